@@ -1,0 +1,82 @@
+-- coupon_deduct.lua: reserve one coupon of a template for a user, atomically.
+--
+-- Order (the four-key design): the idempotency key first (a replay touches
+-- nothing), then the campaign budget, the template's stock, the user's limit.
+-- Every check runs before the first write, so a refusal leaves every key exactly
+-- as it was and the idempotency key absent: the shopper can simply try again.
+--
+-- KEYS (all of one campaign, sharing the hash tag {c<campaign_id>}):
+--   1 budget   string: remaining budget in cents, -1 = the campaign has no budget
+--   2 template hash: remaining, next (next never-used slot), total, limit, value
+--   3 free     list of slots given back, handed out before fresh ones
+--   4 users    hash: user_id -> comma list of the user ordinals they hold
+--   5 idem     the idempotency key of this request
+--   6 pending  zset of reservations not yet confirmed; member
+--              "tid|user|slot|ordinal|value|request_id", score = reserve time (ms)
+-- ARGV:
+--   1 template_id  2 user_id  3 request_id  4 now (unix ms)  5 idempotency TTL (s)
+--
+-- Returns {code, slot, ordinal, remaining, detail}:
+--   0  reserved: slot and ordinal taken, remaining after this claim
+--   1  duplicate: this key was already used for the same template and user;
+--      slot and ordinal of the first claim, detail "P" (still pending) or "C"
+--   2  sold_out            4  user_limit_reached     5  budget_exhausted
+--   3  bad arguments (detail says which)
+--   12 idempotency_mismatch: the key was used for another template or user
+--   20 not loaded: the budget or template key is missing (Redis restarted or
+--      flushed); never read as zero: the caller loads the campaign and retries
+
+local tid, user, rid = ARGV[1], ARGV[2], ARGV[3]
+local now, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+if not tid or not string.match(tid, '^%d+$') then return {3, 0, 0, 0, 'template_id'} end
+if not user or user == '' or string.find(user, '[|,=;]') then return {3, 0, 0, 0, 'user_id'} end
+if not rid or rid == '' then return {3, 0, 0, 0, 'request_id'} end
+if not now or not ttl or ttl <= 0 then return {3, 0, 0, 0, 'now_or_ttl'} end
+
+-- 1. Idempotency: a key seen before answers with the first result.
+local seen = redis.call('GET', KEYS[5])
+if seen then
+  -- seen = "<state>|tid|user|slot|ordinal|value|request_id"
+  local state, stid, suser, sslot, sord = string.match(seen, '^(%a)|(%d+)|([^|]*)|(%d+)|(%d+)|')
+  if stid ~= tid or suser ~= user then return {12, 0, 0, 0, ''} end
+  return {1, tonumber(sslot), tonumber(sord), 0, state}
+end
+
+-- Loaded? Missing keys mean Redis lost them, not that the counters are zero.
+local budget = redis.call('GET', KEYS[1])
+local t = redis.call('HMGET', KEYS[2], 'remaining', 'next', 'total', 'limit', 'value')
+if not budget or not t[1] or not t[2] or not t[3] or not t[4] or not t[5] then
+  return {20, 0, 0, 0, ''}
+end
+budget = tonumber(budget)
+local remaining, nextslot, limit, value = tonumber(t[1]), tonumber(t[2]), tonumber(t[4]), tonumber(t[5])
+
+-- 2. Budget.
+if budget >= 0 and budget < value then return {5, 0, 0, remaining, ''} end
+-- 3. Stock.
+if remaining <= 0 then return {2, 0, 0, 0, ''} end
+-- 4. The user's limit: take the smallest ordinal in 1..limit they do not hold.
+local held = redis.call('HGET', KEYS[4], user) or ''
+local have, count = {}, 0
+for o in string.gmatch(held, '%d+') do
+  have[tonumber(o)] = true
+  count = count + 1
+end
+if count >= limit then return {4, 0, 0, remaining, ''} end
+local ordinal = 1
+while have[ordinal] do ordinal = ordinal + 1 end
+
+-- All checks passed: take budget, a slot and the ordinal, record the key.
+if budget >= 0 then redis.call('DECRBY', KEYS[1], value) end
+local slot = tonumber(redis.call('LPOP', KEYS[3]) or '')
+if not slot then
+  slot = nextslot
+  redis.call('HINCRBY', KEYS[2], 'next', 1)
+end
+remaining = redis.call('HINCRBY', KEYS[2], 'remaining', -1)
+if held == '' then held = tostring(ordinal) else held = held .. ',' .. ordinal end
+redis.call('HSET', KEYS[4], user, held)
+local member = tid .. '|' .. user .. '|' .. slot .. '|' .. ordinal .. '|' .. value .. '|' .. rid
+redis.call('SET', KEYS[5], 'P|' .. member, 'EX', ttl)
+redis.call('ZADD', KEYS[6], now, member)
+return {0, slot, ordinal, remaining, ''}

@@ -1,0 +1,93 @@
+package models
+
+import "time"
+
+// Coupon statuses as stored. "expired" is never stored: it is an issued coupon
+// past valid_until, reported by EffectiveStatus.
+const (
+	CouponIssued  = "issued"
+	CouponUsed    = "used"
+	CouponRevoked = "revoked"
+	CouponExpired = "expired"
+)
+
+// Coupon is one claimed coupon (table user_coupons). Slot and UserOrdinal hold
+// the claim's place in the template's stock (1..total_stock) and in the user's
+// limit (1..per_user_limit); unique indexes on them make the database refuse an
+// oversell even when Redis is wrong. A coupon that gives its stock back has both
+// set to NULL.
+type Coupon struct {
+	ID          int64      `gorm:"primaryKey" json:"id"`
+	Code        string     `json:"code"`
+	TemplateID  int64      `json:"template_id"`
+	CampaignID  int64      `json:"campaign_id"`
+	UserID      string     `json:"user_id"`
+	Status      string     `json:"status"`
+	Slot        *int64     `json:"slot,omitempty"`
+	UserOrdinal *int64     `json:"user_ordinal,omitempty"`
+	RequestID   string     `json:"-"`
+	ValueCents  int64      `json:"value_cents"`
+	ClaimedAt   time.Time  `json:"claimed_at"`
+	ValidFrom   time.Time  `json:"valid_from"`
+	ValidUntil  time.Time  `json:"valid_until"`
+	UsedAt      *time.Time `json:"used_at,omitempty"`
+	OrderID     *string    `json:"order_id,omitempty"`
+	Version     int64      `json:"version"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+// TableName keeps the table name of the design notes.
+func (Coupon) TableName() string { return "user_coupons" }
+
+// EffectiveStatus is the status shown to people: an issued coupon past its
+// validity is expired.
+func (c *Coupon) EffectiveStatus(now time.Time) string {
+	if c.Status == CouponIssued && !now.Before(c.ValidUntil) {
+		return CouponExpired
+	}
+	return c.Status
+}
+
+// CouponView is a coupon as the API shows it, with its effective status.
+type CouponView struct {
+	Coupon
+	Status string `json:"status"`
+}
+
+// View returns the coupon as shown at now.
+func (c *Coupon) View(now time.Time) CouponView {
+	return CouponView{Coupon: *c, Status: c.EffectiveStatus(now)}
+}
+
+// UseLog is one redemption of a coupon (table coupon_use_log). A unique index on
+// (coupon_id, order_id) refuses a second row for the same order; undo_flag marks
+// a refunded redemption.
+type UseLog struct {
+	ID               int64      `gorm:"primaryKey" json:"id"`
+	CouponID         int64      `json:"coupon_id"`
+	OrderID          string     `json:"order_id"`
+	UserID           string     `json:"user_id"`
+	TemplateID       int64      `json:"template_id"`
+	OrderAmountCents int64      `json:"order_amount_cents"`
+	DiscountCents    int64      `json:"discount_cents"`
+	Cashier          string     `json:"cashier"`
+	UsedAt           time.Time  `json:"used_at"`
+	UndoFlag         bool       `json:"undo_flag"`
+	UndoneAt         *time.Time `json:"undone_at,omitempty"`
+}
+
+// TableName keeps the table name of the design.
+func (UseLog) TableName() string { return "coupon_use_log" }
+
+// AuditEntry records who did what to which object, when and why.
+type AuditEntry struct {
+	ID        int64     `gorm:"primaryKey" json:"id"`
+	Actor     string    `json:"actor"`
+	Action    string    `json:"action"`
+	Target    string    `json:"target"`
+	Detail    string    `json:"detail"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// TableName names the audit table.
+func (AuditEntry) TableName() string { return "audit_log" }

@@ -1,0 +1,133 @@
+// Package models holds the domain of couponsvc: the GORM structs, their
+// validation, the pure rules (discounts, coupon codes, effective status) and the
+// one domain error type. It imports no other package of the service.
+package models
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a result code of the API (SPEC §5). Its number and its word are part of
+// the public contract and never change meaning.
+type Code int
+
+// The result codes of SPEC §5.
+const (
+	CodeOK                  Code = 0
+	CodeDuplicate           Code = 1
+	CodeSoldOut             Code = 2
+	CodeInvalidRequest      Code = 3
+	CodeUserLimitReached    Code = 4
+	CodeBudgetExhausted     Code = 5
+	CodeNotClaimable        Code = 6
+	CodeAlreadyUsed         Code = 7
+	CodeNotValidNow         Code = 8
+	CodeBelowMinimum        Code = 9
+	CodeNotFound            Code = 10
+	CodeBusy                Code = 11
+	CodeIdempotencyMismatch Code = 12
+	CodeNotRedeemed         Code = 13
+	CodeUnauthorized        Code = 14 // also "forbidden", told apart by Error.Forbidden
+	CodeUnavailable         Code = 15
+	CodeRateLimited         Code = 16
+	CodeRevoked             Code = 17
+	CodeInProgress          Code = 18
+	// CodeInternal is never part of a result body: it marks a bug, answered 500
+	// and logged.
+	CodeInternal Code = 99
+)
+
+var codeWords = map[Code]string{
+	CodeOK:                  "ok",
+	CodeDuplicate:           "duplicate",
+	CodeSoldOut:             "sold_out",
+	CodeInvalidRequest:      "invalid_request",
+	CodeUserLimitReached:    "user_limit_reached",
+	CodeBudgetExhausted:     "budget_exhausted",
+	CodeNotClaimable:        "not_claimable",
+	CodeAlreadyUsed:         "already_used",
+	CodeNotValidNow:         "not_valid_now",
+	CodeBelowMinimum:        "below_minimum",
+	CodeNotFound:            "not_found",
+	CodeBusy:                "busy",
+	CodeIdempotencyMismatch: "idempotency_mismatch",
+	CodeNotRedeemed:         "not_redeemed",
+	CodeUnauthorized:        "unauthorized",
+	CodeUnavailable:         "unavailable",
+	CodeRateLimited:         "rate_limited",
+	CodeRevoked:             "revoked",
+	CodeInProgress:          "in_progress",
+	CodeInternal:            "internal",
+}
+
+// Word returns the "result" word of the code in API bodies.
+func (c Code) Word() string {
+	if w, ok := codeWords[c]; ok {
+		return w
+	}
+	return "internal"
+}
+
+// Error is the one domain error of couponsvc. Services translate driver errors
+// into it at their boundary; handlers map its Code to an HTTP status in one place.
+type Error struct {
+	Code Code
+	// Field names the request field at fault, for CodeInvalidRequest.
+	Field string
+	// Message is for people: it is shown to the caller as is.
+	Message string
+	// Forbidden marks a CodeUnauthorized that is a wrong role or someone else's
+	// resource (403) rather than missing credentials (401).
+	Forbidden bool
+	// RetryAfterSeconds, when set, is sent as the Retry-After header.
+	RetryAfterSeconds int
+	// Err is the cause, kept for logs and errors.Is; never shown to callers.
+	Err error
+}
+
+func (e *Error) Error() string {
+	msg := e.Message
+	if e.Field != "" {
+		msg = e.Field + ": " + msg
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code.Word(), msg, e.Err)
+	}
+	return e.Code.Word() + ": " + msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns a domain error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns a CodeInvalidRequest error that names the field at fault.
+func Invalid(field, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidRequest, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable wraps a fault of Redis or the database: the caller gets 503.
+func Unavailable(what string, err error) *Error {
+	return &Error{Code: CodeUnavailable, Message: what + " is unavailable, try again shortly", RetryAfterSeconds: 1, Err: err}
+}
+
+// ErrorCode returns the code of err: CodeOK for nil, CodeInternal for an error
+// that is not a domain error.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return CodeOK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// IsCode reports whether err is a domain error with that code.
+func IsCode(err error, code Code) bool {
+	return err != nil && ErrorCode(err) == code
+}

@@ -1,0 +1,187 @@
+package models
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Template kinds, refund policies and statuses (SPEC §3).
+const (
+	KindFixed   = "fixed"
+	KindPercent = "percent"
+
+	RefundRestore = "restore" // a refunded coupon goes back to its holder
+	RefundRecycle = "recycle" // a refunded coupon is revoked and its slot returns to the pool
+
+	TemplateActive = "active"
+	TemplatePaused = "paused"
+)
+
+// Bounds of a template (SPEC §3).
+const (
+	MaxTotalStock      = 10_000_000
+	MaxPerUserLimit    = 100
+	MaxValidDays       = 3650
+	MaxMoneyCents      = 100_000_000_000 // one billion in currency units
+	MaxDescriptionRune = 2000
+)
+
+// Template describes a kind of coupon: its value, its stock, who may claim how
+// many, when, and how long the coupons stay valid.
+type Template struct {
+	ID               int64      `gorm:"primaryKey" json:"id"`
+	CampaignID       int64      `json:"campaign_id"`
+	Name             string     `json:"name"`
+	Description      string     `json:"description"`
+	Kind             string     `json:"kind"`
+	FaceValueCents   int64      `json:"face_value_cents"`
+	PercentOff       int64      `json:"percent_off"`
+	MaxDiscountCents int64      `json:"max_discount_cents"`
+	MinOrderCents    int64      `json:"min_order_cents"`
+	TotalStock       int64      `json:"total_stock"`
+	PerUserLimit     int64      `json:"per_user_limit"`
+	ClaimStartsAt    time.Time  `json:"claim_starts_at"`
+	ClaimEndsAt      *time.Time `json:"claim_ends_at"`
+	ValidFrom        *time.Time `json:"valid_from"`
+	ValidUntil       *time.Time `json:"valid_until"`
+	ValidDays        int64      `json:"valid_days"`
+	RefundPolicy     string     `json:"refund_policy"`
+	ExtendOnRefund   bool       `json:"extend_on_refund"`
+	Status           string     `json:"status"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+}
+
+// ValueCents is the budget value of one coupon: its face value (fixed) or its
+// discount cap (percent).
+func (t *Template) ValueCents() int64 {
+	if t.Kind == KindPercent {
+		return t.MaxDiscountCents
+	}
+	return t.FaceValueCents
+}
+
+// Validate checks every bound of SPEC §3 and names the first field at fault.
+// Defaults: claim_starts_at now, refund_policy restore, status active.
+func (t *Template) Validate() error {
+	t.Name = strings.TrimSpace(t.Name)
+	if err := validateName("name", t.Name); err != nil {
+		return err
+	}
+	if utf8.RuneCountInString(t.Description) > MaxDescriptionRune || !utf8.ValidString(t.Description) {
+		return Invalid("description", "must be valid text of at most %d characters", MaxDescriptionRune)
+	}
+	if t.CampaignID <= 0 {
+		return Invalid("campaign_id", "is required")
+	}
+	switch t.Kind {
+	case KindFixed:
+		if t.FaceValueCents <= 0 || t.FaceValueCents > MaxMoneyCents {
+			return Invalid("face_value_cents", "must be between 1 and %d for a fixed coupon", int64(MaxMoneyCents))
+		}
+		if t.PercentOff != 0 {
+			return Invalid("percent_off", "is only for percent coupons")
+		}
+		if t.MaxDiscountCents != 0 {
+			return Invalid("max_discount_cents", "is only for percent coupons")
+		}
+	case KindPercent:
+		if t.PercentOff < 1 || t.PercentOff > 99 {
+			return Invalid("percent_off", "must be between 1 and 99")
+		}
+		if t.MaxDiscountCents <= 0 || t.MaxDiscountCents > MaxMoneyCents {
+			return Invalid("max_discount_cents", "must be between 1 and %d for a percent coupon", int64(MaxMoneyCents))
+		}
+		if t.FaceValueCents != 0 {
+			return Invalid("face_value_cents", "is only for fixed coupons")
+		}
+	default:
+		return Invalid("kind", `must be "fixed" or "percent"`)
+	}
+	if t.MinOrderCents < 0 || t.MinOrderCents > MaxMoneyCents {
+		return Invalid("min_order_cents", "must be between 0 and %d", int64(MaxMoneyCents))
+	}
+	if t.TotalStock < 1 || t.TotalStock > MaxTotalStock {
+		return Invalid("total_stock", "must be between 1 and %d", MaxTotalStock)
+	}
+	if t.PerUserLimit < 1 || t.PerUserLimit > MaxPerUserLimit {
+		return Invalid("per_user_limit", "must be between 1 and %d", MaxPerUserLimit)
+	}
+	if err := t.validateWindows(); err != nil {
+		return err
+	}
+	switch t.RefundPolicy {
+	case "":
+		t.RefundPolicy = RefundRestore
+	case RefundRestore, RefundRecycle:
+	default:
+		return Invalid("refund_policy", `must be "restore" or "recycle"`)
+	}
+	switch t.Status {
+	case "":
+		t.Status = TemplateActive
+	case TemplateActive, TemplatePaused:
+	default:
+		return Invalid("status", `must be "active" or "paused"`)
+	}
+	return nil
+}
+
+func (t *Template) validateWindows() error {
+	if t.ClaimEndsAt != nil && !t.ClaimEndsAt.After(t.ClaimStartsAt) {
+		return Invalid("claim_ends_at", "must be after claim_starts_at")
+	}
+	absolute := t.ValidFrom != nil || t.ValidUntil != nil
+	switch {
+	case absolute && t.ValidDays != 0:
+		return Invalid("valid_days", "give either valid_days or valid_from and valid_until, not both")
+	case absolute:
+		if t.ValidFrom == nil {
+			return Invalid("valid_from", "is required with valid_until")
+		}
+		if t.ValidUntil == nil {
+			return Invalid("valid_until", "is required with valid_from")
+		}
+		if !t.ValidUntil.After(*t.ValidFrom) {
+			return Invalid("valid_until", "must be after valid_from")
+		}
+	default:
+		if t.ValidDays < 1 || t.ValidDays > MaxValidDays {
+			return Invalid("valid_days", "must be between 1 and %d (or give valid_from and valid_until)", MaxValidDays)
+		}
+	}
+	return nil
+}
+
+// ValidityFor returns the validity window of a coupon claimed at claimedAt.
+func (t *Template) ValidityFor(claimedAt time.Time) (from, until time.Time) {
+	if t.ValidDays > 0 {
+		return claimedAt, claimedAt.AddDate(0, 0, int(t.ValidDays))
+	}
+	return *t.ValidFrom, *t.ValidUntil
+}
+
+// Claimable returns nil when the template takes claims at now, else a
+// CodeNotClaimable error that says why.
+func (t *Template) Claimable(now time.Time) error {
+	switch {
+	case t.Status != TemplateActive:
+		return Errorf(CodeNotClaimable, "this coupon is paused")
+	case now.Before(t.ClaimStartsAt):
+		return Errorf(CodeNotClaimable, "claims open at %s", t.ClaimStartsAt.UTC().Format(time.RFC3339))
+	case t.ClaimEndsAt != nil && !now.Before(*t.ClaimEndsAt):
+		return Errorf(CodeNotClaimable, "claims closed at %s", t.ClaimEndsAt.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Discount returns the discount of a coupon of this template on an order, in
+// cents (SPEC §3): fixed min(face, amount); percent floor(amount*p/100) capped.
+func (t *Template) Discount(orderAmountCents int64) int64 {
+	if t.Kind == KindPercent {
+		// amount <= MaxMoneyCents and p <= 99 keep the product far from overflow.
+		return min(orderAmountCents*t.PercentOff/100, t.MaxDiscountCents)
+	}
+	return min(t.FaceValueCents, orderAmountCents)
+}

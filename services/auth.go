@@ -1,0 +1,205 @@
+package services
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"couponsvc/models"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+)
+
+// tokenPrefix starts every API token, so that a leaked one is easy to find.
+const tokenPrefix = "cps_"
+
+// tokenCacheTTL bounds how long a revoked token may still be accepted by an
+// instance that saw it just before.
+const tokenCacheTTL = 5 * time.Second
+
+// CreateToken makes an API token for role (admin, cashier or app). The token
+// is returned once; only its SHA-256 hash is stored.
+// Errors: CodeInvalidRequest, CodeUnavailable.
+func (s *Service) CreateToken(ctx context.Context, actor, role, name string) (string, *models.APIToken, error) {
+	name = strings.TrimSpace(name)
+	if err := models.ValidateRole("role", role, true); err != nil {
+		return "", nil, err
+	}
+	if name == "" || len(name) > 100 {
+		return "", nil, models.Invalid("name", "is required (at most 100 characters)")
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", nil, fmt.Errorf("token randomness: %w", err)
+	}
+	token := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	rec := models.APIToken{Name: name, Role: role, TokenHash: hashToken(token), CreatedAt: s.now()}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&rec).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, actor, "token.create", fmt.Sprintf("token:%d", rec.ID), fmt.Sprintf("role=%s name=%q", role, name))
+	})
+	if err != nil {
+		return "", nil, dbError("token", err)
+	}
+	return token, &rec, nil
+}
+
+// RevokeToken stops a token from working (within tokenCacheTTL on every
+// instance). Errors: CodeNotFound, CodeUnavailable.
+func (s *Service) RevokeToken(ctx context.Context, actor string, id int64) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&models.APIToken{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", s.now())
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return gorm.ErrRecordNotFound
+		}
+		return s.audit(tx, actor, "token.revoke", fmt.Sprintf("token:%d", id), "")
+	})
+	s.tokens.clear()
+	return dbError(fmt.Sprintf("token %d", id), err)
+}
+
+// AuthenticateToken returns who holds a bearer token.
+// Errors: CodeUnauthorized, CodeUnavailable.
+func (s *Service) AuthenticateToken(ctx context.Context, token string) (*models.Principal, error) {
+	bad := &models.Error{Code: models.CodeUnauthorized, Message: "the API token is not valid"}
+	if token == "" || len(token) > 200 {
+		return nil, bad
+	}
+	hash := hashToken(token)
+	if s.cfg.BootstrapToken != "" &&
+		subtle.ConstantTimeCompare([]byte(hash), []byte(hashToken(s.cfg.BootstrapToken))) == 1 {
+		return &models.Principal{Name: "token:bootstrap", Role: models.RoleAdmin}, nil
+	}
+	if p, ok := s.tokens.get(hash); ok {
+		if p == nil {
+			return nil, bad
+		}
+		return p, nil
+	}
+	var rec models.APIToken
+	err := s.db.WithContext(ctx).Where("token_hash = ?", hash).First(&rec).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		s.tokens.put(hash, nil)
+		return nil, bad
+	}
+	if err != nil {
+		return nil, dbError("token", err)
+	}
+	if rec.RevokedAt != nil {
+		s.tokens.put(hash, nil)
+		return nil, bad
+	}
+	p := &models.Principal{Name: "token:" + rec.Name, Role: rec.Role}
+	s.tokens.put(hash, p)
+	return p, nil
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// tokenCache remembers token lookups (nil for a refused token) for
+// tokenCacheTTL, so that API calls do not read the token table each time.
+type tokenCache struct {
+	mu    sync.Mutex
+	items map[string]cachedToken
+}
+
+type cachedToken struct {
+	p       *models.Principal
+	fetched time.Time
+}
+
+func (c *tokenCache) get(hash string) (*models.Principal, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it, ok := c.items[hash]
+	if !ok || time.Since(it.fetched) > tokenCacheTTL {
+		return nil, false
+	}
+	return it.p, true
+}
+
+func (c *tokenCache) put(hash string, p *models.Principal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.items) > 10000 { // a flood of bad tokens must not grow memory
+		clear(c.items)
+	}
+	c.items[hash] = cachedToken{p: p, fetched: time.Now()}
+}
+
+func (c *tokenCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.items)
+}
+
+// CreateUser adds a user who logs in to the pages. A shopper's username is
+// their user_id, so usernames follow the user_id rules.
+// Errors: CodeInvalidRequest (also for a taken username), CodeUnavailable.
+func (s *Service) CreateUser(ctx context.Context, actor, username, password, role string) (*models.User, error) {
+	if err := models.ValidateUserID("username", username); err != nil {
+		return nil, err
+	}
+	if len(password) < 8 || len(password) > 72 {
+		return nil, models.Invalid("password", "must be 8 to 72 bytes")
+	}
+	if err := models.ValidateRole("role", role, false); err != nil {
+		return nil, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, fmt.Errorf("hash the password: %w", err)
+	}
+	u := models.User{Username: username, PasswordHash: string(hash), Role: role, CreatedAt: s.now()}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&u).Error; err != nil {
+			if name, ok := uniqueViolation(err); ok && name == uniqueUsername {
+				return models.Invalid("username", "is taken")
+			}
+			return err
+		}
+		return s.audit(tx, actor, "user.create", "user:"+username, "role="+role)
+	})
+	if err != nil {
+		return nil, dbError("user", err)
+	}
+	return &u, nil
+}
+
+// AuthenticatePassword checks a username and password. It spends the same
+// bcrypt time whether or not the user exists. Errors: CodeUnauthorized,
+// CodeUnavailable.
+func (s *Service) AuthenticatePassword(ctx context.Context, username, password string) (*models.User, error) {
+	var u models.User
+	err := s.db.WithContext(ctx).Where("username = ?", username).First(&u).Error
+	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, dbError("user", err)
+	}
+	hash := []byte(u.PasswordHash)
+	if u.ID == 0 {
+		hash = dummyHash
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u.ID == 0 {
+		return nil, &models.Error{Code: models.CodeUnauthorized, Message: "wrong username or password"}
+	}
+	return &u, nil
+}
+
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)

@@ -1,0 +1,182 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/glebarez/sqlite"
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Dialects of the database.
+const (
+	DialectMySQL  = "mysql"
+	DialectSQLite = "sqlite"
+)
+
+// BackendConfig says where the database and Redis are. Empty MySQLDSN means the
+// embedded SQLite file under DataDir; empty RedisAddr and RedisAddrs mean an
+// in-process Redis-compatible server (miniredis) on a loopback port.
+type BackendConfig struct {
+	MySQLDSN   string
+	RedisAddr  string
+	RedisAddrs []string // Redis Cluster seed nodes
+	DataDir    string
+	// MaxOpenConns bounds the MySQL pool (SQLite always uses one connection).
+	MaxOpenConns int
+	// RedisPoolSize bounds the connections per Redis node.
+	RedisPoolSize int
+	Logger        *slog.Logger
+}
+
+// Backends are the opened database and Redis.
+type Backends struct {
+	DB      *gorm.DB
+	Dialect string
+	Redis   redis.UniversalClient
+	// Embedded is the in-process Redis when no Redis was configured.
+	Embedded *miniredis.Miniredis
+}
+
+// Close closes Redis, the database and the embedded server.
+func (b *Backends) Close() error {
+	var errs []error
+	if b.Redis != nil {
+		errs = append(errs, b.Redis.Close())
+	}
+	if b.DB != nil {
+		if sqlDB, err := b.DB.DB(); err == nil {
+			errs = append(errs, sqlDB.Close())
+		}
+	}
+	if b.Embedded != nil {
+		b.Embedded.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// OpenBackends opens the database and Redis described by cfg and applies the
+// migrations. It does not wait for Redis: a service that starts while Redis is
+// down answers 503 until it comes back.
+func OpenBackends(ctx context.Context, cfg BackendConfig) (*Backends, error) {
+	b := &Backends{}
+	var err error
+	b.DB, b.Dialect, err = OpenDB(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, b.DB, b.Dialect); err != nil {
+		b.Close()
+		return nil, err
+	}
+	switch {
+	case len(cfg.RedisAddrs) > 0:
+		b.Redis = redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.RedisAddrs, PoolSize: cfg.RedisPoolSize})
+	case cfg.RedisAddr != "":
+		b.Redis = redis.NewClient(&redis.Options{Addr: cfg.RedisAddr, PoolSize: cfg.RedisPoolSize})
+	default:
+		b.Embedded = miniredis.NewMiniRedis()
+		if err := b.Embedded.StartAddr("127.0.0.1:0"); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("start the embedded Redis: %w", err)
+		}
+		b.Redis = redis.NewClient(&redis.Options{Addr: b.Embedded.Addr(), PoolSize: cfg.RedisPoolSize})
+	}
+	return b, nil
+}
+
+// OpenDB opens MySQL when cfg.MySQLDSN is set, else SQLite in cfg.DataDir.
+func OpenDB(cfg BackendConfig) (*gorm.DB, string, error) {
+	gcfg := &gorm.Config{
+		Logger:                 logger.Discard,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+		SkipDefaultTransaction: true, // services open the transactions they need
+		PrepareStmt:            false,
+	}
+	if cfg.MySQLDSN != "" {
+		dsn, err := normaliseMySQLDSN(cfg.MySQLDSN)
+		if err != nil {
+			return nil, "", err
+		}
+		db, err := gorm.Open(mysql.Open(dsn), gcfg)
+		if err != nil {
+			return nil, "", fmt.Errorf("open MySQL: %w", err)
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, "", err
+		}
+		maxOpen := cfg.MaxOpenConns
+		if maxOpen <= 0 {
+			maxOpen = 64
+		}
+		sqlDB.SetMaxOpenConns(maxOpen)
+		sqlDB.SetMaxIdleConns(maxOpen)
+		// Below MySQL's default wait_timeout (8h) and any proxy's idle cut.
+		sqlDB.SetConnMaxLifetime(5 * time.Minute)
+		return db, DialectMySQL, nil
+	}
+	dir := cfg.DataDir
+	if dir == "" {
+		dir = "data"
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("create the data folder: %w", err)
+	}
+	path := filepath.Join(dir, "couponsvc.db")
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := gorm.Open(sqlite.Open(dsn), gcfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("open SQLite at %s: %w", path, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, "", err
+	}
+	// SQLite has one writer; one connection turns "database is locked" into a
+	// short queue in the pool.
+	sqlDB.SetMaxOpenConns(1)
+	return db, DialectSQLite, nil
+}
+
+// normaliseMySQLDSN makes times come back as UTC time.Time values.
+func normaliseMySQLDSN(dsn string) (string, error) {
+	c, err := mysqldriver.ParseDSN(dsn)
+	if err != nil {
+		return "", fmt.Errorf("COUPON_MYSQL_DSN: %w", err)
+	}
+	c.ParseTime = true
+	c.Loc = time.UTC
+	if c.Params == nil {
+		c.Params = map[string]string{}
+	}
+	if _, ok := c.Params["time_zone"]; !ok {
+		c.Params["time_zone"] = "'+00:00'"
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 5 * time.Second
+	}
+	return c.FormatDSN(), nil
+}
+
+// SplitAddrs parses a comma list of host:port.
+func SplitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}

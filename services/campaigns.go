@@ -1,0 +1,228 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"couponsvc/models"
+
+	"github.com/redis/go-redis/v9"
+
+	"gorm.io/gorm"
+)
+
+// CreateCampaign validates and stores a campaign. Errors: CodeInvalidRequest,
+// CodeUnavailable.
+func (s *Service) CreateCampaign(ctx context.Context, actor string, c models.Campaign) (*models.Campaign, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c.ID = 0
+	c.CreatedAt = s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&c).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, actor, "campaign.create", fmt.Sprintf("campaign:%d", c.ID),
+			fmt.Sprintf("name=%q budget_cents=%d", c.Name, c.BudgetCents))
+	})
+	if err != nil {
+		return nil, dbError("campaign", err)
+	}
+	return &c, nil
+}
+
+// GetCampaign returns one campaign. Errors: CodeNotFound, CodeUnavailable.
+func (s *Service) GetCampaign(ctx context.Context, id int64) (*models.Campaign, error) {
+	var c models.Campaign
+	if err := s.db.WithContext(ctx).First(&c, id).Error; err != nil {
+		return nil, dbError(fmt.Sprintf("campaign %d", id), err)
+	}
+	return &c, nil
+}
+
+// ListCampaigns returns every campaign, oldest first.
+func (s *Service) ListCampaigns(ctx context.Context) ([]models.Campaign, error) {
+	var out []models.Campaign
+	err := s.db.WithContext(ctx).Order("id").Find(&out).Error
+	return out, dbError("campaigns", err)
+}
+
+// TemplateView is a template with the stock left, as Redis counts it.
+type TemplateView struct {
+	models.Template
+	// Remaining is the stock left; nil when Redis cannot tell right now.
+	Remaining *int64 `json:"remaining"`
+}
+
+// TemplatePatch holds the fields an admin may change on a template; nil
+// leaves a field as it is. ClearClaimEndsAt removes the end of the claim window.
+type TemplatePatch struct {
+	Name             *string
+	Description      *string
+	ClaimStartsAt    *time.Time
+	ClaimEndsAt      *time.Time
+	ClearClaimEndsAt bool
+	Status           *string
+}
+
+// CreateTemplate validates and stores a template and loads its counters into
+// Redis. Errors: CodeInvalidRequest, CodeNotFound (campaign), CodeUnavailable.
+func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error) {
+	now := s.now()
+	if t.ClaimStartsAt.IsZero() {
+		t.ClaimStartsAt = now
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	t.ID = 0
+	t.CreatedAt, t.UpdatedAt = now, now
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&models.Campaign{}).Where("id = ?", t.CampaignID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return &models.Error{Code: models.CodeNotFound, Field: "campaign_id", Message: fmt.Sprintf("campaign %d does not exist", t.CampaignID)}
+		}
+		if err := tx.Create(&t).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, actor, "template.create", fmt.Sprintf("template:%d", t.ID),
+			fmt.Sprintf("name=%q kind=%s stock=%d limit=%d", t.Name, t.Kind, t.TotalStock, t.PerUserLimit))
+	})
+	if err != nil {
+		return nil, dbError("template", err)
+	}
+	// Counters that cannot be loaded now are loaded by the first claim.
+	if err := s.ensureLoaded(ctx, t.CampaignID); err != nil {
+		s.log.Warn("load the new template's counters", "template", t.ID, "err", err)
+	}
+	return &t, nil
+}
+
+// GetTemplate returns a template read from the database.
+// Errors: CodeNotFound, CodeUnavailable.
+func (s *Service) GetTemplate(ctx context.Context, id int64) (*models.Template, error) {
+	var t models.Template
+	if err := s.db.WithContext(ctx).First(&t, id).Error; err != nil {
+		return nil, dbError(fmt.Sprintf("template %d", id), err)
+	}
+	s.templates.put(t, time.Now())
+	return &t, nil
+}
+
+// template returns a template for the hot paths, from the short-lived cache.
+func (s *Service) template(ctx context.Context, id int64) (*models.Template, error) {
+	if t, ok := s.templates.get(id, time.Now()); ok {
+		return &t, nil
+	}
+	return s.GetTemplate(ctx, id)
+}
+
+// ViewTemplate returns a template with its remaining stock.
+func (s *Service) ViewTemplate(ctx context.Context, id int64) (*TemplateView, error) {
+	t, err := s.GetTemplate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.withRemaining(ctx, []models.Template{*t})
+	if err != nil {
+		return nil, err
+	}
+	return &views[0], nil
+}
+
+// ListTemplates returns templates (only active ones when activeOnly), with the
+// stock left, newest campaign first.
+func (s *Service) ListTemplates(ctx context.Context, activeOnly bool) ([]TemplateView, error) {
+	var ts []models.Template
+	q := s.db.WithContext(ctx).Order("campaign_id DESC, id")
+	if activeOnly {
+		q = q.Where("status = ?", models.TemplateActive)
+	}
+	if err := q.Find(&ts).Error; err != nil {
+		return nil, dbError("templates", err)
+	}
+	return s.withRemaining(ctx, ts)
+}
+
+// withRemaining reads each template's remaining stock from Redis in one round
+// trip, loading campaigns whose counters are missing.
+func (s *Service) withRemaining(ctx context.Context, ts []models.Template) ([]TemplateView, error) {
+	out := make([]TemplateView, len(ts))
+	loaded := map[int64]bool{}
+	for i := range ts {
+		out[i].Template = ts[i]
+		if !loaded[ts[i].CampaignID] {
+			if err := s.ensureLoaded(ctx, ts[i].CampaignID); err != nil {
+				return nil, err
+			}
+			loaded[ts[i].CampaignID] = true
+		}
+	}
+	cmds := make([]*redis.StringCmd, len(ts))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, t := range ts {
+			cmds[i] = p.HGet(ctx, s.keys.template(t.CampaignID, t.ID), "remaining")
+		}
+		return nil
+	})
+	if err != nil && !isRedisNil(err) {
+		return nil, redisError(err)
+	}
+	for i, c := range cmds {
+		if n, err := c.Int64(); err == nil {
+			out[i].Remaining = &n
+		}
+	}
+	return out, nil
+}
+
+// UpdateTemplate changes a template's name, description, claim window or
+// status. Errors: CodeInvalidRequest, CodeNotFound, CodeUnavailable.
+func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p TemplatePatch) (*models.Template, error) {
+	var t models.Template
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.First(&t, id).Error; err != nil {
+			return err
+		}
+		if p.Name != nil {
+			t.Name = *p.Name
+		}
+		if p.Description != nil {
+			t.Description = *p.Description
+		}
+		if p.ClaimStartsAt != nil {
+			t.ClaimStartsAt = p.ClaimStartsAt.UTC()
+		}
+		if p.ClearClaimEndsAt {
+			t.ClaimEndsAt = nil
+		} else if p.ClaimEndsAt != nil {
+			end := p.ClaimEndsAt.UTC()
+			t.ClaimEndsAt = &end
+		}
+		if p.Status != nil {
+			t.Status = *p.Status
+			if t.Status == "" {
+				return models.Invalid("status", `must be "active" or "paused"`)
+			}
+		}
+		if err := t.Validate(); err != nil {
+			return err
+		}
+		t.UpdatedAt = s.now()
+		if err := tx.Save(&t).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, actor, "template.update", fmt.Sprintf("template:%d", t.ID),
+			fmt.Sprintf("name=%q status=%s", t.Name, t.Status))
+	})
+	if err != nil {
+		return nil, dbError(fmt.Sprintf("template %d", id), err)
+	}
+	s.templates.forget(id)
+	return &t, nil
+}

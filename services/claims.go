@@ -1,0 +1,280 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"couponsvc/lua"
+	"couponsvc/models"
+)
+
+// ClaimRequest asks for one coupon of a template for a user.
+type ClaimRequest struct {
+	TemplateID     int64
+	UserID         string
+	IdempotencyKey string
+}
+
+// ClaimResult is the answer to a claim. Duplicate is set for a replay of a
+// claim already done: Coupon is then the coupon of the first answer.
+type ClaimResult struct {
+	Duplicate bool
+	Coupon    *models.Coupon
+	Remaining int64
+}
+
+// maxClaimAttempts bounds how often one claim starts again after the database
+// refused a slot or ordinal that Redis handed out (Redis had lost a write).
+const maxClaimAttempts = 3
+
+// reservation is what coupon_deduct.lua handed out.
+type reservation struct {
+	slot, ordinal, remaining int64
+	member                   string // the pending zset member
+}
+
+// Claim reserves a coupon in Redis, writes its row to the database, then
+// confirms the reservation. The caller sees "claimed" only once the row is
+// committed. Errors: CodeInvalidRequest, CodeNotFound, CodeNotClaimable,
+// CodeSoldOut, CodeUserLimitReached, CodeBudgetExhausted,
+// CodeIdempotencyMismatch, CodeInProgress, CodeUnavailable.
+func (s *Service) Claim(ctx context.Context, req ClaimRequest) (*ClaimResult, error) {
+	if req.TemplateID <= 0 {
+		return nil, models.Invalid("template_id", "must be a positive id")
+	}
+	if err := models.ValidateUserID("user_id", req.UserID); err != nil {
+		return nil, err
+	}
+	if err := models.ValidateIdempotencyKey(req.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	t, err := s.template(ctx, req.TemplateID)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Claimable(s.now()); err != nil {
+		// A replay of a claim made while the template was open is still a replay.
+		if res, rerr := s.replayFromDB(ctx, req); rerr == nil {
+			return res, nil
+		} else if !models.IsCode(rerr, models.CodeNotFound) {
+			return nil, rerr
+		}
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := s.claimOnce(ctx, t, req)
+		if !errors.Is(err, errSlotTaken) {
+			return res, err
+		}
+		// Redis handed out a slot or ordinal the database holds: Redis lost
+		// writes. Rebuild the campaign from the database and start again.
+		s.log.Warn("database refused a reservation; resynchronising the campaign", "campaign", t.CampaignID,
+			"template", t.ID, "attempt", attempt, "err", err)
+		if attempt == maxClaimAttempts {
+			return nil, models.Unavailable("the claim", err)
+		}
+		if err := s.loadCampaign(ctx, t.CampaignID, loadForce); err != nil {
+			return nil, err
+		}
+		if fresh, err := s.GetTemplate(ctx, t.ID); err == nil {
+			t = fresh
+		}
+	}
+}
+
+// errSlotTaken marks a reservation the database refused because its slot or
+// ordinal is held by another coupon, or is out of range.
+var errSlotTaken = errors.New("slot or ordinal already held in the database")
+
+func (s *Service) claimOnce(ctx context.Context, t *models.Template, req ClaimRequest) (*ClaimResult, error) {
+	r, dup, err := s.reserve(ctx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	if dup != "" {
+		res, err := s.replayFromDB(ctx, req)
+		if models.IsCode(err, models.CodeNotFound) {
+			// The first request reserved but has not written its row yet.
+			return nil, &models.Error{Code: models.CodeInProgress, Message: "the first request with this Idempotency-Key is still running; retry shortly", RetryAfterSeconds: 1}
+		}
+		return res, err
+	}
+	c, err := s.insertCoupon(ctx, t, req, r)
+	if err == nil {
+		s.confirm(ctx, t.CampaignID, req.IdempotencyKey, r.member)
+		return &ClaimResult{Coupon: c, Remaining: r.remaining}, nil
+	}
+	var index string
+	var unique bool
+	if !errors.Is(err, errSlotTaken) {
+		index, unique = uniqueViolation(err)
+	}
+	switch {
+	case unique && index == uniqueRequest:
+		// The key was used before in a claim Redis no longer remembers
+		// (expired, flushed, or another campaign): the database answers.
+		s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
+		return s.replayFromDB(ctx, req)
+	case errors.Is(err, errSlotTaken) || unique && (index == uniqueSlot || index == uniqueUserOrdinal):
+		s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
+		return nil, fmt.Errorf("%w: %v", errSlotTaken, err)
+	}
+	// The write failed or its outcome is unknown: ask the database whether the
+	// row is there. If it cannot tell, the reservation stays pending and the
+	// sweeper settles it once the database is back.
+	if res, rerr := s.replayFromDB(ctx, req); rerr == nil {
+		s.confirm(ctx, t.CampaignID, req.IdempotencyKey, r.member)
+		res.Duplicate = false
+		res.Remaining = r.remaining
+		return res, nil
+	} else if models.IsCode(rerr, models.CodeNotFound) {
+		s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
+	}
+	return nil, dbError("coupon", err)
+}
+
+// reserve runs coupon_deduct.lua, loading the campaign's counters when the
+// script reports them missing. dup is "P" or "C" for a replay.
+func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequest) (r reservation, dup string, err error) {
+	keys := s.keys.claimKeys(t.CampaignID, t.ID, req.IdempotencyKey)
+	for loaded := false; ; loaded = true {
+		vals, err := lua.Deduct.Run(ctx, s.rdb, keys, t.ID, req.UserID, req.IdempotencyKey,
+			s.now().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds())).Slice()
+		if err != nil {
+			return r, "", redisError(err)
+		}
+		code, _ := vals[0].(int64)
+		r.slot, _ = vals[1].(int64)
+		r.ordinal, _ = vals[2].(int64)
+		r.remaining, _ = vals[3].(int64)
+		detail, _ := vals[4].(string)
+		switch code {
+		case lua.DeductReserved:
+			r.member = fmt.Sprintf("%d|%s|%d|%d|%d|%s", t.ID, req.UserID, r.slot, r.ordinal, t.ValueCents(), req.IdempotencyKey)
+			return r, "", nil
+		case lua.DeductDuplicate:
+			return r, detail, nil
+		case lua.DeductSoldOut:
+			return r, "", models.Errorf(models.CodeSoldOut, "this coupon is sold out")
+		case lua.DeductUserLimit:
+			return r, "", models.Errorf(models.CodeUserLimitReached, "you already hold the most coupons of this kind you may (%d)", t.PerUserLimit)
+		case lua.DeductBudgetExhausted:
+			return r, "", models.Errorf(models.CodeBudgetExhausted, "the campaign's budget is used up")
+		case lua.DeductIdempotencyMismatch:
+			return r, "", models.Errorf(models.CodeIdempotencyMismatch, "this Idempotency-Key was used for another template or user")
+		case lua.DeductNotLoaded:
+			if loaded {
+				return r, "", models.Unavailable("Redis", errors.New("campaign counters missing right after a load"))
+			}
+			if err := s.loadCampaign(ctx, t.CampaignID, loadMissing); err != nil {
+				return r, "", err
+			}
+		default:
+			return r, "", fmt.Errorf("coupon_deduct.lua answered %d %q", code, detail)
+		}
+	}
+}
+
+// insertCoupon writes the coupon row of a reservation. The unique indexes on
+// (template_id, slot) and (template_id, user_id, user_ordinal) make the
+// database refuse what Redis should not have handed out.
+func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req ClaimRequest, r reservation) (*models.Coupon, error) {
+	if r.slot < 1 || r.ordinal < 1 || r.ordinal > t.PerUserLimit {
+		return nil, errSlotTaken
+	}
+	if r.slot > t.TotalStock {
+		// Stock may have been added since the template was cached.
+		fresh, err := s.GetTemplate(ctx, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if r.slot > fresh.TotalStock {
+			return nil, errSlotTaken
+		}
+	}
+	now := s.now()
+	from, until := t.ValidityFor(now)
+	slot, ordinal := r.slot, r.ordinal
+	c := &models.Coupon{
+		TemplateID:  t.ID,
+		CampaignID:  t.CampaignID,
+		UserID:      req.UserID,
+		Status:      models.CouponIssued,
+		Slot:        &slot,
+		UserOrdinal: &ordinal,
+		RequestID:   req.IdempotencyKey,
+		ValueCents:  t.ValueCents(),
+		ClaimedAt:   now,
+		ValidFrom:   from,
+		ValidUntil:  until,
+		UpdatedAt:   now,
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
+	defer cancel()
+	for try := 0; ; try++ {
+		c.ID = 0
+		c.Code = s.cfg.NewCode()
+		err := s.db.WithContext(ctx).Create(c).Error
+		if index, ok := uniqueViolation(err); ok && index == uniqueCode && try < 3 {
+			continue // 60 random bits collided: draw another code
+		}
+		return c, err
+	}
+}
+
+// replayFromDB answers a claim from the coupon the database holds for its
+// idempotency key: a duplicate when template and user match, else a mismatch.
+// Errors: CodeNotFound when no coupon has that key.
+func (s *Service) replayFromDB(ctx context.Context, req ClaimRequest) (*ClaimResult, error) {
+	var c models.Coupon
+	if err := s.db.WithContext(ctx).Where("request_id = ?", req.IdempotencyKey).First(&c).Error; err != nil {
+		return nil, dbError("coupon for this Idempotency-Key", err)
+	}
+	if c.TemplateID != req.TemplateID || c.UserID != req.UserID {
+		return nil, models.Errorf(models.CodeIdempotencyMismatch, "this Idempotency-Key was used for another template or user")
+	}
+	res := &ClaimResult{Duplicate: true, Coupon: &c}
+	if v, err := s.rdb.HGet(ctx, s.keys.template(c.CampaignID, c.TemplateID), "remaining").Int64(); err == nil {
+		res.Remaining = v
+	}
+	return res, nil
+}
+
+// confirm marks a reservation whose row is committed. On failure the sweeper
+// confirms it later: the row is the truth either way.
+func (s *Service) confirm(ctx context.Context, cid int64, requestID, member string) {
+	err := lua.Confirm.Run(context.WithoutCancel(ctx), s.rdb,
+		[]string{s.keys.idem(cid, requestID), s.keys.pending(cid)}, member).Err()
+	if err != nil {
+		s.log.Warn("confirm a reservation; the sweeper will", "campaign", cid, "err", err)
+	}
+}
+
+// release gives back a reservation that will not be written. On failure the
+// sweeper gives it back later.
+func (s *Service) release(ctx context.Context, cid, tid int64, requestID, member string) {
+	err := lua.Release.Run(context.WithoutCancel(ctx), s.rdb, s.keys.claimKeys(cid, tid, requestID), member).Err()
+	if err != nil {
+		s.log.Warn("give back a reservation; the sweeper will", "campaign", cid, "err", err)
+	}
+}
+
+// parseMember splits a pending member "tid|user|slot|ordinal|value|request_id".
+func parseMember(m string) (tid int64, requestID string, ok bool) {
+	parts := strings.SplitN(m, "|", 6)
+	if len(parts) != 6 {
+		return 0, "", false
+	}
+	tid, err := strconv.ParseInt(parts[0], 10, 64)
+	return tid, parts[5], err == nil
+}
+
+// couponExists tells the sweeper whether a claim's row was written.
+func (s *Service) couponExists(ctx context.Context, requestID string) (bool, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Model(&models.Coupon{}).Where("request_id = ?", requestID).Count(&n).Error
+	return n > 0, err
+}

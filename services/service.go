@@ -1,0 +1,194 @@
+// Package services holds the flows of couponsvc: claims, redemptions, refunds,
+// reconciliation, and the administration of campaigns, templates, users and
+// tokens. It owns the transactions, the Redis scripts and the locks; callers see
+// only models types and *models.Error.
+package services
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"couponsvc/models"
+
+	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+)
+
+// Config tunes the services. Zero values take the defaults of DefaultConfig.
+type Config struct {
+	// KeyPrefix starts every Redis key ("coupon:" by default).
+	KeyPrefix string
+	// IdempotencyTTL is how long Redis remembers a claim's idempotency key; the
+	// database's unique request_id remembers it for ever.
+	IdempotencyTTL time.Duration
+	// PendingTimeout is the age after which the sweeper resolves a reservation
+	// that was neither confirmed nor given back. It must stay well above DBTimeout.
+	PendingTimeout time.Duration
+	// SweepInterval is how often the sweeper runs.
+	SweepInterval time.Duration
+	// DBTimeout bounds one database write on the claim path.
+	DBTimeout time.Duration
+	// TemplateCacheTTL is how long a template read from the database is reused
+	// on the claim path; updates on this instance invalidate it at once.
+	TemplateCacheTTL time.Duration
+	// Now is the clock (UTC); tests fix it.
+	Now func() time.Time
+	// NewCode makes coupon codes; tests may make them predictable.
+	NewCode func() string
+	// BootstrapToken, when set, is accepted as an admin API token.
+	BootstrapToken string
+	Logger         *slog.Logger
+}
+
+// DefaultConfig returns the configuration used when nothing is set.
+func DefaultConfig() Config {
+	return Config{
+		KeyPrefix:        "coupon:",
+		IdempotencyTTL:   24 * time.Hour,
+		PendingTimeout:   30 * time.Second,
+		SweepInterval:    5 * time.Second,
+		DBTimeout:        5 * time.Second,
+		TemplateCacheTTL: time.Second,
+		Now:              func() time.Time { return time.Now().UTC() },
+		NewCode:          models.NewCouponCode,
+		Logger:           slog.Default(),
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = d.KeyPrefix
+	}
+	if c.IdempotencyTTL <= 0 {
+		c.IdempotencyTTL = d.IdempotencyTTL
+	}
+	if c.PendingTimeout <= 0 {
+		c.PendingTimeout = d.PendingTimeout
+	}
+	if c.SweepInterval <= 0 {
+		c.SweepInterval = d.SweepInterval
+	}
+	if c.DBTimeout <= 0 {
+		c.DBTimeout = d.DBTimeout
+	}
+	if c.TemplateCacheTTL <= 0 {
+		c.TemplateCacheTTL = d.TemplateCacheTTL
+	}
+	if c.Now == nil {
+		c.Now = d.Now
+	}
+	if c.NewCode == nil {
+		c.NewCode = d.NewCode
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	return c
+}
+
+// Service is couponsvc's business layer over one database and one Redis.
+// It is safe for concurrent use, and several instances may share the backends.
+type Service struct {
+	db      *gorm.DB
+	dialect string
+	rdb     redis.UniversalClient
+	locker  *redislock.Client
+	keys    keys
+	cfg     Config
+	log     *slog.Logger
+
+	templates templateCache
+	tokens    tokenCache
+}
+
+// New returns a Service over the opened backends.
+func New(b *Backends, cfg Config) *Service {
+	cfg = cfg.withDefaults()
+	return &Service{
+		db:      b.DB,
+		dialect: b.Dialect,
+		rdb:     b.Redis,
+		locker:  redislock.New(b.Redis),
+		keys:    keys{prefix: cfg.KeyPrefix},
+		cfg:     cfg,
+		log:     cfg.Logger,
+		templates: templateCache{
+			ttl:   cfg.TemplateCacheTTL,
+			items: map[int64]cachedTemplate{},
+		},
+		tokens: tokenCache{items: map[string]cachedToken{}},
+	}
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// Ready checks that the database and Redis answer.
+func (s *Service) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return models.Unavailable("the database", err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return models.Unavailable("the database", err)
+	}
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return models.Unavailable("Redis", err)
+	}
+	return nil
+}
+
+// audit writes an audit entry inside tx.
+func (s *Service) audit(tx *gorm.DB, actor, action, target, detail string) error {
+	return tx.Create(&models.AuditEntry{Actor: actor, Action: action, Target: target, Detail: detail, CreatedAt: s.now()}).Error
+}
+
+// ListAudit returns the newest audit entries first, at most limit.
+func (s *Service) ListAudit(ctx context.Context, limit int) ([]models.AuditEntry, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	var out []models.AuditEntry
+	err := s.db.WithContext(ctx).Order("id DESC").Limit(limit).Find(&out).Error
+	return out, dbError("audit log", err)
+}
+
+// templateCache keeps templates read on the claim path for a short time, so
+// that a flash sale does not read the same row thousands of times a second.
+type templateCache struct {
+	mu    sync.Mutex
+	ttl   time.Duration
+	items map[int64]cachedTemplate
+}
+
+type cachedTemplate struct {
+	t       models.Template
+	fetched time.Time
+}
+
+func (c *templateCache) get(id int64, now time.Time) (models.Template, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it, ok := c.items[id]
+	if !ok || now.Sub(it.fetched) > c.ttl {
+		return models.Template{}, false
+	}
+	return it.t, true
+}
+
+func (c *templateCache) put(t models.Template, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items[t.ID] = cachedTemplate{t: t, fetched: now}
+}
+
+func (c *templateCache) forget(id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.items, id)
+}

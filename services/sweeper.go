@@ -1,0 +1,80 @@
+package services
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"couponsvc/models"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// sweepBatch bounds the reservations one pass settles per campaign.
+const sweepBatch = 200
+
+// RunSweeper settles stale reservations every SweepInterval until ctx ends.
+func (s *Service) RunSweeper(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.SweepInterval)
+	defer tick.Stop()
+	for {
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("sweep stale reservations", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// SweepStats counts what one sweep did.
+type SweepStats struct {
+	Confirmed, Released int
+}
+
+// Sweep settles reservations older than PendingTimeout that were neither
+// confirmed nor given back (their process died, or Redis or the database failed
+// at the wrong moment): the coupon row is there → confirm; absent → give back.
+// Safe on several instances at once: both scripts act only on a pending
+// reservation, once. The age bound, well above DBTimeout, ensures no claim is
+// still writing the row.
+func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
+	var st SweepStats
+	var cids []int64
+	if err := s.db.WithContext(ctx).Model(&models.Campaign{}).Order("id").Pluck("id", &cids).Error; err != nil {
+		return st, dbError("campaigns", err)
+	}
+	cutoff := s.now().Add(-s.cfg.PendingTimeout).UnixMilli()
+	for _, cid := range cids {
+		members, err := s.rdb.ZRangeByScore(ctx, s.keys.pending(cid), &redis.ZRangeBy{
+			Min: "-inf", Max: strconv.FormatInt(cutoff, 10), Count: sweepBatch,
+		}).Result()
+		if err != nil {
+			return st, redisError(err)
+		}
+		for _, m := range members {
+			tid, requestID, ok := parseMember(m)
+			if !ok {
+				s.rdb.ZRem(ctx, s.keys.pending(cid), m)
+				continue
+			}
+			exists, err := s.couponExists(ctx, requestID)
+			if err != nil {
+				return st, dbError("coupon", err)
+			}
+			if exists {
+				s.confirm(ctx, cid, requestID, m)
+				st.Confirmed++
+			} else {
+				s.release(ctx, cid, tid, requestID, m)
+				st.Released++
+			}
+		}
+	}
+	if st.Confirmed+st.Released > 0 {
+		s.log.Info("settled stale reservations", "confirmed", st.Confirmed, "released", st.Released)
+	}
+	return st, nil
+}

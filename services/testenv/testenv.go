@@ -1,0 +1,210 @@
+// Package testenv gives integration tests their own backends: by default an
+// SQLite file in a temporary folder and an in-process miniredis; with
+// COUPON_TEST_MYSQL_DSN a fresh database on that MySQL/MariaDB server; with
+// COUPON_TEST_REDIS_ADDR (or COUPON_TEST_REDIS_ADDRS, a Redis Cluster) that
+// Redis under a key prefix of the test's own. Everything is removed at the end.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"couponsvc/services"
+
+	"github.com/alicebob/miniredis/v2"
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// BackendName names the backends the tests of this process run on.
+func BackendName() string {
+	name := "embedded"
+	if os.Getenv("COUPON_TEST_MYSQL_DSN") != "" {
+		name = "mariadb"
+	}
+	switch {
+	case os.Getenv("COUPON_TEST_REDIS_ADDRS") != "":
+		name += "+redis-cluster"
+	case os.Getenv("COUPON_TEST_REDIS_ADDR") != "":
+		name += "+redis"
+	}
+	return name
+}
+
+// Main runs a package's tests after printing the line CI looks for to prove
+// that the suite ran on the backends it asked for. Use it in TestMain.
+func Main(m *testing.M) int {
+	fmt.Printf("COUPON_BACKEND=%s\n", BackendName())
+	return m.Run()
+}
+
+// IsCluster reports whether the tests run on Redis Cluster.
+func IsCluster() bool { return os.Getenv("COUPON_TEST_REDIS_ADDRS") != "" }
+
+// Env is one test's backends and service.
+type Env struct {
+	Backends *services.Backends
+	Service  *services.Service
+	Config   services.Config
+	// Mini is the in-process Redis when the test runs on the embedded default.
+	Mini *miniredis.Miniredis
+	// Prefix starts every Redis key of this test.
+	Prefix string
+}
+
+// New opens fresh backends and a Service over them. cfg's zero fields take
+// the defaults; its KeyPrefix is replaced by the test's own.
+func New(t testing.TB, cfg services.Config) *Env {
+	t.Helper()
+	ctx := context.Background()
+	env := &Env{Prefix: "t" + randomHex(6) + ":coupon:"}
+	b := &services.Backends{}
+	if dsn := os.Getenv("COUPON_TEST_MYSQL_DSN"); dsn != "" {
+		b.DB, b.Dialect = freshMySQL(t, dsn)
+	} else {
+		var err error
+		b.DB, b.Dialect, err = services.OpenDB(services.BackendConfig{DataDir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("open SQLite: %v", err)
+		}
+	}
+	if err := services.Migrate(ctx, b.DB, b.Dialect); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	switch {
+	case os.Getenv("COUPON_TEST_REDIS_ADDRS") != "":
+		b.Redis = redis.NewClusterClient(&redis.ClusterOptions{Addrs: services.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")), PoolSize: 200})
+	case os.Getenv("COUPON_TEST_REDIS_ADDR") != "":
+		b.Redis = redis.NewClient(&redis.Options{Addr: os.Getenv("COUPON_TEST_REDIS_ADDR"), PoolSize: 200})
+	default:
+		env.Mini = miniredis.NewMiniRedis()
+		if err := env.Mini.StartAddr("127.0.0.1:0"); err != nil {
+			t.Fatalf("start miniredis: %v", err)
+		}
+		b.Embedded = env.Mini
+		b.Redis = redis.NewClient(&redis.Options{Addr: env.Mini.Addr(), PoolSize: 200})
+	}
+	t.Cleanup(func() {
+		deleteKeys(b.Redis, env.Prefix)
+		b.Close()
+	})
+	cfg.KeyPrefix = env.Prefix
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if os.Getenv("COUPON_TEST_LOG") != "" {
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		}
+	}
+	env.Backends = b
+	env.Config = cfg
+	env.Service = services.New(b, cfg)
+	return env
+}
+
+// NewService returns another Service over the same backends, as a second
+// instance of couponsvc would be.
+func (e *Env) NewService(cfg services.Config) *services.Service {
+	cfg.KeyPrefix = e.Prefix
+	if cfg.Logger == nil {
+		cfg.Logger = e.Config.Logger
+	}
+	return services.New(e.Backends, cfg)
+}
+
+// FlushRedis deletes every Redis key of this test, as a restart without
+// persistence or a FLUSHALL would.
+func (e *Env) FlushRedis(t testing.TB) {
+	t.Helper()
+	deleteKeys(e.Backends.Redis, e.Prefix)
+}
+
+// Keys lists this test's Redis keys (for assertions that a script left them as
+// they were).
+func (e *Env) Keys(t testing.TB) []string {
+	t.Helper()
+	var out []string
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, e.Prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			out = append(out, iter.Val())
+		}
+		return iter.Err()
+	}
+	ctx := context.Background()
+	var err error
+	switch c := e.Backends.Redis.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		err = scan(ctx, c)
+	}
+	if err != nil {
+		t.Fatalf("scan keys: %v", err)
+	}
+	return out
+}
+
+func deleteKeys(rdb redis.UniversalClient, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	del := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		return iter.Err()
+	}
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		_ = c.ForEachMaster(ctx, del)
+	case *redis.Client:
+		_ = del(ctx, c)
+	}
+}
+
+// freshMySQL creates a database of its own on the server of dsn and drops it
+// when the test ends.
+func freshMySQL(t testing.TB, dsn string) (*gorm.DB, string) {
+	t.Helper()
+	c, err := mysqldriver.ParseDSN(dsn)
+	if err != nil {
+		t.Fatalf("COUPON_TEST_MYSQL_DSN: %v", err)
+	}
+	name := "couponsvc_t_" + randomHex(6)
+	admin, err := gorm.Open(mysql.Open(dsn), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatalf("connect to MySQL: %v", err)
+	}
+	if err := admin.Exec("CREATE DATABASE " + name).Error; err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("DROP DATABASE IF EXISTS " + name)
+		if sqlDB, err := admin.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	c.DBName = name
+	db, dialect, err := services.OpenDB(services.BackendConfig{MySQLDSN: c.FormatDSN(), MaxOpenConns: 64})
+	if err != nil {
+		t.Fatalf("open MySQL: %v", err)
+	}
+	return db, dialect
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return strings.ToLower(hex.EncodeToString(b))
+}
