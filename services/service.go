@@ -34,6 +34,15 @@ type Config struct {
 	// TemplateCacheTTL is how long a template read from the database is reused
 	// on the claim path; updates on this instance invalidate it at once.
 	TemplateCacheTTL time.Duration
+	// CouponLockTTL is the lifetime of a coupon's redislock mutex (redeem,
+	// refund, revoke). The lock only saves work; an expired one is harmless.
+	CouponLockTTL time.Duration
+	// AfterRedeemDecide and AfterRedeemUpdate, when set, are called by Redeem
+	// with the order id right after the coupon was read and the redemption
+	// decided, and inside the transaction right after the guarded UPDATE.
+	// Tests use them to pause a request there; production leaves them nil.
+	AfterRedeemDecide func(orderID string)
+	AfterRedeemUpdate func(orderID string)
 	// Now is the clock (UTC); tests fix it.
 	Now func() time.Time
 	// NewCode makes coupon codes; tests may make them predictable.
@@ -52,6 +61,7 @@ func DefaultConfig() Config {
 		SweepInterval:    5 * time.Second,
 		DBTimeout:        5 * time.Second,
 		TemplateCacheTTL: time.Second,
+		CouponLockTTL:    3 * time.Second,
 		Now:              func() time.Time { return time.Now().UTC() },
 		NewCode:          models.NewCouponCode,
 		Logger:           slog.Default(),
@@ -77,6 +87,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TemplateCacheTTL <= 0 {
 		c.TemplateCacheTTL = d.TemplateCacheTTL
+	}
+	if c.CouponLockTTL <= 0 {
+		c.CouponLockTTL = d.CouponLockTTL
 	}
 	if c.Now == nil {
 		c.Now = d.Now
@@ -192,3 +205,7 @@ func (c *templateCache) forget(id int64) {
 	defer c.mu.Unlock()
 	delete(c.items, id)
 }
+
+// Now returns the service's clock (UTC), for callers that show effective
+// statuses.
+func (s *Service) Now() time.Time { return s.now() }

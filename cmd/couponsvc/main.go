@@ -1,2 +1,180 @@
+// Command couponsvc runs the coupon service (serve, the default) and its
+// administration commands: migrate, user add, token add.
 package main
-func main(){}
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"couponsvc/handlers"
+	"couponsvc/services"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+const usage = `usage: couponsvc [command]
+
+commands:
+  serve                              run the service (the default)
+  migrate                            apply the database migrations and exit
+  user add -username U -password P -role shopper|cashier|admin
+  token add -role admin|cashier|app -name NAME   (prints the token once)
+
+configuration (environment): COUPON_LISTEN, COUPON_MYSQL_DSN, COUPON_REDIS_ADDR,
+COUPON_REDIS_ADDRS, COUPON_BOOTSTRAP_TOKEN, COUPON_DEMO, COUPON_DATA_DIR,
+COUPON_IDEMPOTENCY_TTL (see README.md)
+`
+
+// run is main with its dependencies passed in, so that tests can call it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	slog.SetDefault(logger)
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "couponsvc:", err)
+		return 2
+	}
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		err = serve(ctx, cfg, logger, stdout)
+	case "migrate":
+		err = withService(ctx, cfg, logger, func(*services.Service) error {
+			fmt.Fprintln(stdout, "migrations applied")
+			return nil
+		})
+	case "user":
+		err = addUser(ctx, cfg, logger, args, stdout)
+	case "token":
+		err = addToken(ctx, cfg, logger, args, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "couponsvc: unknown command %q\n%s", cmd, usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "couponsvc:", err)
+		return 1
+	}
+	return 0
+}
+
+// withService opens the backends (applying migrations), runs f, and closes.
+func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*services.Service) error) error {
+	b, err := services.OpenBackends(ctx, cfg.Backend)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return f(services.New(b, services.Config{
+		BootstrapToken: cfg.BootstrapToken,
+		IdempotencyTTL: cfg.IdempotencyTTL,
+		Logger:         logger,
+	}))
+}
+
+func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return withService(ctx, cfg, logger, func(svc *services.Service) error {
+		router := handlers.NewRouter(svc, handlers.Options{Logger: logger})
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{
+			Handler:           router,
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       15 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			MaxHeaderBytes:    64 << 10,
+		}
+		bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopBackground()
+		go svc.RunSweeper(bg)
+
+		mode := "MySQL + Redis"
+		if cfg.embedded() {
+			mode = "embedded default (SQLite in " + cfg.DataDir + ", in-process Redis)"
+		}
+		fmt.Fprintf(stdout, "couponsvc listening on http://%s (%s)\n", ln.Addr(), mode)
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Serve(ln) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
+		// SIGTERM: stop accepting, let in-flight requests finish, then close
+		// the backends (deferred) once nothing uses them.
+		logger.Info("shutting down", "grace", cfg.ShutdownGrace)
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+}
+
+func addUser(ctx context.Context, cfg config, logger *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "add" {
+		return fmt.Errorf("usage: couponsvc user add -username U -password P -role R")
+	}
+	fs := flag.NewFlagSet("user add", flag.ContinueOnError)
+	username := fs.String("username", "", "the username (a shopper's user_id)")
+	password := fs.String("password", "", "the password (8 to 72 bytes)")
+	role := fs.String("role", "", "shopper, cashier or admin")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	return withService(ctx, cfg, logger, func(svc *services.Service) error {
+		u, err := svc.CreateUser(ctx, "cli", *username, *password, *role)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "user %s added with role %s\n", u.Username, u.Role)
+		return nil
+	})
+}
+
+func addToken(ctx context.Context, cfg config, logger *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "add" {
+		return fmt.Errorf("usage: couponsvc token add -role R -name NAME")
+	}
+	fs := flag.NewFlagSet("token add", flag.ContinueOnError)
+	role := fs.String("role", "", "admin, cashier or app")
+	name := fs.String("name", "", "what the token is for")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	return withService(ctx, cfg, logger, func(svc *services.Service) error {
+		token, _, err := svc.CreateToken(ctx, "cli", *role, *name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, token)
+		return nil
+	})
+}

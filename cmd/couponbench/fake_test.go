@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeService is an in-memory couponsvc with the API of SPEC §5, just enough
+// for couponbench's scenarios, with faults to inject: a run against a faulty
+// service must fail.
+type fakeService struct {
+	mu        sync.Mutex
+	oversell  bool // hands out one coupon more than the stock
+	double    bool // a conflicting order redeems a used coupon
+	reconcile bool // POST /api/v1/reconcile exists
+	drift     int64
+
+	nextID    int64
+	templates map[int64]*fakeTemplate
+	coupons   map[string]*fakeCoupon
+	byUser    map[string][]*fakeCoupon
+}
+
+type fakeTemplate struct {
+	id, stock, remaining, limit int64
+	idem                        map[string]*fakeCoupon
+	held                        map[string]int64
+}
+
+type fakeCoupon struct {
+	id         int64
+	code, user string
+	tid        int64
+	status     string
+	order      string
+}
+
+func newFakeService() *fakeService {
+	return &fakeService{templates: map[int64]*fakeTemplate{}, coupons: map[string]*fakeCoupon{}, byUser: map[string][]*fakeCoupon{}, reconcile: true}
+}
+
+func (f *fakeService) view(c *fakeCoupon) map[string]any {
+	v := map[string]any{"id": c.id, "code": c.code, "template_id": c.tid, "user_id": c.user, "status": c.status}
+	if c.order != "" {
+		v["order_id"] = c.order
+	}
+	return v
+}
+
+func reply(w http.ResponseWriter, status int, code int, result string, payload map[string]any) {
+	body := map[string]any{"code": code, "result": result, "error": ""}
+	for k, v := range payload {
+		body[k] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+func (f *fakeService) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) { reply(w, 200, 0, "ok", nil) })
+	mux.HandleFunc("POST /api/v1/tokens", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer admin" {
+			reply(w, 401, 14, "unauthorized", nil)
+			return
+		}
+		reply(w, 201, 0, "ok", map[string]any{"token": "app"})
+	})
+	mux.HandleFunc("POST /api/v1/campaigns", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.nextID++
+		id := f.nextID
+		f.mu.Unlock()
+		reply(w, 201, 0, "ok", map[string]any{"campaign": map[string]any{"id": id}})
+	})
+	mux.HandleFunc("POST /api/v1/templates", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Stock int64 `json:"total_stock"`
+			Limit int64 `json:"per_user_limit"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		f.mu.Lock()
+		f.nextID++
+		t := &fakeTemplate{id: f.nextID, stock: in.Stock, remaining: in.Stock, limit: in.Limit, idem: map[string]*fakeCoupon{}, held: map[string]int64{}}
+		f.templates[t.id] = t
+		f.mu.Unlock()
+		reply(w, 201, 0, "ok", map[string]any{"template": map[string]any{"id": t.id, "total_stock": t.stock, "per_user_limit": t.limit}})
+	})
+	mux.HandleFunc("GET /api/v1/templates/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t := f.templates[id]
+		if t == nil {
+			reply(w, 404, 10, "not_found", nil)
+			return
+		}
+		reply(w, 200, 0, "ok", map[string]any{"template": map[string]any{"id": t.id, "total_stock": t.stock}, "remaining": t.remaining})
+	})
+	mux.HandleFunc("POST /api/v1/templates/{id}/claim", func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		var in struct {
+			UserID string `json:"user_id"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		key := r.Header.Get("Idempotency-Key")
+		if key == "" || in.UserID == "" || r.Header.Get("Authorization") != "Bearer app" {
+			reply(w, 400, 3, "invalid_request", nil)
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t := f.templates[id]
+		if c := t.idem[key]; c != nil {
+			reply(w, 200, 1, "duplicate", map[string]any{"coupon": f.view(c)})
+			return
+		}
+		floor := int64(0)
+		if f.oversell {
+			floor = -1
+		}
+		if t.remaining <= floor {
+			reply(w, 409, 2, "sold_out", nil)
+			return
+		}
+		if t.held[in.UserID] >= t.limit {
+			reply(w, 409, 4, "user_limit_reached", nil)
+			return
+		}
+		t.remaining--
+		t.held[in.UserID]++
+		f.nextID++
+		c := &fakeCoupon{id: f.nextID, code: fmt.Sprintf("C%08d", f.nextID), user: in.UserID, tid: id, status: "issued"}
+		t.idem[key] = c
+		f.coupons[c.code] = c
+		f.byUser[c.user] = append(f.byUser[c.user], c)
+		reply(w, 201, 0, "claimed", map[string]any{"coupon": f.view(c), "remaining": max(t.remaining, 0)})
+	})
+	mux.HandleFunc("POST /api/v1/redemptions", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Code   string `json:"coupon_code"`
+			Order  string `json:"order_id"`
+			Amount int64  `json:"order_amount_cents"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		c := f.coupons[in.Code]
+		switch {
+		case c == nil:
+			reply(w, 404, 10, "not_found", nil)
+		case c.status == "used" && c.order == in.Order:
+			reply(w, 200, 1, "duplicate", map[string]any{"coupon": f.view(c)})
+		case c.status == "used" && !f.double:
+			reply(w, 409, 7, "already_used", nil)
+		default:
+			c.status, c.order = "used", in.Order
+			reply(w, 200, 0, "redeemed", map[string]any{"coupon": f.view(c), "discount_cents": 500})
+		}
+	})
+	mux.HandleFunc("POST /api/v1/refunds", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Code  string `json:"coupon_code"`
+			Order string `json:"order_id"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		c := f.coupons[in.Code]
+		if c == nil || c.status != "used" || c.order != in.Order {
+			reply(w, 409, 13, "not_redeemed", nil)
+			return
+		}
+		c.status, c.order = "issued", ""
+		reply(w, 200, 0, "refunded", map[string]any{"coupon": f.view(c), "stock_returned": false})
+	})
+	mux.HandleFunc("GET /api/v1/users/{user}/coupons", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		list := []map[string]any{}
+		for _, c := range f.byUser[r.PathValue("user")] {
+			list = append(list, f.view(c))
+		}
+		reply(w, 200, 0, "ok", map[string]any{"coupons": list})
+	})
+	mux.HandleFunc("POST /api/v1/reconcile", func(w http.ResponseWriter, r *http.Request) {
+		if !f.reconcile {
+			http.NotFound(w, r)
+			return
+		}
+		var in struct {
+			TemplateID int64 `json:"template_id"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t := f.templates[in.TemplateID]
+		reply(w, 200, 0, "ok", map[string]any{"templates": []map[string]any{{
+			"template_id": t.id, "total_stock": t.stock, "redis_remaining": t.remaining,
+			"db_live": t.stock - t.remaining, "drift": f.drift, "users_drifted": 0, "repaired": false,
+		}}})
+	})
+	return mux
+}
+
+// runFake runs couponbench against a fake service and returns its exit code
+// and output.
+func runFake(t *testing.T, f *fakeService, scenario string) (int, string, Report) {
+	t.Helper()
+	srv := httptest.NewServer(f.handler())
+	t.Cleanup(srv.Close)
+	jsonPath := t.TempDir() + "/out.json"
+	var out, errb bytes.Buffer
+	code := run([]string{"-url", srv.URL, "-token", "admin", "-scenario", scenario, "-short", "-concurrency", "16",
+		"-redis-addr", "127.0.0.1:1", "-json", jsonPath}, &out, &errb)
+	var rep Report
+	if raw, err := os.ReadFile(jsonPath); err == nil {
+		json.Unmarshal(raw, &rep)
+	}
+	return code, out.String() + errb.String(), rep
+}
+
+func TestScenariosAgainstFake(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		code, out, rep := runFake(t, newFakeService(), "flash,claim,redeem,mixed")
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		flash := rep.find("flash")
+		if flash == nil || flash.OK != 200 || flash.Requests != 2000 {
+			t.Errorf("flash: %+v", flash)
+		}
+		redeem := rep.find("redeem")
+		if redeem == nil || redeem.OK != 400 || redeem.Results["duplicate"] != 40 || redeem.Results["already_used"] != 20 {
+			t.Errorf("redeem: %+v", redeem)
+		}
+		mixed := rep.find("mixed")
+		if mixed == nil || mixed.Results["redeemed"] == 0 || mixed.Results["refunded"] == 0 || mixed.Results["claimed"] == 0 {
+			t.Errorf("mixed: %+v", mixed)
+		}
+		if !strings.Contains(out, "redis memory: not measured") {
+			t.Errorf("memory note missing:\n%s", out)
+		}
+	})
+	t.Run("ReconcileNotAvailable", func(t *testing.T) {
+		f := newFakeService()
+		f.reconcile = false
+		code, out, _ := runFake(t, f, "claim")
+		if code != 0 || !strings.Contains(out, "reconcile: not available") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+	t.Run("ErrOversell", func(t *testing.T) {
+		f := newFakeService()
+		f.oversell = true
+		code, out, rep := runFake(t, f, "flash")
+		if code == 0 || !strings.Contains(out, "check FAIL exact stock: 201 coupons claimed, stock 200") {
+			t.Fatalf("an oversell passed, exit %d:\n%s", code, out)
+		}
+		if rep.OK {
+			t.Error("report says OK")
+		}
+	})
+	t.Run("ErrDoubleRedemption", func(t *testing.T) {
+		f := newFakeService()
+		f.double = true
+		code, out, _ := runFake(t, f, "redeem")
+		if code == 0 || !strings.Contains(out, "check FAIL no double redemption") {
+			t.Fatalf("a double redemption passed, exit %d:\n%s", code, out)
+		}
+	})
+	t.Run("ErrDrift", func(t *testing.T) {
+		f := newFakeService()
+		f.drift = 3
+		code, out, _ := runFake(t, f, "claim")
+		if code == 0 || !strings.Contains(out, "check FAIL reconcile: drift 3") {
+			t.Fatalf("a drift passed, exit %d:\n%s", code, out)
+		}
+	})
+	t.Run("ErrServiceDown", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := run([]string{"-url", "http://127.0.0.1:1", "-token", "admin", "-scenario", "claim", "-short", "-redis-addr", "127.0.0.1:1", "-ready-wait", "1s"}, &out, &errb)
+		if code == 0 {
+			t.Fatalf("a run without a service passed:\n%s", out.String())
+		}
+	})
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// job runs operation i and returns its result word and the time the operation
+// itself took (waiting for a precondition is not counted).
+type job func(ctx context.Context, worker, i int) sample
+
+// drive runs operations 0..n-1 in order of dispatch with conc workers and
+// returns their tally and the wall time. Operations are handed out one by one
+// from a shared counter so that a slow answer never holds up the others; once
+// ctx is done no new operation starts.
+func drive(ctx context.Context, n, conc int, run job) (*tally, time.Duration) {
+	conc = max(1, min(conc, n))
+	var next atomic.Int64
+	tallies := make([]*tally, conc)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range conc {
+		tallies[w] = newTally(n/conc + 1)
+		wg.Go(func() {
+			t := tallies[w]
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				t.add(run(ctx, w, i))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	total := newTally(n)
+	for _, t := range tallies {
+		total.merge(t)
+	}
+	if done := len(total.lat); done < n {
+		total.results["not_run"] += n - done
+	}
+	return total, elapsed
+}
+
+// rssSampler records the largest resident set of a process, read from
+// /proc/<pid>/status every interval until stopped.
+type rssSampler struct {
+	pid     int
+	maxKB   atomic.Int64
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// startRSS starts sampling pid; a pid of 0 samples nothing.
+func startRSS(pid int, every time.Duration) *rssSampler {
+	s := &rssSampler{pid: pid, stop: make(chan struct{}), stopped: make(chan struct{})}
+	if pid <= 0 {
+		close(s.stopped)
+		return s
+	}
+	go func() {
+		defer close(s.stopped)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			if kb, err := readRSSKB(pid); err == nil && kb > s.maxKB.Load() {
+				s.maxKB.Store(kb)
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends the sampling and returns the largest RSS seen, in MB.
+func (s *rssSampler) Stop() float64 {
+	if s.pid > 0 {
+		close(s.stop)
+	}
+	<-s.stopped
+	return float64(s.maxKB.Load()) / 1024
+}
+
+// readRSSKB reads VmRSS of a process in kB.
+func readRSSKB(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return parseVmRSS(f)
+}
+
+// parseVmRSS finds the "VmRSS:   1234 kB" line of a /proc status file.
+func parseVmRSS(r interface{ Read([]byte) (int, error) }) (int64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) == 0 {
+				break
+			}
+			return strconv.ParseInt(fields[0], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS line")
+}

@@ -1,0 +1,325 @@
+// Command couponbench is a load generator for a running couponsvc. It creates
+// its own campaign and template through the API, drives a scenario (a flash
+// sale, the committed-claim rate, redemptions, a mix) over keep-alive
+// connections, and checks the guarantees through the API at the end: a run that
+// breaks one exits non-zero, whatever its speed. It also measures, in the same
+// run, two references against the same servers: the classic MariaDB claim
+// transaction (baseline), the claim script alone on Redis (limit) and the bare
+// redemption transaction (rawredeem), and reports the ratios of issue 6.
+//
+//	couponbench -scenario all -json out.json
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// config is the parsed command line.
+type config struct {
+	url         string
+	token       string
+	scenario    string
+	mysqlDSN    string
+	redisAddr   string
+	concurrency int
+	short       bool
+	jsonOut     string
+	mdOut       string
+	servicePID  int
+	dbConns     int
+	seed        uint64
+	timeout     time.Duration
+	allowRemote bool
+	readyWait   time.Duration
+}
+
+// order is the order of -scenario all: each reference next to the scenario it
+// is compared with.
+var order = []string{"baseline", "claim", "limit", "flash", "rawredeem", "redeem", "mixed"}
+
+var serviceScenarios = []string{"claim", "flash", "redeem", "mixed"}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("couponbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the running couponsvc")
+	fs.StringVar(&c.token, "token", os.Getenv("COUPON_BOOTSTRAP_TOKEN"), "admin API token (default $COUPON_BOOTSTRAP_TOKEN)")
+	fs.StringVar(&c.scenario, "scenario", "all", "flash|claim|redeem|mixed|baseline|limit|rawredeem|all, or a comma list")
+	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "root@tcp(127.0.0.1:3306)/test", "MariaDB for the baseline and rawredeem references (own tables, dropped after)")
+	fs.StringVar(&c.redisAddr, "redis-addr", "127.0.0.1:6379", "Redis for the limit reference and the memory per coupon")
+	fs.IntVar(&c.concurrency, "concurrency", 256, "requests in flight")
+	fs.BoolVar(&c.short, "short", false, "a few seconds per scenario: every count divided by 50")
+	fs.StringVar(&c.jsonOut, "json", "", "write the report as JSON to this file")
+	fs.StringVar(&c.mdOut, "markdown", "", "write the report as Markdown tables to this file")
+	fs.IntVar(&c.servicePID, "service-pid", 0, "pid of couponsvc, to sample its RSS from /proc during each scenario")
+	fs.IntVar(&c.dbConns, "db-conns", 64, "connection pool of the MariaDB references")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the request plans")
+	fs.DurationVar(&c.timeout, "timeout", 0, "time limit per scenario (default 15m, 90s with -short)")
+	fs.DurationVar(&c.readyWait, "ready-wait", 15*time.Second, "how long to wait for the service's /readyz")
+	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if c.concurrency < 1 || c.concurrency > 10000 {
+		return c, fmt.Errorf("-concurrency must be 1..10000")
+	}
+	if c.dbConns < 1 {
+		return c, fmt.Errorf("-db-conns must be positive")
+	}
+	if c.timeout == 0 {
+		c.timeout = 15 * time.Minute
+		if c.short {
+			c.timeout = 90 * time.Second
+		}
+	}
+	if !c.allowRemote {
+		u, err := url.Parse(c.url)
+		if err != nil || u.Hostname() == "" {
+			return c, fmt.Errorf("-url %q: not a URL", c.url)
+		}
+		if !isLoopback(u.Hostname()) {
+			return c, fmt.Errorf("-url %q is not a loopback address (pass -allow-remote to load another host)", c.url)
+		}
+	}
+	return c, nil
+}
+
+// isLoopback reports whether host is localhost or a loopback IP.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// scenarios expands -scenario into the ordered list to run.
+func scenarios(spec string) ([]string, error) {
+	want := map[string]bool{}
+	for _, s := range strings.Split(spec, ",") {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "all":
+			for _, o := range order {
+				want[o] = true
+			}
+		case slices.Contains(order, s):
+			want[s] = true
+		default:
+			return nil, fmt.Errorf("unknown scenario %q (want %s or all)", s, strings.Join(order, "|"))
+		}
+	}
+	var out []string
+	for _, o := range order {
+		if want[o] {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "couponbench:", err)
+		return 2
+	}
+	list, err := scenarios(cfg.scenario)
+	if err != nil {
+		fmt.Fprintln(stderr, "couponbench:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	z := fullSizes()
+	if cfg.short {
+		z = z.short()
+	}
+	runID := newRunID()
+	rep := &Report{StartedAt: time.Now().UTC(), URL: cfg.url, Concurrency: cfg.concurrency, Short: cfg.short}
+	fmt.Fprintf(stdout, "couponbench run %s: %s against %s, concurrency %d%s\n", runID, strings.Join(list, ", "), cfg.url, cfg.concurrency,
+		map[bool]string{true: ", short", false: ""}[cfg.short])
+
+	needService := slices.ContainsFunc(list, func(s string) bool { return slices.Contains(serviceScenarios, s) })
+	needDB := slices.Contains(list, "baseline") || slices.Contains(list, "rawredeem")
+
+	var serviceErr error
+	e := &env{runID: runID, conc: cfg.concurrency, z: z, seed: cfg.seed, rssPID: cfg.servicePID, log: stdout}
+	if needService {
+		e.c = newClient(cfg.url, cfg.token, cfg.concurrency)
+		defer e.c.close()
+		serviceErr = e.c.waitReady(ctx, cfg.readyWait)
+		if serviceErr == nil && cfg.token == "" {
+			serviceErr = errors.New("no admin token: pass -token or set COUPON_BOOTSTRAP_TOKEN")
+		}
+		if serviceErr == nil {
+			serviceErr = e.c.setupApp(ctx, runID)
+		}
+		if serviceErr != nil {
+			fmt.Fprintln(stderr, "couponbench: service:", serviceErr)
+		}
+	}
+	var db *sql.DB
+	var dbErr error
+	if needDB {
+		db, dbErr = openDB(ctx, cfg.mysqlDSN, cfg.dbConns)
+		if dbErr != nil {
+			fmt.Fprintln(stderr, "couponbench:", dbErr)
+		} else {
+			defer db.Close()
+		}
+	}
+	// Redis serves the limit reference and the memory per coupon; a service
+	// run without it only loses the memory figure.
+	var rdb *redis.Client
+	redisErr := errors.New("not needed")
+	if slices.Contains(list, "limit") || needService {
+		rdb, redisErr = openRedis(ctx, cfg.redisAddr, cfg.concurrency)
+		if redisErr != nil {
+			fmt.Fprintln(stderr, "couponbench:", redisErr)
+		} else {
+			defer rdb.Close()
+		}
+	}
+	var memBefore int64
+	memErr := redisErr
+	if needService && redisErr == nil {
+		memBefore, memErr = redisUsedMemory(ctx, rdb)
+	}
+
+	for _, name := range list {
+		if ctx.Err() != nil {
+			break
+		}
+		sctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+		var s *Summary
+		fail := func(err error) *Summary {
+			return &Summary{Name: name, Concurrency: cfg.concurrency, Error: err.Error()}
+		}
+		switch {
+		case slices.Contains(serviceScenarios, name) && serviceErr != nil:
+			s = fail(serviceErr)
+		case (name == "baseline" || name == "rawredeem") && dbErr != nil:
+			s = fail(dbErr)
+		case name == "limit" && redisErr != nil:
+			s = fail(redisErr)
+		case name == "baseline":
+			s = runBaseline(sctx, db, runID, z.claims, z.claims+z.claims/10, cfg.concurrency)
+		case name == "rawredeem":
+			s = runRawRedeem(sctx, db, runID, z.redeems, cfg.concurrency)
+		case name == "limit":
+			plan := flashPlan(z.flashClaims, z.flashUsers, 0.5, cfg.seed)
+			s = runLimit(sctx, rdb, runID, plan, z.flashUsers, z.flashStock, cfg.concurrency)
+		case name == "claim":
+			s = e.runClaim(sctx)
+		case name == "flash":
+			s = e.runFlash(sctx)
+		case name == "redeem":
+			s = e.runRedeem(sctx)
+		case name == "mixed":
+			s = e.runMixed(sctx)
+		}
+		if sctx.Err() == context.DeadlineExceeded && s.Error == "" {
+			s.Error = fmt.Sprintf("did not finish within %s", cfg.timeout)
+		}
+		cancel()
+		rep.Scenarios = append(rep.Scenarios, s)
+		printSummary(stdout, s)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "couponbench: interrupted")
+	}
+
+	if needService && serviceErr == nil {
+		coupons := 0
+		for _, s := range rep.Scenarios {
+			coupons += s.Coupons
+		}
+		if memErr == nil {
+			var after int64
+			after, memErr = redisUsedMemory(context.WithoutCancel(ctx), rdb)
+			if memErr == nil && coupons > 0 {
+				rep.RedisBytesPerCoupon = float64(after-memBefore) / float64(coupons)
+				rep.RedisMemoryNote = fmt.Sprintf("used_memory %d -> %d bytes over %d coupons claimed through the service, idempotency keys still live", memBefore, after, coupons)
+			}
+		}
+		if memErr != nil {
+			rep.RedisMemoryNote = "not measured: " + memErr.Error()
+		}
+	}
+	rep.computeRatios()
+	rep.OK = ctx.Err() == nil
+	for _, s := range rep.Scenarios {
+		if s.Failed() {
+			rep.OK = false
+		}
+	}
+	printRatios(stdout, rep)
+	printOverview(stdout, rep)
+
+	code := 0
+	if cfg.jsonOut != "" {
+		if err := writeFile(cfg.jsonOut, func(w io.Writer) error { return writeJSON(w, rep) }); err != nil {
+			fmt.Fprintln(stderr, "couponbench:", err)
+			code = 1
+		}
+	}
+	if cfg.mdOut != "" {
+		if err := writeFile(cfg.mdOut, func(w io.Writer) error { writeMarkdown(w, rep); return nil }); err != nil {
+			fmt.Fprintln(stderr, "couponbench:", err)
+			code = 1
+		}
+	}
+	if !rep.OK {
+		fmt.Fprintln(stdout, "\nFAIL: a guarantee broke or a scenario could not run")
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nPASS: every guarantee held")
+	return code
+}
+
+// writeFile writes a file through fill.
+func writeFile(path string, fill func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

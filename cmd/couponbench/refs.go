@@ -1,0 +1,357 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
+
+	"couponsvc/lua"
+)
+
+// openDB opens the reference database with a pool of conns connections,
+// creating the DSN's database when it does not exist. Parameters are
+// interpolated client side, as most applications configure the driver, so that
+// each statement is one round trip: the reference is as fast as it fairly can be.
+func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("mysql dsn: %w", err)
+	}
+	cfg.InterpolateParams = true
+	if cfg.DBName != "" {
+		admin := cfg.Clone()
+		admin.DBName = ""
+		db, err := sql.Open("mysql", admin.FormatDSN())
+		if err != nil {
+			return nil, err
+		}
+		_, err = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(cfg.DBName, "`", "")+"`")
+		db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("create database %s: %w", cfg.DBName, err)
+		}
+	}
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxLifetime(5 * time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("mysql: %w", err)
+	}
+	return db, nil
+}
+
+// execAll runs statements in order.
+func execAll(ctx context.Context, db *sql.DB, stmts ...string) error {
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%.60s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// dropLater drops the reference tables with a fresh context, so that they go
+// even when the run was interrupted.
+func dropTables(db *sql.DB, tables ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, t := range tables {
+		db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t)
+	}
+}
+
+// runBaseline measures the classic claim: one transaction per claim that
+// decrements the stock row with a guard and inserts the coupon. Every claim
+// contends for the same row lock, as in a flash sale.
+func runBaseline(ctx context.Context, db *sql.DB, runID string, n, stock, conc int) *Summary {
+	s := &Summary{Name: "baseline", OKWord: "claimed", Concurrency: conc,
+		Params: fmt.Sprintf("MariaDB tx per claim (UPDATE stock>0 + INSERT), stock %d, %d claims", stock, n)}
+	tpl, cpn := "bench_template_"+runID, "bench_coupon_"+runID
+	defer dropTables(db, tpl, cpn)
+	err := execAll(ctx, db,
+		"CREATE TABLE "+tpl+" (id BIGINT PRIMARY KEY AUTO_INCREMENT, stock BIGINT NOT NULL) ENGINE=InnoDB",
+		"CREATE TABLE "+cpn+` (id BIGINT PRIMARY KEY AUTO_INCREMENT, template_id BIGINT NOT NULL,
+			user_id VARCHAR(64) NOT NULL, code VARCHAR(32) NOT NULL, claimed_at DATETIME(3) NOT NULL,
+			UNIQUE KEY uk_code (code), KEY k_user (template_id, user_id)) ENGINE=InnoDB`,
+		fmt.Sprintf("INSERT INTO %s (id, stock) VALUES (1, %d)", tpl, stock),
+	)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	update := "UPDATE " + tpl + " SET stock=stock-1 WHERE id=? AND stock>0"
+	insert := "INSERT INTO " + cpn + " (template_id, user_id, code, claimed_at) VALUES (?, ?, ?, NOW(3))"
+	var f faults
+	t, elapsed := drive(ctx, n, conc, func(ctx context.Context, _, i int) sample {
+		start := time.Now()
+		kind, err := baselineClaim(ctx, db, update, insert, fmt.Sprintf("bu%d", i), fmt.Sprintf("B%s%d", runID, i))
+		if err != nil {
+			f.add("claim %d: %v", i, err)
+		}
+		return sample{kind: kind, d: time.Since(start)}
+	})
+	s.fill(t, elapsed)
+	f.report(s)
+	var left, rows int
+	if err := db.QueryRowContext(ctx, "SELECT stock FROM "+tpl+" WHERE id=1").Scan(&left); err != nil {
+		s.check("coupon count", false, "read stock: %v", err)
+		return s
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+cpn).Scan(&rows); err != nil {
+		s.check("coupon count", false, "count coupons: %v", err)
+		return s
+	}
+	s.check("coupon count", rows == s.OK && left == stock-rows && rows <= stock,
+		"%d rows == %d claimed, stock left %d == %d - %d", rows, s.OK, left, stock, rows)
+	return s
+}
+
+// baselineClaim is one classic claim transaction.
+func baselineClaim(ctx context.Context, db *sql.DB, update, insert, user, code string) (string, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return "error", err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, update, 1)
+	if err != nil {
+		return "error", err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return "sold_out", nil
+	}
+	if _, err := tx.ExecContext(ctx, insert, 1, user, code); err != nil {
+		return "error", err
+	}
+	if err := tx.Commit(); err != nil {
+		return "error", err
+	}
+	return "claimed", nil
+}
+
+// runRawRedeem measures the bare redemption transaction: the guarded UPDATE of
+// the coupon and the INSERT of its use log, on distinct coupons, with nothing
+// else around it.
+func runRawRedeem(ctx context.Context, db *sql.DB, runID string, n, conc int) *Summary {
+	s := &Summary{Name: "rawredeem", OKWord: "redeemed", Concurrency: conc,
+		Params: fmt.Sprintf("MariaDB tx per redemption (UPDATE coupon + INSERT log), %d distinct coupons", n)}
+	cpn, logt := "bench_ucoupon_"+runID, "bench_use_log_"+runID
+	defer dropTables(db, cpn, logt)
+	err := execAll(ctx, db,
+		"CREATE TABLE "+cpn+` (id BIGINT PRIMARY KEY, code VARCHAR(32) NOT NULL, template_id BIGINT NOT NULL,
+			user_id VARCHAR(64) NOT NULL, status VARCHAR(16) NOT NULL, order_id VARCHAR(64) NULL,
+			used_at DATETIME(3) NULL, version BIGINT NOT NULL DEFAULT 0, UNIQUE KEY uk_code (code)) ENGINE=InnoDB`,
+		"CREATE TABLE "+logt+` (id BIGINT PRIMARY KEY AUTO_INCREMENT, coupon_id BIGINT NOT NULL,
+			order_id VARCHAR(64) NOT NULL, user_id VARCHAR(64) NOT NULL, template_id BIGINT NOT NULL,
+			order_amount_cents BIGINT NOT NULL, discount_cents BIGINT NOT NULL, used_at DATETIME(3) NOT NULL,
+			undo_flag TINYINT NOT NULL DEFAULT 0, UNIQUE KEY uk_coupon_order (coupon_id, order_id)) ENGINE=InnoDB`,
+	)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	// The coupons exist before the clock starts, as the claimed coupons of the
+	// redeem scenario do.
+	for lo := 0; lo < n; lo += 1000 {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + cpn + " (id, code, template_id, user_id, status) VALUES ")
+		for i := lo; i < min(lo+1000, n); i++ {
+			if i > lo {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "(%d,'R%s%d',1,'ru%d','issued')", i+1, runID, i, i)
+		}
+		if _, err := db.ExecContext(ctx, b.String()); err != nil {
+			s.Error = "fill coupons: " + err.Error()
+			return s
+		}
+	}
+	update := "UPDATE " + cpn + " SET status='used', order_id=?, used_at=NOW(3), version=version+1 WHERE id=? AND status='issued' AND version=?"
+	insert := "INSERT INTO " + logt + " (coupon_id, order_id, user_id, template_id, order_amount_cents, discount_cents, used_at) VALUES (?, ?, ?, 1, 10000, 500, NOW(3))"
+	var f faults
+	t, elapsed := drive(ctx, n, conc, func(ctx context.Context, _, i int) sample {
+		start := time.Now()
+		kind, err := rawRedeem(ctx, db, update, insert, int64(i+1), fmt.Sprintf("ro%d", i), fmt.Sprintf("ru%d", i))
+		if err != nil {
+			f.add("redeem %d: %v", i, err)
+		}
+		return sample{kind: kind, d: time.Since(start)}
+	})
+	s.fill(t, elapsed)
+	f.report(s)
+	var used, logs int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+cpn+" WHERE status='used'").Scan(&used); err != nil {
+		s.check("redemption count", false, "count: %v", err)
+		return s
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+logt).Scan(&logs); err != nil {
+		s.check("redemption count", false, "count log: %v", err)
+		return s
+	}
+	s.check("redemption count", used == s.OK && logs == s.OK, "%d used, %d log rows, %d redeemed answers", used, logs, s.OK)
+	return s
+}
+
+// rawRedeem is one bare redemption transaction.
+func rawRedeem(ctx context.Context, db *sql.DB, update, insert string, id int64, order, user string) (string, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return "error", err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, update, order, id, 0)
+	if err != nil {
+		return "error", err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return "already_used", nil
+	}
+	if _, err := tx.ExecContext(ctx, insert, id, order, user); err != nil {
+		return "error", err
+	}
+	if err := tx.Commit(); err != nil {
+		return "error", err
+	}
+	return "redeemed", nil
+}
+
+// openRedis connects to the reference Redis with a pool as large as the
+// concurrency, so that no worker waits for a connection.
+func openRedis(ctx context.Context, addr string, conc int) (*redis.Client, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: conc, MinIdleConns: 0, DialTimeout: 3 * time.Second})
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redis %s: %w", addr, err)
+	}
+	return rdb, nil
+}
+
+// deductWords names the return codes of coupon_deduct.lua with the API's
+// result words.
+var deductWords = map[int64]string{
+	lua.DeductReserved: "claimed", lua.DeductDuplicate: "duplicate", lua.DeductSoldOut: "sold_out",
+	lua.DeductBadArgs: "invalid_request", lua.DeductUserLimit: "user_limit_reached",
+	lua.DeductBudgetExhausted: "budget_exhausted", lua.DeductIdempotencyMismatch: "idempotency_mismatch",
+	lua.DeductNotLoaded: "not_loaded",
+}
+
+// limitKeys are the keys of coupon_deduct.lua for the reference campaign.
+type limitKeys struct{ prefix, budget, template, free, users, pending string }
+
+func newLimitKeys(runID string) limitKeys {
+	p := "bench:{cb" + runID + "}:"
+	return limitKeys{prefix: p, budget: p + "budget", template: p + "tpl", free: p + "free", users: p + "users", pending: p + "pending"}
+}
+
+// runLimit measures the gate itself: the flash plan run straight through
+// coupon_deduct.lua on Redis, with nothing around it.
+func runLimit(ctx context.Context, rdb *redis.Client, runID string, plan []claimReq, users, stock, conc int) *Summary {
+	s := &Summary{Name: "limit", OKWord: "claimed", Concurrency: conc,
+		Params: fmt.Sprintf("coupon_deduct.lua on Redis, stock %d, limit 1, %d claims from %d users", stock, len(plan), users)}
+	k := newLimitKeys(runID)
+	defer cleanupKeys(rdb, k.prefix)
+	const tid = "999999"
+	if err := rdb.Set(ctx, k.budget, "-1", 0).Err(); err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	if err := rdb.HSet(ctx, k.template, "remaining", stock, "next", 1, "total", stock, "limit", 1, "value", 500).Err(); err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	if err := lua.Deduct.Load(ctx, rdb).Err(); err != nil {
+		s.Error = "load script: " + err.Error()
+		return s
+	}
+	out := make([]claimOutcome, len(plan))
+	var f faults
+	t, elapsed := drive(ctx, len(plan), conc, func(ctx context.Context, _, i int) sample {
+		p := plan[i]
+		user, key := userName("", p.user), keyName("l", p.key)
+		start := time.Now()
+		res, err := lua.Deduct.Run(ctx, rdb,
+			[]string{k.budget, k.template, k.free, k.users, k.prefix + "idem:" + key, k.pending},
+			tid, user, key, time.Now().UnixMilli(), 600).Slice()
+		d := time.Since(start)
+		if err != nil || len(res) < 2 {
+			f.add("deduct %d: %v %v", i, err, res)
+			out[i] = claimOutcome{kind: "error"}
+			return sample{kind: "error", d: d}
+		}
+		code, _ := res[0].(int64)
+		word, ok := deductWords[code]
+		if !ok {
+			word = "code_" + strconv.FormatInt(code, 10)
+		}
+		switch word {
+		case "claimed", "duplicate", "sold_out", "user_limit_reached":
+		default:
+			f.add("deduct %d: %v", i, res)
+		}
+		slot, _ := res[1].(int64)
+		out[i] = claimOutcome{kind: word, code: fmt.Sprintf("slot%d", slot)}
+		return sample{kind: word, d: d}
+	})
+	s.fill(t, elapsed)
+	f.report(s)
+	tally := verifyClaims(s, plan, out, stock, 1)
+	remaining, err := rdb.HGet(ctx, k.template, "remaining").Int()
+	held, err2 := rdb.HLen(ctx, k.users).Result()
+	if err = errors.Join(err, err2); err != nil {
+		s.check("counters", false, "read counters: %v", err)
+		return s
+	}
+	s.check("counters", remaining == stock-tally.claimed && int(held) == tally.claimed,
+		"remaining %d == %d - %d claimed, %d users hold one", remaining, stock, tally.claimed, held)
+	return s
+}
+
+// cleanupKeys deletes every key under prefix, in bounded batches.
+func cleanupKeys(rdb *redis.Client, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var cursor uint64
+	for range 100000 {
+		keys, next, err := rdb.Scan(ctx, cursor, prefix+"*", 1000).Result()
+		if err != nil {
+			return
+		}
+		if len(keys) > 0 {
+			rdb.Unlink(ctx, keys...)
+		}
+		cursor = next
+		if cursor == 0 {
+			return
+		}
+	}
+}
+
+// redisUsedMemory reads used_memory from INFO memory.
+func redisUsedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no used_memory in INFO memory")
+}

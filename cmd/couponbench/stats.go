@@ -1,0 +1,375 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Check is one guarantee verified after a scenario. A check that cannot run
+// (an endpoint not built yet) is Skipped, which is not a failure.
+type Check struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+// Summary is the outcome of one scenario or reference: what was sent, what came
+// back by result word, how fast, and whether the guarantees held.
+type Summary struct {
+	Name        string         `json:"name"`
+	Params      string         `json:"params"`
+	Concurrency int            `json:"concurrency"`
+	Requests    int            `json:"requests"`
+	Results     map[string]int `json:"results"`
+	// OKWord is the result that counts as the scenario's useful work
+	// ("claimed", "redeemed"); OK is how many answers had it.
+	OKWord      string  `json:"ok_word"`
+	OK          int     `json:"ok"`
+	Seconds     float64 `json:"seconds"`
+	PerSecond   float64 `json:"per_second"`
+	OKPerSecond float64 `json:"ok_per_second"`
+	P50Ms       float64 `json:"p50_ms"`
+	P95Ms       float64 `json:"p95_ms"`
+	P99Ms       float64 `json:"p99_ms"`
+	MaxMs       float64 `json:"max_ms"`
+	// MaxRSSMB is the service's largest resident set seen during the
+	// scenario, when its pid was given.
+	MaxRSSMB float64 `json:"max_rss_mb,omitempty"`
+	// Coupons is how many coupons the scenario claimed through the service
+	// (untimed preparation included), for Redis memory per coupon.
+	Coupons int     `json:"coupons_claimed,omitempty"`
+	Checks  []Check `json:"checks"`
+	// Error says why the scenario could not run at all.
+	Error string `json:"error,omitempty"`
+}
+
+// Failed reports whether the scenario broke a guarantee or could not run.
+func (s *Summary) Failed() bool {
+	if s.Error != "" {
+		return true
+	}
+	for _, c := range s.Checks {
+		if !c.OK && !c.Skipped {
+			return true
+		}
+	}
+	return false
+}
+
+// check appends a check result.
+func (s *Summary) check(name string, ok bool, format string, args ...any) {
+	s.Checks = append(s.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// skip appends a check that could not run.
+func (s *Summary) skip(name, detail string) {
+	s.Checks = append(s.Checks, Check{Name: name, OK: true, Skipped: true, Detail: detail})
+}
+
+// sample is one timed operation: its result word and how long it took.
+type sample struct {
+	kind string
+	d    time.Duration
+}
+
+// tally accumulates samples; each worker owns one, merged at the end, so that
+// the hot loop takes no lock.
+type tally struct {
+	results map[string]int
+	lat     []time.Duration
+}
+
+func newTally(capacity int) *tally {
+	return &tally{results: map[string]int{}, lat: make([]time.Duration, 0, capacity)}
+}
+
+func (t *tally) add(s sample) {
+	t.results[s.kind]++
+	t.lat = append(t.lat, s.d)
+}
+
+// merge adds the samples of other into t.
+func (t *tally) merge(other *tally) {
+	for k, v := range other.results {
+		t.results[k] += v
+	}
+	t.lat = append(t.lat, other.lat...)
+}
+
+// percentile returns the nearest-rank p-th percentile (0 < p <= 100) of sorted
+// durations, or 0 for none.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(n)))
+	rank = min(max(rank, 1), n)
+	return sorted[rank-1]
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+
+// fill sets the counts, rates and latency percentiles of s from t and the wall
+// time the run took.
+func (s *Summary) fill(t *tally, elapsed time.Duration) {
+	s.Results = maps.Clone(t.results)
+	s.Requests = 0
+	for _, v := range t.results {
+		s.Requests += v
+	}
+	s.OK = t.results[s.OKWord]
+	s.Seconds = math.Round(elapsed.Seconds()*1000) / 1000
+	if elapsed > 0 {
+		s.PerSecond = math.Round(float64(s.Requests) / elapsed.Seconds())
+		s.OKPerSecond = math.Round(float64(s.OK) / elapsed.Seconds())
+	}
+	lat := slices.Clone(t.lat)
+	slices.Sort(lat)
+	s.P50Ms = ms(percentile(lat, 50))
+	s.P95Ms = ms(percentile(lat, 95))
+	s.P99Ms = ms(percentile(lat, 99))
+	if len(lat) > 0 {
+		s.MaxMs = ms(lat[len(lat)-1])
+	}
+}
+
+// resultsLine lists the result words, the most frequent first, ties by name.
+func resultsLine(results map[string]int) string {
+	keys := slices.Collect(maps.Keys(results))
+	slices.SortFunc(keys, func(a, b string) int {
+		if results[a] != results[b] {
+			return results[b] - results[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, results[k]))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printSummary writes the table of one scenario.
+func printSummary(w io.Writer, s *Summary) {
+	status := "PASS"
+	if s.Failed() {
+		status = "FAIL"
+	}
+	fmt.Fprintf(w, "\n== %s  [%s]\n", s.Name, status)
+	if s.Params != "" {
+		fmt.Fprintf(w, "  %-12s %s\n", "setup", s.Params)
+	}
+	if s.Error != "" {
+		fmt.Fprintf(w, "  %-12s %s\n", "error", s.Error)
+	}
+	fmt.Fprintf(w, "  %-12s %d in %.2fs, concurrency %d\n", "requests", s.Requests, s.Seconds, s.Concurrency)
+	fmt.Fprintf(w, "  %-12s %s\n", "results", resultsLine(s.Results))
+	fmt.Fprintf(w, "  %-12s %.0f answers/s, %.0f %s/s\n", "throughput", s.PerSecond, s.OKPerSecond, s.OKWord)
+	fmt.Fprintf(w, "  %-12s p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms\n", "latency", s.P50Ms, s.P95Ms, s.P99Ms, s.MaxMs)
+	if s.MaxRSSMB > 0 {
+		fmt.Fprintf(w, "  %-12s %.1f MB max RSS of the service\n", "memory", s.MaxRSSMB)
+	}
+	for _, c := range s.Checks {
+		mark := "ok  "
+		switch {
+		case c.Skipped:
+			mark = "skip"
+		case !c.OK:
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  check %s %s: %s\n", mark, c.Name, c.Detail)
+	}
+}
+
+// Ratio compares a scenario with its reference against a target.
+type Ratio struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Target float64 `json:"target"`
+	// AtMost marks targets that are ceilings (latency, memory) rather than
+	// floors.
+	AtMost bool   `json:"at_most,omitempty"`
+	Met    bool   `json:"met"`
+	Detail string `json:"detail"`
+}
+
+// verdict words a ratio against its target, with the gap when missed.
+func (r Ratio) verdict() string {
+	if r.Met {
+		return "met"
+	}
+	if r.Target == 0 {
+		return "missed"
+	}
+	if r.AtMost {
+		return fmt.Sprintf("missed by %.0f%% (%.3g over)", (r.Value/r.Target-1)*100, r.Value-r.Target)
+	}
+	return fmt.Sprintf("missed by %.0f%% (%.3g short)", (1-r.Value/r.Target)*100, r.Target-r.Value)
+}
+
+// newRatio builds a floor (value >= target) or ceiling (value <= target).
+func newRatio(name string, value, target float64, atMost bool, detail string) Ratio {
+	met := value >= target
+	if atMost {
+		met = value <= target
+	}
+	return Ratio{Name: name, Value: math.Round(value*1000) / 1000, Target: target, AtMost: atMost, Met: met, Detail: detail}
+}
+
+// Report is everything a run printed, as written with -json.
+type Report struct {
+	StartedAt   time.Time  `json:"started_at"`
+	URL         string     `json:"url"`
+	Concurrency int        `json:"concurrency"`
+	Short       bool       `json:"short"`
+	Scenarios   []*Summary `json:"scenarios"`
+	Ratios      []Ratio    `json:"ratios"`
+	// RedisBytesPerCoupon is the growth of Redis used_memory over the
+	// service scenarios divided by the coupons they claimed.
+	RedisBytesPerCoupon float64 `json:"redis_bytes_per_coupon,omitempty"`
+	RedisMemoryNote     string  `json:"redis_memory_note,omitempty"`
+	OK                  bool    `json:"ok"`
+}
+
+// find returns the summary of a scenario, or nil.
+func (r *Report) find(name string) *Summary {
+	for _, s := range r.Scenarios {
+		if s.Name == name && s.Error == "" {
+			return s
+		}
+	}
+	return nil
+}
+
+// computeRatios derives the issue's targets from the scenarios that ran.
+func (r *Report) computeRatios() {
+	r.Ratios = nil
+	get := func(n string) *Summary { return r.find(n) }
+	if c, b := get("claim"), get("baseline"); c != nil && b != nil && b.OKPerSecond > 0 {
+		r.Ratios = append(r.Ratios, newRatio("claim/baseline (committed claims/s)", c.OKPerSecond/b.OKPerSecond, 4, false,
+			fmt.Sprintf("%.0f/s vs %.0f/s", c.OKPerSecond, b.OKPerSecond)))
+	}
+	if f, l := get("flash"), get("limit"); f != nil && l != nil && l.PerSecond > 0 {
+		r.Ratios = append(r.Ratios, newRatio("flash/limit (answers/s)", f.PerSecond/l.PerSecond, 0.4, false,
+			fmt.Sprintf("%.0f/s vs %.0f/s", f.PerSecond, l.PerSecond)))
+	}
+	if f := get("flash"); f != nil {
+		r.Ratios = append(r.Ratios, newRatio("flash p99 latency (ms)", f.P99Ms, 50, true, ""))
+		if f.MaxRSSMB > 0 {
+			r.Ratios = append(r.Ratios, newRatio("flash max RSS of the service (MB)", f.MaxRSSMB, 300, true, ""))
+		}
+	}
+	if d, raw := get("redeem"), get("rawredeem"); d != nil && raw != nil && raw.OKPerSecond > 0 {
+		r.Ratios = append(r.Ratios, newRatio("redeem/rawredeem (redemptions/s)", d.OKPerSecond/raw.OKPerSecond, 0.7, false,
+			fmt.Sprintf("%.0f/s vs %.0f/s", d.OKPerSecond, raw.OKPerSecond)))
+	}
+}
+
+// printRatios writes the targets section.
+func printRatios(w io.Writer, r *Report) {
+	if len(r.Ratios) == 0 && r.RedisBytesPerCoupon == 0 && r.RedisMemoryNote == "" {
+		return
+	}
+	fmt.Fprintf(w, "\n== targets\n")
+	for _, x := range r.Ratios {
+		op := ">="
+		if x.AtMost {
+			op = "<="
+		}
+		detail := ""
+		if x.Detail != "" {
+			detail = "  (" + x.Detail + ")"
+		}
+		fmt.Fprintf(w, "  %-38s %8.3g  target %s %g: %s%s\n", x.Name, x.Value, op, x.Target, x.verdict(), detail)
+	}
+	if r.RedisBytesPerCoupon > 0 {
+		fmt.Fprintf(w, "  %-38s %8.0f bytes\n", "redis memory per claimed coupon", r.RedisBytesPerCoupon)
+	}
+	if r.RedisMemoryNote != "" {
+		fmt.Fprintf(w, "  redis memory: %s\n", r.RedisMemoryNote)
+	}
+}
+
+// printOverview writes one line per scenario, for the end of a run.
+func printOverview(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "\n== overview\n")
+	fmt.Fprintf(w, "  %-10s %8s %9s %9s %8s %8s %8s %8s  %s\n", "scenario", "requests", "answers/s", "ok/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "status")
+	for _, s := range r.Scenarios {
+		st := "PASS"
+		if s.Failed() {
+			st = "FAIL"
+		}
+		fmt.Fprintf(w, "  %-10s %8d %9.0f %9.0f %8.2f %8.2f %8.2f %8.2f  %s\n", s.Name, s.Requests, s.PerSecond, s.OKPerSecond, s.P50Ms, s.P95Ms, s.P99Ms, s.MaxMs, st)
+	}
+}
+
+// writeMarkdown writes the report as Markdown tables, for BENCHMARKS.md.
+func writeMarkdown(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "| scenario | setup | requests | answers/s | useful/s | p50 ms | p95 ms | p99 ms | max ms | status |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, s := range r.Scenarios {
+		st := "pass"
+		if s.Failed() {
+			st = "**FAIL**"
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.0f %s | %.2f | %.2f | %.2f | %.2f | %s |\n",
+			s.Name, mdEscape(s.Params), s.Requests, s.PerSecond, s.OKPerSecond, s.OKWord, s.P50Ms, s.P95Ms, s.P99Ms, s.MaxMs, st)
+	}
+	fmt.Fprintf(w, "\n| scenario | results |\n|---|---|\n")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(w, "| %s | %s |\n", s.Name, mdEscape(resultsLine(s.Results)))
+	}
+	if len(r.Ratios) > 0 {
+		fmt.Fprintf(w, "\n| target | value | goal | verdict | detail |\n|---|---:|---|---|---|\n")
+		for _, x := range r.Ratios {
+			op := "≥"
+			if x.AtMost {
+				op = "≤"
+			}
+			fmt.Fprintf(w, "| %s | %.3g | %s %g | %s | %s |\n", x.Name, x.Value, op, x.Target, x.verdict(), mdEscape(x.Detail))
+		}
+	}
+	if r.RedisBytesPerCoupon > 0 {
+		fmt.Fprintf(w, "\nRedis memory per claimed coupon: %.0f bytes", r.RedisBytesPerCoupon)
+		if r.RedisMemoryNote != "" {
+			fmt.Fprintf(w, " (%s)", r.RedisMemoryNote)
+		}
+		fmt.Fprintln(w, ".")
+	}
+	fmt.Fprintf(w, "\nGuarantee checks:\n\n")
+	for _, s := range r.Scenarios {
+		for _, c := range s.Checks {
+			mark := "ok"
+			switch {
+			case c.Skipped:
+				mark = "skipped"
+			case !c.OK:
+				mark = "**FAIL**"
+			}
+			fmt.Fprintf(w, "- %s / %s: %s — %s\n", s.Name, c.Name, mark, c.Detail)
+		}
+		if s.Error != "" {
+			fmt.Fprintf(w, "- %s: **error** — %s\n", s.Name, s.Error)
+		}
+	}
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// writeJSON writes the report, indented.
+func writeJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

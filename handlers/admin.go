@@ -1,0 +1,54 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+type createTokenRequest struct {
+	Role *string `json:"role"`
+	Name *string `json:"name"`
+}
+
+// createToken makes an API token; the token is in this answer only.
+func (s *Server) createToken(c *gin.Context) {
+	var req createTokenRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	if err := firstErr(required("role", req.Role), required("name", req.Name)); err != nil {
+		respondError(c, err)
+		return
+	}
+	token, rec, err := s.svc.CreateToken(c.Request.Context(), principal(c).Name, *req.Role, *req.Name)
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	respond(c, http.StatusCreated, "ok", gin.H{"token": token, "token_info": rec})
+}
+
+type createUserRequest struct {
+	Username *string `json:"username"`
+	Password *string `json:"password"`
+	Role     *string `json:"role"`
+}
+
+func (s *Server) createUser(c *gin.Context) {
+	var req createUserRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	if err := firstErr(required("username", req.Username), required("password", req.Password),
+		required("role", req.Role)); err != nil {
+		respondError(c, err)
+		return
+	}
+	u, err := s.svc.CreateUser(c.Request.Context(), principal(c).Name, *req.Username, *req.Password, *req.Role)
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	respond(c, http.StatusCreated, "ok", gin.H{"user": u})
+}

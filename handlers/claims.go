@@ -1,0 +1,57 @@
+package handlers
+
+import (
+	"net/http"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+type claimRequest struct {
+	UserID *string `json:"user_id"`
+}
+
+// claimCoupon claims one coupon of a template: for the user named in the body
+// (app tokens) or for the logged-in shopper. The Idempotency-Key header makes
+// a retry return the first answer.
+func (s *Server) claimCoupon(c *gin.Context) {
+	id, ok := pathID(c, "id")
+	if !ok {
+		return
+	}
+	p := principal(c)
+	var req claimRequest
+	// A shopper's page may send no body: they claim as themself.
+	if p.Role != models.RoleShopper || c.Request.ContentLength != 0 {
+		if !bindJSON(c, &req) {
+			return
+		}
+	}
+	userID := p.UserID
+	switch {
+	case p.Role == models.RoleShopper:
+		if req.UserID != nil && *req.UserID != p.UserID {
+			respondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper claims only for themself"})
+			return
+		}
+	case req.UserID == nil:
+		respondError(c, models.Invalid("user_id", "is required"))
+		return
+	default:
+		userID = *req.UserID
+	}
+	res, err := s.svc.Claim(c.Request.Context(), services.ClaimRequest{
+		TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key"),
+	})
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	status, result := http.StatusCreated, "claimed"
+	if res.Duplicate {
+		status, result = http.StatusOK, models.CodeDuplicate.Word()
+	}
+	respond(c, status, result, gin.H{"coupon": res.Coupon.View(s.svc.Now()), "remaining": res.Remaining})
+}

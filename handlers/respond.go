@@ -1,0 +1,91 @@
+// Package handlers is couponsvc's HTTP layer on Gin: the JSON API of SPEC §5
+// and the pages of SPEC §6. Handlers bind and validate a request, call one
+// service method and render; they never touch GORM, go-redis or redislock.
+package handlers
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+// httpStatus maps each result code to its HTTP status (SPEC §5), in one place.
+var httpStatus = map[models.Code]int{
+	models.CodeOK:                  http.StatusOK,
+	models.CodeDuplicate:           http.StatusOK,
+	models.CodeSoldOut:             http.StatusConflict,
+	models.CodeInvalidRequest:      http.StatusBadRequest,
+	models.CodeUserLimitReached:    http.StatusConflict,
+	models.CodeBudgetExhausted:     http.StatusConflict,
+	models.CodeNotClaimable:        http.StatusConflict,
+	models.CodeAlreadyUsed:         http.StatusConflict,
+	models.CodeNotValidNow:         http.StatusConflict,
+	models.CodeBelowMinimum:        http.StatusUnprocessableEntity,
+	models.CodeNotFound:            http.StatusNotFound,
+	models.CodeBusy:                http.StatusTooManyRequests,
+	models.CodeIdempotencyMismatch: http.StatusUnprocessableEntity,
+	models.CodeNotRedeemed:         http.StatusConflict,
+	models.CodeUnauthorized:        http.StatusUnauthorized,
+	models.CodeUnavailable:         http.StatusServiceUnavailable,
+	models.CodeRateLimited:         http.StatusTooManyRequests,
+	models.CodeRevoked:             http.StatusConflict,
+	models.CodeInProgress:          http.StatusConflict,
+	models.CodeInternal:            http.StatusInternalServerError,
+}
+
+// StatusOf returns the HTTP status and result word of an error.
+func StatusOf(err error) (int, string) {
+	var e *models.Error
+	if !errors.As(err, &e) {
+		return http.StatusInternalServerError, models.CodeInternal.Word()
+	}
+	if e.Code == models.CodeUnauthorized && e.Forbidden {
+		return http.StatusForbidden, "forbidden"
+	}
+	status, ok := httpStatus[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	return status, e.Code.Word()
+}
+
+// respond writes a success body: {"code":0|1,"result":word,...payload}.
+func respond(c *gin.Context, status int, result string, payload gin.H) {
+	body := gin.H{"code": models.CodeOK, "result": result, "error": ""}
+	if result == models.CodeDuplicate.Word() {
+		body["code"] = models.CodeDuplicate
+	}
+	for k, v := range payload {
+		body[k] = v
+	}
+	c.JSON(status, body)
+}
+
+// respondError writes the body of an error: its code, result word, a message
+// for people and the field at fault. Only faults and bugs are logged.
+func respondError(c *gin.Context, err error) {
+	status, word := StatusOf(err)
+	var e *models.Error
+	body := gin.H{"code": models.CodeInternal, "result": word, "error": "internal error"}
+	if errors.As(err, &e) {
+		body["code"] = e.Code
+		body["error"] = e.Message
+		if e.Field != "" {
+			body["field"] = e.Field
+			body["error"] = e.Field + ": " + e.Message
+		}
+		if e.RetryAfterSeconds > 0 {
+			c.Header("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
+		}
+	}
+	if status >= 500 {
+		slog.Default().Error("request failed", "method", c.Request.Method, "path", c.FullPath(),
+			"status", status, "err", err)
+	}
+	c.AbortWithStatusJSON(status, body)
+}

@@ -1,0 +1,88 @@
+package handlers
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Options wire optional parts into the router.
+type Options struct {
+	Logger *slog.Logger
+	// SessionPrincipal returns the logged-in user of a page session, or nil.
+	SessionPrincipal func(*gin.Context) *models.Principal
+}
+
+// Server holds what the handlers need.
+type Server struct {
+	svc  *services.Service
+	opts Options
+	log  *slog.Logger
+}
+
+// NewRouter returns the HTTP handler of couponsvc: the JSON API under
+// /api/v1, the health endpoints and, when wired, the pages.
+func NewRouter(svc *services.Service, opts Options) *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{svc: svc, opts: opts, log: opts.Logger}
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(s.recoverPanic)
+	r.NoRoute(func(c *gin.Context) { respondError(c, models.Errorf(models.CodeNotFound, "no such endpoint")) })
+	r.NoMethod(func(c *gin.Context) {
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, gin.H{"code": models.CodeInvalidRequest,
+			"result": models.CodeInvalidRequest.Word(), "error": "method not allowed on this endpoint"})
+	})
+
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+
+	api := r.Group("/api/v1", s.authenticate)
+	admin := requireRole(models.RoleAdmin)
+	api.POST("/campaigns", admin, s.createCampaign)
+	api.GET("/campaigns", admin, s.listCampaigns)
+	api.GET("/campaigns/:id", admin, s.getCampaign)
+	api.POST("/templates", admin, s.createTemplate)
+	api.GET("/templates", s.listTemplates)
+	api.GET("/templates/:id", s.getTemplate)
+	api.PATCH("/templates/:id", admin, s.updateTemplate)
+	api.POST("/templates/:id/stock", admin, s.addStock)
+	api.POST("/templates/:id/claim", requireRole(models.RoleApp, models.RoleShopper), s.claimCoupon)
+	api.POST("/tokens", admin, s.createToken)
+	api.POST("/users", admin, s.createUser)
+	return r
+}
+
+// recoverPanic turns a panic into a logged 500 with the usual JSON body.
+func (s *Server) recoverPanic(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			respondError(c, fmt.Errorf("panic: %v", v))
+		}
+	}()
+	c.Next()
+}
+
+func (s *Server) healthz(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"code": models.CodeOK, "result": "ok", "error": ""})
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	if err := s.svc.Ready(c.Request.Context()); err != nil {
+		respondError(c, err)
+		return
+	}
+	respond(c, http.StatusOK, "ok", nil)
+}
