@@ -6,8 +6,11 @@
 -- applied on top (its slot, ordinal and budget stay taken), so that a reload
 -- never hands out a slot that a claim in flight is about to write.
 --
--- KEYS: 1 budget  2 pending, then for each template i (from 0):
---       3+3i template hash  4+3i free  5+3i users
+-- Reservations confirmed moments ago (the "recent" zset) count as in flight
+-- too: their rows may have been committed after the caller's read.
+--
+-- KEYS: 1 budget  2 pending  3 recent, then for each template i (from 0):
+--       4+3i template hash  5+3i free  6+3i users
 -- ARGV: 1 mode: "missing" (fill only keys that are missing) or "force" (rebuild)
 --       2 budget remaining per the database, -1 = no budget
 --       then per template, 6 values: template_id, total, limit, value, next
@@ -18,7 +21,7 @@
 -- Returns {templates rebuilt, 1 if the budget was rebuilt else 0}.
 
 local force = ARGV[1] == 'force'
-local n = (#KEYS - 2) / 3
+local n = (#KEYS - 3) / 3
 
 local function csv(s)
   local out = {}
@@ -37,7 +40,7 @@ local tpl, rebuilt = {}, 0
 for i = 0, n - 1 do
   local a = 3 + 7 * i
   local t = {
-    hash = KEYS[3 + 3 * i], free = KEYS[4 + 3 * i], users = KEYS[5 + 3 * i],
+    hash = KEYS[4 + 3 * i], free = KEYS[5 + 3 * i], users = KEYS[6 + 3 * i],
     total = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), value = tonumber(ARGV[a + 3]),
     next = tonumber(ARGV[a + 4]), freelist = csv(ARGV[a + 5]), userblob = ARGV[a + 6],
   }
@@ -61,9 +64,17 @@ for _, t in pairs(tpl) do
   end
 end
 
--- Reservations in flight that the database does not have yet stay taken.
-local pending = redis.call('ZRANGE', KEYS[2], 0, -1)
-for _, m in ipairs(pending) do
+-- Reservations in flight that the database may not have yet stay taken.
+local inflight, seen = {}, {}
+for _, key in ipairs({KEYS[2], KEYS[3]}) do
+  for _, m in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+    if not seen[m] then
+      seen[m] = true
+      inflight[#inflight + 1] = m
+    end
+  end
+end
+for _, m in ipairs(inflight) do
   local tid, user, slot, ord, value = string.match(m, '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|')
   local t = tid and tpl[tid]
   if t then

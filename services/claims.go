@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"couponsvc/lua"
 	"couponsvc/models"
@@ -29,6 +30,10 @@ type ClaimResult struct {
 // maxClaimAttempts bounds how often one claim starts again after the database
 // refused a slot or ordinal that Redis handed out (Redis had lost a write).
 const maxClaimAttempts = 3
+
+// recentWindow is how long a confirmed reservation still counts as in flight
+// for a reload: far longer than a reload's read of the database takes.
+const recentWindow = time.Minute
 
 // reservation is what coupon_deduct.lua handed out.
 type reservation struct {
@@ -247,7 +252,8 @@ func (s *Service) replayFromDB(ctx context.Context, req ClaimRequest) (*ClaimRes
 // confirms it later: the row is the truth either way.
 func (s *Service) confirm(ctx context.Context, cid int64, requestID, member string) {
 	err := lua.Confirm.Run(context.WithoutCancel(ctx), s.rdb,
-		[]string{s.keys.idem(cid, requestID), s.keys.pending(cid)}, member).Err()
+		[]string{s.keys.idem(cid, requestID), s.keys.pending(cid), s.keys.recent(cid)},
+		member, s.now().UnixMilli(), recentWindow.Milliseconds()).Err()
 	if err != nil {
 		s.log.Warn("confirm a reservation; the sweeper will", "campaign", cid, "err", err)
 	}

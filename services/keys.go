@@ -9,8 +9,12 @@ type keys struct{ prefix string }
 
 func (k keys) campaign(cid int64) string { return k.prefix + "{c" + strconv.FormatInt(cid, 10) + "}:" }
 
-func (k keys) budget(cid int64) string   { return k.campaign(cid) + "budget" }
-func (k keys) pending(cid int64) string  { return k.campaign(cid) + "pending" }
+func (k keys) budget(cid int64) string  { return k.campaign(cid) + "budget" }
+func (k keys) pending(cid int64) string { return k.campaign(cid) + "pending" }
+
+// recent holds reservations confirmed within recentWindow, which a reload
+// still counts as taken (see coupon_load.lua).
+func (k keys) recent(cid int64) string   { return k.campaign(cid) + "recent" }
 func (k keys) loadLock(cid int64) string { return k.campaign(cid) + "loadlock" }
 
 func (k keys) template(cid, tid int64) string {

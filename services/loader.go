@@ -57,7 +57,7 @@ func (s *Service) loadCampaign(ctx context.Context, cid int64, mode string) erro
 	if err != nil {
 		return err
 	}
-	ks := []string{s.keys.budget(cid), s.keys.pending(cid)}
+	ks := []string{s.keys.budget(cid), s.keys.pending(cid), s.keys.recent(cid)}
 	args := []any{mode, snap.budgetRemaining}
 	for _, t := range snap.templates {
 		ks = append(ks, s.keys.template(cid, t.id), s.keys.free(cid, t.id), s.keys.users(cid, t.id))
