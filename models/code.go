@@ -25,17 +25,28 @@ var codeIndex = func() [256]int8 {
 	return idx
 }()
 
-// checkChar computes the Luhn mod N check character of body, which catches
-// every single mistyped character and every swap of two neighbours.
+// checkChar computes the check character of body: the value that makes
+// sum(c_i * 2^(n-i)) vanish in GF(32) (Damm's scheme over the quasigroup
+// x*y = 2x+y, which is totally anti-symmetric). It catches every single
+// mistyped character and every swap of two characters, neighbours or not. (A
+// Luhn mod 32 check misses the swap of the first and last character of the
+// alphabet, "2Z" read as "Z2".)
 func checkChar(body string) byte {
-	const n = len(CodeAlphabet)
-	factor, sum := 2, 0
-	for i := len(body) - 1; i >= 0; i-- {
-		addend := factor * int(codeIndex[body[i]])
-		factor = 3 - factor
-		sum += addend/n + addend%n
+	var acc byte
+	for i := 0; i < len(body); i++ {
+		acc = gfDouble(acc) ^ byte(codeIndex[body[i]])
 	}
-	return CodeAlphabet[(n-sum%n)%n]
+	return CodeAlphabet[gfDouble(acc)]
+}
+
+// gfDouble multiplies x by 2 in GF(32), built on the primitive polynomial
+// x^5 + x^2 + 1.
+func gfDouble(x byte) byte {
+	x <<= 1
+	if x&0x20 != 0 {
+		x ^= 0x25
+	}
+	return x
 }
 
 // NewCouponCode returns a fresh random code with its check character.

@@ -1,0 +1,310 @@
+package models_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"couponsvc/models"
+)
+
+var t0 = time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func ptr[T any](v T) *T { return &v }
+
+func fixedTemplate() models.Template {
+	return models.Template{
+		CampaignID: 1, Name: "Ten off", Kind: models.KindFixed, FaceValueCents: 1000,
+		TotalStock: 100, PerUserLimit: 2, ClaimStartsAt: t0, ValidDays: 30,
+	}
+}
+
+func percentTemplate() models.Template {
+	return models.Template{
+		CampaignID: 1, Name: "Fifteen percent", Kind: models.KindPercent, PercentOff: 15, MaxDiscountCents: 2500,
+		TotalStock: 100, PerUserLimit: 1, ClaimStartsAt: t0,
+		ValidFrom: ptr(t0), ValidUntil: ptr(t0.Add(24 * time.Hour)),
+	}
+}
+
+// assertInvalid checks that err is invalid_request naming field.
+func assertInvalid(t *testing.T, err error, field string) {
+	t.Helper()
+	var e *models.Error
+	if err == nil || !asError(err, &e) {
+		t.Fatalf("error = %v, want invalid_request on %s", err, field)
+	}
+	if e.Code != models.CodeInvalidRequest || e.Field != field || e.Message == "" {
+		t.Fatalf("error = code %d field %q message %q, want invalid_request on %s", e.Code, e.Field, e.Message, field)
+	}
+}
+
+func TestTemplateValidate(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		for name, tp := range map[string]models.Template{"fixed": fixedTemplate(), "percent": percentTemplate()} {
+			if err := tp.Validate(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if tp.RefundPolicy != models.RefundRestore || tp.Status != models.TemplateActive {
+				t.Fatalf("%s: defaults refund_policy %q status %q, want restore and active", name, tp.RefundPolicy, tp.Status)
+			}
+		}
+	})
+	t.Run("OKBounds", func(t *testing.T) {
+		cases := map[string]func(*models.Template){
+			"name 100 runes":         func(tp *models.Template) { tp.Name = strings.Repeat("é", 100) },
+			"name trimmed":           func(tp *models.Template) { tp.Name = "  x  " },
+			"description 2000 runes": func(tp *models.Template) { tp.Description = strings.Repeat("ü", 2000) },
+			"face value 1":           func(tp *models.Template) { tp.FaceValueCents = 1 },
+			"face value max":         func(tp *models.Template) { tp.FaceValueCents = models.MaxMoneyCents },
+			"min order max":          func(tp *models.Template) { tp.MinOrderCents = models.MaxMoneyCents },
+			"stock 1":                func(tp *models.Template) { tp.TotalStock = 1 },
+			"stock max":              func(tp *models.Template) { tp.TotalStock = models.MaxTotalStock },
+			"limit 1":                func(tp *models.Template) { tp.PerUserLimit = 1 },
+			"limit 100":              func(tp *models.Template) { tp.PerUserLimit = 100 },
+			"valid days 1":           func(tp *models.Template) { tp.ValidDays = 1 },
+			"valid days 3650":        func(tp *models.Template) { tp.ValidDays = 3650 },
+			"claim ends later":       func(tp *models.Template) { tp.ClaimEndsAt = ptr(t0.Add(time.Nanosecond)) },
+			"recycle paused":         func(tp *models.Template) { tp.RefundPolicy, tp.Status = "recycle", "paused" },
+		}
+		for name, mutate := range cases {
+			tp := fixedTemplate()
+			mutate(&tp)
+			if err := tp.Validate(); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		for _, p := range []int64{1, 99} {
+			tp := percentTemplate()
+			tp.PercentOff = p
+			if err := tp.Validate(); err != nil {
+				t.Errorf("percent_off %d: %v", p, err)
+			}
+		}
+	})
+	cases := []struct {
+		name   string
+		base   func() models.Template
+		mutate func(*models.Template)
+		field  string
+	}{
+		{"ErrNameEmpty", fixedTemplate, func(tp *models.Template) { tp.Name = "" }, "name"},
+		{"ErrNameBlank", fixedTemplate, func(tp *models.Template) { tp.Name = " \t " }, "name"},
+		{"ErrNameTooLong", fixedTemplate, func(tp *models.Template) { tp.Name = strings.Repeat("x", 101) }, "name"},
+		{"ErrNameControl", fixedTemplate, func(tp *models.Template) { tp.Name = "a\x00b" }, "name"},
+		{"ErrNameNewline", fixedTemplate, func(tp *models.Template) { tp.Name = "a\nb" }, "name"},
+		{"ErrNameBadUTF8", fixedTemplate, func(tp *models.Template) { tp.Name = "a\xffb" }, "name"},
+		{"ErrDescriptionTooLong", fixedTemplate, func(tp *models.Template) { tp.Description = strings.Repeat("x", 2001) }, "description"},
+		{"ErrDescriptionBadUTF8", fixedTemplate, func(tp *models.Template) { tp.Description = "\xc3" }, "description"},
+		{"ErrCampaignMissing", fixedTemplate, func(tp *models.Template) { tp.CampaignID = 0 }, "campaign_id"},
+		{"ErrCampaignNegative", fixedTemplate, func(tp *models.Template) { tp.CampaignID = -1 }, "campaign_id"},
+		{"ErrKindEmpty", fixedTemplate, func(tp *models.Template) { tp.Kind = "" }, "kind"},
+		{"ErrKindUnknown", fixedTemplate, func(tp *models.Template) { tp.Kind = "Fixed" }, "kind"},
+		{"ErrFaceValueZero", fixedTemplate, func(tp *models.Template) { tp.FaceValueCents = 0 }, "face_value_cents"},
+		{"ErrFaceValueNegative", fixedTemplate, func(tp *models.Template) { tp.FaceValueCents = -1 }, "face_value_cents"},
+		{"ErrFaceValueHuge", fixedTemplate, func(tp *models.Template) { tp.FaceValueCents = models.MaxMoneyCents + 1 }, "face_value_cents"},
+		{"ErrFixedWithPercent", fixedTemplate, func(tp *models.Template) { tp.PercentOff = 10 }, "percent_off"},
+		{"ErrFixedWithCap", fixedTemplate, func(tp *models.Template) { tp.MaxDiscountCents = 10 }, "max_discount_cents"},
+		{"ErrPercentZero", percentTemplate, func(tp *models.Template) { tp.PercentOff = 0 }, "percent_off"},
+		{"ErrPercent100", percentTemplate, func(tp *models.Template) { tp.PercentOff = 100 }, "percent_off"},
+		{"ErrPercentNegative", percentTemplate, func(tp *models.Template) { tp.PercentOff = -5 }, "percent_off"},
+		{"ErrCapZero", percentTemplate, func(tp *models.Template) { tp.MaxDiscountCents = 0 }, "max_discount_cents"},
+		{"ErrCapHuge", percentTemplate, func(tp *models.Template) { tp.MaxDiscountCents = models.MaxMoneyCents + 1 }, "max_discount_cents"},
+		{"ErrPercentWithFace", percentTemplate, func(tp *models.Template) { tp.FaceValueCents = 100 }, "face_value_cents"},
+		{"ErrMinOrderNegative", fixedTemplate, func(tp *models.Template) { tp.MinOrderCents = -1 }, "min_order_cents"},
+		{"ErrMinOrderHuge", fixedTemplate, func(tp *models.Template) { tp.MinOrderCents = models.MaxMoneyCents + 1 }, "min_order_cents"},
+		{"ErrStockZero", fixedTemplate, func(tp *models.Template) { tp.TotalStock = 0 }, "total_stock"},
+		{"ErrStockNegative", fixedTemplate, func(tp *models.Template) { tp.TotalStock = -1 }, "total_stock"},
+		{"ErrStockHuge", fixedTemplate, func(tp *models.Template) { tp.TotalStock = models.MaxTotalStock + 1 }, "total_stock"},
+		{"ErrLimitZero", fixedTemplate, func(tp *models.Template) { tp.PerUserLimit = 0 }, "per_user_limit"},
+		{"ErrLimitHuge", fixedTemplate, func(tp *models.Template) { tp.PerUserLimit = 101 }, "per_user_limit"},
+		{"ErrClaimEndsAtStart", fixedTemplate, func(tp *models.Template) { tp.ClaimEndsAt = ptr(t0) }, "claim_ends_at"},
+		{"ErrClaimEndsBeforeStart", fixedTemplate, func(tp *models.Template) { tp.ClaimEndsAt = ptr(t0.Add(-time.Hour)) }, "claim_ends_at"},
+		{"ErrValidityMissing", fixedTemplate, func(tp *models.Template) { tp.ValidDays = 0 }, "valid_days"},
+		{"ErrValidDaysNegative", fixedTemplate, func(tp *models.Template) { tp.ValidDays = -1 }, "valid_days"},
+		{"ErrValidDaysHuge", fixedTemplate, func(tp *models.Template) { tp.ValidDays = 3651 }, "valid_days"},
+		{"ErrValidityBoth", percentTemplate, func(tp *models.Template) { tp.ValidDays = 3 }, "valid_days"},
+		{"ErrValidFromMissing", percentTemplate, func(tp *models.Template) { tp.ValidFrom = nil }, "valid_from"},
+		{"ErrValidUntilMissing", percentTemplate, func(tp *models.Template) { tp.ValidUntil = nil }, "valid_until"},
+		{"ErrValidUntilEqual", percentTemplate, func(tp *models.Template) { tp.ValidUntil = ptr(*tp.ValidFrom) }, "valid_until"},
+		{"ErrValidUntilBefore", percentTemplate, func(tp *models.Template) { tp.ValidUntil = ptr(tp.ValidFrom.Add(-time.Second)) }, "valid_until"},
+		{"ErrRefundPolicy", fixedTemplate, func(tp *models.Template) { tp.RefundPolicy = "refund" }, "refund_policy"},
+		{"ErrStatus", fixedTemplate, func(tp *models.Template) { tp.Status = "deleted" }, "status"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tp := c.base()
+			c.mutate(&tp)
+			assertInvalid(t, tp.Validate(), c.field)
+		})
+	}
+}
+
+func TestTemplateValueCents(t *testing.T) {
+	f, p := fixedTemplate(), percentTemplate()
+	if got := f.ValueCents(); got != 1000 {
+		t.Errorf("fixed value = %d, want 1000", got)
+	}
+	if got := p.ValueCents(); got != 2500 {
+		t.Errorf("percent value = %d, want its cap 2500", got)
+	}
+}
+
+func TestTemplateDiscount(t *testing.T) {
+	f, p := fixedTemplate(), percentTemplate() // 1000 off; 15% capped at 2500
+	cases := []struct {
+		tp     models.Template
+		amount int64
+		want   int64
+	}{
+		{f, 5000, 1000}, {f, 1000, 1000}, {f, 999, 999}, {f, 1, 1},
+		{p, 10000, 1500}, {p, 99, 14}, {p, 6, 0}, {p, 16666, 2499}, {p, 16667, 2500}, {p, 1_000_000, 2500},
+		{p, models.MaxMoneyCents, 2500},
+	}
+	for _, c := range cases {
+		if got := c.tp.Discount(c.amount); got != c.want {
+			t.Errorf("%s on %d = %d, want %d", c.tp.Kind, c.amount, got, c.want)
+		}
+	}
+}
+
+func TestTemplateClaimable(t *testing.T) {
+	tp := fixedTemplate()
+	tp.ClaimEndsAt = ptr(t0.Add(time.Hour))
+	if err := tp.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("OK", func(t *testing.T) {
+		for _, now := range []time.Time{t0, t0.Add(time.Hour - time.Nanosecond)} {
+			if err := tp.Claimable(now); err != nil {
+				t.Errorf("at %v: %v", now, err)
+			}
+		}
+	})
+	t.Run("ErrNotClaimable", func(t *testing.T) {
+		paused := tp
+		paused.Status = models.TemplatePaused
+		for name, c := range map[string]struct {
+			tp  models.Template
+			now time.Time
+		}{
+			"before start": {tp, t0.Add(-time.Nanosecond)},
+			"at end":       {tp, t0.Add(time.Hour)},
+			"after end":    {tp, t0.Add(48 * time.Hour)},
+			"paused":       {paused, t0.Add(time.Minute)},
+		} {
+			if err := c.tp.Claimable(c.now); models.ErrorCode(err) != models.CodeNotClaimable {
+				t.Errorf("%s: error = %v, want not_claimable", name, err)
+			}
+		}
+	})
+}
+
+func TestTemplateValidityFor(t *testing.T) {
+	claimed := t0.Add(90 * time.Minute)
+	f := fixedTemplate()
+	from, until := f.ValidityFor(claimed)
+	if !from.Equal(claimed) || !until.Equal(claimed.AddDate(0, 0, 30)) {
+		t.Errorf("valid_days: %v..%v, want %v..%v", from, until, claimed, claimed.AddDate(0, 0, 30))
+	}
+	p := percentTemplate()
+	from, until = p.ValidityFor(claimed)
+	if !from.Equal(*p.ValidFrom) || !until.Equal(*p.ValidUntil) {
+		t.Errorf("absolute: %v..%v, want %v..%v", from, until, *p.ValidFrom, *p.ValidUntil)
+	}
+}
+
+func TestCouponEffectiveStatus(t *testing.T) {
+	c := models.Coupon{Status: models.CouponIssued, ValidUntil: t0}
+	cases := []struct {
+		status string
+		now    time.Time
+		want   string
+	}{
+		{models.CouponIssued, t0.Add(-time.Nanosecond), models.CouponIssued},
+		{models.CouponIssued, t0, models.CouponExpired},
+		{models.CouponUsed, t0.Add(time.Hour), models.CouponUsed},
+		{models.CouponRevoked, t0.Add(time.Hour), models.CouponRevoked},
+	}
+	for _, tc := range cases {
+		c.Status = tc.status
+		if got := c.EffectiveStatus(tc.now); got != tc.want {
+			t.Errorf("%s at %v = %s, want %s", tc.status, tc.now, got, tc.want)
+		}
+		if v := c.View(tc.now); v.Status != tc.want {
+			t.Errorf("view of %s at %v = %s, want %s", tc.status, tc.now, v.Status, tc.want)
+		}
+	}
+}
+
+func TestCampaignValidate(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		for _, c := range []models.Campaign{
+			{Name: "Spring", BudgetCents: 0},
+			{Name: " Spring ", BudgetCents: 1},
+			{Name: strings.Repeat("ß", 100), BudgetCents: models.MaxBudgetCents},
+		} {
+			if err := c.Validate(); err != nil {
+				t.Errorf("%q %d: %v", c.Name, c.BudgetCents, err)
+			}
+		}
+	})
+	for name, c := range map[string]struct {
+		c     models.Campaign
+		field string
+	}{
+		"ErrNameEmpty":     {models.Campaign{Name: ""}, "name"},
+		"ErrNameBlank":     {models.Campaign{Name: "   "}, "name"},
+		"ErrNameTooLong":   {models.Campaign{Name: strings.Repeat("x", 101)}, "name"},
+		"ErrNameControl":   {models.Campaign{Name: "a\x7fb"}, "name"},
+		"ErrBudgetNeg":     {models.Campaign{Name: "x", BudgetCents: -1}, "budget_cents"},
+		"ErrBudgetHuge":    {models.Campaign{Name: "x", BudgetCents: models.MaxBudgetCents + 1}, "budget_cents"},
+		"ErrBudgetHugeMax": {models.Campaign{Name: "x", BudgetCents: 1<<63 - 1}, "budget_cents"},
+	} {
+		t.Run(name, func(t *testing.T) { assertInvalid(t, c.c.Validate(), c.field) })
+	}
+}
+
+func TestValidateUserID(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		for _, s := range []string{"a", "user-1", "A.b_c:d@e-f", strings.Repeat("9", 64)} {
+			if err := models.ValidateUserID("user_id", s); err != nil {
+				t.Errorf("%q: %v", s, err)
+			}
+		}
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, s := range []string{"", strings.Repeat("a", 65), "a b", "a|b", "a,b", "a=b", "a;b", "é", "a\x00", "a/b"} {
+			assertInvalid(t, models.ValidateUserID("user_id", s), "user_id")
+		}
+	})
+}
+
+func TestValidateIdempotencyKey(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		for _, s := range []string{"k", "a b|c,d=e;f~", strings.Repeat("k", 128)} {
+			if err := models.ValidateIdempotencyKey(s); err != nil {
+				t.Errorf("%q: %v", s, err)
+			}
+		}
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, s := range []string{"", strings.Repeat("k", 129), "k\n", "k\x7f", "ké"} {
+			assertInvalid(t, models.ValidateIdempotencyKey(s), "Idempotency-Key")
+		}
+	})
+}
+
+func TestErrorCode(t *testing.T) {
+	if models.ErrorCode(nil) != models.CodeOK {
+		t.Error("nil is not CodeOK")
+	}
+	err := models.Errorf(models.CodeSoldOut, "gone")
+	if models.ErrorCode(err) != models.CodeSoldOut || !models.IsCode(err, models.CodeSoldOut) {
+		t.Errorf("ErrorCode(%v) = %d", err, models.ErrorCode(err))
+	}
+	if models.CodeIdempotencyMismatch.Word() != "idempotency_mismatch" || models.CodeInProgress.Word() != "in_progress" ||
+		models.Code(1234).Word() != "internal" {
+		t.Error("code words changed")
+	}
+}
