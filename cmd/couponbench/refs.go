@@ -232,7 +232,7 @@ func rawRedeem(ctx context.Context, db *sql.DB, update, insert string, id int64,
 // openRedis connects to the reference Redis with a pool as large as the
 // concurrency, so that no worker waits for a connection.
 func openRedis(ctx context.Context, addr string, conc int) (*redis.Client, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: conc, MinIdleConns: 0, DialTimeout: 3 * time.Second})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: conc, DialTimeout: 3 * time.Second, DialerRetries: 1})
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {

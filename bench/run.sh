@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# bench/run.sh [--short]: the flash-sale benchmark of issue 6, end to end.
+#
+# Builds couponsvc and couponbench, starts couponsvc on MariaDB and Redis (a
+# fresh database, loopback only), runs `couponbench -scenario all` with its
+# references (baseline, limit, rawredeem) in the same run, samples the
+# service's RSS from /proc, reports Redis memory per claimed coupon, stops the
+# service, and (without --short) rewrites BENCHMARKS.md above its notes marker.
+# --short is the CI version: every count divided by 50, a couple of minutes.
+# Exits non-zero when couponbench does (a broken guarantee) or the service
+# cannot be started.
+#
+# Settings (environment, all optional):
+#   BENCH_MYSQL_HOST/PORT/USER  MariaDB (127.0.0.1 / 3306 / root, no password)
+#   BENCH_DB                    database to recreate (couponbench_run)
+#   BENCH_REDIS_ADDR            Redis (127.0.0.1:6379); never flushed
+#   BENCH_PORT                  couponsvc's loopback port (18080)
+#   BENCH_CONCURRENCY           requests in flight (256)
+#   BENCH_OUT                   results folder (bench-results)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+SHORT=0
+case "${1:-}" in
+--short) SHORT=1 ;;
+"") ;;
+*) echo "usage: bench/run.sh [--short]" >&2; exit 2 ;;
+esac
+
+MYSQL_HOST=${BENCH_MYSQL_HOST:-127.0.0.1}
+MYSQL_PORT=${BENCH_MYSQL_PORT:-3306}
+MYSQL_USER=${BENCH_MYSQL_USER:-root}
+DB=${BENCH_DB:-couponbench_run}
+REDIS_ADDR=${BENCH_REDIS_ADDR:-127.0.0.1:6379}
+PORT=${BENCH_PORT:-18080}
+CONC=${BENCH_CONCURRENCY:-256}
+OUT=${BENCH_OUT:-bench-results}
+REDIS_HOST=${REDIS_ADDR%:*}
+REDIS_PORT=${REDIS_ADDR##*:}
+# The service's Redis key prefix (services.DefaultConfig().KeyPrefix).
+KEY_PREFIX=coupon:
+
+for host in "$MYSQL_HOST" "$REDIS_HOST"; do
+	case "$host" in
+	127.* | localhost | ::1) ;;
+	*) echo "bench/run.sh: $host is not a loopback address" >&2; exit 2 ;;
+	esac
+done
+case "$DB" in
+*[!A-Za-z0-9_]* | "") echo "bench/run.sh: BENCH_DB must be [A-Za-z0-9_]+" >&2; exit 2 ;;
+esac
+
+mysqlq() { mysql -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u "$MYSQL_USER" -N -B "$@"; }
+rcli() { redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@"; }
+
+# forget_campaigns deletes the Redis keys of every campaign of the bench
+# database, so that a fresh database (whose ids start at 1 again) never meets
+# the counters of an earlier run. Bounded: at most 10,000 campaigns, and SCAN
+# stops when its cursor comes back to 0.
+forget_campaigns() {
+	local ids id
+	ids=$(mysqlq -e "SELECT id FROM \`$DB\`.campaigns ORDER BY id LIMIT 10000" 2>/dev/null || true)
+	for id in $ids; do
+		rcli --scan --pattern "${KEY_PREFIX}{c${id}}:*" --count 1000 | xargs -r -n 500 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" UNLINK >/dev/null
+	done
+}
+
+mkdir -p "$OUT"
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+echo "== build"
+go build -o "$OUT/couponsvc" ./cmd/couponsvc
+go build -o "$OUT/couponbench" ./cmd/couponbench
+
+echo "== database $DB (recreated), Redis $REDIS_ADDR (not flushed)"
+forget_campaigns
+mysqlq -e "DROP DATABASE IF EXISTS \`$DB\`; CREATE DATABASE \`$DB\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+
+TOKEN="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+SVC_PID=""
+stop_service() {
+	[ -n "$SVC_PID" ] || return 0
+	if kill -0 "$SVC_PID" 2>/dev/null; then
+		kill -TERM "$SVC_PID" 2>/dev/null || true
+		for _ in $(seq 1 100); do
+			kill -0 "$SVC_PID" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill -0 "$SVC_PID" 2>/dev/null && kill -KILL "$SVC_PID" 2>/dev/null
+	fi
+	wait "$SVC_PID" 2>/dev/null || true
+	SVC_PID=""
+}
+cleanup() {
+	stop_service
+	forget_campaigns
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "== start couponsvc on 127.0.0.1:$PORT"
+COUPON_MYSQL_DSN="$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" \
+	COUPON_REDIS_ADDR="$REDIS_ADDR" \
+	COUPON_LISTEN="127.0.0.1:$PORT" \
+	COUPON_BOOTSTRAP_TOKEN="$TOKEN" \
+	COUPON_DEMO=0 \
+	"$OUT/couponsvc" serve >"$OUT/couponsvc.log" 2>&1 &
+SVC_PID=$!
+
+ready=0
+for _ in $(seq 1 120); do
+	if curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/readyz"; then
+		ready=1
+		break
+	fi
+	kill -0 "$SVC_PID" 2>/dev/null || break
+	sleep 0.5
+done
+if [ "$ready" != 1 ]; then
+	echo "bench/run.sh: couponsvc did not become ready; its log:" >&2
+	tail -n 40 "$OUT/couponsvc.log" >&2
+	exit 1
+fi
+
+ARGS=(-url "http://127.0.0.1:$PORT" -token "$TOKEN" -scenario all -concurrency "$CONC"
+	-mysql-dsn "$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" -redis-addr "$REDIS_ADDR"
+	-service-pid "$SVC_PID" -json "$OUT/bench.json" -markdown "$OUT/bench.md")
+[ "$SHORT" = 1 ] && ARGS+=(-short)
+echo "== couponbench ${ARGS[*]//$TOKEN/\$TOKEN}"
+set +e
+"$OUT/couponbench" "${ARGS[@]}" | tee "$OUT/bench.txt"
+RC=${PIPESTATUS[0]}
+set -e
+
+# The idempotency keys must expire: show the TTL of one.
+IDEM_TTL="none found"
+first_campaign=$(mysqlq -e "SELECT MIN(id) FROM \`$DB\`.campaigns" 2>/dev/null || true)
+if [ -n "$first_campaign" ] && [ "$first_campaign" != NULL ]; then
+	key=$(rcli --scan --pattern "${KEY_PREFIX}{c${first_campaign}}:idem:*" --count 1000 | head -n 1 || true)
+	[ -n "$key" ] && IDEM_TTL="$(rcli TTL "$key") s"
+fi
+MAX_RSS=$(jq -r '[.scenarios[] | select(.name=="flash") | .max_rss_mb // 0][0] // "n/a"' "$OUT/bench.json" 2>/dev/null || echo n/a)
+PER_COUPON=$(jq -r '.redis_bytes_per_coupon // "n/a" | if type=="number" then (.|floor|tostring) else . end' "$OUT/bench.json" 2>/dev/null || echo n/a)
+echo
+echo "== service during flash: max RSS ${MAX_RSS} MB (target < 300 MB)"
+echo "== Redis memory per claimed coupon: ${PER_COUPON} bytes; idempotency key TTL: ${IDEM_TTL}"
+
+stop_service
+echo "== couponsvc stopped; its log is $OUT/couponsvc.log"
+
+if [ "$SHORT" = 0 ]; then
+	NOTES_MARK='<!-- notes: everything below this line is kept by bench/run.sh -->'
+	NOTES=$(awk -v m="$NOTES_MARK" 'found {print} $0 == m {found=1}' BENCHMARKS.md 2>/dev/null || true)
+	CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+	MEM=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
+	{
+		echo "# Benchmarks"
+		echo
+		echo "Generated by \`bench/run.sh\` on $(date -u +%Y-%m-%dT%H:%MZ) from commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
+		echo "Everything runs on one machine: couponsvc, MariaDB, Redis and couponbench share its cores, so"
+		echo "the figures that matter are the ratios to the references measured in the same run."
+		echo
+		echo "## Machine"
+		echo
+		echo "- CPU: $(nproc) cores, $CPU"
+		echo "- Memory: $MEM"
+		echo "- $(go version)"
+		echo "- MariaDB $(mysqlq -e 'SELECT VERSION()'), innodb_flush_log_at_trx_commit=$(mysqlq -e 'SELECT @@innodb_flush_log_at_trx_commit'), buffer pool $(mysqlq -e 'SELECT @@innodb_buffer_pool_size DIV 1048576') MiB"
+		echo "- Redis $(rcli INFO server | tr -d '\r' | awk -F: '/^redis_version/ {print $2}')"
+		echo
+		echo "## Commands"
+		echo
+		echo '```sh'
+		echo "bench/run.sh            # this file; bench/run.sh --short is the CI version"
+		echo "# which runs, against couponsvc started with COUPON_MYSQL_DSN=$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB"
+		echo "# COUPON_REDIS_ADDR=$REDIS_ADDR COUPON_LISTEN=127.0.0.1:$PORT COUPON_BOOTSTRAP_TOKEN=<random> COUPON_DEMO=0:"
+		echo "couponbench ${ARGS[*]//$TOKEN/\$TOKEN}"
+		echo '```'
+		echo
+		echo "The references: \`baseline\` is the classic claim (a MariaDB transaction per claim:"
+		echo "\`UPDATE bench_template SET stock=stock-1 WHERE id=? AND stock>0\` then \`INSERT\` of the coupon);"
+		echo "\`limit\` is \`lua/coupon_deduct.lua\` run straight on Redis with go-redis on the flash plan;"
+		echo "\`rawredeem\` is the bare \"UPDATE coupon + INSERT log\" transaction. Both MariaDB references"
+		echo "use their own tables, a pool of 64 connections and client-side parameter interpolation"
+		echo "(one round trip per statement), at the same concurrency as the service scenarios."
+		echo
+		echo "## Results"
+		echo
+		cat "$OUT/bench.md"
+		echo
+		echo "Service during \`flash\`: max RSS ${MAX_RSS} MB (target < 300 MB). Idempotency key TTL after the run: ${IDEM_TTL}."
+		echo
+		echo "Full output of couponbench:"
+		echo
+		echo '```'
+		sed "s/$TOKEN/\$TOKEN/g" "$OUT/bench.txt"
+		echo '```'
+		echo
+		echo "$NOTES_MARK"
+		if [ -n "$NOTES" ]; then
+			printf '%s\n' "$NOTES"
+		else
+			echo
+			echo "## Notes"
+			echo
+			echo "What the profile showed and what stands in the way of a missed target goes here; bench/run.sh keeps this part."
+		fi
+	} >BENCHMARKS.md.tmp
+	mv BENCHMARKS.md.tmp BENCHMARKS.md
+	echo "== BENCHMARKS.md rewritten"
+fi
+
+exit "$RC"
