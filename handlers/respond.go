@@ -63,6 +63,7 @@ func respond(c *gin.Context, status int, result string, payload gin.H) {
 	for k, v := range payload {
 		body[k] = v
 	}
+	c.Set(resultKey, result)
 	c.JSON(status, body)
 }
 
@@ -83,6 +84,7 @@ func respondError(c *gin.Context, err error) {
 			c.Header("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
 		}
 	}
+	c.Set(resultKey, word)
 	if status >= 500 {
 		slog.Default().Error("request failed", "method", c.Request.Method, "path", c.FullPath(),
 			"status", status, "err", err)

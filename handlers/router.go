@@ -16,6 +16,11 @@ type Options struct {
 	Logger *slog.Logger
 	// SessionPrincipal returns the logged-in user of a page session, or nil.
 	SessionPrincipal func(*gin.Context) *models.Principal
+	// Limits are the abuse and resource limits (limits.go).
+	Limits Limits
+	// TrustedProxies lists the reverse proxies (addresses or CIDRs) whose
+	// X-Forwarded-For names the client; none by default.
+	TrustedProxies []string
 }
 
 // Server holds what the handlers need.
@@ -36,7 +41,9 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.recoverPanic)
+	trustProxies(r, opts.TrustedProxies, opts.Logger)
+	r.Use(limitRequest(opts.Limits.RequestTimeout))
+	r.Use(s.observeRequest, s.recoverPanic)
 	r.NoRoute(func(c *gin.Context) { respondError(c, models.Errorf(models.CodeNotFound, "no such endpoint")) })
 	r.NoMethod(func(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, gin.H{"code": models.CodeInvalidRequest,
@@ -45,6 +52,7 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
+	r.GET("/metrics", s.metricsHandler())
 
 	api := r.Group("/api/v1", s.authenticate)
 	admin := requireRole(models.RoleAdmin)
@@ -56,7 +64,8 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	api.GET("/templates/:id", s.getTemplate)
 	api.PATCH("/templates/:id", admin, s.updateTemplate)
 	api.POST("/templates/:id/stock", admin, s.addStock)
-	api.POST("/templates/:id/claim", requireRole(models.RoleApp, models.RoleShopper), s.claimCoupon)
+	claims := newClaimGuard(svc, opts.Limits)
+	api.POST("/templates/:id/claim", claims.admit, requireRole(models.RoleApp, models.RoleShopper), claims.limitUser, s.claimCoupon)
 	api.POST("/tokens", admin, s.createToken)
 	api.POST("/users", admin, s.createUser)
 	return r

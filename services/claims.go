@@ -46,7 +46,24 @@ type reservation struct {
 // committed. Errors: CodeInvalidRequest, CodeNotFound, CodeNotClaimable,
 // CodeSoldOut, CodeUserLimitReached, CodeBudgetExhausted,
 // CodeIdempotencyMismatch, CodeInProgress, CodeUnavailable.
-func (s *Service) Claim(ctx context.Context, req ClaimRequest) (*ClaimResult, error) {
+func (s *Service) Claim(ctx context.Context, req ClaimRequest) (res *ClaimResult, err error) {
+	note(ctx, "template", req.TemplateID, "user", req.UserID)
+	defer func() { s.metrics.Claims.WithLabelValues(claimResult(res, err)).Inc() }()
+	return s.claim(ctx, req)
+}
+
+// claimResult is the result word of a claim, for the metrics.
+func claimResult(res *ClaimResult, err error) string {
+	switch {
+	case err != nil:
+		return models.ErrorCode(err).Word()
+	case res.Duplicate:
+		return models.CodeDuplicate.Word()
+	}
+	return "claimed"
+}
+
+func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, error) {
 	if req.TemplateID <= 0 {
 		return nil, models.Invalid("template_id", "must be a positive id")
 	}
@@ -107,7 +124,11 @@ func (s *Service) claimOnce(ctx context.Context, t *models.Template, req ClaimRe
 		}
 		return res, err
 	}
+	s.metrics.ReservationsPending.Inc()
+	defer s.metrics.ReservationsPending.Dec()
+	start := time.Now()
 	c, err := s.insertCoupon(ctx, t, req, r)
+	observe(ctx, s.metrics.DBSeconds.WithLabelValues("insert_coupon"), "insert", start)
 	if err == nil {
 		s.confirm(ctx, t.CampaignID, req.IdempotencyKey, r.member)
 		return &ClaimResult{Coupon: c, Remaining: r.remaining}, nil
@@ -146,8 +167,10 @@ func (s *Service) claimOnce(ctx context.Context, t *models.Template, req ClaimRe
 func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequest) (r reservation, dup string, err error) {
 	keys := s.keys.claimKeys(t.CampaignID, t.ID, req.IdempotencyKey)
 	for loaded := false; ; loaded = true {
+		start := time.Now()
 		vals, err := lua.Deduct.Run(ctx, s.rdb, keys, t.ID, req.UserID, req.IdempotencyKey,
 			s.now().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds())).Slice()
+		observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("deduct"), "deduct", start)
 		if err != nil {
 			return r, "", redisError(err)
 		}
@@ -251,6 +274,7 @@ func (s *Service) replayFromDB(ctx context.Context, req ClaimRequest) (*ClaimRes
 // confirm marks a reservation whose row is committed. On failure the sweeper
 // confirms it later: the row is the truth either way.
 func (s *Service) confirm(ctx context.Context, cid int64, requestID, member string) {
+	defer observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("confirm"), "confirm", time.Now())
 	err := lua.Confirm.Run(context.WithoutCancel(ctx), s.rdb,
 		[]string{s.keys.idem(cid, requestID), s.keys.pending(cid), s.keys.recent(cid)},
 		member, s.now().UnixMilli(), recentWindow.Milliseconds()).Err()
@@ -262,6 +286,7 @@ func (s *Service) confirm(ctx context.Context, cid int64, requestID, member stri
 // release gives back a reservation that will not be written. On failure the
 // sweeper gives it back later.
 func (s *Service) release(ctx context.Context, cid, tid int64, requestID, member string) {
+	defer observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("release"), "release", time.Now())
 	err := lua.Release.Run(context.WithoutCancel(ctx), s.rdb, s.keys.claimKeys(cid, tid, requestID), member).Err()
 	if err != nil {
 		s.log.Warn("give back a reservation; the sweeper will", "campaign", cid, "err", err)

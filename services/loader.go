@@ -63,7 +63,9 @@ func (s *Service) loadCampaign(ctx context.Context, cid int64, mode string) erro
 		ks = append(ks, s.keys.template(cid, t.id), s.keys.free(cid, t.id), s.keys.users(cid, t.id))
 		args = append(args, t.id, t.total, t.limit, t.value, t.next, t.free, t.users)
 	}
+	start := time.Now()
 	res, err := lua.Load.Run(ctx, s.rdb, ks, args...).Int64Slice()
+	observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("load"), "load", start)
 	if err != nil {
 		return redisError(err)
 	}

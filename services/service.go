@@ -116,6 +116,7 @@ type Service struct {
 
 	templates templateCache
 	tokens    tokenCache
+	metrics   *Metrics
 }
 
 // New returns a Service over the opened backends.
@@ -133,9 +134,13 @@ func New(b *Backends, cfg Config) *Service {
 			ttl:   cfg.TemplateCacheTTL,
 			items: map[int64]cachedTemplate{},
 		},
-		tokens: tokenCache{items: map[string]cachedToken{}},
+		tokens:  tokenCache{items: map[string]cachedToken{}},
+		metrics: NewMetrics(),
 	}
 }
+
+// Metrics returns the service's Prometheus metrics.
+func (s *Service) Metrics() *Metrics { return s.metrics }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
 

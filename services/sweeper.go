@@ -73,6 +73,8 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 			}
 		}
 	}
+	s.metrics.SweeperActions.WithLabelValues("confirmed").Add(float64(st.Confirmed))
+	s.metrics.SweeperActions.WithLabelValues("released").Add(float64(st.Released))
 	if st.Confirmed+st.Released > 0 {
 		s.log.Info("settled stale reservations", "confirmed", st.Confirmed, "released", st.Released)
 	}

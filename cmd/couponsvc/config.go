@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -17,6 +18,8 @@ type config struct {
 	BootstrapToken string
 	IdempotencyTTL time.Duration
 	ShutdownGrace  time.Duration
+	// PprofListen, when set, serves net/http/pprof there; loopback only.
+	PprofListen string
 }
 
 // loadConfig reads the COUPON_* variables (SPEC §7).
@@ -31,6 +34,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if v := getenv("COUPON_LISTEN"); v != "" {
 		c.Listen = v
+	}
+	if v := getenv("COUPON_PPROF_LISTEN"); v != "" {
+		host, _, err := net.SplitHostPort(v)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			return c, fmt.Errorf("COUPON_PPROF_LISTEN must be a loopback address such as 127.0.0.1:6060, not %q", v)
+		}
+		c.PprofListen = v
 	}
 	if v := getenv("COUPON_DATA_DIR"); v != "" {
 		c.DataDir = v

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -110,6 +111,9 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 		bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 		defer stopBackground()
 		go svc.RunSweeper(bg)
+		if cfg.PprofListen != "" {
+			go servePprof(bg, cfg.PprofListen, logger)
+		}
 
 		mode := "MySQL + Redis"
 		if cfg.embedded() {
@@ -177,4 +181,24 @@ func addToken(ctx context.Context, cfg config, logger *slog.Logger, args []strin
 		fmt.Fprintln(stdout, token)
 		return nil
 	})
+}
+
+// servePprof serves the profiler on its own loopback-only address, apart
+// from the public router.
+func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	logger.Info("pprof listening", "addr", addr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error("pprof", "err", err)
+	}
 }
