@@ -51,6 +51,7 @@ for i = 0, n - 1 do
   tpl[ARGV[a]] = t
 end
 local budget = tonumber(ARGV[2])
+local has_budget = budget >= 0
 local rebuild_budget = force or redis.call('EXISTS', KEYS[1]) == 0
 
 -- The users each rebuilt template holds, per the database.
@@ -81,7 +82,7 @@ for _, m in ipairs(inflight) do
     slot, ord, value = tonumber(slot), tonumber(ord), tonumber(value)
     local in_db = slot < t.next and not t.isfree[slot]
     if not in_db then
-      if rebuild_budget and budget >= 0 then budget = budget - value end
+      if rebuild_budget and has_budget then budget = budget - value end
       if t.rebuild then
         if t.isfree[slot] then
           t.isfree[slot] = nil
@@ -125,7 +126,8 @@ for _, t in pairs(tpl) do
   end
 end
 if rebuild_budget then
-  if budget < -1 then budget = 0 end
+  -- Never let a budget that ran below zero read as -1, "no budget".
+  if has_budget and budget < 0 then budget = 0 end
   redis.call('SET', KEYS[1], budget)
 end
 return {rebuilt, rebuild_budget and 1 or 0}
