@@ -199,4 +199,3 @@ func TestAddrKey(t *testing.T) {
 		}
 	}
 }
-
