@@ -18,7 +18,13 @@ if not user then return 0 end
 -- Counters that Redis lost are rebuilt from the database by the loader, which
 -- already leaves this slot free: only give back into counters that still exist.
 if redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('LPUSH', KEYS[3], slot)
+  -- The last fresh slot handed out becomes fresh again rather than free: a
+  -- reservation given back at once leaves the counters exactly as they were.
+  if tonumber(redis.call('HGET', KEYS[2], 'next')) == tonumber(slot) + 1 then
+    redis.call('HINCRBY', KEYS[2], 'next', -1)
+  else
+    redis.call('LPUSH', KEYS[3], slot)
+  end
   redis.call('HINCRBY', KEYS[2], 'remaining', 1)
 end
 local b = tonumber(redis.call('GET', KEYS[1]) or '-1')

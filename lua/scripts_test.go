@@ -557,60 +557,82 @@ func TestConfirm(t *testing.T) {
 }
 
 func TestRelease(t *testing.T) {
-	setup := func(t *testing.T) (*fixture, string) {
+	// setup reserves slot 1 (k0) and slot 2 (k1) for u1; before is the state
+	// between the two reservations.
+	setup := func(t *testing.T) (f *fixture, m string, before snapshot) {
 		t.Helper()
-		f := newFixture(t)
+		f = newFixture(t)
 		f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 3, value: 100})
 		assertDeduct(t, f.deduct(t, tid, "u1", "k0"), deductResult{0, 1, 1, 4, ""})
+		before = f.snapshot(t)
 		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 2, 2, 3, ""})
-		return f, member(tid, "u1", 2, 2, 100, "k1")
+		return f, member(tid, "u1", 2, 2, 100, "k1"), before
 	}
 	t.Run("OK", func(t *testing.T) {
-		f, m := setup(t)
+		// Given back at once, a reservation leaves every key as it was.
+		f, m, before := setup(t)
 		assertEqual(t, "release", f.release(t, tid, "k1", m), int64(1))
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "900")
-		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "4", "next": "3", "total": "5", "limit": "3", "value": "100"})
-		assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[2]")
-		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1"})
-		if _, ok := f.get(t, f.idem("k1")); ok {
-			t.Fatal("release kept the idempotency key")
-		}
-		assertEqual(t, "pending", fmt.Sprint(f.zset(t, f.pending())), fmt.Sprint([]redis.Z{{Score: now0, Member: member(tid, "u1", 1, 1, 100, "k0")}}))
+		f.assertUnchanged(t, before)
 		// The slot and the ordinal are handed out again, and the key works again.
 		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 2, 2, 3, ""})
 	})
+	t.Run("OKFromFreeList", func(t *testing.T) {
+		f := newFixture(t)
+		f.seed(t, 1000, tid, tplState{remaining: 3, next: 5, total: 5, limit: 3, value: 100})
+		f.rdb.RPush(f.ctx, f.free(tid), 2, 3)
+		before := f.snapshot(t)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 2, 1, 2, ""})
+		assertEqual(t, "release", f.release(t, tid, "k1", member(tid, "u1", 2, 1, 100, "k1")), int64(1))
+		f.assertUnchanged(t, before)
+	})
+	t.Run("OKNotLastSlot", func(t *testing.T) {
+		// Slot 1 is given back after slot 2 was handed out: it goes to the free list.
+		f, _, _ := setup(t)
+		assertEqual(t, "release", f.release(t, tid, "k0", member(tid, "u1", 1, 1, 100, "k0")), int64(1))
+		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "900")
+		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "4", "next": "3", "total": "5", "limit": "3", "value": "100"})
+		assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[1]")
+		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "2"})
+		if _, ok := f.get(t, f.idem("k0")); ok {
+			t.Fatal("release kept the idempotency key")
+		}
+		assertEqual(t, "pending", fmt.Sprint(f.zset(t, f.pending())), fmt.Sprint([]redis.Z{{Score: now0, Member: member(tid, "u1", 2, 2, 100, "k1")}}))
+		// Free slots go first.
+		assertDeduct(t, f.deduct(t, tid, "u2", "k2"), deductResult{0, 1, 1, 3, ""})
+	})
 	t.Run("OKLastOrdinal", func(t *testing.T) {
-		f, m := setup(t)
+		f, m, _ := setup(t)
 		f.release(t, tid, "k1", m)
 		assertEqual(t, "release", f.release(t, tid, "k0", member(tid, "u1", 1, 1, 100, "k0")), int64(1))
 		assertEqual(t, "users exists", f.rdb.Exists(f.ctx, f.users(tid)).Val(), int64(0))
+		assertEqual(t, "pending exists", f.rdb.Exists(f.ctx, f.pending()).Val(), int64(0))
 		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "1000")
-		assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[1 2]")
-		assertEqual(t, "remaining", f.hash(t, f.tpl(tid))["remaining"], "5")
+		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "5", "next": "1", "total": "5", "limit": "3", "value": "100"})
 	})
 	t.Run("OKNoBudget", func(t *testing.T) {
 		f := newFixture(t)
 		f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 3, value: 100})
+		before := f.snapshot(t)
 		f.deduct(t, tid, "u1", "k1")
 		assertEqual(t, "release", f.release(t, tid, "k1", member(tid, "u1", 1, 1, 100, "k1")), int64(1))
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "-1")
+		f.assertUnchanged(t, before)
 	})
 	t.Run("OKIdempotent", func(t *testing.T) {
-		f, m := setup(t)
+		f, m, _ := setup(t)
 		f.release(t, tid, "k1", m)
 		before := f.snapshot(t)
 		assertEqual(t, "release again", f.release(t, tid, "k1", m), int64(0))
 		f.assertUnchanged(t, before)
 	})
 	t.Run("OKConfirmedIsKept", func(t *testing.T) {
-		f, m := setup(t)
+		f, m, _ := setup(t)
 		f.confirm(t, "k1", m)
 		before := f.snapshot(t)
 		assertEqual(t, "release", f.release(t, tid, "k1", m), int64(0))
 		f.assertUnchanged(t, before)
 	})
 	t.Run("OKUnknownMember", func(t *testing.T) {
-		f, _ := setup(t)
+		f, _, _ := setup(t)
 		before := f.snapshot(t)
 		assertEqual(t, "release", f.release(t, tid, "k1", member(tid, "u1", 3, 2, 100, "k1")), int64(0))
 		f.assertUnchanged(t, before)
@@ -618,7 +640,7 @@ func TestRelease(t *testing.T) {
 	t.Run("OKKeepsAnotherRequestsKey", func(t *testing.T) {
 		// The idempotency key now belongs to a later reservation of the same request:
 		// giving back an older one must not delete it.
-		f, m := setup(t)
+		f, m, _ := setup(t)
 		f.rdb.Set(f.ctx, f.idem("k1"), "C|"+member(tid, "u1", 4, 2, 100, "k1"), 0)
 		assertEqual(t, "release", f.release(t, tid, "k1", m), int64(1))
 		assertEqual(t, "idem", orMissing(f.get(t, f.idem("k1"))), "C|"+member(tid, "u1", 4, 2, 100, "k1"))
@@ -626,7 +648,7 @@ func TestRelease(t *testing.T) {
 	t.Run("OKNotLoaded", func(t *testing.T) {
 		// The counters were lost and not reloaded yet: the loader will read the
 		// slot as free from the database, so only the key and the pending entry go.
-		f, m := setup(t)
+		f, m, _ := setup(t)
 		f.rdb.Del(f.ctx, f.tpl(tid), f.budget(), f.users(tid))
 		assertEqual(t, "release", f.release(t, tid, "k1", m), int64(1))
 		for _, k := range []string{f.tpl(tid), f.free(tid), f.budget(), f.users(tid), f.idem("k1")} {
