@@ -1,0 +1,174 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"time"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Limits bound what clients may ask of one instance (issue 5). The zero value
+// turns the claim limits off and keeps DefaultRequestTimeout; cmd/couponsvc
+// sets the production defaults.
+type Limits struct {
+	// ClaimsPerUser bounds the claims of one user_id a minute, whoever sends
+	// them (0: off).
+	ClaimsPerUser int
+	// ClaimsPerAddr bounds the claims a minute from one client address
+	// (IPv4 address or IPv6 /64) of anonymous and session requests; requests
+	// with an API token are not counted, since the shop's backend sends the
+	// claims of all its shoppers from one address (0: off).
+	ClaimsPerAddr int
+	// MaxInflightClaims bounds the claims this instance works on at once;
+	// beyond it a claim is answered 503 at once rather than queued (0: no
+	// bound).
+	MaxInflightClaims int
+	// RequestTimeout bounds the work of every request through its context
+	// (0: DefaultRequestTimeout; negative: none).
+	RequestTimeout time.Duration
+}
+
+// DefaultRequestTimeout bounds a request when Limits.RequestTimeout is zero.
+// It stays above services.Config.DBTimeout, so that a claim's own timeout
+// fires first and settles the claim.
+const DefaultRequestTimeout = 10 * time.Second
+
+// maxRequestBytes bounds the body of every request, the pages' forms included.
+// It is one byte above maxBodyBytes so that decodeJSON still tells an oversized
+// JSON body by its length and names it.
+const maxRequestBytes = maxBodyBytes + 1
+
+// limitRequest bounds every request: its body is cut at maxRequestBytes and
+// its context ends after timeout.
+func limitRequest(timeout time.Duration) gin.HandlerFunc {
+	if timeout == 0 {
+		timeout = DefaultRequestTimeout
+	}
+	return func(c *gin.Context) {
+		if c.Request.Body != nil && c.Request.Body != http.NoBody {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxRequestBytes)
+		}
+		if timeout > 0 {
+			ctx, cancel := context.WithTimeout(c.Request.Context(), timeout)
+			defer cancel()
+			c.Request = c.Request.WithContext(ctx)
+		}
+		c.Next()
+	}
+}
+
+// trustProxies makes c.ClientIP() believe X-Forwarded-For only from the given
+// proxies. Gin trusts every peer by default, which would let any client pick
+// the address its claims are counted under.
+func trustProxies(r *gin.Engine, proxies []string, log *slog.Logger) {
+	if err := r.SetTrustedProxies(proxies); err != nil {
+		log.Error("trusted proxies refused; trusting none", "err", err)
+		_ = r.SetTrustedProxies(nil)
+	}
+}
+
+// claimGuard applies the abuse limits of claims: the in-flight bound of this
+// instance and the rate limits shared by all instances through Redis.
+type claimGuard struct {
+	limiter *services.RateLimiter // nil when both rate limits are off
+	slots   chan struct{}         // nil when in-flight claims are not bounded
+}
+
+func newClaimGuard(svc *services.Service, l Limits) *claimGuard {
+	g := &claimGuard{}
+	if l.ClaimsPerUser > 0 || l.ClaimsPerAddr > 0 {
+		g.limiter = svc.NewRateLimiter(services.ClaimLimits{PerUser: l.ClaimsPerUser, PerAddr: l.ClaimsPerAddr})
+	}
+	if l.MaxInflightClaims > 0 {
+		g.slots = make(chan struct{}, l.MaxInflightClaims)
+	}
+	return g
+}
+
+// admit lets a claim in. It takes one of the instance's in-flight slots for
+// the rest of the request (503 with Retry-After at once when none is free)
+// and, unless the request carries an API token, one claim from the client
+// address's budget. It runs before the role check so that anonymous floods
+// are counted too.
+func (g *claimGuard) admit(c *gin.Context) {
+	if g.slots != nil {
+		select {
+		case g.slots <- struct{}{}:
+			defer func() { <-g.slots }()
+		default:
+			respondError(c, &models.Error{Code: models.CodeUnavailable, RetryAfterSeconds: 1,
+				Message: "this server has too many claims in progress; try again shortly"})
+			return
+		}
+	}
+	if g.limiter != nil && !viaToken(c) {
+		if err := g.limiter.AllowAddr(c.Request.Context(), c.ClientIP()); err != nil {
+			respondError(c, err)
+			return
+		}
+	}
+	c.Next()
+}
+
+// limitUser takes one claim from the budget of the user the claim is for. It
+// runs after the role check.
+func (g *claimGuard) limitUser(c *gin.Context) {
+	if g.limiter != nil && g.limiter.Limits().PerUser > 0 {
+		if userID := claimUserID(c); userID != "" {
+			if err := g.limiter.AllowUser(c.Request.Context(), userID); err != nil {
+				respondError(c, err)
+				return
+			}
+		}
+	}
+	c.Next()
+}
+
+// viaToken reports whether the request was authenticated with an API token
+// (authenticate has refused a bad one already).
+func viaToken(c *gin.Context) bool {
+	return c.GetHeader("Authorization") != "" && principal(c) != nil
+}
+
+// claimUserID returns who a claim is for: the shopper of a session, or the
+// user_id of an app's JSON body, read without consuming it. It returns ""
+// when it cannot tell; the handler then refuses the request anyway.
+func claimUserID(c *gin.Context) string {
+	p := principal(c)
+	switch {
+	case p == nil:
+		return ""
+	case p.Role == models.RoleShopper:
+		return p.UserID
+	case c.Request.Body == nil || c.Request.Body == http.NoBody:
+		return ""
+	}
+	if mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type")); err != nil || mt != "application/json" {
+		return ""
+	}
+	body, _ := io.ReadAll(io.LimitReader(c.Request.Body, maxBodyBytes+1))
+	c.Request.Body = peekedBody{Reader: io.MultiReader(bytes.NewReader(body), c.Request.Body), Closer: c.Request.Body}
+	var req struct {
+		UserID string `json:"user_id"`
+	}
+	if json.Unmarshal(body, &req) != nil || models.ValidateUserID("user_id", req.UserID) != nil {
+		return ""
+	}
+	return req.UserID
+}
+
+// peekedBody is a request body whose first bytes were read ahead and are
+// served again.
+type peekedBody struct {
+	io.Reader
+	io.Closer
+}
