@@ -14,7 +14,8 @@
 #   BENCH_MYSQL_HOST/PORT/USER  MariaDB (127.0.0.1 / 3306 / root, no password)
 #   BENCH_DB                    database to recreate (couponbench_run)
 #   BENCH_REDIS_ADDR            Redis (127.0.0.1:6379); never flushed
-#   BENCH_PORT                  couponsvc's loopback port (18080)
+#   BENCH_PORT                  couponsvc's loopback port (18080); its pprof
+#                               listener (COUPON_PPROF_LISTEN) gets BENCH_PORT+1
 #   BENCH_CONCURRENCY           requests in flight (256)
 #   BENCH_OUT                   results folder (bench-results)
 set -euo pipefail
@@ -37,8 +38,10 @@ CONC=${BENCH_CONCURRENCY:-256}
 OUT=${BENCH_OUT:-bench-results}
 REDIS_HOST=${REDIS_ADDR%:*}
 REDIS_PORT=${REDIS_ADDR##*:}
-# The service's Redis key prefix (services.DefaultConfig().KeyPrefix).
-KEY_PREFIX=coupon:
+# The service's Redis keys go under a prefix of their own
+# (COUPON_REDIS_PREFIX), deleted before and after the run: the fresh database
+# starts its campaign ids at 1 again and must not meet an earlier run's counters.
+KEY_PREFIX="couponbench:${DB}:"
 
 for host in "$MYSQL_HOST" "$REDIS_HOST"; do
 	case "$host" in
@@ -53,16 +56,11 @@ esac
 mysqlq() { mysql -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u "$MYSQL_USER" -N -B "$@"; }
 rcli() { redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@"; }
 
-# forget_campaigns deletes the Redis keys of every campaign of the bench
-# database, so that a fresh database (whose ids start at 1 again) never meets
-# the counters of an earlier run. Bounded: at most 10,000 campaigns, and SCAN
-# stops when its cursor comes back to 0.
-forget_campaigns() {
-	local ids id
-	ids=$(mysqlq -e "SELECT id FROM \`$DB\`.campaigns ORDER BY id LIMIT 10000" 2>/dev/null || true)
-	for id in $ids; do
-		rcli --scan --pattern "${KEY_PREFIX}{c${id}}:*" --count 1000 | xargs -r -n 500 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" UNLINK >/dev/null
-	done
+# forget_keys deletes every key under KEY_PREFIX. Bounded: SCAN stops when its
+# cursor comes back to 0, and at most 10,000 batches of 500.
+forget_keys() {
+	rcli --scan --pattern "${KEY_PREFIX}*" --count 1000 | head -n 5000000 |
+		xargs -r -n 500 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" UNLINK >/dev/null || true
 }
 
 mkdir -p "$OUT"
@@ -72,7 +70,7 @@ go build -o "$OUT/couponsvc" ./cmd/couponsvc
 go build -o "$OUT/couponbench" ./cmd/couponbench
 
 echo "== database $DB (recreated), Redis $REDIS_ADDR (not flushed)"
-forget_campaigns
+forget_keys
 mysqlq -e "DROP DATABASE IF EXISTS \`$DB\`; CREATE DATABASE \`$DB\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
 
 TOKEN="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
@@ -92,17 +90,21 @@ stop_service() {
 }
 cleanup() {
 	stop_service
-	forget_campaigns
+	forget_keys
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+PPROF_ADDR="127.0.0.1:$((PORT + 1))"
+rm -f "$OUT"/*.cpu.pprof "$OUT"/*.cpu.top.txt
 echo "== start couponsvc on 127.0.0.1:$PORT"
 COUPON_MYSQL_DSN="$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" \
 	COUPON_REDIS_ADDR="$REDIS_ADDR" \
 	COUPON_LISTEN="127.0.0.1:$PORT" \
 	COUPON_BOOTSTRAP_TOKEN="$TOKEN" \
 	COUPON_DEMO=0 \
+	COUPON_PPROF_LISTEN="$PPROF_ADDR" \
+	COUPON_REDIS_PREFIX="$KEY_PREFIX" \
 	"$OUT/couponsvc" serve >"$OUT/couponsvc.log" 2>&1 &
 SVC_PID=$!
 
@@ -125,6 +127,12 @@ ARGS=(-url "http://127.0.0.1:$PORT" -token "$TOKEN" -scenario all -concurrency "
 	-mysql-dsn "$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" -redis-addr "$REDIS_ADDR"
 	-service-pid "$SVC_PID" -json "$OUT/bench.json" -markdown "$OUT/bench.md")
 [ "$SHORT" = 1 ] && ARGS+=(-short)
+# A CPU profile of each service scenario, when the service serves pprof.
+if curl -fsS -o /dev/null --max-time 2 "http://$PPROF_ADDR/debug/pprof/"; then
+	ARGS+=(-pprof "http://$PPROF_ADDR" -pprof-dir "$OUT")
+else
+	echo "== no pprof listener on $PPROF_ADDR: no CPU profiles"
+fi
 echo "== couponbench ${ARGS[*]//$TOKEN/\$TOKEN}"
 set +e
 "$OUT/couponbench" "${ARGS[@]}" | tee "$OUT/bench.txt"
@@ -133,16 +141,22 @@ set -e
 
 # The idempotency keys must expire: show the TTL of one.
 IDEM_TTL="none found"
-first_campaign=$(mysqlq -e "SELECT MIN(id) FROM \`$DB\`.campaigns" 2>/dev/null || true)
-if [ -n "$first_campaign" ] && [ "$first_campaign" != NULL ]; then
-	key=$(rcli --scan --pattern "${KEY_PREFIX}{c${first_campaign}}:idem:*" --count 1000 | head -n 1 || true)
-	[ -n "$key" ] && IDEM_TTL="$(rcli TTL "$key") s"
-fi
+key=$(rcli --scan --pattern "${KEY_PREFIX}{c*}:idem:*" --count 1000 | head -n 1 || true)
+[ -n "$key" ] && IDEM_TTL="$(rcli TTL "$key") s"
 MAX_RSS=$(jq -r '[.scenarios[] | select(.name=="flash") | .max_rss_mb // 0][0] // "n/a"' "$OUT/bench.json" 2>/dev/null || echo n/a)
 PER_COUPON=$(jq -r '.redis_bytes_per_coupon // "n/a" | if type=="number" then (.|floor|tostring) else . end' "$OUT/bench.json" 2>/dev/null || echo n/a)
 echo
 echo "== service during flash: max RSS ${MAX_RSS} MB (target < 300 MB)"
 echo "== Redis memory per claimed coupon: ${PER_COUPON} bytes; idempotency key TTL: ${IDEM_TTL}"
+
+PROFILE_TOP=""
+if [ -s "$OUT/flash.cpu.pprof" ]; then
+	for p in "$OUT"/*.cpu.pprof; do
+		go tool pprof -top -nodecount=30 "$OUT/couponsvc" "$p" >"${p%.pprof}.top.txt" 2>/dev/null || true
+	done
+	PROFILE_TOP=$(head -n 36 "$OUT/flash.cpu.top.txt" 2>/dev/null || true)
+	echo "== CPU profiles: $OUT/*.cpu.pprof (top: $OUT/*.cpu.top.txt)"
+fi
 
 stop_service
 echo "== couponsvc stopped; its log is $OUT/couponsvc.log"
@@ -172,7 +186,8 @@ if [ "$SHORT" = 0 ]; then
 		echo '```sh'
 		echo "bench/run.sh            # this file; bench/run.sh --short is the CI version"
 		echo "# which runs, against couponsvc started with COUPON_MYSQL_DSN=$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB"
-		echo "# COUPON_REDIS_ADDR=$REDIS_ADDR COUPON_LISTEN=127.0.0.1:$PORT COUPON_BOOTSTRAP_TOKEN=<random> COUPON_DEMO=0:"
+		echo "# COUPON_REDIS_ADDR=$REDIS_ADDR COUPON_REDIS_PREFIX=$KEY_PREFIX COUPON_LISTEN=127.0.0.1:$PORT"
+		echo "# COUPON_PPROF_LISTEN=$PPROF_ADDR COUPON_BOOTSTRAP_TOKEN=<random> COUPON_DEMO=0:"
 		echo "couponbench ${ARGS[*]//$TOKEN/\$TOKEN}"
 		echo '```'
 		echo
@@ -189,6 +204,14 @@ if [ "$SHORT" = 0 ]; then
 		echo
 		echo "Service during \`flash\`: max RSS ${MAX_RSS} MB (target < 300 MB). Idempotency key TTL after the run: ${IDEM_TTL}."
 		echo
+		if [ -n "$PROFILE_TOP" ]; then
+			echo "CPU profile of couponsvc during the first seconds of \`flash\` (\`go tool pprof -top\`):"
+			echo
+			echo '```'
+			printf '%s\n' "$PROFILE_TOP"
+			echo '```'
+			echo
+		fi
 		echo "Full output of couponbench:"
 		echo
 		echo '```'

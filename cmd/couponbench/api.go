@@ -344,6 +344,15 @@ func (c *client) reconcile(ctx context.Context, tid int64) (reconcileRow, error)
 	return reconcileRow{}, fmt.Errorf("reconcile: template %d not in %s", tid, a.brief())
 }
 
+// warmUp opens conc keep-alive connections before the first scenario, so
+// that no scenario pays for the handshakes.
+func (c *client) warmUp(ctx context.Context, conc int) {
+	drive(ctx, conc, conc, func(ctx context.Context, _, _ int) sample {
+		a := c.do(ctx, "GET", "/healthz", "", nil, "")
+		return sample{kind: a.kind(), d: a.d}
+	})
+}
+
 // waitReady polls /readyz until it answers 200, for at most d.
 func (c *client) waitReady(ctx context.Context, d time.Duration) error {
 	deadline := time.Now().Add(d)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/pprof"
 	"os"
 	"strconv"
 	"strings"
@@ -284,6 +285,20 @@ func TestScenariosAgainstFake(t *testing.T) {
 		code, out, _ := runFake(t, f, "claim")
 		if code == 0 || !strings.Contains(out, "check FAIL reconcile: drift 3") {
 			t.Fatalf("a drift passed, exit %d:\n%s", code, out)
+		}
+	})
+	t.Run("CPUProfile", func(t *testing.T) {
+		prof := httptest.NewServer(http.HandlerFunc(pprof.Profile))
+		t.Cleanup(prof.Close)
+		srv := httptest.NewServer(newFakeService().handler())
+		t.Cleanup(srv.Close)
+		dir := t.TempDir()
+		var out bytes.Buffer
+		code := run([]string{"-url", srv.URL, "-token", "admin", "-scenario", "claim", "-short", "-concurrency", "8",
+			"-redis-addr", "127.0.0.1:1", "-pprof", prof.URL, "-pprof-dir", dir}, &out, &out)
+		st, err := os.Stat(dir + "/claim.cpu.pprof")
+		if code != 0 || err != nil || st.Size() == 0 || !strings.Contains(out.String(), "cpu profile of the first 2s") {
+			t.Fatalf("exit %d, profile %v:\n%s", code, err, out.String())
 		}
 	})
 	t.Run("ErrServiceDown", func(t *testing.T) {

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,4 +121,61 @@ func parseVmRSS(r interface{ Read([]byte) (int, error) }) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS line")
+}
+
+// profiler fetches a CPU profile of the service from its net/http/pprof
+// listener while a scenario runs.
+type profiler struct {
+	base    string // e.g. http://127.0.0.1:6060; empty: no profiles
+	dir     string
+	seconds int
+}
+
+// start begins a CPU profile named after the scenario; the returned function
+// waits for it and reports where it was written, or why not.
+func (p profiler) start(ctx context.Context, name string) func() string {
+	if p.base == "" {
+		return func() string { return "" }
+	}
+	done := make(chan string, 1)
+	go func() { done <- p.fetch(ctx, name) }()
+	return func() string {
+		select {
+		case msg := <-done:
+			return msg
+		case <-time.After(time.Duration(p.seconds+15) * time.Second):
+			return "cpu profile: timed out"
+		}
+	}
+}
+
+func (p profiler) fetch(ctx context.Context, name string) string {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(p.seconds+10)*time.Second)
+	defer cancel()
+	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.base, p.seconds)
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return "cpu profile: " + err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "cpu profile: " + err.Error()
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Sprintf("cpu profile: HTTP %d from %s", resp.StatusCode, url)
+	}
+	path := filepath.Join(p.dir, name+".cpu.pprof")
+	f, err := os.Create(path)
+	if err != nil {
+		return "cpu profile: " + err.Error()
+	}
+	_, err = io.Copy(f, resp.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "cpu profile: " + err.Error()
+	}
+	return fmt.Sprintf("cpu profile of the first %ds: %s", p.seconds, path)
 }

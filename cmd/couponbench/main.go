@@ -50,6 +50,8 @@ type config struct {
 	timeout     time.Duration
 	allowRemote bool
 	readyWait   time.Duration
+	pprofURL    string
+	pprofDir    string
 }
 
 // order is the order of -scenario all: each reference next to the scenario it
@@ -76,6 +78,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the request plans")
 	fs.DurationVar(&c.timeout, "timeout", 0, "time limit per scenario (default 15m, 90s with -short)")
 	fs.DurationVar(&c.readyWait, "ready-wait", 15*time.Second, "how long to wait for the service's /readyz")
+	fs.StringVar(&c.pprofURL, "pprof", "", "base URL of the service's net/http/pprof listener: fetch a CPU profile during claim, flash, redeem and mixed")
+	fs.StringVar(&c.pprofDir, "pprof-dir", ".", "where the CPU profiles go (<scenario>.cpu.pprof)")
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -102,6 +106,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 		if !isLoopback(u.Hostname()) {
 			return c, fmt.Errorf("-url %q is not a loopback address (pass -allow-remote to load another host)", c.url)
+		}
+		if c.pprofURL != "" {
+			if u, err := url.Parse(c.pprofURL); err != nil || !isLoopback(u.Hostname()) {
+				return c, fmt.Errorf("-pprof %q is not a loopback URL", c.pprofURL)
+			}
 		}
 	}
 	return c, nil
@@ -177,7 +186,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	needDB := slices.Contains(list, "baseline") || slices.Contains(list, "rawredeem")
 
 	var serviceErr error
-	e := &env{runID: runID, conc: cfg.concurrency, z: z, seed: cfg.seed, rssPID: cfg.servicePID, log: stdout}
+	e := &env{runID: runID, conc: cfg.concurrency, z: z, seed: cfg.seed, rssPID: cfg.servicePID, log: stdout,
+		prof: profiler{base: strings.TrimRight(cfg.pprofURL, "/"), dir: cfg.pprofDir, seconds: 8}}
+	if cfg.short {
+		e.prof.seconds = 2
+	}
 	if needService {
 		e.c = newClient(cfg.url, cfg.token, cfg.concurrency)
 		defer e.c.close()
@@ -187,6 +200,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		if serviceErr == nil {
 			serviceErr = e.c.setupApp(ctx, runID)
+		}
+		if serviceErr == nil {
+			e.c.warmUp(ctx, cfg.concurrency)
 		}
 		if serviceErr != nil {
 			fmt.Fprintln(stderr, "couponbench: service:", serviceErr)

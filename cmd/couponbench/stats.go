@@ -44,7 +44,9 @@ type Summary struct {
 	MaxRSSMB float64 `json:"max_rss_mb,omitempty"`
 	// Coupons is how many coupons the scenario claimed through the service
 	// (untimed preparation included), for Redis memory per coupon.
-	Coupons int     `json:"coupons_claimed,omitempty"`
+	Coupons int `json:"coupons_claimed,omitempty"`
+	// Profile says where the service's CPU profile of the scenario went.
+	Profile string  `json:"profile,omitempty"`
 	Checks  []Check `json:"checks"`
 	// Error says why the scenario could not run at all.
 	Error string `json:"error,omitempty"`
@@ -179,6 +181,9 @@ func printSummary(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "  %-12s p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms\n", "latency", s.P50Ms, s.P95Ms, s.P99Ms, s.MaxMs)
 	if s.MaxRSSMB > 0 {
 		fmt.Fprintf(w, "  %-12s %.1f MB max RSS of the service\n", "memory", s.MaxRSSMB)
+	}
+	if s.Profile != "" {
+		fmt.Fprintf(w, "  %-12s %s\n", "profile", s.Profile)
 	}
 	for _, c := range s.Checks {
 		mark := "ok  "
