@@ -156,7 +156,12 @@ func (s *Server) createTemplate(c *gin.Context) {
 func (s *Server) listTemplates(c *gin.Context) {
 	all := c.Query("all") == "1"
 	if all {
-		if p := principal(c); p == nil || p.Role != models.RoleAdmin {
+		// No credentials is 401 and the wrong role 403, as requireRole answers.
+		switch p := principal(c); {
+		case p == nil:
+			respondError(c, &models.Error{Code: models.CodeUnauthorized, Message: "only admins see paused templates: log in or send an API token"})
+			return
+		case p.Role != models.RoleAdmin:
 			respondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "only admins see paused templates"})
 			return
 		}
