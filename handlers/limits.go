@@ -3,10 +3,8 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"time"
 
@@ -152,18 +150,16 @@ func claimUserID(c *gin.Context) string {
 	case c.Request.Body == nil || c.Request.Body == http.NoBody:
 		return ""
 	}
-	if mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type")); err != nil || mt != "application/json" {
-		return ""
-	}
 	body, _ := io.ReadAll(io.LimitReader(c.Request.Body, maxBodyBytes+1))
 	c.Request.Body = peekedBody{Reader: io.MultiReader(bytes.NewReader(body), c.Request.Body), Closer: c.Request.Body}
-	var req struct {
-		UserID string `json:"user_id"`
-	}
-	if json.Unmarshal(body, &req) != nil || models.ValidateUserID("user_id", req.UserID) != nil {
+	// Decode by the handler's own rules, so that only a request the handler
+	// will take is counted.
+	peek := &http.Request{Header: c.Request.Header, Body: io.NopCloser(bytes.NewReader(body))}
+	var req claimRequest
+	if decodeJSON(peek, &req) != nil || req.UserID == nil || models.ValidateUserID("user_id", *req.UserID) != nil {
 		return ""
 	}
-	return req.UserID
+	return *req.UserID
 }
 
 // peekedBody is a request body whose first bytes were read ahead and are
