@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
+	"couponsvc/handlers"
 	"couponsvc/services"
 )
 
@@ -20,6 +23,13 @@ type config struct {
 	ShutdownGrace  time.Duration
 	// PprofListen, when set, serves net/http/pprof there; loopback only.
 	PprofListen string
+	// Limits are the abuse and resource limits of the HTTP server
+	// (COUPON_RATE_USER_PER_MIN, COUPON_RATE_ADDR_PER_MIN,
+	// COUPON_MAX_INFLIGHT_CLAIMS, COUPON_REQUEST_TIMEOUT).
+	Limits handlers.Limits
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
+	// client (COUPON_TRUSTED_PROXIES, a comma list of addresses or CIDRs).
+	TrustedProxies []string
 }
 
 // loadConfig reads the COUPON_* variables (SPEC §7).
@@ -62,6 +72,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if t := c.BootstrapToken; t != "" && len(t) < 16 {
 		return c, fmt.Errorf("COUPON_BOOTSTRAP_TOKEN must be at least 16 characters")
 	}
+	if err := loadLimits(getenv, &c); err != nil {
+		return c, err
+	}
 	c.Backend = services.BackendConfig{
 		MySQLDSN:   getenv("COUPON_MYSQL_DSN"),
 		RedisAddr:  getenv("COUPON_REDIS_ADDR"),
@@ -81,3 +94,56 @@ func loadConfig(getenv func(string) string) (config, error) {
 
 // embedded reports whether the config runs on the embedded default.
 func (c config) embedded() bool { return c.Backend.MySQLDSN == "" }
+
+// Defaults of the limits: generous enough that a real shopper never meets
+// them, tight enough that one bot cannot drain a flash sale alone.
+const (
+	defaultClaimsPerUser     = 20  // a minute
+	defaultClaimsPerAddr     = 120 // a minute; an office or a mobile carrier's NAT shares one address
+	defaultMaxInflightClaims = 512
+)
+
+// loadLimits reads the limits; 0 turns a rate limit or the in-flight bound off.
+func loadLimits(getenv func(string) string, c *config) error {
+	c.Limits = handlers.Limits{
+		ClaimsPerUser:     defaultClaimsPerUser,
+		ClaimsPerAddr:     defaultClaimsPerAddr,
+		MaxInflightClaims: defaultMaxInflightClaims,
+		RequestTimeout:    handlers.DefaultRequestTimeout,
+	}
+	for name, dst := range map[string]*int{
+		"COUPON_RATE_USER_PER_MIN":   &c.Limits.ClaimsPerUser,
+		"COUPON_RATE_ADDR_PER_MIN":   &c.Limits.ClaimsPerAddr,
+		"COUPON_MAX_INFLIGHT_CLAIMS": &c.Limits.MaxInflightClaims,
+	} {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 1_000_000 {
+				return fmt.Errorf("%s must be a whole number from 0 (off) to 1000000, not %q", name, v)
+			}
+			*dst = n
+		}
+	}
+	if v := getenv("COUPON_REQUEST_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 10*time.Minute {
+			return fmt.Errorf("COUPON_REQUEST_TIMEOUT must be a duration from 1s to 10m, such as 10s, not %q", v)
+		}
+		c.Limits.RequestTimeout = d
+	}
+	if v := getenv("COUPON_TRUSTED_PROXIES"); v != "" {
+		for _, p := range strings.Split(v, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			if _, err := netip.ParsePrefix(p); err != nil {
+				if _, err := netip.ParseAddr(p); err != nil {
+					return fmt.Errorf("COUPON_TRUSTED_PROXIES must be a comma list of IP addresses or CIDRs, not %q", p)
+				}
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p)
+		}
+	}
+	return nil
+}

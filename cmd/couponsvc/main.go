@@ -36,6 +36,8 @@ commands:
 configuration (environment): COUPON_LISTEN, COUPON_MYSQL_DSN, COUPON_REDIS_ADDR,
 COUPON_REDIS_ADDRS, COUPON_BOOTSTRAP_TOKEN, COUPON_DEMO, COUPON_DATA_DIR,
 COUPON_IDEMPOTENCY_TTL (see README.md)
+limits: COUPON_RATE_USER_PER_MIN (20), COUPON_RATE_ADDR_PER_MIN (120),
+COUPON_MAX_INFLIGHT_CLAIMS (512), COUPON_REQUEST_TIMEOUT (10s), COUPON_TRUSTED_PROXIES
 `
 
 // run is main with its dependencies passed in, so that tests can call it.
@@ -95,7 +97,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return withService(ctx, cfg, logger, func(svc *services.Service) error {
-		router := handlers.NewRouter(svc, handlers.Options{Logger: logger})
+		router := handlers.NewRouter(svc, handlers.Options{Logger: logger, Limits: cfg.Limits, TrustedProxies: cfg.TrustedProxies})
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
 			return err

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"couponsvc/handlers"
+)
+
+func TestLoadLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    handlers.Limits
+		proxies int
+		wantErr bool
+	}{
+		{name: "Defaults", want: handlers.Limits{ClaimsPerUser: 20, ClaimsPerAddr: 120, MaxInflightClaims: 512, RequestTimeout: 10 * time.Second}},
+		{name: "Set", env: map[string]string{"COUPON_RATE_USER_PER_MIN": "5", "COUPON_RATE_ADDR_PER_MIN": "50",
+			"COUPON_MAX_INFLIGHT_CLAIMS": "64", "COUPON_REQUEST_TIMEOUT": "3s", "COUPON_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.1,::1"},
+			want: handlers.Limits{ClaimsPerUser: 5, ClaimsPerAddr: 50, MaxInflightClaims: 64, RequestTimeout: 3 * time.Second}, proxies: 3},
+		{name: "ZeroTurnsOff", env: map[string]string{"COUPON_RATE_USER_PER_MIN": "0", "COUPON_RATE_ADDR_PER_MIN": "0", "COUPON_MAX_INFLIGHT_CLAIMS": "0"},
+			want: handlers.Limits{RequestTimeout: 10 * time.Second}},
+		{name: "ErrNegative", env: map[string]string{"COUPON_RATE_USER_PER_MIN": "-1"}, wantErr: true},
+		{name: "ErrNotANumber", env: map[string]string{"COUPON_RATE_ADDR_PER_MIN": "lots"}, wantErr: true},
+		{name: "ErrInflight", env: map[string]string{"COUPON_MAX_INFLIGHT_CLAIMS": "1.5"}, wantErr: true},
+		{name: "ErrTimeout", env: map[string]string{"COUPON_REQUEST_TIMEOUT": "10"}, wantErr: true},
+		{name: "ErrTimeoutTooShort", env: map[string]string{"COUPON_REQUEST_TIMEOUT": "10ms"}, wantErr: true},
+		{name: "ErrProxy", env: map[string]string{"COUPON_TRUSTED_PROXIES": "10.0.0.0/8,proxy.local"}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := loadConfig(func(k string) string { return tc.env[k] })
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("no error for %v", tc.env)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Limits != tc.want || len(c.TrustedProxies) != tc.proxies {
+				t.Fatalf("limits %+v proxies %v, want %+v and %d proxies", c.Limits, c.TrustedProxies, tc.want, tc.proxies)
+			}
+		})
+	}
+}
