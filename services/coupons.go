@@ -1,0 +1,263 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"couponsvc/lua"
+	"couponsvc/models"
+
+	"github.com/bsm/redislock"
+	"gorm.io/gorm"
+)
+
+// The coupon lock (redeem, refund, revoke) is tried lockRetries more times,
+// lockRetryInterval apart, before the request is answered busy: long enough to
+// queue behind one checkout, short enough that a cashier is never kept waiting.
+// lockWait bounds the whole wait, Redis round trips included.
+const (
+	lockRetries       = 10
+	lockRetryInterval = 20 * time.Millisecond
+	lockWait          = time.Second
+)
+
+// maxCouponAttempts bounds how often one redeem, refund or revoke reads the
+// coupon again and decides anew after its guarded write changed nothing (the
+// coupon changed under it), hit a deadlock, or hit the use log's unique index.
+const maxCouponAttempts = 5
+
+// returnKeyTTL is how long coupon_return.lua remembers that a coupon's slot
+// went back. The database changes a slot to NULL once, so the key only has to
+// outlive retries of the script call itself.
+const returnKeyTTL = 24 * time.Hour
+
+// maxUserCoupons bounds the coupons ListUserCoupons returns (newest first).
+const maxUserCoupons = 1000
+
+// errRetry asks a coupon operation's loop to read the coupon again and decide
+// anew: the guarded UPDATE matched no row, the transaction deadlocked, or a
+// unique index refused a row. The transaction was rolled back as a whole.
+var errRetry = errors.New("the coupon changed under this request")
+
+// errRaced is returned inside a transaction whose guarded UPDATE matched no
+// row, so that the transaction rolls back.
+var errRaced = errors.New("guarded update matched no row")
+
+// CouponDetail is a coupon, with its effective status, and its template.
+type CouponDetail struct {
+	Coupon   models.CouponView `json:"coupon"`
+	Template models.Template   `json:"template"`
+}
+
+// GetCoupon returns the coupon with that code and its template. The code is
+// checked (field "code") before any lookup.
+// Errors: CodeInvalidRequest, CodeNotFound, CodeUnavailable.
+func (s *Service) GetCoupon(ctx context.Context, code string) (*CouponDetail, error) {
+	code, err := models.ParseCouponCode("code", code)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.couponByCode(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.GetTemplate(ctx, c.TemplateID)
+	if err != nil {
+		return nil, err
+	}
+	return &CouponDetail{Coupon: c.View(s.now()), Template: *t}, nil
+}
+
+// ListUserCoupons returns a user's coupons, newest first (at most 1000), each
+// with its effective status: an issued coupon past valid_until is "expired".
+// Errors: CodeInvalidRequest, CodeUnavailable.
+func (s *Service) ListUserCoupons(ctx context.Context, userID string) ([]models.CouponView, error) {
+	if err := models.ValidateUserID("user_id", userID); err != nil {
+		return nil, err
+	}
+	var cs []models.Coupon
+	err := s.db.WithContext(ctx).Where("user_id = ?", userID).
+		Order("claimed_at DESC, id DESC").Limit(maxUserCoupons).Find(&cs).Error
+	if err != nil {
+		return nil, dbError("coupons", err)
+	}
+	now := s.now()
+	out := make([]models.CouponView, len(cs))
+	for i := range cs {
+		out[i] = cs[i].View(now)
+	}
+	return out, nil
+}
+
+// ListCashierRedemptions returns the newest redemptions a cashier made, at most
+// limit (100 when limit is out of 1..1000), refunded ones included (undo_flag).
+// Errors: CodeUnavailable.
+func (s *Service) ListCashierRedemptions(ctx context.Context, cashier string, limit int) ([]models.UseLog, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	var out []models.UseLog
+	err := s.db.WithContext(ctx).Where("cashier = ?", actorName(cashier)).
+		Order("used_at DESC, id DESC").Limit(limit).Find(&out).Error
+	return out, dbError("redemptions", err)
+}
+
+// couponByCode reads a coupon by its (parsed) code.
+func (s *Service) couponByCode(ctx context.Context, code string) (*models.Coupon, error) {
+	var c models.Coupon
+	err := s.db.WithContext(ctx).Where("code = ?", code).First(&c).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, &models.Error{Code: models.CodeNotFound, Message: fmt.Sprintf("no coupon has the code %s", code), Err: err}
+	}
+	if err != nil {
+		return nil, dbError("coupon", err)
+	}
+	return &c, nil
+}
+
+// couponByID reads a coupon afresh (outside any transaction, so that MySQL
+// answers from the latest committed state).
+func (s *Service) couponByID(ctx context.Context, id int64) (*models.Coupon, error) {
+	var c models.Coupon
+	if err := s.db.WithContext(ctx).First(&c, id).Error; err != nil {
+		return nil, dbError(fmt.Sprintf("coupon %d", id), err)
+	}
+	return &c, nil
+}
+
+// useLog reads the use log row of a coupon and an order; found is false when
+// there is none.
+func (s *Service) useLog(ctx context.Context, couponID int64, orderID string) (lg models.UseLog, found bool, err error) {
+	err = s.db.WithContext(ctx).Where("coupon_id = ? AND order_id = ?", couponID, orderID).Limit(1).Find(&lg).Error
+	if err != nil {
+		return lg, false, dbError("use log", err)
+	}
+	return lg, lg.ID != 0, nil
+}
+
+// withCouponLock runs op under the coupon's redislock mutex. op reads the coupon
+// afresh, decides, and writes with a guarded UPDATE; when it answers errRetry
+// it runs again on a fresh read, at most maxCouponAttempts times.
+//
+// The lock only saves work (a queue of one checkout instead of many doomed
+// transactions): correctness comes from the guarded UPDATEs and the use log's
+// unique index, so a lock that expires while held, or is deleted, never leads
+// to a double use. Errors: CodeBusy (lock not obtained in time, or the coupon
+// kept changing), CodeUnavailable, and whatever op returns.
+func (s *Service) withCouponLock(ctx context.Context, c *models.Coupon, op func(cur *models.Coupon) error) error {
+	obtainCtx, cancel := context.WithTimeout(ctx, lockWait)
+	lock, err := s.locker.Obtain(obtainCtx, s.keys.couponLock(c.CampaignID, c.ID), s.cfg.CouponLockTTL, &redislock.Options{
+		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(lockRetryInterval), lockRetries),
+	})
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		err = redislock.ErrNotObtained // not obtained in the time we wait for it
+	}
+	if err != nil {
+		return redisError(err) // ErrNotObtained is CodeBusy with Retry-After
+	}
+	defer func() {
+		err := lock.Release(context.WithoutCancel(ctx))
+		switch {
+		case errors.Is(err, redislock.ErrLockNotHeld):
+			s.log.Info("a coupon lock expired before it was released; the guarded update kept the outcome exact",
+				"coupon", c.ID)
+		case err != nil:
+			s.log.Warn("release a coupon lock; it expires by itself", "coupon", c.ID, "err", err)
+		}
+	}()
+	for attempt := 1; ; attempt++ {
+		cur, err := s.couponByID(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		err = op(cur)
+		if !errors.Is(err, errRetry) {
+			return err
+		}
+		if attempt == maxCouponAttempts {
+			return &models.Error{Code: models.CodeBusy, RetryAfterSeconds: 1, Err: err,
+				Message: "this coupon kept changing while the request ran, try again"}
+		}
+		select {
+		case <-ctx.Done():
+			return models.Unavailable("the database", ctx.Err())
+		case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
+		}
+	}
+}
+
+// txOutcome sorts the error of a coupon transaction: the guarded UPDATE lost
+// the race, a deadlock or a unique index violation → errRetry (the whole
+// transaction was rolled back; decide again on a fresh read); anything else is
+// translated at the boundary.
+func txOutcome(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, errRaced) || isDeadlock(err) {
+		return fmt.Errorf("%w: %v", errRetry, err)
+	}
+	if index, ok := uniqueViolation(err); ok && index == uniqueUseLog {
+		return fmt.Errorf("%w: %v", errRetry, err)
+	}
+	return dbError(what, err)
+}
+
+// returnStock gives a coupon's slot, budget value and user ordinal back to the
+// Redis pool after the database commit that set them to NULL
+// (coupon_return.lua, idempotent through its own key). When Redis fails here,
+// or the process dies between the commit and this call, the database already
+// shows the slot free: reconciliation (and any reload of the campaign's
+// counters) repairs Redis, and until then the pool holds one coupon less than
+// it could, never one more.
+func (s *Service) returnStock(ctx context.Context, c *models.Coupon) {
+	if c.Slot == nil || c.UserOrdinal == nil {
+		return
+	}
+	cid, tid := c.CampaignID, c.TemplateID
+	ks := []string{s.keys.budget(cid), s.keys.template(cid, tid), s.keys.free(cid, tid), s.keys.users(cid, tid),
+		s.keys.returned(cid, c.ID)}
+	code, err := lua.Return.Run(context.WithoutCancel(ctx), s.rdb, ks, c.UserID, *c.Slot, *c.UserOrdinal,
+		c.ValueCents, int64(returnKeyTTL.Seconds())).Int64()
+	if err != nil {
+		s.log.Error("give a coupon's stock back to Redis; reconciliation will repair", "coupon", c.ID,
+			"template", tid, "slot", *c.Slot, "err", err)
+		return
+	}
+	if code != lua.ReturnDone {
+		s.log.Info("coupon stock already back in Redis", "coupon", c.ID, "template", tid, "return_code", code)
+	}
+}
+
+// validateOrderID checks an order id: 1-64 printable ASCII characters without
+// spaces, so that an order id read back from a receipt is the same string.
+func validateOrderID(s string) error {
+	if len(s) < 1 || len(s) > 64 {
+		return models.Invalid("order_id", "must be 1 to 64 characters")
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return models.Invalid("order_id", "must be printable ASCII without spaces")
+		}
+	}
+	return nil
+}
+
+// actorName fits who acted (a username or "token:<name>") into the 100
+// characters of the cashier and actor columns.
+func actorName(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	if utf8.RuneCountInString(s) <= 100 {
+		return s
+	}
+	return string([]rune(s)[:100])
+}
+
+// formatTime shows a time to people (UTC, RFC 3339).
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

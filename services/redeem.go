@@ -1,0 +1,194 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// RedeemRequest asks to use a coupon on an order at checkout.
+type RedeemRequest struct {
+	CouponCode       string
+	OrderID          string
+	OrderAmountCents int64
+	// UserID, when given, must be the coupon's holder.
+	UserID string
+	// Cashier is who redeems (the caller's name), kept in the use log.
+	Cashier string
+}
+
+// RedeemResult is the answer to a redemption. Duplicate is set for a replay of
+// a redemption already done (same coupon, same order): the amounts are then
+// those of the first answer, whatever amount the replay carried.
+type RedeemResult struct {
+	Duplicate        bool
+	Coupon           models.CouponView
+	OrderAmountCents int64
+	DiscountCents    int64
+	PayableCents     int64
+}
+
+// Redeem uses a coupon on an order (SPEC §4 "Redeem").
+//
+// The code's check character, the order id, the amount and the owner are
+// checked before anything else; then, under the coupon's lock, the coupon is
+// read and the redemption decided: used by this order → duplicate with the
+// first answer; used by another order → already_used; revoked; outside its
+// validity → not_valid_now; below min_order_cents → below_minimum. The write is
+// one transaction: `UPDATE ... WHERE id=? AND status='issued' AND version=?`,
+// decided on RowsAffected, and the use log row, whose unique (coupon_id,
+// order_id) index refuses a second row. When the UPDATE matches nothing, the
+// use log refuses the row, or the transaction deadlocks, the whole transaction
+// is rolled back and the redemption decided anew on a fresh read (a bounded
+// number of times): a stale decision is never applied, and a duplicate or a
+// deadlock never surfaces as a fault.
+//
+// The coupon is read outside the transaction: the version in the UPDATE's
+// guard makes a stale read harmless, and the transaction stays two statements
+// long (on SQLite it holds the one writer; on MySQL the coupon's row lock).
+//
+// A coupon whose redemption by an order was refunded may be redeemed by the
+// same order again: the refunded use log row is made live again with the new
+// amounts (the unique index keeps one row per coupon and order, so the row
+// shows the latest redemption; the refund's audit entry keeps the history).
+//
+// Errors: CodeInvalidRequest (field coupon_code, order_id, order_amount_cents or
+// user_id), CodeNotFound, CodeUnauthorized with Forbidden (field user_id: the
+// coupon belongs to another user), CodeAlreadyUsed, CodeRevoked,
+// CodeNotValidNow, CodeBelowMinimum, CodeBusy, CodeUnavailable.
+func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
+	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateOrderID(req.OrderID); err != nil {
+		return nil, err
+	}
+	if req.OrderAmountCents < 1 || req.OrderAmountCents > models.MaxMoneyCents {
+		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	}
+	if req.UserID != "" {
+		if err := models.ValidateUserID("user_id", req.UserID); err != nil {
+			return nil, err
+		}
+	}
+	c, err := s.couponByCode(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if req.UserID != "" && c.UserID != req.UserID {
+		// SPEC §5: "not your coupon" is 403. The cashier holds the code, so
+		// saying that it exists tells them nothing new.
+		return nil, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
+			Message: "this coupon belongs to another user"}
+	}
+	t, err := s.template(ctx, c.TemplateID)
+	if err != nil {
+		return nil, err
+	}
+	var res *RedeemResult
+	err = s.withCouponLock(ctx, c, func(cur *models.Coupon) error {
+		var err error
+		res, err = s.redeemOnce(ctx, t, cur, req)
+		return err
+	})
+	return res, err
+}
+
+// redeemOnce decides a redemption on the coupon as just read and, when it is
+// to be done, writes it. It answers errRetry when the coupon changed under it.
+func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.Coupon, req RedeemRequest) (*RedeemResult, error) {
+	now := s.now().Truncate(time.Microsecond) // what the database keeps
+	switch c.Status {
+	case models.CouponUsed:
+		if c.OrderID == nil || *c.OrderID != req.OrderID {
+			return nil, alreadyUsed(c)
+		}
+		lg, found, err := s.useLog(ctx, c.ID, req.OrderID)
+		if err != nil {
+			return nil, err
+		}
+		if !found || lg.UndoFlag {
+			// A refund committed between the two reads: decide again.
+			return nil, errRetry
+		}
+		return &RedeemResult{Duplicate: true, Coupon: c.View(now), OrderAmountCents: lg.OrderAmountCents,
+			DiscountCents: lg.DiscountCents, PayableCents: lg.OrderAmountCents - lg.DiscountCents}, nil
+	case models.CouponRevoked:
+		return nil, models.Errorf(models.CodeRevoked, "this coupon was revoked")
+	case models.CouponIssued:
+	default:
+		return nil, fmt.Errorf("coupon %d has the unknown status %q", c.ID, c.Status)
+	}
+	if now.Before(c.ValidFrom) {
+		return nil, models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", formatTime(c.ValidFrom))
+	}
+	if !now.Before(c.ValidUntil) {
+		return nil, models.Errorf(models.CodeNotValidNow, "this coupon expired at %s", formatTime(c.ValidUntil))
+	}
+	if req.OrderAmountCents < t.MinOrderCents {
+		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
+			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
+	}
+	discount := t.Discount(req.OrderAmountCents)
+	if s.cfg.AfterRedeemDecide != nil {
+		s.cfg.AfterRedeemDecide(req.OrderID)
+	}
+	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
+		OrderAmountCents: req.OrderAmountCents, DiscountCents: discount, Cashier: actorName(req.Cashier), UsedAt: now}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?
+			WHERE id = ? AND status = ? AND version = ?`,
+			models.CouponUsed, req.OrderID, now, now, c.ID, models.CouponIssued, c.Version)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return errRaced
+		}
+		if s.cfg.AfterRedeemUpdate != nil {
+			s.cfg.AfterRedeemUpdate(req.OrderID)
+		}
+		return writeUseLog(tx, &lg)
+	})
+	if err := txOutcome("coupon", err); err != nil {
+		return nil, err
+	}
+	c.Status, c.OrderID, c.UsedAt = models.CouponUsed, &req.OrderID, &now
+	c.Version++
+	c.UpdatedAt = now
+	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
+		PayableCents: req.OrderAmountCents - discount}, nil
+}
+
+// writeUseLog records a redemption inside its transaction: the refunded row of
+// the same coupon and order is made live again, else a row is inserted. The
+// unique (coupon_id, order_id) index refuses a second row; the caller rolls
+// back and decides again.
+func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
+	res := tx.Exec(`UPDATE coupon_use_log SET undo_flag = ?, undone_at = NULL, user_id = ?, template_id = ?,
+		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?
+		WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
+		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt,
+		lg.CouponID, lg.OrderID, true)
+	if res.Error != nil || res.RowsAffected == 1 {
+		return res.Error
+	}
+	return tx.Create(lg).Error
+}
+
+// alreadyUsed names the order that holds the coupon and since when.
+func alreadyUsed(c *models.Coupon) error {
+	order, at := "another order", ""
+	if c.OrderID != nil {
+		order = "order " + *c.OrderID
+	}
+	if c.UsedAt != nil {
+		at = " at " + formatTime(*c.UsedAt)
+	}
+	return models.Errorf(models.CodeAlreadyUsed, "this coupon was already used by %s%s", order, at)
+}

@@ -1,0 +1,122 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// RevokeResult is the answer to a revocation. Duplicate is set when the
+// coupon was already revoked and nothing changed. StockReturned tells that the
+// coupon no longer holds a slot of its template: its stock, budget value and
+// user ordinal are back in the pool.
+type RevokeResult struct {
+	Duplicate     bool
+	Coupon        models.CouponView
+	StockReturned bool
+}
+
+// Revoke takes an issued (or expired) coupon away from its holder (admin),
+// under the coupon's lock and guarded by status and version, with an audit
+// entry of who, when and why.
+//
+// With returnStock the coupon's slot and user ordinal are set to NULL in the
+// same transaction and given back to Redis after the commit (as a refund under
+// recycle does), so that anyone can claim it again; without it the revoked
+// coupon keeps counting against the template's stock and the holder's limit
+// (for a coupon taken away for abuse).
+//
+// Revoking a revoked coupon again answers duplicate and changes nothing,
+// except that a revocation that asks for the stock back on a coupon revoked
+// without it returns the stock then (with its own audit entry). A used coupon
+// is refused with CodeAlreadyUsed: its order must be refunded first.
+//
+// Errors: CodeInvalidRequest (field code or reason), CodeNotFound,
+// CodeAlreadyUsed, CodeBusy, CodeUnavailable.
+func (s *Service) Revoke(ctx context.Context, actor, code string, returnStock bool, reason string) (*RevokeResult, error) {
+	code, err := models.ParseCouponCode("code", code)
+	if err != nil {
+		return nil, err
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "" || utf8.RuneCountInString(reason) > 500 || !utf8.ValidString(reason) {
+		return nil, models.Invalid("reason", "is required (at most 500 characters)")
+	}
+	c, err := s.couponByCode(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	var res *RevokeResult
+	var returned *models.Coupon
+	err = s.withCouponLock(ctx, c, func(cur *models.Coupon) error {
+		var err error
+		res, returned, err = s.revokeOnce(ctx, actorName(actor), cur, returnStock, reason)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if returned != nil {
+		s.returnStock(ctx, returned)
+	}
+	return res, nil
+}
+
+func (s *Service) revokeOnce(ctx context.Context, actor string, c *models.Coupon, returnStock bool, reason string) (res *RevokeResult, returned *models.Coupon, err error) {
+	now := s.now().Truncate(time.Microsecond)
+	action := "coupon.revoke"
+	switch c.Status {
+	case models.CouponIssued:
+	case models.CouponRevoked:
+		if !returnStock || c.Slot == nil {
+			return &RevokeResult{Duplicate: true, Coupon: c.View(now), StockReturned: c.Slot == nil}, nil, nil
+		}
+		action = "coupon.return_stock"
+	case models.CouponUsed:
+		order := ""
+		if c.OrderID != nil {
+			order = " by order " + *c.OrderID
+		}
+		return nil, nil, models.Errorf(models.CodeAlreadyUsed, "this coupon is used%s: refund the order first", order)
+	default:
+		return nil, nil, fmt.Errorf("coupon %d has the unknown status %q", c.ID, c.Status)
+	}
+
+	before := *c
+	after := *c
+	after.Status = models.CouponRevoked
+	after.Version++
+	after.UpdatedAt = now
+	set := "status = ?"
+	if returnStock {
+		after.Slot, after.UserOrdinal = nil, nil
+		set += ", slot = NULL, user_ordinal = NULL"
+	}
+	detail := fmt.Sprintf("user=%s template=%d status_was=%s return_stock=%t reason=%q",
+		c.UserID, c.TemplateID, c.EffectiveStatus(now), returnStock, reason)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec(`UPDATE user_coupons SET `+set+`, version = version + 1, updated_at = ?
+			WHERE id = ? AND status = ? AND version = ?`,
+			models.CouponRevoked, now, c.ID, c.Status, c.Version)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return errRaced
+		}
+		return s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", c.ID), detail)
+	})
+	if err := txOutcome("coupon", err); err != nil {
+		return nil, nil, err
+	}
+	if returnStock {
+		returned = &before
+	}
+	return &RevokeResult{Coupon: after.View(now), StockReturned: after.Slot == nil}, returned, nil
+}

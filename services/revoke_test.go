@@ -1,0 +1,179 @@
+package services_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"couponsvc/models"
+	"couponsvc/services"
+	"couponsvc/services/testenv"
+)
+
+func TestRevoke(t *testing.T) {
+	t.Run("OKReturnStock", func(t *testing.T) {
+		f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
+		c := f.claim("u1")
+		f.claim("u2")
+		res, err := f.svc.Revoke(f.ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
+		if err != nil || res.Duplicate || !res.StockReturned || res.Coupon.Status != models.CouponRevoked {
+			t.Fatalf("revoke %+v, %v", res, err)
+		}
+		got := f.coupon(c.ID)
+		if got.Status != models.CouponRevoked || got.Slot != nil || got.UserOrdinal != nil || got.Version != 1 {
+			t.Fatalf("coupon %+v", got)
+		}
+		var audit []models.AuditEntry
+		f.env.Backends.DB.Where("action = ?", "coupon.revoke").Find(&audit)
+		if len(audit) != 1 || audit[0].Actor != "admin-ann" || audit[0].Target != fmt.Sprintf("coupon:%d", c.ID) ||
+			!strings.Contains(audit[0].Detail, `reason="printed by mistake"`) || !strings.Contains(audit[0].Detail, "return_stock=true") ||
+			audit[0].CreatedAt.IsZero() {
+			t.Fatalf("audit %+v", audit)
+		}
+		if f.remaining() != 1 {
+			t.Fatalf("remaining %d", f.remaining())
+		}
+		f.checkStock()
+		f.claim("u1") // the slot and u1's ordinal are back
+		f.checkStock()
+	})
+
+	t.Run("OKKeepStock", func(t *testing.T) {
+		f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
+		c := f.claim("u1")
+		res, err := f.svc.Revoke(f.ctx, "admin", c.Code, false, "abuse")
+		if err != nil || res.StockReturned || res.Coupon.Slot == nil {
+			t.Fatalf("revoke %+v, %v", res, err)
+		}
+		if f.remaining() != 1 {
+			t.Fatalf("remaining %d", f.remaining())
+		}
+		f.checkStock()
+		// The revoked coupon still counts against u1's limit.
+		_, err = f.svc.Claim(f.ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u1", IdempotencyKey: "again"})
+		wantCode(t, err, models.CodeUserLimitReached)
+
+		// Revoking again is a replay; asking for the stock back returns it.
+		res, err = f.svc.Revoke(f.ctx, "admin", c.Code, false, "abuse")
+		if err != nil || !res.Duplicate || res.StockReturned {
+			t.Fatalf("again %+v, %v", res, err)
+		}
+		res, err = f.svc.Revoke(f.ctx, "admin", c.Code, true, "give the stock back")
+		if err != nil || res.Duplicate || !res.StockReturned || res.Coupon.Slot != nil {
+			t.Fatalf("return stock %+v, %v", res, err)
+		}
+		if f.remaining() != 2 {
+			t.Fatalf("remaining %d", f.remaining())
+		}
+		res, err = f.svc.Revoke(f.ctx, "admin", c.Code, true, "give the stock back")
+		if err != nil || !res.Duplicate || !res.StockReturned {
+			t.Fatalf("replay %+v, %v", res, err)
+		}
+		if f.remaining() != 2 || f.coupon(c.ID).Version != 2 {
+			t.Fatal("the replay changed something")
+		}
+		f.checkStock()
+		f.claim("u1")
+	})
+
+	t.Run("ExpiredCoupon", func(t *testing.T) {
+		f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
+		c := f.claim("u1")
+		f.clock.Advance(48 * time.Hour)
+		res, err := f.svc.Revoke(f.ctx, "admin", c.Code, true, "expired, clean up")
+		if err != nil || res.Coupon.Status != models.CouponRevoked {
+			t.Fatalf("revoke %+v, %v", res, err)
+		}
+		f.checkStock()
+	})
+
+	t.Run("ErrAlreadyUsed", func(t *testing.T) {
+		f := newCheckoutFixture(t, services.Config{}, models.Template{})
+		c := f.claim("u1")
+		f.mustRedeem(c, "o1", 10_000)
+		_, err := f.svc.Revoke(f.ctx, "admin", c.Code, true, "too late")
+		e := wantCode(t, err, models.CodeAlreadyUsed)
+		if !strings.Contains(e.Message, "o1") {
+			t.Fatalf("message %q", e.Message)
+		}
+		if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 1 {
+			t.Fatalf("changed %+v", got)
+		}
+	})
+
+	t.Run("BadInput", func(t *testing.T) {
+		f := newCheckoutFixture(t, services.Config{}, models.Template{})
+		c := f.claim("u1")
+		for _, tc := range []struct {
+			name, code, reason, field string
+			want                      models.Code
+		}{
+			{"MistypedCode", mistype(c.Code), "r", "code", models.CodeInvalidRequest},
+			{"NoReason", c.Code, "  ", "reason", models.CodeInvalidRequest},
+			{"LongReason", c.Code, strings.Repeat("r", 501), "reason", models.CodeInvalidRequest},
+			{"UnknownCode", models.NewCouponCode(), "r", "", models.CodeNotFound},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := f.svc.Revoke(f.ctx, "admin", tc.code, true, tc.reason)
+				if e := wantCode(t, err, tc.want); e.Field != tc.field {
+					t.Fatalf("field %q, want %q", e.Field, tc.field)
+				}
+			})
+		}
+		if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.Version != 0 {
+			t.Fatalf("changed %+v", got)
+		}
+	})
+}
+
+// TestRevokeRaceRedeem releases revocations and redemptions of one coupon
+// together: the coupon ends either used by one order or revoked, never both,
+// and the stock adds up.
+func TestRevokeRaceRedeem(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 5})
+	c := f.claim("u1")
+	var mu sync.Mutex
+	counts := map[string]int{}
+	race(20, func(i int) {
+		var err error
+		var dup bool
+		kind := "redeem"
+		if i%2 == 0 {
+			var res *services.RedeemResult
+			res, err = f.redeem(c, fmt.Sprintf("o%d", i), 10_000)
+			dup = err == nil && res.Duplicate
+		} else {
+			kind = "revoke"
+			var res *services.RevokeResult
+			res, err = f.svc.Revoke(f.ctx, "admin", c.Code, true, "race")
+			dup = err == nil && res.Duplicate
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch code := models.ErrorCode(err); {
+		case err == nil && !dup:
+			counts[kind]++
+		case err == nil:
+			counts[kind+" duplicate"]++
+		case code == models.CodeBusy || code == models.CodeAlreadyUsed || code == models.CodeRevoked:
+			counts[code.Word()]++
+		default:
+			t.Errorf("%s: %v", kind, err)
+		}
+	})
+	t.Logf("%s: %v", testenv.BackendName(), counts)
+	if counts["redeem"]+counts["revoke"] != 1 {
+		t.Fatalf("results %v", counts)
+	}
+	got := f.coupon(c.ID)
+	live := f.liveLogs(c.ID)
+	switch {
+	case counts["redeem"] == 1 && (got.Status != models.CouponUsed || len(live) != 1):
+		t.Fatalf("redeemed, but coupon %+v, log %+v", got, live)
+	case counts["revoke"] == 1 && (got.Status != models.CouponRevoked || len(live) != 0):
+		t.Fatalf("revoked, but coupon %+v, log %+v", got, live)
+	}
+	f.checkStock()
+}
