@@ -97,7 +97,7 @@ func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Tem
 		return nil, dbError("template", err)
 	}
 	// Counters that cannot be loaded now are loaded by the first claim.
-	if err := s.ensureLoaded(ctx, t.CampaignID); err != nil {
+	if err := s.ensureLoaded(ctx, t.CampaignID, t.ID); err != nil {
 		s.log.Warn("load the new template's counters", "template", t.ID, "err", err)
 	}
 	return &t, nil
@@ -153,14 +153,21 @@ func (s *Service) ListTemplates(ctx context.Context, activeOnly bool) ([]Templat
 // trip, loading campaigns whose counters are missing.
 func (s *Service) withRemaining(ctx context.Context, ts []models.Template) ([]TemplateView, error) {
 	out := make([]TemplateView, len(ts))
-	loaded := map[int64]bool{}
+	// Each template's own counters are checked, not only its campaign's: a
+	// template added to a loaded campaign has none until it is loaded.
+	var cids []int64
+	tids := map[int64][]int64{}
 	for i := range ts {
 		out[i].Template = ts[i]
-		if !loaded[ts[i].CampaignID] {
-			if err := s.ensureLoaded(ctx, ts[i].CampaignID); err != nil {
-				return nil, err
-			}
-			loaded[ts[i].CampaignID] = true
+		cid := ts[i].CampaignID
+		if _, seen := tids[cid]; !seen {
+			cids = append(cids, cid)
+		}
+		tids[cid] = append(tids[cid], ts[i].ID)
+	}
+	for _, cid := range cids {
+		if err := s.ensureLoaded(ctx, cid, tids[cid]...); err != nil {
+			return nil, err
 		}
 	}
 	cmds := make([]*redis.StringCmd, len(ts))
