@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"couponsvc/models"
 
@@ -87,6 +88,10 @@ func jsonError(err error) error {
 		return models.Invalid("body", "is not valid JSON")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		if field == "" || !utf8.ValidString(field) || len(field) > 100 {
+			// A name that cannot stand as the field at fault (found by FuzzDecodeJSON).
+			return models.Invalid("body", "holds a field that is not known: %q", field[:min(len(field), 100)])
+		}
 		return models.Invalid(field, "is not a known field")
 	}
 	return models.Invalid("body", "is not valid JSON for this request")

@@ -68,6 +68,7 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	api.POST("/templates/:id/claim", claims.admit, requireRole(models.RoleApp, models.RoleShopper), claims.limitUser, s.claimCoupon)
 	api.POST("/tokens", admin, s.createToken)
 	api.POST("/users", admin, s.createUser)
+	api.POST("/reconcile", admin, s.reconcileCounters)
 	return r
 }
 

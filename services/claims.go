@@ -107,6 +107,26 @@ func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, er
 	}
 }
 
+// replayRefused answers a refused claim (sold out, limit reached, budget
+// used up) from the database when it is the replay of a claim already done
+// whose idempotency key Redis no longer has (Redis restarted or flushed; the
+// embedded Redis after a restart): the user's first claim counts against the
+// limit and the stock now, so the script refuses before the insert that would
+// meet the unique request_id. Only a user who holds a coupon of the template
+// can be replaying one, so a flash sale's many refusals cost no database read.
+func (s *Service) replayRefused(ctx context.Context, t *models.Template, req ClaimRequest, refusal error) (*ClaimResult, bool) {
+	switch models.ErrorCode(refusal) {
+	case models.CodeSoldOut, models.CodeUserLimitReached, models.CodeBudgetExhausted:
+	default:
+		return nil, false
+	}
+	if held, err := s.rdb.HExists(ctx, s.keys.users(t.CampaignID, t.ID), req.UserID).Result(); err != nil || !held {
+		return nil, false
+	}
+	res, err := s.replayFromDB(ctx, req)
+	return res, err == nil
+}
+
 // errSlotTaken marks a reservation the database refused because its slot or
 // ordinal is held by another coupon, or is out of range.
 var errSlotTaken = errors.New("slot or ordinal already held in the database")
@@ -114,6 +134,9 @@ var errSlotTaken = errors.New("slot or ordinal already held in the database")
 func (s *Service) claimOnce(ctx context.Context, t *models.Template, req ClaimRequest) (*ClaimResult, error) {
 	r, dup, err := s.reserve(ctx, t, req)
 	if err != nil {
+		if res, ok := s.replayRefused(ctx, t, req, err); ok {
+			return res, nil
+		}
 		return nil, err
 	}
 	if dup != "" {

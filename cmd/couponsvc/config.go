@@ -30,6 +30,9 @@ type config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
 	// client (COUPON_TRUSTED_PROXIES, a comma list of addresses or CIDRs).
 	TrustedProxies []string
+	// RedisPrefix starts every Redis key (COUPON_REDIS_PREFIX), so that
+	// several deployments, or tests, can share one Redis.
+	RedisPrefix string
 }
 
 // loadConfig reads the COUPON_* variables (SPEC §7).
@@ -68,6 +71,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("COUPON_IDEMPOTENCY_TTL must be a duration of at least 1m, such as 24h, not %q", v)
 		}
 		c.IdempotencyTTL = d
+	}
+	if v := getenv("COUPON_REDIS_PREFIX"); v != "" {
+		if len(v) > 64 || strings.ContainsAny(v, "{} \t\r\n") {
+			return c, fmt.Errorf("COUPON_REDIS_PREFIX must be at most 64 characters without braces or spaces, not %q", v)
+		}
+		c.RedisPrefix = v
 	}
 	if t := c.BootstrapToken; t != "" && len(t) < 16 {
 		return c, fmt.Errorf("COUPON_BOOTSTRAP_TOKEN must be at least 16 characters")

@@ -32,10 +32,11 @@ commands:
   migrate                            apply the database migrations and exit
   user add -username U -password P -role shopper|cashier|admin
   token add -role admin|cashier|app -name NAME   (prints the token once)
+  reconcile [--repair] [--template N]   compare Redis with the database
 
 configuration (environment): COUPON_LISTEN, COUPON_MYSQL_DSN, COUPON_REDIS_ADDR,
 COUPON_REDIS_ADDRS, COUPON_BOOTSTRAP_TOKEN, COUPON_DEMO, COUPON_DATA_DIR,
-COUPON_IDEMPOTENCY_TTL (see README.md)
+COUPON_IDEMPOTENCY_TTL, COUPON_REDIS_PREFIX (see README.md)
 limits: COUPON_RATE_USER_PER_MIN (20), COUPON_RATE_ADDR_PER_MIN (120),
 COUPON_MAX_INFLIGHT_CLAIMS (512), COUPON_REQUEST_TIMEOUT (10s), COUPON_TRUSTED_PROXIES
 `
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = addUser(ctx, cfg, logger, args, stdout)
 	case "token":
 		err = addToken(ctx, cfg, logger, args, stdout)
+	case "reconcile":
+		err = reconcile(ctx, cfg, logger, args, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -89,6 +92,7 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 	return f(services.New(b, services.Config{
 		BootstrapToken: cfg.BootstrapToken,
 		IdempotencyTTL: cfg.IdempotencyTTL,
+		KeyPrefix:      cfg.RedisPrefix,
 		Logger:         logger,
 	}))
 }
@@ -98,6 +102,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 	defer stop()
 	return withService(ctx, cfg, logger, func(svc *services.Service) error {
 		router := handlers.NewRouter(svc, handlers.Options{Logger: logger, Limits: cfg.Limits, TrustedProxies: cfg.TrustedProxies})
+		loadCounters(ctx, svc, logger)
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
 			return err
@@ -113,6 +118,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 		bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 		defer stopBackground()
 		go svc.RunSweeper(bg)
+		go svc.RunReconciler(bg, reconcileInterval)
 		if cfg.PprofListen != "" {
 			go servePprof(bg, cfg.PprofListen, logger)
 		}

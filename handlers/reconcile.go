@@ -1,0 +1,44 @@
+package handlers
+
+import (
+	"net/http"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+type reconcileRequest struct {
+	TemplateID *int64 `json:"template_id"`
+	Repair     *bool  `json:"repair"`
+}
+
+// reconcileCounters compares Redis with the database for every template (or
+// one) and, with repair, rebuilds the counters that drifted (SPEC §2.8).
+func (s *Server) reconcileCounters(c *gin.Context) {
+	var req reconcileRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	if err := required("repair", req.Repair); err != nil {
+		respondError(c, err)
+		return
+	}
+	var tid int64
+	if req.TemplateID != nil {
+		if *req.TemplateID <= 0 {
+			respondError(c, models.Invalid("template_id", "must be a positive id"))
+			return
+		}
+		tid = *req.TemplateID
+	}
+	report, err := s.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{
+		TemplateID: tid, Repair: *req.Repair, Actor: principal(c).Name,
+	})
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	respond(c, http.StatusOK, "ok", gin.H{"templates": report.Templates})
+}
