@@ -228,6 +228,7 @@ func checkValidTemplate(t *testing.T, tpl *models.Template) {
 // handler. Whatever the body, the handler must then read exactly the bytes
 // sent, and a user id is only taken from a body the handler will accept.
 func FuzzClaimPeek(f *testing.F) {
+	gin.SetMode(gin.ReleaseMode)
 	addDecodeSeeds(f)
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
 		w := httptest.NewRecorder()
