@@ -59,7 +59,7 @@ rcli() { redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@"; }
 # forget_keys deletes every key under KEY_PREFIX. Bounded: SCAN stops when its
 # cursor comes back to 0, and at most 10,000 batches of 500.
 forget_keys() {
-	rcli --scan --pattern "${KEY_PREFIX}*" --count 1000 | head -n 5000000 |
+	rcli --scan --pattern "${KEY_PREFIX}*" | head -n 5000000 |
 		xargs -r -n 500 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" UNLINK >/dev/null || true
 }
 
@@ -96,7 +96,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 PPROF_ADDR="127.0.0.1:$((PORT + 1))"
-rm -f "$OUT"/*.cpu.pprof "$OUT"/*.cpu.top.txt
+rm -f "$OUT"/*.cpu.pprof "$OUT"/*.cpu.top.txt "$OUT"/*.cpu.cum.txt
 echo "== start couponsvc on 127.0.0.1:$PORT"
 COUPON_MYSQL_DSN="$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" \
 	COUPON_REDIS_ADDR="$REDIS_ADDR" \
@@ -141,9 +141,9 @@ set -e
 
 # The idempotency keys must expire: show the TTL of one.
 IDEM_TTL="none found"
-key=$(rcli --scan --pattern "${KEY_PREFIX}{c*}:idem:*" --count 1000 | head -n 1 || true)
+key=$(rcli --scan --pattern "${KEY_PREFIX}{c*}:idem:*" | head -n 1 || true)
 [ -n "$key" ] && IDEM_TTL="$(rcli TTL "$key") s"
-MAX_RSS=$(jq -r '[.scenarios[] | select(.name=="flash") | .max_rss_mb // 0][0] // "n/a"' "$OUT/bench.json" 2>/dev/null || echo n/a)
+MAX_RSS=$(jq -r '[.scenarios[] | select(.name=="flash") | .max_rss_mb // empty | floor][0] // "n/a"' "$OUT/bench.json" 2>/dev/null || echo n/a)
 PER_COUPON=$(jq -r '.redis_bytes_per_coupon // "n/a" | if type=="number" then (.|floor|tostring) else . end' "$OUT/bench.json" 2>/dev/null || echo n/a)
 echo
 echo "== service during flash: max RSS ${MAX_RSS} MB (target < 300 MB)"
@@ -153,9 +153,10 @@ PROFILE_TOP=""
 if [ -s "$OUT/flash.cpu.pprof" ]; then
 	for p in "$OUT"/*.cpu.pprof; do
 		go tool pprof -top -nodecount=30 "$OUT/couponsvc" "$p" >"${p%.pprof}.top.txt" 2>/dev/null || true
+		go tool pprof -top -cum -nodecount=40 "$OUT/couponsvc" "$p" >"${p%.pprof}.cum.txt" 2>/dev/null || true
 	done
 	PROFILE_TOP=$(head -n 36 "$OUT/flash.cpu.top.txt" 2>/dev/null || true)
-	echo "== CPU profiles: $OUT/*.cpu.pprof (top: $OUT/*.cpu.top.txt)"
+	echo "== CPU profiles: $OUT/*.cpu.pprof (go tool pprof -top: $OUT/*.cpu.top.txt, -top -cum: $OUT/*.cpu.cum.txt)"
 fi
 
 stop_service
