@@ -53,6 +53,7 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/metrics", s.metricsHandler())
+	r.GET("/api/openapi.json", serveOpenAPI)
 
 	api := r.Group("/api/v1", s.authenticate)
 	admin := requireRole(models.RoleAdmin)
@@ -68,6 +69,7 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	api.POST("/templates/:id/claim", claims.admit, requireRole(models.RoleApp, models.RoleShopper), claims.limitUser, s.claimCoupon)
 	api.POST("/tokens", admin, s.createToken)
 	api.POST("/users", admin, s.createUser)
+	s.registerRedemptionRoutes(api)
 	api.POST("/reconcile", admin, s.reconcileCounters)
 	return r
 }

@@ -260,6 +260,7 @@ var securityMatrix = []matrixRow{
 	{method: "GET", route: "/healthz", want: open(200)},
 	{method: "GET", route: "/readyz", want: open(200)},
 	{method: "GET", route: "/metrics", want: open(200)},
+	{method: "GET", route: "/api/openapi.json", want: open(200)},
 
 	{method: "POST", route: "/api/v1/campaigns", want: only(201, asAdmin),
 		body: func(r *rig, who role) string { return `{"name":"sec-` + who.String() + `","budget_cents":0}` }},

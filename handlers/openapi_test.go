@@ -1,0 +1,243 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"couponsvc/handlers"
+	"couponsvc/services"
+	"couponsvc/services/testenv"
+)
+
+// openAPIDoc is the served document, decoded loosely.
+type openAPIDoc struct {
+	raw   map[string]any
+	paths map[string]map[string]map[string]any // path → method → operation
+}
+
+// fetchOpenAPI gets /api/openapi.json from a router.
+func fetchOpenAPI(t *testing.T, e *apiEnv) *openAPIDoc {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	e.router.ServeHTTP(rec, httptest.NewRequest("GET", "/api/openapi.json", nil))
+	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		t.Fatalf("GET /api/openapi.json: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	doc := &openAPIDoc{}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc.raw); err != nil {
+		t.Fatalf("the document is not JSON: %v", err)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &struct {
+		Paths *map[string]map[string]map[string]any `json:"paths"`
+	}{&doc.paths}); err != nil {
+		t.Fatalf("paths: %v", err)
+	}
+	return doc
+}
+
+var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
+
+// TestOpenAPIMatchesRouter fails when a route of the router is missing from
+// the document, or the document names a route that does not exist.
+func TestOpenAPIMatchesRouter(t *testing.T) {
+	env := testenv.New(t, services.Config{})
+	router := handlers.NewRouter(env.Service, handlers.Options{Logger: env.Config.Logger})
+	doc := fetchOpenAPI(t, &apiEnv{Env: env, router: router})
+
+	routes := map[string]bool{}
+	for _, r := range router.Routes() {
+		path := ginParam.ReplaceAllString(r.Path, "{$1}")
+		key := r.Method + " " + path
+		routes[key] = true
+		if doc.paths[path][strings.ToLower(r.Method)] == nil {
+			t.Errorf("the route %s %s is missing from the OpenAPI document", r.Method, r.Path)
+		}
+	}
+	var documented []string
+	for path, ops := range doc.paths {
+		for method := range ops {
+			key := strings.ToUpper(method) + " " + path
+			documented = append(documented, key)
+			if !routes[key] {
+				t.Errorf("the OpenAPI document names %s, which is not a route", key)
+			}
+		}
+	}
+	sort.Strings(documented)
+	t.Logf("%d routes, %d documented operations", len(routes), len(documented))
+}
+
+// TestOpenAPIDocument checks the document's own consistency: version, unique
+// operation ids, path parameters declared, every $ref resolving, a success
+// answer for every operation.
+func TestOpenAPIDocument(t *testing.T) {
+	doc := fetchOpenAPI(t, newAPIEnv(t))
+	if doc.raw["openapi"] != "3.0.3" {
+		t.Fatalf("openapi %v", doc.raw["openapi"])
+	}
+	ids := map[string]string{}
+	for path, ops := range doc.paths {
+		inPath := map[string]bool{}
+		for _, m := range regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(path, -1) {
+			inPath[m[1]] = true
+		}
+		for method, op := range ops {
+			where := strings.ToUpper(method) + " " + path
+			id, _ := op["operationId"].(string)
+			if id == "" || ids[id] != "" {
+				t.Errorf("%s: operationId %q missing or also used by %s", where, id, ids[id])
+			}
+			ids[id] = where
+			declared := map[string]bool{}
+			params, _ := op["parameters"].([]any)
+			for _, p := range params {
+				p := p.(map[string]any)
+				if p["in"] == "path" {
+					declared[p["name"].(string)] = true
+					if p["required"] != true {
+						t.Errorf("%s: path parameter %v not required", where, p["name"])
+					}
+				}
+			}
+			if fmt.Sprint(declared) != fmt.Sprint(inPath) {
+				t.Errorf("%s: path parameters declared %v, in the path %v", where, declared, inPath)
+			}
+			responses, _ := op["responses"].(map[string]any)
+			ok := false
+			for status := range responses {
+				ok = ok || status[0] == '2' || status[0] == '3'
+			}
+			if !ok {
+				t.Errorf("%s: no success answer in %v", where, responses)
+			}
+			if op["summary"] == "" || op["tags"] == nil {
+				t.Errorf("%s: no summary or tags", where)
+			}
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["$ref"].(string); ok {
+				if resolveRef(doc.raw, r) == nil {
+					t.Errorf("$ref %s does not resolve", r)
+				}
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(doc.raw)
+}
+
+func resolveRef(root map[string]any, ref string) map[string]any {
+	cur := root
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		next, ok := cur[part].(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = next
+	}
+	return cur
+}
+
+// checkAnswer validates an answer body against the document's schema of that
+// operation and status: the keys, the required ones, and the types.
+func (d *openAPIDoc) checkAnswer(t *testing.T, method, path string, status int, body map[string]any) {
+	t.Helper()
+	op := d.paths[path][strings.ToLower(method)]
+	if op == nil {
+		t.Fatalf("%s %s is not documented", method, path)
+	}
+	resp, _ := op["responses"].(map[string]any)[fmt.Sprint(status)].(map[string]any)
+	if resp == nil {
+		t.Fatalf("%s %s: status %d is not documented", method, path, status)
+	}
+	if r, ok := resp["$ref"].(string); ok {
+		resp = resolveRef(d.raw, r)
+	}
+	schema := resp["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+	for _, err := range d.validate(schema, body, "body") {
+		t.Errorf("%s %s %d: %s", method, path, status, err)
+	}
+}
+
+func (d *openAPIDoc) validate(schema map[string]any, v any, at string) []string {
+	if r, ok := schema["$ref"].(string); ok {
+		schema = resolveRef(d.raw, r)
+	}
+	if v == nil {
+		if schema["nullable"] == true {
+			return nil
+		}
+		return []string{at + ": null where the schema does not allow it"}
+	}
+	var errs []string
+	switch schema["type"] {
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: %T, want an object", at, v)}
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for k, x := range obj {
+			ps, ok := props[k].(map[string]any)
+			if !ok {
+				if props != nil && schema["additionalProperties"] == false {
+					errs = append(errs, at+"."+k+": not in the schema")
+				}
+				continue
+			}
+			errs = append(errs, d.validate(ps, x, at+"."+k)...)
+		}
+		req, _ := schema["required"].([]any)
+		for _, k := range req {
+			if _, ok := obj[k.(string)]; !ok {
+				errs = append(errs, fmt.Sprintf("%s.%s: required but missing", at, k))
+			}
+		}
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: %T, want an array", at, v)}
+		}
+		items, _ := schema["items"].(map[string]any)
+		for i, x := range arr {
+			errs = append(errs, d.validate(items, x, fmt.Sprintf("%s[%d]", at, i))...)
+		}
+	case "integer":
+		if f, ok := v.(float64); !ok || f != float64(int64(f)) {
+			errs = append(errs, fmt.Sprintf("%s: %v, want an integer", at, v))
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			errs = append(errs, fmt.Sprintf("%s: %v, want a boolean", at, v))
+		}
+	case "string":
+		if _, ok := v.(string); !ok {
+			errs = append(errs, fmt.Sprintf("%s: %v, want a string", at, v))
+		}
+	}
+	if enum, ok := schema["enum"].([]any); ok {
+		found := false
+		for _, e := range enum {
+			found = found || fmt.Sprint(e) == fmt.Sprint(v)
+		}
+		if !found {
+			errs = append(errs, fmt.Sprintf("%s: %v not in %v", at, v, enum))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,148 @@
+package handlers
+
+import (
+	"net/http"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// registerRedemptionRoutes adds the checkout and coupon endpoints of SPEC §5
+// to the authenticated /api/v1 group.
+func (s *Server) registerRedemptionRoutes(api *gin.RouterGroup) {
+	checkout := requireRole(models.RoleCashier, models.RoleApp)
+	api.POST("/redemptions", checkout, s.redeemCoupon)
+	api.POST("/refunds", checkout, s.refundCoupon)
+	api.POST("/coupons/:code/revoke", requireRole(models.RoleAdmin), s.revokeCoupon)
+	api.GET("/coupons/:code", requireRole(models.RoleCashier, models.RoleAdmin, models.RoleApp), s.getCoupon)
+	api.GET("/users/:user_id/coupons", requireRole(models.RoleApp, models.RoleAdmin, models.RoleShopper), s.listUserCoupons)
+}
+
+type redeemRequest struct {
+	CouponCode       *string `json:"coupon_code"`
+	OrderID          *string `json:"order_id"`
+	OrderAmountCents *int64  `json:"order_amount_cents"`
+	UserID           *string `json:"user_id"`
+}
+
+// redeemCoupon uses a coupon on an order at checkout: 200 "redeemed" with the
+// discount and the amount to pay; the same coupon and order again → 200
+// "duplicate" with the first answer.
+func (s *Server) redeemCoupon(c *gin.Context) {
+	var req redeemRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	if err := firstErr(required("coupon_code", req.CouponCode), required("order_id", req.OrderID),
+		required("order_amount_cents", req.OrderAmountCents)); err != nil {
+		respondError(c, err)
+		return
+	}
+	sr := services.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
+		OrderAmountCents: *req.OrderAmountCents, Cashier: principal(c).Name}
+	if req.UserID != nil {
+		if *req.UserID == "" {
+			// Given but empty is a mistake, not "no owner check".
+			respondError(c, models.Invalid("user_id", "must be 1 to 64 characters (or left out)"))
+			return
+		}
+		sr.UserID = *req.UserID
+	}
+	res, err := s.svc.Redeem(c.Request.Context(), sr)
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	result := "redeemed"
+	if res.Duplicate {
+		result = models.CodeDuplicate.Word()
+	}
+	respond(c, http.StatusOK, result, gin.H{"coupon": res.Coupon, "order_amount_cents": res.OrderAmountCents,
+		"discount_cents": res.DiscountCents, "payable_cents": res.PayableCents})
+}
+
+type refundRequest struct {
+	CouponCode *string `json:"coupon_code"`
+	OrderID    *string `json:"order_id"`
+}
+
+// refundCoupon undoes a coupon's use by a cancelled order: 200 "refunded";
+// again → 200 "duplicate".
+func (s *Server) refundCoupon(c *gin.Context) {
+	var req refundRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	if err := firstErr(required("coupon_code", req.CouponCode), required("order_id", req.OrderID)); err != nil {
+		respondError(c, err)
+		return
+	}
+	res, err := s.svc.Refund(c.Request.Context(), services.RefundRequest{CouponCode: *req.CouponCode,
+		OrderID: *req.OrderID, Cashier: principal(c).Name})
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	result := "refunded"
+	if res.Duplicate {
+		result = models.CodeDuplicate.Word()
+	}
+	respond(c, http.StatusOK, result, gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+}
+
+type revokeRequest struct {
+	ReturnStock *bool   `json:"return_stock"`
+	Reason      *string `json:"reason"`
+}
+
+// revokeCoupon takes a coupon away from its holder (admin), with the reason in
+// the audit log: 200 "ok"; a coupon already revoked → 200 "duplicate".
+func (s *Server) revokeCoupon(c *gin.Context) {
+	var req revokeRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	if err := required("reason", req.Reason); err != nil {
+		respondError(c, err)
+		return
+	}
+	returnStock := req.ReturnStock != nil && *req.ReturnStock
+	res, err := s.svc.Revoke(c.Request.Context(), principal(c).Name, c.Param("code"), returnStock, *req.Reason)
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	result := "ok"
+	if res.Duplicate {
+		result = models.CodeDuplicate.Word()
+	}
+	respond(c, http.StatusOK, result, gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+}
+
+// getCoupon shows a coupon, with its effective status, and its template.
+func (s *Server) getCoupon(c *gin.Context) {
+	d, err := s.svc.GetCoupon(c.Request.Context(), c.Param("code"))
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	respond(c, http.StatusOK, "ok", gin.H{"coupon": d.Coupon, "template": d.Template})
+}
+
+// listUserCoupons lists a user's coupons with their effective status. A
+// shopper sees only their own.
+func (s *Server) listUserCoupons(c *gin.Context) {
+	userID := c.Param("user_id")
+	if p := principal(c); p.Role == models.RoleShopper && p.UserID != userID {
+		respondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
+		return
+	}
+	out, err := s.svc.ListUserCoupons(c.Request.Context(), userID)
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	respond(c, http.StatusOK, "ok", gin.H{"coupons": out})
+}
