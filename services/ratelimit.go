@@ -3,11 +3,8 @@ package services
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"net/netip"
-	"sync/atomic"
-	"time"
 
 	"couponsvc/models"
 
@@ -25,30 +22,20 @@ type ClaimLimits struct {
 	PerAddr int
 }
 
-// limiterTimeout bounds one call to the rate limiter, so that a slow Redis
-// costs a claim little before the limiter gives way (see RateLimiter).
-const limiterTimeout = 500 * time.Millisecond
-
-// limiterWarnEvery spaces the warnings of a failing limiter, so that a Redis
-// outage does not write one log line per request.
-const limiterWarnEvery = 10 * time.Second
-
 // RateLimiter counts claims per user and per client address in Redis with
 // GCRA (go-redis/redis_rate), so that all instances share one budget. Each
 // counter is one key, which Redis Cluster serves from one slot.
 //
-// It fails open: when Redis cannot be asked, the claim goes on unlimited and a
-// warning is logged. A limiter fault must never become a business answer, and
-// the claim that follows asks Redis itself and answers 503 when Redis is down;
-// refusing it here would only turn a short glitch of the limiter into refused
-// claims. The in-flight bound of the handlers still caps the load.
+// When Redis cannot be asked, the limiter answers CodeUnavailable (503 with
+// Retry-After), never a business answer, and never lets the claim through
+// unlimited: the claim would ask the same Redis and answer 503 too, a Redis
+// too slow to answer is better spared the claims, and a limiter that turns
+// itself off under a flood is no limiter. The limiter adds no timeout of its
+// own: it fails exactly when the claim would.
 type RateLimiter struct {
 	lim    *redis_rate.Limiter
 	prefix string
 	limits ClaimLimits
-	log    *slog.Logger
-	// lastWarn is the Unix time in nanoseconds of the last failure warning.
-	lastWarn atomic.Int64
 }
 
 // NewRateLimiter returns the claim limiter of this service's Redis. Its keys
@@ -61,7 +48,6 @@ func (s *Service) NewRateLimiter(limits ClaimLimits) *RateLimiter {
 		lim:    redis_rate.NewLimiter(s.rdb),
 		prefix: s.keys.prefix + "rl:claim:",
 		limits: limits,
-		log:    s.log,
 	}
 }
 
@@ -69,8 +55,9 @@ func (s *Service) NewRateLimiter(limits ClaimLimits) *RateLimiter {
 func (l *RateLimiter) Limits() ClaimLimits { return l.limits }
 
 // AllowUser takes one claim from userID's budget. It returns nil when the
-// claim may go on (also when the limit is off or Redis cannot be asked) and a
-// CodeRateLimited error with RetryAfterSeconds when the budget is spent.
+// claim may go on (also when the limit is off), a CodeRateLimited error with
+// RetryAfterSeconds when the budget is spent, and CodeUnavailable when Redis
+// cannot be asked.
 func (l *RateLimiter) AllowUser(ctx context.Context, userID string) error {
 	return l.allow(ctx, "user:"+userID, l.limits.PerUser, "this user")
 }
@@ -86,12 +73,9 @@ func (l *RateLimiter) allow(ctx context.Context, key string, perMinute int, who 
 	if perMinute <= 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, limiterTimeout)
-	defer cancel()
 	res, err := l.lim.Allow(ctx, l.prefix+key, redis_rate.PerMinute(perMinute))
 	if err != nil {
-		l.warn(err)
-		return nil
+		return redisError(err)
 	}
 	if res.Allowed > 0 {
 		return nil
@@ -99,15 +83,6 @@ func (l *RateLimiter) allow(ctx context.Context, key string, perMinute int, who 
 	retry := max(1, int(math.Ceil(res.RetryAfter.Seconds())))
 	return &models.Error{Code: models.CodeRateLimited, RetryAfterSeconds: retry,
 		Message: fmt.Sprintf("too many claims from %s (at most %d a minute); try again in %d s", who, perMinute, retry)}
-}
-
-func (l *RateLimiter) warn(err error) {
-	now := time.Now().UnixNano()
-	last := l.lastWarn.Load()
-	if now-last < int64(limiterWarnEvery) || !l.lastWarn.CompareAndSwap(last, now) {
-		return
-	}
-	l.log.Warn("claim rate limiter unavailable; claims go on unlimited", "err", err)
 }
 
 // AddrKey returns the part of a client address that a per-address limit

@@ -1,14 +1,12 @@
 package services_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"couponsvc/models"
 	"couponsvc/services"
@@ -151,36 +149,44 @@ func TestRateLimiter(t *testing.T) {
 				}
 			})
 		}
+		began := time.Now()
 		close(start)
 		wg.Wait()
-		t.Logf("%d concurrent claims, limit %d/min: %d passed, %d rate_limited", n, limit, passed.Load(), limited.Load())
-		if passed.Load() != limit || limited.Load() != n-limit {
-			t.Fatalf("%d passed and %d limited; want %d and %d", passed.Load(), limited.Load(), limit, n-limit)
+		// GCRA gives one claim back every minute/limit: a run slower than
+		// that (race detector, loaded machine) has earned a few more.
+		earned := int64(time.Since(began) / (time.Minute / limit))
+		t.Logf("%d concurrent claims in %v, limit %d/min: %d passed, %d rate_limited (%d earned back meanwhile)",
+			n, time.Since(began).Round(time.Millisecond), limit, passed.Load(), limited.Load(), earned)
+		if passed.Load() < limit || passed.Load() > limit+earned || passed.Load()+limited.Load() != n {
+			t.Fatalf("%d passed and %d limited; want %d (+%d earned) passed, the rest limited", passed.Load(), limited.Load(), limit, earned)
 		}
 	})
 }
 
-// TestRateLimiterFailsOpen checks the choice documented on RateLimiter: with
-// Redis unreachable the limiter lets claims through (the claim itself then
-// answers 503) and warns once rather than once per claim.
-func TestRateLimiterFailsOpen(t *testing.T) {
+// TestRateLimiterUnavailable checks the choice documented on RateLimiter:
+// with Redis unreachable the limiter answers unavailable (503), neither a
+// limit nor a pass.
+func TestRateLimiterUnavailable(t *testing.T) {
 	env := testenv.New(t, services.Config{})
-	var logs bytes.Buffer
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
 	svc := services.New(&services.Backends{DB: env.Backends.DB, Dialect: env.Backends.Dialect, Redis: dead},
-		services.Config{KeyPrefix: env.Prefix, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		services.Config{KeyPrefix: env.Prefix})
 	l := svc.NewRateLimiter(services.ClaimLimits{PerUser: 1, PerAddr: 1})
-	for i := range 5 {
-		if err := l.AllowUser(context.Background(), "user-down"); err != nil {
-			t.Fatalf("claim %d with Redis down: %v, want nil (fail open)", i+1, err)
-		}
-		if err := l.AllowAddr(context.Background(), "192.0.2.1"); err != nil {
-			t.Fatalf("claim %d with Redis down: %v, want nil (fail open)", i+1, err)
+	for i := range 3 {
+		for name, err := range map[string]error{
+			"user": l.AllowUser(context.Background(), "user-down"),
+			"addr": l.AllowAddr(context.Background(), "192.0.2.1"),
+		} {
+			var e *models.Error
+			if !errors.As(err, &e) || e.Code != models.CodeUnavailable || e.RetryAfterSeconds < 1 {
+				t.Fatalf("%s claim %d with Redis down: %v, want unavailable with Retry-After", name, i+1, err)
+			}
 		}
 	}
-	if n := strings.Count(logs.String(), "rate limiter unavailable"); n != 1 {
-		t.Fatalf("%d warnings for 10 failed calls, want 1:\n%s", n, logs.String())
+	// Off is off, Redis or not.
+	if err := svc.NewRateLimiter(services.ClaimLimits{}).AllowUser(context.Background(), "user-down"); err != nil {
+		t.Fatalf("limit off with Redis down: %v", err)
 	}
 }
 
