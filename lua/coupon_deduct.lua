@@ -15,11 +15,19 @@
 --              "tid|user|slot|ordinal|value|request_id", score = reserve time (ms)
 -- ARGV:
 --   1 template_id  2 user_id  3 request_id  4 now (unix ms)  5 idempotency TTL (s)
+--   6 attempt (optional): a random word (letters, digits) new for each claim
+--     request
 --
--- Returns {code, slot, ordinal, remaining, detail}:
+-- The idempotency key holds "P|<member>\n<attempt>" ("P|<member>" without an
+-- attempt) while the reservation is pending, then "C|<member>" once confirmed.
+--
+-- Returns {code, slot, ordinal, remaining, detail, attempt}:
 --   0  reserved: slot and ordinal taken, remaining after this claim
 --   1  duplicate: this key was already used for the same template and user;
---      slot and ordinal of the first claim, detail "P" (still pending) or "C"
+--      slot and ordinal of the first claim, detail "P" (still pending) or "C",
+--      and the attempt that reserved it: when it is the caller's own, this is
+--      the caller's request run twice (a client that retried after a lost
+--      reply), not another request's
 --   2  sold_out            4  user_limit_reached     5  budget_exhausted
 --   3  bad arguments (detail says which)
 --   12 idempotency_mismatch: the key was used for another template or user
@@ -27,19 +35,21 @@
 --      flushed); never read as zero: the caller loads the campaign and retries
 
 local tid, user, rid = ARGV[1], ARGV[2], ARGV[3]
-local now, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local now, ttl, attempt = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 if not tid or not string.match(tid, '^%d+$') then return {3, 0, 0, 0, 'template_id'} end
 if not user or user == '' or string.find(user, '[|,=;]') then return {3, 0, 0, 0, 'user_id'} end
 if not rid or rid == '' then return {3, 0, 0, 0, 'request_id'} end
 if not now or not ttl or ttl <= 0 then return {3, 0, 0, 0, 'now_or_ttl'} end
+if attempt == nil or attempt == '' then attempt = nil
+elseif not string.match(attempt, '^%w+$') then return {3, 0, 0, 0, 'attempt'} end
 
 -- 1. Idempotency: a key seen before answers with the first result.
 local seen = redis.call('GET', KEYS[5])
 if seen then
-  -- seen = "<state>|tid|user|slot|ordinal|value|request_id"
+  -- seen = "<state>|tid|user|slot|ordinal|value|request_id[\n<attempt>]"
   local state, stid, suser, sslot, sord = string.match(seen, '^(%a)|(%d+)|([^|]*)|(%d+)|(%d+)|')
   if stid ~= tid or suser ~= user then return {12, 0, 0, 0, ''} end
-  return {1, tonumber(sslot), tonumber(sord), 0, state}
+  return {1, tonumber(sslot), tonumber(sord), 0, state, string.match(seen, '\n(%w+)$') or ''}
 end
 
 -- Loaded? Missing keys mean Redis lost them, not that the counters are zero.
@@ -77,6 +87,6 @@ remaining = redis.call('HINCRBY', KEYS[2], 'remaining', -1)
 if held == '' then held = tostring(ordinal) else held = held .. ',' .. ordinal end
 redis.call('HSET', KEYS[4], user, held)
 local member = tid .. '|' .. user .. '|' .. slot .. '|' .. ordinal .. '|' .. value .. '|' .. rid
-redis.call('SET', KEYS[5], 'P|' .. member, 'EX', ttl)
+redis.call('SET', KEYS[5], 'P|' .. member .. (attempt and '\n' .. attempt or ''), 'EX', ttl)
 redis.call('ZADD', KEYS[6], now, member)
 return {0, slot, ordinal, remaining, ''}

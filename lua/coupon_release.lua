@@ -11,7 +11,10 @@
 
 local member = ARGV[1]
 if redis.call('ZREM', KEYS[6], member) == 0 then return 0 end
-if redis.call('GET', KEYS[5]) == 'P|' .. member then redis.call('DEL', KEYS[5]) end
+-- The key goes only if it is still this reservation's ("P|<member>", with
+-- "\n<attempt>" or not).
+local seen, p = redis.call('GET', KEYS[5]), 'P|' .. member
+if seen and (seen == p or string.sub(seen, 1, #p + 1) == p .. '\n') then redis.call('DEL', KEYS[5]) end
 
 local user, slot, ordinal, value = string.match(member, '^%d+|([^|]*)|(%d+)|(%d+)|(%d+)|')
 if not user then return 0 end

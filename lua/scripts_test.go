@@ -27,6 +27,8 @@ const (
 	tid2 = 71
 	ttl  = 3600 // idempotency TTL in seconds
 	now0 = 1_900_000_000_000
+	// attempt is the attempt word of every reservation the tests make.
+	attempt = "Att3mpt"
 )
 
 type fixture struct {
@@ -85,8 +87,8 @@ func (f *fixture) deductArgs(t *testing.T, keys []string, args ...any) deductRes
 	if err != nil {
 		t.Fatalf("coupon_deduct.lua: %v", err)
 	}
-	if len(vals) != 5 {
-		t.Fatalf("coupon_deduct.lua answered %d values: %v", len(vals), vals)
+	if want := map[bool]int{true: 6, false: 5}[vals[0] == int64(lua.DeductDuplicate)]; len(vals) != want {
+		t.Fatalf("coupon_deduct.lua answered %d values: %v, want %d", len(vals), vals, want)
 	}
 	var r deductResult
 	r.code, _ = vals[0].(int64)
@@ -99,7 +101,21 @@ func (f *fixture) deductArgs(t *testing.T, keys []string, args ...any) deductRes
 
 func (f *fixture) deduct(t *testing.T, id int, user, key string) deductResult {
 	t.Helper()
-	return f.deductArgs(t, f.claimKeys(id, key), id, user, key, now0, ttl)
+	return f.deductArgs(t, f.claimKeys(id, key), id, user, key, now0, ttl, attempt)
+}
+
+// duplicateAttempt replays key and returns the attempt the script says
+// reserved it.
+func (f *fixture) duplicateAttempt(t *testing.T, id int, user, key, myAttempt string) string {
+	t.Helper()
+	vals, err := lua.Deduct.Run(f.ctx, f.rdb, f.claimKeys(id, key), id, user, key, now0, ttl, myAttempt).Slice()
+	if err != nil {
+		t.Fatalf("coupon_deduct.lua: %v", err)
+	}
+	if vals[0] != int64(lua.DeductDuplicate) || len(vals) != 6 {
+		t.Fatalf("coupon_deduct.lua = %v, want a duplicate", vals)
+	}
+	return vals[5].(string)
 }
 
 func member(id int, user string, slot, ordinal, value int64, key string) string {
@@ -269,7 +285,7 @@ func TestDeduct(t *testing.T) {
 		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "2", "next": "2", "total": "3", "limit": "2", "value": "100"})
 		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1"})
 		m := member(tid, "u1", 1, 1, 100, "k1")
-		assertEqual(t, "idem", orMissing(f.get(t, f.idem("k1"))), "P|"+m)
+		assertEqual(t, "idem", orMissing(f.get(t, f.idem("k1"))), "P|"+m+"\n"+attempt)
 		if d := f.rdb.TTL(f.ctx, f.idem("k1")).Val(); d <= 0 || d > ttl*time.Second {
 			t.Fatalf("idem TTL = %v, want (0, %ds]", d, ttl)
 		}
@@ -309,6 +325,24 @@ func TestDeduct(t *testing.T) {
 		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
 		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "0")
 	})
+	t.Run("OKWithoutAttempt", func(t *testing.T) {
+		// Callers that do not tell attempts apart (benchmarks, tools) still work.
+		for _, args := range [][]any{{tid, "u1", "k1", now0, ttl}, {tid, "u1", "k2", now0, ttl, ""}} {
+			f := newFixture(t)
+			f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 5, value: 100})
+			before := f.snapshot(t)
+			key := args[2].(string)
+			assertDeduct(t, f.deductArgs(t, f.claimKeys(tid, key), args...), deductResult{0, 1, 1, 4, ""})
+			m := member(tid, "u1", 1, 1, 100, key)
+			assertEqual(t, "idem", orMissing(f.get(t, f.idem(key))), "P|"+m)
+			assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", key, attempt), "")
+			assertEqual(t, "release", f.release(t, tid, key, m), int64(1))
+			f.assertUnchanged(t, before)
+			f.deductArgs(t, f.claimKeys(tid, key), args...)
+			assertEqual(t, "confirm", f.confirm(t, key, m), int64(1))
+			assertEqual(t, "idem", orMissing(f.get(t, f.idem(key))), "C|"+m)
+		}
+	})
 	t.Run("OKIdempotencyKeyWithSeparators", func(t *testing.T) {
 		f := newFixture(t)
 		f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 5, value: 100})
@@ -327,12 +361,16 @@ func TestDeduct(t *testing.T) {
 		t.Run("Pending", func(t *testing.T) {
 			before := f.snapshot(t)
 			assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{1, 2, 2, 0, "P"})
+			// The answer names the attempt that reserved, so that the caller
+			// tells its own reservation (a re-sent script) from another request's.
+			assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", "k2", "Other1"), attempt)
 			f.assertUnchanged(t, before)
 		})
 		t.Run("Confirmed", func(t *testing.T) {
 			assertEqual(t, "confirm", f.confirm(t, "k1", member(tid, "u1", 1, 1, 100, "k1")), int64(1))
 			before := f.snapshot(t)
 			assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "C"})
+			assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", "k1", attempt), "")
 			f.assertUnchanged(t, before)
 		})
 		t.Run("BeforeEveryOtherCheck", func(t *testing.T) {
@@ -431,24 +469,26 @@ func TestDeduct(t *testing.T) {
 			args   []any
 			detail string
 		}{
-			{"TemplateEmpty", []any{"", "u1", "k1", now0, ttl}, "template_id"},
-			{"TemplateWord", []any{"abc", "u1", "k1", now0, ttl}, "template_id"},
-			{"TemplateNegative", []any{-70, "u1", "k1", now0, ttl}, "template_id"},
-			{"TemplateFraction", []any{"70.5", "u1", "k1", now0, ttl}, "template_id"},
-			{"UserEmpty", []any{tid, "", "k1", now0, ttl}, "user_id"},
-			{"UserPipe", []any{tid, "u|1", "k1", now0, ttl}, "user_id"},
-			{"UserComma", []any{tid, "u,1", "k1", now0, ttl}, "user_id"},
-			{"UserEquals", []any{tid, "u=1", "k1", now0, ttl}, "user_id"},
-			{"UserSemicolon", []any{tid, "u;1", "k1", now0, ttl}, "user_id"},
-			{"RequestEmpty", []any{tid, "u1", "", now0, ttl}, "request_id"},
-			{"NowWord", []any{tid, "u1", "k1", "soon", ttl}, "now_or_ttl"},
-			{"TTLZero", []any{tid, "u1", "k1", now0, 0}, "now_or_ttl"},
-			{"TTLNegative", []any{tid, "u1", "k1", now0, -5}, "now_or_ttl"},
-			{"TTLWord", []any{tid, "u1", "k1", now0, "day"}, "now_or_ttl"},
+			{"TemplateEmpty", []any{"", "u1", "k1", now0, ttl, attempt}, "template_id"},
+			{"TemplateWord", []any{"abc", "u1", "k1", now0, ttl, attempt}, "template_id"},
+			{"TemplateNegative", []any{-70, "u1", "k1", now0, ttl, attempt}, "template_id"},
+			{"TemplateFraction", []any{"70.5", "u1", "k1", now0, ttl, attempt}, "template_id"},
+			{"UserEmpty", []any{tid, "", "k1", now0, ttl, attempt}, "user_id"},
+			{"UserPipe", []any{tid, "u|1", "k1", now0, ttl, attempt}, "user_id"},
+			{"UserComma", []any{tid, "u,1", "k1", now0, ttl, attempt}, "user_id"},
+			{"UserEquals", []any{tid, "u=1", "k1", now0, ttl, attempt}, "user_id"},
+			{"UserSemicolon", []any{tid, "u;1", "k1", now0, ttl, attempt}, "user_id"},
+			{"RequestEmpty", []any{tid, "u1", "", now0, ttl, attempt}, "request_id"},
+			{"NowWord", []any{tid, "u1", "k1", "soon", ttl, attempt}, "now_or_ttl"},
+			{"TTLZero", []any{tid, "u1", "k1", now0, 0, attempt}, "now_or_ttl"},
+			{"TTLNegative", []any{tid, "u1", "k1", now0, -5, attempt}, "now_or_ttl"},
+			{"TTLWord", []any{tid, "u1", "k1", now0, "day", attempt}, "now_or_ttl"},
+			{"AttemptNewline", []any{tid, "u1", "k1", now0, ttl, "a\nb"}, "attempt"},
+			{"AttemptPipe", []any{tid, "u1", "k1", now0, ttl, "a|b"}, "attempt"},
 			{"Missing", []any{tid, "u1"}, "request_id"},
 			{"None", []any{}, "template_id"},
 			// The idempotency check comes after the arguments: a seen key with a bad user is bad arguments.
-			{"SeenKeyBadUser", []any{tid, "u|1", "seen", now0, ttl}, "user_id"},
+			{"SeenKeyBadUser", []any{tid, "u|1", "seen", now0, ttl, attempt}, "user_id"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {

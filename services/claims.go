@@ -2,14 +2,20 @@ package services
 
 import (
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
 
 	"couponsvc/lua"
 	"couponsvc/models"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
 )
 
 // ClaimRequest asks for one coupon of a template for a user.
@@ -29,7 +35,7 @@ type ClaimResult struct {
 
 // maxClaimAttempts bounds how often one claim starts again after the database
 // refused a slot or ordinal that Redis handed out (Redis had lost a write).
-const maxClaimAttempts = 3
+const maxClaimAttempts = 5
 
 // recentWindow is how long a confirmed reservation still counts as in flight
 // for a reload: far longer than a reload's read of the database takes.
@@ -98,7 +104,7 @@ func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, er
 		if attempt == maxClaimAttempts {
 			return nil, models.Unavailable("the claim", err)
 		}
-		if err := s.loadCampaign(ctx, t.CampaignID, loadForce); err != nil {
+		if err := s.resync(ctx, t.CampaignID); err != nil {
 			return nil, err
 		}
 		if fresh, err := s.GetTemplate(ctx, t.ID); err == nil {
@@ -153,7 +159,7 @@ func (s *Service) claimOnce(ctx context.Context, t *models.Template, req ClaimRe
 	c, err := s.insertCoupon(ctx, t, req, r)
 	observe(ctx, s.metrics.DBSeconds.WithLabelValues("insert_coupon"), "insert", start)
 	if err == nil {
-		s.confirm(ctx, t.CampaignID, req.IdempotencyKey, r.member)
+		s.confirmCommitted(ctx, t.CampaignID, req.IdempotencyKey, r.member)
 		return &ClaimResult{Coupon: c, Remaining: r.remaining}, nil
 	}
 	var index string
@@ -171,28 +177,49 @@ func (s *Service) claimOnce(ctx context.Context, t *models.Template, req ClaimRe
 		s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
 		return nil, fmt.Errorf("%w: %v", errSlotTaken, err)
 	}
-	// The write failed or its outcome is unknown: ask the database whether the
-	// row is there. If it cannot tell, the reservation stays pending and the
-	// sweeper settles it once the database is back.
-	if res, rerr := s.replayFromDB(ctx, req); rerr == nil {
-		s.confirm(ctx, t.CampaignID, req.IdempotencyKey, r.member)
-		res.Duplicate = false
-		res.Remaining = r.remaining
-		return res, nil
-	} else if models.IsCode(rerr, models.CodeNotFound) {
-		s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
+	// The write failed. Unless it surely did not run, ask the database (even
+	// if the caller has gone) whether the row is there; if it cannot tell, the
+	// reservation stays pending and the sweeper settles it once the database
+	// is back. A row that is surely absent gives the reservation back now.
+	if !notExecuted(err) {
+		check, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DBTimeout)
+		res, rerr := s.replayFromDB(check, req)
+		cancel()
+		if rerr == nil {
+			s.confirmCommitted(ctx, t.CampaignID, req.IdempotencyKey, r.member)
+			res.Duplicate = false
+			res.Remaining = r.remaining
+			return res, nil
+		}
+		if !models.IsCode(rerr, models.CodeNotFound) {
+			return nil, dbError("coupon", err)
+		}
 	}
+	s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
 	return nil, dbError("coupon", err)
+}
+
+// notExecuted reports a database error after which the statement surely did
+// not run: the server answered with an error, or it was never sent (the pool
+// is closed, no connection could be made, the driver refused a bad one).
+func notExecuted(err error) bool {
+	var me *mysqldriver.MySQLError
+	var op *net.OpError
+	return errors.As(err, &me) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.As(err, &op) && op.Op == "dial" || strings.Contains(err.Error(), "sql: database is closed")
 }
 
 // reserve runs coupon_deduct.lua, loading the campaign's counters when the
 // script reports them missing. dup is "P" or "C" for a replay.
 func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequest) (r reservation, dup string, err error) {
 	keys := s.keys.claimKeys(t.CampaignID, t.ID, req.IdempotencyKey)
+	// attempt tells this request's reservation from another request's with
+	// the same key, when go-redis runs the script again after a lost reply.
+	attempt := rand.Text()
 	for loaded := false; ; loaded = true {
 		start := time.Now()
 		vals, err := lua.Deduct.Run(ctx, s.rdb, keys, t.ID, req.UserID, req.IdempotencyKey,
-			s.now().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds())).Slice()
+			s.now().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds()), attempt).Slice()
 		observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("deduct"), "deduct", start)
 		if err != nil {
 			return r, "", redisError(err)
@@ -207,6 +234,12 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 			r.member = fmt.Sprintf("%d|%s|%d|%d|%d|%s", t.ID, req.UserID, r.slot, r.ordinal, t.ValueCents(), req.IdempotencyKey)
 			return r, "", nil
 		case lua.DeductDuplicate:
+			if own, _ := vals[len(vals)-1].(string); detail == "P" && own == attempt {
+				// This request's own reservation, answered twice.
+				r.member = fmt.Sprintf("%d|%s|%d|%d|%d|%s", t.ID, req.UserID, r.slot, r.ordinal, t.ValueCents(), req.IdempotencyKey)
+				r.remaining, _ = s.rdb.HGet(ctx, s.keys.template(t.CampaignID, t.ID), "remaining").Int64()
+				return r, "", nil
+			}
 			return r, detail, nil
 		case lua.DeductSoldOut:
 			return r, "", models.Errorf(models.CodeSoldOut, "this coupon is sold out")
@@ -220,7 +253,7 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 			if loaded {
 				return r, "", models.Unavailable("Redis", errors.New("campaign counters missing right after a load"))
 			}
-			if err := s.loadCampaign(ctx, t.CampaignID, loadMissing); err != nil {
+			if err := s.loadCampaign(ctx, t.CampaignID, loadMissing, t.ID); err != nil {
 				return r, "", err
 			}
 		default:
@@ -296,13 +329,33 @@ func (s *Service) replayFromDB(ctx context.Context, req ClaimRequest) (*ClaimRes
 
 // confirm marks a reservation whose row is committed. On failure the sweeper
 // confirms it later: the row is the truth either way.
-func (s *Service) confirm(ctx context.Context, cid int64, requestID, member string) {
+//
+// It reports whether Redis had lost the reservation (flushed, or given back by
+// a sweeper that took the claim for dead): the counters may then show its slot
+// as free, and confirmCommitted rebuilds them.
+func (s *Service) confirm(ctx context.Context, cid int64, requestID, member string) (lost bool) {
 	defer observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("confirm"), "confirm", time.Now())
-	err := lua.Confirm.Run(context.WithoutCancel(ctx), s.rdb,
+	n, err := lua.Confirm.Run(context.WithoutCancel(ctx), s.rdb,
 		[]string{s.keys.idem(cid, requestID), s.keys.pending(cid), s.keys.recent(cid)},
-		member, s.now().UnixMilli(), recentWindow.Milliseconds()).Err()
+		member, s.now().UnixMilli(), recentWindow.Milliseconds()).Int64()
 	if err != nil {
 		s.log.Warn("confirm a reservation; the sweeper will", "campaign", cid, "err", err)
+		return false
+	}
+	return n == 0
+}
+
+// confirmCommitted confirms the reservation of a committed coupon row. When
+// Redis had lost the reservation meanwhile, it rebuilds the campaign's
+// counters from the database, which now holds the row: nothing else would
+// tell Redis that this slot is taken.
+func (s *Service) confirmCommitted(ctx context.Context, cid int64, requestID, member string) {
+	if !s.confirm(ctx, cid, requestID, member) {
+		return
+	}
+	s.log.Warn("Redis lost a reservation while its row was written; resynchronising the campaign", "campaign", cid)
+	if err := s.resync(context.WithoutCancel(ctx), cid); err != nil {
+		s.log.Warn("resynchronise the campaign; reconciliation will", "campaign", cid, "err", err)
 	}
 }
 
@@ -326,9 +379,12 @@ func parseMember(m string) (tid int64, requestID string, ok bool) {
 	return tid, parts[5], err == nil
 }
 
-// couponExists tells the sweeper whether a claim's row was written.
-func (s *Service) couponExists(ctx context.Context, requestID string) (bool, error) {
+// couponExists tells the sweeper whether a claim's row was written. The
+// template counts: a row with the same key in another template is an earlier
+// claim whose key this one reused, and this reservation was never written.
+func (s *Service) couponExists(ctx context.Context, tid int64, requestID string) (bool, error) {
 	var n int64
-	err := s.db.WithContext(ctx).Model(&models.Coupon{}).Where("request_id = ?", requestID).Count(&n).Error
+	err := s.db.WithContext(ctx).Model(&models.Coupon{}).Where("request_id = ? AND template_id = ?", requestID, tid).
+		Count(&n).Error
 	return n > 0, err
 }

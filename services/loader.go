@@ -2,7 +2,9 @@ package services
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"couponsvc/models"
 
 	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 )
 
@@ -23,35 +26,87 @@ const (
 // ensureLoaded makes sure the campaign's budget and the given templates'
 // counters are in Redis, loading them from the database when missing.
 func (s *Service) ensureLoaded(ctx context.Context, cid int64, tids ...int64) error {
+	if loaded, err := s.countersLoaded(ctx, cid, tids); err != nil || loaded {
+		return err
+	}
+	return s.loadCampaign(ctx, cid, loadMissing, tids...)
+}
+
+// countersLoaded reports whether the campaign's budget and the given
+// templates' counters are all in Redis.
+func (s *Service) countersLoaded(ctx context.Context, cid int64, tids []int64) (bool, error) {
 	ks := []string{s.keys.budget(cid)}
 	for _, tid := range tids {
 		ks = append(ks, s.keys.template(cid, tid))
 	}
 	n, err := s.rdb.Exists(ctx, ks...).Result()
 	if err != nil {
-		return redisError(err)
+		return false, redisError(err)
 	}
-	if int(n) == len(ks) {
-		return nil
-	}
-	return s.loadCampaign(ctx, cid, loadMissing)
+	return int(n) == len(ks), nil
 }
 
 // loadCampaign rebuilds a campaign's Redis counters from the database, the
 // authority, under the campaign's load lock so that instances do not load at
-// once. In mode loadMissing only lost counters are written. Reservations in
-// flight are kept (see coupon_load.lua).
-func (s *Service) loadCampaign(ctx context.Context, cid int64, mode string) error {
-	lock, err := s.locker.Obtain(ctx, s.keys.loadLock(cid), 30*time.Second, &redislock.Options{
-		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(20*time.Millisecond), 500),
+// once. In mode loadMissing only lost counters are written, and not at all
+// when the budget and the templates tids (if given) were loaded by the time
+// the lock is held. Reservations in flight are kept (see coupon_load.lua).
+func (s *Service) loadCampaign(ctx context.Context, cid int64, mode string, tids ...int64) error {
+	// After a flush every claim finds the counters missing at once: the first
+	// to hold the lock loads them; the others stop waiting as soon as they
+	// see them loaded, and never read the database.
+	var loaded func() (bool, error)
+	if mode == loadMissing && len(tids) > 0 {
+		loaded = func() (bool, error) { return s.countersLoaded(ctx, cid, tids) }
+	}
+	return s.load(ctx, cid, mode, loaded)
+}
+
+// resync rebuilds the campaign's counters from the database after it refused
+// a slot or ordinal that Redis handed out. Claims refused at once share one
+// rebuild: a rebuild that began after the refusal read the database with the
+// row that caused it, and makes another one needless.
+func (s *Service) resync(ctx context.Context, cid int64) error {
+	var running *redis.IntCmd
+	var gen *redis.StringCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		running = p.Exists(ctx, s.keys.loadLock(cid))
+		gen = p.Get(ctx, s.loadGenKey(cid))
+		return nil
 	})
-	if err != nil {
-		if err == redislock.ErrNotObtained {
-			return models.Unavailable("loading the campaign's counters", err)
-		}
+	if err != nil && !isRedisNil(err) {
 		return redisError(err)
 	}
+	gen0, _ := gen.Int64()
+	// A rebuild running now may have read the database before the refusal:
+	// only the one after it counts.
+	want := gen0 + 1 + running.Val()
+	return s.load(ctx, cid, loadForce, func() (bool, error) {
+		g, err := s.rdb.Get(ctx, s.loadGenKey(cid)).Int64()
+		if err != nil && !isRedisNil(err) {
+			return false, redisError(err)
+		}
+		return g >= want, nil
+	})
+}
+
+// loadGenKey counts the campaign's forced rebuilds (see resync).
+func (s *Service) loadGenKey(cid int64) string { return s.keys.campaign(cid) + "loadgen" }
+
+// load runs coupon_load.lua in mode under the campaign's load lock, unless
+// done (if not nil) reports, while waiting for the lock or once it is held,
+// that another load did the work.
+func (s *Service) load(ctx context.Context, cid int64, mode string, done func() (bool, error)) error {
+	lock, err := s.lockCampaign(ctx, cid, done)
+	if err != nil || lock == nil {
+		return err
+	}
 	defer lock.Release(context.WithoutCancel(ctx))
+	if done != nil {
+		if ok, err := done(); err != nil || ok {
+			return err
+		}
+	}
 
 	snap, err := s.readCampaignSnapshot(ctx, cid)
 	if err != nil {
@@ -73,7 +128,49 @@ func (s *Service) loadCampaign(ctx context.Context, cid int64, mode string) erro
 		s.log.Info("loaded campaign counters from the database", "campaign", cid, "mode", mode,
 			"templates", res[0], "budget", res[1] == 1)
 	}
+	if mode == loadForce {
+		if err := s.rdb.Incr(ctx, s.loadGenKey(cid)).Err(); err != nil {
+			return redisError(err)
+		}
+	}
 	return nil
+}
+
+// loadLockWait bounds how long a load waits for the load of another claim or
+// instance.
+const loadLockWait = 10 * time.Second
+
+// lockCampaign takes the campaign's load lock. While another load holds it,
+// it tries again after growing, jittered pauses, so that a thousand claims
+// waiting at once do not flood Redis; between tries, done (if not nil) may
+// report that the other load did the work, and lockCampaign then returns a nil
+// lock and no error.
+func (s *Service) lockCampaign(ctx context.Context, cid int64, done func() (bool, error)) (*redislock.Lock, error) {
+	deadline := time.Now().Add(loadLockWait)
+	pause := 5 * time.Millisecond
+	for {
+		lock, err := s.locker.Obtain(ctx, s.keys.loadLock(cid), 30*time.Second, nil)
+		if err == nil {
+			return lock, nil
+		}
+		if !errors.Is(err, redislock.ErrNotObtained) {
+			return nil, redisError(err)
+		}
+		if time.Now().After(deadline) {
+			return nil, models.Unavailable("loading the campaign's counters", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, redisError(ctx.Err())
+		case <-time.After(pause/2 + rand.N(pause)):
+		}
+		pause = min(2*pause, 200*time.Millisecond)
+		if done != nil {
+			if ok, err := done(); err != nil || ok {
+				return nil, err
+			}
+		}
+	}
 }
 
 // campaignSnapshot is what the database says a campaign's counters must be.

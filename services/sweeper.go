@@ -60,7 +60,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 				s.rdb.ZRem(ctx, s.keys.pending(cid), m)
 				continue
 			}
-			exists, err := s.couponExists(ctx, requestID)
+			exists, err := s.couponExists(ctx, tid, requestID)
 			if err != nil {
 				return st, dbError("coupon", err)
 			}
