@@ -490,12 +490,49 @@ func TestRedeemBadInput(t *testing.T) {
 }
 
 // TestRedeemRaceManyOrders releases 50 redemptions of one coupon with 50
-// orders together, over two instances of the service.
+// orders together, over two instances of the service; then again while the
+// coupon's lock key is deleted over and over, so that the racers meet in the
+// database.
 func TestRedeemRaceManyOrders(t *testing.T) {
+	for _, lockless := range []bool{false, true} {
+		t.Run(raceName(lockless), func(t *testing.T) { raceManyOrders(t, lockless) })
+	}
+}
+
+func raceName(lockless bool) string {
+	if lockless {
+		return "LockKeptDeleted"
+	}
+	return "Locked"
+}
+
+// keepDeletingLock deletes the coupon's lock key until the returned stop is
+// called, so that racers do not queue on it.
+func (f *checkoutFixture) keepDeletingLock(c *models.Coupon) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				f.env.Backends.Redis.Del(f.ctx, f.lockKey(c))
+				time.Sleep(200 * time.Microsecond)
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+func raceManyOrders(t *testing.T, lockless bool) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
 	f.claim("u2")
 	svcs := []*services.Service{f.svc, f.env.NewService(services.Config{Now: f.clock.Now})}
+	if lockless {
+		defer f.keepDeletingLock(c)()
+	}
 	var mu sync.Mutex
 	counts := map[string]int{}
 	var winner string
@@ -517,7 +554,7 @@ func TestRedeemRaceManyOrders(t *testing.T) {
 			}
 		}
 	})
-	t.Logf("%s: %v", testenv.BackendName(), counts)
+	t.Logf("%s %s: %v", testenv.BackendName(), raceName(lockless), counts)
 	if counts["redeemed"] != 1 || counts["already_used"]+counts["busy"] != 49 {
 		t.Fatalf("results %v", counts)
 	}
@@ -532,11 +569,21 @@ func TestRedeemRaceManyOrders(t *testing.T) {
 }
 
 // TestRedeemRaceSameOrder releases 30 redemptions of one coupon for the same
-// order together: one state change, the rest replays.
+// order together: one state change, the rest replays; then again while the
+// lock key is deleted over and over.
 func TestRedeemRaceSameOrder(t *testing.T) {
+	for _, lockless := range []bool{false, true} {
+		t.Run(raceName(lockless), func(t *testing.T) { raceSameOrder(t, lockless) })
+	}
+}
+
+func raceSameOrder(t *testing.T, lockless bool) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{Kind: models.KindPercent, PercentOff: 10, MaxDiscountCents: 10_000})
 	c := f.claim("u1")
 	svcs := []*services.Service{f.svc, f.env.NewService(services.Config{Now: f.clock.Now})}
+	if lockless {
+		defer f.keepDeletingLock(c)()
+	}
 	var mu sync.Mutex
 	counts := map[string]int{}
 	race(30, func(i int) {
@@ -559,7 +606,7 @@ func TestRedeemRaceSameOrder(t *testing.T) {
 			t.Errorf("never %v", err)
 		}
 	})
-	t.Logf("%s: %v", testenv.BackendName(), counts)
+	t.Logf("%s %s: %v", testenv.BackendName(), raceName(lockless), counts)
 	if counts["redeemed"] != 1 || counts["duplicate"]+counts["busy"] != 29 {
 		t.Fatalf("results %v", counts)
 	}
