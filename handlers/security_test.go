@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,12 +52,42 @@ type rig struct {
 	campaignID int64
 	templateID int64
 	seq        int
+	// sessions holds the page sessions of the logged-in shoppers when the
+	// rig logs in through the pages (newSessionRig); nil uses the stand-in.
+	sessions map[string]*pageSession
 }
 
 // rigBootstrapToken is the bootstrap admin token of every rig.
 const rigBootstrapToken = "rig-bootstrap-token-5f0c9a7e21"
 
+// newRig returns a rig whose shoppers are logged in by the stand-in session
+// (sessionHeader), for tests of the API that are not about sessions.
 func newRig(t *testing.T, opts handlers.Options) *rig {
+	t.Helper()
+	if opts.SessionPrincipal == nil {
+		opts.SessionPrincipal = testShopperSession
+	}
+	return newRigWith(t, opts)
+}
+
+// newSessionRig returns a rig whose shoppers log in through the pages and send
+// their session cookie (and CSRF token) like a browser. Before the pages
+// exist, it falls back to the stand-in session.
+func newSessionRig(t *testing.T) *rig {
+	t.Helper()
+	r := newRigWith(t, handlers.Options{})
+	for _, route := range r.router.Routes() {
+		if route.Method == "POST" && route.Path == "/login" {
+			r.sessions = map[string]*pageSession{}
+			return r
+		}
+	}
+	t.Log("no POST /login yet: shoppers use the stand-in session")
+	r.router = handlers.NewRouter(r.env.Service, handlers.Options{Logger: r.env.Config.Logger, SessionPrincipal: testShopperSession})
+	return r
+}
+
+func newRigWith(t *testing.T, opts handlers.Options) *rig {
 	t.Helper()
 	cfg := services.Config{BootstrapToken: rigBootstrapToken}
 	if opts.Logger != nil {
@@ -64,9 +96,6 @@ func newRig(t *testing.T, opts handlers.Options) *rig {
 	env := testenv.New(t, cfg)
 	if opts.Logger == nil {
 		opts.Logger = env.Config.Logger
-	}
-	if opts.SessionPrincipal == nil {
-		opts.SessionPrincipal = testShopperSession
 	}
 	r := &rig{t: t, env: env, router: handlers.NewRouter(env.Service, opts), tokens: map[string]string{}}
 	ctx := context.Background()
@@ -95,6 +124,7 @@ type req struct {
 	method, target string
 	auth           string // the Authorization header, if any
 	shopper        string // the logged-in shopper, if any
+	noCSRF         bool   // a page session sends no CSRF token
 	addr           string // the client address (default 192.0.2.1)
 	headers        map[string]string
 	body           string
@@ -141,7 +171,17 @@ func (r *rig) do(q req) answer {
 	if q.auth != "" {
 		hr.Header.Set("Authorization", q.auth)
 	}
-	if q.shopper != "" {
+	var sess *pageSession
+	switch {
+	case q.shopper != "" && r.sessions != nil:
+		sess = r.session(q.shopper)
+		for _, c := range sess.cookies {
+			hr.AddCookie(c)
+		}
+		if q.method != "GET" && q.method != "HEAD" && !q.noCSRF {
+			hr.Header.Set("X-CSRF-Token", sess.csrf)
+		}
+	case q.shopper != "":
 		hr.Header.Set(sessionHeader, q.shopper)
 	}
 	for k, v := range q.headers {
@@ -149,6 +189,9 @@ func (r *rig) do(q req) answer {
 	}
 	rec := httptest.NewRecorder()
 	r.router.ServeHTTP(rec, hr)
+	if sess != nil {
+		sess.keep(rec.Result().Cookies())
+	}
 	a := answer{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
 	_ = json.Unmarshal(rec.Body.Bytes(), &a.body)
 	return a
@@ -186,6 +229,77 @@ func (r *rig) coupon(user string) string {
 		r.t.Fatalf("claim a coupon for %s: %v", user, err)
 	}
 	return res.Coupon.Code
+}
+
+// pageSession is what a browser keeps of a logged-in user: the cookies and
+// the page's CSRF token.
+type pageSession struct {
+	cookies []*http.Cookie
+	csrf    string
+}
+
+// keep stores the cookies an answer sets, and forgets those it deletes.
+func (s *pageSession) keep(set []*http.Cookie) {
+	for _, c := range set {
+		s.cookies = slices.DeleteFunc(s.cookies, func(old *http.Cookie) bool { return old.Name == c.Name })
+		if c.MaxAge >= 0 && c.Value != "" {
+			s.cookies = append(s.cookies, &http.Cookie{Name: c.Name, Value: c.Value})
+		}
+	}
+}
+
+// rigPassword is the password of the shoppers a session rig creates.
+const rigPassword = "rig-shopper-pass-0042"
+
+// pageCSRF finds the CSRF token of a page: its meta tag or a form's field.
+var pageCSRF = regexp.MustCompile(`(?:name="csrf-token" content|name="csrf_token" value)="([^"]+)"`)
+
+// session returns the page session of shopper name, creating the user and
+// logging in through POST /login, as a browser would, when needed.
+func (r *rig) session(name string) *pageSession {
+	r.t.Helper()
+	if s := r.sessions[name]; s != nil {
+		return s
+	}
+	if _, err := r.env.Service.CreateUser(context.Background(), "test", name, rigPassword, models.RoleShopper); err != nil &&
+		!strings.Contains(err.Error(), "taken") {
+		r.t.Fatalf("create shopper %s: %v", name, err)
+	}
+	s := &pageSession{}
+	fetch := func(method, target string, form url.Values) (int, string) {
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		hr := httptest.NewRequest(method, target, body)
+		if form != nil {
+			hr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		for _, c := range s.cookies {
+			hr.AddCookie(c)
+		}
+		rec := httptest.NewRecorder()
+		r.router.ServeHTTP(rec, hr)
+		s.keep(rec.Result().Cookies())
+		return rec.Code, rec.Body.String()
+	}
+	token := func(doc string) string {
+		m := pageCSRF.FindStringSubmatch(doc)
+		if m == nil {
+			r.t.Fatalf("no CSRF token on the page:\n%.1000s", doc)
+		}
+		return html.UnescapeString(m[1])
+	}
+	_, login := fetch("GET", "/login", nil)
+	form := url.Values{"username": {name}, "password": {rigPassword}, "csrf_token": {token(login)}}
+	if code, body := fetch("POST", "/login", form); code != http.StatusSeeOther {
+		r.t.Fatalf("log in as %s: %d\n%.1000s", name, code, body)
+	}
+	// The login drops the CSRF cookie: the next page brings a fresh token.
+	_, home := fetch("GET", "/", nil)
+	s.csrf = token(home)
+	r.sessions[name] = s
+	return s
 }
 
 // role is who sends a request of the security matrix.
@@ -242,6 +356,15 @@ func only(status int, roles ...role) expect {
 	return e
 }
 
+// pageRoute is a page route: a visitor (no page session: anonymous, or any API
+// token, which does not log in to the pages) gets visitor, the two logged-in
+// shoppers get shopper.
+func pageRoute(visitor, shopper int) expect {
+	e := open(visitor)
+	e[asShopper], e[asOtherShopper] = shopper, shopper
+	return e
+}
+
 // matrixRow is one route of the router and what each role gets from it.
 type matrixRow struct {
 	method, route string
@@ -250,6 +373,8 @@ type matrixRow struct {
 	// body returns the JSON body; nil sends none.
 	body func(r *rig, who role) string
 	want expect
+	// endsSession marks a route after which a shopper must log in again.
+	endsSession bool
 }
 
 // securityMatrix has one row per route of the router. A route without a row
@@ -318,6 +443,44 @@ var securityMatrix = []matrixRow{
 		body: func(r *rig, who role) string {
 			return `{"username":"sec-` + who.String() + `","password":"correct horse battery","role":"shopper"}`
 		}},
+
+	// The pages (SPEC §6) know only their own login session: an API token logs
+	// nobody in there, so every role but the two logged-in shoppers is a
+	// visitor. Public pages answer 200; the others send a visitor to the login
+	// page (303) and show a shopper 403 when they are for cashiers or admins;
+	// every form post without the page's CSRF token is refused (403). The
+	// pages' own tests (pages_test.go, browser_test.go) check the cashier and
+	// admin sessions.
+	{method: "GET", route: "/", want: pageRoute(200, 200)},
+	{method: "GET", route: "/login", want: pageRoute(200, 303)},
+	{method: "POST", route: "/login", want: pageRoute(403, 400)},
+	{method: "GET", route: "/logout", want: pageRoute(303, 200)},
+	{method: "POST", route: "/logout", want: pageRoute(403, 303), endsSession: true},
+	{method: "GET", route: "/static/*file", want: open(200), target: func(r *rig, who role) string { return "/static/app.css" }},
+	{method: "GET", route: "/favicon.ico", want: open(301)},
+	{method: "GET", route: "/wallet", want: pageRoute(303, 200)},
+	{method: "GET", route: "/pos", want: pageRoute(303, 403)},
+	{method: "POST", route: "/pos/preview", want: pageRoute(403, 403)},
+	{method: "POST", route: "/pos/redeem", want: pageRoute(403, 403)},
+	{method: "POST", route: "/pos/refund", want: pageRoute(403, 403)},
+	{method: "GET", route: "/admin", want: pageRoute(303, 403)},
+	{method: "GET", route: "/admin/campaigns/new", want: pageRoute(303, 403)},
+	{method: "POST", route: "/admin/campaigns", want: pageRoute(403, 403)},
+	{method: "GET", route: "/admin/templates/new", want: pageRoute(303, 403)},
+	{method: "POST", route: "/admin/templates", want: pageRoute(403, 403)},
+	{method: "GET", route: "/admin/templates/:id", want: pageRoute(303, 403), target: adminTemplatePath("")},
+	{method: "POST", route: "/admin/templates/:id", want: pageRoute(403, 403), target: adminTemplatePath("")},
+	{method: "POST", route: "/admin/templates/:id/status", want: pageRoute(403, 403), target: adminTemplatePath("/status")},
+	{method: "POST", route: "/admin/templates/:id/stock", want: pageRoute(403, 403), target: adminTemplatePath("/stock")},
+	{method: "GET", route: "/admin/coupons", want: pageRoute(303, 403)},
+	{method: "POST", route: "/admin/coupons/revoke", want: pageRoute(403, 403)},
+	{method: "GET", route: "/admin/reconcile", want: pageRoute(303, 403)},
+	{method: "POST", route: "/admin/reconcile", want: pageRoute(403, 403)},
+	{method: "GET", route: "/admin/audit", want: pageRoute(303, 403)},
+}
+
+func adminTemplatePath(suffix string) func(r *rig, who role) string {
+	return func(r *rig, who role) string { return fmt.Sprintf("/admin/templates/%d%s", r.templateID, suffix) }
 }
 
 func templatePath(suffix string) func(r *rig, who role) string {
@@ -348,7 +511,7 @@ func (r *rig) credentials(who role, revoked string) req {
 // TestSecurityMatrix calls every route of the router as every role and checks
 // the status: who may do what (SPEC §5), and that no route was forgotten.
 func TestSecurityMatrix(t *testing.T) {
-	r := newRig(t, handlers.Options{})
+	r := newSessionRig(t)
 	ctx := context.Background()
 	revoked, rec, err := r.env.Service.CreateToken(ctx, "test", models.RoleAdmin, "to be revoked")
 	if err != nil {
@@ -396,13 +559,16 @@ func TestSecurityMatrix(t *testing.T) {
 				q.headers = map[string]string{"Idempotency-Key": "sec-" + who.String() + "-" + row.route}
 				a := r.do(q)
 				checked++
+				if row.endsSession && q.shopper != "" {
+					delete(r.sessions, q.shopper) // log in again for the next row
+				}
 				if a.status != row.want[who] {
 					t.Errorf("%s %s as %s: %v, want %d", row.method, q.target, who, a, row.want[who])
 				}
 				if strings.HasPrefix(row.route, "/api/") && a.body == nil {
 					t.Errorf("%s %s as %s: the answer is not JSON: %v", row.method, q.target, who, a)
 				}
-				if a.status == 401 || a.status == 403 {
+				if strings.HasPrefix(row.route, "/api/") && (a.status == 401 || a.status == 403) {
 					if want := map[int]string{401: "unauthorized", 403: "forbidden"}[a.status]; a.body["result"] != want || a.code() != int(models.CodeUnauthorized) {
 						t.Errorf("%s %s as %s: %v, want code 14 %q", row.method, q.target, who, a, want)
 					}
@@ -416,7 +582,7 @@ func TestSecurityMatrix(t *testing.T) {
 
 // TestSecurityAttacks tries what a caller might do to get past the checks.
 func TestSecurityAttacks(t *testing.T) {
-	r := newRig(t, handlers.Options{})
+	r := newSessionRig(t)
 	routes := map[string]bool{}
 	for _, route := range r.router.Routes() {
 		routes[route.Method+" "+route.Path] = true
@@ -474,6 +640,76 @@ func TestSecurityAttacks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSessionAttacks tries what a page session might be abused for: a forged
+// cross-site request, a copied cookie after logout, a tampered cookie.
+func TestSessionAttacks(t *testing.T) {
+	r := newSessionRig(t)
+	if r.sessions == nil {
+		t.Skip("no page sessions yet")
+	}
+	claim := fmt.Sprintf("/api/v1/templates/%d/claim", r.templateID)
+	wallet := "/api/v1/users/mia/coupons"
+	key := func(k string) map[string]string { return map[string]string{"Idempotency-Key": k} }
+
+	t.Run("OK", func(t *testing.T) {
+		r.t = t
+		wantStatus(t, r.do(req{method: "POST", target: claim, shopper: "mia", headers: key("s-ok")}), 201, "claim with the session")
+		wantStatus(t, r.do(req{method: "GET", target: wallet, shopper: "mia"}), 200, "wallet with the session")
+	})
+	t.Run("ErrNoCSRFToken", func(t *testing.T) {
+		r.t = t
+		wantStatus(t, r.do(req{method: "POST", target: claim, shopper: "mia", noCSRF: true, headers: key("s-1")}), 403, "claim without the CSRF token")
+	})
+	t.Run("ErrWrongCSRFToken", func(t *testing.T) {
+		r.t = t
+		h := key("s-2")
+		h["X-CSRF-Token"] = r.session("mia").csrf[:10] + "AAAA" + r.session("mia").csrf[14:]
+		wantStatus(t, r.do(req{method: "POST", target: claim, shopper: "mia", noCSRF: true, headers: h}), 403, "claim with a wrong CSRF token")
+	})
+	t.Run("ErrCrossSiteOrigin", func(t *testing.T) {
+		r.t = t
+		h := key("s-3")
+		h["Origin"] = "https://evil.example"
+		wantStatus(t, r.do(req{method: "POST", target: claim, shopper: "mia", headers: h}), 403, "claim from another origin")
+	})
+	t.Run("ErrTamperedCookie", func(t *testing.T) {
+		r.t = t
+		sess := r.session("mia")
+		hr := httptest.NewRequest("GET", wallet, nil)
+		for _, c := range sess.cookies {
+			v := c.Value
+			if c.Name == "couponsvc_session" {
+				v = flipLast(v[:len(v)-2]) + v[len(v)-2:]
+			}
+			hr.AddCookie(&http.Cookie{Name: c.Name, Value: v})
+		}
+		rec := httptest.NewRecorder()
+		r.router.ServeHTTP(rec, hr)
+		if rec.Code != 401 {
+			t.Fatalf("wallet with a tampered cookie: %d %s", rec.Code, rec.Body)
+		}
+	})
+	t.Run("ErrCookieCopiedBeforeLogout", func(t *testing.T) {
+		r.t = t
+		copied := slices.Clone(r.session("mia").cookies)
+		wantStatus(t, r.do(req{method: "POST", target: "/logout", shopper: "mia"}), 303, "log out")
+		delete(r.sessions, "mia")
+		hr := httptest.NewRequest("GET", wallet, nil)
+		for _, c := range copied {
+			hr.AddCookie(c)
+		}
+		rec := httptest.NewRecorder()
+		r.router.ServeHTTP(rec, hr)
+		if rec.Code != 401 {
+			t.Fatalf("wallet with a cookie copied before the logout: %d %s", rec.Code, rec.Body)
+		}
+	})
+	t.Run("ErrOtherShoppersWallet", func(t *testing.T) {
+		r.t = t
+		wantStatus(t, r.do(req{method: "GET", target: wallet, shopper: "noah"}), 403, "another shopper's wallet")
+	})
 }
 
 func flipLast(s string) string {
@@ -664,7 +900,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 		}
 	}
 	t.Logf("%d log lines checked for %d secrets", strings.Count(out, "\n"), len(secrets))
-	if t.Failed() {
+	if t.Failed() || testing.Verbose() {
 		t.Logf("logs:\n%s", out)
 	}
 }
@@ -688,7 +924,7 @@ func loginThroughPages(t *testing.T, r *rig, username, password string) {
 	r.router.ServeHTTP(rec, get)
 	form := url.Values{"username": {username}, "password": {password}}
 	if m := csrfField.FindStringSubmatch(rec.Body.String()); m != nil {
-		form.Set(m[1], m[2])
+		form.Set(m[1], html.UnescapeString(m[2]))
 	}
 	post := httptest.NewRequest("POST", "/login", strings.NewReader(form.Encode()))
 	post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -700,4 +936,7 @@ func loginThroughPages(t *testing.T, r *rig, username, password string) {
 	rec = httptest.NewRecorder()
 	r.router.ServeHTTP(rec, post)
 	t.Logf("page login as %s: %d", username, rec.Code)
+	if rec.Code != http.StatusSeeOther && rec.Code != http.StatusUnauthorized {
+		t.Logf("page login answer: %.2000s", rec.Body.String())
+	}
 }
