@@ -869,8 +869,10 @@ func TestNoSecretsInLogs(t *testing.T) {
 		}
 	}
 	// Logins through the pages, when they are there.
-	loginThroughPages(t, r, "log-shopper", passwords["shopper"])
-	loginThroughPages(t, r, "log-cashier", passwords["cashier"]+"-wrong")
+	// The session and CSRF cookies of the logins are secrets too.
+	secrets = append(secrets, loginThroughPages(t, r, "log-shopper", passwords["shopper"])...)
+	secrets = append(secrets, loginThroughPages(t, r, "log-admin", passwords["admin"])...)
+	secrets = append(secrets, loginThroughPages(t, r, "log-cashier", passwords["cashier"]+"-wrong")...)
 
 	// Failures that are logged with their error: Redis gone under a claim
 	// (the claim answers 503 and the rate limiter warns).
@@ -908,8 +910,9 @@ func TestNoSecretsInLogs(t *testing.T) {
 var csrfField = regexp.MustCompile(`name="([^"]*csrf[^"]*)"\s+value="([^"]*)"`)
 
 // loginThroughPages logs in through POST /login when the pages are wired,
-// carrying the login form's cookies and CSRF field.
-func loginThroughPages(t *testing.T, r *rig, username, password string) {
+// carrying the login form's cookies and CSRF field. It returns the values of
+// the cookies and the CSRF token it saw.
+func loginThroughPages(t *testing.T, r *rig, username, password string) (seen []string) {
 	t.Helper()
 	var hasLogin bool
 	for _, route := range r.router.Routes() {
@@ -917,7 +920,7 @@ func loginThroughPages(t *testing.T, r *rig, username, password string) {
 	}
 	if !hasLogin {
 		t.Log("no POST /login yet: page logins not exercised")
-		return
+		return nil
 	}
 	get := httptest.NewRequest("GET", "/login", nil)
 	rec := httptest.NewRecorder()
@@ -925,6 +928,7 @@ func loginThroughPages(t *testing.T, r *rig, username, password string) {
 	form := url.Values{"username": {username}, "password": {password}}
 	if m := csrfField.FindStringSubmatch(rec.Body.String()); m != nil {
 		form.Set(m[1], html.UnescapeString(m[2]))
+		seen = append(seen, html.UnescapeString(m[2]))
 	}
 	post := httptest.NewRequest("POST", "/login", strings.NewReader(form.Encode()))
 	post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -932,11 +936,18 @@ func loginThroughPages(t *testing.T, r *rig, username, password string) {
 	post.Header.Set("Referer", "http://example.com/login")
 	for _, c := range rec.Result().Cookies() {
 		post.AddCookie(c)
+		seen = append(seen, c.Value)
 	}
 	rec = httptest.NewRecorder()
 	r.router.ServeHTTP(rec, post)
+	for _, c := range rec.Result().Cookies() {
+		if c.Value != "" {
+			seen = append(seen, c.Value)
+		}
+	}
 	t.Logf("page login as %s: %d", username, rec.Code)
 	if rec.Code != http.StatusSeeOther && rec.Code != http.StatusUnauthorized {
 		t.Logf("page login answer: %.2000s", rec.Body.String())
 	}
+	return seen
 }
