@@ -86,9 +86,9 @@ var stockActions = []string{"coupon.refund", "coupon.revoke", "coupon.return_sto
 // The keys of reconciliation. reconciled is per campaign (its hash tag); the
 // pass's lock and cursors are global.
 func (k keys) reconciled(cid int64) string { return k.campaign(cid) + "reconciled" }
-func (k keys) repairLock() string           { return k.prefix + "reconcile:lock" }
-func (k keys) stockCursor() string          { return k.prefix + "reconcile:stock_cursor" }
-func (k keys) campaignCursor() string       { return k.prefix + "reconcile:campaign_cursor" }
+func (k keys) repairLock() string          { return k.prefix + "reconcile:lock" }
+func (k keys) stockCursor() string         { return k.prefix + "reconcile:stock_cursor" }
+func (k keys) campaignCursor() string      { return k.prefix + "reconcile:campaign_cursor" }
 
 // ReconcileRequest asks to compare Redis with the database, and to repair the
 // drift found when Repair is set.

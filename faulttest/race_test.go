@@ -1,0 +1,5 @@
+//go:build race
+
+package faulttest
+
+func init() { raceEnabled = true }
