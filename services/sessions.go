@@ -130,6 +130,43 @@ func (s *Service) Logout(ctx context.Context, sid string) error {
 	return redisError(s.rdb.Del(ctx, s.sessionKey(sid)).Err())
 }
 
+// pageSecretName names the generated page cookie key in the settings table.
+const pageSecretName = "session_key"
+
+// PageSecret returns the key of the page cookies for a deployment that sets
+// none: made by the first instance that asks and kept in the database, so that
+// every instance signs with the same key and logins survive restarts.
+// Errors: CodeUnavailable.
+func (s *Service) PageSecret(ctx context.Context) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		var values []string
+		err := s.db.WithContext(ctx).Raw("SELECT value FROM settings WHERE name = ?", pageSecretName).Scan(&values).Error
+		if err != nil {
+			return nil, dbError("settings", err)
+		}
+		if len(values) > 0 {
+			key, err := hex.DecodeString(values[0])
+			if err != nil || len(key) < 32 {
+				return nil, fmt.Errorf("the setting %s is damaged: delete its row to make a new key (everyone is then logged out)", pageSecretName)
+			}
+			return key, nil
+		}
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		err = s.db.WithContext(ctx).Exec("INSERT INTO settings (name, value, created_at) VALUES (?, ?, ?)",
+			pageSecretName, hex.EncodeToString(key), s.now()).Error
+		if err == nil {
+			return key, nil
+		}
+		if _, dup := uniqueViolation(err); !dup || attempt > 0 {
+			return nil, dbError("settings", err)
+		}
+		// Another instance made it first: use theirs.
+	}
+}
+
 // sessionKey names a session's Redis key by a hash of its id, so that reading
 // Redis does not give out usable cookies.
 func (s *Service) sessionKey(sid string) string {
