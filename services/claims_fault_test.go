@@ -398,13 +398,11 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 	t.Helper()
 	db := f.openDB()
 	gate := make(chan struct{})
-	var held atomic.Int64
-	onCreateCoupon(t, db, func(*gorm.DB) {
-		held.Add(1)
-		<-gate
-	})
+	onCreateCoupon(t, db, func(*gorm.DB) { <-gate })
 	// The rows are held back on purpose: no insert may time out meanwhile.
-	svc := f.serviceOver(f.withDB(db), services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute})
+	b := f.withDB(db)
+	b.Redis = f.patientRedis()
+	svc := f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute})
 	if _, err := svc.GetTemplate(f.ctx, tp.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -429,14 +427,15 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
 				close(gate)
-				t.Fatalf("timed out waiting for %s", what)
+				t.Fatalf("timed out waiting for %s (%d claims answered)", what, returned.Load())
 			}
 		}
 	}
+	pending := func() int64 { return f.env.Backends.Redis.ZCard(f.ctx, f.key(tp.CampaignID, "pending")).Val() }
 	run(0, wave1)
-	// The first wave has reserved (its inserts wait) or been answered (a replay in progress).
-	waitFor("the first wave", func() bool { return held.Load()+returned.Load() == int64(wave1) })
-	t.Logf("first wave: %d rows held back, %d answered", held.Load(), returned.Load())
+	// The first wave has reserved (its rows wait) or been answered (a replay in progress).
+	waitFor("the first wave", func() bool { return pending()+returned.Load() == int64(wave1) })
+	t.Logf("first wave: %d rows held back, %d answered", pending(), returned.Load())
 	f.env.FlushRedis(t)
 	run(wave1, len(reqs))
 	tplKey := f.tplKey(tp.CampaignID, tp.ID)

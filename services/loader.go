@@ -136,17 +136,14 @@ func (s *Service) load(ctx context.Context, cid int64, mode string, done func() 
 	return nil
 }
 
-// loadLockWait bounds how long a load waits for the load of another claim or
-// instance.
-const loadLockWait = 10 * time.Second
-
 // lockCampaign takes the campaign's load lock. While another load holds it,
 // it tries again after growing, jittered pauses, so that a thousand claims
 // waiting at once do not flood Redis; between tries, done (if not nil) may
 // report that the other load did the work, and lockCampaign then returns a nil
-// lock and no error.
+// lock and no error. It waits at most twice DBTimeout: a load is mostly a
+// read of the database.
 func (s *Service) lockCampaign(ctx context.Context, cid int64, done func() (bool, error)) (*redislock.Lock, error) {
-	deadline := time.Now().Add(loadLockWait)
+	deadline := time.Now().Add(2 * s.cfg.DBTimeout)
 	pause := 5 * time.Millisecond
 	for {
 		lock, err := s.locker.Obtain(ctx, s.keys.loadLock(cid), 30*time.Second, nil)
