@@ -13,7 +13,7 @@
 --       4+3i template hash  5+3i free  6+3i users
 -- ARGV: 1 mode: "missing" (fill only keys that are missing) or "force" (rebuild)
 --       2 budget remaining per the database, -1 = no budget
---       then per template, 6 values: template_id, total, limit, value, next
+--       then per template, 7 values: template_id, total, limit, value, next
 --       (1 + the highest slot held), free (comma list of the unheld slots below
 --       next), users ("user=1,2;user2=1": the ordinals each user holds)
 --       so template i's values start at ARGV[3+7i]; the 7th is its users.
