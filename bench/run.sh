@@ -97,6 +97,7 @@ trap 'exit 130' INT TERM
 
 PPROF_ADDR="127.0.0.1:$((PORT + 1))"
 rm -f "$OUT"/*.cpu.pprof "$OUT"/*.cpu.top.txt "$OUT"/*.cpu.cum.txt
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== start couponsvc on 127.0.0.1:$PORT"
 COUPON_MYSQL_DSN="$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" \
 	COUPON_REDIS_ADDR="$REDIS_ADDR" \
@@ -149,6 +150,7 @@ echo
 echo "== service during flash: max RSS ${MAX_RSS} MB (target < 300 MB)"
 echo "== Redis memory per claimed coupon: ${PER_COUPON} bytes; idempotency key TTL: ${IDEM_TTL}"
 
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 PROFILE_TOP=""
 if [ -s "$OUT/flash.cpu.pprof" ]; then
 	for p in "$OUT"/*.cpu.pprof; do
@@ -181,6 +183,7 @@ if [ "$SHORT" = 0 ]; then
 		echo "- $(go version)"
 		echo "- MariaDB $(mysqlq -e 'SELECT VERSION()'), innodb_flush_log_at_trx_commit=$(mysqlq -e 'SELECT @@innodb_flush_log_at_trx_commit'), buffer pool $(mysqlq -e 'SELECT @@innodb_buffer_pool_size DIV 1048576') MiB"
 		echo "- Redis $(rcli INFO server | tr -d '\r' | awk -F: '/^redis_version/ {print $2}')"
+		echo "- Load average (1, 5, 15 min) just before the run: $LOAD_BEFORE (other work on the machine); just after: $LOAD_AFTER"
 		echo
 		echo "## Commands"
 		echo
@@ -213,11 +216,7 @@ if [ "$SHORT" = 0 ]; then
 			echo '```'
 			echo
 		fi
-		echo "Full output of couponbench:"
-		echo
-		echo '```'
-		sed "s/$TOKEN/\$TOKEN/g" "$OUT/bench.txt"
-		echo '```'
+		echo "The full output of couponbench is in \`$OUT/bench.txt\`, the JSON in \`$OUT/bench.json\`."
 		echo
 		echo "$NOTES_MARK"
 		if [ -n "$NOTES" ]; then

@@ -16,6 +16,8 @@ type Options struct {
 	Logger *slog.Logger
 	// SessionPrincipal returns the logged-in user of a page session, or nil.
 	SessionPrincipal func(*gin.Context) *models.Principal
+	// Pages configures the server-rendered pages (pages.go).
+	Pages PageOptions
 	// Limits are the abuse and resource limits (limits.go).
 	Limits Limits
 	// TrustedProxies lists the reverse proxies (addresses or CIDRs) whose
@@ -71,6 +73,7 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	api.POST("/users", admin, s.createUser)
 	s.registerRedemptionRoutes(api)
 	api.POST("/reconcile", admin, s.reconcileCounters)
+	s.registerPages(r)
 	return r
 }
 

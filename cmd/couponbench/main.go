@@ -255,7 +255,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case name == "baseline":
 			s = runBaseline(sctx, db, runID, z.claims, z.claims+z.claims/10, cfg.concurrency)
 		case name == "rawredeem":
-			s = runRawRedeem(sctx, db, runID, z.redeems, cfg.concurrency)
+			s = runRawRedeem(sctx, db, runID, z.redeems, cfg.concurrency, cfg.seed)
 		case name == "limit":
 			plan := flashPlan(z.flashClaims, z.flashUsers, 0.5, cfg.seed)
 			s = runLimit(sctx, rdb, runID, plan, z.flashUsers, z.flashStock, cfg.concurrency)

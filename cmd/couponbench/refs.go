@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -146,9 +147,9 @@ func baselineClaim(ctx context.Context, db *sql.DB, update, insert, user, code s
 // runRawRedeem measures the bare redemption transaction: the guarded UPDATE of
 // the coupon and the INSERT of its use log, on distinct coupons, with nothing
 // else around it.
-func runRawRedeem(ctx context.Context, db *sql.DB, runID string, n, conc int) *Summary {
+func runRawRedeem(ctx context.Context, db *sql.DB, runID string, n, conc int, seed uint64) *Summary {
 	s := &Summary{Name: "rawredeem", OKWord: "redeemed", Concurrency: conc,
-		Params: fmt.Sprintf("MariaDB tx per redemption (UPDATE coupon + INSERT log), %d distinct coupons", n)}
+		Params: fmt.Sprintf("MariaDB tx per redemption (UPDATE coupon + INSERT log), %d distinct coupons in random order", n)}
 	cpn, logt := "bench_ucoupon_"+runID, "bench_use_log_"+runID
 	defer dropTables(db, cpn, logt)
 	err := execAll(ctx, db,
@@ -182,10 +183,13 @@ func runRawRedeem(ctx context.Context, db *sql.DB, runID string, n, conc int) *S
 	}
 	update := "UPDATE " + cpn + " SET status='used', order_id=?, used_at=NOW(3), version=version+1 WHERE id=? AND status='issued' AND version=?"
 	insert := "INSERT INTO " + logt + " (coupon_id, order_id, user_id, template_id, order_amount_cents, discount_cents, used_at) VALUES (?, ?, ?, 1, 10000, 500, NOW(3))"
+	// The same random order as the redeem scenario's first redemptions.
+	order := rand.New(rand.NewPCG(seed, seed+1)).Perm(n)
 	var f faults
 	t, elapsed := drive(ctx, n, conc, func(ctx context.Context, _, i int) sample {
 		start := time.Now()
-		kind, err := rawRedeem(ctx, db, update, insert, int64(i+1), fmt.Sprintf("ro%d", i), fmt.Sprintf("ru%d", i))
+		id := order[i]
+		kind, err := rawRedeem(ctx, db, update, insert, int64(id+1), fmt.Sprintf("ro%d", id), fmt.Sprintf("ru%d", id))
 		if err != nil {
 			f.add("redeem %d: %v", i, err)
 		}

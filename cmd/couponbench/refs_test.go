@@ -28,7 +28,7 @@ func TestBaselineAndRawRedeem(t *testing.T) {
 		}
 	})
 	t.Run("RawRedeem", func(t *testing.T) {
-		s := runRawRedeem(ctx, db, runID, 300, 32)
+		s := runRawRedeem(ctx, db, runID, 300, 32, 1)
 		if s.Failed() || s.OK != 300 {
 			t.Errorf("rawredeem: %+v", s)
 		}

@@ -180,18 +180,21 @@ const (
 	opConflict
 )
 
-// redeemPlan lays out n first redemptions in order, with replays and
+// redeemPlan lays out the first redemptions of n coupons in a random order
+// (checkouts do not come in the order of the claims), with replays and
 // conflicting orders placed at random after the redemption they follow.
 func redeemPlan(n, replays, conflicts int, seed uint64) []redeemOp {
 	rng := rand.New(rand.NewPCG(seed, seed+1))
+	rank := rng.Perm(n)
 	ops := make([]redeemOp, 0, n+replays+conflicts)
 	for i := range n {
-		ops = append(ops, redeemOp{kind: opOriginal, coupon: i, pos: float64(i)})
+		ops = append(ops, redeemOp{kind: opOriginal, coupon: i, pos: float64(rank[i])})
 	}
 	extra := func(kind, count int) {
 		for range count {
 			c := rng.IntN(n)
-			ops = append(ops, redeemOp{kind: kind, coupon: c, pos: float64(c) + 0.5 + rng.Float64()*float64(n-c)})
+			r := rank[c]
+			ops = append(ops, redeemOp{kind: kind, coupon: c, pos: float64(r) + 0.5 + rng.Float64()*float64(n-r)})
 		}
 	}
 	extra(opReplay, replays)

@@ -1,0 +1,256 @@
+// couponsvc pages: the claim buttons (one idempotency key per click, kept for
+// a retry when the answer was lost), stock figures kept current, times in the
+// reader's time zone, and small form helpers. Pages work without it, except
+// the claim button, which calls the JSON API.
+(function () {
+  "use strict";
+
+  function csrfToken() {
+    var m = document.querySelector('meta[name="csrf-token"]');
+    return m ? m.getAttribute("content") : "";
+  }
+
+  // newKey makes an idempotency key: 128 random bits in hex. (crypto.randomUUID
+  // needs a secure context; getRandomValues works on plain HTTP too.)
+  function newKey() {
+    var b = new Uint8Array(16);
+    window.crypto.getRandomValues(b);
+    return Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
+  }
+
+  // ---- times in the reader's time zone ----
+
+  function localTimes(root) {
+    var full = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+    var day = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
+    root.querySelectorAll("time[data-local]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (isNaN(d)) { return; }
+      el.title = el.textContent;
+      el.textContent = el.getAttribute("data-local") === "date" ? day.format(d) : full.format(d);
+    });
+  }
+
+  // ---- stock figures ----
+
+  function setRemaining(id, remaining) {
+    document.querySelectorAll('[data-stock="' + id + '"]').forEach(function (el) {
+      var total = parseInt(el.getAttribute("data-total"), 10) || 0;
+      var num = el.querySelector("[data-remaining]");
+      if (num) { num.textContent = String(remaining); }
+      var bar = el.querySelector(".bar-fg");
+      if (bar && total > 0) {
+        bar.setAttribute("width", String(Math.max(0, Math.min(100, Math.floor(remaining * 100 / total)))));
+      }
+    });
+    if (remaining <= 0) { markSoldOut(id); }
+  }
+
+  function markSoldOut(id) {
+    var card = document.querySelector('[data-offer="' + id + '"]');
+    if (!card) { return; }
+    var btn = card.querySelector("[data-claim]");
+    if (!btn) { return; }
+    card.classList.remove("offer-open");
+    card.classList.add("offer-sold_out");
+    var state = document.createElement("span");
+    state.className = "state state-soldout";
+    state.setAttribute("data-state", "");
+    state.textContent = "Sold out";
+    btn.replaceWith(state);
+  }
+
+  function pollStock() {
+    var mode = document.body.getAttribute("data-poll");
+    if (!mode || !window.fetch) { return; }
+    var url = "/api/v1/templates" + (mode === "admin" ? "?all=1" : "");
+    setInterval(function () {
+      if (document.hidden) { return; }
+      fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (body) {
+          if (!body || !body.templates) { return; }
+          body.templates.forEach(function (t) {
+            if (typeof t.remaining === "number") { setRemaining(t.id, t.remaining); }
+          });
+        })
+        .catch(function () { /* try again at the next tick */ });
+    }, 5000);
+  }
+
+  // ---- claim buttons ----
+
+  function say(out, kind, text, link) {
+    out.className = "claim-result " + kind;
+    out.textContent = text;
+    if (link) {
+      out.appendChild(document.createTextNode(" "));
+      var a = document.createElement("a");
+      a.href = link.href;
+      a.textContent = link.text;
+      out.appendChild(a);
+    }
+  }
+
+  // Answers whose outcome is unknown keep the click's key, so that trying
+  // again cannot claim twice; every other answer ends it.
+  var retryable = { in_progress: true, busy: true, unavailable: true, internal: true };
+
+  function claim(btn) {
+    if (btn.getAttribute("aria-busy") === "true") { return; }
+    var id = btn.getAttribute("data-claim");
+    var card = btn.closest("[data-offer]");
+    var out = card.querySelector("[data-result]");
+    if (!btn.dataset.key) { btn.dataset.key = newKey(); }
+    var key = btn.dataset.key;
+    btn.dataset.lastKey = key; // what this click sent, for support and tests
+    btn.setAttribute("aria-busy", "true");
+    btn.disabled = true;
+    say(out, "info", "Claiming…");
+    fetch("/api/v1/templates/" + encodeURIComponent(id) + "/claim", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Idempotency-Key": key, "X-CSRF-Token": csrfToken(), "Accept": "application/json" }
+    }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (body) { return { status: r.status, body: body }; });
+    }).then(function (res) {
+      var word = res.body.result || (res.status >= 500 ? "internal" : "");
+      if (!retryable[word]) { delete btn.dataset.key; }
+      btn.removeAttribute("aria-busy");
+      btn.disabled = false;
+      if (typeof res.body.remaining === "number") { setRemaining(id, res.body.remaining); }
+      switch (word) {
+        case "claimed":
+          say(out, "ok", "Claimed —", { href: "/wallet", text: "see your wallet" });
+          break;
+        case "duplicate":
+          say(out, "info", "Already claimed with this click — it is in", { href: "/wallet", text: "your wallet" });
+          break;
+        case "user_limit_reached":
+          say(out, "err", "You already have the most you may hold.");
+          break;
+        case "sold_out":
+          say(out, "err", "Sold out.");
+          markSoldOut(id);
+          break;
+        case "budget_exhausted":
+          say(out, "err", "All gone: this campaign has given out everything it can.");
+          break;
+        case "not_claimable":
+          say(out, "err", "Not open right now" + (res.body.error ? " (" + res.body.error + ")." : "."));
+          break;
+        case "unauthorized":
+          say(out, "err", "Your session has ended.", { href: "/login?next=/", text: "Log in again" });
+          break;
+        case "forbidden":
+          say(out, "err", /CSRF/.test(res.body.error || "") ?
+            "This page is out of date. Reload it and try again." : "Only shoppers can claim coupons.");
+          break;
+        case "rate_limited":
+          say(out, "err", "Too many tries. Wait a moment and try again.");
+          break;
+        case "in_progress":
+        case "busy":
+          say(out, "info", "Still working on it. Try again in a moment.");
+          break;
+        case "unavailable":
+        case "internal":
+          say(out, "err", "The shop is busy right now. Try again in a moment.");
+          break;
+        default:
+          say(out, "err", res.body.error || "That did not work. Try again.");
+      }
+    }).catch(function () {
+      btn.removeAttribute("aria-busy");
+      btn.disabled = false;
+      say(out, "err", "Could not reach the shop. Check your connection and try again.");
+    });
+  }
+
+  // ---- scanning a QR code with the camera (where the browser can) ----
+
+  // A hand scanner types the code into the focused field by itself; a phone
+  // or a tablet at the till can read the wallet's QR code with its camera.
+  function scanInto(input, btn) {
+    if (btn.getAttribute("aria-busy") === "true") { return; }
+    var detector = new window.BarcodeDetector({ formats: ["qr_code"] });
+    var video = document.createElement("video");
+    video.className = "scan-video";
+    video.muted = true;
+    video.setAttribute("playsinline", "");
+    btn.setAttribute("aria-busy", "true");
+    btn.textContent = "Point the camera at the code…";
+    navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" } }).then(function (stream) {
+      var done = false;
+      function stop() {
+        done = true;
+        stream.getTracks().forEach(function (tr) { tr.stop(); });
+        video.remove();
+        btn.removeAttribute("aria-busy");
+        btn.textContent = "Scan with the camera";
+      }
+      video.srcObject = stream;
+      input.insertAdjacentElement("afterend", video);
+      video.play();
+      var until = Date.now() + 30000;
+      (function look() {
+        if (done) { return; }
+        if (Date.now() > until) { stop(); return; }
+        detector.detect(video).then(function (codes) {
+          if (codes.length > 0 && codes[0].rawValue) {
+            input.value = codes[0].rawValue;
+            stop();
+            var next = input.form && input.form.querySelector("#order_id");
+            if (next) { next.focus(); }
+            return;
+          }
+          setTimeout(look, 200);
+        }).catch(function () { setTimeout(look, 200); });
+      })();
+    }).catch(function () {
+      btn.removeAttribute("aria-busy");
+      btn.textContent = "No camera: type the code";
+    });
+  }
+
+  function scanners() {
+    if (!("BarcodeDetector" in window) || !navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) { return; }
+    document.querySelectorAll("[data-scan]").forEach(function (btn) {
+      var input = document.getElementById(btn.getAttribute("data-scan"));
+      if (!input) { return; }
+      btn.hidden = false;
+      btn.addEventListener("click", function () { scanInto(input, btn); });
+    });
+  }
+
+  // ---- forms ----
+
+  // toggleFields shows only the fields of the chosen kind and validity on the
+  // template form.
+  function toggleFields(form) {
+    function sync(name, attr) {
+      var chosen = form.querySelector('input[name="' + name + '"]:checked');
+      form.querySelectorAll("[" + attr + "]").forEach(function (el) {
+        el.hidden = !!chosen && el.getAttribute(attr) !== chosen.value;
+      });
+    }
+    function all() { sync("kind", "data-kind"); sync("validity", "data-validity"); }
+    form.addEventListener("change", all);
+    all();
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    localTimes(document);
+    pollStock();
+    document.querySelectorAll("[data-claim]").forEach(function (btn) {
+      btn.addEventListener("click", function () { claim(btn); });
+    });
+    document.querySelectorAll("form[data-confirm]").forEach(function (form) {
+      form.addEventListener("submit", function (e) {
+        if (!window.confirm(form.getAttribute("data-confirm"))) { e.preventDefault(); }
+      });
+    });
+    document.querySelectorAll("form[data-template-form]").forEach(toggleFields);
+    scanners();
+  });
+})();
