@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -47,6 +48,8 @@ type Backends struct {
 	Redis   redis.UniversalClient
 	// Embedded is the in-process Redis when no Redis was configured.
 	Embedded *miniredis.Miniredis
+	// stopClock stops the embedded Redis's clock (see runEmbeddedClock).
+	stopClock func()
 }
 
 // Close closes Redis, the database and the embedded server.
@@ -59,6 +62,9 @@ func (b *Backends) Close() error {
 		if sqlDB, err := b.DB.DB(); err == nil {
 			errs = append(errs, sqlDB.Close())
 		}
+	}
+	if b.stopClock != nil {
+		b.stopClock()
 	}
 	if b.Embedded != nil {
 		b.Embedded.Close()
@@ -91,6 +97,7 @@ func OpenBackends(ctx context.Context, cfg BackendConfig) (*Backends, error) {
 			b.Close()
 			return nil, fmt.Errorf("start the embedded Redis: %w", err)
 		}
+		b.stopClock = runEmbeddedClock(b.Embedded)
 		b.Redis = redis.NewClient(&redis.Options{Addr: b.Embedded.Addr(), PoolSize: cfg.RedisPoolSize})
 	}
 	return b, nil
@@ -179,4 +186,27 @@ func SplitAddrs(s string) []string {
 		}
 	}
 	return out
+}
+
+// runEmbeddedClock makes the embedded Redis's keys expire: miniredis counts
+// time only when told, so without this, locks, idempotency keys and rate
+// limits would never expire. It returns the function that stops it.
+func runEmbeddedClock(m *miniredis.Miniredis) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				m.FastForward(now.Sub(last))
+				last = now
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
 }

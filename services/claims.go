@@ -296,17 +296,8 @@ func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req Clai
 		ValidUntil:  until,
 		UpdatedAt:   now,
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
-	defer cancel()
-	for try := 0; ; try++ {
-		c.ID = 0
-		c.Code = s.cfg.NewCode()
-		err := s.db.WithContext(ctx).Create(c).Error
-		if index, ok := uniqueViolation(err); ok && index == uniqueCode && try < 3 {
-			continue // 60 random bits collided: draw another code
-		}
-		return c, err
-	}
+	c.Code = s.cfg.NewCode()
+	return c, s.writer.write(ctx, c)
 }
 
 // replayFromDB answers a claim from the coupon the database holds for its

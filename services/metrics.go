@@ -27,6 +27,8 @@ type Metrics struct {
 	LockWaitSeconds prometheus.Histogram
 	// Claims counts claims by result word.
 	Claims *prometheus.CounterVec
+	// CouponBatchRows is how many coupon rows each multi-row insert wrote.
+	CouponBatchRows prometheus.Histogram
 	// ReservationsPending is the number of reservations this instance holds
 	// between the script and the confirmation.
 	ReservationsPending prometheus.Gauge
@@ -63,6 +65,10 @@ func NewMetrics() *Metrics {
 		Claims: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "couponsvc_claims_total", Help: "Claims by result.",
 		}, []string{"result"}),
+		CouponBatchRows: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "couponsvc_coupon_batch_rows", Help: "Coupon rows written per insert.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 100},
+		}),
 		ReservationsPending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "couponsvc_reservations_pending", Help: "Reservations between the claim script and their confirmation on this instance.",
 		}),
@@ -77,7 +83,7 @@ func NewMetrics() *Metrics {
 		}, []string{"reason"}),
 	}
 	reg.MustRegister(m.Requests, m.RequestSeconds, m.ScriptSeconds, m.DBSeconds, m.LockWaitSeconds,
-		m.Claims, m.ReservationsPending, m.SweeperActions, m.ReconcileActions, m.Refused,
+		m.Claims, m.CouponBatchRows, m.ReservationsPending, m.SweeperActions, m.ReconcileActions, m.Refused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -31,6 +31,9 @@ type Config struct {
 	SweepInterval time.Duration
 	// DBTimeout bounds one database write on the claim path.
 	DBTimeout time.Duration
+	// CouponWriters is how many batches of coupon rows are written at once
+	// (1 on SQLite, which has one writer); CouponBatch bounds a batch's rows.
+	CouponWriters, CouponBatch int
 	// TemplateCacheTTL is how long a template read from the database is reused
 	// on the claim path; updates on this instance invalidate it at once.
 	TemplateCacheTTL time.Duration
@@ -85,6 +88,9 @@ func (c Config) withDefaults() Config {
 	if c.DBTimeout <= 0 {
 		c.DBTimeout = d.DBTimeout
 	}
+	if c.CouponBatch <= 0 {
+		c.CouponBatch = 100
+	}
 	if c.TemplateCacheTTL <= 0 {
 		c.TemplateCacheTTL = d.TemplateCacheTTL
 	}
@@ -117,12 +123,13 @@ type Service struct {
 	templates templateCache
 	tokens    tokenCache
 	metrics   *Metrics
+	writer    *couponWriter
 }
 
 // New returns a Service over the opened backends.
 func New(b *Backends, cfg Config) *Service {
 	cfg = cfg.withDefaults()
-	return &Service{
+	s := &Service{
 		db:      b.DB,
 		dialect: b.Dialect,
 		rdb:     b.Redis,
@@ -137,7 +144,20 @@ func New(b *Backends, cfg Config) *Service {
 		tokens:  tokenCache{items: map[string]cachedToken{}},
 		metrics: NewMetrics(),
 	}
+	writers := cfg.CouponWriters
+	if b.Dialect == DialectSQLite {
+		writers = 1
+	} else if writers <= 0 {
+		writers = 8
+	}
+	s.writer = newCouponWriter(b.DB, b.Dialect == DialectMySQL, writers, cfg.CouponBatch, cfg.DBTimeout,
+		cfg.NewCode, func(n int) { s.metrics.CouponBatchRows.Observe(float64(n)) })
+	return s
 }
+
+// Close stops the service's background writers once the coupon rows they
+// hold are written. Call it after the last request has finished.
+func (s *Service) Close() { s.writer.close() }
 
 // Metrics returns the service's Prometheus metrics.
 func (s *Service) Metrics() *Metrics { return s.metrics }

@@ -61,6 +61,8 @@ type Env struct {
 	Mini *miniredis.Miniredis
 	// Prefix starts every Redis key of this test.
 	Prefix string
+	// cleanups close the extra services before the backends close.
+	cleanups []func()
 }
 
 // New opens fresh backends and a Service over them. cfg's zero fields take
@@ -96,6 +98,9 @@ func New(t testing.TB, cfg services.Config) *Env {
 		b.Redis = redis.NewClient(&redis.Options{Addr: env.Mini.Addr(), PoolSize: 200})
 	}
 	t.Cleanup(func() {
+		for _, f := range env.cleanups {
+			f()
+		}
 		deleteKeys(b.Redis, env.Prefix)
 		b.Close()
 	})
@@ -109,6 +114,7 @@ func New(t testing.TB, cfg services.Config) *Env {
 	env.Backends = b
 	env.Config = cfg
 	env.Service = services.New(b, cfg)
+	t.Cleanup(env.Service.Close) // runs before the backends close
 	return env
 }
 
@@ -119,7 +125,9 @@ func (e *Env) NewService(cfg services.Config) *services.Service {
 	if cfg.Logger == nil {
 		cfg.Logger = e.Config.Logger
 	}
-	return services.New(e.Backends, cfg)
+	svc := services.New(e.Backends, cfg)
+	e.cleanups = append(e.cleanups, svc.Close)
+	return svc
 }
 
 // FlushRedis deletes every Redis key of this test, as a restart without

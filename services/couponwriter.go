@@ -1,0 +1,189 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// couponWriter writes the coupon rows of concurrent claims in batches: one
+// multi-row INSERT, so one commit, for every claim that arrived while the
+// previous batch was being written. Under a flash sale this turns thousands of
+// commits a second into tens; alone, a claim is written at once, unbatched.
+// Each caller is answered only after its own row is committed (or refused).
+type couponWriter struct {
+	db       *gorm.DB
+	timeout  time.Duration
+	maxBatch int
+	queue    chan *couponWrite
+	newCode  func() string
+	observe  func(batch int)
+	// rereadIDs reads the ids of a batch back by request id: MySQL reports
+	// only the first id of a multi-row insert, and with
+	// innodb_autoinc_lock_mode=2 (MySQL 8's default) the others need not follow it.
+	rereadIDs bool
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// couponWrite is one coupon waiting to be written and its answer.
+type couponWrite struct {
+	c    *models.Coupon
+	done chan error
+}
+
+// maxCodeRetries bounds how often a row is written again with a new code after
+// its random code collided with another coupon's.
+const maxCodeRetries = 3
+
+// newCouponWriter starts writers goroutines that each write one batch at a time.
+func newCouponWriter(db *gorm.DB, rereadIDs bool, writers, maxBatch int, timeout time.Duration, newCode func() string, observe func(int)) *couponWriter {
+	w := &couponWriter{
+		db: db, rereadIDs: rereadIDs, timeout: timeout, maxBatch: maxBatch, newCode: newCode, observe: observe,
+		queue: make(chan *couponWrite, writers*maxBatch),
+		stop:  make(chan struct{}),
+	}
+	for range writers {
+		w.wg.Add(1)
+		go w.run()
+	}
+	return w
+}
+
+// write queues c (its Code set) and waits until it is committed or refused.
+// It waits even when ctx ends: the row may be written anyway, and the caller
+// must know whether it was. The wait is bounded by the writer's timeout.
+func (w *couponWriter) write(ctx context.Context, c *models.Coupon) error {
+	req := &couponWrite{c: c, done: make(chan error, 1)}
+	select {
+	case w.queue <- req:
+	case <-ctx.Done():
+		return ctx.Err() // not queued: surely not written
+	case <-w.stop:
+		return errWriterClosed
+	}
+	return <-req.done
+}
+
+var errWriterClosed = errors.New("coupon writer closed")
+
+// close stops the writers once the queued rows are written.
+func (w *couponWriter) close() {
+	close(w.stop)
+	w.wg.Wait()
+}
+
+func (w *couponWriter) run() {
+	defer w.wg.Done()
+	batch := make([]*couponWrite, 0, w.maxBatch)
+	for {
+		select {
+		case req := <-w.queue:
+			batch = append(batch[:0], req)
+		case <-w.stop:
+			// Answer what is still queued, so that no caller waits for ever.
+			for {
+				select {
+				case req := <-w.queue:
+					w.flush([]*couponWrite{req})
+				default:
+					return
+				}
+			}
+		}
+		// Take whatever else is already waiting, without waiting for more.
+	fill:
+		for len(batch) < w.maxBatch {
+			select {
+			case req := <-w.queue:
+				batch = append(batch, req)
+			default:
+				break fill
+			}
+		}
+		w.flush(batch)
+	}
+}
+
+// flush writes a batch in one INSERT. If the database refuses it (one row's
+// slot, ordinal, code or request id is taken, or a deadlock), each row is
+// written alone so that each caller gets its own answer.
+func (w *couponWriter) flush(batch []*couponWrite) {
+	if w.observe != nil {
+		w.observe(len(batch))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
+	defer cancel()
+	if len(batch) > 1 {
+		rows := make([]*models.Coupon, len(batch))
+		for i, req := range batch {
+			rows[i] = req.c
+		}
+		err := w.db.WithContext(ctx).Create(&rows).Error
+		if err == nil && w.rereadIDs {
+			err = w.readIDs(ctx, rows)
+		}
+		if err == nil {
+			for _, req := range batch {
+				req.done <- nil
+			}
+			return
+		}
+		_, unique := uniqueViolation(err)
+		if !unique && !isDeadlock(err) {
+			for _, req := range batch {
+				req.c.ID = 0
+				req.done <- err
+			}
+			return
+		}
+		for _, req := range batch {
+			req.c.ID = 0
+		}
+	}
+	for _, req := range batch {
+		req.done <- w.insertOne(ctx, req.c)
+	}
+}
+
+// insertOne writes one row, drawing a new code when the random one collided.
+func (w *couponWriter) insertOne(ctx context.Context, c *models.Coupon) error {
+	for try := 0; ; try++ {
+		c.ID = 0
+		err := w.db.WithContext(ctx).Create(c).Error
+		if index, ok := uniqueViolation(err); ok && index == uniqueCode && try < maxCodeRetries {
+			c.Code = w.newCode()
+			continue
+		}
+		return err
+	}
+}
+
+// readIDs sets the ids of committed rows from the database.
+func (w *couponWriter) readIDs(ctx context.Context, rows []*models.Coupon) error {
+	keys := make([]string, len(rows))
+	for i, c := range rows {
+		keys[i] = c.RequestID
+	}
+	var got []struct {
+		ID        int64
+		RequestID string
+	}
+	if err := w.db.WithContext(ctx).Model(&models.Coupon{}).Select("id, request_id").
+		Where("request_id IN ?", keys).Scan(&got).Error; err != nil {
+		return err
+	}
+	ids := make(map[string]int64, len(got))
+	for _, g := range got {
+		ids[g.RequestID] = g.ID
+	}
+	for _, c := range rows {
+		c.ID = ids[c.RequestID]
+	}
+	return nil
+}
