@@ -1,9 +1,16 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +40,12 @@ type config struct {
 	// RedisPrefix starts every Redis key (COUPON_REDIS_PREFIX), so that
 	// several deployments, or tests, can share one Redis.
 	RedisPrefix string
+	// SessionKey signs and encrypts the page cookies (COUPON_SESSION_KEY);
+	// empty means the key kept in the data folder (embedded default) or in
+	// the database (MySQL), see loadSessionKey.
+	SessionKey []byte
+	// Currency is the ISO 4217 code the pages show amounts in (COUPON_CURRENCY).
+	Currency string
 }
 
 // loadConfig reads the COUPON_* variables (SPEC §7).
@@ -58,12 +71,26 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if v := getenv("COUPON_DATA_DIR"); v != "" {
 		c.DataDir = v
 	}
+	demoSet := getenv("COUPON_DEMO") != ""
 	if v := getenv("COUPON_DEMO"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return c, fmt.Errorf("COUPON_DEMO must be 0 or 1, not %q", v)
 		}
 		c.Demo = b
+	}
+	if v := getenv("COUPON_SESSION_KEY"); v != "" {
+		if len(v) < 32 {
+			return c, fmt.Errorf("COUPON_SESSION_KEY must be at least 32 characters of randomness (e.g. `openssl rand -hex 32`)")
+		}
+		c.SessionKey = []byte(v)
+	}
+	c.Currency = "USD"
+	if v := getenv("COUPON_CURRENCY"); v != "" {
+		if len(v) != 3 || strings.ToUpper(v) != v || strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+			return c, fmt.Errorf("COUPON_CURRENCY must be an ISO 4217 code such as USD or EUR, not %q", v)
+		}
+		c.Currency = v
 	}
 	if v := getenv("COUPON_IDEMPOTENCY_TTL"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -98,7 +125,60 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if (c.Backend.MySQLDSN == "") != (c.Backend.RedisAddr == "" && len(c.Backend.RedisAddrs) == 0) {
 		return c, fmt.Errorf("set both COUPON_MYSQL_DSN and COUPON_REDIS_ADDR(S), or neither for the embedded default")
 	}
+	// Demo users with printed passwords are for trying the embedded default;
+	// a MySQL deployment gets them only when it asks.
+	if !demoSet && !c.embedded() {
+		c.Demo = false
+	}
 	return c, nil
+}
+
+// sessionKeyFile is where the embedded default keeps its session key.
+const sessionKeyFile = "session.key"
+
+// loadSessionKey returns COUPON_SESSION_KEY; else, on the embedded default,
+// the key kept in the data folder, made at the first start (32 random bytes
+// in hex, readable by the owner only); else, with MySQL, the key kept in the
+// database, which every instance shares. Logins survive restarts either way.
+func loadSessionKey(ctx context.Context, c config, svc *services.Service) ([]byte, error) {
+	if len(c.SessionKey) > 0 {
+		return c.SessionKey, nil
+	}
+	if !c.embedded() {
+		return svc.PageSecret(ctx)
+	}
+	path := filepath.Join(c.DataDir, sessionKeyFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		key, derr := hex.DecodeString(strings.TrimSpace(string(b)))
+		if derr != nil || len(key) < 32 {
+			return nil, fmt.Errorf("%s is damaged: delete it to make a new one (everyone is then logged out)", path)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read the session key: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create the data folder: %w", err)
+	}
+	// O_EXCL: two processes starting at once keep one key.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return loadSessionKey(ctx, c, svc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write the session key: %w", err)
+	}
+	if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write the session key: %w", err)
+	}
+	return key, f.Close()
 }
 
 // embedded reports whether the config runs on the embedded default.

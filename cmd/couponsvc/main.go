@@ -36,7 +36,8 @@ commands:
 
 configuration (environment): COUPON_LISTEN, COUPON_MYSQL_DSN, COUPON_REDIS_ADDR,
 COUPON_REDIS_ADDRS, COUPON_BOOTSTRAP_TOKEN, COUPON_DEMO, COUPON_DATA_DIR,
-COUPON_IDEMPOTENCY_TTL, COUPON_REDIS_PREFIX (see README.md)
+COUPON_IDEMPOTENCY_TTL, COUPON_REDIS_PREFIX, COUPON_SESSION_KEY, COUPON_CURRENCY
+(see README.md)
 limits: COUPON_RATE_USER_PER_MIN (20), COUPON_RATE_ADDR_PER_MIN (120),
 COUPON_MAX_INFLIGHT_CLAIMS (512), COUPON_REQUEST_TIMEOUT (10s), COUPON_TRUSTED_PROXIES
 `
@@ -101,7 +102,17 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return withService(ctx, cfg, logger, func(svc *services.Service) error {
-		router := handlers.NewRouter(svc, handlers.Options{Logger: logger, Limits: cfg.Limits, TrustedProxies: cfg.TrustedProxies})
+		key, err := loadSessionKey(ctx, cfg, svc)
+		if err != nil {
+			return err
+		}
+		if cfg.Demo {
+			if err := seedDemo(ctx, svc, stdout); err != nil {
+				return err
+			}
+		}
+		router := handlers.NewRouter(svc, handlers.Options{Logger: logger, Limits: cfg.Limits, TrustedProxies: cfg.TrustedProxies,
+			Pages: handlers.PageOptions{SessionKey: key, Currency: cfg.Currency}})
 		loadCounters(ctx, svc, logger)
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
@@ -148,6 +159,24 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 		}
 		return nil
 	})
+}
+
+// seedDemo fills an empty database with the demo data and prints the demo
+// users' passwords, once: later starts find users and do nothing.
+func seedDemo(ctx context.Context, svc *services.Service, stdout io.Writer) error {
+	demo, err := svc.SeedDemo(ctx)
+	if err != nil {
+		return fmt.Errorf("demo data: %w", err)
+	}
+	if demo == nil {
+		return nil
+	}
+	fmt.Fprintf(stdout, "demo data created: the campaign %q with %d templates, and these users\n", demo.Campaign.Name, len(demo.Templates))
+	fmt.Fprintln(stdout, "(the passwords are shown this once; COUPON_DEMO=0 starts without demo data):")
+	for _, u := range demo.Users {
+		fmt.Fprintf(stdout, "    %-8s  password %s\n", u.Username, u.Password)
+	}
+	return nil
 }
 
 func addUser(ctx context.Context, cfg config, logger *slog.Logger, args []string, stdout io.Writer) error {
