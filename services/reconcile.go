@@ -42,6 +42,17 @@ import (
 // load lock. It never creates stock from nothing (slots held in the database
 // or by a reservation in flight stay taken) and never frees a live coupon's
 // slot, so it is safe while claims run, and on several instances at once.
+// One narrow window remains: a repair that lands between a return's database
+// commit and its coupon_return.lua already frees the slot, and if a claim takes
+// it before the script runs, the script frees it once more. The database's
+// unique slot index then refuses the claim that gets it twice, and the claim
+// path rebuilds the counters: a retry, never an oversell. The repair pass
+// waits stockChangeGrace before it looks at a return, so that it never races
+// one in flight.
+//
+// The campaign budget is not compared on its own (the report is per
+// template); every repair rebuilds it from the database with the counters,
+// and a return lost between commit and script drifts stock and budget alike.
 
 // reconcileAttempts bounds how often a template is compared before a drift is
 // believed; reconcileRetryDelay spaces the attempts.

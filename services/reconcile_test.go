@@ -312,7 +312,7 @@ func (f *rcFixture) reserve(t *testing.T, user, key string, at time.Time) (slot,
 // the counters on purpose, while shoppers claim: no oversell, no user over
 // the limit, and no drift at the end.
 func TestReconcileRepairWhileClaiming(t *testing.T) {
-	const stock, limit, users, attempts, workers = 800, 2, 500, 1400, 24
+	const stock, limit, users, attempts, workers = 400, 2, 300, 700, 16
 	f := newRCFixture(t, services.Config{}, stock, limit, models.RefundRestore)
 	rdb := f.env.Backends.Redis
 	other := f.env.NewService(services.Config{Now: f.clock.Now}) // a second instance repairs too
@@ -352,7 +352,7 @@ func TestReconcileRepairWhileClaiming(t *testing.T) {
 				if rep.Templates[0].Repaired {
 					repaired.Add(1)
 				}
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(10 * time.Millisecond)
 			}
 		}()
 	}
