@@ -79,10 +79,11 @@ func trustProxies(r *gin.Engine, proxies []string, log *slog.Logger) {
 type claimGuard struct {
 	limiter *services.RateLimiter // nil when both rate limits are off
 	slots   chan struct{}         // nil when in-flight claims are not bounded
+	metrics *services.Metrics
 }
 
 func newClaimGuard(svc *services.Service, l Limits) *claimGuard {
-	g := &claimGuard{}
+	g := &claimGuard{metrics: svc.Metrics()}
 	if l.ClaimsPerUser > 0 || l.ClaimsPerAddr > 0 {
 		g.limiter = svc.NewRateLimiter(services.ClaimLimits{PerUser: l.ClaimsPerUser, PerAddr: l.ClaimsPerAddr})
 	}
@@ -103,6 +104,7 @@ func (g *claimGuard) admit(c *gin.Context) {
 		case g.slots <- struct{}{}:
 			defer func() { <-g.slots }()
 		default:
+			g.metrics.Refused.WithLabelValues("shed").Inc()
 			respondError(c, &models.Error{Code: models.CodeUnavailable, RetryAfterSeconds: 1,
 				Message: "this server has too many claims in progress; try again shortly"})
 			return
@@ -110,6 +112,7 @@ func (g *claimGuard) admit(c *gin.Context) {
 	}
 	if g.limiter != nil && !viaToken(c) {
 		if err := g.limiter.AllowAddr(c.Request.Context(), c.ClientIP()); err != nil {
+			g.countRefusal(err, "rate_limited_addr")
 			respondError(c, err)
 			return
 		}
@@ -123,12 +126,20 @@ func (g *claimGuard) limitUser(c *gin.Context) {
 	if g.limiter != nil && g.limiter.Limits().PerUser > 0 {
 		if userID := claimUserID(c); userID != "" {
 			if err := g.limiter.AllowUser(c.Request.Context(), userID); err != nil {
+				g.countRefusal(err, "rate_limited_user")
 				respondError(c, err)
 				return
 			}
 		}
 	}
 	c.Next()
+}
+
+// countRefusal counts a claim refused by a rate limit (not a fault of Redis).
+func (g *claimGuard) countRefusal(err error, reason string) {
+	if models.IsCode(err, models.CodeRateLimited) {
+		g.metrics.Refused.WithLabelValues(reason).Inc()
+	}
 }
 
 // viaToken reports whether the request was authenticated with an API token

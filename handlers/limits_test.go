@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"io"
 	"strconv"
 	"strings"
@@ -50,6 +51,9 @@ func TestClaimRateLimits(t *testing.T) {
 		r.env.Backends.DB.Table("user_coupons").Where("user_id = ?", "u1").Count(&n)
 		if n != 5 {
 			t.Fatalf("u1 holds %d coupons, want 5", n)
+		}
+		if got := counterValue(t, r.env.Service.Metrics().Refused.WithLabelValues("rate_limited_user")); got != 2 {
+			t.Fatalf("couponsvc_refused_total{reason=rate_limited_user} = %v, want 2", got)
 		}
 	})
 
@@ -231,4 +235,14 @@ func TestBodyLimits(t *testing.T) {
 		t.Fatalf("a claim of 64 KiB + 17: %v, want 400 naming the body", a)
 	}
 	wantStatus(t, r.claim("", req{body: `{"user_id":"big"}` + strings.Repeat(" ", maxBody-17)}), 201, "a claim of exactly 64 KiB")
+}
+
+// counterValue reads a Prometheus counter.
+func counterValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

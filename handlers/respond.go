@@ -85,8 +85,14 @@ func respondError(c *gin.Context, err error) {
 		}
 	}
 	c.Set(resultKey, word)
-	if status >= 500 {
+	switch {
+	case status == http.StatusInternalServerError:
 		slog.Default().Error("request failed", "method", c.Request.Method, "path", c.FullPath(),
+			"status", status, "err", err)
+	case status == http.StatusServiceUnavailable && e != nil && e.Err != nil:
+		// A fault of Redis or the database. Load shedding (no cause) is
+		// counted in the metrics instead, so that a flood does not flood the log.
+		slog.Default().Warn("request failed", "method", c.Request.Method, "path", c.FullPath(),
 			"status", status, "err", err)
 	}
 	c.AbortWithStatusJSON(status, body)
