@@ -2,6 +2,7 @@ package faulttest
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -84,11 +85,35 @@ func TestKillMidFlight(t *testing.T) {
 	_, _, after := waitSettled(t, admin2, b, tmpls[0].cid, 30*time.Second)
 	checkDatabase(t, b.db, l2, tmpls)
 
+	cli := reconcileCommand(t, bin, env, b.fresh.Embedded())
+
 	report(t, "%d requests: SIGKILL after %d were sent; before the kill: %s", requests, killedAt, l.summary())
 	report(t, "restart: listening and ready in %s, then settled (zero drift, nothing pending) in %s; first reconcile:%s; settled:%s",
 		started.Round(time.Millisecond), took.Round(time.Millisecond), first, last)
 	report(t, "database: %s; replayed %d claims: all duplicate with the same coupon", figures, replayed)
 	report(t, "the other %d requests, after the restart: %s; reconcile:%s", rest, l2.summary(), after)
+	report(t, "couponsvc reconcile:\n%s", cli)
+}
+
+// reconcileCommand runs `couponsvc reconcile` next to the serving process: on
+// real backends it reports every template without drift and exits 0; on the
+// embedded default (whose Redis lives in the serving process) it refuses and
+// exits 1.
+func reconcileCommand(t *testing.T, bin string, env []string, embedded bool) string {
+	t.Helper()
+	cmd := exec.Command(bin, "reconcile")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if embedded {
+		if err == nil || !strings.Contains(string(out), "POST /api/v1/reconcile") {
+			t.Errorf("couponsvc reconcile on the embedded default: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if err != nil || !strings.Contains(string(out), " 0 drifted") {
+		t.Errorf("couponsvc reconcile: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 // TestGracefulShutdown: SIGTERM while claims, redemptions and refunds are in
