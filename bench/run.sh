@@ -18,6 +18,7 @@
 #                               listener (COUPON_PPROF_LISTEN) gets BENCH_PORT+1
 #   BENCH_CONCURRENCY           requests in flight (256)
 #   BENCH_OUT                   results folder (bench-results)
+#   BENCH_KEEP_DB=1             keep the database after the run, to look into it
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -91,6 +92,9 @@ stop_service() {
 cleanup() {
 	stop_service
 	forget_keys
+	if [ "${BENCH_KEEP_DB:-0}" != 1 ]; then
+		mysqlq -e "DROP DATABASE IF EXISTS \`$DB\`" || true
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
