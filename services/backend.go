@@ -77,6 +77,12 @@ func (b *Backends) Close() error {
 // down answers 503 until it comes back.
 func OpenBackends(ctx context.Context, cfg BackendConfig) (*Backends, error) {
 	b := &Backends{}
+	// A flash sale has hundreds of claims in flight, each a few Redis calls:
+	// go-redis's default pool (10 per CPU) would make them queue for a
+	// connection rather than for Redis.
+	if cfg.RedisPoolSize <= 0 {
+		cfg.RedisPoolSize = 256
+	}
 	var err error
 	b.DB, b.Dialect, err = OpenDB(cfg)
 	if err != nil {
@@ -174,6 +180,9 @@ func normaliseMySQLDSN(dsn string) (string, error) {
 	if c.Timeout == 0 {
 		c.Timeout = 5 * time.Second
 	}
+	// Send each statement with its arguments in one round trip instead of
+	// prepare, execute and close: the claim and redeem paths are round trips.
+	c.InterpolateParams = true
 	return c.FormatDSN(), nil
 }
 

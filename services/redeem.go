@@ -165,20 +165,30 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		PayableCents: req.OrderAmountCents - discount}, nil
 }
 
-// writeUseLog records a redemption inside its transaction: the refunded row of
-// the same coupon and order is made live again, else a row is inserted. The
-// unique (coupon_id, order_id) index refuses a second row; the caller rolls
-// back and decides again.
+// writeUseLog records a redemption inside its transaction: a row is inserted,
+// or, when this order's redemption of the coupon was refunded, that row is made
+// live again. The insert comes first: an UPDATE that matches no row would take
+// a gap lock on the unique index and serialise the redemptions of neighbouring
+// coupons. The unique (coupon_id, order_id) index refuses a second live row; the
+// caller rolls back and decides again.
 func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
+	err := tx.Create(lg).Error
+	if index, ok := uniqueViolation(err); !ok || index != uniqueUseLog {
+		return err
+	}
+	lg.ID = 0
 	res := tx.Exec(`UPDATE coupon_use_log SET undo_flag = ?, undone_at = NULL, user_id = ?, template_id = ?,
 		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?
 		WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
 		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt,
 		lg.CouponID, lg.OrderID, true)
-	if res.Error != nil || res.RowsAffected == 1 {
+	if res.Error != nil {
 		return res.Error
 	}
-	return tx.Create(lg).Error
+	if res.RowsAffected == 0 {
+		return err // a live row for this order: the unique index refused ours
+	}
+	return nil
 }
 
 // alreadyUsed names the order that holds the coupon and since when.
