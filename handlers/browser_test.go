@@ -383,6 +383,10 @@ func TestBrowserShopper(t *testing.T) {
 	shopper.waitText(offerSel(flash.ID, ".offer-action"), "Sold out")
 	shopper.open("/")
 	shopper.waitText(offerSel(flash.ID, ".offer-action"), "Sold out")
+	shopper.waitText(offerSel(threshold.ID, ".offer-action"), "the most you may hold")
+	if n := eval[int](shopper, fmt.Sprintf(`document.querySelectorAll(%q).length`, offerSel(threshold.ID, "[data-claim]"))); n != 0 {
+		t.Errorf("an offer the shopper holds the most of still has a claim button")
+	}
 	if n := eval[int](shopper, fmt.Sprintf(`document.querySelectorAll(%q).length`, offerSel(flash.ID, "[data-claim]"))); n != 0 {
 		t.Errorf("a sold-out offer still has a claim button")
 	}
