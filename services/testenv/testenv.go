@@ -204,7 +204,8 @@ func freshMySQL(t testing.TB, dsn string) (*gorm.DB, string) {
 		}
 	})
 	c.DBName = name
-	db, dialect, err := services.OpenDB(services.BackendConfig{MySQLDSN: c.FormatDSN(), MaxOpenConns: 64})
+	// A small pool: test packages run in parallel against one server.
+	db, dialect, err := services.OpenDB(services.BackendConfig{MySQLDSN: c.FormatDSN(), MaxOpenConns: 16})
 	if err != nil {
 		t.Fatalf("open MySQL: %v", err)
 	}
