@@ -29,6 +29,9 @@
 --      the caller's request run twice (a client that retried after a lost
 --      reply), not another request's
 --   2  sold_out            4  user_limit_reached     5  budget_exhausted
+--      detail "H" when the user holds a coupon of the template: the refusal
+--      may then be a replay whose key Redis lost, which only the database can
+--      tell (no other refusal needs a database read)
 --   3  bad arguments (detail says which)
 --   12 idempotency_mismatch: the key was used for another template or user
 --   20 not loaded: the budget or template key is missing (Redis restarted or
@@ -61,18 +64,20 @@ end
 budget = tonumber(budget)
 local remaining, nextslot, limit, value = tonumber(t[1]), tonumber(t[2]), tonumber(t[4]), tonumber(t[5])
 
--- 2. Budget.
-if budget >= 0 and budget < value then return {5, 0, 0, remaining, ''} end
--- 3. Stock.
-if remaining <= 0 then return {2, 0, 0, 0, ''} end
--- 4. The user's limit: take the smallest ordinal in 1..limit they do not hold.
 local held = redis.call('HGET', KEYS[4], user) or ''
+local holds = ''
+if held ~= '' then holds = 'H' end
+-- 2. Budget.
+if budget >= 0 and budget < value then return {5, 0, 0, remaining, holds} end
+-- 3. Stock.
+if remaining <= 0 then return {2, 0, 0, 0, holds} end
+-- 4. The user's limit: take the smallest ordinal in 1..limit they do not hold.
 local have, count = {}, 0
 for o in string.gmatch(held, '%d+') do
   have[tonumber(o)] = true
   count = count + 1
 end
-if count >= limit then return {4, 0, 0, remaining, ''} end
+if count >= limit then return {4, 0, 0, remaining, holds} end
 local ordinal = 1
 while have[ordinal] do ordinal = ordinal + 1 end
 

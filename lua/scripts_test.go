@@ -402,6 +402,10 @@ func TestDeduct(t *testing.T) {
 			f.seed(t, 1000, tid, tplState{remaining: 0, next: 4, total: 3, limit: 2, value: 100})
 			f.rdb.HSet(f.ctx, f.users(tid), "u1", "1", "u2", "1,2")
 		}, "u3", deductResult{2, 0, 0, 0, ""}},
+		{"ErrSoldOutHolder", func(t *testing.T, f *fixture) {
+			f.seed(t, 1000, tid, tplState{remaining: 0, next: 4, total: 3, limit: 2, value: 100})
+			f.rdb.HSet(f.ctx, f.users(tid), "u1", "1", "u2", "1,2")
+		}, "u1", deductResult{2, 0, 0, 0, "H"}},
 		{"ErrSoldOutNoBudget", func(t *testing.T, f *fixture) {
 			f.seed(t, -1, tid, tplState{remaining: 0, next: 2, total: 1, limit: 1, value: 100})
 		}, "u1", deductResult{2, 0, 0, 0, ""}},
@@ -409,18 +413,18 @@ func TestDeduct(t *testing.T) {
 			f.seed(t, 1000, tid, tplState{remaining: 5, next: 3, total: 7, limit: 2, value: 100})
 			f.rdb.HSet(f.ctx, f.users(tid), "u1", "2,1")
 			f.rdb.RPush(f.ctx, f.free(tid), 9)
-		}, "u1", deductResult{4, 0, 0, 5, ""}},
+		}, "u1", deductResult{4, 0, 0, 5, "H"}},
 		{"ErrUserLimitReachedLimitOne", func(t *testing.T, f *fixture) {
 			f.seed(t, -1, tid, tplState{remaining: 5, next: 2, total: 6, limit: 1, value: 100})
 			f.rdb.HSet(f.ctx, f.users(tid), "u1", "1")
-		}, "u1", deductResult{4, 0, 0, 5, ""}},
+		}, "u1", deductResult{4, 0, 0, 5, "H"}},
 		{"ErrBudgetExhausted", func(t *testing.T, f *fixture) {
 			f.seed(t, 99, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
 		}, "u1", deductResult{5, 0, 0, 5, ""}},
 		{"ErrBudgetExhaustedZero", func(t *testing.T, f *fixture) {
 			f.seed(t, 0, tid, tplState{remaining: 0, next: 6, total: 5, limit: 2, value: 1})
 			f.rdb.HSet(f.ctx, f.users(tid), "u1", "1,2")
-		}, "u1", deductResult{5, 0, 0, 0, ""}},
+		}, "u1", deductResult{5, 0, 0, 0, "H"}},
 		{"ErrNotLoadedBudget", func(t *testing.T, f *fixture) {
 			f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
 			f.rdb.Del(f.ctx, f.budget())

@@ -45,6 +45,8 @@ const recentWindow = time.Minute
 type reservation struct {
 	slot, ordinal, remaining int64
 	member                   string // the pending zset member
+	// holds, on a refusal, says the user holds a coupon of the template.
+	holds bool
 }
 
 // Claim reserves a coupon in Redis, writes its row to the database, then
@@ -119,14 +121,15 @@ func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, er
 // embedded Redis after a restart): the user's first claim counts against the
 // limit and the stock now, so the script refuses before the insert that would
 // meet the unique request_id. Only a user who holds a coupon of the template
-// can be replaying one, so a flash sale's many refusals cost no database read.
-func (s *Service) replayRefused(ctx context.Context, t *models.Template, req ClaimRequest, refusal error) (*ClaimResult, bool) {
+// can be replaying one (the script says so with the refusal), so a flash
+// sale's many refusals cost no extra read of Redis or the database.
+func (s *Service) replayRefused(ctx context.Context, r reservation, req ClaimRequest, refusal error) (*ClaimResult, bool) {
 	switch models.ErrorCode(refusal) {
 	case models.CodeSoldOut, models.CodeUserLimitReached, models.CodeBudgetExhausted:
 	default:
 		return nil, false
 	}
-	if held, err := s.rdb.HExists(ctx, s.keys.users(t.CampaignID, t.ID), req.UserID).Result(); err != nil || !held {
+	if !r.holds {
 		return nil, false
 	}
 	res, err := s.replayFromDB(ctx, req)
@@ -140,7 +143,7 @@ var errSlotTaken = errors.New("slot or ordinal already held in the database")
 func (s *Service) claimOnce(ctx context.Context, t *models.Template, req ClaimRequest) (*ClaimResult, error) {
 	r, dup, err := s.reserve(ctx, t, req)
 	if err != nil {
-		if res, ok := s.replayRefused(ctx, t, req, err); ok {
+		if res, ok := s.replayRefused(ctx, r, req, err); ok {
 			return res, nil
 		}
 		return nil, err
@@ -229,6 +232,7 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 		r.ordinal, _ = vals[2].(int64)
 		r.remaining, _ = vals[3].(int64)
 		detail, _ := vals[4].(string)
+		r.holds = detail == "H"
 		switch code {
 		case lua.DeductReserved:
 			r.member = fmt.Sprintf("%d|%s|%d|%d|%d|%s", t.ID, req.UserID, r.slot, r.ordinal, t.ValueCents(), req.IdempotencyKey)
