@@ -84,9 +84,9 @@ func newChart(hours []services.HourCount) chart {
 	c.Label = fmt.Sprintf("Claims and redemptions per hour over the last %d hours: %d claims, %d redemptions",
 		len(hours), c.Total[0], c.Total[1])
 	step := niceStep(top)
-	scaleTop := step * 4
-	if top > scaleTop {
-		scaleTop = (top + step - 1) / step * step
+	scaleTop := (top + step - 1) / step * step // the first round value at or above top
+	if scaleTop == 0 {
+		scaleTop = 4 * step
 	}
 	plotH := float64(c.PlotBottom - c.PlotTop)
 	for v := int64(0); v <= scaleTop; v += step {
