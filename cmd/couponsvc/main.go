@@ -90,12 +90,15 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 		return err
 	}
 	defer b.Close()
-	return f(services.New(b, services.Config{
+	svc := services.New(b, services.Config{
 		BootstrapToken: cfg.BootstrapToken,
 		IdempotencyTTL: cfg.IdempotencyTTL,
 		KeyPrefix:      cfg.RedisPrefix,
 		Logger:         logger,
-	}))
+	})
+	// Runs before b.Close: the coupon writers finish with the database open.
+	defer svc.Close()
+	return f(svc)
 }
 
 func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer) error {
