@@ -381,6 +381,13 @@ func TestBrowserShopper(t *testing.T) {
 	shopper.run("claim the sold-out one", chromedp.Click(chromedp.CSS(offerSel(flash.ID, "[data-claim]"))))
 	shopper.waitText(offerSel(flash.ID, "[data-result]"), "Sold out")
 	shopper.waitText(offerSel(flash.ID, ".offer-action"), "Sold out")
+
+	// The stock figures follow claims made elsewhere while the page is open.
+	fixed := e.template(t, "$5 off")
+	for i := range 3 {
+		e.claimFor(t, fixed.ID, fmt.Sprintf("elsewhere-%d", i))
+	}
+	shopper.waitText(offerSel(fixed.ID, "[data-remaining]"), fmt.Sprint(fixed.TotalStock-3))
 	shopper.open("/")
 	shopper.waitText(offerSel(flash.ID, ".offer-action"), "Sold out")
 	shopper.waitText(offerSel(threshold.ID, ".offer-action"), "the most you may hold")
