@@ -356,12 +356,14 @@ func (s *Service) confirmCommitted(ctx context.Context, cid int64, requestID, me
 
 // release gives back a reservation that will not be written. On failure the
 // sweeper gives it back later.
-func (s *Service) release(ctx context.Context, cid, tid int64, requestID, member string) {
+// It reports whether this call gave it back (not another caller before it).
+func (s *Service) release(ctx context.Context, cid, tid int64, requestID, member string) (released bool) {
 	defer observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("release"), "release", time.Now())
-	err := lua.Release.Run(context.WithoutCancel(ctx), s.rdb, s.keys.claimKeys(cid, tid, requestID), member).Err()
+	n, err := lua.Release.Run(context.WithoutCancel(ctx), s.rdb, s.keys.claimKeys(cid, tid, requestID), member).Int64()
 	if err != nil {
 		s.log.Warn("give back a reservation; the sweeper will", "campaign", cid, "err", err)
 	}
+	return n == 1
 }
 
 // parseMember splits a pending member "tid|user|slot|ordinal|value|request_id".

@@ -565,6 +565,11 @@ func TestSweepTwoInstances(t *testing.T) {
 	if err != nil || pending != 0 {
 		t.Fatalf("%d reservations still pending (%v)", pending, err)
 	}
+	// Each reservation is counted once, by the instance that settled it.
+	if confirmed.Load() != int64(withRow) || released.Load() != int64(stale-withRow) {
+		t.Fatalf("the instances counted %d confirmed and %d released, want %d and %d",
+			confirmed.Load(), released.Load(), withRow, stale-withRow)
+	}
 	d := f.reconcile(nil, false)
 	f.wantNoDrift(d)
 	if d.DBLive != int64(withRow)+1 || *d.RedisRemaining != 1000-d.DBLive {
@@ -577,7 +582,7 @@ func TestSweepTwoInstances(t *testing.T) {
 		}
 	}
 	f.wantNoDrift(f.reconcile(nil, false))
-	rcReport(t, "stale=%d with_row=%d passes=%d confirmed=%d released=%d (counted by both instances) final: %s",
+	rcReport(t, "stale=%d with_row=%d passes=%d confirmed=%d released=%d (each counted once) final: %s",
 		stale, withRow, passes.Load(), confirmed.Load(), released.Load(), rcShow(d))
 }
 

@@ -64,11 +64,12 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 			if err != nil {
 				return st, dbError("coupon", err)
 			}
-			if exists {
-				s.confirm(ctx, cid, requestID, m)
+			// Count only what this pass settled: another instance may have
+			// settled the same reservation a moment before.
+			switch {
+			case exists && !s.confirm(ctx, cid, requestID, m):
 				st.Confirmed++
-			} else {
-				s.release(ctx, cid, tid, requestID, m)
+			case !exists && s.release(ctx, cid, tid, requestID, m):
 				st.Released++
 			}
 		}
