@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,10 +143,13 @@ func (e *Env) FlushRedis(t testing.TB) {
 func (e *Env) Keys(t testing.TB) []string {
 	t.Helper()
 	var out []string
+	var mu sync.Mutex // ForEachMaster scans the masters at once
 	scan := func(ctx context.Context, c *redis.Client) error {
 		iter := c.Scan(ctx, 0, e.Prefix+"*", 1000).Iterator()
 		for iter.Next(ctx) {
+			mu.Lock()
 			out = append(out, iter.Val())
+			mu.Unlock()
 		}
 		return iter.Err()
 	}
