@@ -50,6 +50,9 @@ type Config struct {
 	Now func() time.Time
 	// NewCode makes coupon codes; tests may make them predictable.
 	NewCode func() string
+	// LoginsPerAccount bounds page login attempts per account in 15 minutes
+	// (10 by default); LoginsPerAddress per client address a minute (30).
+	LoginsPerAccount, LoginsPerAddress int
 	// BootstrapToken, when set, is accepted as an admin API token.
 	BootstrapToken string
 	Logger         *slog.Logger
@@ -87,6 +90,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DBTimeout <= 0 {
 		c.DBTimeout = d.DBTimeout
+	}
+	if c.LoginsPerAccount <= 0 {
+		c.LoginsPerAccount = 10
+	}
+	if c.LoginsPerAddress <= 0 {
+		c.LoginsPerAddress = 30
 	}
 	if c.CouponBatch <= 0 {
 		c.CouponBatch = 100

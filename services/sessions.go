@@ -23,14 +23,16 @@ import (
 // for a copy of the cookie.
 const SessionTTL = 12 * time.Hour
 
-// Login attempts are limited per account and per client address (GCRA in
-// Redis, shared by every instance). A successful login clears the account's
-// count; the address count keeps every attempt, so that one address cannot try
-// many accounts quickly.
-var (
-	loginPerAccount = redis_rate.Limit{Rate: 10, Burst: 10, Period: 15 * time.Minute}
-	loginPerAddress = redis_rate.Limit{Rate: 30, Burst: 30, Period: time.Minute}
-)
+// Login attempts are limited per account (Config.LoginsPerAccount in 15
+// minutes) and per client address (Config.LoginsPerAddress a minute), with
+// GCRA in Redis shared by every instance. A successful login clears the
+// account's count; the address count keeps every attempt, so that one address
+// cannot try many accounts quickly.
+func (s *Service) loginLimits() (perAccount, perAddress redis_rate.Limit) {
+	a, b := s.cfg.LoginsPerAccount, s.cfg.LoginsPerAddress
+	return redis_rate.Limit{Rate: a, Burst: a, Period: 15 * time.Minute},
+		redis_rate.Limit{Rate: b, Burst: b, Period: time.Minute}
+}
 
 // Session is a logged-in user's page session.
 type Session struct {
@@ -63,6 +65,7 @@ type LoginRequest struct {
 // CodeUnavailable.
 func (s *Service) Login(ctx context.Context, req LoginRequest) (string, *models.User, error) {
 	limiter := redis_rate.NewLimiter(s.rdb)
+	loginPerAccount, loginPerAddress := s.loginLimits()
 	account := s.keys.prefix + "login:user:" + hashToken(strings.ToLower(req.Username))
 	address := s.keys.prefix + "login:addr:" + hashToken(req.Addr)
 	for _, l := range []struct {

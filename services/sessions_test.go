@@ -73,11 +73,16 @@ func TestSessions(t *testing.T) {
 		}
 	})
 	t.Run("ErrRateLimitedPerAddress", func(t *testing.T) {
-		// 30 at once, then one every 2 s: the attempts (bcrypt included) come
-		// faster than that, so the limit is met within 45.
+		// A limit of 5 a minute refills one attempt every 12 s: far slower
+		// than even a race-instrumented bcrypt on a busy machine, so the 6th
+		// attempt is the one refused.
+		env := testenv.New(t, services.Config{LoginsPerAddress: 5})
+		if _, err := env.Service.CreateUser(ctx, "test", "ann", "ann's password", models.RoleShopper); err != nil {
+			t.Fatal(err)
+		}
 		limitedAt := 0
-		for i := range 45 {
-			_, _, err := env.Service.Login(ctx, services.LoginRequest{Username: "user" + string(rune('a'+i%26)) + string(rune('a'+i/26)),
+		for i := range 8 {
+			_, _, err := env.Service.Login(ctx, services.LoginRequest{Username: "user" + string(rune('a'+i)),
 				Password: "x", Addr: "192.0.2.200"})
 			if models.IsCode(err, models.CodeRateLimited) {
 				limitedAt = i + 1
@@ -87,8 +92,8 @@ func TestSessions(t *testing.T) {
 				t.Fatalf("attempt %d: %v", i+1, err)
 			}
 		}
-		if limitedAt <= 30 {
-			t.Fatalf("one address was limited at attempt %d, want after 30 and within 45", limitedAt)
+		if limitedAt != 6 {
+			t.Fatalf("one address was limited at attempt %d, want 6 (limit 5 a minute)", limitedAt)
 		}
 		if _, _, err := env.Service.Login(ctx, services.LoginRequest{Username: "ann", Password: "ann's password", Addr: "192.0.2.201"}); err != nil {
 			t.Fatalf("another address is held up: %v", err)
