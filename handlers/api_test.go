@@ -313,4 +313,3 @@ func equalCounts(a, b map[string]int64) bool {
 	}
 	return len(a) == len(b)
 }
-

@@ -54,11 +54,11 @@ func TestMetrics(t *testing.T) {
 		`couponsvc_http_requests_total{method="POST",result="claimed",route="/api/v1/templates/:id/claim",status="201"}`:   2,
 		`couponsvc_http_requests_total{method="POST",result="sold_out",route="/api/v1/templates/:id/claim",status="409"}`:  1,
 		`couponsvc_http_requests_total{method="POST",result="duplicate",route="/api/v1/templates/:id/claim",status="200"}`: 1,
-		`couponsvc_redis_script_duration_seconds_count{script="deduct"}`:                                                  4,
-		`couponsvc_redis_script_duration_seconds_count{script="confirm"}`:                                                 2,
-		`couponsvc_db_duration_seconds_count{step="insert_coupon"}`:                                                       2,
-		`couponsvc_http_request_duration_seconds_count{route="/api/v1/templates/:id/claim"}`:                              4,
-		`couponsvc_reservations_pending`:                                                                                  0,
+		`couponsvc_redis_script_duration_seconds_count{script="deduct"}`:                                                   4,
+		`couponsvc_redis_script_duration_seconds_count{script="confirm"}`:                                                  2,
+		`couponsvc_db_duration_seconds_count{step="insert_coupon"}`:                                                        2,
+		`couponsvc_http_request_duration_seconds_count{route="/api/v1/templates/:id/claim"}`:                               4,
+		`couponsvc_reservations_pending`: 0,
 	} {
 		if got := metricValue(t, after, series) - metricValue(t, before, series); got != want {
 			t.Errorf("%s moved by %v, want %v", series, got, want)
