@@ -273,6 +273,8 @@ func TestClaimFaults(t *testing.T) {
 		counts := f.checkClaimRace(spec, tp, out)
 		t.Logf("results: %v", counts)
 		f.assertAgree(c, tp)
+		f.topUp(tp, spec.want)
+		f.assertAgree(c, tp)
 	})
 
 	t.Run("OKRedisFlushedMidRunBudget", func(t *testing.T) {
@@ -286,6 +288,8 @@ func TestClaimFaults(t *testing.T) {
 		out := f.runFlushedRace(spec, tp, 150)
 		counts := f.checkClaimRace(spec, tp, out)
 		t.Logf("results: %v", counts)
+		f.assertAgree(c, tp)
+		f.topUp(tp, spec.want)
 		f.assertAgree(c, tp)
 	})
 
@@ -566,5 +570,30 @@ func (p *replyDropper) serve(client net.Conn) {
 			p.dropped.Add(1)
 		}
 		return
+	}
+}
+
+// topUp claims with new users until the template (or its budget) refuses, and
+// checks that the database then holds exactly want coupons: stock held by
+// reservations that failed during a storm came back, and none was lost.
+func (f *claimFixture) topUp(tp *models.Template, want int64) {
+	t := f.t
+	t.Helper()
+	for i := 0; i < int(want)+1; i++ {
+		_, err := f.claim(tp.ID, fmt.Sprintf("topup-%d", i), fmt.Sprintf("topup-key-%d", i))
+		if err != nil {
+			code := models.ErrorCode(err)
+			if code != models.CodeSoldOut && code != models.CodeBudgetExhausted {
+				t.Fatalf("top-up claim %d: %v", i, err)
+			}
+			break
+		}
+	}
+	var n int64
+	if err := f.env.Backends.DB.Model(&models.Coupon{}).Where("template_id = ?", tp.ID).Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Fatalf("after topping up, %d coupons in the database; want exactly %d", n, want)
 	}
 }

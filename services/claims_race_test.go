@@ -131,8 +131,16 @@ func (f *claimFixture) checkClaimRace(spec claimRaceSpec, tp *models.Template, o
 		dbByKey[c.RequestID] = c
 		perUser[c.UserID]++
 	}
-	if int64(len(rows)) != spec.want || int64(counts["claimed"]) != spec.want {
-		t.Errorf("%d coupons in the database, %d claims answered claimed; want exactly %d", len(rows), counts["claimed"], spec.want)
+	switch {
+	case int64(len(rows)) != int64(counts["claimed"]):
+		t.Errorf("%d coupons in the database, %d claims answered claimed", len(rows), counts["claimed"])
+	case spec.refusedAfterReserve && int64(len(rows)) > spec.want:
+		t.Errorf("%d coupons in the database; want at most %d", len(rows), spec.want)
+	case !spec.refusedAfterReserve && int64(len(rows)) != spec.want:
+		// When reservations may fail after the script, a claim can be
+		// refused while stock is held by one that later fails; the caller
+		// then checks that the stock comes back (topUp).
+		t.Errorf("%d coupons in the database; want exactly %d", len(rows), spec.want)
 	}
 	for u, n := range perUser {
 		if n > spec.limit {
