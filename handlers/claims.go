@@ -42,6 +42,9 @@ func (s *Server) claimCoupon(c *gin.Context) {
 	default:
 		userID = *req.UserID
 	}
+	if !s.claims.allowUser(c, userID) {
+		return
+	}
 	res, err := s.svc.Claim(c.Request.Context(), services.ClaimRequest{
 		TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key"),
 	})

@@ -3,16 +3,12 @@ package handlers
 import (
 	"bytes"
 	"errors"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"couponsvc/models"
-
-	"github.com/gin-gonic/gin"
 )
 
 // The fuzz targets of the request decoding and validation. CI runs each for a
@@ -222,45 +218,4 @@ func checkValidTemplate(t *testing.T, tpl *models.Template) {
 			t.Fatalf("discount %d on %d with %+v", d, amount, tpl)
 		}
 	}
-}
-
-// FuzzClaimPeek: the per-user claim limit reads an app's body ahead of the
-// handler. Whatever the body, the handler must then read exactly the bytes
-// sent, and a user id is only taken from a body the handler will accept.
-func FuzzClaimPeek(f *testing.F) {
-	gin.SetMode(gin.ReleaseMode)
-	addDecodeSeeds(f)
-	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		w := httptest.NewRecorder()
-		c, _ := gin.CreateTestContext(w)
-		c.Request = httptest.NewRequest("POST", "/", bytes.NewReader(body))
-		c.Request.Header.Set("Content-Type", contentType)
-		c.Request.Header.Set("Authorization", "Bearer x")
-		c.Request.Body = http.MaxBytesReader(w, c.Request.Body, maxRequestBytes)
-		c.Set(principalKey, &models.Principal{Name: "token:shop", Role: models.RoleApp})
-		userID := claimUserID(c)
-		got, err := io.ReadAll(c.Request.Body)
-		if len(body) > maxRequestBytes {
-			var tooLarge *http.MaxBytesError
-			if !errors.As(err, &tooLarge) || userID != "" {
-				t.Fatalf("a body of %d bytes: user %q, read error %v", len(body), userID, err)
-			}
-			return
-		}
-		if err != nil || !bytes.Equal(got, body) {
-			t.Fatalf("after the peek the handler reads %q (%v), want %q", got, err, body)
-		}
-		if userID == "" {
-			return
-		}
-		if err := models.ValidateUserID("user_id", userID); err != nil {
-			t.Fatalf("peeked user id %q: %v", userID, err)
-		}
-		r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
-		r.Header.Set("Content-Type", contentType)
-		var req claimRequest
-		if err := decodeJSON(r, &req); err != nil || req.UserID == nil || *req.UserID != userID {
-			t.Fatalf("peeked %q from a body the handler reads as %v (%v)", userID, req.UserID, err)
-		}
-	})
 }

@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -120,19 +118,21 @@ func (g *claimGuard) admit(c *gin.Context) {
 	c.Next()
 }
 
-// limitUser takes one claim from the budget of the user the claim is for. It
-// runs after the role check.
-func (g *claimGuard) limitUser(c *gin.Context) {
-	if g.limiter != nil && g.limiter.Limits().PerUser > 0 {
-		if userID := claimUserID(c); userID != "" {
-			if err := g.limiter.AllowUser(c.Request.Context(), userID); err != nil {
-				g.countRefusal(err, "rate_limited_user")
-				respondError(c, err)
-				return
-			}
-		}
+// allowUser takes one claim from the budget of userID, the user the claim is
+// for; it answers the request and returns false when the budget is spent or
+// Redis cannot be asked. claimCoupon calls it once the body is read and the
+// role checked, so that only a request the handler takes is counted; a user
+// id the service will refuse is not counted either.
+func (g *claimGuard) allowUser(c *gin.Context, userID string) bool {
+	if g.limiter == nil || g.limiter.Limits().PerUser <= 0 || models.ValidateUserID("user_id", userID) != nil {
+		return true
 	}
-	c.Next()
+	if err := g.limiter.AllowUser(c.Request.Context(), userID); err != nil {
+		g.countRefusal(err, "rate_limited_user")
+		respondError(c, err)
+		return false
+	}
+	return true
 }
 
 // countRefusal counts a claim refused by a rate limit (not a fault of Redis).
@@ -146,36 +146,4 @@ func (g *claimGuard) countRefusal(err error, reason string) {
 // (authenticate has refused a bad one already).
 func viaToken(c *gin.Context) bool {
 	return c.GetHeader("Authorization") != "" && principal(c) != nil
-}
-
-// claimUserID returns who a claim is for: the shopper of a session, or the
-// user_id of an app's JSON body, read without consuming it. It returns ""
-// when it cannot tell; the handler then refuses the request anyway.
-func claimUserID(c *gin.Context) string {
-	p := principal(c)
-	switch {
-	case p == nil:
-		return ""
-	case p.Role == models.RoleShopper:
-		return p.UserID
-	case c.Request.Body == nil || c.Request.Body == http.NoBody:
-		return ""
-	}
-	body, _ := io.ReadAll(io.LimitReader(c.Request.Body, maxBodyBytes+1))
-	c.Request.Body = peekedBody{Reader: io.MultiReader(bytes.NewReader(body), c.Request.Body), Closer: c.Request.Body}
-	// Decode by the handler's own rules, so that only a request the handler
-	// will take is counted.
-	peek := &http.Request{Header: c.Request.Header, Body: io.NopCloser(bytes.NewReader(body))}
-	var req claimRequest
-	if decodeJSON(peek, &req) != nil || req.UserID == nil || models.ValidateUserID("user_id", *req.UserID) != nil {
-		return ""
-	}
-	return *req.UserID
-}
-
-// peekedBody is a request body whose first bytes were read ahead and are
-// served again.
-type peekedBody struct {
-	io.Reader
-	io.Closer
 }

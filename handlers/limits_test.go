@@ -228,7 +228,7 @@ func TestBodyLimits(t *testing.T) {
 	if a.status != 400 || a.body["field"] != "body" {
 		t.Fatalf("a body of 10 MiB: %v, want 400 naming the body", a)
 	}
-	// A claim's body, peeked at by the per-user limit, is bounded the same way.
+	// A claim counted by the per-user limit is bounded the same way.
 	r.router = handlers.NewRouter(r.env.Service, handlers.Options{Logger: r.env.Config.Logger, Limits: handlers.Limits{ClaimsPerUser: 5}})
 	a = r.claim("", req{body: `{"user_id":"big"}` + strings.Repeat(" ", maxBody)})
 	if a.status != 400 || a.body["field"] != "body" {

@@ -27,9 +27,10 @@ type Options struct {
 
 // Server holds what the handlers need.
 type Server struct {
-	svc  *services.Service
-	opts Options
-	log  *slog.Logger
+	svc    *services.Service
+	opts   Options
+	log    *slog.Logger
+	claims *claimGuard
 }
 
 // NewRouter returns the HTTP handler of couponsvc: the JSON API under
@@ -67,8 +68,8 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	api.GET("/templates/:id", s.getTemplate)
 	api.PATCH("/templates/:id", admin, s.updateTemplate)
 	api.POST("/templates/:id/stock", admin, s.addStock)
-	claims := newClaimGuard(svc, opts.Limits)
-	api.POST("/templates/:id/claim", claims.admit, requireRole(models.RoleApp, models.RoleShopper), claims.limitUser, s.claimCoupon)
+	s.claims = newClaimGuard(svc, opts.Limits)
+	api.POST("/templates/:id/claim", s.claims.admit, requireRole(models.RoleApp, models.RoleShopper), s.claimCoupon)
 	api.POST("/tokens", admin, s.createToken)
 	api.POST("/users", admin, s.createUser)
 	s.registerRedemptionRoutes(api)
