@@ -221,7 +221,7 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 	attempt := rand.Text()
 	for loaded := false; ; loaded = true {
 		start := time.Now()
-		vals, err := lua.Deduct.Run(ctx, s.rdb, keys, t.ID, req.UserID, req.IdempotencyKey,
+		vals, err := lua.Deduct.Run(ctx, s.hot, keys, t.ID, req.UserID, req.IdempotencyKey,
 			s.now().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds()), attempt).Slice()
 		observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("deduct"), "deduct", start)
 		if err != nil {
@@ -330,7 +330,7 @@ func (s *Service) replayFromDB(ctx context.Context, req ClaimRequest) (*ClaimRes
 // as free, and confirmCommitted rebuilds them.
 func (s *Service) confirm(ctx context.Context, cid int64, requestID, member string) (lost bool) {
 	defer observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("confirm"), "confirm", time.Now())
-	n, err := lua.Confirm.Run(context.WithoutCancel(ctx), s.rdb,
+	n, err := lua.Confirm.Run(context.WithoutCancel(ctx), s.hot,
 		[]string{s.keys.idem(cid, requestID), s.keys.pending(cid), s.keys.recent(cid)},
 		member, s.now().UnixMilli(), recentWindow.Milliseconds()).Int64()
 	if err != nil {
@@ -359,7 +359,7 @@ func (s *Service) confirmCommitted(ctx context.Context, cid int64, requestID, me
 // It reports whether this call gave it back (not another caller before it).
 func (s *Service) release(ctx context.Context, cid, tid int64, requestID, member string) (released bool) {
 	defer observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("release"), "release", time.Now())
-	n, err := lua.Release.Run(context.WithoutCancel(ctx), s.rdb, s.keys.claimKeys(cid, tid, requestID), member).Int64()
+	n, err := lua.Release.Run(context.WithoutCancel(ctx), s.hot, s.keys.claimKeys(cid, tid, requestID), member).Int64()
 	if err != nil {
 		s.log.Warn("give back a reservation; the sweeper will", "campaign", cid, "err", err)
 	}

@@ -24,8 +24,8 @@ type couponWriter struct {
 	newCode  func() string
 	observe  func(batch int)
 	// rereadIDs reads the ids of a batch back by request id: MySQL reports
-	// only the first id of a multi-row insert, and with
-	// innodb_autoinc_lock_mode=2 (MySQL 8's default) the others need not follow it.
+	// only the first id of a multi-row insert, and unless consecutiveIDs the
+	// others need not follow it.
 	rereadIDs bool
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -162,6 +162,24 @@ func (w *couponWriter) insertOne(ctx context.Context, c *models.Coupon) error {
 		}
 		return err
 	}
+}
+
+// consecutiveIDs reports whether MySQL gives the rows of one multi-row INSERT
+// consecutive ids, so that the ids GORM sets (the first id, plus one a row)
+// are the rows' own: innodb_autoinc_lock_mode 0 or 1 (MariaDB's default) and
+// an auto_increment_increment of 1. With mode 2 (MySQL 8's default) concurrent
+// inserts interleave their ids. When it cannot tell, it says no: reading the
+// ids back is always right, only slower.
+func consecutiveIDs(db *gorm.DB, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var v struct {
+		Mode      int64
+		Increment int64
+	}
+	err := db.WithContext(ctx).Raw("SELECT @@innodb_autoinc_lock_mode AS mode, @@auto_increment_increment AS increment").
+		Scan(&v).Error
+	return err == nil && v.Mode < 2 && v.Increment == 1
 }
 
 // readIDs sets the ids of committed rows from the database.

@@ -45,7 +45,7 @@ type RateLimiter struct {
 // minute.
 func (s *Service) NewRateLimiter(limits ClaimLimits) *RateLimiter {
 	return &RateLimiter{
-		lim:    redis_rate.NewLimiter(s.rdb),
+		lim:    redis_rate.NewLimiter(s.hot),
 		prefix: s.keys.prefix + "rl:claim:",
 		limits: limits,
 	}
