@@ -138,9 +138,13 @@ func (s *Service) useLog(ctx context.Context, couponID int64, orderID string) (l
 	return lg, lg.ID != 0, nil
 }
 
-// withCouponLock runs op under the coupon's redislock mutex. op reads the coupon
-// afresh, decides, and writes with a guarded UPDATE; when it answers errRetry
-// it runs again on a fresh read, at most maxCouponAttempts times.
+// withCouponLock runs op under the coupon's redislock mutex. op decides on the
+// coupon it is given and writes with a guarded UPDATE; when it answers errRetry
+// it runs again on a fresh read, at most maxCouponAttempts times. The first
+// run gets c, read by the caller just before, when the lock was free at once
+// (the usual checkout): a stale c is harmless, since the guarded UPDATE then
+// matches nothing and op runs again on a fresh read. After waiting for the
+// lock the coupon has likely changed, so even the first run reads it afresh.
 //
 // The lock only saves work (a queue of one checkout instead of many doomed
 // transactions): correctness comes from the guarded UPDATEs and the use log's
@@ -148,16 +152,9 @@ func (s *Service) useLog(ctx context.Context, couponID int64, orderID string) (l
 // to a double use. Errors: CodeBusy (lock not obtained in time, or the coupon
 // kept changing), CodeUnavailable, and whatever op returns.
 func (s *Service) withCouponLock(ctx context.Context, c *models.Coupon, op func(cur *models.Coupon) error) error {
-	obtainCtx, cancel := context.WithTimeout(ctx, lockWait)
-	lock, err := s.locker.Obtain(obtainCtx, s.keys.couponLock(c.CampaignID, c.ID), s.cfg.CouponLockTTL, &redislock.Options{
-		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(lockRetryInterval), lockRetries),
-	})
-	cancel()
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		err = redislock.ErrNotObtained // not obtained in the time we wait for it
-	}
+	lock, waited, err := s.lockCoupon(ctx, c)
 	if err != nil {
-		return redisError(err) // ErrNotObtained is CodeBusy with Retry-After
+		return err
 	}
 	defer func() {
 		err := lock.Release(context.WithoutCancel(ctx))
@@ -169,10 +166,12 @@ func (s *Service) withCouponLock(ctx context.Context, c *models.Coupon, op func(
 			s.log.Warn("release a coupon lock; it expires by itself", "coupon", c.ID, "err", err)
 		}
 	}()
+	cur := c
 	for attempt := 1; ; attempt++ {
-		cur, err := s.couponByID(ctx, c.ID)
-		if err != nil {
-			return err
+		if waited || attempt > 1 {
+			if cur, err = s.couponByID(ctx, c.ID); err != nil {
+				return err
+			}
 		}
 		err = op(cur)
 		if !errors.Is(err, errRetry) {
@@ -188,6 +187,28 @@ func (s *Service) withCouponLock(ctx context.Context, c *models.Coupon, op func(
 		case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
 		}
 	}
+}
+
+// lockCoupon takes the coupon's lock, waiting for it a bounded time; waited
+// says it was held by another request when first asked for.
+func (s *Service) lockCoupon(ctx context.Context, c *models.Coupon) (lock *redislock.Lock, waited bool, err error) {
+	key := s.keys.couponLock(c.CampaignID, c.ID)
+	lock, err = s.locker.Obtain(ctx, key, s.cfg.CouponLockTTL, nil)
+	if errors.Is(err, redislock.ErrNotObtained) {
+		waited = true
+		obtainCtx, cancel := context.WithTimeout(ctx, lockWait)
+		lock, err = s.locker.Obtain(obtainCtx, key, s.cfg.CouponLockTTL, &redislock.Options{
+			RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(lockRetryInterval), lockRetries),
+		})
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = redislock.ErrNotObtained // not obtained in the time we wait for it
+		}
+	}
+	if err != nil {
+		return nil, waited, redisError(err) // ErrNotObtained is CodeBusy with Retry-After
+	}
+	return lock, waited, nil
 }
 
 // txOutcome sorts the error of a coupon transaction: the guarded UPDATE lost
