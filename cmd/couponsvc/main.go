@@ -14,6 +14,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -102,6 +103,7 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 }
 
 func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer) error {
+	tuneGC()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return withService(ctx, cfg, logger, func(svc *services.Service) error {
@@ -225,6 +227,20 @@ func addToken(ctx context.Context, cfg config, logger *slog.Logger, args []strin
 
 // servePprof serves the profiler on its own loopback-only address, apart
 // from the public router.
+// tuneGC trades memory for CPU unless the operator chose with GOGC or
+// GOMEMLIMIT: with Go's default (GOGC=100) the garbage collector took about a
+// seventh of the service's CPU during a flash sale, while the live heap stays
+// at tens of MB. GOGC=400 collects a quarter as often; a soft limit of 256 MiB
+// makes it collect sooner should the heap grow towards the 300 MB budget.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(400)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(256 << 20)
+	}
+}
+
 func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
