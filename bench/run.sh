@@ -19,6 +19,8 @@
 #   BENCH_CONCURRENCY           requests in flight (256)
 #   BENCH_OUT                   results folder (bench-results)
 #   BENCH_KEEP_DB=1             keep the database after the run, to look into it
+#   BENCH_SCENARIO              couponbench -scenario (all); anything but all
+#                               leaves BENCHMARKS.md alone: for profiling one path
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -37,6 +39,7 @@ REDIS_ADDR=${BENCH_REDIS_ADDR:-127.0.0.1:6379}
 PORT=${BENCH_PORT:-18080}
 CONC=${BENCH_CONCURRENCY:-256}
 OUT=${BENCH_OUT:-bench-results}
+SCENARIO=${BENCH_SCENARIO:-all}
 REDIS_HOST=${REDIS_ADDR%:*}
 REDIS_PORT=${REDIS_ADDR##*:}
 # The service's Redis keys go under a prefix of their own
@@ -128,7 +131,7 @@ if [ "$ready" != 1 ]; then
 	exit 1
 fi
 
-ARGS=(-url "http://127.0.0.1:$PORT" -token "$TOKEN" -scenario all -concurrency "$CONC"
+ARGS=(-url "http://127.0.0.1:$PORT" -token "$TOKEN" -scenario "$SCENARIO" -concurrency "$CONC"
 	-mysql-dsn "$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" -redis-addr "$REDIS_ADDR"
 	-service-pid "$SVC_PID" -json "$OUT/bench.json" -markdown "$OUT/bench.md")
 [ "$SHORT" = 1 ] && ARGS+=(-short)
@@ -168,7 +171,7 @@ fi
 stop_service
 echo "== couponsvc stopped; its log is $OUT/couponsvc.log"
 
-if [ "$SHORT" = 0 ]; then
+if [ "$SHORT" = 0 ] && [ "$SCENARIO" = all ]; then
 	NOTES_MARK='<!-- notes: everything below this line is kept by bench/run.sh -->'
 	NOTES=$(awk -v m="$NOTES_MARK" 'found {print} $0 == m {found=1}' BENCHMARKS.md 2>/dev/null || true)
 	CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
