@@ -21,6 +21,8 @@
 #   BENCH_KEEP_DB=1             keep the database after the run, to look into it
 #   BENCH_SCENARIO              couponbench -scenario (all); anything but all
 #                               leaves BENCHMARKS.md alone: for profiling one path
+#   BENCH_PROFILE_SELF=1        also profile couponbench itself
+#                               ($OUT/couponbench.cpu.pprof)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -135,6 +137,7 @@ ARGS=(-url "http://127.0.0.1:$PORT" -token "$TOKEN" -scenario "$SCENARIO" -concu
 	-mysql-dsn "$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" -redis-addr "$REDIS_ADDR"
 	-service-pid "$SVC_PID" -json "$OUT/bench.json" -markdown "$OUT/bench.md")
 [ "$SHORT" = 1 ] && ARGS+=(-short)
+[ "${BENCH_PROFILE_SELF:-0}" = 1 ] && ARGS+=(-cpuprofile "$OUT/couponbench.cpu.pprof")
 # A CPU profile of each service scenario, when the service serves pprof.
 if curl -fsS -o /dev/null --max-time 2 "http://$PPROF_ADDR/debug/pprof/"; then
 	ARGS+=(-pprof "http://$PPROF_ADDR" -pprof-dir "$OUT")

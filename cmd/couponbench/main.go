@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -52,6 +53,7 @@ type config struct {
 	readyWait   time.Duration
 	pprofURL    string
 	pprofDir    string
+	cpuProfile  string
 }
 
 // order is the order of -scenario all: each reference next to the scenario it
@@ -80,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.readyWait, "ready-wait", 15*time.Second, "how long to wait for the service's /readyz")
 	fs.StringVar(&c.pprofURL, "pprof", "", "base URL of the service's net/http/pprof listener: fetch a CPU profile during claim, flash, redeem and mixed")
 	fs.StringVar(&c.pprofDir, "pprof-dir", ".", "where the CPU profiles go (<scenario>.cpu.pprof)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write couponbench's own CPU profile to this file: is the load generator the bottleneck?")
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -172,6 +175,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "couponbench: -cpuprofile:", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 
 	z := fullSizes()
 	if cfg.short {
