@@ -137,6 +137,14 @@ ARGS=(-url "http://127.0.0.1:$PORT" -token "$TOKEN" -scenario "$SCENARIO" -concu
 	-mysql-dsn "$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" -redis-addr "$REDIS_ADDR"
 	-service-pid "$SVC_PID" -json "$OUT/bench.json" -markdown "$OUT/bench.md")
 [ "$SHORT" = 1 ] && ARGS+=(-short)
+# The CPU of Redis and MariaDB per scenario, beside couponbench's and the
+# service's: on one machine they share the cores.
+WATCH=""
+REDIS_PID=$(pgrep -f "redis-server.*:$REDIS_PORT\b" | head -n 1 || true)
+MYSQL_PID=$(pgrep -x mariadbd | head -n 1 || pgrep -x mysqld | head -n 1 || true)
+[ -n "$REDIS_PID" ] && WATCH="redis-server=$REDIS_PID"
+[ -n "$MYSQL_PID" ] && WATCH="${WATCH:+$WATCH,}mariadb=$MYSQL_PID"
+[ -n "$WATCH" ] && ARGS+=(-watch-cpu "$WATCH")
 [ "${BENCH_PROFILE_SELF:-0}" = 1 ] && ARGS+=(-cpuprofile "$OUT/couponbench.cpu.pprof")
 # A CPU profile of each service scenario, when the service serves pprof.
 if curl -fsS -o /dev/null --max-time 2 "http://$PPROF_ADDR/debug/pprof/"; then

@@ -20,11 +20,17 @@ import (
 type job func(ctx context.Context, worker, i int) sample
 
 // drive runs operations 0..n-1 in order of dispatch with conc workers and
-// returns their tally and the wall time. Operations are handed out one by one
+// returns their tally (with the CPU of the processes of ctx's meter) and the
+// wall time. Operations are handed out one by one
 // from a shared counter so that a slow answer never holds up the others; once
 // ctx is done no new operation starts.
 func drive(ctx context.Context, n, conc int, run job) (*tally, time.Duration) {
 	conc = max(1, min(conc, n))
+	meter := cpuMeterFrom(ctx)
+	var cpuBefore []float64
+	if meter != nil {
+		cpuBefore = meter.sample()
+	}
 	var next atomic.Int64
 	tallies := make([]*tally, conc)
 	var wg sync.WaitGroup
@@ -47,6 +53,9 @@ func drive(ctx context.Context, n, conc int, run job) (*tally, time.Duration) {
 	total := newTally(n)
 	for _, t := range tallies {
 		total.merge(t)
+	}
+	if meter != nil {
+		total.cpu = meter.usage(cpuBefore, meter.sample(), elapsed, len(total.lat))
 	}
 	if done := len(total.lat); done < n {
 		total.results["not_run"] += n - done

@@ -54,6 +54,7 @@ type config struct {
 	pprofURL    string
 	pprofDir    string
 	cpuProfile  string
+	watchCPU    string
 }
 
 // order is the order of -scenario all: each reference next to the scenario it
@@ -82,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.readyWait, "ready-wait", 15*time.Second, "how long to wait for the service's /readyz")
 	fs.StringVar(&c.pprofURL, "pprof", "", "base URL of the service's net/http/pprof listener: fetch a CPU profile during claim, flash, redeem and mixed")
 	fs.StringVar(&c.pprofDir, "pprof-dir", ".", "where the CPU profiles go (<scenario>.cpu.pprof)")
+	fs.StringVar(&c.watchCPU, "watch-cpu", "", "other processes whose CPU to report per scenario, as name=pid,... (couponbench and -service-pid always are)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write couponbench's own CPU profile to this file: is the load generator the bottleneck?")
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
 	if err := fs.Parse(args); err != nil {
@@ -175,6 +177,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	meter, err := newCPUMeter(cfg.servicePID, cfg.watchCPU)
+	if err != nil {
+		fmt.Fprintln(stderr, "couponbench:", err)
+		return 2
+	}
+	ctx = withCPUMeter(ctx, meter)
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err == nil {

@@ -42,6 +42,8 @@ type Summary struct {
 	// MaxRSSMB is the service's largest resident set seen during the
 	// scenario, when its pid was given.
 	MaxRSSMB float64 `json:"max_rss_mb,omitempty"`
+	// CPU is what each watched process used during the timed part.
+	CPU []ProcCPU `json:"cpu,omitempty"`
 	// Coupons is how many coupons the scenario claimed through the service
 	// (untimed preparation included), for Redis memory per coupon.
 	Coupons int `json:"coupons_claimed,omitempty"`
@@ -86,6 +88,7 @@ type sample struct {
 type tally struct {
 	results map[string]int
 	lat     []time.Duration
+	cpu     []ProcCPU // of the whole run, set by drive
 }
 
 func newTally(capacity int) *tally {
@@ -133,6 +136,7 @@ func (s *Summary) fill(t *tally, elapsed time.Duration) {
 		s.PerSecond = math.Round(float64(s.Requests) / elapsed.Seconds())
 		s.OKPerSecond = math.Round(float64(s.OK) / elapsed.Seconds())
 	}
+	s.CPU = t.cpu
 	lat := slices.Clone(t.lat)
 	slices.Sort(lat)
 	s.P50Ms = ms(percentile(lat, 50))
@@ -179,6 +183,9 @@ func printSummary(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "  %-12s %s\n", "results", resultsLine(s.Results))
 	fmt.Fprintf(w, "  %-12s %.0f answers/s, %.0f %s/s\n", "throughput", s.PerSecond, s.OKPerSecond, s.OKWord)
 	fmt.Fprintf(w, "  %-12s p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms\n", "latency", s.P50Ms, s.P95Ms, s.P99Ms, s.MaxMs)
+	if len(s.CPU) > 0 {
+		fmt.Fprintf(w, "  %-12s %s\n", "cpu", cpuLine(s.CPU))
+	}
 	if s.MaxRSSMB > 0 {
 		fmt.Fprintf(w, "  %-12s %.1f MB max RSS of the service\n", "memory", s.MaxRSSMB)
 	}
@@ -335,6 +342,7 @@ func writeMarkdown(w io.Writer, r *Report) {
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(w, "| %s | %s |\n", s.Name, mdEscape(resultsLine(s.Results)))
 	}
+	writeCPUTable(w, r.Scenarios)
 	if len(r.Ratios) > 0 {
 		fmt.Fprintf(w, "\n| target | value | goal | verdict | detail |\n|---|---:|---|---|---|\n")
 		for _, x := range r.Ratios {
@@ -377,4 +385,39 @@ func writeJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// writeCPUTable writes the CPU each process used in each scenario: cores, and
+// microseconds per answer.
+func writeCPUTable(w io.Writer, scenarios []*Summary) {
+	var names []string
+	for _, s := range scenarios {
+		for _, c := range s.CPU {
+			if !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nCPU during the timed part of each scenario, in cores (µs of CPU per answer):\n\n| scenario | %s | together |\n|---|", strings.Join(names, " | "))
+	fmt.Fprint(w, strings.Repeat("---:|", len(names)+1), "\n")
+	for _, s := range scenarios {
+		if len(s.CPU) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "| %s |", s.Name)
+		total := 0.0
+		for _, n := range names {
+			i := slices.IndexFunc(s.CPU, func(c ProcCPU) bool { return c.Name == n })
+			if i < 0 {
+				fmt.Fprint(w, " - |")
+				continue
+			}
+			fmt.Fprintf(w, " %.2f (%.0f) |", s.CPU[i].Cores, s.CPU[i].MicrosPerAnswer)
+			total += s.CPU[i].Cores
+		}
+		fmt.Fprintf(w, " %.2f |\n", total)
+	}
 }
