@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -177,6 +178,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The load generator shares the machine with what it measures: the fewer
+	// cores it takes, the fewer it takes from the service (see -watch-cpu).
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(400)
+	}
 	meter, err := newCPUMeter(cfg.servicePID, cfg.watchCPU)
 	if err != nil {
 		fmt.Fprintln(stderr, "couponbench:", err)
