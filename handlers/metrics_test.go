@@ -41,10 +41,19 @@ func TestMetrics(t *testing.T) {
 		`{"campaign_id":1,"name":"One","kind":"fixed","face_value_cents":500,"total_stock":2,"per_user_limit":1,"valid_days":30}`)
 	app := e.appToken(t)
 	before := scrape(t, e)
+	var annCode string
 	for i, user := range []string{"ann", "ben", "cat"} {
-		e.call(t, "POST", "/api/v1/templates/1/claim", app, map[string]string{"Idempotency-Key": "m" + strconv.Itoa(i)}, `{"user_id":"`+user+`"}`)
+		_, out := e.call(t, "POST", "/api/v1/templates/1/claim", app, map[string]string{"Idempotency-Key": "m" + strconv.Itoa(i)}, `{"user_id":"`+user+`"}`)
+		if user == "ann" {
+			annCode = out["coupon"].(map[string]any)["code"].(string)
+		}
 	}
 	e.call(t, "POST", "/api/v1/templates/1/claim", app, map[string]string{"Idempotency-Key": "m0"}, `{"user_id":"ann"}`)
+	// A redemption, its replay, and a refund.
+	redeem := `{"coupon_code":"` + annCode + `","order_id":"o-1","order_amount_cents":2000}`
+	e.mustCall(t, 200, "POST", "/api/v1/redemptions", app, redeem)
+	e.mustCall(t, 200, "POST", "/api/v1/redemptions", app, redeem)
+	e.mustCall(t, 200, "POST", "/api/v1/refunds", app, `{"coupon_code":"`+annCode+`","order_id":"o-1"}`)
 	after := scrape(t, e)
 
 	for series, want := range map[string]float64{
@@ -59,6 +68,13 @@ func TestMetrics(t *testing.T) {
 		`couponsvc_db_duration_seconds_count{step="insert_coupon"}`:                                                        2,
 		`couponsvc_http_request_duration_seconds_count{route="/api/v1/templates/:id/claim"}`:                               4,
 		`couponsvc_reservations_pending`: 0,
+		`couponsvc_http_requests_total{method="POST",result="redeemed",route="/api/v1/redemptions",status="200"}`:  1,
+		`couponsvc_http_requests_total{method="POST",result="duplicate",route="/api/v1/redemptions",status="200"}`: 1,
+		`couponsvc_http_requests_total{method="POST",result="refunded",route="/api/v1/refunds",status="200"}`:      1,
+		`couponsvc_lock_wait_seconds_count`:                                          3,
+		`couponsvc_db_duration_seconds_count{step="redeem"}`:                         1,
+		`couponsvc_db_duration_seconds_count{step="refund"}`:                         1,
+		`couponsvc_http_request_duration_seconds_count{route="/api/v1/redemptions"}`: 2,
 	} {
 		if got := metricValue(t, after, series) - metricValue(t, before, series); got != want {
 			t.Errorf("%s moved by %v, want %v", series, got, want)

@@ -192,6 +192,7 @@ func (s *Service) withCouponLock(ctx context.Context, c *models.Coupon, op func(
 // lockCoupon takes the coupon's lock, waiting for it a bounded time; waited
 // says it was held by another request when first asked for.
 func (s *Service) lockCoupon(ctx context.Context, c *models.Coupon) (lock *redislock.Lock, waited bool, err error) {
+	defer observe(ctx, s.metrics.LockWaitSeconds, "lock", time.Now())
 	key := s.keys.couponLock(c.CampaignID, c.ID)
 	lock, err = s.locker.Obtain(ctx, key, s.cfg.CouponLockTTL, nil)
 	if errors.Is(err, redislock.ErrNotObtained) {

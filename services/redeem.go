@@ -140,6 +140,7 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	}
 	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
 		OrderAmountCents: req.OrderAmountCents, DiscountCents: discount, Cashier: actorName(req.Cashier), UsedAt: now}
+	start := time.Now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?
 			WHERE id = ? AND status = ? AND version = ?`,
@@ -155,6 +156,7 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		}
 		return writeUseLog(tx, &lg)
 	})
+	observe(ctx, s.metrics.DBSeconds.WithLabelValues("redeem"), "redeem", start)
 	if err := txOutcome("coupon", err); err != nil {
 		return nil, err
 	}

@@ -142,6 +142,7 @@ func (s *Service) refundOnce(ctx context.Context, t *models.Template, c *models.
 	if !recycle && t.ExtendOnRefund {
 		detail += fmt.Sprintf(" extended_by=%s valid_until=%s", held.Round(time.Second), formatTime(after.ValidUntil))
 	}
+	start := time.Now()
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE user_coupons SET `+set+`, order_id = NULL, used_at = NULL, version = version + 1, updated_at = ?
 			WHERE id = ? AND status = ? AND order_id = ? AND version = ?`, args...)
@@ -171,6 +172,7 @@ func (s *Service) refundOnce(ctx context.Context, t *models.Template, c *models.
 		}
 		return s.audit(tx, actorName(req.Cashier), "coupon.refund", fmt.Sprintf("coupon:%d", c.ID), detail)
 	})
+	observe(ctx, s.metrics.DBSeconds.WithLabelValues("refund"), "refund", start)
 	if err := txOutcome("coupon", err); err != nil {
 		return nil, nil, err
 	}
