@@ -225,8 +225,6 @@ func addToken(ctx context.Context, cfg config, logger *slog.Logger, args []strin
 	})
 }
 
-// servePprof serves the profiler on its own loopback-only address, apart
-// from the public router.
 // tuneGC trades memory for CPU unless the operator chose with GOGC or
 // GOMEMLIMIT: with Go's default (GOGC=100) the garbage collector took about a
 // seventh of the service's CPU during a flash sale, while the live heap stays
@@ -241,6 +239,8 @@ func tuneGC() {
 	}
 }
 
+// servePprof serves the profiler on its own loopback-only address, apart
+// from the public router.
 func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
