@@ -179,6 +179,9 @@ if [ -s "$OUT/flash.cpu.pprof" ]; then
 	echo "== CPU profiles: $OUT/*.cpu.pprof (go tool pprof -top: $OUT/*.cpu.top.txt, -top -cum: $OUT/*.cpu.cum.txt)"
 fi
 
+# The service's own counters after the run (batch sizes, script and database
+# latencies, refusals), for reading beside the profiles.
+curl -fsS --max-time 5 "http://127.0.0.1:$PORT/metrics" >"$OUT/metrics.txt" 2>/dev/null || true
 stop_service
 echo "== couponsvc stopped; its log is $OUT/couponsvc.log"
 
