@@ -100,14 +100,16 @@ func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, er
 			return res, err
 		}
 		// Redis handed out a slot or ordinal the database holds: Redis lost
-		// writes. Rebuild the campaign from the database and start again.
+		// writes. Rebuild the campaign from the database, also before giving
+		// up: the reservation just given back named a slot the database
+		// holds, and Redis must not go on counting it free. Then start again.
 		s.log.Warn("database refused a reservation; resynchronising the campaign", "campaign", t.CampaignID,
 			"template", t.ID, "attempt", attempt, "err", err)
+		if rerr := s.resync(ctx, t.CampaignID); rerr != nil {
+			return nil, rerr
+		}
 		if attempt == maxClaimAttempts {
 			return nil, models.Unavailable("the claim", err)
-		}
-		if err := s.resync(ctx, t.CampaignID); err != nil {
-			return nil, err
 		}
 		if fresh, err := s.GetTemplate(ctx, t.ID); err == nil {
 			t = fresh
