@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"couponsvc/models"
@@ -66,7 +65,10 @@ type LoginRequest struct {
 func (s *Service) Login(ctx context.Context, req LoginRequest) (string, *models.User, error) {
 	limiter := redis_rate.NewLimiter(s.rdb)
 	loginPerAccount, loginPerAddress := s.loginLimits()
-	account := s.keys.prefix + "login:user:" + hashToken(strings.ToLower(req.Username))
+	// The account is the username byte for byte, as the users table compares
+	// it: a look-alike spelling is another account and spends none of this
+	// one's attempts.
+	account := s.keys.prefix + "login:user:" + hashToken(req.Username)
 	address := s.keys.prefix + "login:addr:" + hashToken(req.Addr)
 	for _, l := range []struct {
 		key   string

@@ -66,7 +66,7 @@ func TestSessions(t *testing.T) {
 				t.Fatalf("attempt %d: %v", i+1, err)
 			}
 		}
-		_, _, err := env.Service.Login(ctx, services.LoginRequest{Username: "BEN", Password: "ben's password", Addr: "203.0.113.9"})
+		_, _, err := env.Service.Login(ctx, services.LoginRequest{Username: "ben", Password: "ben's password", Addr: "203.0.113.9"})
 		var e *models.Error
 		if !models.IsCode(err, models.CodeRateLimited) || !asErr(err, &e) || e.RetryAfterSeconds < 1 {
 			t.Fatalf("the 11th attempt, from another address, right password: %v", err)
