@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -70,9 +69,11 @@ var (
 func couponsvcBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		// go test puts the GOROOT/bin of the go that runs it first in PATH.
 		goTool, err := exec.LookPath("go")
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			buildErr = fmt.Errorf("find the go tool: %w", err)
+			return
 		}
 		binPath = filepath.Join(binDir, "couponsvc")
 		args := []string{"build", "-o", binPath}

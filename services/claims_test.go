@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -664,14 +663,4 @@ func TestClaimIdempotency(t *testing.T) {
 		w.f.assertAgree(w.a, w.a1)
 		w.f.assertAgree(w.b, w.b1)
 	})
-}
-
-// sortedKeys lists a map's keys in order, for stable messages.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
