@@ -346,5 +346,5 @@ func redirect(c *gin.Context, to string) {
 	c.Abort()
 }
 
-// nowUTC is the service's clock, for effective statuses on the pages.
+// now is the service's clock, for effective statuses on the pages.
 func (p *pages) now() time.Time { return p.svc.Now() }
