@@ -1,4 +1,4 @@
-// Package faulttest is couponsvc's fault suite (issue 5): processes killed
+// Package faulttest is the fault suite (docs/failures.md): processes killed
 // mid-flight (SIGKILL) and stopped (SIGTERM), Redis restarted empty during a
 // flash claim, the database cut off during claims and redemptions, and two
 // instances sharing the backends. Each test prints its figures (requests,

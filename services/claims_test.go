@@ -202,7 +202,7 @@ func parseOrdinals(s string) []int64 {
 	return out
 }
 
-// assertAgree checks SPEC §2.8 and the guarantees at a quiet moment: for each
+// assertAgree checks docs/guarantees.md at a quiet moment: for each
 // template, Redis remaining + live coupons == total_stock, each user's Redis
 // ordinals are their live coupons' ordinals, no slot or ordinal out of range,
 // nothing pending, and the campaign's Redis budget is its budget less the
