@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh [--short]: the flash-sale benchmark of issue 6, end to end.
+# bench/run.sh [--short]: the flash-sale benchmark (BENCHMARKS.md), end to end.
 #
 # Builds couponsvc and couponbench, starts couponsvc on MariaDB and Redis (a
 # fresh database, loopback only), runs `couponbench -scenario all` with its

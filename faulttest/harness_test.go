@@ -767,7 +767,7 @@ func (f dbFigures) String() string {
 		f.coupons, f.live, f.used, f.revoked, f.liveLogs, f.undoneLogs)
 }
 
-// checkDatabase checks the guarantees of SPEC §2 on the database against
+// checkDatabase checks docs/guarantees.md on the database against
 // what the clients were told.
 func checkDatabase(t *testing.T, db *gorm.DB, l *ledger, tmpls []*tmplSpec) dbFigures {
 	t.Helper()

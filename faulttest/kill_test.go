@@ -12,9 +12,9 @@ import (
 	"couponsvc/models"
 )
 
-// killLoad is the load of the kill and shutdown tests: two templates (one
-// that recycles refunded coupons, one that restores them) and shoppers who
-// claim, redeem and refund.
+// killTemplates are the templates of the kill and shutdown tests, whose
+// shoppers claim, redeem and refund: one that recycles refunded coupons, one
+// that restores them.
 func killTemplates() []*tmplSpec {
 	return []*tmplSpec{
 		{stock: 250, limit: 2, policy: models.RefundRecycle},

@@ -1,4 +1,4 @@
-// Package faulttest is couponsvc's fault suite (issue 5): processes killed
+// Package faulttest is the fault suite (docs/failures.md): processes killed
 // mid-flight (SIGKILL) and stopped (SIGTERM), Redis restarted empty during a
 // flash claim, the database cut off during claims and redemptions, and two
 // instances sharing the backends. Each test prints its figures (requests,
@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -70,9 +69,11 @@ var (
 func couponsvcBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		// go test puts the GOROOT/bin of the go that runs it first in PATH.
 		goTool, err := exec.LookPath("go")
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			buildErr = fmt.Errorf("find the go tool: %w", err)
+			return
 		}
 		binPath = filepath.Join(binDir, "couponsvc")
 		args := []string{"build", "-o", binPath}

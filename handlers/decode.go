@@ -17,7 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// maxBodyBytes bounds every request body (SPEC §5).
+// maxBodyBytes bounds every request body (see docs/result-codes.md).
 const maxBodyBytes = 64 << 10
 
 // bindJSON decodes the request body strictly into dst: JSON content type, at

@@ -102,7 +102,7 @@ func FuzzDecodeJSON(f *testing.F) {
 // FuzzCreateTemplate: a create-template body goes through decoding, the
 // handler's conversion and the model's validation without a panic and with
 // nil or an invalid_request naming a field; a template that passes keeps every
-// bound of SPEC §3.
+// bound of docs/README.md (templates: fields and bounds).
 func FuzzCreateTemplate(f *testing.F) {
 	for _, s := range []string{
 		`{"campaign_id":1,"name":"Five off","kind":"fixed","face_value_cents":500,"total_stock":10,"per_user_limit":2,"valid_days":30}`,
@@ -178,8 +178,8 @@ func FuzzTemplateValidate(f *testing.F) {
 
 func ptr[T any](v T) *T { return &v }
 
-// checkValidTemplate checks the bounds of SPEC §3 on a template that passed
-// Validate, and that what is computed from it stays in range.
+// checkValidTemplate checks the bounds (docs/README.md) of a template that
+// passed Validate, and that what is computed from it stays in range.
 func checkValidTemplate(t *testing.T, tpl *models.Template) {
 	t.Helper()
 	n := utf8.RuneCountInString(tpl.Name)

@@ -12,7 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// Limits bound what clients may ask of one instance (issue 5). The zero value
+// Limits bound what clients may ask of one instance. The zero value
 // turns the claim limits off and keeps DefaultRequestTimeout; cmd/couponsvc
 // sets the production defaults.
 type Limits struct {

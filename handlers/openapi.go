@@ -17,7 +17,7 @@ import (
 )
 
 // serveOpenAPI serves the OpenAPI 3 document of every route of the router:
-// the JSON API of SPEC §5, the operational endpoints and the pages of SPEC §6.
+// the JSON API (docs/result-codes.md), the operational endpoints and the pages.
 // TestOpenAPIMatchesRouter fails when a route and the document disagree.
 func serveOpenAPI(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=300")
@@ -323,7 +323,7 @@ func apiOps() []apiOp {
 	return append(ops, pageOps()...)
 }
 
-// pageOps lists the server-rendered pages (SPEC §6). Their forms are posted as
+// pageOps lists the server-rendered pages. Their forms are posted as
 // application/x-www-form-urlencoded with a CSRF token; they answer HTML (or a
 // redirect after a successful post) and are not meant for programs.
 func pageOps() []apiOp {

@@ -39,7 +39,7 @@ type PageOptions struct {
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 
-// pages serves the HTML pages of SPEC §6: the shop, the wallet, the cashier's
+// pages serves the HTML pages: the shop, the wallet, the cashier's
 // checkout and the admin console, with login, sessions and CSRF.
 type pages struct {
 	srv   *Server
@@ -346,5 +346,5 @@ func redirect(c *gin.Context, to string) {
 	c.Abort()
 }
 
-// nowUTC is the service's clock, for effective statuses on the pages.
+// now is the service's clock, for effective statuses on the pages.
 func (p *pages) now() time.Time { return p.svc.Now() }

@@ -52,7 +52,7 @@ func (m moneyFormat) format(cents int64) string {
 	return s
 }
 
-// input writes cents as a form value: "12.50", "" for zero.
+// moneyInput writes cents as a form value: "12.50", "" for zero.
 func moneyInput(cents int64) string {
 	if cents == 0 {
 		return ""

@@ -15,7 +15,7 @@ type reconcileRequest struct {
 }
 
 // reconcileCounters compares Redis with the database for every template (or
-// one) and, with repair, rebuilds the counters that drifted (SPEC §2.8).
+// one) and, with repair, rebuilds the counters that drifted (see docs/flows.md).
 func (s *Server) reconcileCounters(c *gin.Context) {
 	var req reconcileRequest
 	if !bindJSON(c, &req) {

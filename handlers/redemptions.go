@@ -9,7 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// registerRedemptionRoutes adds the checkout and coupon endpoints of SPEC §5
+// registerRedemptionRoutes adds the checkout and coupon endpoints (docs/flows.md)
 // to the authenticated /api/v1 group.
 func (s *Server) registerRedemptionRoutes(api *gin.RouterGroup) {
 	checkout := requireRole(models.RoleCashier, models.RoleApp)

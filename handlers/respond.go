@@ -1,6 +1,7 @@
-// Package handlers is couponsvc's HTTP layer on Gin: the JSON API of SPEC §5
-// and the pages of SPEC §6. Handlers bind and validate a request, call one
-// service method and render; they never touch GORM, go-redis or redislock.
+// Package handlers is couponsvc's HTTP layer on Gin: the JSON API (see
+// docs/result-codes.md) and the pages. Handlers bind and validate a request,
+// call one service method and render; they never touch GORM, go-redis or
+// redislock.
 package handlers
 
 import (
@@ -14,7 +15,8 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// httpStatus maps each result code to its HTTP status (SPEC §5), in one place.
+// httpStatus maps each result code to its HTTP status, in one place (see
+// docs/result-codes.md).
 var httpStatus = map[models.Code]int{
 	models.CodeOK:                  http.StatusOK,
 	models.CodeDuplicate:           http.StatusOK,

@@ -379,8 +379,8 @@ type matrixRow struct {
 
 // securityMatrix has one row per route of the router. A route without a row
 // fails TestSecurityMatrix: whoever adds a route adds its row, with the status
-// SPEC §5/§6 promises each role. Rows of routes not registered yet are
-// skipped.
+// each role is promised (docs/result-codes.md). Rows of routes not registered
+// yet are skipped.
 var securityMatrix = []matrixRow{
 	{method: "GET", route: "/healthz", want: open(200)},
 	{method: "GET", route: "/readyz", want: open(200)},
@@ -444,7 +444,7 @@ var securityMatrix = []matrixRow{
 			return `{"username":"sec-` + who.String() + `","password":"correct horse battery","role":"shopper"}`
 		}},
 
-	// The pages (SPEC §6) know only their own login session: an API token logs
+	// The pages know only their own login session: an API token logs
 	// nobody in there, so every role but the two logged-in shoppers is a
 	// visitor. Public pages answer 200; the others send a visitor to the login
 	// page (303) and show a shopper 403 when they are for cashiers or admins;
@@ -509,7 +509,8 @@ func (r *rig) credentials(who role, revoked string) req {
 }
 
 // TestSecurityMatrix calls every route of the router as every role and checks
-// the status: who may do what (SPEC §5), and that no route was forgotten.
+// the status: who may do what (docs/result-codes.md), and that no route was
+// forgotten.
 func TestSecurityMatrix(t *testing.T) {
 	r := newSessionRig(t)
 	ctx := context.Background()

@@ -8,11 +8,11 @@ import (
 	"fmt"
 )
 
-// Code is a result code of the API (SPEC §5). Its number and its word are part of
-// the public contract and never change meaning.
+// Code is a result code of the API (docs/result-codes.md). Its number and its
+// word are part of the public contract and never change meaning.
 type Code int
 
-// The result codes of SPEC §5.
+// The result codes (see docs/result-codes.md).
 const (
 	CodeOK                  Code = 0
 	CodeDuplicate           Code = 1

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Template kinds, refund policies and statuses (SPEC §3).
+// Template kinds, refund policies and statuses (see docs/README.md).
 const (
 	KindFixed   = "fixed"
 	KindPercent = "percent"
@@ -18,7 +18,7 @@ const (
 	TemplatePaused = "paused"
 )
 
-// Bounds of a template (SPEC §3).
+// Bounds of a template (see docs/README.md).
 const (
 	MaxTotalStock      = 10_000_000
 	MaxPerUserLimit    = 100
@@ -62,8 +62,9 @@ func (t *Template) ValueCents() int64 {
 	return t.FaceValueCents
 }
 
-// Validate checks every bound of SPEC §3 and names the first field at fault.
-// Defaults: claim_starts_at now, refund_policy restore, status active.
+// Validate checks every bound of a template (docs/README.md) and names the
+// first field at fault. Defaults: claim_starts_at now, refund_policy restore,
+// status active.
 func (t *Template) Validate() error {
 	t.Name = strings.TrimSpace(t.Name)
 	if err := validateName("name", t.Name); err != nil {
@@ -177,7 +178,7 @@ func (t *Template) Claimable(now time.Time) error {
 }
 
 // Discount returns the discount of a coupon of this template on an order, in
-// cents (SPEC §3): fixed min(face, amount); percent floor(amount*p/100) capped.
+// cents: fixed min(face, amount); percent floor(amount*p/100) capped.
 func (t *Template) Discount(orderAmountCents int64) int64 {
 	if t.Kind == KindPercent {
 		// amount <= MaxMoneyCents and p <= 99 keep the product far from overflow.

@@ -2,7 +2,6 @@ package services_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -450,27 +449,6 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 	if _, err := f.svc.ListTemplates(f.ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	return out
-}
-
-// runClaimRaceWith is runClaimRace with any claim function.
-func runClaimRaceWith(t *testing.T, claim func(context.Context, services.ClaimRequest) (*services.ClaimResult, error),
-	tid int64, reqs []claimRaceRequest) []claimRaceOutcome {
-	t.Helper()
-	out := make([]claimRaceOutcome, len(reqs))
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, r := range reqs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			res, err := claim(t.Context(), services.ClaimRequest{TemplateID: tid, UserID: r.user, IdempotencyKey: r.key})
-			out[i] = claimRaceOutcome{req: r, res: res, code: models.ErrorCode(err), err: err}
-		}()
-	}
-	close(start)
-	wg.Wait()
 	return out
 }
 

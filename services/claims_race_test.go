@@ -28,7 +28,7 @@ type claimRaceSpec struct {
 	refusedAfterReserve bool
 }
 
-// claimRequest is one request of the race; several may share a key.
+// claimRaceRequest is one request of the race; several may share a key.
 type claimRaceRequest struct {
 	user, key string
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -203,7 +202,7 @@ func parseOrdinals(s string) []int64 {
 	return out
 }
 
-// assertAgree checks SPEC §2.8 and the guarantees at a quiet moment: for each
+// assertAgree checks docs/guarantees.md at a quiet moment: for each
 // template, Redis remaining + live coupons == total_stock, each user's Redis
 // ordinals are their live coupons' ordinals, no slot or ordinal out of range,
 // nothing pending, and the campaign's Redis budget is its budget less the
@@ -664,14 +663,4 @@ func TestClaimIdempotency(t *testing.T) {
 		w.f.assertAgree(w.a, w.a1)
 		w.f.assertAgree(w.b, w.b1)
 	})
-}
-
-// sortedKeys lists a map's keys in order, for stable messages.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // ClaimLimits are the abuse limits on claims, in claims per minute. They guard
-// the service against bots; the guarantees of SPEC §2 never depend on them. A
+// the service against bots; no guarantee (docs/guarantees.md) depends on them. A
 // zero limit is off.
 type ClaimLimits struct {
 	// PerUser bounds the claims of one user_id, whoever sends them.

@@ -17,7 +17,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// Reconciliation (SPEC §2.8) compares, per template, the Redis counters with
+// Reconciliation (docs/flows.md) compares, per template, the Redis counters with
 // the database, the authority:
 //
 //	redis remaining == total_stock − coupons holding a slot − reservations in flight
@@ -554,9 +554,9 @@ func (s *Service) RunReconciler(ctx context.Context, every time.Duration) {
 }
 
 // RepairPass is the service repairing itself after a crash or a Redis failure
-// (SPEC §2.6), bounded in work and safe on several instances (one runs a pass
-// at a time, under a lock; the others skip). It compares, and repairs when
-// they drifted, at most maxRepairTemplates templates:
+// (see docs/failures.md), bounded in work and safe on several instances (one
+// runs a pass at a time, under a lock; the others skip). It compares, and
+// repairs when they drifted, at most maxRepairTemplates templates:
 //
 //  1. Those of the stock changes (refund under recycle, revoke with
 //     return_stock, stock added) older than stockChangeGrace, read from the

@@ -32,7 +32,7 @@ type RedeemResult struct {
 	PayableCents     int64
 }
 
-// Redeem uses a coupon on an order (SPEC §4 "Redeem").
+// Redeem uses a coupon on an order (see docs/flows.md).
 //
 // The code's check character, the order id, the amount and the owner are
 // checked before anything else; then, under the coupon's lock, the coupon is
@@ -81,8 +81,8 @@ func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult,
 		return nil, err
 	}
 	if req.UserID != "" && c.UserID != req.UserID {
-		// SPEC §5: "not your coupon" is 403. The cashier holds the code, so
-		// saying that it exists tells them nothing new.
+		// "Not your coupon" is 403 (docs/result-codes.md). The cashier
+		// holds the code, so saying that it exists tells them nothing new.
 		return nil, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
 			Message: "this coupon belongs to another user"}
 	}

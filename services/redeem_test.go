@@ -35,7 +35,7 @@ func (c *checkoutClock) Advance(d time.Duration) {
 }
 
 // checkoutFixture is one test's backends, a campaign and a template, with
-// helpers for the checkout flows and the invariants of SPEC §2.
+// helpers for the checkout flows and the guarantees of docs/guarantees.md.
 type checkoutFixture struct {
 	t        *testing.T
 	ctx      context.Context
@@ -179,7 +179,7 @@ func (f *checkoutFixture) remaining() int64 {
 	return *v.Remaining
 }
 
-// checkStock asserts SPEC §2.8 for the template: Redis remaining + coupons
+// checkStock asserts reconciliation for the template: Redis remaining + coupons
 // holding a slot == total_stock, each user's Redis ordinals match the
 // database, live coupons never exceed the stock, and the campaign's Redis
 // budget equals the budget less the value of the coupons holding a slot.

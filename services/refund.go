@@ -29,7 +29,7 @@ type RefundResult struct {
 	StockReturned bool
 }
 
-// Refund undoes the redemption of a coupon by an order (SPEC §4 "Refund").
+// Refund undoes the redemption of a coupon by an order (see docs/flows.md).
 //
 // Under the coupon's lock, one transaction flips the coupon with
 // `UPDATE ... WHERE id=? AND status='used' AND order_id=? AND version=?`

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// apiCoupon is the part of a coupon (SPEC §3) that couponbench reads.
+// apiCoupon is the part of a coupon that couponbench reads.
 type apiCoupon struct {
 	ID         int64   `json:"id"`
 	Code       string  `json:"code"`
@@ -30,7 +30,7 @@ type apiTemplate struct {
 	PerUserLimit int64 `json:"per_user_limit"`
 }
 
-// reconcileRow is one template of a reconcile report (SPEC §5).
+// reconcileRow is one template of a reconcile report (see docs/flows.md).
 type reconcileRow struct {
 	TemplateID     int64           `json:"template_id"`
 	TotalStock     int64           `json:"total_stock"`
@@ -63,8 +63,8 @@ func (r reconcileRow) usersDrifted() int64 {
 	return -1
 }
 
-// apiResp is every answer body: the result fields of SPEC §5 and whichever
-// payload the endpoint adds.
+// apiResp is every answer body: the result fields (docs/result-codes.md) and
+// whichever payload the endpoint adds.
 type apiResp struct {
 	Code      *int                `json:"code"`
 	Result    string              `json:"result"`
@@ -113,8 +113,8 @@ func (a *answer) brief() string {
 	return fmt.Sprintf("HTTP %d %s", a.status, raw)
 }
 
-// statusOf is the HTTP status SPEC §5 gives each result word; words with
-// several statuses list them all.
+// statusOf is the HTTP status of each result word (docs/result-codes.md);
+// words with several statuses list them all.
 var statusOf = map[string][]int{
 	"claimed": {201}, "redeemed": {200}, "refunded": {200}, "ok": {200, 201},
 	"duplicate": {200}, "sold_out": {409}, "invalid_request": {400, 415},
@@ -125,8 +125,8 @@ var statusOf = map[string][]int{
 	"unavailable": {503}, "rate_limited": {429}, "revoked": {409}, "in_progress": {409},
 }
 
-// consistent reports whether the HTTP status is the one SPEC §5 gives the
-// result word.
+// consistent reports whether the HTTP status is the one docs/result-codes.md
+// gives the result word.
 func (a *answer) consistent() bool {
 	if a.err != nil {
 		return false

@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// fakeService is an in-memory couponsvc with the API of SPEC §5, just enough
+// fakeService is an in-memory couponsvc with the JSON API, just enough
 // for couponbench's scenarios, with faults to inject: a run against a faulty
 // service must fail.
 type fakeService struct {

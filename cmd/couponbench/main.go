@@ -5,7 +5,8 @@
 // breaks one exits non-zero, whatever its speed. It also measures, in the same
 // run, two references against the same servers: the classic MariaDB claim
 // transaction (baseline), the claim script alone on Redis (limit) and the bare
-// redemption transaction (rawredeem), and reports the ratios of issue 6.
+// redemption transaction (rawredeem), and reports the ratios to them (see
+// BENCHMARKS.md).
 //
 //	couponbench -scenario all -json out.json
 package main

@@ -116,11 +116,10 @@ type claimTally struct {
 // limit, never more than the stock and exactly min(stock, demand) claimed.
 func verifyClaims(s *Summary, plan []claimReq, out []claimOutcome, stock, limit int) claimTally {
 	type keyState struct {
-		user     int
-		claimed  []string
-		dups     []string
-		reached  bool // some answer that came from the gate (not transient)
-		reserved bool
+		user    int
+		claimed []string
+		dups    []string
+		reached bool // some answer that came from the gate (not transient)
 	}
 	keys := map[int]*keyState{}
 	userTransient := map[int]bool{}

@@ -66,18 +66,6 @@ func TestRedeemPlan(t *testing.T) {
 	}
 }
 
-// checkByName returns the named check of a summary.
-func checkByName(t *testing.T, s *Summary, name string) Check {
-	t.Helper()
-	for _, c := range s.Checks {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Fatalf("no check %q in %+v", name, s.Checks)
-	return Check{}
-}
-
 func TestVerifyClaims(t *testing.T) {
 	// Three users, stock 2, limit 1: key 0 (u0) and key 1 (u1) win, u1 replays
 	// key 1, u2 is sold out, u0 tries again with key 3.

@@ -65,7 +65,7 @@ func execAll(ctx context.Context, db *sql.DB, stmts ...string) error {
 	return nil
 }
 
-// dropLater drops the reference tables with a fresh context, so that they go
+// dropTables drops the reference tables with a fresh context, so that they go
 // even when the run was interrupted.
 func dropTables(db *sql.DB, tables ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

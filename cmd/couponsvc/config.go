@@ -48,7 +48,7 @@ type config struct {
 	Currency string
 }
 
-// loadConfig reads the COUPON_* variables (SPEC §7).
+// loadConfig reads the COUPON_* variables (see README.md, Configuration).
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		Listen:         "127.0.0.1:8080",
