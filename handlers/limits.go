@@ -24,6 +24,10 @@ type Limits struct {
 	// with an API token are not counted, since the shop's backend sends the
 	// claims of all its shoppers from one address (0: off).
 	ClaimsPerAddr int
+	// BadTokensPerAddr bounds the failed bearer-token look-ups a minute from
+	// one client address; over it, every bearer request from the address is
+	// answered 429 until the next look-up would be allowed (0: off).
+	BadTokensPerAddr int
 	// MaxInflightClaims bounds the claims this instance works on at once;
 	// beyond it a claim is answered 503 at once rather than queued (0: no
 	// bound).
