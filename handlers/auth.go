@@ -15,7 +15,8 @@ const principalKey = "couponsvc.principal"
 // authenticate finds who makes the request: a bearer token, or else the
 // session of a logged-in user (when the pages are wired in). A bad token is
 // refused at once; no credentials at all leaves the request anonymous, for
-// requireRole to decide.
+// requireRole to decide. Failed token look-ups are counted per client
+// address: over the limit, the address's bearer requests are answered 429.
 func (s *Server) authenticate(c *gin.Context) {
 	if h := c.GetHeader("Authorization"); h != "" {
 		token, ok := strings.CutPrefix(h, "Bearer ")
@@ -23,8 +24,23 @@ func (s *Server) authenticate(c *gin.Context) {
 			respondError(c, &models.Error{Code: models.CodeUnauthorized, Message: `the Authorization header must be "Bearer <token>"`})
 			return
 		}
+		if s.badTokens != nil {
+			if err := s.badTokens.Blocked(c.ClientIP()); err != nil {
+				s.svc.Metrics().Refused.WithLabelValues("rate_limited_token").Inc()
+				respondError(c, err)
+				return
+			}
+		}
 		p, err := s.svc.AuthenticateToken(c.Request.Context(), strings.TrimSpace(token))
 		if err != nil {
+			if s.badTokens != nil && models.IsCode(err, models.CodeUnauthorized) {
+				if lerr := s.badTokens.Failed(c.Request.Context(), c.ClientIP()); lerr != nil {
+					if models.IsCode(lerr, models.CodeRateLimited) {
+						s.svc.Metrics().Refused.WithLabelValues("rate_limited_token").Inc()
+					}
+					err = lerr
+				}
+			}
 			respondError(c, err)
 			return
 		}

@@ -42,12 +42,24 @@ func (s *Server) claimCoupon(c *gin.Context) {
 	default:
 		userID = *req.UserID
 	}
-	if !s.claims.allowUser(c, userID) {
-		return
+	creq := services.ClaimRequest{TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key")}
+	var res *services.ClaimResult
+	var err error
+	if limited := s.claims.allowUser(c, userID); limited != nil {
+		// The limit counts new claims: a replay still gets the first answer.
+		// Only a refused claim pays for the look-up.
+		if !models.IsCode(limited, models.CodeRateLimited) {
+			respondError(c, limited)
+			return
+		}
+		if res, err = s.svc.ReplayClaim(c.Request.Context(), creq); err != nil {
+			s.claims.countRefusal(limited, "rate_limited_user")
+			respondError(c, limited)
+			return
+		}
+	} else {
+		res, err = s.svc.Claim(c.Request.Context(), creq)
 	}
-	res, err := s.svc.Claim(c.Request.Context(), services.ClaimRequest{
-		TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key"),
-	})
 	if err != nil {
 		respondError(c, err)
 		return

@@ -24,6 +24,10 @@ type Limits struct {
 	// with an API token are not counted, since the shop's backend sends the
 	// claims of all its shoppers from one address (0: off).
 	ClaimsPerAddr int
+	// BadTokensPerAddr bounds the failed bearer-token look-ups a minute from
+	// one client address; over it, every bearer request from the address is
+	// answered 429 until the next look-up would be allowed (0: off).
+	BadTokensPerAddr int
 	// MaxInflightClaims bounds the claims this instance works on at once;
 	// beyond it a claim is answered 503 at once rather than queued (0: no
 	// bound).
@@ -119,20 +123,16 @@ func (g *claimGuard) admit(c *gin.Context) {
 }
 
 // allowUser takes one claim from the budget of userID, the user the claim is
-// for; it answers the request and returns false when the budget is spent or
-// Redis cannot be asked. claimCoupon calls it once the body is read and the
-// role checked, so that only a request the handler takes is counted; a user
-// id the service will refuse is not counted either.
-func (g *claimGuard) allowUser(c *gin.Context, userID string) bool {
+// for; it returns the refusal when the budget is spent or Redis cannot be
+// asked, and leaves the answer to the caller (a replay is still answered).
+// claimCoupon calls it once the body is read and the role checked, so that
+// only a request the handler takes is counted; a user id the service will
+// refuse is not counted either.
+func (g *claimGuard) allowUser(c *gin.Context, userID string) error {
 	if g.limiter == nil || g.limiter.Limits().PerUser <= 0 || models.ValidateUserID("user_id", userID) != nil {
-		return true
+		return nil
 	}
-	if err := g.limiter.AllowUser(c.Request.Context(), userID); err != nil {
-		g.countRefusal(err, "rate_limited_user")
-		respondError(c, err)
-		return false
-	}
-	return true
+	return g.limiter.AllowUser(c.Request.Context(), userID)
 }
 
 // countRefusal counts a claim refused by a rate limit (not a fault of Redis).

@@ -57,6 +57,44 @@ func TestClaimRateLimits(t *testing.T) {
 		}
 	})
 
+	t.Run("ReplayAnsweredOverTheLimit", func(t *testing.T) {
+		r := newRig(t, handlers.Options{Limits: handlers.Limits{ClaimsPerUser: 3}})
+		key := func(k string) req { return req{headers: map[string]string{"Idempotency-Key": k}} }
+		var codes []string
+		for i := range 3 {
+			a := r.claim("u1", key(fmt.Sprint("first-", i)))
+			wantStatus(t, a, 201, fmt.Sprintf("claim %d of u1", i+1))
+			codes = append(codes, a.body["coupon"].(map[string]any)["code"].(string))
+		}
+		wantRateLimited(t, r.claim("u1", key("new-1")), "4th claim of u1")
+		for i, code := range codes {
+			a := r.claim("u1", key(fmt.Sprint("first-", i)))
+			if a.status != 200 || a.body["result"] != "duplicate" || a.code() != int(models.CodeDuplicate) {
+				t.Fatalf("replay of claim %d over the limit: %v, want 200 duplicate", i+1, a)
+			}
+			if got := a.body["coupon"].(map[string]any)["code"]; got != code {
+				t.Fatalf("replay of claim %d: coupon %v, want %s", i+1, got, code)
+			}
+		}
+		wantRateLimited(t, r.claim("u1", key("new-2")), "new claim of u1 after the replays")
+		// A key of another user is no replay of u1's.
+		wantRateLimited(t, r.claim("u1", key("other")), "claim of u1 before u2's")
+		wantStatus(t, r.claim("u2", key("u2-1")), 201, "claim of u2")
+		wantRateLimited(t, r.claim("u1", key("u2-1")), "claim of u1 under u2's key")
+		var n int64
+		r.env.Backends.DB.Table("user_coupons").Where("user_id = ?", "u1").Count(&n)
+		if n != 3 {
+			t.Fatalf("u1 holds %d coupons, want 3", n)
+		}
+		m := r.env.Service.Metrics()
+		if got := counterValue(t, m.Refused.WithLabelValues("rate_limited_user")); got != 4 {
+			t.Fatalf("couponsvc_refused_total{reason=rate_limited_user} = %v, want 4", got)
+		}
+		if got := counterValue(t, m.Claims.WithLabelValues("duplicate")); got != 3 {
+			t.Fatalf("couponsvc_claims_total{result=duplicate} = %v, want 3", got)
+		}
+	})
+
 	t.Run("PerAddrHitsAtTheCount", func(t *testing.T) {
 		r := newRig(t, handlers.Options{Limits: handlers.Limits{ClaimsPerAddr: 5}})
 		const addr = "198.51.100.7"

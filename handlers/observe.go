@@ -42,7 +42,7 @@ func (s *Server) observeRequest(c *gin.Context) {
 	}
 	result := c.GetString(resultKey)
 	m := s.svc.Metrics()
-	m.Requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(c.Writer.Status()), result).Inc()
+	m.Requests.WithLabelValues(route, methodLabel(c.Request.Method), strconv.Itoa(c.Writer.Status()), result).Inc()
 	m.RequestSeconds.WithLabelValues(route).Observe(elapsed.Seconds())
 	if elapsed > slowCall {
 		attrs := append([]any{"request_id", id, "method", c.Request.Method, "route", route,
@@ -50,6 +50,17 @@ func (s *Server) observeRequest(c *gin.Context) {
 			trace.Attrs()...)
 		s.log.Warn("slow call", attrs...)
 	}
+}
+
+// methodLabel is the method as a metric label. Clients choose the method, so
+// only the methods the service knows keep their name; every other one is
+// "other", or a client could grow /metrics and memory without end.
+func methodLabel(method string) string {
+	switch method {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return method
+	}
+	return "other"
 }
 
 // metricsHandler serves the Prometheus text format.

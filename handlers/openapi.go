@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -126,14 +127,21 @@ const (
 	errForb  = "forbidden"
 	errFound = "not_found"
 	errDown  = "unavailable"
+	// errTokens answers a bearer request from an address with too many
+	// invalid tokens.
+	errTokens = "rate_limited"
 )
 
-// withAuth adds the 401/403 of a role-protected operation and the 503 every
-// operation may answer.
+// withAuth adds the 401/403 of a role-protected operation, the 429 of an
+// address with too many invalid tokens and the 503 every operation may answer.
 func withAuth(errs map[int][]string) map[int][]string {
-	out := map[int][]string{401: {errAuth}, 403: {errForb}, 503: {errDown}}
+	out := map[int][]string{401: {errAuth}, 403: {errForb}, 429: {errTokens}, 503: {errDown}}
 	for k, v := range errs {
-		out[k] = append(out[k], v...)
+		for _, w := range v {
+			if !slices.Contains(out[k], w) {
+				out[k] = append(out[k], w)
+			}
+		}
 	}
 	return out
 }
@@ -208,11 +216,11 @@ func apiOps() []apiOp {
 			description: "Anyone, also anonymous, sees the active templates; with all=1 an admin sees paused ones too.",
 			query:       []apiParam{{name: "all", description: "1: also paused templates (admin only)", schema: map[string]any{"type": "string", "enum": []string{"1"}}}},
 			status:      200, results: []string{"ok"}, payload: map[string]any{"templates": arrayOf(ref("TemplateView"))},
-			errors: map[int][]string{401: {errAuth}, 403: {errForb}, 503: {errDown}}},
+			errors: map[int][]string{401: {errAuth}, 403: {errForb}, 429: {errTokens}, 503: {errDown}}},
 		{method: "GET", path: "/api/v1/templates/:id", tag: "campaigns", summary: "Show a template with the stock left",
 			status: 200, results: []string{"ok"},
 			payload: map[string]any{"template": ref("Template"), "remaining": nullable(integer("stock left; null when Redis cannot tell"))},
-			errors:  map[int][]string{400: {errBody}, 401: {errAuth}, 404: {errFound}, 503: {errDown}}},
+			errors:  map[int][]string{400: {errBody}, 401: {errAuth}, 404: {errFound}, 429: {errTokens}, 503: {errDown}}},
 		{method: "PATCH", path: "/api/v1/templates/:id", tag: "campaigns", summary: "Change a template's name, description, claim window or status",
 			roles: admin,
 			body: object(map[string]any{"name": str("1-100 characters"), "description": str("at most 2000 characters"),

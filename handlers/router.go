@@ -31,6 +31,8 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	claims *claimGuard
+	// badTokens counts failed token look-ups per address; nil when off.
+	badTokens *services.BadTokenLimiter
 }
 
 // NewRouter returns the HTTP handler of couponsvc: the JSON API under
@@ -41,6 +43,9 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{svc: svc, opts: opts, log: opts.Logger}
+	if opts.Limits.BadTokensPerAddr > 0 {
+		s.badTokens = svc.NewBadTokenLimiter(opts.Limits.BadTokensPerAddr)
+	}
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true

@@ -2,6 +2,8 @@ package services
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,7 +30,8 @@ const (
 
 // BackendConfig says where the database and Redis are. Empty MySQLDSN means the
 // embedded SQLite file under DataDir; empty RedisAddr and RedisAddrs mean an
-// in-process Redis-compatible server (miniredis) on a loopback port.
+// in-process Redis-compatible server (miniredis) on a loopback port, with a
+// password only this process knows.
 type BackendConfig struct {
 	MySQLDSN   string
 	RedisAddr  string
@@ -98,13 +101,23 @@ func OpenBackends(ctx context.Context, cfg BackendConfig) (*Backends, error) {
 	case cfg.RedisAddr != "":
 		b.Redis = redis.NewClient(&redis.Options{Addr: cfg.RedisAddr, PoolSize: cfg.RedisPoolSize})
 	default:
+		// The loopback port is open to every local user, and whoever can
+		// write to Redis can rewrite a session: only this process knows the
+		// password, made anew at each start.
+		var pw [32]byte
+		if _, err := rand.Read(pw[:]); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("make the embedded Redis's password: %w", err)
+		}
+		password := hex.EncodeToString(pw[:])
 		b.Embedded = miniredis.NewMiniRedis()
+		b.Embedded.RequireAuth(password)
 		if err := b.Embedded.StartAddr("127.0.0.1:0"); err != nil {
 			b.Close()
 			return nil, fmt.Errorf("start the embedded Redis: %w", err)
 		}
 		b.stopClock = runEmbeddedClock(b.Embedded)
-		b.Redis = redis.NewClient(&redis.Options{Addr: b.Embedded.Addr(), PoolSize: cfg.RedisPoolSize})
+		b.Redis = redis.NewClient(&redis.Options{Addr: b.Embedded.Addr(), Password: password, PoolSize: cfg.RedisPoolSize})
 	}
 	return b, nil
 }

@@ -60,6 +60,27 @@ func (s *Service) Claim(ctx context.Context, req ClaimRequest) (res *ClaimResult
 	return s.claim(ctx, req)
 }
 
+// ReplayClaim answers a claim that was refused before it ran (a rate limit)
+// when it is the replay of a claim already done: a replay asks for nothing
+// new, so it gets the first answer whatever the limits say. It reads the
+// database, which holds the key as long as the coupon exists, also after
+// Redis forgot it. Errors: CodeNotFound when no coupon was issued under the
+// key (a new claim, or the first request is still running),
+// CodeIdempotencyMismatch, CodeInvalidRequest, CodeUnavailable.
+func (s *Service) ReplayClaim(ctx context.Context, req ClaimRequest) (*ClaimResult, error) {
+	if err := models.ValidateUserID("user_id", req.UserID); err != nil {
+		return nil, err
+	}
+	if err := models.ValidateIdempotencyKey(req.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	res, err := s.replayFromDB(ctx, req)
+	if err == nil {
+		s.metrics.Claims.WithLabelValues(models.CodeDuplicate.Word()).Inc()
+	}
+	return res, err
+}
+
 // claimResult is the result word of a claim, for the metrics.
 func claimResult(res *ClaimResult, err error) string {
 	switch {

@@ -37,7 +37,7 @@ type Metrics struct {
 	// ReconcileActions counts reconciliation findings and repairs, by action.
 	ReconcileActions *prometheus.CounterVec
 	// Refused counts requests refused before any work, by reason
-	// ("rate_limited_user", "rate_limited_addr", "shed").
+	// ("rate_limited_user", "rate_limited_addr", "rate_limited_token", "shed").
 	Refused *prometheus.CounterVec
 }
 

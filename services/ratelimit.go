@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"sync"
+	"time"
 
 	"couponsvc/models"
 
@@ -99,4 +101,107 @@ func AddrKey(addr string) string {
 	}
 	p, _ := ip.Prefix(64)
 	return p.String()
+}
+
+// maxBlockedAddrs bounds the addresses a BadTokenLimiter remembers as over
+// their limit, so that a flood from many addresses does not grow memory.
+const maxBlockedAddrs = 10000
+
+// BadTokenLimiter counts failed bearer-token look-ups per client address in
+// Redis (GCRA, shared by all instances), against an attacker guessing tokens.
+// An address over its limit has every bearer request refused, a valid token's
+// too: a guess that is refused only when wrong would still tell the right one.
+// Which addresses are over is remembered in the instance from Redis's answers
+// to failed look-ups, so that a valid token costs no round trip; another
+// instance learns it at the address's next failed look-up there.
+type BadTokenLimiter struct {
+	lim       *redis_rate.Limiter
+	prefix    string
+	perMinute int
+	now       func() time.Time
+
+	mu      sync.Mutex
+	blocked map[string]time.Time // address key → until when
+}
+
+// NewBadTokenLimiter returns the limiter of failed token look-ups, perMinute
+// from one address. Its counters are "rate:<KeyPrefix>rl:token:addr:<addr>".
+func (s *Service) NewBadTokenLimiter(perMinute int) *BadTokenLimiter {
+	return &BadTokenLimiter{
+		lim:       redis_rate.NewLimiter(s.hot),
+		prefix:    s.keys.prefix + "rl:token:addr:",
+		perMinute: perMinute,
+		now:       s.now,
+		blocked:   map[string]time.Time{},
+	}
+}
+
+// Blocked returns a CodeRateLimited error when the failed look-ups from addr
+// are over the limit, as this instance last learnt; else nil. It does not ask
+// Redis.
+func (l *BadTokenLimiter) Blocked(addr string) error {
+	key := AddrKey(addr)
+	now := l.now()
+	l.mu.Lock()
+	until, ok := l.blocked[key]
+	if ok && !now.Before(until) {
+		delete(l.blocked, key)
+		ok = false
+	}
+	l.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return l.refusal(until.Sub(now))
+}
+
+// Failed counts one failed look-up from addr. It returns a CodeRateLimited
+// error when the address is over its limit, CodeUnavailable when Redis cannot
+// be asked, else nil. When this look-up spent the address's budget or was
+// over it, Blocked refuses the address until one more is allowed.
+func (l *BadTokenLimiter) Failed(ctx context.Context, addr string) error {
+	key := AddrKey(addr)
+	limit := redis_rate.PerMinute(l.perMinute)
+	res, err := l.lim.Allow(ctx, l.prefix+key, limit)
+	if err != nil {
+		return redisError(err)
+	}
+	if res.Allowed > 0 {
+		if res.Remaining == 0 {
+			// This was the last one: the next bearer request, whatever its
+			// token, waits until one more look-up is allowed.
+			l.block(key, res.ResetAfter-time.Duration(limit.Burst-1)*limit.Period/time.Duration(limit.Rate))
+		}
+		return nil
+	}
+	l.block(key, res.RetryAfter)
+	return l.refusal(res.RetryAfter)
+}
+
+// block remembers that the address key is over its limit for wait.
+func (l *BadTokenLimiter) block(key string, wait time.Duration) {
+	if wait <= 0 {
+		return
+	}
+	now := l.now()
+	l.mu.Lock()
+	if len(l.blocked) >= maxBlockedAddrs {
+		for k, until := range l.blocked {
+			if !now.Before(until) {
+				delete(l.blocked, k)
+			}
+		}
+		if len(l.blocked) >= maxBlockedAddrs {
+			// Redis still refuses their next failed look-up.
+			clear(l.blocked)
+		}
+	}
+	l.blocked[key] = now.Add(wait)
+	l.mu.Unlock()
+}
+
+func (l *BadTokenLimiter) refusal(wait time.Duration) error {
+	retry := max(1, int(math.Ceil(wait.Seconds())))
+	return &models.Error{Code: models.CodeRateLimited, RetryAfterSeconds: retry,
+		Message: fmt.Sprintf("too many invalid API tokens from this address (at most %d a minute); try again in %d s", l.perMinute, retry)}
 }

@@ -32,7 +32,8 @@ type config struct {
 	PprofListen string
 	// Limits are the abuse and resource limits of the HTTP server
 	// (COUPON_RATE_USER_PER_MIN, COUPON_RATE_ADDR_PER_MIN,
-	// COUPON_MAX_INFLIGHT_CLAIMS, COUPON_REQUEST_TIMEOUT).
+	// COUPON_RATE_BAD_TOKEN_PER_MIN, COUPON_MAX_INFLIGHT_CLAIMS,
+	// COUPON_REQUEST_TIMEOUT).
 	Limits handlers.Limits
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
 	// client (COUPON_TRUSTED_PROXIES, a comma list of addresses or CIDRs).
@@ -190,6 +191,7 @@ const (
 	defaultClaimsPerUser     = 20  // a minute
 	defaultClaimsPerAddr     = 120 // a minute; an office or a mobile carrier's NAT shares one address
 	defaultMaxInflightClaims = 512
+	defaultBadTokensPerAddr  = 30 // a minute
 )
 
 // loadLimits reads the limits; 0 turns a rate limit or the in-flight bound off.
@@ -198,12 +200,14 @@ func loadLimits(getenv func(string) string, c *config) error {
 		ClaimsPerUser:     defaultClaimsPerUser,
 		ClaimsPerAddr:     defaultClaimsPerAddr,
 		MaxInflightClaims: defaultMaxInflightClaims,
+		BadTokensPerAddr:  defaultBadTokensPerAddr,
 		RequestTimeout:    handlers.DefaultRequestTimeout,
 	}
 	for name, dst := range map[string]*int{
-		"COUPON_RATE_USER_PER_MIN":   &c.Limits.ClaimsPerUser,
-		"COUPON_RATE_ADDR_PER_MIN":   &c.Limits.ClaimsPerAddr,
-		"COUPON_MAX_INFLIGHT_CLAIMS": &c.Limits.MaxInflightClaims,
+		"COUPON_RATE_USER_PER_MIN":      &c.Limits.ClaimsPerUser,
+		"COUPON_RATE_ADDR_PER_MIN":      &c.Limits.ClaimsPerAddr,
+		"COUPON_MAX_INFLIGHT_CLAIMS":    &c.Limits.MaxInflightClaims,
+		"COUPON_RATE_BAD_TOKEN_PER_MIN": &c.Limits.BadTokensPerAddr,
 	} {
 		if v := getenv(name); v != "" {
 			n, err := strconv.Atoi(v)

@@ -15,14 +15,15 @@ func TestLoadLimits(t *testing.T) {
 		proxies int
 		wantErr bool
 	}{
-		{name: "Defaults", want: handlers.Limits{ClaimsPerUser: 20, ClaimsPerAddr: 120, MaxInflightClaims: 512, RequestTimeout: 10 * time.Second}},
-		{name: "Set", env: map[string]string{"COUPON_RATE_USER_PER_MIN": "5", "COUPON_RATE_ADDR_PER_MIN": "50",
+		{name: "Defaults", want: handlers.Limits{ClaimsPerUser: 20, ClaimsPerAddr: 120, BadTokensPerAddr: 30, MaxInflightClaims: 512, RequestTimeout: 10 * time.Second}},
+		{name: "Set", env: map[string]string{"COUPON_RATE_USER_PER_MIN": "5", "COUPON_RATE_ADDR_PER_MIN": "50", "COUPON_RATE_BAD_TOKEN_PER_MIN": "7",
 			"COUPON_MAX_INFLIGHT_CLAIMS": "64", "COUPON_REQUEST_TIMEOUT": "3s", "COUPON_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.1,::1"},
-			want: handlers.Limits{ClaimsPerUser: 5, ClaimsPerAddr: 50, MaxInflightClaims: 64, RequestTimeout: 3 * time.Second}, proxies: 3},
-		{name: "ZeroTurnsOff", env: map[string]string{"COUPON_RATE_USER_PER_MIN": "0", "COUPON_RATE_ADDR_PER_MIN": "0", "COUPON_MAX_INFLIGHT_CLAIMS": "0"},
+			want: handlers.Limits{ClaimsPerUser: 5, ClaimsPerAddr: 50, BadTokensPerAddr: 7, MaxInflightClaims: 64, RequestTimeout: 3 * time.Second}, proxies: 3},
+		{name: "ZeroTurnsOff", env: map[string]string{"COUPON_RATE_USER_PER_MIN": "0", "COUPON_RATE_ADDR_PER_MIN": "0", "COUPON_RATE_BAD_TOKEN_PER_MIN": "0", "COUPON_MAX_INFLIGHT_CLAIMS": "0"},
 			want: handlers.Limits{RequestTimeout: 10 * time.Second}},
 		{name: "ErrNegative", env: map[string]string{"COUPON_RATE_USER_PER_MIN": "-1"}, wantErr: true},
 		{name: "ErrNotANumber", env: map[string]string{"COUPON_RATE_ADDR_PER_MIN": "lots"}, wantErr: true},
+		{name: "ErrBadTokens", env: map[string]string{"COUPON_RATE_BAD_TOKEN_PER_MIN": "-3"}, wantErr: true},
 		{name: "ErrInflight", env: map[string]string{"COUPON_MAX_INFLIGHT_CLAIMS": "1.5"}, wantErr: true},
 		{name: "ErrTimeout", env: map[string]string{"COUPON_REQUEST_TIMEOUT": "10"}, wantErr: true},
 		{name: "ErrTimeoutTooShort", env: map[string]string{"COUPON_REQUEST_TIMEOUT": "10ms"}, wantErr: true},
