@@ -32,7 +32,13 @@ type pageEnv struct {
 // newPageEnv seeds the demo data and serves the router.
 func newPageEnv(t *testing.T) *pageEnv {
 	t.Helper()
-	env := testenv.New(t, services.Config{})
+	return newPageEnvWith(t, services.Config{})
+}
+
+// newPageEnvWith is newPageEnv with a service configuration of its own.
+func newPageEnvWith(t *testing.T, cfg services.Config) *pageEnv {
+	t.Helper()
+	env := testenv.New(t, cfg)
 	demo, err := env.Service.SeedDemo(context.Background())
 	if err != nil || demo == nil {
 		t.Fatalf("seed the demo data: %v %v", demo, err)

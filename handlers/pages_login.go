@@ -3,7 +3,11 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"couponsvc/models"
 	"couponsvc/services"
@@ -110,14 +114,57 @@ func (p *pages) dropCSRFCookie(c *gin.Context) {
 		HttpOnly: true, Secure: isTLS(c.Request), SameSite: http.SameSiteLaxMode})
 }
 
-// safeNext keeps a "next" address only when it is a path on this site.
+// maxNextLen bounds a "next" address; a longer one is not kept.
+const maxNextLen = 500
+
+// safeNext keeps a "next" address only when it is a clean absolute path on
+// this site, and returns it rebuilt from its parsed path and query alone, so
+// that the browser is sent exactly what was checked. Browsers drop tabs and
+// newlines anywhere in an address, trim control characters and spaces at its
+// ends and read a backslash as a slash: "/\t/evil.example" or "/\\evil.example"
+// would take them to another host. So an address is refused, before and after
+// percent-decoding, for any control character, space, invisible formatting
+// character, backslash or invalid UTF-8, for a scheme or host, and for a path
+// that starts with "//" or is not clean ("." or ".." segments, doubled
+// slashes). A refused address means the default page.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.ContainsAny(next, "\r\n\\") || strings.HasPrefix(next, "/login") || strings.HasPrefix(next, "/logout") ||
-		len(next) > 500 {
+	if next == "" || len(next) > maxNextLen || next[0] != '/' || !plainURLText(next) {
 		return ""
 	}
-	return next
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return ""
+	}
+	p := u.Path
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || !plainURLText(p) || !cleanPath(p) ||
+		p == "/login" || strings.HasPrefix(p, "/login/") || p == "/logout" || strings.HasPrefix(p, "/logout/") {
+		return ""
+	}
+	if q, err := url.PathUnescape(u.RawQuery); err != nil || !plainURLText(q) {
+		return ""
+	}
+	return (&url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}).String()
+}
+
+// plainURLText reports whether s is valid UTF-8 with only visible characters:
+// no control or formatting character, no space of any kind, no backslash.
+func plainURLText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r == '\\' || unicode.IsSpace(r) || !unicode.IsGraphic(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanPath reports whether the absolute path p is as path.Clean leaves it
+// (a trailing slash allowed), which is also what http.Redirect would send.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	return c == p || (strings.HasSuffix(p, "/") && c+"/" == p)
 }
 
 // waitWords says a wait in words: "a minute", "3 minutes", "20 seconds".

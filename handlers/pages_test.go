@@ -492,9 +492,9 @@ func TestPagesSecurityHeaders(t *testing.T) {
 	check("https", true)
 }
 
-// TestPagesLoginLimit: wrong passwords are limited per account; while an
-// account is limited even the right password waits, and other accounts are
-// not held up.
+// TestPagesLoginLimit: wrong passwords are limited per account and address;
+// while an account is limited at an address even the right password from
+// there waits, and other accounts are not held up.
 func TestPagesLoginLimit(t *testing.T) {
 	e := newPageEnv(t)
 	c := e.client(t)

@@ -52,9 +52,19 @@ type Config struct {
 	Now func() time.Time
 	// NewCode makes coupon codes; tests may make them predictable.
 	NewCode func() string
-	// LoginsPerAccount bounds page login attempts per account in 15 minutes
-	// (10 by default); LoginsPerAddress per client address a minute (30).
+	// LoginsPerAccount bounds the page login attempts on one account from
+	// one client address in 15 minutes (10 by default; a successful login
+	// from that address clears its count); LoginsPerAddress bounds the
+	// attempts from one client address a minute, whatever the account (30).
 	LoginsPerAccount, LoginsPerAddress int
+	// LoginSlowAfter is the number of failed logins on one account, from all
+	// addresses, in 15 minutes after which every further attempt on that
+	// account waits LoginSlowStep for each failure beyond it, at most
+	// LoginSlowMax, before its password is checked (20, 500ms and 3s by
+	// default). Failures spread over many addresses are slowed, and the
+	// account's owner is never refused by them.
+	LoginSlowAfter              int
+	LoginSlowStep, LoginSlowMax time.Duration
 	// BootstrapToken, when set, is accepted as an admin API token.
 	BootstrapToken string
 	Logger         *slog.Logger
@@ -98,6 +108,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LoginsPerAddress <= 0 {
 		c.LoginsPerAddress = 30
+	}
+	if c.LoginSlowAfter <= 0 {
+		c.LoginSlowAfter = 20
+	}
+	if c.LoginSlowStep <= 0 {
+		c.LoginSlowStep = 500 * time.Millisecond
+	}
+	if c.LoginSlowMax <= 0 {
+		c.LoginSlowMax = 3 * time.Second
 	}
 	if c.CouponBatch <= 0 {
 		c.CouponBatch = 100

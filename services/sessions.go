@@ -14,6 +14,7 @@ import (
 	"couponsvc/models"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 )
 
 // SessionTTL is how long a page session lasts after login: a working day and
@@ -22,15 +23,46 @@ import (
 // for a copy of the cookie.
 const SessionTTL = 12 * time.Hour
 
-// Login attempts are limited per account (Config.LoginsPerAccount in 15
-// minutes) and per client address (Config.LoginsPerAddress a minute), with
-// GCRA in Redis shared by every instance. A successful login clears the
-// account's count; the address count keeps every attempt, so that one address
-// cannot try many accounts quickly.
-func (s *Service) loginLimits() (perAccount, perAddress redis_rate.Limit) {
+// Login attempts are limited in three ways, in Redis shared by every
+// instance:
+//
+//   - per client address (an IPv4 address or an IPv6 /64):
+//     Config.LoginsPerAddress attempts a minute, whatever the account
+//     (GCRA), so that one address cannot try many accounts quickly;
+//   - per account and address: Config.LoginsPerAccount attempts in 15
+//     minutes (GCRA, one back every 15 minutes / the limit); a successful
+//     login from that address clears the count. An address that guesses is
+//     locked out of that account, and no one else is;
+//   - per account, from all addresses: failures are counted in a window of
+//     15 minutes from the first; beyond Config.LoginSlowAfter, each attempt
+//     on the account waits LoginSlowStep per failure beyond, at most
+//     LoginSlowMax, before the password is checked. Guesses spread over many
+//     addresses slow down; the owner is at most LoginSlowMax late, never
+//     locked out.
+func (s *Service) loginLimits() (perAccountAddr, perAddress redis_rate.Limit) {
 	a, b := s.cfg.LoginsPerAccount, s.cfg.LoginsPerAddress
-	return redis_rate.Limit{Rate: a, Burst: a, Period: 15 * time.Minute},
+	return redis_rate.Limit{Rate: a, Burst: a, Period: loginWindow},
 		redis_rate.Limit{Rate: b, Burst: b, Period: time.Minute}
+}
+
+// loginWindow is the period of the per-account limits of logins.
+const loginWindow = 15 * time.Minute
+
+// countFailure adds a failed login to a counter that lives loginWindow from
+// its first failure, and returns the count.
+var countFailure = redis.NewScript(`
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`)
+
+// loginDelay is how long an attempt on an account with failures failed logins
+// in the window waits before its password is checked.
+func (s *Service) loginDelay(failures int64) time.Duration {
+	beyond := failures - int64(s.cfg.LoginSlowAfter)
+	if beyond <= 0 {
+		return 0
+	}
+	return min(s.cfg.LoginSlowMax, time.Duration(beyond)*s.cfg.LoginSlowStep)
 }
 
 // Session is a logged-in user's page session.
@@ -64,16 +96,19 @@ type LoginRequest struct {
 // CodeUnavailable.
 func (s *Service) Login(ctx context.Context, req LoginRequest) (string, *models.User, error) {
 	limiter := redis_rate.NewLimiter(s.rdb)
-	loginPerAccount, loginPerAddress := s.loginLimits()
+	perAccountAddr, perAddress := s.loginLimits()
 	// The account is the username byte for byte, as the users table compares
 	// it: a look-alike spelling is another account and spends none of this
 	// one's attempts.
-	account := s.keys.prefix + "login:user:" + hashToken(req.Username)
-	address := s.keys.prefix + "login:addr:" + hashToken(req.Addr)
+	user := hashToken(req.Username)
+	addr := hashToken(AddrKey(req.Addr))
+	account := s.keys.prefix + "login:fail:" + user
+	pair := s.keys.prefix + "login:pair:" + user + ":" + addr
+	address := s.keys.prefix + "login:addr:" + addr
 	for _, l := range []struct {
 		key   string
 		limit redis_rate.Limit
-	}{{address, loginPerAddress}, {account, loginPerAccount}} {
+	}{{address, perAddress}, {pair, perAccountAddr}} {
 		res, err := limiter.Allow(ctx, l.key, l.limit)
 		if err != nil {
 			return "", nil, redisError(err)
@@ -84,12 +119,30 @@ func (s *Service) Login(ctx context.Context, req LoginRequest) (string, *models.
 				Message: "too many login attempts; try again later"}
 		}
 	}
+	failures, err := s.rdb.Get(ctx, account).Int64()
+	if err != nil && !isRedisNil(err) {
+		return "", nil, redisError(err)
+	}
+	if d := s.loginDelay(failures); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return "", nil, models.Unavailable("login", ctx.Err())
+		}
+	}
 	u, err := s.AuthenticatePassword(ctx, req.Username, req.Password)
+	if models.IsCode(err, models.CodeUnauthorized) {
+		if cerr := countFailure.Run(ctx, s.rdb, []string{account}, loginWindow.Milliseconds()).Err(); cerr != nil {
+			return "", nil, redisError(cerr)
+		}
+	}
 	if err != nil {
 		return "", nil, err
 	}
-	if err := limiter.Reset(ctx, account); err != nil {
-		s.log.Warn("reset the login limit of an account", "err", err)
+	if err := limiter.Reset(ctx, pair); err != nil {
+		s.log.Warn("reset the login limit of an account at an address", "err", err)
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
