@@ -164,7 +164,7 @@ func TestIdentityCouponCodes(t *testing.T) {
 }
 
 func TestIdentityUsernames(t *testing.T) {
-	env := testenv.New(t, services.Config{LoginsPerAccount: 3})
+	env := testenv.New(t, services.Config{LoginsPerAccount: 3, LoginsPerAddress: 1000})
 	ctx := context.Background()
 	svc := env.Service
 	if _, err := svc.CreateUser(ctx, "test", "casey", "casey's password", models.RoleShopper); err != nil {
@@ -177,25 +177,24 @@ func TestIdentityUsernames(t *testing.T) {
 	if _, err := svc.CreateUser(ctx, "test", "casey", "another password", models.RoleShopper); !models.IsCode(err, models.CodeInvalidRequest) {
 		t.Fatalf("create casey twice: %v", err)
 	}
-	addr := 0
-	login := func(username, password string) (*models.User, error) {
-		addr++
-		_, u, err := svc.Login(ctx, services.LoginRequest{Username: username, Password: password, Addr: fmt.Sprintf("192.0.2.%d", addr)})
+	login := func(username, password, addr string) (*models.User, error) {
+		_, u, err := svc.Login(ctx, services.LoginRequest{Username: username, Password: password, Addr: addr})
 		return u, err
 	}
 	for username, password := range map[string]string{"casey": "casey's password", "Casey": "Casey's password"} {
-		if u, err := login(username, password); err != nil || u.Username != username {
+		if u, err := login(username, password, "192.0.2.1"); err != nil || u.Username != username {
 			t.Fatalf("log in as %s: %+v, %v", username, u, err)
 		}
 	}
 
-	// Variants of casey with casey's password: none is casey. Each is tried
-	// as often as the account limit allows and more, and none counts against
-	// casey's own limit.
+	// Variants of casey with casey's password, all from one address: none is
+	// casey. Each is tried as often as the account limit allows and more, and
+	// none counts against casey's own limit at that address.
+	const guesser, owner = "192.0.2.66", "192.0.2.7"
 	variants := []string{"CASEY", "cAsEy", "cásey", "caséy", "cäsey", "ｃａｓｅｙ", "casey ", "casey\u00a0", "casey\u200b", "ca\u0301sey"}
 	for _, v := range variants {
 		for range 3 {
-			u, err := login(v, "casey's password")
+			u, err := login(v, "casey's password", guesser)
 			if err == nil {
 				t.Fatalf("log in as %q with casey's password: logged in as %s", v, u.Username)
 			}
@@ -204,20 +203,20 @@ func TestIdentityUsernames(t *testing.T) {
 			}
 		}
 	}
-	if u, err := login("casey", "casey's password"); err != nil || u.Username != "casey" {
+	if u, err := login("casey", "casey's password", guesser); err != nil || u.Username != "casey" {
 		t.Fatalf("casey after attempts on look-alike names: %+v, %v", u, err)
 	}
 	// casey's own limit still holds.
 	for i := range 3 {
-		if _, err := login("casey", "wrong"); !models.IsCode(err, models.CodeUnauthorized) {
+		if _, err := login("casey", "wrong", owner); !models.IsCode(err, models.CodeUnauthorized) {
 			t.Fatalf("wrong password %d: %v", i+1, err)
 		}
 	}
-	if _, err := login("casey", "casey's password"); !models.IsCode(err, models.CodeRateLimited) {
+	if _, err := login("casey", "casey's password", owner); !models.IsCode(err, models.CodeRateLimited) {
 		t.Fatalf("casey after 3 wrong passwords: %v, want rate_limited", err)
 	}
 	// ...and is casey's alone.
-	if u, err := login("Casey", "Casey's password"); err != nil || u.Username != "Casey" {
+	if u, err := login("Casey", "Casey's password", owner); err != nil || u.Username != "Casey" {
 		t.Fatalf("Casey while casey is limited: %+v, %v", u, err)
 	}
 }
