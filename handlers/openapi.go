@@ -79,6 +79,7 @@ var openAPISchemas = map[string]reflect.Type{
 	"APIToken":      reflect.TypeFor[models.APIToken](),
 	"User":          reflect.TypeFor[models.User](),
 	"TemplateDrift": reflect.TypeFor[services.TemplateDrift](),
+	"BudgetDrift":   reflect.TypeFor[services.CampaignBudgetDrift](),
 	"TemplateStats": reflect.TypeFor[services.TemplateStats](),
 }
 
@@ -323,9 +324,12 @@ func apiOps() []apiOp {
 			errors: withBody(map[int][]string{409: {errBody}})},
 		{method: "POST", path: "/api/v1/reconcile", tag: "admin", summary: "Compare Redis with the database, and repair",
 			roles: admin,
+			description: "templates: a line per template compared; campaigns: a line per campaign with a budget among theirs, " +
+				"comparing Redis's budget left with budget_cents − the value of the coupons holding a slot − reservations in flight.",
 			body: object(map[string]any{"template_id": integer("one template (all when left out)"),
 				"repair": boolean("rebuild the counters that drifted")}, "repair"),
-			status: 200, results: []string{"ok"}, payload: map[string]any{"templates": arrayOf(ref("TemplateDrift"))},
+			status: 200, results: []string{"ok"}, payload: map[string]any{"templates": arrayOf(ref("TemplateDrift")),
+				"campaigns": arrayOf(ref("BudgetDrift"))},
 			errors: withBody(map[int][]string{404: {errFound}})},
 	}
 	return append(ops, pageOps()...)

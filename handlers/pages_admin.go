@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"time"
 
 	"couponsvc/models"
 	"couponsvc/services"
@@ -10,12 +11,14 @@ import (
 )
 
 // adminPage is the data of admin.html: every campaign with its budget and its
-// templates with their live figures.
+// templates with their figures, all read at At. The figures are shown as sums
+// that add up, so they are not refreshed one by one while the page is open.
 type adminPage struct {
 	basePage
 	Campaigns []adminCampaign
 	Totals    services.TemplateFigures
 	Templates int
+	At        time.Time
 }
 
 type adminCampaign struct {
@@ -53,7 +56,7 @@ func (p *pages) showAdmin(c *gin.Context) {
 		p.fail(c, err)
 		return
 	}
-	page := &adminPage{basePage: basePage{Title: "Console", Nav: "admin", Poll: "admin"}, Templates: len(views)}
+	page := &adminPage{basePage: basePage{Title: "Console", Nav: "admin"}, Templates: len(views), At: p.now()}
 	index := map[int64]int{}
 	// Newest campaign first, as the templates come.
 	for i := len(camps) - 1; i >= 0; i-- {
@@ -64,10 +67,7 @@ func (p *pages) showAdmin(c *gin.Context) {
 	for _, v := range views {
 		f := figs[v.ID]
 		t := adminTemplate{TemplateView: v, Figures: f, State: templateState(v, now)}
-		page.Totals.Claimed += f.Claimed
-		page.Totals.Redeemed += f.Redeemed
-		page.Totals.Refunded += f.Refunded
-		page.Totals.Revoked += f.Revoked
+		page.Totals.Add(f)
 		if i, ok := index[v.CampaignID]; ok {
 			page.Campaigns[i].Templates = append(page.Campaigns[i].Templates, t)
 		}

@@ -15,6 +15,10 @@ type reconcilePage struct {
 	Ran     bool
 	Rows    []reconcileRow
 	Drifted int64
+	// Budgets are the campaigns' budget lines; BudgetsDrifted counts those
+	// that drifted.
+	Budgets        []budgetRow
+	BudgetsDrifted int64
 }
 
 type reconcileRow struct {
@@ -22,6 +26,26 @@ type reconcileRow struct {
 	Name     string
 	Expected int64
 	IsDrift  bool
+}
+
+// budgetRow is a campaign's budget line of the report.
+type budgetRow struct {
+	services.CampaignBudgetDrift
+	Name    string
+	IsDrift bool
+}
+
+// campaignNames maps campaign ids to names.
+func (p *pages) campaignNames(c *gin.Context) (map[int64]string, error) {
+	camps, err := p.svc.ListCampaigns(c.Request.Context())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(camps))
+	for _, cp := range camps {
+		out[cp.ID] = cp.Name
+	}
+	return out, nil
 }
 
 // maxRepairLines bounds the lines of the repair summary kept for the next
@@ -44,11 +68,20 @@ func (p *pages) showReconcile(c *gin.Context) {
 			p.fail(c, err)
 			return
 		}
+		camps, err := p.campaignNames(c)
+		if err != nil {
+			p.fail(c, err)
+			return
+		}
 		page.Ran = true
 		page.Drifted = int64(report.Drifted())
+		page.BudgetsDrifted = int64(report.BudgetsDrifted())
 		for _, d := range report.Templates {
 			page.Rows = append(page.Rows, reconcileRow{TemplateDrift: d, Name: names[d.TemplateID],
 				Expected: d.TotalStock - d.DBLive - d.InFlight, IsDrift: d.Drifted()})
+		}
+		for _, d := range report.Campaigns {
+			page.Budgets = append(page.Budgets, budgetRow{CampaignBudgetDrift: d, Name: camps[d.CampaignID], IsDrift: d.Drifted()})
 		}
 	}
 	p.render(c, http.StatusOK, "reconcile", page)
@@ -68,6 +101,11 @@ func (p *pages) reconcile(c *gin.Context) {
 		p.fail(c, err)
 		return
 	}
+	camps, err := p.campaignNames(c)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
 	repaired := 0
 	for _, d := range report.Templates {
 		if !d.Repaired {
@@ -83,11 +121,23 @@ func (p *pages) reconcile(c *gin.Context) {
 			p.flash(c, true, msg+". Its counters were rebuilt from the database.")
 		}
 	}
+	budgets := 0
+	for _, d := range report.Campaigns {
+		if !d.Repaired {
+			continue
+		}
+		budgets++
+		if repaired+budgets <= maxRepairLines {
+			p.flash(c, true, fmt.Sprintf("Repaired the budget of “%s”: Redis had %s left where the database allows %s. Its counters were rebuilt from the database.",
+				camps[d.CampaignID], p.money.format(deref(d.RedisBudgetRemaining)), p.money.format(d.ExpectedRemaining)))
+		}
+	}
 	switch {
-	case repaired > maxRepairLines:
-		p.flash(c, true, fmt.Sprintf("… and %d more templates repaired (see the audit log).", repaired-maxRepairLines))
-	case repaired == 0:
-		p.flash(c, true, fmt.Sprintf("Checked %d templates: Redis agrees with the database, nothing to repair.", len(report.Templates)))
+	case repaired+budgets > maxRepairLines:
+		p.flash(c, true, fmt.Sprintf("… and %d more repaired (see the audit log).", repaired+budgets-maxRepairLines))
+	case repaired+budgets == 0:
+		p.flash(c, true, fmt.Sprintf("Checked %d templates and %d campaign budgets: Redis agrees with the database, nothing to repair.",
+			len(report.Templates), len(report.Campaigns)))
 	}
 	redirect(c, "/admin/reconcile?run=1")
 }

@@ -43,11 +43,14 @@ type templatePage struct {
 	Campaign *models.Campaign
 	State    string
 	Stats    *services.TemplateStats
-	Chart    chart
-	Hours    int
-	Edit     editForm
-	Stock    stockForm
-	History  []models.AuditEntry
+	// At is when the figures were read: they are shown as sums that add
+	// up, so they are not refreshed one by one while the page is open.
+	At      time.Time
+	Chart   chart
+	Hours   int
+	Edit    editForm
+	Stock   stockForm
+	History []models.AuditEntry
 }
 
 // editForm holds what an admin may change on a template, as typed.
@@ -101,7 +104,7 @@ func (p *pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		p.fail(c, err)
 		return
 	}
-	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin", Poll: "admin"}, Template: *view,
+	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(),
 		Campaign: camp, State: templateState(*view, p.now()), Stats: stats, Chart: newChart(stats.Hours), Hours: hours}
 	target := fmt.Sprintf("template:%d", id)
 	for _, a := range audit {

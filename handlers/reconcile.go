@@ -15,7 +15,8 @@ type reconcileRequest struct {
 }
 
 // reconcileCounters compares Redis with the database for every template (or
-// one) and, with repair, rebuilds the counters that drifted (see docs/flows.md).
+// one) and the budget of their campaigns and, with repair, rebuilds the
+// counters that drifted (see docs/flows.md).
 func (s *Server) reconcileCounters(c *gin.Context) {
 	var req reconcileRequest
 	if !bindJSON(c, &req) {
@@ -40,5 +41,5 @@ func (s *Server) reconcileCounters(c *gin.Context) {
 		respondError(c, err)
 		return
 	}
-	respond(c, http.StatusOK, "ok", gin.H{"templates": report.Templates})
+	respond(c, http.StatusOK, "ok", gin.H{"templates": report.Templates, "campaigns": report.Campaigns})
 }

@@ -50,9 +50,8 @@ import (
 // waits stockChangeGrace before it looks at a return, so that it never races
 // one in flight.
 //
-// The campaign budget is not compared on its own (the report is per
-// template); every repair rebuilds it from the database with the counters,
-// and a return lost between commit and script drifts stock and budget alike.
+// The campaign budget has a line of its own (see reconcile_budget.go); a
+// repair of either rebuilds all the campaign's counters from the database.
 
 // reconcileAttempts bounds how often a template is compared before a drift is
 // believed; reconcileRetryDelay spaces the attempts.
@@ -148,9 +147,22 @@ func (d *TemplateDrift) Drifted() bool {
 	return d.Drift != 0 || d.UsersDrifted != 0 || *d.RedisTotal != d.TotalStock
 }
 
-// ReconcileReport is the answer to a reconciliation.
+// ReconcileReport is the answer to a reconciliation: a line per template and
+// one per campaign with a budget.
 type ReconcileReport struct {
-	Templates []TemplateDrift `json:"templates"`
+	Templates []TemplateDrift       `json:"templates"`
+	Campaigns []CampaignBudgetDrift `json:"campaigns"`
+}
+
+// BudgetsDrifted counts the campaigns whose budget counter showed a drift.
+func (r *ReconcileReport) BudgetsDrifted() int {
+	n := 0
+	for i := range r.Campaigns {
+		if r.Campaigns[i].Drifted() {
+			n++
+		}
+	}
+	return n
 }
 
 // Drifted counts the templates that showed a drift.
@@ -184,13 +196,16 @@ func (s *Service) Reconcile(ctx context.Context, req ReconcileRequest) (*Reconci
 	if req.TemplateID > 0 && len(ts) == 0 {
 		return nil, models.Errorf(models.CodeNotFound, "template %d not found", req.TemplateID)
 	}
-	report := &ReconcileReport{Templates: []TemplateDrift{}}
+	report := &ReconcileReport{Templates: []TemplateDrift{}, Campaigns: []CampaignBudgetDrift{}}
 	for _, group := range byCampaign(ts) {
-		ds, err := s.reconcileCampaign(ctx, group.cid, group.tids, req.Repair, actorName(req.Actor))
+		ds, budget, err := s.reconcileCampaign(ctx, group.cid, group.tids, req.Repair, actorName(req.Actor))
 		if err != nil {
 			return nil, err
 		}
 		report.Templates = append(report.Templates, ds...)
+		if budget != nil {
+			report.Campaigns = append(report.Campaigns, *budget)
+		}
 	}
 	return report, nil
 }
@@ -213,9 +228,10 @@ func byCampaign(ts []models.Template) []campaignTemplates {
 	return out
 }
 
-// reconcileCampaign compares the given templates of one campaign and, with
-// repair, rebuilds the campaign's counters when any of them drifted.
-func (s *Service) reconcileCampaign(ctx context.Context, cid int64, tids []int64, repair bool, actor string) ([]TemplateDrift, error) {
+// reconcileCampaign compares the given templates of one campaign and its
+// budget (nil for a campaign without one) and, with repair, rebuilds the
+// campaign's counters when any of them drifted.
+func (s *Service) reconcileCampaign(ctx context.Context, cid int64, tids []int64, repair bool, actor string) ([]TemplateDrift, *CampaignBudgetDrift, error) {
 	out := make([]TemplateDrift, 0, len(tids))
 	var drifted []int
 	for _, tid := range tids {
@@ -224,30 +240,37 @@ func (s *Service) reconcileCampaign(ctx context.Context, cid int64, tids []int64
 			continue // deleted meanwhile
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if d.Drifted() {
 			drifted = append(drifted, len(out))
 		}
 		out = append(out, *d)
 	}
-	if !repair || len(drifted) == 0 {
-		return out, nil
+	budget, err := s.compareBudget(ctx, cid)
+	if err != nil && !models.IsCode(err, models.CodeNotFound) {
+		return nil, nil, err
+	}
+	if !repair || (len(drifted) == 0 && !budget.Drifted()) {
+		return out, budget, nil
 	}
 	// Reservations confirmed and since given back would keep their slot
 	// taken through the reload: drop them first.
 	if err := s.pruneRecent(ctx, cid); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := s.loadCampaign(ctx, cid, loadForce); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, i := range drifted {
 			d := &out[i]
 			if err := s.audit(tx, actor, "reconcile.repair", fmt.Sprintf("template:%d", d.TemplateID), d.describe()); err != nil {
 				return err
 			}
+		}
+		if budget.Drifted() {
+			return s.audit(tx, actor, "reconcile.repair", fmt.Sprintf("campaign:%d", cid), budget.describe())
 		}
 		return nil
 	})
@@ -258,10 +281,16 @@ func (s *Service) reconcileCampaign(ctx context.Context, cid int64, tids []int64
 			"actor", actor, "drift", d.Drift, "users_drifted", d.UsersDrifted, "redis_remaining", *d.RedisRemaining,
 			"db_live", d.DBLive, "in_flight", d.InFlight, "audited", err == nil)
 	}
-	if err != nil {
-		return nil, dbError("audit log", err)
+	if budget.Drifted() {
+		budget.Repaired = err == nil
+		s.log.Warn("repaired a drifted Redis budget from the database", "campaign", cid, "actor", actor,
+			"drift", budget.Drift, "redis_budget_remaining", *budget.RedisBudgetRemaining,
+			"expected_budget_remaining", budget.ExpectedRemaining, "audited", err == nil)
 	}
-	return out, nil
+	if err != nil {
+		return nil, nil, dbError("audit log", err)
+	}
+	return out, budget, nil
 }
 
 // describe is the audit detail of a repair.
@@ -533,6 +562,9 @@ type RepairStats struct {
 	StockChanges int
 	// Checked counts the templates compared; Repaired those rebuilt.
 	Checked, Repaired int
+	// BudgetsRepaired counts the campaigns whose budget drifted and was
+	// rebuilt.
+	BudgetsRepaired int
 	// Skipped is set when another instance was running a pass.
 	Skipped bool
 }
@@ -592,8 +624,9 @@ func (s *Service) RepairPass(ctx context.Context) (RepairStats, error) {
 	if err := s.checkDueCampaigns(ctx, &st, &budget); err != nil {
 		return st, err
 	}
-	if st.Repaired > 0 {
-		s.log.Warn("reconciliation pass repaired drifted counters", "checked", st.Checked, "repaired", st.Repaired)
+	if st.Repaired > 0 || st.BudgetsRepaired > 0 {
+		s.log.Warn("reconciliation pass repaired drifted counters", "checked", st.Checked, "repaired", st.Repaired,
+			"budgets_repaired", st.BudgetsRepaired)
 	}
 	return st, nil
 }
@@ -693,7 +726,7 @@ func (s *Service) reconcileTemplates(ctx context.Context, ts []models.Template, 
 		return int(a.ID - b.ID)
 	})
 	for _, group := range byCampaign(ts) {
-		ds, err := s.reconcileCampaign(ctx, group.cid, group.tids, true, repairActor)
+		ds, money, err := s.reconcileCampaign(ctx, group.cid, group.tids, true, repairActor)
 		if err != nil {
 			return err
 		}
@@ -703,6 +736,9 @@ func (s *Service) reconcileTemplates(ctx context.Context, ts []models.Template, 
 			if d.Repaired {
 				st.Repaired++
 			}
+		}
+		if money != nil && money.Repaired {
+			st.BudgetsRepaired++
 		}
 	}
 	return nil

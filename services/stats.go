@@ -13,12 +13,20 @@ const MaxStatsHours = 7 * 24
 
 // TemplateFigures are the live figures of one template, counted in the
 // database (the authority) except Remaining, which is what Redis has left to
-// hand out.
+// hand out. They add up; these identities hold whenever the database keeps
+// its invariants (an issued or used coupon always holds a slot):
+//
+//	claimed      = holding_slot + revoked_slot_returned
+//	holding_slot = issued + expired + redeemed + revoked_slot_kept
+//	revoked      = revoked_slot_kept + revoked_slot_returned
+//	redemptions  = redeemed + refunded
+//	total_stock  = remaining + holding_slot + in_flight_or_drift
 type TemplateFigures struct {
 	TemplateID int64 `json:"template_id"`
 	CampaignID int64 `json:"campaign_id"`
 	TotalStock int64 `json:"total_stock"`
-	// Claimed counts every coupon ever claimed, revoked ones included.
+	// Claimed counts every coupon ever claimed, once each, whatever became
+	// of it (revoked ones included).
 	Claimed int64 `json:"claimed"`
 	// Issued counts coupons held and not used, still valid or not yet valid.
 	Issued int64 `json:"issued"`
@@ -26,17 +34,54 @@ type TemplateFigures struct {
 	Expired int64 `json:"expired"`
 	// Redeemed counts coupons used by an order right now.
 	Redeemed int64 `json:"redeemed"`
-	// Refunded counts redemptions undone by a refund.
+	// Refunded counts redemptions undone by a refund (under either policy);
+	// a coupon used, refunded, used and refunded again counts twice.
 	Refunded int64 `json:"refunded"`
+	// Redemptions counts every use of a coupon by an order, refunded ones
+	// included: redeemed + refunded.
+	Redemptions int64 `json:"redemptions"`
 	// Revoked counts revoked coupons (by an admin, or by a refund under the
-	// recycle policy).
+	// recycle policy): revoked_slot_kept + revoked_slot_returned.
 	Revoked int64 `json:"revoked"`
-	// Live counts coupons that hold a slot of the stock.
+	// RevokedSlotKept counts coupons revoked without returning their stock:
+	// they still hold their slot and their holder's limit.
+	RevokedSlotKept int64 `json:"revoked_slot_kept"`
+	// RevokedSlotReturned counts revoked coupons whose slot went back to the
+	// pool (revoked with return_stock, or refunded under recycle).
+	RevokedSlotReturned int64 `json:"revoked_slot_returned"`
+	// HoldingSlot counts coupons that hold a slot of the stock: issued,
+	// expired, used, or revoked with the slot kept.
+	HoldingSlot int64 `json:"holding_slot"`
+	// Live is HoldingSlot under its first name, kept for existing clients.
 	Live int64 `json:"live"`
-	// ValueIssuedCents is the budget value the live coupons hold.
+	// ValueIssuedCents is the budget value the coupons holding a slot hold.
 	ValueIssuedCents int64 `json:"value_issued_cents"`
-	// Remaining is the stock Redis has left; nil when Redis cannot tell.
+	// Remaining is the stock Redis has left; nil when Redis cannot tell. It
+	// is read after the database counts.
 	Remaining *int64 `json:"remaining"`
+	// InFlightOrDrift is total_stock − remaining − holding_slot: stock that
+	// Redis has handed out and the database shows no coupon for. A claim
+	// being written counts here for a moment; a figure that stays is a drift
+	// (see the reconciliation). Nil when Remaining is.
+	InFlightOrDrift *int64 `json:"in_flight_or_drift"`
+}
+
+// Add adds g's counts to f (totals over templates; Remaining and
+// InFlightOrDrift are not added).
+func (f *TemplateFigures) Add(g TemplateFigures) {
+	f.TotalStock += g.TotalStock
+	f.Claimed += g.Claimed
+	f.Issued += g.Issued
+	f.Expired += g.Expired
+	f.Redeemed += g.Redeemed
+	f.Refunded += g.Refunded
+	f.Redemptions += g.Redemptions
+	f.Revoked += g.Revoked
+	f.RevokedSlotKept += g.RevokedSlotKept
+	f.RevokedSlotReturned += g.RevokedSlotReturned
+	f.HoldingSlot += g.HoldingSlot
+	f.Live += g.Live
+	f.ValueIssuedCents += g.ValueIssuedCents
 }
 
 // HourCount is one hour of a template's activity.
@@ -54,10 +99,13 @@ type TemplateStats struct {
 	Hours []HourCount `json:"hours"`
 }
 
-// CampaignFigures are a campaign's budget and what its live coupons hold.
+// CampaignFigures are a campaign's budget and what its coupons holding a slot
+// hold of it: budget_cents = budget_left_cents + value_issued_cents.
 type CampaignFigures struct {
-	CampaignID       int64 `json:"campaign_id"`
-	BudgetCents      int64 `json:"budget_cents"`
+	CampaignID  int64 `json:"campaign_id"`
+	BudgetCents int64 `json:"budget_cents"`
+	// ValueIssuedCents is the value of the coupons holding a slot (issued,
+	// expired, used, revoked with the slot kept).
 	ValueIssuedCents int64 `json:"value_issued_cents"`
 	// BudgetLeftCents is nil for a campaign without a budget.
 	BudgetLeftCents *int64 `json:"budget_left_cents"`
@@ -181,32 +229,39 @@ func (s *Service) ListCampaignFigures(ctx context.Context) (map[int64]CampaignFi
 	return out, nil
 }
 
-// templateFigures counts the coupons and refunds of the given templates.
+// templateFigures counts the coupons and redemptions of the given templates,
+// then reads what Redis has left: a claim between the two reads shows as in
+// flight, never as a negative figure.
 func (s *Service) templateFigures(ctx context.Context, views []TemplateView) ([]TemplateFigures, error) {
 	out := make([]TemplateFigures, len(views))
 	index := make(map[int64]int, len(views))
 	ids := make([]int64, len(views))
+	ts := make([]models.Template, len(views))
 	for i, v := range views {
-		out[i] = TemplateFigures{TemplateID: v.ID, CampaignID: v.CampaignID, TotalStock: v.TotalStock, Remaining: v.Remaining}
+		out[i] = TemplateFigures{TemplateID: v.ID, CampaignID: v.CampaignID, TotalStock: v.TotalStock}
 		index[v.ID] = i
 		ids[i] = v.ID
+		ts[i] = v.Template
 	}
 	if len(ids) == 0 {
 		return out, nil
 	}
+	// One row per template, status and whether the coupon still holds its
+	// slot: every figure is a sum of these.
 	var rows []struct {
 		TemplateID int64
 		Status     string
+		Returned   int64
 		N          int64
 		Expired    int64
-		Live       int64
 		Value      int64
 	}
-	err := s.db.WithContext(ctx).Raw(`SELECT template_id, status, COUNT(*) AS n,
+	err := s.db.WithContext(ctx).Raw(`SELECT template_id, status,
+			CASE WHEN slot IS NULL THEN 1 ELSE 0 END AS returned, COUNT(*) AS n,
 			COALESCE(SUM(CASE WHEN status = ? AND valid_until <= ? THEN 1 ELSE 0 END), 0) AS expired,
-			COALESCE(SUM(CASE WHEN slot IS NOT NULL THEN 1 ELSE 0 END), 0) AS live,
-			COALESCE(SUM(CASE WHEN slot IS NOT NULL THEN value_cents ELSE 0 END), 0) AS value
-		FROM user_coupons WHERE template_id IN ? GROUP BY template_id, status`,
+			COALESCE(SUM(value_cents), 0) AS value
+		FROM user_coupons WHERE template_id IN ?
+		GROUP BY template_id, status, CASE WHEN slot IS NULL THEN 1 ELSE 0 END`,
 		models.CouponIssued, s.now(), ids).Scan(&rows).Error
 	if err != nil {
 		return nil, dbError("coupons", err)
@@ -214,8 +269,10 @@ func (s *Service) templateFigures(ctx context.Context, views []TemplateView) ([]
 	for _, r := range rows {
 		f := &out[index[r.TemplateID]]
 		f.Claimed += r.N
-		f.Live += r.Live
-		f.ValueIssuedCents += r.Value
+		if r.Returned == 0 {
+			f.HoldingSlot += r.N
+			f.ValueIssuedCents += r.Value
+		}
 		switch r.Status {
 		case models.CouponIssued:
 			f.Issued += r.N - r.Expired
@@ -224,19 +281,41 @@ func (s *Service) templateFigures(ctx context.Context, views []TemplateView) ([]
 			f.Redeemed += r.N
 		case models.CouponRevoked:
 			f.Revoked += r.N
+			if r.Returned == 0 {
+				f.RevokedSlotKept += r.N
+			} else {
+				f.RevokedSlotReturned += r.N
+			}
 		}
 	}
-	var refunds []struct {
+	var uses []struct {
 		TemplateID int64
 		N          int64
+		Undone     int64
 	}
-	err = s.db.WithContext(ctx).Raw(`SELECT template_id, COUNT(*) AS n FROM coupon_use_log
-		WHERE undo_flag = ? AND template_id IN ? GROUP BY template_id`, true, ids).Scan(&refunds).Error
+	err = s.db.WithContext(ctx).Raw(`SELECT template_id, COUNT(*) AS n,
+			COALESCE(SUM(CASE WHEN undo_flag = ? THEN 1 ELSE 0 END), 0) AS undone
+		FROM coupon_use_log WHERE template_id IN ? GROUP BY template_id`, true, ids).Scan(&uses).Error
 	if err != nil {
 		return nil, dbError("use log", err)
 	}
-	for _, r := range refunds {
-		out[index[r.TemplateID]].Refunded += r.N
+	for _, r := range uses {
+		f := &out[index[r.TemplateID]]
+		f.Redemptions += r.N
+		f.Refunded += r.Undone
+	}
+	after, err := s.withRemaining(ctx, ts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		f := &out[i]
+		f.Live = f.HoldingSlot
+		if r := after[i].Remaining; r != nil {
+			left := *r
+			gap := f.TotalStock - left - f.HoldingSlot
+			f.Remaining, f.InFlightOrDrift = &left, &gap
+		}
 	}
 	return out, nil
 }

@@ -40,12 +40,13 @@ func loadCounters(ctx context.Context, svc *services.Service, logger *slog.Logge
 }
 
 // reconcile runs `couponsvc reconcile [--repair] [--template N]`: it prints
-// the comparison of every template (or one) and fails when a drift is found
-// and not repaired, so that scripts can act on it.
+// the comparison of every template (or one) and of their campaigns' budgets,
+// and fails when a drift is found and not repaired, so that scripts can act
+// on it.
 func reconcile(ctx context.Context, cfg config, logger *slog.Logger, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	repair := fs.Bool("repair", false, "rebuild the counters of the templates that drifted (with an audit entry)")
+	repair := fs.Bool("repair", false, "rebuild the counters of the campaigns whose templates or budget drifted (with an audit entry)")
 	tid := fs.Int64("template", 0, "compare this template only")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,25 +64,48 @@ func reconcile(ctx context.Context, cfg config, logger *slog.Logger, args []stri
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "template\tcampaign\ttotal_stock\tredis_remaining\tdb_live\tin_flight\tdrift\tusers_drifted\trepaired\t")
-		unrepaired := 0
-		for _, d := range report.Templates {
-			remaining := "not loaded"
-			if d.RedisRemaining != nil {
-				remaining = strconv.FormatInt(*d.RedisRemaining, 10)
-			}
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%t\t\n", d.TemplateID, d.CampaignID, d.TotalStock,
-				remaining, d.DBLive, d.InFlight, d.Drift, d.UsersDrifted, d.Repaired)
+		if n := printReconcile(stdout, report); n > 0 {
+			return fmt.Errorf("%d templates or campaign budgets drifted: run with --repair to rebuild their counters from the database", n)
+		}
+		return nil
+	})
+}
+
+// printReconcile writes a reconciliation report as two tables, templates and
+// campaign budgets, and returns how many lines drifted and were not repaired.
+func printReconcile(w io.Writer, report *services.ReconcileReport) int {
+	unrepaired := 0
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "template\tcampaign\ttotal_stock\tredis_remaining\tdb_live\tin_flight\tdrift\tusers_drifted\trepaired\t")
+	for _, d := range report.Templates {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%t\t\n", d.TemplateID, d.CampaignID, d.TotalStock,
+			orNotLoaded(d.RedisRemaining), d.DBLive, d.InFlight, d.Drift, d.UsersDrifted, d.Repaired)
+		if d.Drifted() && !d.Repaired {
+			unrepaired++
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d templates, %d drifted\n", len(report.Templates), report.Drifted())
+	if len(report.Campaigns) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "campaign\tbudget_cents\tredis_budget_remaining\tdb_budget_used\tin_flight_cents\texpected_budget_remaining\tdrift\trepaired\t")
+		for _, d := range report.Campaigns {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%t\t\n", d.CampaignID, d.BudgetCents,
+				orNotLoaded(d.RedisBudgetRemaining), d.DBBudgetUsed, d.InFlightCents, d.ExpectedRemaining, d.Drift, d.Repaired)
 			if d.Drifted() && !d.Repaired {
 				unrepaired++
 			}
 		}
 		tw.Flush()
-		fmt.Fprintf(stdout, "%d templates, %d drifted\n", len(report.Templates), report.Drifted())
-		if unrepaired > 0 {
-			return fmt.Errorf("%d templates drifted: run with --repair to rebuild their counters from the database", unrepaired)
-		}
-		return nil
-	})
+	}
+	fmt.Fprintf(w, "%d campaign budgets, %d drifted\n", len(report.Campaigns), report.BudgetsDrifted())
+	return unrepaired
+}
+
+func orNotLoaded(n *int64) string {
+	if n == nil {
+		return "not loaded"
+	}
+	return strconv.FormatInt(*n, 10)
 }
