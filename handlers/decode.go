@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,12 @@ func decodeJSON(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return models.Invalid("body", "is required: a JSON object")
 	}
+	if !utf8.Valid(body) {
+		// encoding/json would put U+FFFD in place of the bad bytes and go on:
+		// a password or a name would be stored as something the client never
+		// sent.
+		return invalidUTF8(body)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -62,6 +69,26 @@ func decodeJSON(r *http.Request, dst any) error {
 		return models.Invalid("body", "must hold exactly one JSON object")
 	}
 	return nil
+}
+
+// invalidUTF8 names the field whose value holds bytes that are not UTF-8; the
+// body as a whole when it is not an object of fields or the bad bytes are
+// elsewhere (in a field's name).
+func invalidUTF8(body []byte) error {
+	var fields map[string]json.RawMessage // raw values keep the bytes as sent
+	if json.Unmarshal(body, &fields) == nil {
+		names := make([]string, 0, len(fields))
+		for name, raw := range fields {
+			if !utf8.Valid(raw) && name != "" && len(name) <= 100 {
+				names = append(names, name)
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			return models.Invalid(names[0], "must be valid UTF-8 text")
+		}
+	}
+	return models.Invalid("body", "is not valid UTF-8")
 }
 
 // jsonError names the field of a decoding error.

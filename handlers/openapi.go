@@ -146,6 +146,13 @@ func withBody(errs map[int][]string) map[int][]string {
 	return out
 }
 
+// What the text fields take (models.CheckText).
+const (
+	nameText        = "1-100 characters on one line, without control characters or characters that change the text direction"
+	descriptionText = "at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"
+	reasonText      = "1-500 characters on one line, without control characters or characters that change the text direction"
+)
+
 var (
 	couponCodeParam = "a coupon code: 13 characters of 23456789ABCDEFGHJKLMNPQRSTUVWXYZ with a check character; " +
 		"lower case, spaces and dashes are accepted"
@@ -160,8 +167,8 @@ func apiOps() []apiOp {
 	admin := []string{models.RoleAdmin}
 	templateBody := object(map[string]any{
 		"campaign_id":        integer("the campaign the template belongs to"),
-		"name":               str("1-100 characters"),
-		"description":        str("at most 2000 characters"),
+		"name":               str(nameText),
+		"description":        str(descriptionText),
 		"kind":               map[string]any{"type": "string", "enum": []string{models.KindFixed, models.KindPercent}},
 		"face_value_cents":   integer("fixed: the discount, > 0"),
 		"percent_off":        integer("percent: 1..99"),
@@ -191,7 +198,7 @@ func apiOps() []apiOp {
 
 		// Campaigns and templates.
 		{method: "POST", path: "/api/v1/campaigns", tag: "campaigns", summary: "Create a campaign", roles: admin,
-			body: object(map[string]any{"name": str("1-100 characters"),
+			body: object(map[string]any{"name": str(nameText),
 				"budget_cents": integer("0 (no budget) up to 10^12")}, "name"),
 			status: 201, results: []string{"ok"}, payload: map[string]any{"campaign": ref("Campaign")},
 			errors: withBody(nil)},
@@ -215,13 +222,13 @@ func apiOps() []apiOp {
 			errors:  map[int][]string{400: {errBody}, 401: {errAuth}, 404: {errFound}, 503: {errDown}}},
 		{method: "PATCH", path: "/api/v1/templates/:id", tag: "campaigns", summary: "Change a template's name, description, claim window or status",
 			roles: admin,
-			body: object(map[string]any{"name": str("1-100 characters"), "description": str("at most 2000 characters"),
+			body: object(map[string]any{"name": str(nameText), "description": str(descriptionText),
 				"claim_starts_at": dateTime("RFC 3339"), "claim_ends_at": nullable(dateTime("RFC 3339, or null to remove the end")),
 				"status": map[string]any{"type": "string", "enum": []string{models.TemplateActive, models.TemplatePaused}}}),
 			status: 200, results: []string{"ok"}, payload: map[string]any{"template": ref("Template")},
 			errors: withBody(map[int][]string{404: {errFound}})},
 		{method: "POST", path: "/api/v1/templates/:id/stock", tag: "campaigns", summary: "Add stock to a template", roles: admin,
-			body:   object(map[string]any{"delta": integer("stock to add, > 0"), "reason": str("why, for the audit log")}, "delta", "reason"),
+			body:   object(map[string]any{"delta": integer("stock to add, > 0"), "reason": str("why, for the audit log: " + reasonText)}, "delta", "reason"),
 			status: 200, results: []string{"ok"}, payload: map[string]any{"template": ref("Template")},
 			errors: withBody(map[int][]string{404: {errFound}})},
 		{method: "GET", path: "/api/v1/templates/:id/stats", tag: "campaigns", summary: "A template's figures and its activity per hour",
@@ -289,7 +296,7 @@ func apiOps() []apiOp {
 				"coupon → 409 already_used: refund its order first.",
 			roles: admin,
 			body: object(map[string]any{"return_stock": boolean("give the stock back (default false)"),
-				"reason": str("why, for the audit log: 1-500 characters")}, "reason"),
+				"reason": str("why, for the audit log: " + reasonText)}, "reason"),
 			status: 200, results: []string{"ok", "duplicate"},
 			payload: map[string]any{"coupon": ref("Coupon"), "stock_returned": boolean("the coupon no longer holds stock")},
 			errors:  withBody(map[int][]string{404: {errFound}, 409: {"already_used"}, 429: {"busy"}})},
@@ -303,7 +310,7 @@ func apiOps() []apiOp {
 		// Administration.
 		{method: "POST", path: "/api/v1/tokens", tag: "admin", summary: "Create an API token (shown once)", roles: admin,
 			body: object(map[string]any{"role": map[string]any{"type": "string", "enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
-				"name": str("1-100 characters")}, "role", "name"),
+				"name": str(nameText)}, "role", "name"),
 			status: 201, results: []string{"ok"},
 			payload: map[string]any{"token": str("the token: shown this once, stored hashed"), "token_info": ref("APIToken")},
 			errors:  withBody(nil)},
