@@ -147,6 +147,37 @@ func parseTime(field string, s *string) (*time.Time, error) {
 	return &t, nil
 }
 
+// optional is a field of a PATCH body that tells its three states apart: left
+// out (Set false), null (Set and Null) and a value. encoding/json reads a null
+// into a pointer as nil, the same as a field left out.
+type optional[T any] struct {
+	Set, Null bool
+	Value     T
+}
+
+func (o *optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	// A value of the wrong type fails with an *json.UnmarshalTypeError, which
+	// the decoder completes with the field's name.
+	return json.Unmarshal(b, &o.Value)
+}
+
+// notNull sets *dst to the value of a field that cannot be removed: nil when
+// left out, an error naming field when null.
+func (o *optional[T]) notNull(field string, dst **T) error {
+	switch {
+	case o.Null:
+		return models.Invalid(field, "cannot be null: leave the field out to keep its value")
+	case o.Set:
+		*dst = &o.Value
+	}
+	return nil
+}
+
 // required returns an error naming field when v is nil.
 func required[T any](field string, v *T) error {
 	if v == nil {
