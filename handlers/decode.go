@@ -21,9 +21,21 @@ import (
 // maxBodyBytes bounds every request body (SPEC §5).
 const maxBodyBytes = 64 << 10
 
+// errBodyTooLarge refuses a body over maxBodyBytes. It is invalid_request like
+// every bad body, but answered 413 (StatusOf tells it by identity) so that a
+// client knows that resending the same body cannot help.
+var errBodyTooLarge = models.Invalid("body", "is larger than 64 KiB")
+
+// bodyTooLarge reports whether err is the cut of http.MaxBytesReader.
+func bodyTooLarge(err error) bool {
+	var e *http.MaxBytesError
+	return errors.As(err, &e)
+}
+
 // bindJSON decodes the request body strictly into dst: JSON content type, at
 // most 64 KiB, one object, no unknown fields, numbers that fit. On failure it
-// answers 400 (415 for another content type) naming the field, and returns false.
+// answers 400 (415 for another content type, 413 for a body over 64 KiB)
+// naming the field, and returns false.
 func bindJSON(c *gin.Context, dst any) bool {
 	if err := decodeJSON(c.Request, dst); err != nil {
 		var e *models.Error
@@ -44,12 +56,15 @@ func decodeJSON(r *http.Request, dst any) error {
 	if err != nil || mt != "application/json" {
 		return models.Invalid("Content-Type", "must be application/json")
 	}
+	if r.ContentLength > maxBodyBytes {
+		return errBodyTooLarge
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if bodyTooLarge(err) || len(body) > maxBodyBytes {
+		return errBodyTooLarge
+	}
 	if err != nil {
 		return models.Invalid("body", "could not be read")
-	}
-	if len(body) > maxBodyBytes {
-		return models.Invalid("body", "is larger than 64 KiB")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return models.Invalid("body", "is required: a JSON object")

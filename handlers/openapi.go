@@ -142,6 +142,7 @@ func withAuth(errs map[int][]string) map[int][]string {
 func withBody(errs map[int][]string) map[int][]string {
 	out := withAuth(errs)
 	out[400] = append(out[400], errBody)
+	out[413] = []string{errBody}
 	out[415] = []string{errBody}
 	return out
 }
@@ -445,6 +446,7 @@ func openAPIDocument() map[string]any {
 				"403": errResponse("forbidden: wrong role, or not your coupon", false),
 				"404": errResponse("not_found", false),
 				"409": errResponse("a business refusal (see the operation)", false),
+				"413": errResponse("invalid_request: the body is larger than 64 KiB", false),
 				"415": errResponse("invalid_request: the body must be application/json", false),
 				"422": errResponse("below_minimum or idempotency_mismatch", false),
 				"429": errResponse("busy or rate_limited: try again after Retry-After", true),
@@ -517,6 +519,8 @@ func (op apiOp) operation() map[string]any {
 		if op.method == "POST" {
 			responses["303"] = map[string]any{"description": "done: redirect to the next page"}
 			responses["403"] = map[string]any{"description": "the CSRF token is missing or wrong, or the role is wrong",
+				"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}}
+			responses["413"] = map[string]any{"description": "the form is larger than 64 KiB",
 				"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}}
 		}
 		if len(op.roles) > 0 {
