@@ -221,7 +221,7 @@ func TestBadInput(t *testing.T) {
 		{"CampaignEmptyBody", "POST", "/api/v1/campaigns", adminToken, ` `, nil, 400, "body"},
 		{"CampaignControlChars", "POST", "/api/v1/campaigns", adminToken, `{"name":"a\u0000b"}`, nil, 400, "name"},
 		{"CampaignWrongContentType", "POST", "/api/v1/campaigns", adminToken, `{"name":"a"}`, map[string]string{"Content-Type": "text/plain"}, 415, "Content-Type"},
-		{"CampaignOversized", "POST", "/api/v1/campaigns", adminToken, big, nil, 400, "body"},
+		{"CampaignOversized", "POST", "/api/v1/campaigns", adminToken, big, nil, 413, "body"},
 		{"CampaignBadID", "GET", "/api/v1/campaigns/abc", adminToken, ``, nil, 400, "id"},
 		{"CampaignNegativeID", "GET", "/api/v1/campaigns/-1", adminToken, ``, nil, 400, "id"},
 		{"CampaignUnknownID", "GET", "/api/v1/campaigns/999", adminToken, ``, nil, 404, ""},

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"couponsvc/models"
@@ -190,14 +189,38 @@ func (s *Server) getTemplate(c *gin.Context) {
 	respond(c, http.StatusOK, "ok", gin.H{"template": out.Template, "remaining": out.Remaining})
 }
 
-// updateTemplateRequest holds what PATCH may change. claim_ends_at is raw so
-// that an explicit null (remove the end) differs from a missing field.
+// updateTemplateRequest holds what PATCH may change. A field left out keeps
+// its value; null removes claim_ends_at and is refused for the fields that
+// cannot be empty, rather than read as left out.
 type updateTemplateRequest struct {
-	Name          *string          `json:"name"`
-	Description   *string          `json:"description"`
-	ClaimStartsAt *string          `json:"claim_starts_at"`
-	ClaimEndsAt   *json.RawMessage `json:"claim_ends_at"`
-	Status        *string          `json:"status"`
+	Name          optional[string] `json:"name"`
+	Description   optional[string] `json:"description"`
+	ClaimStartsAt optional[string] `json:"claim_starts_at"`
+	ClaimEndsAt   optional[string] `json:"claim_ends_at"`
+	Status        optional[string] `json:"status"`
+}
+
+// patch converts the request, naming the first malformed field.
+func (r *updateTemplateRequest) patch() (services.TemplatePatch, error) {
+	var p services.TemplatePatch
+	var starts *string
+	err := firstErr(r.Name.notNull("name", &p.Name), r.Description.notNull("description", &p.Description),
+		r.ClaimStartsAt.notNull("claim_starts_at", &starts), r.Status.notNull("status", &p.Status))
+	if err != nil {
+		return p, err
+	}
+	if p.ClaimStartsAt, err = parseTime("claim_starts_at", starts); err != nil {
+		return p, err
+	}
+	switch {
+	case r.ClaimEndsAt.Null:
+		p.ClearClaimEndsAt = true
+	case r.ClaimEndsAt.Set:
+		if p.ClaimEndsAt, err = parseTime("claim_ends_at", &r.ClaimEndsAt.Value); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 func (s *Server) updateTemplate(c *gin.Context) {
@@ -209,26 +232,10 @@ func (s *Server) updateTemplate(c *gin.Context) {
 	if !bindJSON(c, &req) {
 		return
 	}
-	p := services.TemplatePatch{Name: req.Name, Description: req.Description, Status: req.Status}
-	var err error
-	if p.ClaimStartsAt, err = parseTime("claim_starts_at", req.ClaimStartsAt); err != nil {
+	p, err := req.patch()
+	if err != nil {
 		respondError(c, err)
 		return
-	}
-	if req.ClaimEndsAt != nil {
-		if string(*req.ClaimEndsAt) == "null" {
-			p.ClearClaimEndsAt = true
-		} else {
-			var s string
-			if json.Unmarshal(*req.ClaimEndsAt, &s) != nil {
-				respondError(c, models.Invalid("claim_ends_at", "must be an RFC 3339 time or null"))
-				return
-			}
-			if p.ClaimEndsAt, err = parseTime("claim_ends_at", &s); err != nil {
-				respondError(c, err)
-				return
-			}
-		}
 	}
 	out, err := s.svc.UpdateTemplate(c.Request.Context(), principal(c).Name, id, p)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,9 +21,21 @@ import (
 // maxBodyBytes bounds every request body (see docs/result-codes.md).
 const maxBodyBytes = 64 << 10
 
+// errBodyTooLarge refuses a body over maxBodyBytes. It is invalid_request like
+// every bad body, but answered 413 (StatusOf tells it by identity) so that a
+// client knows that resending the same body cannot help.
+var errBodyTooLarge = models.Invalid("body", "is larger than 64 KiB")
+
+// bodyTooLarge reports whether err is the cut of http.MaxBytesReader.
+func bodyTooLarge(err error) bool {
+	var e *http.MaxBytesError
+	return errors.As(err, &e)
+}
+
 // bindJSON decodes the request body strictly into dst: JSON content type, at
 // most 64 KiB, one object, no unknown fields, numbers that fit. On failure it
-// answers 400 (415 for another content type) naming the field, and returns false.
+// answers 400 (415 for another content type, 413 for a body over 64 KiB)
+// naming the field, and returns false.
 func bindJSON(c *gin.Context, dst any) bool {
 	if err := decodeJSON(c.Request, dst); err != nil {
 		var e *models.Error
@@ -43,15 +56,24 @@ func decodeJSON(r *http.Request, dst any) error {
 	if err != nil || mt != "application/json" {
 		return models.Invalid("Content-Type", "must be application/json")
 	}
+	if r.ContentLength > maxBodyBytes {
+		return errBodyTooLarge
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if bodyTooLarge(err) || len(body) > maxBodyBytes {
+		return errBodyTooLarge
+	}
 	if err != nil {
 		return models.Invalid("body", "could not be read")
 	}
-	if len(body) > maxBodyBytes {
-		return models.Invalid("body", "is larger than 64 KiB")
-	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return models.Invalid("body", "is required: a JSON object")
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would put U+FFFD in place of the bad bytes and go on:
+		// a password or a name would be stored as something the client never
+		// sent.
+		return invalidUTF8(body)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -62,6 +84,26 @@ func decodeJSON(r *http.Request, dst any) error {
 		return models.Invalid("body", "must hold exactly one JSON object")
 	}
 	return nil
+}
+
+// invalidUTF8 names the field whose value holds bytes that are not UTF-8; the
+// body as a whole when it is not an object of fields or the bad bytes are
+// elsewhere (in a field's name).
+func invalidUTF8(body []byte) error {
+	var fields map[string]json.RawMessage // raw values keep the bytes as sent
+	if json.Unmarshal(body, &fields) == nil {
+		names := make([]string, 0, len(fields))
+		for name, raw := range fields {
+			if !utf8.Valid(raw) && name != "" && len(name) <= 100 {
+				names = append(names, name)
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			return models.Invalid(names[0], "must be valid UTF-8 text")
+		}
+	}
+	return models.Invalid("body", "is not valid UTF-8")
 }
 
 // jsonError names the field of a decoding error.
@@ -118,6 +160,37 @@ func parseTime(field string, s *string) (*time.Time, error) {
 	}
 	t = t.UTC()
 	return &t, nil
+}
+
+// optional is a field of a PATCH body that tells its three states apart: left
+// out (Set false), null (Set and Null) and a value. encoding/json reads a null
+// into a pointer as nil, the same as a field left out.
+type optional[T any] struct {
+	Set, Null bool
+	Value     T
+}
+
+func (o *optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	// A value of the wrong type fails with an *json.UnmarshalTypeError, which
+	// the decoder completes with the field's name.
+	return json.Unmarshal(b, &o.Value)
+}
+
+// notNull sets *dst to the value of a field that cannot be removed: nil when
+// left out, an error naming field when null.
+func (o *optional[T]) notNull(field string, dst **T) error {
+	switch {
+	case o.Null:
+		return models.Invalid(field, "cannot be null: leave the field out to keep its value")
+	case o.Set:
+		*dst = &o.Value
+	}
+	return nil
 }
 
 // required returns an error naming field when v is nil.

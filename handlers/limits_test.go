@@ -259,18 +259,18 @@ func TestBodyLimits(t *testing.T) {
 	}
 	wantStatus(t, r.do(req{method: "POST", target: "/api/v1/campaigns", auth: admin, body: pad(maxBody)}), 201, "a body of exactly 64 KiB")
 	a := r.do(req{method: "POST", target: "/api/v1/campaigns", auth: admin, body: pad(maxBody + 1)})
-	if a.status != 400 || a.body["field"] != "body" {
-		t.Fatalf("a body of 64 KiB + 1: %v, want 400 naming the body", a)
+	if a.status != 413 || a.body["field"] != "body" {
+		t.Fatalf("a body of 64 KiB + 1: %v, want 413 naming the body", a)
 	}
 	a = r.do(req{method: "POST", target: "/api/v1/campaigns", auth: admin, body: pad(10 << 20)})
-	if a.status != 400 || a.body["field"] != "body" {
-		t.Fatalf("a body of 10 MiB: %v, want 400 naming the body", a)
+	if a.status != 413 || a.body["field"] != "body" {
+		t.Fatalf("a body of 10 MiB: %v, want 413 naming the body", a)
 	}
 	// A claim counted by the per-user limit is bounded the same way.
 	r.router = handlers.NewRouter(r.env.Service, handlers.Options{Logger: r.env.Config.Logger, Limits: handlers.Limits{ClaimsPerUser: 5}})
 	a = r.claim("", req{body: `{"user_id":"big"}` + strings.Repeat(" ", maxBody)})
-	if a.status != 400 || a.body["field"] != "body" {
-		t.Fatalf("a claim of 64 KiB + 17: %v, want 400 naming the body", a)
+	if a.status != 413 || a.body["field"] != "body" {
+		t.Fatalf("a claim of 64 KiB + 17: %v, want 413 naming the body", a)
 	}
 	wantStatus(t, r.claim("", req{body: `{"user_id":"big"}` + strings.Repeat(" ", maxBody-17)}), 201, "a claim of exactly 64 KiB")
 }

@@ -151,9 +151,17 @@ func withAuth(errs map[int][]string) map[int][]string {
 func withBody(errs map[int][]string) map[int][]string {
 	out := withAuth(errs)
 	out[400] = append(out[400], errBody)
+	out[413] = []string{errBody}
 	out[415] = []string{errBody}
 	return out
 }
+
+// What the text fields take (models.CheckText).
+const (
+	nameText        = "1-100 characters on one line, without control characters or characters that change the text direction"
+	descriptionText = "at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"
+	reasonText      = "1-500 characters on one line, without control characters or characters that change the text direction"
+)
 
 var (
 	couponCodeParam = "a coupon code: 13 characters of 23456789ABCDEFGHJKLMNPQRSTUVWXYZ with a check character; " +
@@ -169,8 +177,8 @@ func apiOps() []apiOp {
 	admin := []string{models.RoleAdmin}
 	templateBody := object(map[string]any{
 		"campaign_id":        integer("the campaign the template belongs to"),
-		"name":               str("1-100 characters"),
-		"description":        str("at most 2000 characters"),
+		"name":               str(nameText),
+		"description":        str(descriptionText),
 		"kind":               map[string]any{"type": "string", "enum": []string{models.KindFixed, models.KindPercent}},
 		"face_value_cents":   integer("fixed: the discount, > 0"),
 		"percent_off":        integer("percent: 1..99"),
@@ -200,7 +208,7 @@ func apiOps() []apiOp {
 
 		// Campaigns and templates.
 		{method: "POST", path: "/api/v1/campaigns", tag: "campaigns", summary: "Create a campaign", roles: admin,
-			body: object(map[string]any{"name": str("1-100 characters"),
+			body: object(map[string]any{"name": str(nameText),
 				"budget_cents": integer("0 (no budget) up to 10^12")}, "name"),
 			status: 201, results: []string{"ok"}, payload: map[string]any{"campaign": ref("Campaign")},
 			errors: withBody(nil)},
@@ -223,14 +231,15 @@ func apiOps() []apiOp {
 			payload: map[string]any{"template": ref("Template"), "remaining": nullable(integer("stock left; null when Redis cannot tell"))},
 			errors:  map[int][]string{400: {errBody}, 401: {errAuth}, 404: {errFound}, 429: {errTokens}, 503: {errDown}}},
 		{method: "PATCH", path: "/api/v1/templates/:id", tag: "campaigns", summary: "Change a template's name, description, claim window or status",
-			roles: admin,
-			body: object(map[string]any{"name": str("1-100 characters"), "description": str("at most 2000 characters"),
+			description: "A field left out keeps its value. null removes claim_ends_at (claims stay open); the other fields cannot be null.",
+			roles:       admin,
+			body: object(map[string]any{"name": str(nameText), "description": str(descriptionText),
 				"claim_starts_at": dateTime("RFC 3339"), "claim_ends_at": nullable(dateTime("RFC 3339, or null to remove the end")),
 				"status": map[string]any{"type": "string", "enum": []string{models.TemplateActive, models.TemplatePaused}}}),
 			status: 200, results: []string{"ok"}, payload: map[string]any{"template": ref("Template")},
 			errors: withBody(map[int][]string{404: {errFound}})},
 		{method: "POST", path: "/api/v1/templates/:id/stock", tag: "campaigns", summary: "Add stock to a template", roles: admin,
-			body:   object(map[string]any{"delta": integer("stock to add, > 0"), "reason": str("why, for the audit log")}, "delta", "reason"),
+			body:   object(map[string]any{"delta": integer("stock to add, > 0"), "reason": str("why, for the audit log: " + reasonText)}, "delta", "reason"),
 			status: 200, results: []string{"ok"}, payload: map[string]any{"template": ref("Template")},
 			errors: withBody(map[int][]string{404: {errFound}})},
 		{method: "GET", path: "/api/v1/templates/:id/stats", tag: "campaigns", summary: "A template's figures and its activity per hour",
@@ -298,7 +307,7 @@ func apiOps() []apiOp {
 				"coupon → 409 already_used: refund its order first.",
 			roles: admin,
 			body: object(map[string]any{"return_stock": boolean("give the stock back (default false)"),
-				"reason": str("why, for the audit log: 1-500 characters")}, "reason"),
+				"reason": str("why, for the audit log: " + reasonText)}, "reason"),
 			status: 200, results: []string{"ok", "duplicate"},
 			payload: map[string]any{"coupon": ref("Coupon"), "stock_returned": boolean("the coupon no longer holds stock")},
 			errors:  withBody(map[int][]string{404: {errFound}, 409: {"already_used"}, 429: {"busy"}})},
@@ -312,7 +321,7 @@ func apiOps() []apiOp {
 		// Administration.
 		{method: "POST", path: "/api/v1/tokens", tag: "admin", summary: "Create an API token (shown once)", roles: admin,
 			body: object(map[string]any{"role": map[string]any{"type": "string", "enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
-				"name": str("1-100 characters")}, "role", "name"),
+				"name": str(nameText)}, "role", "name"),
 			status: 201, results: []string{"ok"},
 			payload: map[string]any{"token": str("the token: shown this once, stored hashed"), "token_info": ref("APIToken")},
 			errors:  withBody(nil)},
@@ -449,6 +458,7 @@ func openAPIDocument() map[string]any {
 				"403": errResponse("forbidden: wrong role, or not your coupon", false),
 				"404": errResponse("not_found", false),
 				"409": errResponse("a business refusal (see the operation)", false),
+				"413": errResponse("invalid_request: the body is larger than 64 KiB", false),
 				"415": errResponse("invalid_request: the body must be application/json", false),
 				"422": errResponse("below_minimum or idempotency_mismatch", false),
 				"429": errResponse("busy or rate_limited: try again after Retry-After", true),
@@ -521,6 +531,8 @@ func (op apiOp) operation() map[string]any {
 		if op.method == "POST" {
 			responses["303"] = map[string]any{"description": "done: redirect to the next page"}
 			responses["403"] = map[string]any{"description": "the CSRF token is missing or wrong, or the role is wrong",
+				"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}}
+			responses["413"] = map[string]any{"description": "the form is larger than 64 KiB",
 				"content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}}
 		}
 		if len(op.roles) > 0 {

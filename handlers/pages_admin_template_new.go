@@ -38,7 +38,7 @@ var templateFields = map[string]string{
 // amounts and of what the admin sees.
 var templateFieldMessages = map[string]string{
 	"campaign_id":     "Choose a campaign.",
-	"name":            "Enter a name of 1 to 100 characters.",
+	"name":            "Enter a name of 1 to 100 characters, on one line, of ordinary text.",
 	"face_value":      "Enter the amount this coupon takes off, more than zero.",
 	"percent_off":     "Enter a percentage from 1 to 99.",
 	"max_discount":    "Enter the most this coupon may take off, more than zero.",

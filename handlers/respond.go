@@ -49,6 +49,9 @@ func StatusOf(err error) (int, string) {
 	if e.Code == models.CodeUnauthorized && e.Forbidden {
 		return http.StatusForbidden, "forbidden"
 	}
+	if e == errBodyTooLarge {
+		return http.StatusRequestEntityTooLarge, e.Code.Word()
+	}
 	status, ok := httpStatus[e.Code]
 	if !ok {
 		status = http.StatusInternalServerError

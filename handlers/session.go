@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -70,6 +71,16 @@ func (p *pages) newCSRF(key []byte, secure bool) http.Handler {
 // runCSRF runs the CSRF check on the request and reports whether it passed;
 // when it did not, the refusal has been written.
 func (p *pages) runCSRF(c *gin.Context) bool {
+	if bodyOverLimit(c.Request) {
+		// Cut short, the form would lack its token and pass for an expired one.
+		if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+			respondError(c, errBodyTooLarge)
+			return false
+		}
+		p.renderError(c, http.StatusRequestEntityTooLarge, "This form is too large",
+			"A form may send at most 64 KiB, and this one sent more. Shorten the longest field, such as the description, and send it again.")
+		return false
+	}
 	r := c.Request.WithContext(context.WithValue(c.Request.Context(), ginContextKey{}, c))
 	h := p.csrfTLS
 	if !isTLS(r) {
@@ -80,6 +91,27 @@ func (p *pages) runCSRF(c *gin.Context) bool {
 	}
 	h.ServeHTTP(c.Writer, r)
 	return c.GetBool(csrfPassedKey)
+}
+
+// bodyOverLimit reports whether a state-changing request's body is over
+// maxBodyBytes. It reads a form (which the handlers read later from
+// r.PostForm) and leaves other bodies to their handlers unless their length
+// says so.
+func bodyOverLimit(r *http.Request) bool {
+	if slices.Contains([]string{http.MethodGet, http.MethodHead, http.MethodOptions}, r.Method) || r.Body == nil {
+		return false
+	}
+	if r.ContentLength > maxBodyBytes {
+		return true
+	}
+	var err error
+	switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt {
+	case "application/x-www-form-urlencoded":
+		err = r.ParseForm()
+	case "multipart/form-data":
+		err = r.ParseMultipartForm(maxBodyBytes)
+	}
+	return bodyTooLarge(err)
 }
 
 // checkCSRF is the pages' middleware: every page gets a token, and every

@@ -37,10 +37,5 @@ func validateName(field, name string) error {
 	if n < 1 || n > 100 {
 		return Invalid(field, "must be 1 to 100 characters")
 	}
-	if !utf8.ValidString(name) || strings.ContainsFunc(name, isControl) {
-		return Invalid(field, "must be printable text")
-	}
-	return nil
+	return CheckText(field, name, SingleLine)
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

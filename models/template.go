@@ -70,8 +70,11 @@ func (t *Template) Validate() error {
 	if err := validateName("name", t.Name); err != nil {
 		return err
 	}
-	if utf8.RuneCountInString(t.Description) > MaxDescriptionRune || !utf8.ValidString(t.Description) {
+	if utf8.RuneCountInString(t.Description) > MaxDescriptionRune {
 		return Invalid("description", "must be valid text of at most %d characters", MaxDescriptionRune)
+	}
+	if err := CheckText("description", t.Description, MultiLine); err != nil {
+		return err
 	}
 	if t.CampaignID <= 0 {
 		return Invalid("campaign_id", "is required")

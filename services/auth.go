@@ -37,6 +37,9 @@ func (s *Service) CreateToken(ctx context.Context, actor, role, name string) (st
 	if name == "" || len(name) > 100 {
 		return "", nil, models.Invalid("name", "is required (at most 100 characters)")
 	}
+	if err := models.CheckText("name", name, models.SingleLine); err != nil {
+		return "", nil, err
+	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", nil, fmt.Errorf("token randomness: %w", err)

@@ -45,8 +45,11 @@ func (s *Service) Revoke(ctx context.Context, actor, code string, returnStock bo
 		return nil, err
 	}
 	reason = strings.TrimSpace(reason)
-	if reason == "" || utf8.RuneCountInString(reason) > 500 || !utf8.ValidString(reason) {
+	if reason == "" || utf8.RuneCountInString(reason) > 500 {
 		return nil, models.Invalid("reason", "is required (at most 500 characters)")
+	}
+	if err := models.CheckText("reason", reason, models.SingleLine); err != nil {
+		return nil, err
 	}
 	c, err := s.couponByCode(ctx, code)
 	if err != nil {

@@ -24,6 +24,9 @@ func (s *Service) AddStock(ctx context.Context, actor string, id, delta int64, r
 	if reason == "" || len(reason) > 500 {
 		return nil, models.Invalid("reason", "is required (at most 500 characters)")
 	}
+	if err := models.CheckText("reason", reason, models.SingleLine); err != nil {
+		return nil, err
+	}
 	var t models.Template
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.Template{}).
