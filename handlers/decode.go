@@ -27,10 +27,7 @@ func bindJSON(c *gin.Context, dst any) bool {
 	if err := decodeJSON(c.Request, dst); err != nil {
 		var e *models.Error
 		if errors.As(err, &e) && e.Field == "Content-Type" {
-			c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, gin.H{
-				"code": models.CodeInvalidRequest, "result": models.CodeInvalidRequest.Word(),
-				"error": e.Field + ": " + e.Message, "field": e.Field})
-			return false
+			err = withStatus(http.StatusUnsupportedMediaType, e)
 		}
 		respondError(c, err)
 		return false
