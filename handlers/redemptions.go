@@ -12,7 +12,7 @@ import (
 type redeemRequest struct {
 	CouponCode       *string `json:"coupon_code" binding:"required" schema:"code"`
 	OrderID          *string `json:"order_id" binding:"required" schema:"order_id"`
-	OrderAmountCents *int64  `json:"order_amount_cents" binding:"required" schema:"order_amount"`
+	OrderAmountCents *int64  `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before the discount"`
 	UserID           *string `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise)"`
 }
 
