@@ -398,9 +398,19 @@ func operationID(method, path string) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 var (
-	timeType       = reflect.TypeFor[time.Time]()
-	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	timeType        = reflect.TypeFor[time.Time]()
+	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 )
+
+// ownJSON tells a type that writes (in an answer) or reads (in a request) its
+// own JSON, such as json.RawMessage: its Go type says nothing of the JSON.
+func ownJSON(t reflect.Type, request bool) bool {
+	if request {
+		return reflect.PointerTo(t).Implements(jsonUnmarshaler)
+	}
+	return t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler)
+}
 
 // schemaOf is the schema of a field's type: a reference to the component
 // schema of that type, or the type's own schema.
@@ -424,10 +434,10 @@ func typeSchema(t reflect.Type, request bool) map[string]any {
 	switch {
 	case t == timeType:
 		return map[string]any{"type": "string", "format": "date-time"}
-	case t == rawMessageType:
-		return map[string]any{} // any JSON value; the field's tags say more
 	case t.Kind() == reflect.Pointer:
 		return nullable(typeSchema(t.Elem(), request))
+	case ownJSON(t, request):
+		return map[string]any{} // any JSON value; the field's format or schema tag says which
 	case t.Kind() == reflect.Slice:
 		return arrayOf(schemaOf(t.Elem(), request))
 	case t.Kind() == reflect.Map:
