@@ -97,8 +97,7 @@ func apiRoutes() []route {
 
 		// Campaigns and templates.
 		{method: "POST", path: "/api/v1/campaigns", roles: admin, handler: (*Server).createCampaign,
-			tag: "campaigns", summary: "Create a campaign", request: typeOf[createCampaignRequest](),
-			status: 201, results: []string{"ok"}, answer: typeOf[struct {
+			tag: "campaigns", summary: "Create a campaign", request: typeOf[createCampaignRequest](), status: 201, results: []string{"ok"}, answer: typeOf[struct {
 				Campaign models.Campaign `json:"campaign"`
 			}]()},
 		{method: "GET", path: "/api/v1/campaigns", roles: admin, handler: (*Server).listCampaigns,
@@ -113,8 +112,7 @@ func apiRoutes() []route {
 			}](),
 			errors: map[int][]string{404: {errFound}}},
 		{method: "POST", path: "/api/v1/templates", roles: admin, handler: (*Server).createTemplate,
-			tag: "campaigns", summary: "Create a coupon template", request: typeOf[createTemplateRequest](),
-			status: 201, results: []string{"ok"}, answer: typeOf[struct {
+			tag: "campaigns", summary: "Create a coupon template", request: typeOf[createTemplateRequest](), status: 201, results: []string{"ok"}, answer: typeOf[struct {
 				Template models.Template `json:"template"`
 			}](),
 			errors: map[int][]string{404: {errFound}}},
@@ -136,14 +134,12 @@ func apiRoutes() []route {
 			errors: map[int][]string{404: {errFound}}},
 		{method: "PATCH", path: "/api/v1/templates/:id", roles: admin, handler: (*Server).updateTemplate,
 			tag: "campaigns", summary: "Change a template's name, description, claim window or status",
-			request: typeOf[updateTemplateRequest](),
-			status:  200, results: []string{"ok"}, answer: typeOf[struct {
+			request: typeOf[updateTemplateRequest](), status: 200, results: []string{"ok"}, answer: typeOf[struct {
 				Template models.Template `json:"template"`
 			}](),
 			errors: map[int][]string{404: {errFound}}},
 		{method: "POST", path: "/api/v1/templates/:id/stock", roles: admin, handler: (*Server).addStock,
-			tag: "campaigns", summary: "Add stock to a template", request: typeOf[addStockRequest](),
-			status: 200, results: []string{"ok"}, answer: typeOf[struct {
+			tag: "campaigns", summary: "Add stock to a template", request: typeOf[addStockRequest](), status: 200, results: []string{"ok"}, answer: typeOf[struct {
 				Template models.Template `json:"template"`
 			}](),
 			errors: map[int][]string{404: {errFound}}},
@@ -176,14 +172,12 @@ func apiRoutes() []route {
 
 		// Checkout.
 		{method: "POST", path: "/api/v1/redemptions", roles: roles(models.RoleCashier, models.RoleApp),
-			handler: (*Server).redeemCoupon,
-			tag:     "checkout", summary: "Redeem a coupon on an order",
+			handler: (*Server).redeemCoupon, tag: "checkout", summary: "Redeem a coupon on an order",
 			description: "Uses the coupon on the order and answers the discount and the amount to pay. The same coupon and " +
 				"order again answers 200 duplicate with the first answer (its amounts, whatever amount the retry carried). " +
 				"With user_id the coupon must belong to that user (403 forbidden otherwise). A coupon whose redemption " +
 				"by an order was refunded may be redeemed again, by that order or another.",
-			request: typeOf[redeemRequest](),
-			status:  200, results: []string{"redeemed", "duplicate"}, answer: typeOf[struct {
+			request: typeOf[redeemRequest](), status: 200, results: []string{"redeemed", "duplicate"}, answer: typeOf[struct {
 				Coupon           models.CouponView `json:"coupon"`
 				OrderAmountCents int64             `json:"order_amount_cents" doc:"the order amount the discount was computed on"`
 				DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped"`
@@ -192,14 +186,12 @@ func apiRoutes() []route {
 			errors: map[int][]string{404: {errFound}, 409: {"already_used", "revoked", "not_valid_now"},
 				422: {"below_minimum"}, 429: {"busy"}}},
 		{method: "POST", path: "/api/v1/refunds", roles: roles(models.RoleCashier, models.RoleApp),
-			handler: (*Server).refundCoupon,
-			tag:     "checkout", summary: "Refund a coupon's use by a cancelled order",
+			handler: (*Server).refundCoupon, tag: "checkout", summary: "Refund a coupon's use by a cancelled order",
 			description: "Restore policy: the coupon is issued again to its holder (with extend_on_refund its validity moves " +
 				"forward by the time the order held it; without it, a coupon that expired meanwhile comes back expired). " +
 				"Recycle policy: the coupon is revoked and its stock, budget and the holder's limit go back to the pool " +
 				"(stock_returned). Again → 200 duplicate.",
-			request: typeOf[refundRequest](),
-			status:  200, results: []string{"refunded", "duplicate"}, answer: typeOf[struct {
+			request: typeOf[refundRequest](), status: 200, results: []string{"refunded", "duplicate"}, answer: typeOf[struct {
 				Coupon        models.CouponView `json:"coupon"`
 				StockReturned bool              `json:"stock_returned" doc:"the coupon went back to the pool (policy recycle)"`
 			}](),
@@ -207,8 +199,7 @@ func apiRoutes() []route {
 
 		// Coupons.
 		{method: "GET", path: "/api/v1/coupons/:code", roles: roles(models.RoleCashier, models.RoleAdmin, models.RoleApp),
-			handler: (*Server).getCoupon,
-			tag:     "coupons", summary: "Show a coupon and its template",
+			handler: (*Server).getCoupon, tag: "coupons", summary: "Show a coupon and its template",
 			status: 200, results: []string{"ok"}, answer: typeOf[services.CouponDetail](),
 			errors: map[int][]string{404: {errFound}}},
 		{method: "POST", path: "/api/v1/coupons/:code/revoke", roles: admin, handler: (*Server).revokeCoupon,
@@ -217,15 +208,13 @@ func apiRoutes() []route {
 				"stock, budget and the holder's limit go back to the pool; without it the revoked coupon keeps counting " +
 				"against both. A revoked coupon again → 200 duplicate (unless it now asks for the stock back). A used " +
 				"coupon → 409 already_used: refund its order first.",
-			request: typeOf[revokeRequest](),
-			status:  200, results: []string{"ok", "duplicate"}, answer: typeOf[struct {
+			request: typeOf[revokeRequest](), status: 200, results: []string{"ok", "duplicate"}, answer: typeOf[struct {
 				Coupon        models.CouponView `json:"coupon"`
 				StockReturned bool              `json:"stock_returned" doc:"the coupon no longer holds stock"`
 			}](),
 			errors: map[int][]string{404: {errFound}, 409: {"already_used"}, 429: {"busy"}}},
 		{method: "GET", path: "/api/v1/users/:user_id/coupons", roles: roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
-			handler: (*Server).listUserCoupons,
-			tag:     "coupons", summary: "List a user's coupons",
+			handler: (*Server).listUserCoupons, tag: "coupons", summary: "List a user's coupons",
 			description: "Newest first, at most 1000, each with its effective status (an issued coupon past valid_until is " +
 				"expired). A shopper sees only their own.",
 			status: 200, results: []string{"ok"}, answer: typeOf[struct {
@@ -234,20 +223,17 @@ func apiRoutes() []route {
 
 		// Administration.
 		{method: "POST", path: "/api/v1/tokens", roles: admin, handler: (*Server).createToken,
-			tag: "admin", summary: "Create an API token (shown once)", request: typeOf[createTokenRequest](),
-			status: 201, results: []string{"ok"}, answer: typeOf[struct {
+			tag: "admin", summary: "Create an API token (shown once)", request: typeOf[createTokenRequest](), status: 201, results: []string{"ok"}, answer: typeOf[struct {
 				Token     string          `json:"token" doc:"the token: shown this once, stored hashed"`
 				TokenInfo models.APIToken `json:"token_info"`
 			}]()},
 		{method: "POST", path: "/api/v1/users", roles: admin, handler: (*Server).createUser,
-			tag: "admin", summary: "Create a user of the pages", request: typeOf[createUserRequest](),
-			status: 201, results: []string{"ok"}, answer: typeOf[struct {
+			tag: "admin", summary: "Create a user of the pages", request: typeOf[createUserRequest](), status: 201, results: []string{"ok"}, answer: typeOf[struct {
 				User models.User `json:"user"`
 			}](),
 			errors: map[int][]string{409: {errBody}}},
 		{method: "POST", path: "/api/v1/reconcile", roles: admin, handler: (*Server).reconcileCounters,
-			tag: "admin", summary: "Compare Redis with the database, and repair", request: typeOf[reconcileRequest](),
-			status: 200, results: []string{"ok"}, answer: typeOf[services.ReconcileReport](),
+			tag: "admin", summary: "Compare Redis with the database, and repair", request: typeOf[reconcileRequest](), status: 200, results: []string{"ok"}, answer: typeOf[services.ReconcileReport](),
 			errors: map[int][]string{404: {errFound}}},
 	}
 }
@@ -273,8 +259,8 @@ func pageRoutes() []pageRoute {
 	shopper, cashier, admin := roles(models.RoleShopper), roles(models.RoleCashier), roles(models.RoleAdmin)
 	return []pageRoute{
 		{method: "GET", path: "/static/*file", handler: (*pages).serveStatic, asset: true,
-			summary: "The pages' static assets (fingerprinted names)",
-			status:  200, raw: &rawAnswer{"application/octet-stream", map[string]any{"type": "string", "format": "binary"}}},
+			summary: "The pages' static assets (fingerprinted names)", status: 200,
+			raw: &rawAnswer{"application/octet-stream", map[string]any{"type": "string", "format": "binary"}}},
 		{method: "GET", path: "/favicon.ico", asset: true, status: 301, summary: "Redirects to the icon",
 			handler: func(p *pages, c *gin.Context) { c.Redirect(http.StatusMovedPermanently, p.assets["favicon.svg"]) }},
 
