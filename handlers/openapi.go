@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"couponsvc/models"
@@ -21,28 +20,18 @@ import (
 // the JSON API of SPEC §5, the operational endpoints and the pages of SPEC §6.
 // The document is made from the route tables of routes.go, the request and
 // answer schemas from the Go types they name.
-func serveOpenAPI(c *gin.Context) {
+func (s *Server) serveOpenAPI(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=300")
-	c.Data(http.StatusOK, "application/json; charset=utf-8", openAPIJSON())
+	c.Data(http.StatusOK, "application/json; charset=utf-8", s.openAPI())
 }
 
-// The document, made once. Not a sync.OnceValue variable: its making reads
-// the route table, which names serveOpenAPI, and Go refuses such a cycle in
-// the initialisation of a package variable.
-var (
-	openAPIOnce  sync.Once
-	openAPIBytes []byte
-)
-
-func openAPIJSON() []byte {
-	openAPIOnce.Do(func() {
-		b, err := json.MarshalIndent(openAPIDocument(), "", "  ")
-		if err != nil {
-			panic("couponsvc: the OpenAPI document does not marshal: " + err.Error()) // a bug caught by any test
-		}
-		openAPIBytes = b
-	})
-	return openAPIBytes
+// openAPIJSON is the document of the routes, indented.
+func openAPIJSON(api []route, pages []pageRoute) []byte {
+	b, err := json.MarshalIndent(openAPIDocument(api, pages), "", "  ")
+	if err != nil {
+		panic("couponsvc: the OpenAPI document does not marshal: " + err.Error()) // a bug caught by any test
+	}
+	return b
 }
 
 // The schemas of the answers, from the Go types the handlers render, so that
@@ -164,7 +153,7 @@ func openAPIPath(ginPath string) string {
 }
 
 // openAPIDocument builds the document from the route tables (routes.go).
-func openAPIDocument() map[string]any {
+func openAPIDocument(api []route, pages []pageRoute) map[string]any {
 	paths := map[string]map[string]any{}
 	add := func(method, path string, op map[string]any) {
 		p := openAPIPath(path)
@@ -173,10 +162,10 @@ func openAPIDocument() map[string]any {
 		}
 		paths[p][strings.ToLower(method)] = op
 	}
-	for _, rt := range apiRoutes() {
+	for _, rt := range api {
 		add(rt.method, rt.path, rt.operation())
 	}
-	for _, pr := range pageRoutes() {
+	for _, pr := range pages {
 		add(pr.method, pr.path, pr.operation())
 	}
 	schemas := map[string]any{

@@ -31,11 +31,18 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	claims *claimGuard
+	// openAPI returns the document of the router's routes, made on first use.
+	openAPI func() []byte
 }
 
 // NewRouter returns the HTTP handler of couponsvc: the JSON API under
 // /api/v1, the health endpoints and the pages, from the tables of routes.go.
 func NewRouter(svc *services.Service, opts Options) *gin.Engine {
+	return newRouter(svc, opts, apiRoutes(), pageRoutes())
+}
+
+// newRouter is NewRouter with the given route tables.
+func newRouter(svc *services.Service, opts Options, api []route, pageRows []pageRoute) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -48,7 +55,7 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	r.Use(limitRequest(opts.Limits.RequestTimeout))
 	r.Use(s.observeRequest, s.recoverPanic)
 	s.claims = newClaimGuard(svc, opts.Limits)
-	s.registerRoutes(r, s.setUpPages())
+	s.registerRoutes(r, s.setUpPages(), api, pageRows)
 	return r
 }
 

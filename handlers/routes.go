@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 
 	"couponsvc/models"
 	"couponsvc/services"
@@ -21,9 +22,10 @@ import (
 // and add a row below naming the method, path, roles, handler, request type,
 // answer payload, success status and result words, and the error result words
 // the handler answers besides those every route shares (see routeErrors).
-// TestOpenAPIMatchesRouter, TestOpenAPIRequestBodies and TestSecurityMatrix
-// then check the new endpoint; the last one wants a row of fixtures (the URL
-// and body to call it with) in handlers/security_test.go.
+// TestRouteOneRowIsAnEndpoint does just that. TestOpenAPIMatchesRouter,
+// TestOpenAPIRequestBodies and TestSecurityMatrix then check the new
+// endpoint; the last one wants a row of fixtures (the URL and body to call it
+// with) in handlers/security_test.go when it has a path parameter or a body.
 
 // apiPrefix is where the JSON API lives. Its routes find out who calls
 // (authenticate) before anything else.
@@ -91,7 +93,7 @@ func apiRoutes() []route {
 		{method: "GET", path: "/metrics", build: (*Server).metricsHandler,
 			tag: "operations", summary: "Prometheus metrics (text exposition format)",
 			status: 200, raw: &rawAnswer{"text/plain", map[string]any{"type": "string"}}},
-		{method: "GET", path: "/api/openapi.json", handler: func(_ *Server, c *gin.Context) { serveOpenAPI(c) },
+		{method: "GET", path: "/api/openapi.json", handler: (*Server).serveOpenAPI,
 			tag: "operations", summary: "This document",
 			status: 200, raw: &rawAnswer{"application/json", map[string]any{"type": "object"}}},
 
@@ -301,10 +303,12 @@ func pageRoutes() []pageRoute {
 	}
 }
 
-// registerRoutes wires both tables into r, each row behind the middleware its
-// kind needs, and answers unknown paths and methods.
-func (s *Server) registerRoutes(r *gin.Engine, p *pages) {
-	for _, rt := range apiRoutes() {
+// registerRoutes wires the rows of both tables into r, each behind the
+// middleware its kind needs, and answers unknown paths and methods. The
+// OpenAPI document is made of the same rows.
+func (s *Server) registerRoutes(r *gin.Engine, p *pages, api []route, pageRows []pageRoute) {
+	s.openAPI = sync.OnceValue(func() []byte { return openAPIJSON(api, pageRows) })
+	for _, rt := range api {
 		var chain []gin.HandlerFunc
 		if strings.HasPrefix(rt.path, apiPrefix) {
 			chain = append(chain, s.authenticate)
@@ -317,7 +321,7 @@ func (s *Server) registerRoutes(r *gin.Engine, p *pages) {
 		}
 		r.Handle(rt.method, rt.path, append(chain, s.handlerOf(rt))...)
 	}
-	for _, pr := range pageRoutes() {
+	for _, pr := range pageRows {
 		chain := []gin.HandlerFunc{p.securityHeaders}
 		if !pr.asset {
 			chain = append(chain, p.checkCSRF, p.loadSession)
