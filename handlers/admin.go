@@ -7,8 +7,8 @@ import (
 )
 
 type createTokenRequest struct {
-	Role *string `json:"role"`
-	Name *string `json:"name"`
+	Role *string `json:"role" binding:"required" schema:"token_role"`
+	Name *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
 }
 
 // createToken makes an API token; the token is in this answer only.
@@ -30,9 +30,9 @@ func (s *Server) createToken(c *gin.Context) {
 }
 
 type createUserRequest struct {
-	Username *string `json:"username"`
-	Password *string `json:"password"`
-	Role     *string `json:"role"`
+	Username *string `json:"username" binding:"required" schema:"user_id"`
+	Password *string `json:"password" binding:"required" doc:"the password"`
+	Role     *string `json:"role" binding:"required" schema:"user_role"`
 }
 
 func (s *Server) createUser(c *gin.Context) {

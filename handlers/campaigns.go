@@ -10,8 +10,8 @@ import (
 )
 
 type createCampaignRequest struct {
-	Name        *string `json:"name"`
-	BudgetCents *int64  `json:"budget_cents"`
+	Name        *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	BudgetCents *int64  `json:"budget_cents" doc:"0 (no budget) up to 10^12"`
 }
 
 func (s *Server) createCampaign(c *gin.Context) {
@@ -61,24 +61,24 @@ func (s *Server) getCampaign(c *gin.Context) {
 // tell a missing field from a zero one, and times are parsed here so that a
 // malformed one is named.
 type createTemplateRequest struct {
-	CampaignID       *int64  `json:"campaign_id"`
-	Name             *string `json:"name"`
-	Description      *string `json:"description"`
-	Kind             *string `json:"kind"`
-	FaceValueCents   *int64  `json:"face_value_cents"`
-	PercentOff       *int64  `json:"percent_off"`
-	MaxDiscountCents *int64  `json:"max_discount_cents"`
-	MinOrderCents    *int64  `json:"min_order_cents"`
-	TotalStock       *int64  `json:"total_stock"`
-	PerUserLimit     *int64  `json:"per_user_limit"`
-	ClaimStartsAt    *string `json:"claim_starts_at"`
-	ClaimEndsAt      *string `json:"claim_ends_at"`
-	ValidFrom        *string `json:"valid_from"`
-	ValidUntil       *string `json:"valid_until"`
-	ValidDays        *int64  `json:"valid_days"`
-	RefundPolicy     *string `json:"refund_policy"`
-	ExtendOnRefund   *bool   `json:"extend_on_refund"`
-	Status           *string `json:"status"`
+	CampaignID       *int64  `json:"campaign_id" binding:"required" doc:"the campaign the template belongs to"`
+	Name             *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	Description      *string `json:"description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
+	Kind             *string `json:"kind" binding:"required" schema:"template_kind"`
+	FaceValueCents   *int64  `json:"face_value_cents" doc:"fixed: the discount, > 0"`
+	PercentOff       *int64  `json:"percent_off" doc:"percent: 1..99"`
+	MaxDiscountCents *int64  `json:"max_discount_cents" doc:"percent: the cap of the discount, > 0"`
+	MinOrderCents    *int64  `json:"min_order_cents" doc:"the smallest order the coupon applies to, >= 0"`
+	TotalStock       *int64  `json:"total_stock" binding:"required" doc:"1..10,000,000"`
+	PerUserLimit     *int64  `json:"per_user_limit" binding:"required" doc:"1..100"`
+	ClaimStartsAt    *string `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
+	ClaimEndsAt      *string `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
+	ValidFrom        *string `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until"`
+	ValidUntil       *string `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from"`
+	ValidDays        *int64  `json:"valid_days" doc:"validity counted from the claim, 1..3650 (instead of valid_from/valid_until)"`
+	RefundPolicy     *string `json:"refund_policy" schema:"refund_policy"`
+	ExtendOnRefund   *bool   `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
+	Status           *string `json:"status" schema:"template_status"`
 }
 
 // template converts the request, naming the first missing or malformed field.
@@ -193,11 +193,11 @@ func (s *Server) getTemplate(c *gin.Context) {
 // its value; null removes claim_ends_at and is refused for the fields that
 // cannot be empty, rather than read as left out.
 type updateTemplateRequest struct {
-	Name          optional[string] `json:"name"`
-	Description   optional[string] `json:"description"`
-	ClaimStartsAt optional[string] `json:"claim_starts_at"`
-	ClaimEndsAt   optional[string] `json:"claim_ends_at"`
-	Status        optional[string] `json:"status"`
+	Name          optional[string] `json:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	Description   optional[string] `json:"description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
+	ClaimStartsAt optional[string] `json:"claim_starts_at" format:"date-time" doc:"RFC 3339"`
+	ClaimEndsAt   optional[string] `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339, or null to remove the end"`
+	Status        optional[string] `json:"status" schema:"template_status"`
 }
 
 // patch converts the request, naming the first malformed field.
@@ -246,8 +246,8 @@ func (s *Server) updateTemplate(c *gin.Context) {
 }
 
 type addStockRequest struct {
-	Delta  *int64  `json:"delta"`
-	Reason *string `json:"reason"`
+	Delta  *int64  `json:"delta" binding:"required" doc:"stock to add, > 0"`
+	Reason *string `json:"reason" binding:"required" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
 }
 
 func (s *Server) addStock(c *gin.Context) {

@@ -10,7 +10,7 @@ import (
 )
 
 type claimRequest struct {
-	UserID *string `json:"user_id"`
+	UserID *string `json:"user_id" schema:"user_id" doc:"the user to claim for: required with an app token; a shopper claims for themself"`
 }
 
 // claimCoupon claims one coupon of a template: for the user named in the body

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,10 +41,7 @@ func bindJSON(c *gin.Context, dst any) bool {
 	if err := decodeJSON(c.Request, dst); err != nil {
 		var e *models.Error
 		if errors.As(err, &e) && e.Field == "Content-Type" {
-			c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, gin.H{
-				"code": models.CodeInvalidRequest, "result": models.CodeInvalidRequest.Word(),
-				"error": e.Field + ": " + e.Message, "field": e.Field})
-			return false
+			err = withStatus(http.StatusUnsupportedMediaType, e)
 		}
 		respondError(c, err)
 		return false
@@ -169,6 +167,12 @@ type optional[T any] struct {
 	Set, Null bool
 	Value     T
 }
+
+// optionalField lets the OpenAPI document describe an optional field by the
+// type of its value; a field tagged nullable:"true" is documented as nullable.
+type optionalField interface{ ValueType() reflect.Type }
+
+func (optional[T]) ValueType() reflect.Type { return reflect.TypeFor[T]() }
 
 func (o *optional[T]) UnmarshalJSON(b []byte) error {
 	o.Set = true

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -240,4 +241,209 @@ func (d *openAPIDoc) validate(schema map[string]any, v any, at string) []string 
 		}
 	}
 	return errs
+}
+
+// requestBodySchema returns the documented JSON body of an operation, or nil.
+func (d *openAPIDoc) requestBodySchema(method, path string) map[string]any {
+	op := d.paths[ginParam.ReplaceAllString(path, "{$1}")][strings.ToLower(method)]
+	body, _ := op["requestBody"].(map[string]any)
+	if body == nil {
+		return nil
+	}
+	return body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+}
+
+// jsonType is the JSON Schema type a decoded field of Go type t takes.
+func jsonType(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if m, ok := reflect.PointerTo(t).MethodByName("ValueType"); ok && m.Type.NumIn() == 1 {
+		t = reflect.New(t).MethodByName("ValueType").Call(nil)[0].Interface().(reflect.Type)
+	}
+	switch {
+	case reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()):
+		return "" // reads its own JSON: the field's tags say what
+	case t.Kind() == reflect.String:
+		return "string"
+	case t.Kind() == reflect.Bool:
+		return "boolean"
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return "integer"
+	case t.Kind() == reflect.Slice:
+		return "array"
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
+		return "object"
+	}
+	return "?"
+}
+
+// TestOpenAPIRequestBodies checks each documented request body against the
+// struct its handler decodes: every json field documented with its type, no
+// other, required exactly where binding:"required" says, nullable exactly for
+// the optional pointers; and no body documented where the handler reads none.
+func TestOpenAPIRequestBodies(t *testing.T) {
+	doc := fetchOpenAPI(t, newAPIEnv(t))
+	bodies := 0
+	for _, rt := range handlers.RouteTable() {
+		where := rt.Method + " " + rt.Path
+		schema := doc.requestBodySchema(rt.Method, rt.Path)
+		if rt.Request == nil {
+			if schema != nil {
+				t.Errorf("%s: a request body is documented, the handler reads none", where)
+			}
+			continue
+		}
+		bodies++
+		if schema == nil {
+			t.Errorf("%s: the request body (%s) is not documented", where, rt.Request)
+			continue
+		}
+		if schema["type"] != "object" || schema["additionalProperties"] != false {
+			t.Errorf("%s: the body must be an object without other properties: %v", where, schema)
+		}
+		props, _ := schema["properties"].(map[string]any)
+		var required []string
+		seen := map[string]bool{}
+		for i := range rt.Request.NumField() {
+			f := rt.Request.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				t.Errorf("%s: %s.%s has no json name", where, rt.Request, f.Name)
+				continue
+			}
+			seen[name] = true
+			isRequired := f.Tag.Get("binding") == "required"
+			if isRequired {
+				required = append(required, name)
+			}
+			p, ok := props[name].(map[string]any)
+			if !ok {
+				t.Errorf("%s: the field %s (%s) is not documented", where, name, f.Type)
+				continue
+			}
+			want := jsonType(f.Type)
+			if want == "" && p["type"] == nil {
+				t.Errorf("%s: %s (%s) reads its own JSON: give it a format or schema tag saying what", where, name, f.Type)
+			}
+			if want != "" && p["type"] != want {
+				t.Errorf("%s: %s is documented as %v, the struct reads %s (%s)", where, name, p["type"], want, f.Type)
+			}
+			nullable := f.Type.Kind() == reflect.Pointer && !isRequired || f.Tag.Get("nullable") == "true"
+			if (p["nullable"] == true) != nullable {
+				t.Errorf("%s: %s nullable %v, want %v", where, name, p["nullable"], nullable)
+			}
+			if p["description"] == nil && p["enum"] == nil {
+				t.Errorf("%s: %s has neither a description nor an enumeration", where, name)
+			}
+		}
+		for name := range props {
+			if !seen[name] {
+				t.Errorf("%s: %s is documented but not a field of %s", where, name, rt.Request)
+			}
+		}
+		var documented []string
+		reqs, _ := schema["required"].([]any)
+		for _, r := range reqs {
+			documented = append(documented, r.(string))
+		}
+		sort.Strings(required)
+		sort.Strings(documented)
+		if fmt.Sprint(required) != fmt.Sprint(documented) {
+			t.Errorf("%s: required %v documented, %v tagged", where, documented, required)
+		}
+	}
+	if bodies == 0 {
+		t.Fatal("no route with a request body")
+	}
+	t.Logf("%d request bodies checked", bodies)
+}
+
+// TestOpenAPIRequiredFieldsEnforced sends each route's body with all the
+// fields the table's struct marks required but one, and wants that one named
+// in a 400: binding:"required" is documentation, so this keeps it honest.
+func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
+	r := newRig(t, handlers.Options{})
+	code := r.coupon("alice")
+	e := &apiEnv{Env: r.env, router: r.router}
+	before := e.counts(t)
+	checked := 0
+	for _, rt := range handlers.RouteTable() {
+		if rt.Request == nil || len(rt.Roles) == 0 {
+			continue
+		}
+		values := map[string]any{}
+		var names []string
+		for i := range rt.Request.NumField() {
+			f := rt.Request.Field(i)
+			if f.Tag.Get("binding") != "required" {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			names = append(names, name)
+			switch jsonType(f.Type) {
+			case "integer":
+				values[name] = 1
+			case "boolean":
+				values[name] = false
+			default:
+				values[name] = "x"
+			}
+		}
+		target := strings.NewReplacer(":id", fmt.Sprint(r.templateID), ":code", code).Replace(rt.Path)
+		q := r.credentials(callers[rt.Roles[0]][0], "")
+		for _, missing := range names {
+			body := map[string]any{}
+			for k, v := range values {
+				if k != missing {
+					body[k] = v
+				}
+			}
+			b, _ := json.Marshal(body)
+			q.method, q.target, q.body = rt.Method, target, string(b)
+			q.headers = map[string]string{"Idempotency-Key": "required-" + missing}
+			a := r.do(q)
+			checked++
+			if a.status != 400 || a.body["field"] != missing {
+				t.Errorf("%s %s without %s: %v, want 400 naming %s", rt.Method, target, missing, a, missing)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no required field checked")
+	}
+	if after := e.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("refused requests changed rows: %v → %v", before, after)
+	}
+	t.Logf("%d required fields checked", checked)
+}
+
+// TestOpenAPIRoles checks that the document names for each operation the
+// roles of the table, which TestSecurityMatrix checks the router enforces.
+func TestOpenAPIRoles(t *testing.T) {
+	doc := fetchOpenAPI(t, newAPIEnv(t))
+	for _, rt := range handlers.RouteTable() {
+		path := ginParam.ReplaceAllString(rt.Path, "{$1}")
+		op := doc.paths[path][strings.ToLower(rt.Method)]
+		if op == nil {
+			t.Errorf("%s %s is not documented", rt.Method, rt.Path)
+			continue
+		}
+		var documented []string
+		if roles, ok := op["x-roles"].([]any); ok {
+			for _, r := range roles {
+				documented = append(documented, r.(string))
+			}
+		}
+		if fmt.Sprint(documented) != fmt.Sprint(rt.Roles) {
+			t.Errorf("%s %s: x-roles %v, the table says %v", rt.Method, rt.Path, documented, rt.Roles)
+		}
+		_, secured := op["security"]
+		if secured != (rt.API || rt.Roles != nil) {
+			t.Errorf("%s %s: security %v, but roles %v", rt.Method, rt.Path, op["security"], rt.Roles)
+		}
+		if rt.Roles != nil && !strings.Contains(fmt.Sprint(op["description"]), "Role: "+strings.Join(rt.Roles, ", ")+".") {
+			t.Errorf("%s %s: the description does not name the roles %v: %v", rt.Method, rt.Path, rt.Roles, op["description"])
+		}
+	}
 }

@@ -55,10 +55,9 @@ type pages struct {
 	money              moneyFormat
 }
 
-// registerPages adds the pages, their static assets and the template stats
-// API route to r, and makes the API accept the page session (with its CSRF
-// token on state-changing requests).
-func (s *Server) registerPages(r *gin.Engine) {
+// setUpPages makes the pages (their routes are in routes.go) and makes the
+// API accept the page session (with its CSRF token on state-changing requests).
+func (s *Server) setUpPages() *pages {
 	p, err := newPages(s)
 	if err != nil {
 		// The templates are embedded: a parse error is a bug caught by any test.
@@ -67,54 +66,7 @@ func (s *Server) registerPages(r *gin.Engine) {
 	if s.opts.SessionPrincipal == nil {
 		s.opts.SessionPrincipal = p.sessionPrincipal
 	}
-
-	r.GET("/api/v1/templates/:id/stats", s.authenticate, requireRole(models.RoleAdmin), s.templateStats)
-
-	r.GET("/static/*file", p.securityHeaders, p.serveStatic)
-	r.GET("/favicon.ico", p.securityHeaders, func(c *gin.Context) {
-		c.Redirect(http.StatusMovedPermanently, p.assets["favicon.svg"])
-	})
-
-	pg := r.Group("", p.securityHeaders, p.checkCSRF, p.loadSession)
-	pg.GET("/", p.showShop)
-	pg.GET("/login", p.showLogin)
-	pg.POST("/login", p.login)
-	pg.GET("/logout", p.showLogout)
-	pg.POST("/logout", p.logout)
-
-	pg.GET("/wallet", p.requireRole(models.RoleShopper), p.showWallet)
-
-	pos := pg.Group("/pos", p.requireRole(models.RoleCashier))
-	pos.GET("", p.showPOS)
-	pos.POST("/preview", p.previewRedemption)
-	pos.POST("/redeem", p.redeemCoupon)
-	pos.POST("/refund", p.refundCoupon)
-
-	adm := pg.Group("/admin", p.requireRole(models.RoleAdmin))
-	adm.GET("", p.showAdmin)
-	adm.GET("/campaigns/new", p.showNewCampaign)
-	adm.POST("/campaigns", p.createCampaign)
-	adm.GET("/templates/new", p.showNewTemplate)
-	adm.POST("/templates", p.createTemplate)
-	adm.GET("/templates/:id", p.showTemplate)
-	adm.POST("/templates/:id", p.updateTemplate)
-	adm.POST("/templates/:id/status", p.setTemplateStatus)
-	adm.POST("/templates/:id/stock", p.addStock)
-	adm.GET("/coupons", p.showCoupons)
-	adm.POST("/coupons/revoke", p.revokeCoupon)
-	adm.GET("/reconcile", p.showReconcile)
-	adm.POST("/reconcile", p.reconcile)
-	adm.GET("/audit", p.showAudit)
-
-	// Unknown paths: JSON under /api, a page elsewhere.
-	r.NoRoute(func(c *gin.Context) {
-		if strings.HasPrefix(c.Request.URL.Path, "/api/") {
-			respondError(c, models.Errorf(models.CodeNotFound, "no such endpoint"))
-			return
-		}
-		p.securityHeaders(c)
-		p.renderError(c, http.StatusNotFound, "Page not found", "There is no page at this address.")
-	})
+	return p
 }
 
 func newPages(s *Server) (*pages, error) {

@@ -10,8 +10,8 @@ import (
 )
 
 type reconcileRequest struct {
-	TemplateID *int64 `json:"template_id"`
-	Repair     *bool  `json:"repair"`
+	TemplateID *int64 `json:"template_id" doc:"one template (all when left out)"`
+	Repair     *bool  `json:"repair" binding:"required" doc:"rebuild the counters that drifted"`
 }
 
 // reconcileCounters compares Redis with the database for every template (or

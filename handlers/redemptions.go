@@ -9,22 +9,11 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// registerRedemptionRoutes adds the checkout and coupon endpoints (docs/flows.md)
-// to the authenticated /api/v1 group.
-func (s *Server) registerRedemptionRoutes(api *gin.RouterGroup) {
-	checkout := requireRole(models.RoleCashier, models.RoleApp)
-	api.POST("/redemptions", checkout, s.redeemCoupon)
-	api.POST("/refunds", checkout, s.refundCoupon)
-	api.POST("/coupons/:code/revoke", requireRole(models.RoleAdmin), s.revokeCoupon)
-	api.GET("/coupons/:code", requireRole(models.RoleCashier, models.RoleAdmin, models.RoleApp), s.getCoupon)
-	api.GET("/users/:user_id/coupons", requireRole(models.RoleApp, models.RoleAdmin, models.RoleShopper), s.listUserCoupons)
-}
-
 type redeemRequest struct {
-	CouponCode       *string `json:"coupon_code"`
-	OrderID          *string `json:"order_id"`
-	OrderAmountCents *int64  `json:"order_amount_cents"`
-	UserID           *string `json:"user_id"`
+	CouponCode       *string `json:"coupon_code" binding:"required" schema:"code"`
+	OrderID          *string `json:"order_id" binding:"required" schema:"order_id"`
+	OrderAmountCents *int64  `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before the discount"`
+	UserID           *string `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise)"`
 }
 
 // redeemCoupon uses a coupon on an order at checkout: 200 "redeemed" with the
@@ -64,8 +53,8 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 }
 
 type refundRequest struct {
-	CouponCode *string `json:"coupon_code"`
-	OrderID    *string `json:"order_id"`
+	CouponCode *string `json:"coupon_code" binding:"required" schema:"code"`
+	OrderID    *string `json:"order_id" binding:"required" schema:"order_id"`
 }
 
 // refundCoupon undoes a coupon's use by a cancelled order: 200 "refunded";
@@ -93,8 +82,8 @@ func (s *Server) refundCoupon(c *gin.Context) {
 }
 
 type revokeRequest struct {
-	ReturnStock *bool   `json:"return_stock"`
-	Reason      *string `json:"reason"`
+	ReturnStock *bool   `json:"return_stock" doc:"give the stock back (default false)"`
+	Reason      *string `json:"reason" binding:"required" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
 }
 
 // revokeCoupon takes a coupon away from its holder (admin), with the reason in

@@ -40,11 +40,28 @@ var httpStatus = map[models.Code]int{
 	models.CodeInternal:            http.StatusInternalServerError,
 }
 
+// statusError is a domain error that HTTP answers with a more precise status
+// than its code's: a wrong method (405) or body media type (415) is an
+// invalid_request to the caller's program, and the status tells which.
+type statusError struct {
+	status int
+	err    *models.Error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+// withStatus makes err answer status instead of its code's.
+func withStatus(status int, err *models.Error) error { return &statusError{status: status, err: err} }
+
 // StatusOf returns the HTTP status and result word of an error.
 func StatusOf(err error) (int, string) {
 	var e *models.Error
 	if !errors.As(err, &e) {
 		return http.StatusInternalServerError, models.CodeInternal.Word()
+	}
+	if se := (*statusError)(nil); errors.As(err, &se) {
+		return se.status, e.Code.Word()
 	}
 	if e.Code == models.CodeUnauthorized && e.Forbidden {
 		return http.StatusForbidden, "forbidden"

@@ -33,11 +33,18 @@ type Server struct {
 	claims *claimGuard
 	// badTokens counts failed token look-ups per address; nil when off.
 	badTokens *services.BadTokenLimiter
+	// openAPI returns the document of the router's routes, made on first use.
+	openAPI func() []byte
 }
 
 // NewRouter returns the HTTP handler of couponsvc: the JSON API under
-// /api/v1, the health endpoints and, when wired, the pages.
+// /api/v1, the health endpoints and the pages, from the tables of routes.go.
 func NewRouter(svc *services.Service, opts Options) *gin.Engine {
+	return newRouter(svc, opts, apiRoutes(), pageRoutes())
+}
+
+// newRouter is NewRouter with the given route tables.
+func newRouter(svc *services.Service, opts Options, api []route, pageRows []pageRoute) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -52,34 +59,8 @@ func NewRouter(svc *services.Service, opts Options) *gin.Engine {
 	trustProxies(r, opts.TrustedProxies, opts.Logger)
 	r.Use(limitRequest(opts.Limits.RequestTimeout))
 	r.Use(s.observeRequest, s.recoverPanic)
-	r.NoRoute(func(c *gin.Context) { respondError(c, models.Errorf(models.CodeNotFound, "no such endpoint")) })
-	r.NoMethod(func(c *gin.Context) {
-		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, gin.H{"code": models.CodeInvalidRequest,
-			"result": models.CodeInvalidRequest.Word(), "error": "method not allowed on this endpoint"})
-	})
-
-	r.GET("/healthz", s.healthz)
-	r.GET("/readyz", s.readyz)
-	r.GET("/metrics", s.metricsHandler())
-	r.GET("/api/openapi.json", serveOpenAPI)
-
-	api := r.Group("/api/v1", s.authenticate)
-	admin := requireRole(models.RoleAdmin)
-	api.POST("/campaigns", admin, s.createCampaign)
-	api.GET("/campaigns", admin, s.listCampaigns)
-	api.GET("/campaigns/:id", admin, s.getCampaign)
-	api.POST("/templates", admin, s.createTemplate)
-	api.GET("/templates", s.listTemplates)
-	api.GET("/templates/:id", s.getTemplate)
-	api.PATCH("/templates/:id", admin, s.updateTemplate)
-	api.POST("/templates/:id/stock", admin, s.addStock)
 	s.claims = newClaimGuard(svc, opts.Limits)
-	api.POST("/templates/:id/claim", s.claims.admit, requireRole(models.RoleApp, models.RoleShopper), s.claimCoupon)
-	api.POST("/tokens", admin, s.createToken)
-	api.POST("/users", admin, s.createUser)
-	s.registerRedemptionRoutes(api)
-	api.POST("/reconcile", admin, s.reconcileCounters)
-	s.registerPages(r)
+	s.registerRoutes(r, s.setUpPages(), api, pageRows)
 	return r
 }
 

@@ -1,0 +1,121 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"couponsvc/models"
+	"couponsvc/services"
+	"couponsvc/services/testenv"
+
+	"github.com/gin-gonic/gin"
+)
+
+// pingRequest is the body of the endpoint TestRouteOneRowIsAnEndpoint adds.
+type pingRequest struct {
+	Echo *string `json:"echo" binding:"required" doc:"what to say back"`
+}
+
+// ping is the handler of that endpoint.
+func (s *Server) ping(c *gin.Context) {
+	var req pingRequest
+	if !bindJSON(c, &req) {
+		return
+	}
+	if err := required("echo", req.Echo); err != nil {
+		respondError(c, err)
+		return
+	}
+	respond(c, http.StatusOK, "ok", gin.H{"echo": *req.Echo})
+}
+
+// TestRouteOneRowIsAnEndpoint adds one row and a handler to the table, and
+// finds the endpoint routed, guarded by its roles, and documented with its
+// body, its answer and its roles.
+func TestRouteOneRowIsAnEndpoint(t *testing.T) {
+	env := testenv.New(t, services.Config{})
+	row := route{method: "POST", path: "/api/v1/ping", roles: roles(models.RoleCashier, models.RoleAdmin),
+		handler: (*Server).ping, tag: "admin", summary: "Say something back", request: typeOf[pingRequest](),
+		status: 200, results: []string{"ok"}, answer: typeOf[struct {
+			Echo string `json:"echo" doc:"what was said"`
+		}]()}
+	router := newRouter(env.Service, Options{Logger: env.Config.Logger}, append(apiRoutes(), row), pageRoutes())
+
+	tokens := map[string]string{}
+	for _, role := range []string{models.RoleApp, models.RoleCashier, models.RoleAdmin} {
+		token, _, err := env.Service.CreateToken(context.Background(), "test", role, "ping-"+role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[role] = "Bearer " + token
+	}
+	call := func(method, target, auth, body string) (int, map[string]any) {
+		req := httptest.NewRequest(method, target, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		router.ServeHTTP(rec, req)
+		var out map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+			t.Fatalf("%s %s: not JSON: %d %q", method, target, rec.Code, rec.Body.String())
+		}
+		return rec.Code, out
+	}
+	for _, tc := range []struct {
+		who, auth, body string
+		status          int
+		result          string
+	}{
+		{"anonymous", "", `{"echo":"hi"}`, 401, "unauthorized"},
+		{"app", tokens[models.RoleApp], `{"echo":"hi"}`, 403, "forbidden"},
+		{"cashier", tokens[models.RoleCashier], `{"echo":"hi"}`, 200, "ok"},
+		{"admin", tokens[models.RoleAdmin], `{"echo":"hi"}`, 200, "ok"},
+		{"admin without echo", tokens[models.RoleAdmin], `{}`, 400, "invalid_request"},
+	} {
+		status, out := call("POST", "/api/v1/ping", tc.auth, tc.body)
+		if status != tc.status || out["result"] != tc.result {
+			t.Errorf("as %s: %d %v, want %d %s", tc.who, status, out, tc.status, tc.result)
+		}
+		if status == 200 && out["echo"] != "hi" {
+			t.Errorf("as %s: %v, want the echo", tc.who, out)
+		}
+	}
+	if status, out := call("GET", "/api/v1/ping", tokens[models.RoleAdmin], ""); status != 405 || out["result"] != "invalid_request" {
+		t.Errorf("GET: %d %v, want 405 invalid_request", status, out)
+	}
+
+	status, doc := call("GET", "/api/openapi.json", "", "")
+	if status != 200 {
+		t.Fatalf("the document: %d", status)
+	}
+	op, _ := doc["paths"].(map[string]any)["/api/v1/ping"].(map[string]any)["post"].(map[string]any)
+	if op == nil {
+		t.Fatalf("POST /api/v1/ping is not documented")
+	}
+	body := op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
+	answer := op["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
+	for what, got := range map[string]string{
+		"roles":  fmt.Sprint(op["x-roles"]),
+		"body":   fmt.Sprint(body),
+		"answer": fmt.Sprint(answer.(map[string]any)["properties"].(map[string]any)["echo"]),
+		"errors": fmt.Sprint(op["x-error-results"]),
+	} {
+		want := map[string]string{
+			"roles": "[cashier admin]",
+			"body": "map[additionalProperties:false properties:map[echo:map[description:what to say back type:string]] " +
+				"required:[echo] type:object]",
+			"answer": "map[description:what was said type:string]",
+			"errors": "[400: invalid_request 401: unauthorized 403: forbidden 413: invalid_request 415: invalid_request 429: rate_limited 503: unavailable]",
+		}[what]
+		if got != want {
+			t.Errorf("documented %s: %s, want %s", what, got, want)
+		}
+	}
+}
