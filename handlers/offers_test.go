@@ -149,6 +149,15 @@ func TestTemplateVisibility(t *testing.T) {
 			t.Errorf("no claim button for %q", open.Name)
 		}
 	})
+	t.Run("AdminState", func(t *testing.T) {
+		// The console says of each why it takes no claims, by the same rule.
+		for name, want := range map[string]string{"paused": "Paused", "not yet": "Not open yet", "closed": "Ended", "expired": "Ended"} {
+			p := adminPage.get(fmt.Sprintf("/admin/templates/%d", hidden[name].ID))
+			if !strings.Contains(p.text(), hidden[name].Name+" "+want) {
+				t.Errorf("%s: the console does not say %q: %.300s", name, want, p.text())
+			}
+		}
+	})
 	t.Run("ErrClaimExpired", func(t *testing.T) {
 		// The shop hides it and a claim is refused, taking nothing.
 		n := e.countCoupons(t)
