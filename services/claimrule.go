@@ -56,7 +56,7 @@ func (s *Service) publishClaimRule(ctx context.Context, t *models.Template) erro
 // missing and loads it from the database, the authority.
 func (s *Service) dropClaimRule(ctx context.Context, t *models.Template) {
 	if err := s.rdb.Del(context.WithoutCancel(ctx), s.keys.rule(t.CampaignID, t.ID)).Err(); err != nil {
-		s.log.Error("delete a claim rule the database may not have; claims may follow it until it is reloaded",
+		s.log.Warn("delete a claim rule the database may not have; claims may follow it until it is reloaded",
 			"template", t.ID, "err", err)
 	}
 }
