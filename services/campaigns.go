@@ -71,7 +71,8 @@ type TemplatePatch struct {
 
 // CreateTemplate validates and stores a template and loads its counters into
 // Redis. A template whose coupons would be born expired is refused (see
-// models.Template.ValidateIssuable). Errors: CodeInvalidRequest, CodeNotFound (campaign), CodeUnavailable.
+// models.Template.ValidateIssuable). Errors: CodeInvalidRequest, CodeNotFound
+// (campaign), CodeUnavailable.
 func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error) {
 	now := s.now()
 	if t.ClaimStartsAt.IsZero() {
