@@ -553,15 +553,29 @@ func TestBrowserAdmin(t *testing.T) {
 		t.Fatalf("created %+v", created)
 	}
 
-	// Pause it: the shop shows it as not open.
-	admin.submit(`form[action$="/status"] button[type="submit"]`)
-	admin.expectPage("Paused “Weekend treat”: the shop shows it as not open.")
+	// A shopper has the shop open with it on offer.
 	shopper := b.tab("shopper")
 	shopper.login("shopper", e.passwords["shopper"])
 	shopper.open("/")
+	shopper.run("see the offer", chromedp.WaitVisible(chromedp.CSS(offerSel(created.ID, "[data-claim]"))))
+
+	// Pause it: the shop no longer offers it.
+	admin.submit(`form[action$="/status"] button[type="submit"]`)
+	admin.expectPage("Paused “Weekend treat”: the shop no longer offers it.")
+	// The page made before the pause: a click is refused, takes nothing, and the button goes.
+	coupons := e.countCoupons(t)
+	shopper.run("claim the paused offer", chromedp.Click(chromedp.CSS(offerSel(created.ID, "[data-claim]")), chromedp.NodeVisible))
+	shopper.waitText(offerSel(created.ID, "[data-result]"), "Not open right now (this coupon is paused).")
 	shopper.waitText(offerSel(created.ID, ".offer-action"), "Not open right now")
 	if n := eval[int](shopper, fmt.Sprintf(`document.querySelectorAll(%q).length`, offerSel(created.ID, "[data-claim]"))); n != 0 {
 		t.Errorf("a paused offer has a claim button")
+	}
+	if n := e.countCoupons(t); n != coupons {
+		t.Errorf("%d coupons after a refused claim, want %d", n, coupons)
+	}
+	shopper.open("/")
+	if n := eval[int](shopper, fmt.Sprintf(`document.querySelectorAll(%q).length`, offerSel(created.ID, ""))); n != 0 {
+		t.Errorf("the shop shows the paused offer")
 	}
 
 	// Add stock, with a reason.

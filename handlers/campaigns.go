@@ -150,8 +150,8 @@ func (s *Server) createTemplate(c *gin.Context) {
 	respond(c, http.StatusCreated, "ok", gin.H{"template": out})
 }
 
-// listTemplates lists the templates on offer; an admin may ask for all with
-// ?all=1, paused ones included.
+// listTemplates lists the templates on offer (active, claim window open,
+// coupons still valid); an admin may ask for all with ?all=1.
 func (s *Server) listTemplates(c *gin.Context) {
 	all := c.Query("all") == "1"
 	if all {
@@ -181,7 +181,13 @@ func (s *Server) getTemplate(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, err := s.svc.ViewTemplate(c.Request.Context(), id)
+	// Others than admins see only what the list shows them: a template not
+	// on offer yet is not found, as an id that does not exist.
+	view := s.svc.ViewOffer
+	if p := principal(c); p != nil && p.Role == models.RoleAdmin {
+		view = s.svc.ViewTemplate
+	}
+	out, err := view(c.Request.Context(), id)
 	if err != nil {
 		respondError(c, err)
 		return

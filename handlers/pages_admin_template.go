@@ -21,14 +21,16 @@ const (
 	stateEnded   = "Ended"
 )
 
-// templateState says in a word whether a template takes claims now.
+// templateState says in a word whether a template takes claims now, by the
+// rule the claims follow.
 func templateState(v services.TemplateView, now time.Time) string {
+	reason, _ := v.ClaimRefusal(now)
 	switch {
-	case v.Status != models.TemplateActive:
+	case reason == models.RefusedPaused:
 		return statePaused
-	case now.Before(v.ClaimStartsAt):
+	case reason == models.RefusedNotYet:
 		return stateNotYet
-	case v.ClaimEndsAt != nil && !now.Before(*v.ClaimEndsAt):
+	case reason != "": // closed, or past the coupons' validity
 		return stateEnded
 	case v.Remaining != nil && *v.Remaining <= 0:
 		return stateSoldOut

@@ -11,6 +11,11 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// editFields are the fields of the edit form; an error on another (such as
+// valid_until, which it cannot change) is shown above the form.
+var editFields = map[string]string{"name": "name", "description": "description",
+	"claim_starts_at": "claim_starts_at", "claim_ends_at": "claim_ends_at"}
+
 // updateTemplate saves the name, description and claim window of a template.
 func (p *pages) updateTemplate(c *gin.Context) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
@@ -34,14 +39,9 @@ func (p *pages) updateTemplate(c *gin.Context) {
 	}
 	out, err := p.svc.UpdateTemplate(c.Request.Context(), principal(c).Name, id, patch)
 	if err != nil {
-		if !f.Errors.fromError(err, templateFields) {
+		if !templateErrors(f.Errors, err, editFields) {
 			p.fail(c, err)
 			return
-		}
-		for field, msg := range templateFieldMessages {
-			if _, bad := f.Errors[field]; bad {
-				f.Errors[field] = msg
-			}
 		}
 		status, _ := StatusOf(err)
 		p.renderTemplate(c, status, &f, nil)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -50,6 +51,33 @@ var templateFieldMessages = map[string]string{
 	"valid_from":      "Enter the first day the coupons are valid.",
 	"valid_until":     "The coupons must stop being valid after they start.",
 	"claim_starts_at": "Enter when claims open, such as 2026-03-01 09:00.",
+}
+
+// bornExpiredMessages replace the service's messages when the validity
+// would end before coupons are claimed (models.ErrBornExpired).
+var bornExpiredMessages = map[string]string{
+	"valid_until":     "This time has passed: every coupon claimed would already be expired.",
+	"claim_starts_at": "Claims must open before the coupons stop being valid.",
+	"claim_ends_at":   "Claims must close by the time the coupons stop being valid, or the last ones claimed would already be expired.",
+}
+
+// templateErrors puts a service's error beside the field of a template form
+// it names (through fields), in the form's words. It reports whether err was
+// one the form can show.
+func templateErrors(errs formErrors, err error, fields map[string]string) bool {
+	if !errs.fromError(err, fields) {
+		return false
+	}
+	words := templateFieldMessages
+	if errors.Is(err, models.ErrBornExpired) {
+		words = bornExpiredMessages
+	}
+	for field, msg := range words {
+		if _, bad := errs[field]; bad {
+			errs[field] = msg
+		}
+	}
+	return true
 }
 
 // newTemplatePage is the data of template_new.html.
@@ -102,14 +130,9 @@ func (p *pages) createTemplate(c *gin.Context) {
 	}
 	out, err := p.svc.CreateTemplate(c.Request.Context(), principal(c).Name, t)
 	if err != nil {
-		if !f.Errors.fromError(err, templateFields) {
+		if !templateErrors(f.Errors, err, templateFields) {
 			p.fail(c, err)
 			return
-		}
-		for field, msg := range templateFieldMessages {
-			if _, bad := f.Errors[field]; bad {
-				f.Errors[field] = msg
-			}
 		}
 		status, _ := StatusOf(err)
 		p.renderNewTemplate(c, status, f)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"couponsvc/models"
 	"couponsvc/services"
@@ -24,15 +25,27 @@ func (p *pages) setTemplateStatus(c *gin.Context) {
 		p.renderError(c, http.StatusBadRequest, "That did not work", "Choose to pause or to resume the template.")
 		return
 	}
+	back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/templates/%d", id))
 	out, err := p.svc.UpdateTemplate(c.Request.Context(), principal(c).Name, id, services.TemplatePatch{Status: &status})
 	if err != nil {
+		var e *models.Error
+		if asError(err, &e) && e.Code == models.CodeInvalidRequest {
+			// Such as resuming a template whose coupons would be born expired.
+			what := "Not paused: "
+			if status == models.TemplateActive {
+				what = "Not resumed: "
+			}
+			p.flash(c, false, what+sentence(strings.ReplaceAll(e.Field, "_", " ")+" "+e.Message))
+			redirect(c, back)
+			return
+		}
 		p.fail(c, err)
 		return
 	}
-	msg := fmt.Sprintf("Paused “%s”: the shop shows it as not open.", out.Name)
+	msg := fmt.Sprintf("Paused “%s”: the shop no longer offers it.", out.Name)
 	if status == models.TemplateActive {
 		msg = fmt.Sprintf("Resumed “%s”: shoppers can claim it again.", out.Name)
 	}
 	p.flash(c, true, msg)
-	redirect(c, firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/templates/%d", id)))
+	redirect(c, back)
 }

@@ -13,8 +13,6 @@ import (
 const (
 	offerOpen    = "open"
 	offerSoldOut = "sold_out"
-	offerPaused  = "paused"
-	offerNotYet  = "not_yet"
 )
 
 // shopPage is the data of shop.html.
@@ -37,12 +35,12 @@ type shopOffer struct {
 	Held int64
 }
 
-// showShop lists the coupons on offer: open ones with a claim button, sold
-// out, paused and not yet open ones marked as such. Offers whose claim window
-// has ended are not shown.
+// showShop lists the coupons on offer, as the API's list does: open ones
+// with a claim button, sold out ones marked as such. What takes no claims now
+// (paused, not yet open, closed, past its validity) is not shown.
 func (p *pages) showShop(c *gin.Context) {
 	ctx := c.Request.Context()
-	views, err := p.svc.ListTemplates(ctx, false)
+	views, err := p.svc.ListTemplates(ctx, true)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -72,19 +70,10 @@ func (p *pages) showShop(c *gin.Context) {
 	for _, cm := range camps {
 		names[cm.ID] = cm.Name
 	}
-	now := p.now()
 	index := map[int64]int{}
 	for _, v := range views {
-		if v.ClaimEndsAt != nil && !now.Before(*v.ClaimEndsAt) {
-			continue
-		}
 		o := shopOffer{TemplateView: v, State: offerOpen, Held: held[v.ID]}
-		switch {
-		case v.Status != models.TemplateActive:
-			o.State = offerPaused
-		case now.Before(v.ClaimStartsAt):
-			o.State = offerNotYet
-		case v.Remaining != nil && *v.Remaining <= 0:
+		if v.Remaining != nil && *v.Remaining <= 0 {
 			o.State = offerSoldOut
 		}
 		i, ok := index[v.CampaignID]

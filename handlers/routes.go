@@ -120,8 +120,9 @@ func apiRoutes() []route {
 			errors: map[int][]string{404: {errFound}}},
 		{method: "GET", path: "/api/v1/templates", handler: (*Server).listTemplates,
 			tag: "campaigns", summary: "List the templates on offer, with the stock left",
-			description: "Anyone, also anonymous, sees the active templates; with all=1 an admin sees paused ones too.",
-			query: []param{{name: "all", description: "1: also paused templates (admin only)",
+			description: "Anyone, also anonymous, sees the templates on offer: active, claims open now, coupons still valid " +
+				"(sold out ones included); with all=1 an admin sees every template.",
+			query: []param{{name: "all", description: "1: every template, also paused, not yet open or closed ones (admin only)",
 				schema: map[string]any{"type": "string", "enum": []string{"1"}}}},
 			status: 200, results: []string{"ok"}, answer: typeOf[struct {
 				Templates []services.TemplateView `json:"templates"`
@@ -129,7 +130,8 @@ func apiRoutes() []route {
 			errors: map[int][]string{403: {errForb}}},
 		{method: "GET", path: "/api/v1/templates/:id", handler: (*Server).getTemplate,
 			tag: "campaigns", summary: "Show a template with the stock left",
-			status: 200, results: []string{"ok"}, answer: typeOf[struct {
+			description: "Admins see every template; anyone else only one the list shows them, and 404 for another.",
+			status:      200, results: []string{"ok"}, answer: typeOf[struct {
 				Template  models.Template `json:"template"`
 				Remaining *int64          `json:"remaining" doc:"stock left; null when Redis cannot tell"`
 			}](),

@@ -1,7 +1,8 @@
 -- coupon_deduct.lua: reserve one coupon of a template for a user, atomically.
 --
 -- Order (the four-key design): the idempotency key first (a replay touches
--- nothing), then the campaign budget, the template's stock, the user's limit.
+-- nothing), then whether the template takes claims now (its claim rule), the
+-- campaign budget, the template's stock, the user's limit.
 -- Every check runs before the first write, so a refusal leaves every key exactly
 -- as it was and the idempotency key absent: the shopper can simply try again.
 --
@@ -13,6 +14,13 @@
 --   5 idem     the idempotency key of this request
 --   6 pending  zset of reservations not yet confirmed; member
 --              "tid|user|slot|ordinal|value|request_id", score = reserve time (ms)
+--   7 rule     string: the template's claim rule, "status|opens|ends|until":
+--              status "active" (anything else refuses), then unix ms: claims
+--              open at opens, close at ends, and none is taken from until on
+--              (absolute validity: the coupon would be born expired); ends and
+--              until are empty when there is none. Written by the service
+--              before it answers a change of status or claim window, so that
+--              every instance follows the change at once.
 -- ARGV:
 --   1 template_id  2 user_id  3 request_id  4 now (unix ms)  5 idempotency TTL (s)
 --   6 attempt (optional): a random word (letters, digits) new for each claim
@@ -33,9 +41,13 @@
 --      may then be a replay whose key Redis lost, which only the database can
 --      tell (no other refusal needs a database read)
 --   3  bad arguments (detail says which)
+--   6  not_claimable: the rule refuses at now; {6, at, 0, remaining, holds,
+--      why}: why is "paused", "not_yet" (at = opens), "closed" (at = ends) or
+--      "expired" (at = until); holds as for 2, 4 and 5
 --   12 idempotency_mismatch: the key was used for another template or user
---   20 not loaded: the budget or template key is missing (Redis restarted or
---      flushed); never read as zero: the caller loads the campaign and retries
+--   20 not loaded: the budget, template or rule key is missing (Redis
+--      restarted or flushed), or the rule unreadable; never read as zero or
+--      as open: the caller loads the campaign and retries
 
 local tid, user, rid = ARGV[1], ARGV[2], ARGV[3]
 local now, ttl, attempt = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
@@ -58,20 +70,31 @@ end
 -- Loaded? Missing keys mean Redis lost them, not that the counters are zero.
 local budget = redis.call('GET', KEYS[1])
 local t = redis.call('HMGET', KEYS[2], 'remaining', 'next', 'total', 'limit', 'value')
-if not budget or not t[1] or not t[2] or not t[3] or not t[4] or not t[5] then
+local rule = redis.call('GET', KEYS[7])
+if not budget or not t[1] or not t[2] or not t[3] or not t[4] or not t[5] or not rule then
   return {20, 0, 0, 0, ''}
 end
+local status, opens, ends, vuntil = string.match(rule, '^(%a+)|(%-?%d+)|(%-?%d*)|(%-?%d*)$')
+if not status then return {20, 0, 0, 0, ''} end
 budget = tonumber(budget)
 local remaining, nextslot, limit, value = tonumber(t[1]), tonumber(t[2]), tonumber(t[4]), tonumber(t[5])
 
 local held = redis.call('HGET', KEYS[4], user) or ''
 local holds = ''
 if held ~= '' then holds = 'H' end
--- 2. Budget.
+-- 2. The claim rule, in the order of models.Template.ClaimRefusal.
+local why, at
+if status ~= 'active' then why, at = 'paused', 0
+elseif now < tonumber(opens) then why, at = 'not_yet', tonumber(opens)
+elseif ends ~= '' and now >= tonumber(ends) then why, at = 'closed', tonumber(ends)
+elseif vuntil ~= '' and now >= tonumber(vuntil) then why, at = 'expired', tonumber(vuntil)
+end
+if why then return {6, at, 0, remaining, holds, why} end
+-- 3. Budget.
 if budget >= 0 and budget < value then return {5, 0, 0, remaining, holds} end
--- 3. Stock.
+-- 4. Stock.
 if remaining <= 0 then return {2, 0, 0, 0, holds} end
--- 4. The user's limit: take the smallest ordinal in 1..limit they do not hold.
+-- 5. The user's limit: take the smallest ordinal in 1..limit they do not hold.
 local have, count = {}, 0
 for o in string.gmatch(held, '%d+') do
   have[tonumber(o)] = true

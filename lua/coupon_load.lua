@@ -9,19 +9,24 @@
 -- Reservations confirmed moments ago (the "recent" zset) count as in flight
 -- too: their rows may have been committed after the caller's read.
 --
+-- A template's claim rule (see coupon_deduct.lua) is written only when it is
+-- missing or unreadable, in either mode: the service writes a changed rule
+-- itself before it answers the change, and this load may have read the
+-- database before that change.
+--
 -- KEYS: 1 budget  2 pending  3 recent, then for each template i (from 0):
---       4+3i template hash  5+3i free  6+3i users
+--       4+4i template hash  5+4i free  6+4i users  7+4i claim rule
 -- ARGV: 1 mode: "missing" (fill only keys that are missing) or "force" (rebuild)
 --       2 budget remaining per the database, -1 = no budget
---       then per template, 7 values: template_id, total, limit, value, next
+--       then per template, 8 values: template_id, total, limit, value, next
 --       (1 + the highest slot held), free (comma list of the unheld slots below
---       next), users ("user=1,2;user2=1": the ordinals each user holds)
---       so template i's values start at ARGV[3+7i]; the 7th is its users.
+--       next), users ("user=1,2;user2=1": the ordinals each user holds), rule
+--       so template i's values start at ARGV[3+8i]; the 8th is its rule.
 --
 -- Returns {templates rebuilt, 1 if the budget was rebuilt else 0}.
 
 local force = ARGV[1] == 'force'
-local n = (#KEYS - 3) / 3
+local n = (#KEYS - 3) / 4
 
 local function csv(s)
   local out = {}
@@ -38,9 +43,13 @@ end
 -- The database's view, and which keys this call rebuilds.
 local tpl, rebuilt = {}, 0
 for i = 0, n - 1 do
-  local a = 3 + 7 * i
+  local a = 3 + 8 * i
+  local rule = redis.call('GET', KEYS[7 + 4 * i])
+  if not rule or not string.match(rule, '^%a+|%-?%d+|%-?%d*|%-?%d*$') then
+    redis.call('SET', KEYS[7 + 4 * i], ARGV[a + 7])
+  end
   local t = {
-    hash = KEYS[4 + 3 * i], free = KEYS[5 + 3 * i], users = KEYS[6 + 3 * i],
+    hash = KEYS[4 + 4 * i], free = KEYS[5 + 4 * i], users = KEYS[6 + 4 * i],
     total = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), value = tonumber(ARGV[a + 3]),
     next = tonumber(ARGV[a + 4]), freelist = csv(ARGV[a + 5]), userblob = ARGV[a + 6],
   }

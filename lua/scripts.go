@@ -30,7 +30,8 @@ var stockSource string
 
 // The scripts, run with EVALSHA; go-redis falls back to EVAL on NOSCRIPT.
 var (
-	// Deduct reserves a coupon: idempotency, budget, stock, per-user limit.
+	// Deduct reserves a coupon: idempotency, claim rule, budget, stock,
+	// per-user limit.
 	Deduct = redis.NewScript(deductSource)
 	// Confirm marks a reservation whose coupon row is written.
 	Confirm = redis.NewScript(confirmSource)
@@ -52,6 +53,7 @@ const (
 	DeductBadArgs             = 3
 	DeductUserLimit           = 4
 	DeductBudgetExhausted     = 5
+	DeductNotClaimable        = 6
 	DeductIdempotencyMismatch = 12
 	DeductNotLoaded           = 20
 )

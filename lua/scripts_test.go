@@ -56,17 +56,32 @@ func (f *fixture) ret(coupon int) string {
 	return f.c + "ret:" + strconv.Itoa(coupon)
 }
 
+func (f *fixture) rule(id int) string { return f.tpl(id) + ":rule" }
+
+// claimKeys are the keys of coupon_release.lua.
 func (f *fixture) claimKeys(id int, key string) []string {
 	return []string{f.budget(), f.tpl(id), f.free(id), f.users(id), f.idem(key), f.pending()}
 }
 
+// deductKeys are the keys of coupon_deduct.lua.
+func (f *fixture) deductKeys(id int, key string) []string {
+	return append(f.claimKeys(id, key), f.rule(id))
+}
+
+// openRule is a claim rule that takes claims at any time.
+const openRule = "active|0||"
+
 // tplState is a template hash as coupon_load.lua writes it.
 type tplState struct{ remaining, next, total, limit, value int64 }
 
-// seed writes a campaign's budget (-1: none) and a template's hash directly.
+// seed writes a campaign's budget (-1: none), a template's hash and an open
+// claim rule directly.
 func (f *fixture) seed(t *testing.T, budget int64, id int, s tplState) {
 	t.Helper()
 	if err := f.rdb.Set(f.ctx, f.budget(), budget, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rdb.Set(f.ctx, f.rule(id), openRule, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.rdb.HSet(f.ctx, f.tpl(id), "remaining", s.remaining, "next", s.next, "total", s.total,
@@ -87,7 +102,8 @@ func (f *fixture) deductArgs(t *testing.T, keys []string, args ...any) deductRes
 	if err != nil {
 		t.Fatalf("coupon_deduct.lua: %v", err)
 	}
-	if want := map[bool]int{true: 6, false: 5}[vals[0] == int64(lua.DeductDuplicate)]; len(vals) != want {
+	long := vals[0] == int64(lua.DeductDuplicate) || vals[0] == int64(lua.DeductNotClaimable)
+	if want := map[bool]int{true: 6, false: 5}[long]; len(vals) != want {
 		t.Fatalf("coupon_deduct.lua answered %d values: %v, want %d", len(vals), vals, want)
 	}
 	var r deductResult
@@ -101,14 +117,14 @@ func (f *fixture) deductArgs(t *testing.T, keys []string, args ...any) deductRes
 
 func (f *fixture) deduct(t *testing.T, id int, user, key string) deductResult {
 	t.Helper()
-	return f.deductArgs(t, f.claimKeys(id, key), id, user, key, now0, ttl, attempt)
+	return f.deductArgs(t, f.deductKeys(id, key), id, user, key, now0, ttl, attempt)
 }
 
 // duplicateAttempt replays key and returns the attempt the script says
 // reserved it.
 func (f *fixture) duplicateAttempt(t *testing.T, id int, user, key, myAttempt string) string {
 	t.Helper()
-	vals, err := lua.Deduct.Run(f.ctx, f.rdb, f.claimKeys(id, key), id, user, key, now0, ttl, myAttempt).Slice()
+	vals, err := lua.Deduct.Run(f.ctx, f.rdb, f.deductKeys(id, key), id, user, key, now0, ttl, myAttempt).Slice()
 	if err != nil {
 		t.Fatalf("coupon_deduct.lua: %v", err)
 	}
@@ -332,13 +348,13 @@ func TestDeduct(t *testing.T) {
 			f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 5, value: 100})
 			before := f.snapshot(t)
 			key := args[2].(string)
-			assertDeduct(t, f.deductArgs(t, f.claimKeys(tid, key), args...), deductResult{0, 1, 1, 4, ""})
+			assertDeduct(t, f.deductArgs(t, f.deductKeys(tid, key), args...), deductResult{0, 1, 1, 4, ""})
 			m := member(tid, "u1", 1, 1, 100, key)
 			assertEqual(t, "idem", orMissing(f.get(t, f.idem(key))), "P|"+m)
 			assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", key, attempt), "")
 			assertEqual(t, "release", f.release(t, tid, key, m), int64(1))
 			f.assertUnchanged(t, before)
-			f.deductArgs(t, f.claimKeys(tid, key), args...)
+			f.deductArgs(t, f.deductKeys(tid, key), args...)
 			assertEqual(t, "confirm", f.confirm(t, key, m), int64(1))
 			assertEqual(t, "idem", orMissing(f.get(t, f.idem(key))), "C|"+m)
 		}
@@ -467,7 +483,7 @@ func TestDeduct(t *testing.T) {
 		f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
 		f.rdb.HSet(f.ctx, f.users(tid), "u1", "1")
 		assertDeduct(t, f.deduct(t, tid, "u1", "seen"), deductResult{0, 1, 2, 4, ""})
-		keys := f.claimKeys(tid, "k1")
+		keys := f.deductKeys(tid, "k1")
 		cases := []struct {
 			name   string
 			args   []any
@@ -499,7 +515,7 @@ func TestDeduct(t *testing.T) {
 				before := f.snapshot(t)
 				k := keys
 				if c.name == "SeenKeyBadUser" {
-					k = f.claimKeys(tid, "seen")
+					k = f.deductKeys(tid, "seen")
 				}
 				assertDeduct(t, f.deductArgs(t, k, c.args...), deductResult{3, 0, 0, 0, c.detail})
 				f.assertUnchanged(t, before)
@@ -543,6 +559,95 @@ func TestDeduct(t *testing.T) {
 		}
 		// EVALSHA answers NOSCRIPT; go-redis falls back to EVAL.
 		assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{0, 2, 2, 0, ""})
+	})
+}
+
+// TestDeductClaimRule: the claim rule is checked after the idempotency key
+// and before everything else; a refusal takes nothing and says why, and a
+// rule that is missing or unreadable is "not loaded", never open.
+func TestDeductClaimRule(t *testing.T) {
+	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
+	cases := []struct {
+		name, rule string
+		want       deductResult // code, at (in the slot's place), 0, remaining, holds
+		why        string
+	}{
+		{"OKOpen", "active|" + ms(now0) + "||", deductResult{0, 1, 1, 4, ""}, ""},
+		{"OKBeforeEnd", "active|0|" + ms(now0+1) + "|" + ms(now0+1), deductResult{0, 1, 1, 4, ""}, ""},
+		{"OKNegativeTimes", "active|-5000|" + ms(now0+1) + "|", deductResult{0, 1, 1, 4, ""}, ""},
+		{"ErrPaused", "paused|0||", deductResult{6, 0, 0, 5, ""}, "paused"},
+		{"ErrPausedWithinWindow", "paused|" + ms(now0-1) + "|" + ms(now0+1) + "|", deductResult{6, 0, 0, 5, ""}, "paused"},
+		{"ErrNotYet", "active|" + ms(now0+1) + "||", deductResult{6, now0 + 1, 0, 5, ""}, "not_yet"},
+		{"ErrClosedAtEnd", "active|0|" + ms(now0) + "|", deductResult{6, now0, 0, 5, ""}, "closed"},
+		{"ErrClosedBeforeExpired", "active|0|" + ms(now0-2) + "|" + ms(now0-1), deductResult{6, now0 - 2, 0, 5, ""}, "closed"},
+		{"ErrExpired", "active|0||" + ms(now0), deductResult{6, now0, 0, 5, ""}, "expired"},
+		{"ErrExpiredWindowOpen", "active|0|" + ms(now0+5000) + "|" + ms(now0-1), deductResult{6, now0 - 1, 0, 5, ""}, "expired"},
+		{"ErrNotLoadedRuleMissing", "", deductResult{20, 0, 0, 0, ""}, ""},
+		{"ErrNotLoadedRuleUnreadable", "active|soon||", deductResult{20, 0, 0, 0, ""}, ""},
+		{"ErrNotLoadedRuleEmpty", "-", deductResult{20, 0, 0, 0, ""}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
+			switch c.rule {
+			case "":
+				f.rdb.Del(f.ctx, f.rule(tid))
+			case "-":
+				f.rdb.Set(f.ctx, f.rule(tid), "", 0)
+			default:
+				f.rdb.Set(f.ctx, f.rule(tid), c.rule, 0)
+			}
+			before := f.snapshot(t)
+			assertDeduct(t, f.deduct(t, tid, "u1", "k1"), c.want)
+			if c.want.code == 0 {
+				return
+			}
+			f.assertUnchanged(t, before)
+			if c.why != "" {
+				vals := lua.Deduct.Run(f.ctx, f.rdb, f.deductKeys(tid, "k1"), tid, "u1", "k1", now0, ttl, attempt).Val().([]any)
+				assertEqual(t, "why", vals[5].(string), c.why)
+			}
+		})
+	}
+	t.Run("ErrNotClaimableHolder", func(t *testing.T) {
+		// A holder's refusal says so: it may be a replay whose key Redis lost.
+		f := newFixture(t)
+		f.seed(t, 1000, tid, tplState{remaining: 5, next: 2, total: 6, limit: 2, value: 100})
+		f.rdb.HSet(f.ctx, f.users(tid), "u1", "1")
+		f.rdb.Set(f.ctx, f.rule(tid), "paused|0||", 0)
+		before := f.snapshot(t)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{6, 0, 0, 5, "H"})
+		assertDeduct(t, f.deduct(t, tid, "u2", "k2"), deductResult{6, 0, 0, 5, ""})
+		f.assertUnchanged(t, before)
+	})
+	t.Run("ErrNotClaimableBeforeStockAndBudget", func(t *testing.T) {
+		f := newFixture(t)
+		f.seed(t, 0, tid, tplState{remaining: 0, next: 6, total: 5, limit: 2, value: 100})
+		f.rdb.Set(f.ctx, f.rule(tid), "paused|0||", 0)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{6, 0, 0, 0, ""})
+	})
+	t.Run("DuplicateWhilePaused", func(t *testing.T) {
+		// A replay is answered before the rule: the first claim was made while open.
+		f := newFixture(t)
+		f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
+		f.rdb.Set(f.ctx, f.rule(tid), "paused|0||", 0)
+		before := f.snapshot(t)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "P"})
+		f.rdb.Del(f.ctx, f.rule(tid))
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "P"})
+		f.rdb.Set(f.ctx, f.rule(tid), "paused|0||", 0)
+		f.assertUnchanged(t, before)
+	})
+	t.Run("OKResumed", func(t *testing.T) {
+		// A refusal records nothing: the same key claims once the rule opens.
+		f := newFixture(t)
+		f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 1, value: 100})
+		f.rdb.Set(f.ctx, f.rule(tid), "paused|0||", 0)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{6, 0, 0, 5, ""})
+		f.rdb.Set(f.ctx, f.rule(tid), openRule, 0)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
 	})
 }
 
@@ -708,6 +813,7 @@ type loadTemplate struct {
 	total, limit, value int64
 	next                int64
 	free, users         string
+	rule                string // openRule when empty
 }
 
 func (f *fixture) load(t *testing.T, mode string, budget int64, ts ...loadTemplate) []int64 {
@@ -715,8 +821,12 @@ func (f *fixture) load(t *testing.T, mode string, budget int64, ts ...loadTempla
 	keys := []string{f.budget(), f.pending(), f.recent()}
 	args := []any{mode, budget}
 	for _, lt := range ts {
-		keys = append(keys, f.tpl(lt.id), f.free(lt.id), f.users(lt.id))
-		args = append(args, lt.id, lt.total, lt.limit, lt.value, lt.next, lt.free, lt.users)
+		rule := lt.rule
+		if rule == "" {
+			rule = openRule
+		}
+		keys = append(keys, f.tpl(lt.id), f.free(lt.id), f.users(lt.id), f.rule(lt.id))
+		args = append(args, lt.id, lt.total, lt.limit, lt.value, lt.next, lt.free, lt.users, rule)
 	}
 	res, err := lua.Load.Run(f.ctx, f.rdb, keys, args...).Int64Slice()
 	if err != nil {
@@ -838,6 +948,31 @@ func TestLoad(t *testing.T) {
 				want := max(left-200, 0)
 				assertEqual(t, "budget", orMissing(f.get(t, f.budget())), strconv.FormatInt(want, 10))
 				assertDeduct(t, f.deduct(t, tid, "u3", "k3"), deductResult{5, 0, 0, 3, ""})
+			})
+		}
+	})
+	t.Run("OKRuleOnlyWhenMissing", func(t *testing.T) {
+		// The service writes a changed rule before it answers the change; a
+		// load may have read the database before it, so it never overwrites
+		// a rule, in either mode; it fills a missing or unreadable one.
+		for _, mode := range []string{"missing", "force"} {
+			t.Run(mode, func(t *testing.T) {
+				f := newFixture(t)
+				paused := db70
+				paused.rule = "paused|0||"
+				f.load(t, mode, 5000, paused, db71)
+				assertEqual(t, "rule 70", orMissing(f.get(t, f.rule(tid))), "paused|0||")
+				assertEqual(t, "rule 71", orMissing(f.get(t, f.rule(tid2))), openRule)
+				f.rdb.Set(f.ctx, f.rule(tid), "active|5||", 0) // written by a change after the read
+				f.rdb.Set(f.ctx, f.rule(tid2), "active|x||", 0)
+				f.load(t, mode, 5000, paused, db71)
+				assertEqual(t, "rule 70 kept", orMissing(f.get(t, f.rule(tid))), "active|5||")
+				assertEqual(t, "rule 71 repaired", orMissing(f.get(t, f.rule(tid2))), openRule)
+				// A rule lost alone (counters kept) is filled in missing mode.
+				f.rdb.Del(f.ctx, f.rule(tid))
+				assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, paused, db71)), "[0 0]")
+				assertEqual(t, "rule 70 filled", orMissing(f.get(t, f.rule(tid))), "paused|0||")
+				assertDeduct(t, f.deduct(t, tid, "u9", "k1"), deductResult{6, 0, 0, 6, ""})
 			})
 		}
 	})
@@ -978,7 +1113,7 @@ func TestScriptsTouchOnlyTheirKeys(t *testing.T) {
 			t.Errorf("key %s is outside the campaign %s", k, f.c)
 		}
 	}
-	want := []string{f.budget(), f.idem("k1"), f.recent(), f.ret(1), f.tpl(tid), f.free(tid)}
+	want := []string{f.budget(), f.idem("k1"), f.recent(), f.ret(1), f.tpl(tid), f.free(tid), f.rule(tid)}
 	sort.Strings(want)
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys = %v, want %v", keys, want)

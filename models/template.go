@@ -1,6 +1,7 @@
 package models
 
 import (
+	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -166,16 +167,83 @@ func (t *Template) ValidityFor(claimedAt time.Time) (from, until time.Time) {
 	return *t.ValidFrom, *t.ValidUntil
 }
 
-// Claimable returns nil when the template takes claims at now, else a
-// CodeNotClaimable error that says why.
-func (t *Template) Claimable(now time.Time) error {
+// Why a template takes no claims (see ClaimRefusal). The claim script in
+// Redis answers with the same words.
+const (
+	RefusedPaused  = "paused"
+	RefusedNotYet  = "not_yet" // before claim_starts_at
+	RefusedClosed  = "closed"  // at or after claim_ends_at
+	RefusedExpired = "expired" // at or after an absolute valid_until
+)
+
+// ClaimRefusal is the one rule of when a template takes claims, stock and
+// limits aside: it returns "" when it does at now, else why not (a Refused
+// word) and the time the reason refers to (zero for paused). A template
+// with absolute validity takes no claim from valid_until on, whatever its
+// claim window says: the coupon would be born expired.
+func (t *Template) ClaimRefusal(now time.Time) (reason string, at time.Time) {
 	switch {
 	case t.Status != TemplateActive:
-		return Errorf(CodeNotClaimable, "this coupon is paused")
+		return RefusedPaused, time.Time{}
 	case now.Before(t.ClaimStartsAt):
-		return Errorf(CodeNotClaimable, "claims open at %s", t.ClaimStartsAt.UTC().Format(time.RFC3339))
+		return RefusedNotYet, t.ClaimStartsAt
 	case t.ClaimEndsAt != nil && !now.Before(*t.ClaimEndsAt):
-		return Errorf(CodeNotClaimable, "claims closed at %s", t.ClaimEndsAt.UTC().Format(time.RFC3339))
+		return RefusedClosed, *t.ClaimEndsAt
+	case t.ValidDays == 0 && t.ValidUntil != nil && !now.Before(*t.ValidUntil):
+		return RefusedExpired, *t.ValidUntil
+	}
+	return "", time.Time{}
+}
+
+// Claimable returns nil when the template takes claims at now, else a
+// CodeNotClaimable error that says why (see ClaimRefusal).
+func (t *Template) Claimable(now time.Time) error {
+	if reason, at := t.ClaimRefusal(now); reason != "" {
+		return NotClaimable(reason, at)
+	}
+	return nil
+}
+
+// NotClaimable returns the CodeNotClaimable error of a ClaimRefusal.
+func NotClaimable(reason string, at time.Time) *Error {
+	when := at.UTC().Format(time.RFC3339)
+	switch reason {
+	case RefusedNotYet:
+		return Errorf(CodeNotClaimable, "claims open at %s", when)
+	case RefusedClosed:
+		return Errorf(CodeNotClaimable, "claims closed at %s", when)
+	case RefusedExpired:
+		return Errorf(CodeNotClaimable, "claims closed at %s, when the coupons stopped being valid", when)
+	}
+	return Errorf(CodeNotClaimable, "this coupon is paused")
+}
+
+// ErrBornExpired marks (with errors.Is) a template refused because coupons
+// claimed in its claim window would already be expired.
+var ErrBornExpired = errors.New("coupons would be born expired")
+
+// ValidateIssuable refuses a template with absolute validity whose coupons
+// would be born expired: valid_until at or before now, before claims open,
+// or before claims close. It names the field to change: valid_until when it
+// has passed, else the end of the claim window that outlasts it.
+func (t *Template) ValidateIssuable(now time.Time) error {
+	if t.ValidDays != 0 || t.ValidUntil == nil {
+		return nil
+	}
+	until := *t.ValidUntil
+	when := until.UTC().Format(time.RFC3339)
+	bad := func(field, format string, args ...any) error {
+		e := Invalid(field, format, args...)
+		e.Err = ErrBornExpired
+		return e
+	}
+	switch {
+	case !until.After(now):
+		return bad("valid_until", "has passed (%s): every coupon claimed would be born expired", when)
+	case !until.After(t.ClaimStartsAt):
+		return bad("claim_starts_at", "must be before valid_until (%s): every coupon claimed would be born expired", when)
+	case t.ClaimEndsAt != nil && t.ClaimEndsAt.After(until):
+		return bad("claim_ends_at", "must not be after valid_until (%s): coupons claimed after it would be born expired", when)
 	}
 	return nil
 }

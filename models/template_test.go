@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +199,83 @@ func TestTemplateClaimable(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTemplateClaimRefusal: a template with absolute validity takes no claim
+// from valid_until on, whatever its claim window; each refusal says why.
+func TestTemplateClaimRefusal(t *testing.T) {
+	p := percentTemplate() // claims from t0, valid t0..t0+24h
+	p.ClaimEndsAt = ptr(t0.Add(48 * time.Hour))
+	p.Status = models.TemplateActive
+	paused := p
+	paused.Status = models.TemplatePaused
+	days := fixedTemplate()
+	days.Status = models.TemplateActive
+	for name, c := range map[string]struct {
+		tp     models.Template
+		now    time.Time
+		reason string
+		at     time.Time
+	}{
+		"open":              {p, t0, "", time.Time{}},
+		"last instant":      {p, t0.Add(24*time.Hour - time.Nanosecond), "", time.Time{}},
+		"at valid_until":    {p, t0.Add(24 * time.Hour), models.RefusedExpired, t0.Add(24 * time.Hour)},
+		"after valid_until": {p, t0.Add(30 * time.Hour), models.RefusedExpired, t0.Add(24 * time.Hour)},
+		"after claims end":  {p, t0.Add(48 * time.Hour), models.RefusedClosed, t0.Add(48 * time.Hour)},
+		"before start":      {p, t0.Add(-time.Nanosecond), models.RefusedNotYet, t0},
+		"paused":            {paused, t0.Add(time.Hour), models.RefusedPaused, time.Time{}},
+		"valid days":        {days, t0.Add(10 * 365 * 24 * time.Hour), "", time.Time{}},
+	} {
+		reason, at := c.tp.ClaimRefusal(c.now)
+		if reason != c.reason || !at.Equal(c.at) {
+			t.Errorf("%s: %q at %v, want %q at %v", name, reason, at, c.reason, c.at)
+		}
+		if err := c.tp.Claimable(c.now); (err == nil) != (c.reason == "") ||
+			err != nil && models.ErrorCode(err) != models.CodeNotClaimable {
+			t.Errorf("%s: Claimable = %v", name, err)
+		}
+	}
+}
+
+// TestTemplateValidateIssuable: coupons that would be born expired are
+// refused, naming the field to change; valid_days templates always pass.
+func TestTemplateValidateIssuable(t *testing.T) {
+	now := t0.Add(time.Hour)
+	t.Run("OK", func(t *testing.T) {
+		closesWithValidity := percentTemplate()
+		closesWithValidity.ClaimEndsAt = ptr(t0.Add(24 * time.Hour))
+		for name, tp := range map[string]models.Template{
+			"absolute":             percentTemplate(),
+			"closes with validity": closesWithValidity,
+			"valid days":           fixedTemplate(),
+		} {
+			if err := tp.ValidateIssuable(now); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+	for name, c := range map[string]struct {
+		edit  func(*models.Template)
+		now   time.Time
+		field string
+	}{
+		"ErrValidUntilPassed":        {func(*models.Template) {}, t0.Add(25 * time.Hour), "valid_until"},
+		"ErrValidUntilNow":           {func(*models.Template) {}, t0.Add(24 * time.Hour), "valid_until"},
+		"ErrClaimsOpenAtValidityEnd": {func(tp *models.Template) { tp.ClaimStartsAt = t0.Add(24 * time.Hour) }, now, "claim_starts_at"},
+		"ErrClaimsCloseAfterValidity": {func(tp *models.Template) {
+			tp.ClaimEndsAt = ptr(t0.Add(24*time.Hour + time.Nanosecond))
+		}, now, "claim_ends_at"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tp := percentTemplate()
+			c.edit(&tp)
+			err := tp.ValidateIssuable(c.now)
+			assertInvalid(t, err, c.field)
+			if !errors.Is(err, models.ErrBornExpired) {
+				t.Errorf("%v is not ErrBornExpired", err)
+			}
+		})
+	}
 }
 
 func TestTemplateValidityFor(t *testing.T) {

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"couponsvc/models"
@@ -10,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // CreateCampaign validates and stores a campaign. Errors: CodeInvalidRequest,
@@ -68,13 +70,18 @@ type TemplatePatch struct {
 }
 
 // CreateTemplate validates and stores a template and loads its counters into
-// Redis. Errors: CodeInvalidRequest, CodeNotFound (campaign), CodeUnavailable.
+// Redis. A template whose coupons would be born expired is refused (see
+// models.Template.ValidateIssuable). Errors: CodeInvalidRequest, CodeNotFound
+// (campaign), CodeUnavailable.
 func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error) {
 	now := s.now()
 	if t.ClaimStartsAt.IsZero() {
 		t.ClaimStartsAt = now
 	}
 	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	if err := t.ValidateIssuable(now); err != nil {
 		return nil, err
 	}
 	t.ID = 0
@@ -123,11 +130,31 @@ func (s *Service) template(ctx context.Context, id int64) (*models.Template, err
 }
 
 // ViewTemplate returns a template with its remaining stock.
+// Errors: CodeNotFound, CodeUnavailable.
 func (s *Service) ViewTemplate(ctx context.Context, id int64) (*TemplateView, error) {
 	t, err := s.GetTemplate(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return s.viewTemplate(ctx, t)
+}
+
+// ViewOffer returns a template on offer (see ListTemplates) with its
+// remaining stock, and CodeNotFound, as for an unknown id, for one that is
+// not: paused, not yet open, closed or past its validity. Errors:
+// CodeNotFound, CodeUnavailable.
+func (s *Service) ViewOffer(ctx context.Context, id int64) (*TemplateView, error) {
+	t, err := s.GetTemplate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Claimable(s.now()) != nil {
+		return nil, dbError(fmt.Sprintf("template %d", id), gorm.ErrRecordNotFound)
+	}
+	return s.viewTemplate(ctx, t)
+}
+
+func (s *Service) viewTemplate(ctx context.Context, t *models.Template) (*TemplateView, error) {
 	views, err := s.withRemaining(ctx, []models.Template{*t})
 	if err != nil {
 		return nil, err
@@ -135,16 +162,22 @@ func (s *Service) ViewTemplate(ctx context.Context, id int64) (*TemplateView, er
 	return &views[0], nil
 }
 
-// ListTemplates returns templates (only active ones when activeOnly), with the
-// stock left, newest campaign first.
-func (s *Service) ListTemplates(ctx context.Context, activeOnly bool) ([]TemplateView, error) {
+// ListTemplates returns templates with the stock left, newest campaign
+// first: all of them, or when offeredOnly only those on offer, which take
+// claims now as far as the template goes (models.Template.Claimable; sold
+// out ones included). What is not on offer yet stays hidden from shoppers.
+func (s *Service) ListTemplates(ctx context.Context, offeredOnly bool) ([]TemplateView, error) {
 	var ts []models.Template
 	q := s.db.WithContext(ctx).Order("campaign_id DESC, id")
-	if activeOnly {
+	if offeredOnly {
 		q = q.Where("status = ?", models.TemplateActive)
 	}
 	if err := q.Find(&ts).Error; err != nil {
 		return nil, dbError("templates", err)
+	}
+	if offeredOnly {
+		now := s.now()
+		ts = slices.DeleteFunc(ts, func(t models.Template) bool { return t.Claimable(now) != nil })
 	}
 	return s.withRemaining(ctx, ts)
 }
@@ -189,13 +222,22 @@ func (s *Service) withRemaining(ctx context.Context, ts []models.Template) ([]Te
 }
 
 // UpdateTemplate changes a template's name, description, claim window or
-// status. Errors: CodeInvalidRequest, CodeNotFound, CodeUnavailable.
+// status. A change of status or claim window binds every instance from the
+// answer on: the claim rule in Redis is written before the commit (see
+// publishClaimRule). A template whose coupons would be born expired is not
+// resumed and its claim window not moved (see
+// models.Template.ValidateIssuable). Errors: CodeInvalidRequest,
+// CodeNotFound, CodeUnavailable.
 func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p TemplatePatch) (*models.Template, error) {
 	var t models.Template
+	sent := false // the rule went to Redis, or may have
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.First(&t, id).Error; err != nil {
+		// The row stays locked until the commit, so that concurrent changes
+		// reach Redis in the order they commit.
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).First(&t, id).Error; err != nil {
 			return err
 		}
+		before := t
 		if p.Name != nil {
 			t.Name = *p.Name
 		}
@@ -220,16 +262,37 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 		if err := t.Validate(); err != nil {
 			return err
 		}
+		// Pausing or renaming never fails on the validity: only a resume or
+		// a new claim window must not issue coupons born expired.
+		if t.Status == models.TemplateActive && before.Status != models.TemplateActive ||
+			!t.ClaimStartsAt.Equal(before.ClaimStartsAt) || !sameTime(t.ClaimEndsAt, before.ClaimEndsAt) {
+			if err := t.ValidateIssuable(s.now()); err != nil {
+				return err
+			}
+		}
 		t.UpdatedAt = s.now()
 		if err := tx.Save(&t).Error; err != nil {
 			return err
 		}
-		return s.audit(tx, actor, "template.update", fmt.Sprintf("template:%d", t.ID),
-			fmt.Sprintf("name=%q status=%s", t.Name, t.Status))
+		if err := s.audit(tx, actor, "template.update", fmt.Sprintf("template:%d", t.ID),
+			fmt.Sprintf("name=%q status=%s", t.Name, t.Status)); err != nil {
+			return err
+		}
+		sent = true
+		return s.publishClaimRule(ctx, &t)
 	})
 	if err != nil {
+		if sent {
+			// Redis may hold a rule that was not committed.
+			s.dropClaimRule(ctx, &t)
+		}
 		return nil, dbError(fmt.Sprintf("template %d", id), err)
 	}
 	s.templates.forget(id)
 	return &t, nil
+}
+
+// sameTime reports whether two optional times are both absent or equal.
+func sameTime(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }

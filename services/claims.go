@@ -102,17 +102,11 @@ func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, er
 	if err := models.ValidateIdempotencyKey(req.IdempotencyKey); err != nil {
 		return nil, err
 	}
+	// Whether the template takes claims now is decided by the claim script,
+	// from the rule every instance reads in Redis, not from this instance's
+	// cached copy, which may predate a pause or a change of the claim window.
 	t, err := s.template(ctx, req.TemplateID)
 	if err != nil {
-		return nil, err
-	}
-	if err := t.Claimable(s.now()); err != nil {
-		// A replay of a claim made while the template was open is still a replay.
-		if res, rerr := s.replayFromDB(ctx, req); rerr == nil {
-			return res, nil
-		} else if !models.IsCode(rerr, models.CodeNotFound) {
-			return nil, rerr
-		}
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -138,17 +132,19 @@ func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, er
 	}
 }
 
-// replayRefused answers a refused claim (sold out, limit reached, budget
-// used up) from the database when it is the replay of a claim already done
-// whose idempotency key Redis no longer has (Redis restarted or flushed; the
-// embedded Redis after a restart): the user's first claim counts against the
-// limit and the stock now, so the script refuses before the insert that would
-// meet the unique request_id. Only a user who holds a coupon of the template
-// can be replaying one (the script says so with the refusal), so a flash
-// sale's many refusals cost no extra read of Redis or the database.
+// replayRefused answers a refused claim (not claimable, sold out, limit
+// reached, budget used up) from the database when it is the replay of a
+// claim already done whose idempotency key Redis no longer has (Redis
+// restarted or flushed; the embedded Redis after a restart): the user's
+// first claim counts against the limit and the stock now, so the script
+// refuses before the insert that would meet the unique request_id; and a
+// template paused or closed since still answers the replay of a claim made
+// while it was open. Only a user who holds a coupon of the template can be
+// replaying one (the script says so with the refusal), so a flash sale's
+// many refusals cost no extra read of Redis or the database.
 func (s *Service) replayRefused(ctx context.Context, r reservation, req ClaimRequest, refusal error) (*ClaimResult, bool) {
 	switch models.ErrorCode(refusal) {
-	case models.CodeSoldOut, models.CodeUserLimitReached, models.CodeBudgetExhausted:
+	case models.CodeNotClaimable, models.CodeSoldOut, models.CodeUserLimitReached, models.CodeBudgetExhausted:
 	default:
 		return nil, false
 	}
@@ -238,7 +234,7 @@ func notExecuted(err error) bool {
 // reserve runs coupon_deduct.lua, loading the campaign's counters when the
 // script reports them missing. dup is "P" or "C" for a replay.
 func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequest) (r reservation, dup string, err error) {
-	keys := s.keys.claimKeys(t.CampaignID, t.ID, req.IdempotencyKey)
+	keys := s.keys.deductKeys(t.CampaignID, t.ID, req.IdempotencyKey)
 	// attempt tells this request's reservation from another request's with
 	// the same key, when go-redis runs the script again after a lost reply.
 	attempt := rand.Text()
@@ -268,6 +264,14 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 				return r, "", nil
 			}
 			return r, detail, nil
+		case lua.DeductNotClaimable:
+			// The script puts the time the refusal refers to where a slot goes.
+			at, why := r.slot, ""
+			r.slot = 0
+			if len(vals) > 5 {
+				why, _ = vals[5].(string)
+			}
+			return r, "", models.NotClaimable(why, time.UnixMilli(at).UTC())
 		case lua.DeductSoldOut:
 			return r, "", models.Errorf(models.CodeSoldOut, "this coupon is sold out")
 		case lua.DeductUserLimit:

@@ -361,7 +361,7 @@ func TestClaimFaults(t *testing.T) {
 func (f *claimFixture) deductDirect(cid, tid int64, user, key string) string {
 	f.t.Helper()
 	keys := []string{f.key(cid, "budget"), f.tplKey(cid, tid), f.tplKey(cid, tid) + ":free", f.tplKey(cid, tid) + ":users",
-		f.key(cid, "idem:"+key), f.key(cid, "pending")}
+		f.key(cid, "idem:"+key), f.key(cid, "pending"), f.tplKey(cid, tid) + ":rule"}
 	vals, err := lua.Deduct.Run(f.ctx, f.env.Backends.Redis, keys, tid, user, key, f.clock.Now().UnixMilli(), 3600, "killed").Slice()
 	if err != nil {
 		f.t.Fatalf("coupon_deduct.lua: %v", err)

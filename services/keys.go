@@ -23,6 +23,10 @@ func (k keys) template(cid, tid int64) string {
 func (k keys) free(cid, tid int64) string  { return k.template(cid, tid) + ":free" }
 func (k keys) users(cid, tid int64) string { return k.template(cid, tid) + ":users" }
 
+// rule is a template's claim rule (see claimRule), which coupon_deduct.lua
+// checks on every claim.
+func (k keys) rule(cid, tid int64) string { return k.template(cid, tid) + ":rule" }
+
 // idem is the idempotency key of a claim. Keys are scoped to the campaign so
 // that the claim script touches one slot; the database's unique request_id
 // catches the same key reused across campaigns.
@@ -38,8 +42,17 @@ func (k keys) returned(cid, couponID int64) string {
 	return k.campaign(cid) + "ret:" + strconv.FormatInt(couponID, 10)
 }
 
-// claimKeys are the six keys of coupon_deduct.lua and coupon_release.lua.
+// claimKeys are the six keys of coupon_release.lua, the first six of
+// coupon_deduct.lua.
 func (k keys) claimKeys(cid, tid int64, requestID string) []string {
 	return []string{k.budget(cid), k.template(cid, tid), k.free(cid, tid), k.users(cid, tid),
 		k.idem(cid, requestID), k.pending(cid)}
+}
+
+// deductKeys are the seven keys of coupon_deduct.lua: claimKeys and the
+// template's claim rule.
+func (k keys) deductKeys(cid, tid int64, requestID string) []string {
+	tpl := k.template(cid, tid)
+	return []string{k.budget(cid), tpl, tpl + ":free", tpl + ":users", k.idem(cid, requestID), k.pending(cid),
+		tpl + ":rule"}
 }

@@ -33,11 +33,11 @@ func (s *Service) ensureLoaded(ctx context.Context, cid int64, tids ...int64) er
 }
 
 // countersLoaded reports whether the campaign's budget and the given
-// templates' counters are all in Redis.
+// templates' counters and claim rules are all in Redis.
 func (s *Service) countersLoaded(ctx context.Context, cid int64, tids []int64) (bool, error) {
 	ks := []string{s.keys.budget(cid)}
 	for _, tid := range tids {
-		ks = append(ks, s.keys.template(cid, tid))
+		ks = append(ks, s.keys.template(cid, tid), s.keys.rule(cid, tid))
 	}
 	n, err := s.rdb.Exists(ctx, ks...).Result()
 	if err != nil {
@@ -115,8 +115,8 @@ func (s *Service) load(ctx context.Context, cid int64, mode string, done func() 
 	ks := []string{s.keys.budget(cid), s.keys.pending(cid), s.keys.recent(cid)}
 	args := []any{mode, snap.budgetRemaining}
 	for _, t := range snap.templates {
-		ks = append(ks, s.keys.template(cid, t.id), s.keys.free(cid, t.id), s.keys.users(cid, t.id))
-		args = append(args, t.id, t.total, t.limit, t.value, t.next, t.free, t.users)
+		ks = append(ks, s.keys.template(cid, t.id), s.keys.free(cid, t.id), s.keys.users(cid, t.id), s.keys.rule(cid, t.id))
+		args = append(args, t.id, t.total, t.limit, t.value, t.next, t.free, t.users, t.rule)
 	}
 	start := time.Now()
 	res, err := lua.Load.Run(ctx, s.rdb, ks, args...).Int64Slice()
@@ -181,6 +181,7 @@ type templateSnapshot struct {
 	next                    int64  // 1 + the highest slot held
 	free                    string // comma list of unheld slots below next
 	users                   string // "user=1,2;user2=1"
+	rule                    string // see claimRule
 }
 
 // readCampaignSnapshot reads the campaign's state in one transaction, so
@@ -233,7 +234,8 @@ func readTemplateSnapshot(tx *gorm.DB, t *models.Template) (*templateSnapshot, e
 		Order("user_id, user_ordinal").Select("user_id, user_ordinal").Scan(&holders).Error; err != nil {
 		return nil, err
 	}
-	ts := &templateSnapshot{id: t.ID, total: t.TotalStock, limit: t.PerUserLimit, value: t.ValueCents(), next: 1}
+	ts := &templateSnapshot{id: t.ID, total: t.TotalStock, limit: t.PerUserLimit, value: t.ValueCents(), next: 1,
+		rule: claimRule(t)}
 	var free strings.Builder
 	for _, slot := range slots {
 		for ; ts.next < slot; ts.next++ {

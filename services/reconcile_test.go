@@ -295,7 +295,7 @@ func (f *rcFixture) reserve(t *testing.T, user, key string, at time.Time) (slot,
 	t.Helper()
 	cid := f.tmpl.CampaignID
 	ks := []string{f.key("budget"), f.templateKey(), f.templateKey() + ":free", f.templateKey() + ":users",
-		f.key("idem:" + key), f.key("pending")}
+		f.key("idem:" + key), f.key("pending"), f.templateKey() + ":rule"}
 	// The last argument is the claim's attempt word (see coupon_deduct.lua).
 	vals, err := lua.Deduct.Run(f.ctx, f.env.Backends.Redis, ks, f.tmpl.ID, user, key, at.UnixMilli(), 3600,
 		"rc"+strconv.FormatInt(at.UnixNano(), 36)).Slice()
@@ -520,6 +520,11 @@ func TestSweepTwoInstances(t *testing.T) {
 	f := newRCFixture(t, services.Config{}, 1000, 1, models.RefundRestore)
 	f.mustClaim("first") // loads the counters
 	old := f.clock.Now().Add(-time.Hour)
+	// The reservations were made an hour ago: claims were open then.
+	if _, err := f.env.Service.UpdateTemplate(f.ctx, "test", f.tmpl.ID,
+		services.TemplatePatch{ClaimStartsAt: rcPtr(old.Add(-time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
 	withRow := 0
 	for i := 0; i < stale; i++ {
 		user, key := fmt.Sprintf("s%d", i), fmt.Sprintf("stale-%d", i)

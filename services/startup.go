@@ -32,16 +32,12 @@ func (s *Service) LoadMissingCounters(ctx context.Context) (int, error) {
 			errs = append(errs, models.Unavailable("loading the counters", err))
 			break
 		}
-		ks := []string{s.keys.budget(g.cid)}
-		for _, tid := range g.tids {
-			ks = append(ks, s.keys.template(g.cid, tid))
-		}
-		n, err := s.rdb.Exists(ctx, ks...).Result()
+		ok, err := s.countersLoaded(ctx, g.cid, g.tids)
 		if err != nil {
-			errs = append(errs, redisError(err))
+			errs = append(errs, err)
 			break // Redis is down: the claim path loads when it is back
 		}
-		if int(n) == len(ks) {
+		if ok {
 			continue
 		}
 		if err := s.loadCampaign(ctx, g.cid, loadMissing); err != nil {

@@ -251,16 +251,17 @@ func openRedis(ctx context.Context, addr string, conc int) (*redis.Client, error
 var deductWords = map[int64]string{
 	lua.DeductReserved: "claimed", lua.DeductDuplicate: "duplicate", lua.DeductSoldOut: "sold_out",
 	lua.DeductBadArgs: "invalid_request", lua.DeductUserLimit: "user_limit_reached",
-	lua.DeductBudgetExhausted: "budget_exhausted", lua.DeductIdempotencyMismatch: "idempotency_mismatch",
-	lua.DeductNotLoaded: "not_loaded",
+	lua.DeductBudgetExhausted: "budget_exhausted", lua.DeductNotClaimable: "not_claimable",
+	lua.DeductIdempotencyMismatch: "idempotency_mismatch", lua.DeductNotLoaded: "not_loaded",
 }
 
 // limitKeys are the keys of coupon_deduct.lua for the reference campaign.
-type limitKeys struct{ prefix, budget, template, free, users, pending string }
+type limitKeys struct{ prefix, budget, template, free, users, pending, rule string }
 
 func newLimitKeys(runID string) limitKeys {
 	p := "bench:{cb" + runID + "}:"
-	return limitKeys{prefix: p, budget: p + "budget", template: p + "tpl", free: p + "free", users: p + "users", pending: p + "pending"}
+	return limitKeys{prefix: p, budget: p + "budget", template: p + "tpl", free: p + "free", users: p + "users",
+		pending: p + "pending", rule: p + "rule"}
 }
 
 // runLimit measures the gate itself: the flash plan run straight through
@@ -279,6 +280,11 @@ func runLimit(ctx context.Context, rdb *redis.Client, runID string, plan []claim
 		s.Error = err.Error()
 		return s
 	}
+	// An active template whose claims opened at the epoch and never close.
+	if err := rdb.Set(ctx, k.rule, "active|0||", 0).Err(); err != nil {
+		s.Error = err.Error()
+		return s
+	}
 	if err := lua.Deduct.Load(ctx, rdb).Err(); err != nil {
 		s.Error = "load script: " + err.Error()
 		return s
@@ -290,7 +296,7 @@ func runLimit(ctx context.Context, rdb *redis.Client, runID string, plan []claim
 		user, key := userName("", p.user), keyName("l", p.key)
 		start := time.Now()
 		res, err := lua.Deduct.Run(ctx, rdb,
-			[]string{k.budget, k.template, k.free, k.users, k.prefix + "idem:" + key, k.pending},
+			[]string{k.budget, k.template, k.free, k.users, k.prefix + "idem:" + key, k.pending, k.rule},
 			tid, user, key, time.Now().UnixMilli(), 600).Slice()
 		d := time.Since(start)
 		if err != nil || len(res) < 2 {

@@ -46,17 +46,23 @@
     if (remaining <= 0) { markSoldOut(id); }
   }
 
-  function markSoldOut(id) {
+  function markSoldOut(id) { markOffer(id, "sold_out", "state-soldout", "Sold out"); }
+
+  // An offer that left the list since the page was made (paused, closed)
+  // takes no claims: its button goes.
+  function markClosed(id) { markOffer(id, "closed", "state-closed", "Not open right now"); }
+
+  function markOffer(id, offerState, stateClass, text) {
     var card = document.querySelector('[data-offer="' + id + '"]');
     if (!card) { return; }
     var btn = card.querySelector("[data-claim]");
     if (!btn) { return; }
     card.classList.remove("offer-open");
-    card.classList.add("offer-sold_out");
+    card.classList.add("offer-" + offerState);
     var state = document.createElement("span");
-    state.className = "state state-soldout";
+    state.className = "state " + stateClass;
     state.setAttribute("data-state", "");
-    state.textContent = "Sold out";
+    state.textContent = text;
     btn.replaceWith(state);
   }
 
@@ -70,9 +76,17 @@
         .then(function (r) { return r.ok ? r.json() : null; })
         .then(function (body) {
           if (!body || !body.templates) { return; }
+          var listed = {};
           body.templates.forEach(function (t) {
+            listed[t.id] = true;
             if (typeof t.remaining === "number") { setRemaining(t.id, t.remaining); }
           });
+          if (mode === "shop") {
+            document.querySelectorAll("[data-offer]").forEach(function (card) {
+              var id = card.getAttribute("data-offer");
+              if (!listed[id]) { markClosed(id); }
+            });
+          }
         })
         .catch(function () { /* try again at the next tick */ });
     }, 5000);
@@ -138,6 +152,7 @@
           break;
         case "not_claimable":
           say(out, "err", "Not open right now" + (res.body.error ? " (" + res.body.error + ")." : "."));
+          markClosed(id);
           break;
         case "unauthorized":
           say(out, "err", "Your session has ended.", { href: "/login?next=/", text: "Log in again" });

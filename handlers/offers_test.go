@@ -1,0 +1,333 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"couponsvc/models"
+)
+
+// hiddenOffers creates, beside the demo's open templates, one template for
+// each way of not being on offer, and returns them by name.
+func (e *pageEnv) hiddenOffers(t *testing.T) map[string]*models.Template {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	at := func(d time.Duration) *time.Time { v := now.Add(d); return &v }
+	out := map[string]*models.Template{}
+	for name, edit := range map[string]func(*models.Template){
+		"paused":  func(tp *models.Template) { tp.Status = models.TemplatePaused },
+		"not yet": func(tp *models.Template) { tp.ClaimStartsAt = now.Add(24 * time.Hour) },
+		"closed":  func(tp *models.Template) { tp.ClaimStartsAt, tp.ClaimEndsAt = now.Add(-2*time.Hour), at(-time.Hour) },
+		"expiring": func(tp *models.Template) {
+			tp.ValidDays, tp.ValidFrom, tp.ValidUntil = 0, at(-time.Hour), at(time.Hour)
+		},
+	} {
+		tp := models.Template{CampaignID: e.demo.Campaign.ID, Name: "Secret " + name, Kind: models.KindFixed,
+			FaceValueCents: 100, TotalStock: 7, PerUserLimit: 1, ValidDays: 5}
+		edit(&tp)
+		created, err := e.Service.CreateTemplate(ctx, "test", tp)
+		if err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		out[name] = created
+	}
+	// The coupons of "expiring" stop being valid: no claim may be taken.
+	if err := e.Backends.DB.Model(&models.Template{}).Where("id = ?", out["expiring"].ID).
+		Update("valid_until", now.Add(-time.Minute)).Error; err != nil {
+		t.Fatal(err)
+	}
+	out["expired"] = out["expiring"]
+	delete(out, "expiring")
+	// What Redis holds of the old validity goes: claims read the database's.
+	e.FlushRedis(t)
+	return out
+}
+
+// TestTemplateVisibility: anonymous callers, shoppers, app and cashier
+// tokens see a template by id only when the list shows it, and otherwise
+// the same not_found as for an id that does not exist; admins see all. The
+// shop page shows what the list shows.
+func TestTemplateVisibility(t *testing.T) {
+	e := newPageEnv(t)
+	ctx := context.Background()
+	hidden := e.hiddenOffers(t)
+	open := e.template(t, "$5 off")
+
+	shopper := e.client(t)
+	shopper.login("shopper")
+	adminPage := e.client(t)
+	adminPage.login("admin")
+	token := func(role string) string {
+		tok, _, err := e.Service.CreateToken(ctx, "test", role, role+" token")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	anon := e.client(t)
+	get := func(c *pageClient, bearer, path string) (int, map[string]any) {
+		t.Helper()
+		headers := map[string]string{"Accept": "application/json"}
+		if bearer != "" {
+			headers["Authorization"] = "Bearer " + bearer
+		}
+		p := c.api("GET", path, "", headers)
+		var out map[string]any
+		if err := json.Unmarshal([]byte(p.body), &out); err != nil {
+			t.Fatalf("GET %s: not JSON: %v", path, p)
+		}
+		return p.status, out
+	}
+	callers := []struct {
+		name   string
+		client *pageClient
+		bearer string
+		admin  bool
+	}{
+		{"Anonymous", anon, "", false},
+		{"Shopper", shopper, "", false},
+		{"AppToken", anon, token(models.RoleApp), false},
+		{"CashierToken", anon, token(models.RoleCashier), false},
+		{"AdminToken", anon, token(models.RoleAdmin), true},
+		{"AdminSession", adminPage, "", true},
+	}
+	for _, c := range callers {
+		t.Run(c.name, func(t *testing.T) {
+			_, unknown := get(c.client, c.bearer, "/api/v1/templates/999999")
+			for name, tp := range hidden {
+				status, out := get(c.client, c.bearer, fmt.Sprintf("/api/v1/templates/%d", tp.ID))
+				switch {
+				case c.admin && (status != http.StatusOK || out["template"].(map[string]any)["name"] != tp.Name):
+					t.Errorf("%s: %d %v, want 200 with the template", name, status, out)
+				case !c.admin && (status != http.StatusNotFound || out["result"] != "not_found" || out["code"] != unknown["code"] ||
+					out["template"] != nil || out["remaining"] != nil ||
+					out["error"] != strings.Replace(unknown["error"].(string), "999999", fmt.Sprint(tp.ID), 1)):
+					t.Errorf("%s: %d %v, want 404 not_found as for an unknown id (%v)", name, status, out, unknown)
+				}
+			}
+			status, out := get(c.client, c.bearer, fmt.Sprintf("/api/v1/templates/%d", open.ID))
+			if status != http.StatusOK || out["template"].(map[string]any)["name"] != open.Name {
+				t.Errorf("open template: %d %v", status, out)
+			}
+			// The list shows the same: the demo's open templates, none of the others.
+			_, list := get(c.client, c.bearer, "/api/v1/templates")
+			names := map[string]bool{}
+			for _, v := range list["templates"].([]any) {
+				names[v.(map[string]any)["name"].(string)] = true
+			}
+			for _, tp := range hidden {
+				if names[tp.Name] {
+					t.Errorf("the list shows %q", tp.Name)
+				}
+			}
+			if len(names) != len(e.demo.Templates) || !names[open.Name] {
+				t.Errorf("the list shows %v, want the %d demo templates", names, len(e.demo.Templates))
+			}
+		})
+	}
+	t.Run("ShopPage", func(t *testing.T) {
+		for _, c := range []*pageClient{anon, shopper, adminPage} {
+			p := c.get("/")
+			for name, tp := range hidden {
+				if strings.Contains(p.body, fmt.Sprintf(`data-offer="%d"`, tp.ID)) || strings.Contains(p.body, tp.Name) {
+					t.Errorf("the shop shows %s", name)
+				}
+			}
+			if !strings.Contains(p.body, fmt.Sprintf(`data-offer="%d"`, open.ID)) {
+				t.Errorf("the shop does not show %q", open.Name)
+			}
+		}
+		if p := shopper.get("/"); !strings.Contains(p.body, fmt.Sprintf(`data-claim="%d"`, open.ID)) {
+			t.Errorf("no claim button for %q", open.Name)
+		}
+	})
+	t.Run("AdminState", func(t *testing.T) {
+		// The console says of each why it takes no claims, by the same rule.
+		for name, want := range map[string]string{"paused": "Paused", "not yet": "Not open yet", "closed": "Ended", "expired": "Ended"} {
+			p := adminPage.get(fmt.Sprintf("/admin/templates/%d", hidden[name].ID))
+			if !strings.Contains(p.text(), hidden[name].Name+" "+want) {
+				t.Errorf("%s: the console does not say %q: %.300s", name, want, p.text())
+			}
+		}
+	})
+	t.Run("ErrClaimExpired", func(t *testing.T) {
+		// The shop hides it and a claim is refused, taking nothing.
+		n := e.countCoupons(t)
+		p := shopper.claim(hidden["expired"].ID, "expired-1")
+		if p.status != http.StatusConflict || !strings.Contains(p.body, `"not_claimable"`) {
+			t.Fatalf("claim of an expired template: %v", p)
+		}
+		if got := e.countCoupons(t); got != n {
+			t.Fatalf("%d coupons, want %d", got, n)
+		}
+		view, err := e.Service.ViewTemplate(ctx, hidden["expired"].ID)
+		if err != nil || view.Remaining == nil || *view.Remaining != 7 {
+			t.Fatalf("after the refused claim: %+v, %v; want 7 left", view, err)
+		}
+	})
+}
+
+// TestTemplateBornExpiredAPIAndForms: a template whose coupons would be born
+// expired is refused by the API (400 naming the field, nothing created) and
+// by the admin forms (the error beside the field); resuming one says why not.
+func TestTemplateBornExpiredAPIAndForms(t *testing.T) {
+	e := newPageEnv(t)
+	ctx := context.Background()
+	tok, _, err := e.Service.CreateToken(ctx, "test", models.RoleAdmin, "admin token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := e.client(t)
+	call := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		p := api.do(req)
+		var out map[string]any
+		if err := json.Unmarshal([]byte(p.body), &out); err != nil {
+			t.Fatalf("%s %s: not JSON: %v", method, path, p)
+		}
+		return p.status, out
+	}
+	countTemplates := func() int64 {
+		var n int64
+		e.Backends.DB.Model(&models.Template{}).Count(&n)
+		return n
+	}
+	now := time.Now().UTC()
+	ts := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	tmpl := func(extra string) string {
+		return fmt.Sprintf(`{"campaign_id":%d,"name":"Dated","kind":"fixed","face_value_cents":100,"total_stock":5,`+
+			`"per_user_limit":1%s}`, e.demo.Campaign.ID, extra)
+	}
+
+	t.Run("ErrAPI", func(t *testing.T) {
+		before := countTemplates()
+		for _, c := range []struct{ name, body, field string }{
+			{"ValidUntilPassed", tmpl(`,"valid_from":"` + ts(-48*time.Hour) + `","valid_until":"` + ts(-time.Hour) + `"`), "valid_until"},
+			{"ClaimsCloseAfterValidity", tmpl(`,"valid_from":"` + ts(0) + `","valid_until":"` + ts(time.Hour) +
+				`","claim_ends_at":"` + ts(2*time.Hour) + `"`), "claim_ends_at"},
+			{"ClaimsOpenAfterValidity", tmpl(`,"valid_from":"` + ts(0) + `","valid_until":"` + ts(time.Hour) +
+				`","claim_starts_at":"` + ts(time.Hour) + `"`), "claim_starts_at"},
+		} {
+			status, out := call("POST", "/api/v1/templates", c.body)
+			if status != http.StatusBadRequest || out["result"] != "invalid_request" || out["field"] != c.field {
+				t.Errorf("%s: %d %v, want 400 invalid_request naming %s", c.name, status, out, c.field)
+			}
+		}
+		if n := countTemplates(); n != before {
+			t.Fatalf("%d templates created", n-before)
+		}
+		status, out := call("POST", "/api/v1/templates", tmpl(`,"valid_from":"`+ts(0)+`","valid_until":"`+ts(time.Hour)+
+			`","claim_ends_at":"`+ts(time.Hour)+`"`))
+		if status != http.StatusCreated {
+			t.Fatalf("claims closing with the validity: %d %v", status, out)
+		}
+		id := int64(out["template"].(map[string]any)["id"].(float64))
+		var row models.Template
+		e.Backends.DB.First(&row, id)
+		status, out = call("PATCH", fmt.Sprintf("/api/v1/templates/%d", id), `{"claim_ends_at":"`+ts(2*time.Hour)+`"}`)
+		if status != http.StatusBadRequest || out["result"] != "invalid_request" || out["field"] != "claim_ends_at" {
+			t.Errorf("PATCH claim_ends_at past the validity: %d %v", status, out)
+		}
+		var after models.Template
+		e.Backends.DB.First(&after, id)
+		if !after.ClaimEndsAt.Equal(*row.ClaimEndsAt) || !after.UpdatedAt.Equal(row.UpdatedAt) {
+			t.Errorf("the template changed: %+v, was %+v", after, row)
+		}
+	})
+
+	admin := e.client(t)
+	admin.login("admin")
+	fieldError := func(body, id string) string {
+		m := regexp.MustCompile(`(?s)id="` + id + `".*?<p class="field-error"[^>]*>([^<]*)</p>`).FindStringSubmatch(body)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	local := func(d time.Duration) string { return now.Add(d).Format("2006-01-02T15:04") }
+	base := func(kv ...string) url.Values {
+		f := url.Values{"campaign_id": {fmt.Sprint(e.demo.Campaign.ID)}, "name": {"Dated form"}, "kind": {"fixed"},
+			"face_value": {"1.00"}, "total_stock": {"5"}, "per_user_limit": {"1"}, "validity": {"dates"},
+			"refund_policy": {"restore"}, "claim_starts_at": {local(-time.Hour)}}
+		for i := 0; i < len(kv); i += 2 {
+			f.Set(kv[i], kv[i+1])
+		}
+		return f
+	}
+	t.Run("ErrCreateForm", func(t *testing.T) {
+		before := countTemplates()
+		for _, c := range []struct {
+			name string
+			form url.Values
+			id   string
+			want string
+		}{
+			{"ValidUntilPassed", base("valid_from", local(-48*time.Hour), "valid_until", local(-2*time.Hour)),
+				"valid_until", "every coupon claimed would already be expired"},
+			{"ClaimsCloseAfterValidity", base("valid_from", local(0), "valid_until", local(2*time.Hour),
+				"claim_ends_at", local(3*time.Hour)), "claim_ends_at", "by the time the coupons stop being valid"},
+		} {
+			p := admin.form("/admin/templates/new", "/admin/templates", c.form)
+			if p.status != http.StatusBadRequest || !strings.Contains(fieldError(p.body, c.id), c.want) {
+				t.Errorf("%s: %d, the error beside %s is %q, want %q", c.name, p.status, c.id, fieldError(p.body, c.id), c.want)
+			}
+		}
+		if n := countTemplates(); n != before {
+			t.Fatalf("%d templates created", n-before)
+		}
+	})
+
+	p := admin.form("/admin/templates/new", "/admin/templates", base("valid_from", local(0), "valid_until", local(2*time.Hour)))
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("create a dated template: %v", p)
+	}
+	var dated models.Template
+	if err := e.Backends.DB.Where("name = ?", "Dated form").First(&dated).Error; err != nil {
+		t.Fatal(err)
+	}
+	edit := fmt.Sprintf("/admin/templates/%d", dated.ID)
+	t.Run("ErrEditForm", func(t *testing.T) {
+		p := admin.form(edit, edit, url.Values{"name": {"Dated form"}, "claim_starts_at": {local(-time.Hour)},
+			"claim_ends_at": {local(3 * time.Hour)}})
+		if p.status != http.StatusBadRequest || !strings.Contains(fieldError(p.body, "edit-ends"), "by the time the coupons stop being valid") {
+			t.Fatalf("edit with claims closing after the validity: %d %q", p.status, fieldError(p.body, "edit-ends"))
+		}
+		if got := e.templateStatus(t, dated.ID); got != models.TemplateActive {
+			t.Fatalf("status %s", got)
+		}
+	})
+	t.Run("ErrResumeExpired", func(t *testing.T) {
+		pause := edit + "/status"
+		if p := admin.form(edit, pause, url.Values{"status": {"paused"}}); p.status != http.StatusSeeOther {
+			t.Fatalf("pause: %v", p)
+		}
+		e.Backends.DB.Model(&models.Template{}).Where("id = ?", dated.ID).
+			Updates(map[string]any{"valid_from": now.Add(-2 * time.Hour), "valid_until": now.Add(-time.Minute)})
+		p := admin.form(edit, pause, url.Values{"status": {"active"}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("resume: %v", p)
+		}
+		if got := e.templateStatus(t, dated.ID); got != models.TemplatePaused {
+			t.Fatalf("resumed an expired template: %s", got)
+		}
+		if p := admin.get(p.location()); !strings.Contains(p.text(), "Not resumed: Valid until has passed") {
+			t.Fatalf("no word of why it was not resumed: %s", p.text())
+		}
+		// Editing its words still works: the validity binds only what opens claims.
+		p = admin.form(edit, edit, url.Values{"name": {"Dated, renamed"}, "claim_starts_at": {local(-time.Hour)}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("rename: %v", p)
+		}
+	})
+}
