@@ -67,7 +67,7 @@ func TestReconcileBudget(t *testing.T) {
 	prefix := fmt.Sprintf("%s{c%d}:", env.Prefix, camp.ID)
 	tkey := fmt.Sprintf("%st:%d", prefix, tpl.ID)
 	vals, err := lua.Deduct.Run(ctx, env.Backends.Redis, []string{prefix + "budget", tkey, tkey + ":free", tkey + ":users",
-		prefix + "idem:flying", prefix + "pending"}, tpl.ID, "w", "flying", svc.Now().UnixMilli(), 3600, "att1").Slice()
+		prefix + "idem:flying", prefix + "pending", tkey + ":rule"}, tpl.ID, "w", "flying", svc.Now().UnixMilli(), 3600, "att1").Slice()
 	if err != nil || vals[0].(int64) != lua.DeductReserved {
 		t.Fatalf("reserve: %v %v", vals, err)
 	}

@@ -118,7 +118,7 @@ func TestTemplateFiguresAddUp(t *testing.T) {
 	prefix := fmt.Sprintf("%s{c%d}:", env.Prefix, camp.ID)
 	tkey := fmt.Sprintf("%st:%d", prefix, y.ID)
 	vals, err := lua.Deduct.Run(ctx, env.Backends.Redis, []string{prefix + "budget", tkey, tkey + ":free", tkey + ":users",
-		prefix + "idem:inflight", prefix + "pending"}, y.ID, "w", "inflight", clk.Now().UnixMilli(), 3600, "att1").Slice()
+		prefix + "idem:inflight", prefix + "pending", tkey + ":rule"}, y.ID, "w", "inflight", clk.Now().UnixMilli(), 3600, "att1").Slice()
 	if err != nil || vals[0].(int64) != lua.DeductReserved {
 		t.Fatalf("reserve: %v %v", vals, err)
 	}
