@@ -7,3 +7,10 @@ package services
 func (s *Service) SetRedeemHooks(afterDecide, afterUpdate func(orderID string)) {
 	s.hooks = testHooks{afterRedeemDecide: afterDecide, afterRedeemUpdate: afterUpdate}
 }
+
+// FormatPendingMember is the member coupon_deduct.lua writes for a
+// reservation, as the service makes it.
+func FormatPendingMember(tid int64, user string, slot, ordinal, valueCents int64, requestID string) string {
+	return pendingMember{TemplateID: tid, UserID: user, Slot: slot, Ordinal: ordinal, ValueCents: valueCents,
+		RequestID: requestID}.String()
+}

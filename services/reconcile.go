@@ -329,15 +329,8 @@ func (s *Service) snapshotTx() []*sql.TxOptions {
 // templateCounters is what Redis holds for a template, read in one MULTI.
 type templateCounters struct {
 	remaining, total *int64
-	inFlight         []inFlightMember // this template's pending and recent members
+	inFlight         []pendingMember // this template's pending and recent members
 	users            map[string]string
-}
-
-// inFlightMember is a reservation member "tid|user|slot|ordinal|value|request_id".
-type inFlightMember struct {
-	user      string
-	ordinal   int64
-	requestID string
 }
 
 func (s *Service) compareTemplateOnce(ctx context.Context, cid, tid int64) (*TemplateDrift, error) {
@@ -382,9 +375,9 @@ func (s *Service) compareTemplateOnce(ctx context.Context, cid, tid int64) (*Tem
 			return err
 		}
 		for _, m := range rc.inFlight {
-			if !rows[m.requestID] {
+			if !rows[m.RequestID] {
 				d.InFlight++
-				addOrdinal(expected, m.user, m.ordinal)
+				addOrdinal(expected, m.UserID, m.Ordinal)
 			}
 		}
 		return nil
@@ -432,33 +425,25 @@ func (s *Service) readTemplateCounters(ctx context.Context, cid, tid int64) (*te
 	}
 	rc.remaining, rc.total = &remaining, &total
 	seen := map[string]bool{}
-	prefix := strconv.FormatInt(tid, 10) + "|"
 	for _, m := range slices.Concat(pending.Val(), recent.Val()) {
-		if seen[m] || !strings.HasPrefix(m, prefix) {
+		pm, ok := parsePendingMember(m)
+		if seen[m] || !ok || pm.TemplateID != tid {
 			continue
 		}
 		seen[m] = true
-		parts := strings.SplitN(m, "|", 6)
-		if len(parts) != 6 {
-			continue
-		}
-		ord, err := strconv.ParseInt(parts[3], 10, 64)
-		if err != nil {
-			continue
-		}
-		rc.inFlight = append(rc.inFlight, inFlightMember{user: parts[1], ordinal: ord, requestID: parts[5]})
+		rc.inFlight = append(rc.inFlight, pm)
 	}
 	return rc, nil
 }
 
 // rowsOf returns which of the members' request ids have a coupon row of the
 // template, in tx's snapshot.
-func rowsOf(tx *gorm.DB, tid int64, members []inFlightMember) (map[string]bool, error) {
+func rowsOf(tx *gorm.DB, tid int64, members []pendingMember) (map[string]bool, error) {
 	found := map[string]bool{}
 	for batch := range slices.Chunk(members, inFlightBatch) {
 		ids := make([]string, len(batch))
 		for i, m := range batch {
-			ids[i] = m.requestID
+			ids[i] = m.RequestID
 		}
 		var have []string
 		if err := tx.Model(&models.Coupon{}).Where("template_id = ? AND request_id IN ?", tid, ids).
@@ -531,9 +516,9 @@ func (s *Service) pruneRecent(ctx context.Context, cid int64) error {
 	byID := map[string]string{}
 	ids := make([]string, 0, len(members))
 	for _, m := range members {
-		if _, rid, ok := parseMember(m); ok {
-			byID[rid] = m
-			ids = append(ids, rid)
+		if pm, ok := parsePendingMember(m); ok {
+			byID[pm.RequestID] = m
+			ids = append(ids, pm.RequestID)
 		}
 	}
 	var gone []any
