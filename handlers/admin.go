@@ -3,6 +3,8 @@ package handlers
 import (
 	"net/http"
 
+	"couponsvc/models"
+
 	"github.com/gin-gonic/gin"
 )
 
@@ -27,6 +29,36 @@ func (s *Server) createToken(c *gin.Context) {
 		return
 	}
 	respond(c, http.StatusCreated, "ok", gin.H{"token": token, "token_info": rec})
+}
+
+// listTokens lists the API tokens, revoked ones included, without their
+// secrets.
+func (s *Server) listTokens(c *gin.Context) {
+	tokens, err := s.svc.ListTokens(c.Request.Context())
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	respond(c, http.StatusOK, "ok", gin.H{"tokens": tokens})
+}
+
+// revokeToken stops a token from working: 200 "ok"; a token already revoked
+// → 200 "duplicate".
+func (s *Server) revokeToken(c *gin.Context) {
+	id, ok := pathID(c, "id")
+	if !ok {
+		return
+	}
+	tok, duplicate, err := s.svc.RevokeToken(c.Request.Context(), principal(c).Name, id)
+	if err != nil {
+		respondError(c, err)
+		return
+	}
+	result := "ok"
+	if duplicate {
+		result = models.CodeDuplicate.Word()
+	}
+	respond(c, http.StatusOK, result, gin.H{"token": tok})
 }
 
 type createUserRequest struct {

@@ -148,6 +148,11 @@ func targetLink(target string) string {
 			return "/admin/templates/" + id
 		}
 	}
+	if id, ok := strings.CutPrefix(target, "token:"); ok {
+		if _, err := strconv.ParseInt(id, 10, 64); err == nil {
+			return "/admin/tokens#token-" + id
+		}
+	}
 	return ""
 }
 

@@ -231,6 +231,19 @@ func apiRoutes() []route {
 				Token     string          `json:"token" doc:"the token: shown this once, stored hashed"`
 				TokenInfo models.APIToken `json:"token_info"`
 			}]()},
+		{method: "GET", path: "/api/v1/tokens", roles: admin, handler: (*Server).listTokens,
+			tag: "admin", summary: "List the API tokens (never their secrets), newest first",
+			status: 200, results: []string{"ok"}, answer: typeOf[struct {
+				Tokens []services.TokenView `json:"tokens"`
+			}]()},
+		{method: "POST", path: "/api/v1/tokens/:id/revoke", roles: admin, handler: (*Server).revokeToken,
+			tag: "admin", summary: "Revoke an API token",
+			description: "The token stops working at once on this instance and within 5 seconds on the others, with an " +
+				"audit entry. A revoked token again → 200 duplicate.",
+			status: 200, results: []string{"ok", "duplicate"}, answer: typeOf[struct {
+				Token services.TokenView `json:"token"`
+			}](),
+			errors: map[int][]string{404: {errFound}}},
 		{method: "POST", path: "/api/v1/users", roles: admin, handler: (*Server).createUser,
 			tag: "admin", summary: "Create a user of the pages", request: typeOf[createUserRequest](), status: 201, results: []string{"ok"}, answer: typeOf[struct {
 				User models.User `json:"user"`
@@ -301,6 +314,10 @@ func pageRoutes() []pageRoute {
 			summary: "The reconciliation report"},
 		{method: "POST", path: "/admin/reconcile", roles: admin, handler: (*pages).reconcile,
 			summary: "Run a reconciliation (and repair)"},
+		{method: "GET", path: "/admin/tokens", roles: admin, handler: (*pages).showTokens,
+			summary: "The API tokens, with a revoke button each"},
+		{method: "POST", path: "/admin/tokens/:id/revoke", roles: admin, handler: (*pages).revokeToken,
+			summary: "Revoke an API token"},
 		{method: "GET", path: "/admin/audit", roles: admin, handler: (*pages).showAudit, summary: "The audit log"},
 	}
 }

@@ -58,21 +58,60 @@ func (s *Service) CreateToken(ctx context.Context, actor, role, name string) (st
 	return token, &rec, nil
 }
 
+// TokenView is an API token as an admin sees it: never its secret or hash.
+type TokenView struct {
+	ID        int64      `json:"id"`
+	Name      string     `json:"name"`
+	Role      string     `json:"role"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at" doc:"when it was revoked; null while it works"`
+}
+
+func tokenView(rec models.APIToken) TokenView {
+	return TokenView{ID: rec.ID, Name: rec.Name, Role: rec.Role, CreatedAt: rec.CreatedAt, RevokedAt: rec.RevokedAt}
+}
+
+// ListTokens returns every API token, newest first, revoked ones included
+// (the bootstrap token is configuration, not a row, and is not listed).
+// Errors: CodeUnavailable.
+func (s *Service) ListTokens(ctx context.Context) ([]TokenView, error) {
+	var recs []models.APIToken
+	if err := s.db.WithContext(ctx).Order("id DESC").Find(&recs).Error; err != nil {
+		return nil, dbError("tokens", err)
+	}
+	out := make([]TokenView, 0, len(recs))
+	for _, rec := range recs {
+		out = append(out, tokenView(rec))
+	}
+	return out, nil
+}
+
 // RevokeToken stops a token from working (within tokenCacheTTL on every
-// instance). Errors: CodeNotFound, CodeUnavailable.
-func (s *Service) RevokeToken(ctx context.Context, actor string, id int64) error {
+// instance), with an audit entry. A token already revoked is left as it is
+// and reported as a duplicate. Errors: CodeNotFound, CodeUnavailable.
+func (s *Service) RevokeToken(ctx context.Context, actor string, id int64) (*TokenView, bool, error) {
+	var rec models.APIToken
+	duplicate := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.APIToken{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", s.now())
 		if res.Error != nil {
 			return res.Error
 		}
-		if res.RowsAffected == 0 {
-			return gorm.ErrRecordNotFound
+		if err := tx.First(&rec, id).Error; err != nil {
+			return err
 		}
-		return s.audit(tx, actor, "token.revoke", fmt.Sprintf("token:%d", id), "")
+		if res.RowsAffected == 0 {
+			duplicate = true
+			return nil
+		}
+		return s.audit(tx, actor, "token.revoke", fmt.Sprintf("token:%d", id), fmt.Sprintf("role=%s name=%q", rec.Role, rec.Name))
 	})
 	s.tokens.clear()
-	return dbError(fmt.Sprintf("token %d", id), err)
+	if err != nil {
+		return nil, false, dbError(fmt.Sprintf("token %d", id), err)
+	}
+	v := tokenView(rec)
+	return &v, duplicate, nil
 }
 
 // AuthenticateToken returns who holds a bearer token.

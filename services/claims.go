@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -254,12 +253,14 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 		r.holds = detail == "H"
 		switch code {
 		case lua.DeductReserved:
-			r.member = fmt.Sprintf("%d|%s|%d|%d|%d|%s", t.ID, req.UserID, r.slot, r.ordinal, t.ValueCents(), req.IdempotencyKey)
+			r.member = pendingMember{TemplateID: t.ID, UserID: req.UserID, Slot: r.slot, Ordinal: r.ordinal,
+				ValueCents: t.ValueCents(), RequestID: req.IdempotencyKey}.String()
 			return r, "", nil
 		case lua.DeductDuplicate:
 			if own, _ := vals[len(vals)-1].(string); detail == "P" && own == attempt {
 				// This request's own reservation, answered twice.
-				r.member = fmt.Sprintf("%d|%s|%d|%d|%d|%s", t.ID, req.UserID, r.slot, r.ordinal, t.ValueCents(), req.IdempotencyKey)
+				r.member = pendingMember{TemplateID: t.ID, UserID: req.UserID, Slot: r.slot, Ordinal: r.ordinal,
+					ValueCents: t.ValueCents(), RequestID: req.IdempotencyKey}.String()
 				r.remaining, _ = s.rdb.HGet(ctx, s.keys.template(t.CampaignID, t.ID), "remaining").Int64()
 				return r, "", nil
 			}
@@ -391,16 +392,6 @@ func (s *Service) release(ctx context.Context, cid, tid int64, requestID, member
 		s.log.Warn("give back a reservation; the sweeper will", "campaign", cid, "err", err)
 	}
 	return n == 1
-}
-
-// parseMember splits a pending member "tid|user|slot|ordinal|value|request_id".
-func parseMember(m string) (tid int64, requestID string, ok bool) {
-	parts := strings.SplitN(m, "|", 6)
-	if len(parts) != 6 {
-		return 0, "", false
-	}
-	tid, err := strconv.ParseInt(parts[0], 10, 64)
-	return tid, parts[5], err == nil
 }
 
 // couponExists tells the sweeper whether a claim's row was written. The

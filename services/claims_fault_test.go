@@ -373,7 +373,11 @@ func (f *claimFixture) deductDirect(cid, tid int64, user, key string) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return fmt.Sprintf("%d|%s|%d|%d|%d|%s", tid, user, vals[1], vals[2], tp.ValueCents(), key)
+	m := services.FormatPendingMember(tid, user, vals[1].(int64), vals[2].(int64), tp.ValueCents(), key)
+	if err := f.env.Backends.Redis.ZScore(f.ctx, f.key(cid, "pending"), m).Err(); err != nil {
+		f.t.Fatalf("the service's member %q is not the one coupon_deduct.lua wrote: %v", m, err)
+	}
+	return m
 }
 
 // insertRowOf writes the coupon row of a reservation, as the claim would

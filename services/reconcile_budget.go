@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"couponsvc/models"
@@ -120,15 +119,9 @@ func (s *Service) compareBudgetOnce(ctx context.Context, cid int64) (*CampaignBu
 		// 3. Which of the reservations the snapshot holds a row of.
 		values := map[string]int64{} // request id → value
 		for _, m := range slices.Concat(pending.Val(), recent.Val()) {
-			parts := strings.SplitN(m, "|", 6)
-			if len(parts) != 6 {
-				continue
+			if pm, ok := parsePendingMember(m); ok {
+				values[pm.RequestID] = pm.ValueCents
 			}
-			v, err := strconv.ParseInt(parts[4], 10, 64)
-			if err != nil {
-				continue
-			}
-			values[parts[5]] = v
 		}
 		ids := make([]string, 0, len(values))
 		for id := range values {

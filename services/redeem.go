@@ -135,8 +135,8 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
 	}
 	discount := t.Discount(req.OrderAmountCents)
-	if s.cfg.AfterRedeemDecide != nil {
-		s.cfg.AfterRedeemDecide(req.OrderID)
+	if s.hooks.afterRedeemDecide != nil {
+		s.hooks.afterRedeemDecide(req.OrderID)
 	}
 	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
 		OrderAmountCents: req.OrderAmountCents, DiscountCents: discount, Cashier: actorName(req.Cashier), UsedAt: now}
@@ -151,8 +151,8 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		if res.RowsAffected == 0 {
 			return errRaced
 		}
-		if s.cfg.AfterRedeemUpdate != nil {
-			s.cfg.AfterRedeemUpdate(req.OrderID)
+		if s.hooks.afterRedeemUpdate != nil {
+			s.hooks.afterRedeemUpdate(req.OrderID)
 		}
 		return writeUseLog(tx, &lg)
 	})

@@ -630,14 +630,15 @@ func TestRedeemLockLost(t *testing.T) {
 			paused, resume := make(chan struct{}), make(chan struct{})
 			var once sync.Once
 			const ttl = 300 * time.Millisecond
-			slow := f.env.NewService(services.Config{Now: f.clock.Now, CouponLockTTL: ttl, AfterRedeemUpdate: func(order string) {
+			slow := f.env.NewService(services.Config{Now: f.clock.Now, CouponLockTTL: ttl})
+			slow.SetRedeemHooks(nil, func(order string) {
 				if order == "slow" {
 					once.Do(func() {
 						close(paused)
 						<-resume
 					})
 				}
-			}})
+			})
 			type outcome struct {
 				res *services.RedeemResult
 				err error
@@ -714,12 +715,13 @@ func TestRedeemStaleVersion(t *testing.T) {
 			c := f.claim("u1")
 			decided, resume := make(chan struct{}), make(chan struct{})
 			var decisions atomic.Int32
-			stale := f.env.NewService(services.Config{Now: f.clock.Now, AfterRedeemDecide: func(order string) {
+			stale := f.env.NewService(services.Config{Now: f.clock.Now})
+			stale.SetRedeemHooks(func(order string) {
 				if order == "stale" && decisions.Add(1) == 1 {
 					close(decided)
 					<-resume
 				}
-			}})
+			}, nil)
 			done := make(chan error, 1)
 			go func() {
 				_, err := stale.Redeem(f.ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "stale", OrderAmountCents: 1000, Cashier: "a"})

@@ -42,12 +42,6 @@ type Config struct {
 	// CouponLockTTL is the lifetime of a coupon's redislock mutex (redeem,
 	// refund, revoke). The lock only saves work; an expired one is harmless.
 	CouponLockTTL time.Duration
-	// AfterRedeemDecide and AfterRedeemUpdate, when set, are called by Redeem
-	// with the order id right after the coupon was read and the redemption
-	// decided, and inside the transaction right after the guarded UPDATE.
-	// Tests use them to pause a request there; production leaves them nil.
-	AfterRedeemDecide func(orderID string)
-	AfterRedeemUpdate func(orderID string)
 	// Now is the clock (UTC); tests fix it.
 	Now func() time.Time
 	// NewCode makes coupon codes; tests may make them predictable.
@@ -160,6 +154,17 @@ type Service struct {
 	tokens    tokenCache
 	metrics   *Metrics
 	writer    *couponWriter
+	// hooks stay nil in production; tests set them (export_test.go).
+	hooks testHooks
+}
+
+// testHooks are points of a flow where a test pauses a request to make a race
+// happen at a chosen moment. Production never sets them.
+type testHooks struct {
+	// afterRedeemDecide is called by Redeem with the order id right after the
+	// coupon was read and the redemption decided; afterRedeemUpdate inside
+	// the transaction right after the guarded UPDATE.
+	afterRedeemDecide, afterRedeemUpdate func(orderID string)
 }
 
 // New returns a Service over the opened backends.

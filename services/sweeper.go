@@ -55,11 +55,12 @@ func (s *Service) Sweep(ctx context.Context) (SweepStats, error) {
 			return st, redisError(err)
 		}
 		for _, m := range members {
-			tid, requestID, ok := parseMember(m)
+			pm, ok := parsePendingMember(m)
 			if !ok {
 				s.rdb.ZRem(ctx, s.keys.pending(cid), m)
 				continue
 			}
+			tid, requestID := pm.TemplateID, pm.RequestID
 			exists, err := s.couponExists(ctx, tid, requestID)
 			if err != nil {
 				return st, dbError("coupon", err)

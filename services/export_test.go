@@ -1,0 +1,16 @@
+package services
+
+// SetRedeemHooks makes Redeem call afterDecide with the order id right after
+// the redemption is decided, and afterUpdate inside its transaction right
+// after the guarded UPDATE (nil: no call), so that a test can pause a request
+// there. Call it before s serves any request.
+func (s *Service) SetRedeemHooks(afterDecide, afterUpdate func(orderID string)) {
+	s.hooks = testHooks{afterRedeemDecide: afterDecide, afterRedeemUpdate: afterUpdate}
+}
+
+// FormatPendingMember is the member coupon_deduct.lua writes for a
+// reservation, as the service makes it.
+func FormatPendingMember(tid int64, user string, slot, ordinal, valueCents int64, requestID string) string {
+	return pendingMember{TemplateID: tid, UserID: user, Slot: slot, Ordinal: ordinal, ValueCents: valueCents,
+		RequestID: requestID}.String()
+}
