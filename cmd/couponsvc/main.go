@@ -31,6 +31,8 @@ const usage = `usage: couponsvc [command]
 commands:
   serve                              run the service (the default)
   migrate                            apply the database migrations and exit
+  migrate status                     print the database's version and the pending migrations
+  migrate force VERSION              record VERSION as applied and clean (after a failed one was repaired)
   user add -username U -password P -role shopper|cashier|admin
   token add -role admin|cashier|app -name NAME   (prints the token once)
   reconcile [--repair] [--template N]   compare Redis with the database
@@ -60,10 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "serve":
 		err = serve(ctx, cfg, logger, stdout)
 	case "migrate":
-		err = withService(ctx, cfg, logger, func(*services.Service) error {
-			fmt.Fprintln(stdout, "migrations applied")
-			return nil
-		})
+		err = migrateCommand(ctx, cfg, logger, args, stdout)
 	case "user":
 		err = addUser(ctx, cfg, logger, args, stdout)
 	case "token":

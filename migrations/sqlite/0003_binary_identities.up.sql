@@ -1,4 +1,4 @@
 -- Identities and keys compare byte for byte on every backend. SQLite does so
 -- already: its columns use the BINARY collation (no NOCASE, no RTRIM), so this
 -- step has nothing to change. It exists so that both dialects list the same
--- versions in schema_migrations.
+-- versions in schema_version.

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"couponsvc/services/testenv"
+)
+
+// TestMigrateStatusCommand: `couponsvc migrate status` prints the version,
+// the dirty flag and the pending files, and applies none of them.
+func TestMigrateStatusCommand(t *testing.T) {
+	f := testenv.NewFresh(t)
+	env := map[string]string{
+		"COUPON_DATA_DIR":     t.TempDir(),
+		"COUPON_MYSQL_DSN":    f.MySQLDSN,
+		"COUPON_REDIS_ADDR":   f.RedisAddr,
+		"COUPON_REDIS_ADDRS":  strings.Join(f.RedisAddrs, ","),
+		"COUPON_REDIS_PREFIX": f.Prefix,
+		"COUPON_DEMO":         "0",
+	}
+	couponsvc := func(args ...string) (string, int) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
+		if code != 0 {
+			t.Logf("couponsvc %s: stderr:\n%s", strings.Join(args, " "), stderr.String())
+		}
+		return stdout.String(), code
+	}
+
+	wantBefore := "version: none\ndirty: false\nlatest: 3\n" +
+		"pending: 0001_init.up.sql\npending: 0002_settings.up.sql\npending: 0003_binary_identities.up.sql\n"
+	for range 2 { // status changes nothing
+		if out, code := couponsvc("migrate", "status"); out != wantBefore || code != 0 {
+			t.Fatalf("status before: exit %d\n%s\nwant\n%s", code, out, wantBefore)
+		}
+	}
+	if out, code := couponsvc("migrate"); out != "migrations applied\n" || code != 0 {
+		t.Fatalf("migrate: exit %d, %q", code, out)
+	}
+	wantAfter := "version: 3\ndirty: false\nlatest: 3\npending: none\n"
+	if out, code := couponsvc("migrate", "status"); out != wantAfter || code != 0 {
+		t.Fatalf("status after: exit %d\n%s\nwant\n%s", code, out, wantAfter)
+	}
+	if out, code := couponsvc("migrate", "force", "3"); out != "version 3 recorded as applied\n" || code != 0 {
+		t.Fatalf("force: exit %d, %q", code, out)
+	}
+	if out, code := couponsvc("migrate", "force", "x"); out != "" || code != 1 {
+		t.Fatalf("force x: exit %d, %q, want 1 and nothing printed", code, out)
+	}
+	if out, code := couponsvc("migrate", "stats"); out != "" || code != 1 {
+		t.Fatalf("migrate stats: exit %d, %q, want 1 and nothing printed", code, out)
+	}
+}
