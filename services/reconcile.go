@@ -264,14 +264,23 @@ func (d *TemplateDrift) describe() string {
 // compareTemplate compares a template until it shows no drift, at most
 // reconcileAttempts times, and returns the last comparison.
 func (s *Service) compareTemplate(ctx context.Context, cid, tid int64) (*TemplateDrift, error) {
+	return compareUntilSettled(ctx, func() (*TemplateDrift, error) { return s.compareTemplateOnce(ctx, cid, tid) })
+}
+
+// compareUntilSettled runs a comparison until it shows no drift, at most
+// reconcileAttempts times with a growing pause, and returns the last one: a
+// claim or return between the comparison's two reads shows a drift that is
+// not there, and is gone at the next try.
+func compareUntilSettled[D interface{ Drifted() bool }](ctx context.Context, once func() (D, error)) (D, error) {
 	for attempt := 1; ; attempt++ {
-		d, err := s.compareTemplateOnce(ctx, cid, tid)
+		d, err := once()
 		if err != nil || !d.Drifted() || attempt == reconcileAttempts {
 			return d, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, models.Unavailable("the reconciliation", ctx.Err())
+			var none D
+			return none, models.Unavailable("the reconciliation", ctx.Err())
 		case <-time.After(time.Duration(attempt) * reconcileRetryDelay):
 		}
 	}

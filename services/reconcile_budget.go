@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"couponsvc/models"
 
@@ -69,17 +68,7 @@ func (d *CampaignBudgetDrift) describe() string {
 // drift that is not there), and returns the last comparison; nil for a
 // campaign without a budget.
 func (s *Service) compareBudget(ctx context.Context, cid int64) (*CampaignBudgetDrift, error) {
-	for attempt := 1; ; attempt++ {
-		d, err := s.compareBudgetOnce(ctx, cid)
-		if err != nil || !d.Drifted() || attempt == reconcileAttempts {
-			return d, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, models.Unavailable("the reconciliation", ctx.Err())
-		case <-time.After(time.Duration(attempt) * reconcileRetryDelay):
-		}
-	}
+	return compareUntilSettled(ctx, func() (*CampaignBudgetDrift, error) { return s.compareBudgetOnce(ctx, cid) })
 }
 
 // errNoBudget ends the snapshot of a campaign without a budget.
