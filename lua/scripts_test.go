@@ -292,122 +292,142 @@ func assertEqual[T comparable](t *testing.T, what string, got, want T) {
 }
 
 func TestDeduct(t *testing.T) {
-	t.Run("OK", func(t *testing.T) {
-		f := newFixture(t)
-		f.seed(t, 1000, tid, tplState{remaining: 3, next: 1, total: 3, limit: 2, value: 100})
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 2, ""})
+	t.Run("OK", deductOK)
+	t.Run("OKFreeSlotFirst", deductOKFreeSlotFirst)
+	t.Run("OKSmallestFreeOrdinal", deductOKSmallestFreeOrdinal)
+	t.Run("OKBudgetExactlyOneCoupon", deductOKBudgetExactlyOneCoupon)
+	t.Run("OKWithoutAttempt", deductOKWithoutAttempt)
+	t.Run("OKIdempotencyKeyWithSeparators", deductOKIdempotencyKeyWithSeparators)
+	t.Run("Duplicate", deductDuplicate)
+	deductRefusals(t)
+	t.Run("ErrSoldOutThenRetry", deductErrSoldOutThenRetry)
+	t.Run("ErrBadArguments", deductErrBadArguments)
+	t.Run("ErrIdempotencyMismatch", deductErrIdempotencyMismatch)
+	t.Run("OKScriptCacheFlushed", deductOKScriptCacheFlushed)
+}
 
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "900")
-		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "2", "next": "2", "total": "3", "limit": "2", "value": "100"})
-		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1"})
-		m := member(tid, "u1", 1, 1, 100, "k1")
-		assertEqual(t, "idem", orMissing(f.get(t, f.idem("k1"))), "P|"+m+"\n"+attempt)
-		if d := f.rdb.TTL(f.ctx, f.idem("k1")).Val(); d <= 0 || d > ttl*time.Second {
-			t.Fatalf("idem TTL = %v, want (0, %ds]", d, ttl)
-		}
-		assertEqual(t, "pending", fmt.Sprint(f.zset(t, f.pending())), fmt.Sprint([]redis.Z{{Score: now0, Member: m}}))
+func deductOK(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, 1000, tid, tplState{remaining: 3, next: 1, total: 3, limit: 2, value: 100})
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 2, ""})
 
-		// The same user's second coupon takes ordinal 2 and slot 2.
-		assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{0, 2, 2, 1, ""})
-		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2"})
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "800")
-		assertEqual(t, "pending size", len(f.zset(t, f.pending())), 2)
-	})
-	t.Run("OKFreeSlotFirst", func(t *testing.T) {
-		f := newFixture(t)
-		f.seed(t, -1, tid, tplState{remaining: 3, next: 9, total: 10, limit: 1, value: 100})
-		f.rdb.RPush(f.ctx, f.free(tid), 4, 6)
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 4, 1, 2, ""})
-		assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[6]")
-		assertEqual(t, "next", f.hash(t, f.tpl(tid))["next"], "9")
-		assertDeduct(t, f.deduct(t, tid, "u2", "k2"), deductResult{0, 6, 1, 1, ""})
-		assertEqual(t, "free exists", f.rdb.Exists(f.ctx, f.free(tid)).Val(), int64(0))
-		assertDeduct(t, f.deduct(t, tid, "u3", "k3"), deductResult{0, 9, 1, 0, ""})
-		assertEqual(t, "next", f.hash(t, f.tpl(tid))["next"], "10")
-		assertEqual(t, "budget (none)", orMissing(f.get(t, f.budget())), "-1")
-	})
-	t.Run("OKSmallestFreeOrdinal", func(t *testing.T) {
-		f := newFixture(t)
-		f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 3, value: 100})
-		f.rdb.HSet(f.ctx, f.users(tid), "u1", "2", "u2", "1,3")
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
-		assertDeduct(t, f.deduct(t, tid, "u2", "k2"), deductResult{0, 2, 2, 3, ""})
-		assertDeduct(t, f.deduct(t, tid, "u1", "k3"), deductResult{0, 3, 3, 2, ""})
-		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "2,1,3", "u2": "1,3,2"})
-	})
-	t.Run("OKBudgetExactlyOneCoupon", func(t *testing.T) {
-		f := newFixture(t)
-		f.seed(t, 100, tid, tplState{remaining: 5, next: 1, total: 5, limit: 5, value: 100})
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "0")
-	})
-	t.Run("OKWithoutAttempt", func(t *testing.T) {
-		// Callers that do not tell attempts apart (benchmarks, tools) still work.
-		for _, args := range [][]any{{tid, "u1", "k1", now0, ttl}, {tid, "u1", "k2", now0, ttl, ""}} {
-			f := newFixture(t)
-			f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 5, value: 100})
-			before := f.snapshot(t)
-			key := args[2].(string)
-			assertDeduct(t, f.deductArgs(t, f.deductKeys(tid, key), args...), deductResult{0, 1, 1, 4, ""})
-			m := member(tid, "u1", 1, 1, 100, key)
-			assertEqual(t, "idem", orMissing(f.get(t, f.idem(key))), "P|"+m)
-			assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", key, attempt), "")
-			assertEqual(t, "release", f.release(t, tid, key, m), int64(1))
-			f.assertUnchanged(t, before)
-			f.deductArgs(t, f.deductKeys(tid, key), args...)
-			assertEqual(t, "confirm", f.confirm(t, key, m), int64(1))
-			assertEqual(t, "idem", orMissing(f.get(t, f.idem(key))), "C|"+m)
-		}
-	})
-	t.Run("OKIdempotencyKeyWithSeparators", func(t *testing.T) {
+	assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "900")
+	assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "2", "next": "2", "total": "3", "limit": "2", "value": "100"})
+	assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1"})
+	m := member(tid, "u1", 1, 1, 100, "k1")
+	assertEqual(t, "idem", orMissing(f.get(t, f.idem("k1"))), "P|"+m+"\n"+attempt)
+	if d := f.rdb.TTL(f.ctx, f.idem("k1")).Val(); d <= 0 || d > ttl*time.Second {
+		t.Fatalf("idem TTL = %v, want (0, %ds]", d, ttl)
+	}
+	assertEqual(t, "pending", fmt.Sprint(f.zset(t, f.pending())), fmt.Sprint([]redis.Z{{Score: now0, Member: m}}))
+
+	// The same user's second coupon takes ordinal 2 and slot 2.
+	assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{0, 2, 2, 1, ""})
+	assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2"})
+	assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "800")
+	assertEqual(t, "pending size", len(f.zset(t, f.pending())), 2)
+}
+
+func deductOKFreeSlotFirst(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, -1, tid, tplState{remaining: 3, next: 9, total: 10, limit: 1, value: 100})
+	f.rdb.RPush(f.ctx, f.free(tid), 4, 6)
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 4, 1, 2, ""})
+	assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[6]")
+	assertEqual(t, "next", f.hash(t, f.tpl(tid))["next"], "9")
+	assertDeduct(t, f.deduct(t, tid, "u2", "k2"), deductResult{0, 6, 1, 1, ""})
+	assertEqual(t, "free exists", f.rdb.Exists(f.ctx, f.free(tid)).Val(), int64(0))
+	assertDeduct(t, f.deduct(t, tid, "u3", "k3"), deductResult{0, 9, 1, 0, ""})
+	assertEqual(t, "next", f.hash(t, f.tpl(tid))["next"], "10")
+	assertEqual(t, "budget (none)", orMissing(f.get(t, f.budget())), "-1")
+}
+
+func deductOKSmallestFreeOrdinal(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 3, value: 100})
+	f.rdb.HSet(f.ctx, f.users(tid), "u1", "2", "u2", "1,3")
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
+	assertDeduct(t, f.deduct(t, tid, "u2", "k2"), deductResult{0, 2, 2, 3, ""})
+	assertDeduct(t, f.deduct(t, tid, "u1", "k3"), deductResult{0, 3, 3, 2, ""})
+	assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "2,1,3", "u2": "1,3,2"})
+}
+
+func deductOKBudgetExactlyOneCoupon(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, 100, tid, tplState{remaining: 5, next: 1, total: 5, limit: 5, value: 100})
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
+	assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "0")
+}
+
+func deductOKWithoutAttempt(t *testing.T) {
+	// Callers that do not tell attempts apart (benchmarks, tools) still work.
+	for _, args := range [][]any{{tid, "u1", "k1", now0, ttl}, {tid, "u1", "k2", now0, ttl, ""}} {
 		f := newFixture(t)
 		f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 5, value: 100})
-		key := "a|b,c=d;e f"
-		assertDeduct(t, f.deduct(t, tid, "u1", key), deductResult{0, 1, 1, 4, ""})
-		assertDeduct(t, f.deduct(t, tid, "u1", key), deductResult{1, 1, 1, 0, "P"})
-		assertEqual(t, "release", f.release(t, tid, key, member(tid, "u1", 1, 1, 100, key)), int64(1))
+		before := f.snapshot(t)
+		key := args[2].(string)
+		assertDeduct(t, f.deductArgs(t, f.deductKeys(tid, key), args...), deductResult{0, 1, 1, 4, ""})
+		m := member(tid, "u1", 1, 1, 100, key)
+		assertEqual(t, "idem", orMissing(f.get(t, f.idem(key))), "P|"+m)
+		assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", key, attempt), "")
+		assertEqual(t, "release", f.release(t, tid, key, m), int64(1))
+		f.assertUnchanged(t, before)
+		f.deductArgs(t, f.deductKeys(tid, key), args...)
+		assertEqual(t, "confirm", f.confirm(t, key, m), int64(1))
+		assertEqual(t, "idem", orMissing(f.get(t, f.idem(key))), "C|"+m)
+	}
+}
+
+func deductOKIdempotencyKeyWithSeparators(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, -1, tid, tplState{remaining: 5, next: 1, total: 5, limit: 5, value: 100})
+	key := "a|b,c=d;e f"
+	assertDeduct(t, f.deduct(t, tid, "u1", key), deductResult{0, 1, 1, 4, ""})
+	assertDeduct(t, f.deduct(t, tid, "u1", key), deductResult{1, 1, 1, 0, "P"})
+	assertEqual(t, "release", f.release(t, tid, key, member(tid, "u1", 1, 1, 100, key)), int64(1))
+}
+
+func deductDuplicate(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, 1000, tid, tplState{remaining: 3, next: 1, total: 3, limit: 2, value: 100})
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 2, ""})
+	assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{0, 2, 2, 1, ""})
+
+	t.Run("Pending", func(t *testing.T) {
+		before := f.snapshot(t)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{1, 2, 2, 0, "P"})
+		// The answer names the attempt that reserved, so that the caller
+		// tells its own reservation (a re-sent script) from another request's.
+		assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", "k2", "Other1"), attempt)
+		f.assertUnchanged(t, before)
 	})
-
-	t.Run("Duplicate", func(t *testing.T) {
-		f := newFixture(t)
-		f.seed(t, 1000, tid, tplState{remaining: 3, next: 1, total: 3, limit: 2, value: 100})
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 2, ""})
-		assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{0, 2, 2, 1, ""})
-
-		t.Run("Pending", func(t *testing.T) {
-			before := f.snapshot(t)
-			assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{1, 2, 2, 0, "P"})
-			// The answer names the attempt that reserved, so that the caller
-			// tells its own reservation (a re-sent script) from another request's.
-			assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", "k2", "Other1"), attempt)
-			f.assertUnchanged(t, before)
-		})
-		t.Run("Confirmed", func(t *testing.T) {
-			assertEqual(t, "confirm", f.confirm(t, "k1", member(tid, "u1", 1, 1, 100, "k1")), int64(1))
-			before := f.snapshot(t)
-			assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "C"})
-			assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", "k1", attempt), "")
-			f.assertUnchanged(t, before)
-		})
-		t.Run("BeforeEveryOtherCheck", func(t *testing.T) {
-			// Sold out, budget gone and the user at the limit: a replay is still a replay.
-			f.rdb.HSet(f.ctx, f.tpl(tid), "remaining", 0)
-			f.rdb.Set(f.ctx, f.budget(), 0, 0)
-			before := f.snapshot(t)
-			assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "C"})
-			assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{1, 2, 2, 0, "P"})
-			f.assertUnchanged(t, before)
-		})
-		t.Run("NotLoaded", func(t *testing.T) {
-			// The idempotency key answers even when the counters are gone.
-			f.rdb.Del(f.ctx, f.budget(), f.tpl(tid))
-			before := f.snapshot(t)
-			assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "C"})
-			f.assertUnchanged(t, before)
-		})
+	t.Run("Confirmed", func(t *testing.T) {
+		assertEqual(t, "confirm", f.confirm(t, "k1", member(tid, "u1", 1, 1, 100, "k1")), int64(1))
+		before := f.snapshot(t)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "C"})
+		assertEqual(t, "attempt", f.duplicateAttempt(t, tid, "u1", "k1", attempt), "")
+		f.assertUnchanged(t, before)
 	})
+	t.Run("BeforeEveryOtherCheck", func(t *testing.T) {
+		// Sold out, budget gone and the user at the limit: a replay is still a replay.
+		f.rdb.HSet(f.ctx, f.tpl(tid), "remaining", 0)
+		f.rdb.Set(f.ctx, f.budget(), 0, 0)
+		before := f.snapshot(t)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "C"})
+		assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{1, 2, 2, 0, "P"})
+		f.assertUnchanged(t, before)
+	})
+	t.Run("NotLoaded", func(t *testing.T) {
+		// The idempotency key answers even when the counters are gone.
+		f.rdb.Del(f.ctx, f.budget(), f.tpl(tid))
+		before := f.snapshot(t)
+		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{1, 1, 1, 0, "C"})
+		f.assertUnchanged(t, before)
+	})
+}
 
-	// Each refusal leaves every key exactly as it was, and no idempotency key.
+// Each refusal leaves every key exactly as it was, and no idempotency key.
+func deductRefusals(t *testing.T) {
 	refusals := []struct {
 		name  string
 		setup func(t *testing.T, f *fixture)
@@ -467,99 +487,99 @@ func TestDeduct(t *testing.T) {
 			}
 		})
 	}
+}
 
-	t.Run("ErrSoldOutThenRetry", func(t *testing.T) {
-		// A refusal deletes nothing and records no key: the same key works once stock is back.
-		f := newFixture(t)
-		f.seed(t, -1, tid, tplState{remaining: 0, next: 2, total: 1, limit: 1, value: 100})
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{2, 0, 0, 0, ""})
-		f.rdb.HSet(f.ctx, f.tpl(tid), "remaining", 1)
-		f.rdb.RPush(f.ctx, f.free(tid), 1)
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 0, ""})
-	})
+func deductErrSoldOutThenRetry(t *testing.T) {
+	// A refusal deletes nothing and records no key: the same key works once stock is back.
+	f := newFixture(t)
+	f.seed(t, -1, tid, tplState{remaining: 0, next: 2, total: 1, limit: 1, value: 100})
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{2, 0, 0, 0, ""})
+	f.rdb.HSet(f.ctx, f.tpl(tid), "remaining", 1)
+	f.rdb.RPush(f.ctx, f.free(tid), 1)
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 0, ""})
+}
 
-	t.Run("ErrBadArguments", func(t *testing.T) {
-		f := newFixture(t)
-		f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
-		f.rdb.HSet(f.ctx, f.users(tid), "u1", "1")
-		assertDeduct(t, f.deduct(t, tid, "u1", "seen"), deductResult{0, 1, 2, 4, ""})
-		keys := f.deductKeys(tid, "k1")
-		cases := []struct {
-			name   string
-			args   []any
-			detail string
-		}{
-			{"TemplateEmpty", []any{"", "u1", "k1", now0, ttl, attempt}, "template_id"},
-			{"TemplateWord", []any{"abc", "u1", "k1", now0, ttl, attempt}, "template_id"},
-			{"TemplateNegative", []any{-70, "u1", "k1", now0, ttl, attempt}, "template_id"},
-			{"TemplateFraction", []any{"70.5", "u1", "k1", now0, ttl, attempt}, "template_id"},
-			{"UserEmpty", []any{tid, "", "k1", now0, ttl, attempt}, "user_id"},
-			{"UserPipe", []any{tid, "u|1", "k1", now0, ttl, attempt}, "user_id"},
-			{"UserComma", []any{tid, "u,1", "k1", now0, ttl, attempt}, "user_id"},
-			{"UserEquals", []any{tid, "u=1", "k1", now0, ttl, attempt}, "user_id"},
-			{"UserSemicolon", []any{tid, "u;1", "k1", now0, ttl, attempt}, "user_id"},
-			{"RequestEmpty", []any{tid, "u1", "", now0, ttl, attempt}, "request_id"},
-			{"NowWord", []any{tid, "u1", "k1", "soon", ttl, attempt}, "now_or_ttl"},
-			{"TTLZero", []any{tid, "u1", "k1", now0, 0, attempt}, "now_or_ttl"},
-			{"TTLNegative", []any{tid, "u1", "k1", now0, -5, attempt}, "now_or_ttl"},
-			{"TTLWord", []any{tid, "u1", "k1", now0, "day", attempt}, "now_or_ttl"},
-			{"AttemptNewline", []any{tid, "u1", "k1", now0, ttl, "a\nb"}, "attempt"},
-			{"AttemptPipe", []any{tid, "u1", "k1", now0, ttl, "a|b"}, "attempt"},
-			{"Missing", []any{tid, "u1"}, "request_id"},
-			{"None", []any{}, "template_id"},
-			// The idempotency check comes after the arguments: a seen key with a bad user is bad arguments.
-			{"SeenKeyBadUser", []any{tid, "u|1", "seen", now0, ttl, attempt}, "user_id"},
-		}
-		for _, c := range cases {
-			t.Run(c.name, func(t *testing.T) {
-				before := f.snapshot(t)
-				k := keys
-				if c.name == "SeenKeyBadUser" {
-					k = f.deductKeys(tid, "seen")
-				}
-				assertDeduct(t, f.deductArgs(t, k, c.args...), deductResult{3, 0, 0, 0, c.detail})
-				f.assertUnchanged(t, before)
-			})
-		}
-	})
-
-	t.Run("ErrIdempotencyMismatch", func(t *testing.T) {
-		f := newFixture(t)
-		f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
-		f.rdb.HSet(f.ctx, f.tpl(tid2), "remaining", 5, "next", 1, "total", 5, "limit", 2, "value", 100)
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
-		for _, c := range []struct {
-			name string
-			id   int
-			user string
-		}{{"OtherUser", tid, "u2"}, {"OtherTemplate", tid2, "u1"}, {"OtherBoth", tid2, "u2"}, {"UserPrefix", tid, "u"}, {"UserLonger", tid, "u11"}} {
-			t.Run(c.name, func(t *testing.T) {
-				before := f.snapshot(t)
-				assertDeduct(t, f.deduct(t, c.id, c.user, "k1"), deductResult{12, 0, 0, 0, ""})
-				f.assertUnchanged(t, before)
-			})
-		}
-		t.Run("Confirmed", func(t *testing.T) {
-			f.confirm(t, "k1", member(tid, "u1", 1, 1, 100, "k1"))
+func deductErrBadArguments(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
+	f.rdb.HSet(f.ctx, f.users(tid), "u1", "1")
+	assertDeduct(t, f.deduct(t, tid, "u1", "seen"), deductResult{0, 1, 2, 4, ""})
+	keys := f.deductKeys(tid, "k1")
+	cases := []struct {
+		name   string
+		args   []any
+		detail string
+	}{
+		{"TemplateEmpty", []any{"", "u1", "k1", now0, ttl, attempt}, "template_id"},
+		{"TemplateWord", []any{"abc", "u1", "k1", now0, ttl, attempt}, "template_id"},
+		{"TemplateNegative", []any{-70, "u1", "k1", now0, ttl, attempt}, "template_id"},
+		{"TemplateFraction", []any{"70.5", "u1", "k1", now0, ttl, attempt}, "template_id"},
+		{"UserEmpty", []any{tid, "", "k1", now0, ttl, attempt}, "user_id"},
+		{"UserPipe", []any{tid, "u|1", "k1", now0, ttl, attempt}, "user_id"},
+		{"UserComma", []any{tid, "u,1", "k1", now0, ttl, attempt}, "user_id"},
+		{"UserEquals", []any{tid, "u=1", "k1", now0, ttl, attempt}, "user_id"},
+		{"UserSemicolon", []any{tid, "u;1", "k1", now0, ttl, attempt}, "user_id"},
+		{"RequestEmpty", []any{tid, "u1", "", now0, ttl, attempt}, "request_id"},
+		{"NowWord", []any{tid, "u1", "k1", "soon", ttl, attempt}, "now_or_ttl"},
+		{"TTLZero", []any{tid, "u1", "k1", now0, 0, attempt}, "now_or_ttl"},
+		{"TTLNegative", []any{tid, "u1", "k1", now0, -5, attempt}, "now_or_ttl"},
+		{"TTLWord", []any{tid, "u1", "k1", now0, "day", attempt}, "now_or_ttl"},
+		{"AttemptNewline", []any{tid, "u1", "k1", now0, ttl, "a\nb"}, "attempt"},
+		{"AttemptPipe", []any{tid, "u1", "k1", now0, ttl, "a|b"}, "attempt"},
+		{"Missing", []any{tid, "u1"}, "request_id"},
+		{"None", []any{}, "template_id"},
+		// The idempotency check comes after the arguments: a seen key with a bad user is bad arguments.
+		{"SeenKeyBadUser", []any{tid, "u|1", "seen", now0, ttl, attempt}, "user_id"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			before := f.snapshot(t)
-			assertDeduct(t, f.deduct(t, tid, "u2", "k1"), deductResult{12, 0, 0, 0, ""})
+			k := keys
+			if c.name == "SeenKeyBadUser" {
+				k = f.deductKeys(tid, "seen")
+			}
+			assertDeduct(t, f.deductArgs(t, k, c.args...), deductResult{3, 0, 0, 0, c.detail})
 			f.assertUnchanged(t, before)
 		})
-	})
+	}
+}
 
-	t.Run("OKScriptCacheFlushed", func(t *testing.T) {
-		f := newFixture(t)
-		if f.env.Mini == nil {
-			t.Skip("SCRIPT FLUSH would disturb other users of a shared Redis; covered on miniredis")
-		}
-		f.seed(t, -1, tid, tplState{remaining: 2, next: 1, total: 2, limit: 2, value: 100})
-		assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 1, ""})
-		if err := f.rdb.ScriptFlush(f.ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
-		// EVALSHA answers NOSCRIPT; go-redis falls back to EVAL.
-		assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{0, 2, 2, 0, ""})
+func deductErrIdempotencyMismatch(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
+	f.rdb.HSet(f.ctx, f.tpl(tid2), "remaining", 5, "next", 1, "total", 5, "limit", 2, "value", 100)
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 4, ""})
+	for _, c := range []struct {
+		name string
+		id   int
+		user string
+	}{{"OtherUser", tid, "u2"}, {"OtherTemplate", tid2, "u1"}, {"OtherBoth", tid2, "u2"}, {"UserPrefix", tid, "u"}, {"UserLonger", tid, "u11"}} {
+		t.Run(c.name, func(t *testing.T) {
+			before := f.snapshot(t)
+			assertDeduct(t, f.deduct(t, c.id, c.user, "k1"), deductResult{12, 0, 0, 0, ""})
+			f.assertUnchanged(t, before)
+		})
+	}
+	t.Run("Confirmed", func(t *testing.T) {
+		f.confirm(t, "k1", member(tid, "u1", 1, 1, 100, "k1"))
+		before := f.snapshot(t)
+		assertDeduct(t, f.deduct(t, tid, "u2", "k1"), deductResult{12, 0, 0, 0, ""})
+		f.assertUnchanged(t, before)
 	})
+}
+
+func deductOKScriptCacheFlushed(t *testing.T) {
+	f := newFixture(t)
+	if f.env.Mini == nil {
+		t.Skip("SCRIPT FLUSH would disturb other users of a shared Redis; covered on miniredis")
+	}
+	f.seed(t, -1, tid, tplState{remaining: 2, next: 1, total: 2, limit: 2, value: 100})
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 1, ""})
+	if err := f.rdb.ScriptFlush(f.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// EVALSHA answers NOSCRIPT; go-redis falls back to EVAL.
+	assertDeduct(t, f.deduct(t, tid, "u1", "k2"), deductResult{0, 2, 2, 0, ""})
 }
 
 // TestDeductClaimRule: the claim rule is checked after the idempotency key
@@ -835,161 +855,181 @@ func (f *fixture) load(t *testing.T, mode string, budget int64, ts ...loadTempla
 	return res
 }
 
-func TestLoad(t *testing.T) {
-	// The database: template 70 has slots 1, 2, 4, 6 held (3 and 5 free, next 7)
-	// by u1 (1, 2), u2 (1), u3 (1); template 71 has none.
-	db70 := loadTemplate{id: tid, total: 10, limit: 2, value: 100, next: 7, free: "3,5", users: "u1=1,2;u2=1;u3=1"}
-	db71 := loadTemplate{id: tid2, total: 3, limit: 1, value: 250, next: 1}
+// The database the load tests read: template 70 has slots 1, 2, 4, 6 held
+// (3 and 5 free, next 7) by u1 (1, 2), u2 (1), u3 (1); template 71 has none.
+var (
+	db70 = loadTemplate{id: tid, total: 10, limit: 2, value: 100, next: 7, free: "3,5", users: "u1=1,2;u2=1;u3=1"}
+	db71 = loadTemplate{id: tid2, total: 3, limit: 1, value: 250, next: 1}
+)
 
-	t.Run("OKMissing", func(t *testing.T) {
-		f := newFixture(t)
-		assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, db70, db71)), "[2 1]")
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "5000")
-		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "6", "next": "7", "total": "10", "limit": "2", "value": "100"})
-		assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[3 5]")
-		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2", "u2": "1", "u3": "1"})
-		assertHash(t, f.hash(t, f.tpl(tid2)), map[string]string{"remaining": "3", "next": "1", "total": "3", "limit": "1", "value": "250"})
-		assertEqual(t, "users 71 exists", f.rdb.Exists(f.ctx, f.users(tid2), f.free(tid2)).Val(), int64(0))
-		// Loaded counters serve claims: free slots first.
-		assertDeduct(t, f.deduct(t, tid, "u2", "k1"), deductResult{0, 3, 2, 5, ""})
-	})
-	t.Run("OKMissingNoBudget", func(t *testing.T) {
-		f := newFixture(t)
-		f.load(t, "missing", -1, db71)
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "-1")
-	})
-	t.Run("OKMissingKeepsLoaded", func(t *testing.T) {
-		f := newFixture(t)
-		f.load(t, "missing", 5000, db70, db71)
-		f.deduct(t, tid, "u9", "k1")
-		f.rdb.HSet(f.ctx, f.tpl(tid2), "remaining", 1) // drift: left alone in missing mode
-		before := f.snapshot(t)
-		assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, db70, db71)), "[0 0]")
-		f.assertUnchanged(t, before)
-	})
-	t.Run("OKMissingOnlyWhatIsMissing", func(t *testing.T) {
-		f := newFixture(t)
-		f.load(t, "missing", 5000, db70, db71)
-		f.rdb.HSet(f.ctx, f.tpl(tid), "remaining", 1) // drift on a loaded template stays
-		f.rdb.Del(f.ctx, f.tpl(tid2))
-		assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, db70, db71)), "[1 0]")
-		assertEqual(t, "remaining 70", f.hash(t, f.tpl(tid))["remaining"], "1")
-		assertEqual(t, "remaining 71", f.hash(t, f.tpl(tid2))["remaining"], "3")
-	})
-	t.Run("OKForce", func(t *testing.T) {
-		f := newFixture(t)
-		f.load(t, "missing", 5000, db70, db71)
-		// Drift everywhere.
-		f.rdb.Set(f.ctx, f.budget(), 1, 0)
-		f.rdb.HSet(f.ctx, f.tpl(tid), "remaining", 9, "next", 2)
-		f.rdb.RPush(f.ctx, f.free(tid), 1, 2)
-		f.rdb.HSet(f.ctx, f.users(tid), "u1", "1", "u7", "1")
-		assertEqual(t, "load", fmt.Sprint(f.load(t, "force", 5000, db70, db71)), "[2 1]")
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "5000")
-		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "6", "next": "7", "total": "10", "limit": "2", "value": "100"})
-		assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[3 5]")
-		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2", "u2": "1", "u3": "1"})
-	})
-	t.Run("OKPendingKept", func(t *testing.T) {
-		f := newFixture(t)
-		f.load(t, "missing", 5000, db70, db71)
-		// Three reservations in flight: free slot 3 (u2's 2nd), fresh slot 7 (u4),
-		// and on template 71 slot 1 (u1).
-		assertDeduct(t, f.deduct(t, tid, "u2", "k1"), deductResult{0, 3, 2, 5, ""})
-		assertDeduct(t, f.deduct(t, tid, "u4", "k2"), deductResult{0, 5, 1, 4, ""})
-		assertDeduct(t, f.deduct(t, tid, "u5", "k3"), deductResult{0, 7, 1, 3, ""})
-		assertDeduct(t, f.deduct(t, tid2, "u1", "k4"), deductResult{0, 1, 1, 2, ""})
-		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "4450")
-		for _, mode := range []string{"force", "missing"} {
-			t.Run(mode, func(t *testing.T) {
-				if mode == "missing" {
-					f.rdb.Del(f.ctx, f.budget(), f.tpl(tid), f.free(tid), f.users(tid), f.tpl(tid2), f.free(tid2), f.users(tid2))
-				}
-				// The database does not have the four rows yet.
-				assertEqual(t, "load", fmt.Sprint(f.load(t, mode, 5000, db70, db71)), "[2 1]")
-				assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "4450")
-				assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "3", "next": "8", "total": "10", "limit": "2", "value": "100"})
-				assertEqual(t, "free", f.rdb.Exists(f.ctx, f.free(tid)).Val(), int64(0))
-				assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2", "u2": "1,2", "u3": "1", "u4": "1", "u5": "1"})
-				assertHash(t, f.hash(t, f.tpl(tid2)), map[string]string{"remaining": "2", "next": "2", "total": "3", "limit": "1", "value": "250"})
-				assertHash(t, f.hash(t, f.users(tid2)), map[string]string{"u1": "1"})
-			})
-		}
-		t.Run("InDatabase", func(t *testing.T) {
-			// The rows of slots 3 and 7 are committed (still pending): counted once.
-			db := db70
-			db.next, db.free, db.users = 8, "5", "u1=1,2;u2=1,2;u3=1;u5=1"
-			f.load(t, "force", 5000-200, db, db71)
+func TestLoad(t *testing.T) {
+	t.Run("OKMissing", loadOKMissing)
+	t.Run("OKMissingNoBudget", loadOKMissingNoBudget)
+	t.Run("OKMissingKeepsLoaded", loadOKMissingKeepsLoaded)
+	t.Run("OKMissingOnlyWhatIsMissing", loadOKMissingOnlyWhatIsMissing)
+	t.Run("OKForce", loadOKForce)
+	t.Run("OKPendingKept", loadOKPendingKept)
+	t.Run("OKBudgetNeverUnlimited", loadOKBudgetNeverUnlimited)
+	t.Run("OKRuleOnlyWhenMissing", loadOKRuleOnlyWhenMissing)
+	t.Run("OKLargeTemplate", loadOKLargeTemplate)
+}
+
+func loadOKMissing(t *testing.T) {
+	f := newFixture(t)
+	assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, db70, db71)), "[2 1]")
+	assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "5000")
+	assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "6", "next": "7", "total": "10", "limit": "2", "value": "100"})
+	assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[3 5]")
+	assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2", "u2": "1", "u3": "1"})
+	assertHash(t, f.hash(t, f.tpl(tid2)), map[string]string{"remaining": "3", "next": "1", "total": "3", "limit": "1", "value": "250"})
+	assertEqual(t, "users 71 exists", f.rdb.Exists(f.ctx, f.users(tid2), f.free(tid2)).Val(), int64(0))
+	// Loaded counters serve claims: free slots first.
+	assertDeduct(t, f.deduct(t, tid, "u2", "k1"), deductResult{0, 3, 2, 5, ""})
+}
+
+func loadOKMissingNoBudget(t *testing.T) {
+	f := newFixture(t)
+	f.load(t, "missing", -1, db71)
+	assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "-1")
+}
+
+func loadOKMissingKeepsLoaded(t *testing.T) {
+	f := newFixture(t)
+	f.load(t, "missing", 5000, db70, db71)
+	f.deduct(t, tid, "u9", "k1")
+	f.rdb.HSet(f.ctx, f.tpl(tid2), "remaining", 1) // drift: left alone in missing mode
+	before := f.snapshot(t)
+	assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, db70, db71)), "[0 0]")
+	f.assertUnchanged(t, before)
+}
+
+func loadOKMissingOnlyWhatIsMissing(t *testing.T) {
+	f := newFixture(t)
+	f.load(t, "missing", 5000, db70, db71)
+	f.rdb.HSet(f.ctx, f.tpl(tid), "remaining", 1) // drift on a loaded template stays
+	f.rdb.Del(f.ctx, f.tpl(tid2))
+	assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, db70, db71)), "[1 0]")
+	assertEqual(t, "remaining 70", f.hash(t, f.tpl(tid))["remaining"], "1")
+	assertEqual(t, "remaining 71", f.hash(t, f.tpl(tid2))["remaining"], "3")
+}
+
+func loadOKForce(t *testing.T) {
+	f := newFixture(t)
+	f.load(t, "missing", 5000, db70, db71)
+	// Drift everywhere.
+	f.rdb.Set(f.ctx, f.budget(), 1, 0)
+	f.rdb.HSet(f.ctx, f.tpl(tid), "remaining", 9, "next", 2)
+	f.rdb.RPush(f.ctx, f.free(tid), 1, 2)
+	f.rdb.HSet(f.ctx, f.users(tid), "u1", "1", "u7", "1")
+	assertEqual(t, "load", fmt.Sprint(f.load(t, "force", 5000, db70, db71)), "[2 1]")
+	assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "5000")
+	assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "6", "next": "7", "total": "10", "limit": "2", "value": "100"})
+	assertEqual(t, "free", fmt.Sprint(f.list(t, f.free(tid))), "[3 5]")
+	assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2", "u2": "1", "u3": "1"})
+}
+
+func loadOKPendingKept(t *testing.T) {
+	f := newFixture(t)
+	f.load(t, "missing", 5000, db70, db71)
+	// Three reservations in flight: free slot 3 (u2's 2nd), fresh slot 7 (u4),
+	// and on template 71 slot 1 (u1).
+	assertDeduct(t, f.deduct(t, tid, "u2", "k1"), deductResult{0, 3, 2, 5, ""})
+	assertDeduct(t, f.deduct(t, tid, "u4", "k2"), deductResult{0, 5, 1, 4, ""})
+	assertDeduct(t, f.deduct(t, tid, "u5", "k3"), deductResult{0, 7, 1, 3, ""})
+	assertDeduct(t, f.deduct(t, tid2, "u1", "k4"), deductResult{0, 1, 1, 2, ""})
+	assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "4450")
+	for _, mode := range []string{"force", "missing"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "missing" {
+				f.rdb.Del(f.ctx, f.budget(), f.tpl(tid), f.free(tid), f.users(tid), f.tpl(tid2), f.free(tid2), f.users(tid2))
+			}
+			// The database does not have the four rows yet.
+			assertEqual(t, "load", fmt.Sprint(f.load(t, mode, 5000, db70, db71)), "[2 1]")
 			assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "4450")
 			assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "3", "next": "8", "total": "10", "limit": "2", "value": "100"})
+			assertEqual(t, "free", f.rdb.Exists(f.ctx, f.free(tid)).Val(), int64(0))
 			assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2", "u2": "1,2", "u3": "1", "u4": "1", "u5": "1"})
+			assertHash(t, f.hash(t, f.tpl(tid2)), map[string]string{"remaining": "2", "next": "2", "total": "3", "limit": "1", "value": "250"})
+			assertHash(t, f.hash(t, f.users(tid2)), map[string]string{"u1": "1"})
 		})
-		t.Run("Recent", func(t *testing.T) {
-			// Slot 7 confirmed after the loader read the database: still taken.
-			assertEqual(t, "confirm", f.confirm(t, "k3", member(tid, "u5", 7, 1, 100, "k3")), int64(1))
-			f.load(t, "force", 5000, db70, db71)
-			assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "4450")
-			assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "3", "next": "8", "total": "10", "limit": "2", "value": "100"})
-			assertEqual(t, "u5", f.hash(t, f.users(tid))["u5"], "1")
+	}
+	t.Run("InDatabase", func(t *testing.T) {
+		// The rows of slots 3 and 7 are committed (still pending): counted once.
+		db := db70
+		db.next, db.free, db.users = 8, "5", "u1=1,2;u2=1,2;u3=1;u5=1"
+		f.load(t, "force", 5000-200, db, db71)
+		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "4450")
+		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "3", "next": "8", "total": "10", "limit": "2", "value": "100"})
+		assertHash(t, f.hash(t, f.users(tid)), map[string]string{"u1": "1,2", "u2": "1,2", "u3": "1", "u4": "1", "u5": "1"})
+	})
+	t.Run("Recent", func(t *testing.T) {
+		// Slot 7 confirmed after the loader read the database: still taken.
+		assertEqual(t, "confirm", f.confirm(t, "k3", member(tid, "u5", 7, 1, 100, "k3")), int64(1))
+		f.load(t, "force", 5000, db70, db71)
+		assertEqual(t, "budget", orMissing(f.get(t, f.budget())), "4450")
+		assertHash(t, f.hash(t, f.tpl(tid)), map[string]string{"remaining": "3", "next": "8", "total": "10", "limit": "2", "value": "100"})
+		assertEqual(t, "u5", f.hash(t, f.users(tid))["u5"], "1")
+	})
+}
+
+func loadOKBudgetNeverUnlimited(t *testing.T) {
+	// Reservations in flight worth more than the budget the database has
+	// left (after Redis lost writes) leave a budget of 0, never -1, which
+	// would read as "no budget".
+	for _, left := range []int64{199, 200, 250, 99, 0} {
+		t.Run(strconv.FormatInt(left, 10), func(t *testing.T) {
+			f := newFixture(t)
+			f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
+			f.deduct(t, tid, "u1", "k1")
+			f.deduct(t, tid, "u2", "k2")
+			f.rdb.Del(f.ctx, f.budget())
+			f.load(t, "missing", left, loadTemplate{id: tid, total: 5, limit: 2, value: 100, next: 1})
+			want := max(left-200, 0)
+			assertEqual(t, "budget", orMissing(f.get(t, f.budget())), strconv.FormatInt(want, 10))
+			assertDeduct(t, f.deduct(t, tid, "u3", "k3"), deductResult{5, 0, 0, 3, ""})
 		})
-	})
-	t.Run("OKBudgetNeverUnlimited", func(t *testing.T) {
-		// Reservations in flight worth more than the budget the database has
-		// left (after Redis lost writes) leave a budget of 0, never -1, which
-		// would read as "no budget".
-		for _, left := range []int64{199, 200, 250, 99, 0} {
-			t.Run(strconv.FormatInt(left, 10), func(t *testing.T) {
-				f := newFixture(t)
-				f.seed(t, 1000, tid, tplState{remaining: 5, next: 1, total: 5, limit: 2, value: 100})
-				f.deduct(t, tid, "u1", "k1")
-				f.deduct(t, tid, "u2", "k2")
-				f.rdb.Del(f.ctx, f.budget())
-				f.load(t, "missing", left, loadTemplate{id: tid, total: 5, limit: 2, value: 100, next: 1})
-				want := max(left-200, 0)
-				assertEqual(t, "budget", orMissing(f.get(t, f.budget())), strconv.FormatInt(want, 10))
-				assertDeduct(t, f.deduct(t, tid, "u3", "k3"), deductResult{5, 0, 0, 3, ""})
-			})
-		}
-	})
-	t.Run("OKRuleOnlyWhenMissing", func(t *testing.T) {
-		// The service writes a changed rule before it answers the change; a
-		// load may have read the database before it, so it never overwrites
-		// a rule, in either mode; it fills a missing or unreadable one.
-		for _, mode := range []string{"missing", "force"} {
-			t.Run(mode, func(t *testing.T) {
-				f := newFixture(t)
-				paused := db70
-				paused.rule = "paused|0||"
-				f.load(t, mode, 5000, paused, db71)
-				assertEqual(t, "rule 70", orMissing(f.get(t, f.rule(tid))), "paused|0||")
-				assertEqual(t, "rule 71", orMissing(f.get(t, f.rule(tid2))), openRule)
-				f.rdb.Set(f.ctx, f.rule(tid), "active|5||", 0) // written by a change after the read
-				f.rdb.Set(f.ctx, f.rule(tid2), "active|x||", 0)
-				f.load(t, mode, 5000, paused, db71)
-				assertEqual(t, "rule 70 kept", orMissing(f.get(t, f.rule(tid))), "active|5||")
-				assertEqual(t, "rule 71 repaired", orMissing(f.get(t, f.rule(tid2))), openRule)
-				// A rule lost alone (counters kept) is filled in missing mode.
-				f.rdb.Del(f.ctx, f.rule(tid))
-				assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, paused, db71)), "[0 0]")
-				assertEqual(t, "rule 70 filled", orMissing(f.get(t, f.rule(tid))), "paused|0||")
-				assertDeduct(t, f.deduct(t, tid, "u9", "k1"), deductResult{6, 0, 0, 6, ""})
-			})
-		}
-	})
-	t.Run("OKLargeTemplate", func(t *testing.T) {
-		// More free slots and users than one RPUSH/HSET takes in this script's batches.
-		f := newFixture(t)
-		var free, users []string
-		for i := 1; i <= 2500; i++ {
-			free = append(free, strconv.Itoa(2*i))
-			users = append(users, fmt.Sprintf("u%d=1", i))
-		}
-		assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", -1, loadTemplate{id: tid, total: 10000, limit: 1, value: 1, next: 5002,
-			free: strings.Join(free, ","), users: strings.Join(users, ";")})), "[1 1]")
-		assertEqual(t, "free len", f.rdb.LLen(f.ctx, f.free(tid)).Val(), int64(2500))
-		assertEqual(t, "users len", f.rdb.HLen(f.ctx, f.users(tid)).Val(), int64(2500))
-		assertEqual(t, "remaining", f.hash(t, f.tpl(tid))["remaining"], strconv.Itoa(10000-5001+2500))
-	})
+	}
+}
+
+func loadOKRuleOnlyWhenMissing(t *testing.T) {
+	// The service writes a changed rule before it answers the change; a
+	// load may have read the database before it, so it never overwrites
+	// a rule, in either mode; it fills a missing or unreadable one.
+	for _, mode := range []string{"missing", "force"} {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			paused := db70
+			paused.rule = "paused|0||"
+			f.load(t, mode, 5000, paused, db71)
+			assertEqual(t, "rule 70", orMissing(f.get(t, f.rule(tid))), "paused|0||")
+			assertEqual(t, "rule 71", orMissing(f.get(t, f.rule(tid2))), openRule)
+			f.rdb.Set(f.ctx, f.rule(tid), "active|5||", 0) // written by a change after the read
+			f.rdb.Set(f.ctx, f.rule(tid2), "active|x||", 0)
+			f.load(t, mode, 5000, paused, db71)
+			assertEqual(t, "rule 70 kept", orMissing(f.get(t, f.rule(tid))), "active|5||")
+			assertEqual(t, "rule 71 repaired", orMissing(f.get(t, f.rule(tid2))), openRule)
+			// A rule lost alone (counters kept) is filled in missing mode.
+			f.rdb.Del(f.ctx, f.rule(tid))
+			assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", 5000, paused, db71)), "[0 0]")
+			assertEqual(t, "rule 70 filled", orMissing(f.get(t, f.rule(tid))), "paused|0||")
+			assertDeduct(t, f.deduct(t, tid, "u9", "k1"), deductResult{6, 0, 0, 6, ""})
+		})
+	}
+}
+
+func loadOKLargeTemplate(t *testing.T) {
+	// More free slots and users than one RPUSH/HSET takes in this script's batches.
+	f := newFixture(t)
+	var free, users []string
+	for i := 1; i <= 2500; i++ {
+		free = append(free, strconv.Itoa(2*i))
+		users = append(users, fmt.Sprintf("u%d=1", i))
+	}
+	assertEqual(t, "load", fmt.Sprint(f.load(t, "missing", -1, loadTemplate{id: tid, total: 10000, limit: 1, value: 1, next: 5002,
+		free: strings.Join(free, ","), users: strings.Join(users, ";")})), "[1 1]")
+	assertEqual(t, "free len", f.rdb.LLen(f.ctx, f.free(tid)).Val(), int64(2500))
+	assertEqual(t, "users len", f.rdb.HLen(f.ctx, f.users(tid)).Val(), int64(2500))
+	assertEqual(t, "remaining", f.hash(t, f.tpl(tid))["remaining"], strconv.Itoa(10000-5001+2500))
 }
 
 func (f *fixture) returnCoupon(t *testing.T, coupon int, user string, slot, ordinal, value int64) int64 {

@@ -100,45 +100,58 @@ func (f *claimFixture) redisAddr() string {
 }
 
 func TestClaimFaults(t *testing.T) {
-	t.Run("ErrUnavailableRedisUnreachable", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(1000)
-		tp := f.template(c.ID, 5, 2, 100)
-		f.mustClaim(tp.ID, "u1", "k1")
-		before := f.redisState()
-		b := *f.env.Backends
-		b.Redis = redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: 1, DialTimeout: time.Second})
-		t.Cleanup(func() { b.Redis.Close() })
-		down := f.serviceOver(b, services.Config{})
-		for _, key := range []string{"k2", "k1"} { // a new claim and a replay
-			_, err := down.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u2", IdempotencyKey: key})
-			assertClaimCode(t, err, models.CodeUnavailable)
-		}
-		if n := f.couponCount(); n != 1 {
-			t.Fatalf("%d coupons, want 1", n)
-		}
-		f.assertRedisUnchanged(before)
-	})
-	t.Run("ErrUnavailableRedisStopped", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		if f.env.Mini == nil {
-			t.Skip("stops the embedded Redis; real Redis is covered by ErrUnavailableRedisUnreachable")
-		}
-		c := f.campaign(0)
-		tp := f.template(c.ID, 5, 2, 100)
-		f.mustClaim(tp.ID, "u1", "k1")
-		f.env.Mini.Close()
-		for _, key := range []string{"k2", "k1"} {
-			_, err := f.claim(tp.ID, "u1", key)
-			assertClaimCode(t, err, models.CodeUnavailable)
-		}
-		if n := f.couponCount(); n != 1 {
-			t.Fatalf("%d coupons, want 1", n)
-		}
-	})
+	t.Run("ErrUnavailableRedisUnreachable", claimFaultErrUnavailableRedisUnreachable)
+	t.Run("ErrUnavailableRedisStopped", claimFaultErrUnavailableRedisStopped)
+	claimDBFaults(t)
+	t.Run("ErrUnavailableOutcomeUnknown", claimFaultErrUnavailableOutcomeUnknown)
+	t.Run("OKReplyLostAfterReservation", claimFaultOKReplyLostAfterReservation)
+	t.Run("OKRedisFlushedMidRun", claimFaultOKRedisFlushedMidRun)
+	t.Run("OKRedisFlushedMidRunBudget", claimFaultOKRedisFlushedMidRunBudget)
+	t.Run("OKSweepKilledProcess", claimFaultOKSweepKilledProcess)
+	t.Run("OKSweepKeyOfAnotherCampaign", claimFaultOKSweepKeyOfAnotherCampaign)
+}
 
-	// The database refuses the row after Redis reserved it: the caller gets
-	// 503 and stock, budget, limit and key are given back at once.
+func claimFaultErrUnavailableRedisUnreachable(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(1000)
+	tp := f.template(c.ID, 5, 2, 100)
+	f.mustClaim(tp.ID, "u1", "k1")
+	before := f.redisState()
+	b := *f.env.Backends
+	b.Redis = redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: 1, DialTimeout: time.Second})
+	t.Cleanup(func() { b.Redis.Close() })
+	down := f.serviceOver(b, services.Config{})
+	for _, key := range []string{"k2", "k1"} { // a new claim and a replay
+		_, err := down.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u2", IdempotencyKey: key})
+		assertClaimCode(t, err, models.CodeUnavailable)
+	}
+	if n := f.couponCount(); n != 1 {
+		t.Fatalf("%d coupons, want 1", n)
+	}
+	f.assertRedisUnchanged(before)
+}
+
+func claimFaultErrUnavailableRedisStopped(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	if f.env.Mini == nil {
+		t.Skip("stops the embedded Redis; real Redis is covered by ErrUnavailableRedisUnreachable")
+	}
+	c := f.campaign(0)
+	tp := f.template(c.ID, 5, 2, 100)
+	f.mustClaim(tp.ID, "u1", "k1")
+	f.env.Mini.Close()
+	for _, key := range []string{"k2", "k1"} {
+		_, err := f.claim(tp.ID, "u1", key)
+		assertClaimCode(t, err, models.CodeUnavailable)
+	}
+	if n := f.couponCount(); n != 1 {
+		t.Fatalf("%d coupons, want 1", n)
+	}
+}
+
+// The database refuses the row after Redis reserved it: the caller gets
+// 503 and stock, budget, limit and key are given back at once.
+func claimDBFaults(t *testing.T) {
 	dbFaults := []struct {
 		name   string
 		inject func(t *testing.T, f *claimFixture) *gorm.DB
@@ -183,177 +196,178 @@ func TestClaimFaults(t *testing.T) {
 			f.assertAgree(c, tp)
 		})
 	}
+}
 
-	t.Run("ErrUnavailableOutcomeUnknown", func(t *testing.T) {
-		// The insert fails and the database cannot say whether the row is
-		// there: the reservation stays pending (never "claimed", never given
-		// back on a guess) until the sweeper settles it.
-		f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
-		c := f.campaign(1000)
-		tp := f.template(c.ID, 3, 2, 100)
-		before := f.redisState()
-		db := f.openDB()
-		var failing atomic.Bool
-		onCreateCoupon(t, db, func(tx *gorm.DB) {
-			failing.Store(true)
+func claimFaultErrUnavailableOutcomeUnknown(t *testing.T) {
+	// The insert fails and the database cannot say whether the row is
+	// there: the reservation stays pending (never "claimed", never given
+	// back on a guess) until the sweeper settles it.
+	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
+	c := f.campaign(1000)
+	tp := f.template(c.ID, 3, 2, 100)
+	before := f.redisState()
+	db := f.openDB()
+	var failing atomic.Bool
+	onCreateCoupon(t, db, func(tx *gorm.DB) {
+		failing.Store(true)
+		tx.AddError(errors.New("injected: connection reset"))
+	})
+	err := db.Callback().Query().Before("gorm:query").Register("test:fault-query", func(tx *gorm.DB) {
+		if failing.Load() {
 			tx.AddError(errors.New("injected: connection reset"))
-		})
-		err := db.Callback().Query().Before("gorm:query").Register("test:fault-query", func(tx *gorm.DB) {
-			if failing.Load() {
-				tx.AddError(errors.New("injected: connection reset"))
-			}
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-		broken := f.serviceOver(f.withDB(db), services.Config{})
-		_, err = broken.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
-		assertClaimCode(t, err, models.CodeUnavailable)
-		if n := f.couponCount(); n != 0 {
-			t.Fatalf("%d coupons, want 0", n)
-		}
-		if n := f.env.Backends.Redis.ZCard(f.ctx, f.key(c.ID, "pending")).Val(); n != 1 {
-			t.Fatalf("%d reservations pending, want 1", n)
-		}
-		// A retry meanwhile is told to wait, not given a second coupon.
-		_, err = f.claim(tp.ID, "u1", "k1")
-		assertClaimCode(t, err, models.CodeInProgress)
-		f.clock.Advance(time.Second)
-		st, err := f.svc.Sweep(f.ctx)
-		if err != nil || st.Released != 1 || st.Confirmed != 0 {
-			t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
-		}
-		f.assertRedisUnchanged(before)
-		f.mustClaim(tp.ID, "u1", "k1")
-		f.assertAgree(c, tp)
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := f.serviceOver(f.withDB(db), services.Config{})
+	_, err = broken.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
+	assertClaimCode(t, err, models.CodeUnavailable)
+	if n := f.couponCount(); n != 0 {
+		t.Fatalf("%d coupons, want 0", n)
+	}
+	if n := f.env.Backends.Redis.ZCard(f.ctx, f.key(c.ID, "pending")).Val(); n != 1 {
+		t.Fatalf("%d reservations pending, want 1", n)
+	}
+	// A retry meanwhile is told to wait, not given a second coupon.
+	_, err = f.claim(tp.ID, "u1", "k1")
+	assertClaimCode(t, err, models.CodeInProgress)
+	f.clock.Advance(time.Second)
+	st, err := f.svc.Sweep(f.ctx)
+	if err != nil || st.Released != 1 || st.Confirmed != 0 {
+		t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
+	}
+	f.assertRedisUnchanged(before)
+	f.mustClaim(tp.ID, "u1", "k1")
+	f.assertAgree(c, tp)
+}
 
-	t.Run("OKReplyLostAfterReservation", func(t *testing.T) {
-		// Redis ran the claim script but its reply was lost; go-redis sends
-		// the script again on a new connection. The second run must not be
-		// taken for another request's claim in progress.
-		f := newClaimFixture(t, services.Config{})
-		addr := f.redisAddr()
-		if addr == "" {
-			t.Skip("the proxy serves one Redis node, not a cluster")
-		}
-		c := f.campaign(1000)
-		tp := f.template(c.ID, 3, 2, 100)
-		proxy := newReplyDropper(t, addr, []byte(lua.Deduct.Hash()))
-		b := *f.env.Backends
-		b.Redis = redis.NewClient(&redis.Options{Addr: proxy.addr()})
-		t.Cleanup(func() { b.Redis.Close() })
-		svc := f.serviceOver(b, services.Config{})
-		if _, err := svc.GetTemplate(f.ctx, tp.ID); err != nil {
-			t.Fatal(err)
-		}
-		if err := lua.Deduct.Load(f.ctx, f.env.Backends.Redis).Err(); err != nil { // EVALSHA, not EVAL
-			t.Fatal(err)
-		}
-		proxy.drops.Store(1)
-		res, err := svc.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
-		if proxy.dropped.Load() != 1 {
-			t.Fatalf("the proxy dropped %d replies, want 1", proxy.dropped.Load())
-		}
-		if err != nil || res.Duplicate || *res.Coupon.Slot != 1 {
-			t.Fatalf("claim = %+v, %v; want coupon with slot 1", res, err)
-		}
-		f.assertAgree(c, tp)
-	})
+func claimFaultOKReplyLostAfterReservation(t *testing.T) {
+	// Redis ran the claim script but its reply was lost; go-redis sends
+	// the script again on a new connection. The second run must not be
+	// taken for another request's claim in progress.
+	f := newClaimFixture(t, services.Config{})
+	addr := f.redisAddr()
+	if addr == "" {
+		t.Skip("the proxy serves one Redis node, not a cluster")
+	}
+	c := f.campaign(1000)
+	tp := f.template(c.ID, 3, 2, 100)
+	proxy := newReplyDropper(t, addr, []byte(lua.Deduct.Hash()))
+	b := *f.env.Backends
+	b.Redis = redis.NewClient(&redis.Options{Addr: proxy.addr()})
+	t.Cleanup(func() { b.Redis.Close() })
+	svc := f.serviceOver(b, services.Config{})
+	if _, err := svc.GetTemplate(f.ctx, tp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := lua.Deduct.Load(f.ctx, f.env.Backends.Redis).Err(); err != nil { // EVALSHA, not EVAL
+		t.Fatal(err)
+	}
+	proxy.drops.Store(1)
+	res, err := svc.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
+	if proxy.dropped.Load() != 1 {
+		t.Fatalf("the proxy dropped %d replies, want 1", proxy.dropped.Load())
+	}
+	if err != nil || res.Duplicate || *res.Coupon.Slot != 1 {
+		t.Fatalf("claim = %+v, %v; want coupon with slot 1", res, err)
+	}
+	f.assertAgree(c, tp)
+}
 
-	t.Run("OKRedisFlushedMidRun", func(t *testing.T) {
-		// Redis loses everything while 1,500 claims run: the service reloads
-		// from the database, which refuses what Redis hands out twice.
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(0)
-		spec := claimRaceSpec{stock: 300, limit: 2, value: 100, users: 500, claims: 1500, want: 300, refusedAfterReserve: true}
-		tp := f.template(c.ID, spec.stock, spec.limit, spec.value)
-		out := f.runFlushedRace(spec, tp, 200)
-		counts := f.checkClaimRace(spec, tp, out)
-		t.Logf("results: %v", counts)
-		f.assertAgree(c, tp)
-		f.topUp(tp, spec.want)
-		f.assertAgree(c, tp)
-	})
+func claimFaultOKRedisFlushedMidRun(t *testing.T) {
+	// Redis loses everything while 1,500 claims run: the service reloads
+	// from the database, which refuses what Redis hands out twice.
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(0)
+	spec := claimRaceSpec{stock: 300, limit: 2, value: 100, users: 500, claims: 1500, want: 300, refusedAfterReserve: true}
+	tp := f.template(c.ID, spec.stock, spec.limit, spec.value)
+	out := f.runFlushedRace(spec, tp, 200)
+	counts := f.checkClaimRace(spec, tp, out)
+	t.Logf("results: %v", counts)
+	f.assertAgree(c, tp)
+	f.topUp(tp, spec.want)
+	f.assertAgree(c, tp)
+}
 
-	t.Run("OKRedisFlushedMidRunBudget", func(t *testing.T) {
-		// With a budget: the stock and the limits hold as above, and the
-		// budget is reloaded from the database.
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(20_000)
-		spec := claimRaceSpec{budget: 20_000, stock: 400, limit: 2, value: 100, users: 500, claims: 1500, want: 200,
-			refusedAfterReserve: true}
-		tp := f.template(c.ID, spec.stock, spec.limit, spec.value)
-		out := f.runFlushedRace(spec, tp, 150)
-		counts := f.checkClaimRace(spec, tp, out)
-		t.Logf("results: %v", counts)
-		f.assertAgree(c, tp)
-		f.topUp(tp, spec.want)
-		f.assertAgree(c, tp)
-	})
+func claimFaultOKRedisFlushedMidRunBudget(t *testing.T) {
+	// With a budget: the stock and the limits hold as above, and the
+	// budget is reloaded from the database.
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(20_000)
+	spec := claimRaceSpec{budget: 20_000, stock: 400, limit: 2, value: 100, users: 500, claims: 1500, want: 200,
+		refusedAfterReserve: true}
+	tp := f.template(c.ID, spec.stock, spec.limit, spec.value)
+	out := f.runFlushedRace(spec, tp, 150)
+	counts := f.checkClaimRace(spec, tp, out)
+	t.Logf("results: %v", counts)
+	f.assertAgree(c, tp)
+	f.topUp(tp, spec.want)
+	f.assertAgree(c, tp)
+}
 
-	t.Run("OKSweepKilledProcess", func(t *testing.T) {
-		// Two claims reserved in Redis and their process died: one before
-		// writing its row, one after. The sweeper gives back the first and
-		// confirms the second, and only once they are older than PendingTimeout.
-		f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
-		c := f.campaign(1000)
-		tp := f.template(c.ID, 5, 2, 100)
-		f.mustClaim(tp.ID, "u0", "k0")
-		m1 := f.deductDirect(c.ID, tp.ID, "u1", "k1")
-		m2 := f.deductDirect(c.ID, tp.ID, "u2", "k2")
-		f.insertRowOf(tp, "u2", "k2", 3, 1)
-		if n := f.env.Backends.Redis.ZCard(f.ctx, f.key(c.ID, "pending")).Val(); n != 2 {
-			t.Fatalf("%d pending, want 2", n)
-		}
-		if st, err := f.svc.Sweep(f.ctx); err != nil || st != (services.SweepStats{}) {
-			t.Fatalf("sweep of young reservations = %+v, %v; want nothing done", st, err)
-		}
-		f.clock.Advance(51 * time.Millisecond)
-		st, err := f.svc.Sweep(f.ctx)
-		if err != nil || st != (services.SweepStats{Confirmed: 1, Released: 1}) {
-			t.Fatalf("sweep = %+v, %v; want 1 confirmed, 1 released", st, err)
-		}
-		f.assertAgree(c, tp)
-		rdb := f.env.Backends.Redis
-		if v := rdb.Get(f.ctx, f.key(c.ID, "idem:k2")).Val(); v != "C|"+m2 {
-			t.Errorf("k2 = %q, want confirmed C|%s", v, m2)
-		}
-		if n := rdb.Exists(f.ctx, f.key(c.ID, "idem:k1")).Val(); n != 0 {
-			t.Errorf("k1 still held after its reservation %s was given back", m1)
-		}
-		if st, err := f.svc.Sweep(f.ctx); err != nil || st != (services.SweepStats{}) {
-			t.Fatalf("second sweep = %+v, %v; want nothing done", st, err)
-		}
-		// k2 answers its coupon; k1 claims afresh, in the slot it had.
-		res, err := f.claim(tp.ID, "u2", "k2")
-		if err != nil || !res.Duplicate || *res.Coupon.Slot != 3 {
-			t.Fatalf("replay of k2 = %+v, %v", res, err)
-		}
-		if res := f.mustClaim(tp.ID, "u1", "k1"); *res.Coupon.Slot != 2 {
-			t.Errorf("k1 got slot %d, want 2", *res.Coupon.Slot)
-		}
-		f.assertAgree(c, tp)
-	})
-	t.Run("OKSweepKeyOfAnotherCampaign", func(t *testing.T) {
-		// The process died between reserving in campaign B and giving back:
-		// its key had been used in campaign A. The row of A must not make the
-		// sweeper keep B's slot.
-		f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
-		a, b := f.campaign(0), f.campaign(1000)
-		ta, tb := f.template(a.ID, 5, 2, 100), f.template(b.ID, 5, 2, 100)
-		f.mustClaim(ta.ID, "u1", "k1")
-		f.mustClaim(tb.ID, "u9", "k9")
-		before := f.redisState()
-		f.deductDirect(b.ID, tb.ID, "u1", "k1")
-		f.clock.Advance(time.Second)
-		st, err := f.svc.Sweep(f.ctx)
-		if err != nil || st != (services.SweepStats{Released: 1}) {
-			t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
-		}
-		f.assertRedisUnchanged(before)
-		f.assertAgree(b, tb)
-	})
+func claimFaultOKSweepKilledProcess(t *testing.T) {
+	// Two claims reserved in Redis and their process died: one before
+	// writing its row, one after. The sweeper gives back the first and
+	// confirms the second, and only once they are older than PendingTimeout.
+	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
+	c := f.campaign(1000)
+	tp := f.template(c.ID, 5, 2, 100)
+	f.mustClaim(tp.ID, "u0", "k0")
+	m1 := f.deductDirect(c.ID, tp.ID, "u1", "k1")
+	m2 := f.deductDirect(c.ID, tp.ID, "u2", "k2")
+	f.insertRowOf(tp, "u2", "k2", 3, 1)
+	if n := f.env.Backends.Redis.ZCard(f.ctx, f.key(c.ID, "pending")).Val(); n != 2 {
+		t.Fatalf("%d pending, want 2", n)
+	}
+	if st, err := f.svc.Sweep(f.ctx); err != nil || st != (services.SweepStats{}) {
+		t.Fatalf("sweep of young reservations = %+v, %v; want nothing done", st, err)
+	}
+	f.clock.Advance(51 * time.Millisecond)
+	st, err := f.svc.Sweep(f.ctx)
+	if err != nil || st != (services.SweepStats{Confirmed: 1, Released: 1}) {
+		t.Fatalf("sweep = %+v, %v; want 1 confirmed, 1 released", st, err)
+	}
+	f.assertAgree(c, tp)
+	rdb := f.env.Backends.Redis
+	if v := rdb.Get(f.ctx, f.key(c.ID, "idem:k2")).Val(); v != "C|"+m2 {
+		t.Errorf("k2 = %q, want confirmed C|%s", v, m2)
+	}
+	if n := rdb.Exists(f.ctx, f.key(c.ID, "idem:k1")).Val(); n != 0 {
+		t.Errorf("k1 still held after its reservation %s was given back", m1)
+	}
+	if st, err := f.svc.Sweep(f.ctx); err != nil || st != (services.SweepStats{}) {
+		t.Fatalf("second sweep = %+v, %v; want nothing done", st, err)
+	}
+	// k2 answers its coupon; k1 claims afresh, in the slot it had.
+	res, err := f.claim(tp.ID, "u2", "k2")
+	if err != nil || !res.Duplicate || *res.Coupon.Slot != 3 {
+		t.Fatalf("replay of k2 = %+v, %v", res, err)
+	}
+	if res := f.mustClaim(tp.ID, "u1", "k1"); *res.Coupon.Slot != 2 {
+		t.Errorf("k1 got slot %d, want 2", *res.Coupon.Slot)
+	}
+	f.assertAgree(c, tp)
+}
+
+func claimFaultOKSweepKeyOfAnotherCampaign(t *testing.T) {
+	// The process died between reserving in campaign B and giving back:
+	// its key had been used in campaign A. The row of A must not make the
+	// sweeper keep B's slot.
+	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
+	a, b := f.campaign(0), f.campaign(1000)
+	ta, tb := f.template(a.ID, 5, 2, 100), f.template(b.ID, 5, 2, 100)
+	f.mustClaim(ta.ID, "u1", "k1")
+	f.mustClaim(tb.ID, "u9", "k9")
+	before := f.redisState()
+	f.deductDirect(b.ID, tb.ID, "u1", "k1")
+	f.clock.Advance(time.Second)
+	st, err := f.svc.Sweep(f.ctx)
+	if err != nil || st != (services.SweepStats{Released: 1}) {
+		t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
+	}
+	f.assertRedisUnchanged(before)
+	f.assertAgree(b, tb)
 }
 
 // deductDirect reserves a coupon with coupon_deduct.lua as a claim would, and

@@ -285,179 +285,201 @@ func (f *claimFixture) assertAgree(c *models.Campaign, ts ...*models.Template) {
 }
 
 func TestClaim(t *testing.T) {
-	t.Run("OK", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(10_000)
-		tp := f.template(c.ID, 3, 2, 500)
-		res := f.mustClaim(tp.ID, "u1", "k1")
-		cp := res.Coupon
+	t.Run("OK", claimOK)
+	t.Run("OKSlotsAndOrdinals", claimOKSlotsAndOrdinals)
+	t.Run("OKAbsoluteValidity", claimOKAbsoluteValidity)
+	t.Run("OKAfterAddStock", claimOKAfterAddStock)
+	t.Run("OKCodeCollision", claimOKCodeCollision)
+	t.Run("Duplicate", claimDuplicate)
+	t.Run("DuplicateAfterRedisLost", claimDuplicateAfterRedisLost)
+	t.Run("DuplicateWhileNotClaimable", claimDuplicateWhileNotClaimable)
+	claimRefusals(t)
+	t.Run("ErrNotClaimable", claimErrNotClaimable)
+	t.Run("ErrNotFound", claimErrNotFound)
+	t.Run("ErrInvalidRequest", claimErrInvalidRequest)
+	t.Run("OKLongestKeyAndUser", claimOKLongestKeyAndUser)
+}
+
+func claimOK(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(10_000)
+	tp := f.template(c.ID, 3, 2, 500)
+	res := f.mustClaim(tp.ID, "u1", "k1")
+	cp := res.Coupon
+	if res.Remaining != 2 {
+		t.Errorf("remaining = %d, want 2", res.Remaining)
+	}
+	if code, err := models.ParseCouponCode("code", cp.Code); err != nil || code != cp.Code {
+		t.Errorf("code %q does not parse: %v", cp.Code, err)
+	}
+	now := f.clock.Now()
+	want := models.Coupon{ID: cp.ID, Code: cp.Code, TemplateID: tp.ID, CampaignID: c.ID, UserID: "u1",
+		Status: models.CouponIssued, ValueCents: 500, ClaimedAt: now, ValidFrom: now, ValidUntil: now.AddDate(0, 0, 30)}
+	assertCoupon(t, cp, &want, 1, 1)
+	rows := f.coupons()
+	if len(rows) != 1 {
+		t.Fatalf("%d coupon rows, want 1", len(rows))
+	}
+	assertCoupon(t, &rows[0], &want, 1, 1)
+	if rows[0].RequestID != "k1" {
+		t.Errorf("request_id = %q, want k1", rows[0].RequestID)
+	}
+	f.assertAgree(c, tp)
+	member := fmt.Sprintf("%d|u1|1|1|500|k1", tp.ID)
+	if got := f.env.Backends.Redis.Get(f.ctx, f.key(c.ID, "idem:k1")).Val(); got != "C|"+member {
+		t.Errorf("idempotency key = %q, want confirmed C|%s", got, member)
+	}
+}
+
+func claimOKSlotsAndOrdinals(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(0)
+	tp := f.template(c.ID, 5, 3, 100)
+	for i, want := range []struct {
+		user           string
+		slot, ordinal  int64
+		remainingAfter int64
+	}{{"u1", 1, 1, 4}, {"u2", 2, 1, 3}, {"u1", 3, 2, 2}, {"u1", 4, 3, 1}, {"u3", 5, 1, 0}} {
+		res := f.mustClaim(tp.ID, want.user, fmt.Sprintf("k%d", i))
+		if *res.Coupon.Slot != want.slot || *res.Coupon.UserOrdinal != want.ordinal || res.Remaining != want.remainingAfter {
+			t.Errorf("claim %d: slot %d ordinal %d remaining %d, want %d %d %d", i, *res.Coupon.Slot,
+				*res.Coupon.UserOrdinal, res.Remaining, want.slot, want.ordinal, want.remainingAfter)
+		}
+	}
+	f.assertAgree(c, tp)
+}
+
+func claimOKAbsoluteValidity(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(0)
+	from, until := f.clock.Now().Add(24*time.Hour), f.clock.Now().Add(48*time.Hour)
+	tp := f.template(c.ID, 5, 1, 0, func(tp *models.Template) {
+		tp.Kind, tp.FaceValueCents, tp.PercentOff, tp.MaxDiscountCents = models.KindPercent, 0, 20, 700
+		tp.ValidDays, tp.ValidFrom, tp.ValidUntil = 0, &from, &until
+	})
+	cp := f.mustClaim(tp.ID, "u1", "k1").Coupon
+	if !cp.ValidFrom.Equal(from) || !cp.ValidUntil.Equal(until) || cp.ValueCents != 700 {
+		t.Errorf("coupon valid %v..%v value %d, want %v..%v value 700", cp.ValidFrom, cp.ValidUntil, cp.ValueCents, from, until)
+	}
+}
+
+func claimOKAfterAddStock(t *testing.T) {
+	// The template cached by the claim path still says stock 1: the slot
+	// beyond it must be checked against the database, not refused.
+	f := newClaimFixture(t, services.Config{TemplateCacheTTL: time.Hour})
+	c := f.campaign(0)
+	tp := f.template(c.ID, 1, 5, 100)
+	f.mustClaim(tp.ID, "u1", "k1")
+	_, err := f.claim(tp.ID, "u1", "k2")
+	assertClaimCode(t, err, models.CodeSoldOut)
+	other := f.env.NewService(services.Config{Now: f.clock.Now}) // another instance adds the stock
+	if _, err := other.AddStock(f.ctx, "test", tp.ID, 2, "more"); err != nil {
+		t.Fatal(err)
+	}
+	for i, slot := range []int64{2, 3} {
+		if got := *f.mustClaim(tp.ID, "u1", fmt.Sprintf("k%d", i+3)).Coupon.Slot; got != slot {
+			t.Errorf("slot %d, want %d", got, slot)
+		}
+	}
+	_, err = f.claim(tp.ID, "u1", "k9")
+	assertClaimCode(t, err, models.CodeSoldOut)
+	f.assertAgree(c, tp)
+}
+
+func claimOKCodeCollision(t *testing.T) {
+	// Two claims draw the same code: the second draws again.
+	var mu sync.Mutex
+	codes := []string{models.NewCouponCode()}
+	codes = append(codes, codes[0], codes[0], models.NewCouponCode())
+	f := newClaimFixture(t, services.Config{NewCode: func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		c := codes[0]
+		codes = codes[1:]
+		return c
+	}})
+	c := f.campaign(0)
+	tp := f.template(c.ID, 5, 5, 100)
+	first := f.mustClaim(tp.ID, "u1", "k1").Coupon
+	second := f.mustClaim(tp.ID, "u1", "k2").Coupon
+	if first.Code == second.Code || len(codes) != 0 {
+		t.Fatalf("codes %s and %s, %d left; want distinct codes after two collisions", first.Code, second.Code, len(codes))
+	}
+	f.assertAgree(c, tp)
+}
+
+func claimDuplicate(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(1000)
+	tp := f.template(c.ID, 3, 2, 100)
+	first := f.mustClaim(tp.ID, "u1", "k1")
+	before := f.redisState()
+	for range 3 {
+		res, err := f.claim(tp.ID, "u1", "k1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Duplicate || res.Coupon.ID != first.Coupon.ID || res.Coupon.Code != first.Coupon.Code {
+			t.Fatalf("replay = %+v, want duplicate of coupon %d", res, first.Coupon.ID)
+		}
 		if res.Remaining != 2 {
-			t.Errorf("remaining = %d, want 2", res.Remaining)
+			t.Errorf("replay remaining = %d, want 2", res.Remaining)
 		}
-		if code, err := models.ParseCouponCode("code", cp.Code); err != nil || code != cp.Code {
-			t.Errorf("code %q does not parse: %v", cp.Code, err)
-		}
-		now := f.clock.Now()
-		want := models.Coupon{ID: cp.ID, Code: cp.Code, TemplateID: tp.ID, CampaignID: c.ID, UserID: "u1",
-			Status: models.CouponIssued, ValueCents: 500, ClaimedAt: now, ValidFrom: now, ValidUntil: now.AddDate(0, 0, 30)}
-		assertCoupon(t, cp, &want, 1, 1)
-		rows := f.coupons()
-		if len(rows) != 1 {
-			t.Fatalf("%d coupon rows, want 1", len(rows))
-		}
-		assertCoupon(t, &rows[0], &want, 1, 1)
-		if rows[0].RequestID != "k1" {
-			t.Errorf("request_id = %q, want k1", rows[0].RequestID)
-		}
-		f.assertAgree(c, tp)
-		member := fmt.Sprintf("%d|u1|1|1|500|k1", tp.ID)
-		if got := f.env.Backends.Redis.Get(f.ctx, f.key(c.ID, "idem:k1")).Val(); got != "C|"+member {
-			t.Errorf("idempotency key = %q, want confirmed C|%s", got, member)
-		}
-	})
-	t.Run("OKSlotsAndOrdinals", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(0)
-		tp := f.template(c.ID, 5, 3, 100)
-		for i, want := range []struct {
-			user           string
-			slot, ordinal  int64
-			remainingAfter int64
-		}{{"u1", 1, 1, 4}, {"u2", 2, 1, 3}, {"u1", 3, 2, 2}, {"u1", 4, 3, 1}, {"u3", 5, 1, 0}} {
-			res := f.mustClaim(tp.ID, want.user, fmt.Sprintf("k%d", i))
-			if *res.Coupon.Slot != want.slot || *res.Coupon.UserOrdinal != want.ordinal || res.Remaining != want.remainingAfter {
-				t.Errorf("claim %d: slot %d ordinal %d remaining %d, want %d %d %d", i, *res.Coupon.Slot,
-					*res.Coupon.UserOrdinal, res.Remaining, want.slot, want.ordinal, want.remainingAfter)
-			}
-		}
-		f.assertAgree(c, tp)
-	})
-	t.Run("OKAbsoluteValidity", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(0)
-		from, until := f.clock.Now().Add(24*time.Hour), f.clock.Now().Add(48*time.Hour)
-		tp := f.template(c.ID, 5, 1, 0, func(tp *models.Template) {
-			tp.Kind, tp.FaceValueCents, tp.PercentOff, tp.MaxDiscountCents = models.KindPercent, 0, 20, 700
-			tp.ValidDays, tp.ValidFrom, tp.ValidUntil = 0, &from, &until
-		})
-		cp := f.mustClaim(tp.ID, "u1", "k1").Coupon
-		if !cp.ValidFrom.Equal(from) || !cp.ValidUntil.Equal(until) || cp.ValueCents != 700 {
-			t.Errorf("coupon valid %v..%v value %d, want %v..%v value 700", cp.ValidFrom, cp.ValidUntil, cp.ValueCents, from, until)
-		}
-	})
-	t.Run("OKAfterAddStock", func(t *testing.T) {
-		// The template cached by the claim path still says stock 1: the slot
-		// beyond it must be checked against the database, not refused.
-		f := newClaimFixture(t, services.Config{TemplateCacheTTL: time.Hour})
-		c := f.campaign(0)
-		tp := f.template(c.ID, 1, 5, 100)
-		f.mustClaim(tp.ID, "u1", "k1")
-		_, err := f.claim(tp.ID, "u1", "k2")
-		assertClaimCode(t, err, models.CodeSoldOut)
-		other := f.env.NewService(services.Config{Now: f.clock.Now}) // another instance adds the stock
-		if _, err := other.AddStock(f.ctx, "test", tp.ID, 2, "more"); err != nil {
-			t.Fatal(err)
-		}
-		for i, slot := range []int64{2, 3} {
-			if got := *f.mustClaim(tp.ID, "u1", fmt.Sprintf("k%d", i+3)).Coupon.Slot; got != slot {
-				t.Errorf("slot %d, want %d", got, slot)
-			}
-		}
-		_, err = f.claim(tp.ID, "u1", "k9")
-		assertClaimCode(t, err, models.CodeSoldOut)
-		f.assertAgree(c, tp)
-	})
-	t.Run("OKCodeCollision", func(t *testing.T) {
-		// Two claims draw the same code: the second draws again.
-		var mu sync.Mutex
-		codes := []string{models.NewCouponCode()}
-		codes = append(codes, codes[0], codes[0], models.NewCouponCode())
-		f := newClaimFixture(t, services.Config{NewCode: func() string {
-			mu.Lock()
-			defer mu.Unlock()
-			c := codes[0]
-			codes = codes[1:]
-			return c
-		}})
-		c := f.campaign(0)
-		tp := f.template(c.ID, 5, 5, 100)
-		first := f.mustClaim(tp.ID, "u1", "k1").Coupon
-		second := f.mustClaim(tp.ID, "u1", "k2").Coupon
-		if first.Code == second.Code || len(codes) != 0 {
-			t.Fatalf("codes %s and %s, %d left; want distinct codes after two collisions", first.Code, second.Code, len(codes))
-		}
-		f.assertAgree(c, tp)
-	})
+	}
+	f.assertRedisUnchanged(before)
+	if n := f.couponCount(); n != 1 {
+		t.Fatalf("%d coupons, want 1", n)
+	}
+}
 
-	t.Run("Duplicate", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(1000)
-		tp := f.template(c.ID, 3, 2, 100)
-		first := f.mustClaim(tp.ID, "u1", "k1")
-		before := f.redisState()
-		for range 3 {
-			res, err := f.claim(tp.ID, "u1", "k1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.Duplicate || res.Coupon.ID != first.Coupon.ID || res.Coupon.Code != first.Coupon.Code {
-				t.Fatalf("replay = %+v, want duplicate of coupon %d", res, first.Coupon.ID)
-			}
-			if res.Remaining != 2 {
-				t.Errorf("replay remaining = %d, want 2", res.Remaining)
-			}
-		}
-		f.assertRedisUnchanged(before)
-		if n := f.couponCount(); n != 1 {
-			t.Fatalf("%d coupons, want 1", n)
-		}
-	})
-	t.Run("DuplicateAfterRedisLost", func(t *testing.T) {
-		// Redis forgot the key (flush, restart, TTL): the database answers.
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(1000)
-		tp := f.template(c.ID, 3, 2, 100)
-		first := f.mustClaim(tp.ID, "u1", "k1")
-		f.env.FlushRedis(t)
-		res, err := f.claim(tp.ID, "u1", "k1")
-		if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
-			t.Fatalf("replay after flush = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
-		}
-		if n := f.couponCount(); n != 1 {
-			t.Fatalf("%d coupons, want 1", n)
-		}
-		f.assertAgree(c, tp)
-		// The key expired only: the same.
-		f.env.Backends.Redis.Del(f.ctx, f.key(c.ID, "idem:k1"))
-		res, err = f.claim(tp.ID, "u1", "k1")
-		if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
-			t.Fatalf("replay after the key expired = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
-		}
-		f.assertAgree(c, tp)
-		if n := f.couponCount(); n != 1 {
-			t.Fatalf("%d coupons, want 1", n)
-		}
-	})
-	t.Run("DuplicateWhileNotClaimable", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(0)
-		tp := f.template(c.ID, 3, 2, 100)
-		first := f.mustClaim(tp.ID, "u1", "k1")
-		paused := models.TemplatePaused
-		if _, err := f.svc.UpdateTemplate(f.ctx, "test", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
-			t.Fatal(err)
-		}
-		res, err := f.claim(tp.ID, "u1", "k1")
-		if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
-			t.Fatalf("replay while paused = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
-		}
-		_, err = f.claim(tp.ID, "u2", "k1")
-		assertClaimCode(t, err, models.CodeIdempotencyMismatch)
-		_, err = f.claim(tp.ID, "u1", "k2")
-		assertClaimCode(t, err, models.CodeNotClaimable)
-	})
+func claimDuplicateAfterRedisLost(t *testing.T) {
+	// Redis forgot the key (flush, restart, TTL): the database answers.
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(1000)
+	tp := f.template(c.ID, 3, 2, 100)
+	first := f.mustClaim(tp.ID, "u1", "k1")
+	f.env.FlushRedis(t)
+	res, err := f.claim(tp.ID, "u1", "k1")
+	if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
+		t.Fatalf("replay after flush = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
+	}
+	if n := f.couponCount(); n != 1 {
+		t.Fatalf("%d coupons, want 1", n)
+	}
+	f.assertAgree(c, tp)
+	// The key expired only: the same.
+	f.env.Backends.Redis.Del(f.ctx, f.key(c.ID, "idem:k1"))
+	res, err = f.claim(tp.ID, "u1", "k1")
+	if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
+		t.Fatalf("replay after the key expired = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
+	}
+	f.assertAgree(c, tp)
+	if n := f.couponCount(); n != 1 {
+		t.Fatalf("%d coupons, want 1", n)
+	}
+}
 
-	// Each refusal leaves the database and every Redis key as they were.
+func claimDuplicateWhileNotClaimable(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(0)
+	tp := f.template(c.ID, 3, 2, 100)
+	first := f.mustClaim(tp.ID, "u1", "k1")
+	paused := models.TemplatePaused
+	if _, err := f.svc.UpdateTemplate(f.ctx, "test", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.claim(tp.ID, "u1", "k1")
+	if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
+		t.Fatalf("replay while paused = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
+	}
+	_, err = f.claim(tp.ID, "u2", "k1")
+	assertClaimCode(t, err, models.CodeIdempotencyMismatch)
+	_, err = f.claim(tp.ID, "u1", "k2")
+	assertClaimCode(t, err, models.CodeNotClaimable)
+}
+
+// Each refusal leaves the database and every Redis key as they were.
+func claimRefusals(t *testing.T) {
 	refusals := []struct {
 		name   string
 		budget int64
@@ -493,75 +515,79 @@ func TestClaim(t *testing.T) {
 			f.assertAgree(c, tp)
 		})
 	}
-	t.Run("ErrNotClaimable", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(0)
-		now := f.clock.Now()
-		later := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { tp.ClaimStartsAt = now.Add(time.Hour) })
-		window := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { end := now.Add(time.Hour); tp.ClaimEndsAt = &end })
-		paused := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { tp.Status = models.TemplatePaused })
-		before := f.redisState()
-		for _, id := range []int64{later.ID, paused.ID} {
-			_, err := f.claim(id, "u1", fmt.Sprintf("k%d", id))
-			assertClaimCode(t, err, models.CodeNotClaimable)
-		}
-		f.clock.Advance(time.Hour)
-		_, err := f.claim(window.ID, "u1", "k-late")
+}
+
+func claimErrNotClaimable(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(0)
+	now := f.clock.Now()
+	later := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { tp.ClaimStartsAt = now.Add(time.Hour) })
+	window := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { end := now.Add(time.Hour); tp.ClaimEndsAt = &end })
+	paused := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { tp.Status = models.TemplatePaused })
+	before := f.redisState()
+	for _, id := range []int64{later.ID, paused.ID} {
+		_, err := f.claim(id, "u1", fmt.Sprintf("k%d", id))
 		assertClaimCode(t, err, models.CodeNotClaimable)
-		f.assertRedisUnchanged(before)
-		if n := f.couponCount(); n != 0 {
-			t.Fatalf("%d coupons, want 0", n)
-		}
-		f.mustClaim(later.ID, "u1", "k-now-open")
-	})
-	t.Run("ErrNotFound", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		_, err := f.claim(999_999, "u1", "k1")
-		assertClaimCode(t, err, models.CodeNotFound)
-		if keys := f.env.Keys(t); len(keys) != 0 {
-			t.Fatalf("Redis keys %v written for an unknown template", keys)
-		}
-	})
-	t.Run("ErrInvalidRequest", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(0)
-		tp := f.template(c.ID, 5, 1, 100)
-		before := f.redisState()
-		for _, r := range []struct {
-			req   services.ClaimRequest
-			field string
-		}{
-			{services.ClaimRequest{TemplateID: 0, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
-			{services.ClaimRequest{TemplateID: -1, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
-			{services.ClaimRequest{TemplateID: tp.ID, UserID: "", IdempotencyKey: "k"}, "user_id"},
-			{services.ClaimRequest{TemplateID: tp.ID, UserID: strings.Repeat("u", 65), IdempotencyKey: "k"}, "user_id"},
-			{services.ClaimRequest{TemplateID: tp.ID, UserID: "u|1", IdempotencyKey: "k"}, "user_id"},
-			{services.ClaimRequest{TemplateID: tp.ID, UserID: "ü", IdempotencyKey: "k"}, "user_id"},
-			{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: ""}, "Idempotency-Key"},
-			{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: strings.Repeat("k", 129)}, "Idempotency-Key"},
-			{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k\n"}, "Idempotency-Key"},
-		} {
-			_, err := f.svc.Claim(f.ctx, r.req)
-			assertClaimCode(t, err, models.CodeInvalidRequest, r.field)
-		}
-		f.assertRedisUnchanged(before)
-		if n := f.couponCount(); n != 0 {
-			t.Fatalf("%d coupons, want 0", n)
-		}
-	})
-	t.Run("OKLongestKeyAndUser", func(t *testing.T) {
-		f := newClaimFixture(t, services.Config{})
-		c := f.campaign(0)
-		tp := f.template(c.ID, 5, 1, 100)
-		key := strings.Repeat("k|,=; ~", 19)[:128]
-		user := strings.Repeat("A.b_c:d@e-", 7)[:64]
-		first := f.mustClaim(tp.ID, user, key)
-		res, err := f.claim(tp.ID, user, key)
-		if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
-			t.Fatalf("replay = %+v, %v", res, err)
-		}
-		f.assertAgree(c, tp)
-	})
+	}
+	f.clock.Advance(time.Hour)
+	_, err := f.claim(window.ID, "u1", "k-late")
+	assertClaimCode(t, err, models.CodeNotClaimable)
+	f.assertRedisUnchanged(before)
+	if n := f.couponCount(); n != 0 {
+		t.Fatalf("%d coupons, want 0", n)
+	}
+	f.mustClaim(later.ID, "u1", "k-now-open")
+}
+
+func claimErrNotFound(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	_, err := f.claim(999_999, "u1", "k1")
+	assertClaimCode(t, err, models.CodeNotFound)
+	if keys := f.env.Keys(t); len(keys) != 0 {
+		t.Fatalf("Redis keys %v written for an unknown template", keys)
+	}
+}
+
+func claimErrInvalidRequest(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(0)
+	tp := f.template(c.ID, 5, 1, 100)
+	before := f.redisState()
+	for _, r := range []struct {
+		req   services.ClaimRequest
+		field string
+	}{
+		{services.ClaimRequest{TemplateID: 0, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
+		{services.ClaimRequest{TemplateID: -1, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
+		{services.ClaimRequest{TemplateID: tp.ID, UserID: "", IdempotencyKey: "k"}, "user_id"},
+		{services.ClaimRequest{TemplateID: tp.ID, UserID: strings.Repeat("u", 65), IdempotencyKey: "k"}, "user_id"},
+		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u|1", IdempotencyKey: "k"}, "user_id"},
+		{services.ClaimRequest{TemplateID: tp.ID, UserID: "ü", IdempotencyKey: "k"}, "user_id"},
+		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: ""}, "Idempotency-Key"},
+		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: strings.Repeat("k", 129)}, "Idempotency-Key"},
+		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k\n"}, "Idempotency-Key"},
+	} {
+		_, err := f.svc.Claim(f.ctx, r.req)
+		assertClaimCode(t, err, models.CodeInvalidRequest, r.field)
+	}
+	f.assertRedisUnchanged(before)
+	if n := f.couponCount(); n != 0 {
+		t.Fatalf("%d coupons, want 0", n)
+	}
+}
+
+func claimOKLongestKeyAndUser(t *testing.T) {
+	f := newClaimFixture(t, services.Config{})
+	c := f.campaign(0)
+	tp := f.template(c.ID, 5, 1, 100)
+	key := strings.Repeat("k|,=; ~", 19)[:128]
+	user := strings.Repeat("A.b_c:d@e-", 7)[:64]
+	first := f.mustClaim(tp.ID, user, key)
+	res, err := f.claim(tp.ID, user, key)
+	if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
+		t.Fatalf("replay = %+v, %v", res, err)
+	}
+	f.assertAgree(c, tp)
 }
 
 // assertCoupon compares a coupon with want, ignoring the fields the database

@@ -290,156 +290,167 @@ func wantCode(t *testing.T, err error, code models.Code) *models.Error {
 }
 
 func TestRedeem(t *testing.T) {
-	t.Run("OK", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		res := f.mustRedeem(c, "order-1", 10_000)
-		if res.DiscountCents != 500 || res.PayableCents != 9_500 || res.OrderAmountCents != 10_000 {
-			t.Fatalf("amounts %+v", res)
-		}
-		if res.Coupon.Status != models.CouponUsed || *res.Coupon.OrderID != "order-1" || res.Coupon.Version != 1 {
-			t.Fatalf("coupon in the answer %+v", res.Coupon)
-		}
-		got := f.coupon(c.ID)
-		if got.Status != models.CouponUsed || got.OrderID == nil || *got.OrderID != "order-1" || got.UsedAt == nil || got.Version != 1 {
-			t.Fatalf("coupon in the database %+v", got)
-		}
-		if !got.UsedAt.Equal(*res.Coupon.UsedAt) {
-			t.Fatalf("used_at %v in the database, %v in the answer", got.UsedAt, res.Coupon.UsedAt)
-		}
-		logs := f.liveLogs(c.ID)
-		if len(logs) != 1 || logs[0].OrderID != "order-1" || logs[0].DiscountCents != 500 ||
-			logs[0].OrderAmountCents != 10_000 || logs[0].Cashier != "cashier" || logs[0].UserID != "u1" || logs[0].TemplateID != f.tmpl.ID {
-			t.Fatalf("use log %+v", logs)
-		}
-		f.checkStock()
-	})
+	t.Run("OK", redeemOK)
+	t.Run("OKWithOwner", redeemOKWithOwner)
+	t.Run("OKPercent", redeemOKPercent)
+	t.Run("Duplicate", redeemDuplicate)
+	t.Run("ErrAlreadyUsed", redeemErrAlreadyUsed)
+	t.Run("ErrRevoked", redeemErrRevoked)
+	t.Run("ErrNotValidNow", redeemErrNotValidNow)
+	t.Run("ErrNotYetValid", redeemErrNotYetValid)
+	t.Run("ErrBelowMinimum", redeemErrBelowMinimum)
+	t.Run("AgainAfterRefundSameOrder", redeemAgainAfterRefundSameOrder)
+}
 
-	t.Run("OKWithOwner", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		res, err := f.svc.Redeem(f.ctx, services.RedeemRequest{CouponCode: strings.ToLower(c.Code[:4]) + "-" + c.Code[4:],
-			OrderID: "o1", OrderAmountCents: 300, UserID: "u1", Cashier: "pos-1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A fixed coupon worth more than the order pays it all, never below 0.
-		if res.DiscountCents != 300 || res.PayableCents != 0 {
-			t.Fatalf("amounts %+v", res)
-		}
-	})
+func redeemOK(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	res := f.mustRedeem(c, "order-1", 10_000)
+	if res.DiscountCents != 500 || res.PayableCents != 9_500 || res.OrderAmountCents != 10_000 {
+		t.Fatalf("amounts %+v", res)
+	}
+	if res.Coupon.Status != models.CouponUsed || *res.Coupon.OrderID != "order-1" || res.Coupon.Version != 1 {
+		t.Fatalf("coupon in the answer %+v", res.Coupon)
+	}
+	got := f.coupon(c.ID)
+	if got.Status != models.CouponUsed || got.OrderID == nil || *got.OrderID != "order-1" || got.UsedAt == nil || got.Version != 1 {
+		t.Fatalf("coupon in the database %+v", got)
+	}
+	if !got.UsedAt.Equal(*res.Coupon.UsedAt) {
+		t.Fatalf("used_at %v in the database, %v in the answer", got.UsedAt, res.Coupon.UsedAt)
+	}
+	logs := f.liveLogs(c.ID)
+	if len(logs) != 1 || logs[0].OrderID != "order-1" || logs[0].DiscountCents != 500 ||
+		logs[0].OrderAmountCents != 10_000 || logs[0].Cashier != "cashier" || logs[0].UserID != "u1" || logs[0].TemplateID != f.tmpl.ID {
+		t.Fatalf("use log %+v", logs)
+	}
+	f.checkStock()
+}
 
-	t.Run("OKPercent", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{Kind: models.KindPercent, PercentOff: 15, MaxDiscountCents: 1_000})
-		for _, tc := range []struct{ amount, discount int64 }{{5_000, 750}, {999, 149}, {100_000, 1_000}} {
-			c := f.claim(fmt.Sprintf("u%d", tc.amount))
-			res := f.mustRedeem(c, "o", tc.amount)
-			if res.DiscountCents != tc.discount || res.PayableCents != tc.amount-tc.discount {
-				t.Errorf("amount %d: %+v, want discount %d", tc.amount, res, tc.discount)
-			}
-		}
-	})
+func redeemOKWithOwner(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	res, err := f.svc.Redeem(f.ctx, services.RedeemRequest{CouponCode: strings.ToLower(c.Code[:4]) + "-" + c.Code[4:],
+		OrderID: "o1", OrderAmountCents: 300, UserID: "u1", Cashier: "pos-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fixed coupon worth more than the order pays it all, never below 0.
+	if res.DiscountCents != 300 || res.PayableCents != 0 {
+		t.Fatalf("amounts %+v", res)
+	}
+}
 
-	t.Run("Duplicate", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		first := f.mustRedeem(c, "o1", 10_000)
-		// The replay carries another amount: the answer is the first one.
-		res, err := f.redeem(c, "o1", 20_000)
-		if err != nil || !res.Duplicate {
-			t.Fatalf("replay: %+v, %v", res, err)
+func redeemOKPercent(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{Kind: models.KindPercent, PercentOff: 15, MaxDiscountCents: 1_000})
+	for _, tc := range []struct{ amount, discount int64 }{{5_000, 750}, {999, 149}, {100_000, 1_000}} {
+		c := f.claim(fmt.Sprintf("u%d", tc.amount))
+		res := f.mustRedeem(c, "o", tc.amount)
+		if res.DiscountCents != tc.discount || res.PayableCents != tc.amount-tc.discount {
+			t.Errorf("amount %d: %+v, want discount %d", tc.amount, res, tc.discount)
 		}
-		if res.DiscountCents != first.DiscountCents || res.PayableCents != first.PayableCents || res.OrderAmountCents != 10_000 {
-			t.Fatalf("replay %+v, first %+v", res, first)
-		}
-		if got := f.coupon(c.ID); got.Version != 1 || len(f.logs(c.ID)) != 1 {
-			t.Fatalf("the replay changed something: %+v %+v", got, f.logs(c.ID))
-		}
-	})
+	}
+}
 
-	t.Run("ErrAlreadyUsed", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		f.mustRedeem(c, "o1", 10_000)
-		_, err := f.redeem(c, "o2", 10_000)
-		e := wantCode(t, err, models.CodeAlreadyUsed)
-		if !strings.Contains(e.Message, "order o1") {
-			t.Fatalf("message %q does not name the order", e.Message)
-		}
-		if got := f.coupon(c.ID); *got.OrderID != "o1" || got.Version != 1 || len(f.logs(c.ID)) != 1 {
-			t.Fatalf("changed: %+v", got)
-		}
-	})
+func redeemDuplicate(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	first := f.mustRedeem(c, "o1", 10_000)
+	// The replay carries another amount: the answer is the first one.
+	res, err := f.redeem(c, "o1", 20_000)
+	if err != nil || !res.Duplicate {
+		t.Fatalf("replay: %+v, %v", res, err)
+	}
+	if res.DiscountCents != first.DiscountCents || res.PayableCents != first.PayableCents || res.OrderAmountCents != 10_000 {
+		t.Fatalf("replay %+v, first %+v", res, first)
+	}
+	if got := f.coupon(c.ID); got.Version != 1 || len(f.logs(c.ID)) != 1 {
+		t.Fatalf("the replay changed something: %+v %+v", got, f.logs(c.ID))
+	}
+}
 
-	t.Run("ErrRevoked", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		if _, err := f.svc.Revoke(f.ctx, "admin", c.Code, true, "fraud"); err != nil {
-			t.Fatal(err)
-		}
-		_, err := f.redeem(c, "o1", 10_000)
-		wantCode(t, err, models.CodeRevoked)
-		if len(f.logs(c.ID)) != 0 {
-			t.Fatal("a use log row was written")
-		}
-	})
+func redeemErrAlreadyUsed(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	f.mustRedeem(c, "o1", 10_000)
+	_, err := f.redeem(c, "o2", 10_000)
+	e := wantCode(t, err, models.CodeAlreadyUsed)
+	if !strings.Contains(e.Message, "order o1") {
+		t.Fatalf("message %q does not name the order", e.Message)
+	}
+	if got := f.coupon(c.ID); *got.OrderID != "o1" || got.Version != 1 || len(f.logs(c.ID)) != 1 {
+		t.Fatalf("changed: %+v", got)
+	}
+}
 
-	t.Run("ErrNotValidNow", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
-		c := f.claim("u1")
-		f.clock.Advance(24 * time.Hour)
-		_, err := f.redeem(c, "o1", 10_000)
-		e := wantCode(t, err, models.CodeNotValidNow)
-		if !strings.Contains(e.Message, "expired") {
-			t.Fatalf("message %q", e.Message)
-		}
-		if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.Version != 0 {
-			t.Fatalf("changed: %+v", got)
-		}
-	})
+func redeemErrRevoked(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	if _, err := f.svc.Revoke(f.ctx, "admin", c.Code, true, "fraud"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.redeem(c, "o1", 10_000)
+	wantCode(t, err, models.CodeRevoked)
+	if len(f.logs(c.ID)) != 0 {
+		t.Fatal("a use log row was written")
+	}
+}
 
-	t.Run("ErrNotYetValid", func(t *testing.T) {
-		from := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Second)
-		until := from.Add(72 * time.Hour)
-		f := newCheckoutFixture(t, services.Config{}, models.Template{ValidFrom: &from, ValidUntil: &until})
-		c := f.claim("u1")
-		_, err := f.redeem(c, "o1", 10_000)
-		e := wantCode(t, err, models.CodeNotValidNow)
-		if !strings.Contains(e.Message, "valid from") {
-			t.Fatalf("message %q", e.Message)
-		}
-		f.clock.Advance(49 * time.Hour)
-		f.mustRedeem(c, "o1", 10_000)
-	})
+func redeemErrNotValidNow(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
+	c := f.claim("u1")
+	f.clock.Advance(24 * time.Hour)
+	_, err := f.redeem(c, "o1", 10_000)
+	e := wantCode(t, err, models.CodeNotValidNow)
+	if !strings.Contains(e.Message, "expired") {
+		t.Fatalf("message %q", e.Message)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.Version != 0 {
+		t.Fatalf("changed: %+v", got)
+	}
+}
 
-	t.Run("ErrBelowMinimum", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{MinOrderCents: 5_000})
-		c := f.claim("u1")
-		_, err := f.redeem(c, "o1", 4_999)
-		e := wantCode(t, err, models.CodeBelowMinimum)
-		if e.Field != "order_amount_cents" {
-			t.Fatalf("field %q", e.Field)
-		}
-		f.mustRedeem(c, "o1", 5_000)
-	})
+func redeemErrNotYetValid(t *testing.T) {
+	from := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Second)
+	until := from.Add(72 * time.Hour)
+	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidFrom: &from, ValidUntil: &until})
+	c := f.claim("u1")
+	_, err := f.redeem(c, "o1", 10_000)
+	e := wantCode(t, err, models.CodeNotValidNow)
+	if !strings.Contains(e.Message, "valid from") {
+		t.Fatalf("message %q", e.Message)
+	}
+	f.clock.Advance(49 * time.Hour)
+	f.mustRedeem(c, "o1", 10_000)
+}
 
-	t.Run("AgainAfterRefundSameOrder", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		f.mustRedeem(c, "o1", 10_000)
-		f.mustRefund(c, "o1")
-		res := f.mustRedeem(c, "o1", 300)
-		if res.DiscountCents != 300 || res.PayableCents != 0 {
-			t.Fatalf("second redemption %+v", res)
-		}
-		logs := f.logs(c.ID)
-		if len(logs) != 1 || logs[0].UndoFlag || logs[0].UndoneAt != nil || logs[0].OrderAmountCents != 300 {
-			t.Fatalf("use log %+v", logs)
-		}
-		if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 3 {
-			t.Fatalf("coupon %+v", got)
-		}
-	})
+func redeemErrBelowMinimum(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{MinOrderCents: 5_000})
+	c := f.claim("u1")
+	_, err := f.redeem(c, "o1", 4_999)
+	e := wantCode(t, err, models.CodeBelowMinimum)
+	if e.Field != "order_amount_cents" {
+		t.Fatalf("field %q", e.Field)
+	}
+	f.mustRedeem(c, "o1", 5_000)
+}
+
+func redeemAgainAfterRefundSameOrder(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	f.mustRedeem(c, "o1", 10_000)
+	f.mustRefund(c, "o1")
+	res := f.mustRedeem(c, "o1", 300)
+	if res.DiscountCents != 300 || res.PayableCents != 0 {
+		t.Fatalf("second redemption %+v", res)
+	}
+	logs := f.logs(c.ID)
+	if len(logs) != 1 || logs[0].UndoFlag || logs[0].UndoneAt != nil || logs[0].OrderAmountCents != 300 {
+		t.Fatalf("use log %+v", logs)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 3 {
+		t.Fatalf("coupon %+v", got)
+	}
 }
 
 // TestRedeemBadInput checks that every malformed request is refused with the

@@ -13,192 +13,201 @@ import (
 )
 
 func TestRefund(t *testing.T) {
-	t.Run("OKRestore", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		f.mustRedeem(c, "o1", 10_000)
-		orig := f.coupon(c.ID)
-		before := f.remaining()
-		res := f.mustRefund(c, "o1")
-		if res.StockReturned || res.Coupon.Status != models.CouponIssued || res.Coupon.OrderID != nil || res.Coupon.Version != 2 {
-			t.Fatalf("answer %+v", res)
-		}
-		got := f.coupon(c.ID)
-		if got.Status != models.CouponIssued || got.OrderID != nil || got.UsedAt != nil || got.Version != 2 || got.Slot == nil ||
-			!got.ValidUntil.Equal(orig.ValidUntil) {
-			t.Fatalf("coupon %+v", got)
-		}
-		logs := f.logs(c.ID)
-		if len(logs) != 1 || !logs[0].UndoFlag || logs[0].UndoneAt == nil {
-			t.Fatalf("use log %+v", logs)
-		}
-		if f.remaining() != before {
-			t.Fatal("a refund under restore changed the stock")
-		}
-		var audit []models.AuditEntry
-		f.env.Backends.DB.Where("action = ?", "coupon.refund").Find(&audit)
-		if len(audit) != 1 || audit[0].Actor != "cashier" || !strings.Contains(audit[0].Detail, "order=o1") ||
-			!strings.Contains(audit[0].Detail, "discount_cents=500") {
-			t.Fatalf("audit %+v", audit)
-		}
-		// The holder can use it again, on another order.
-		f.mustRedeem(c, "o2", 10_000)
-		f.checkStock()
-	})
+	t.Run("OKRestore", refundOKRestore)
+	t.Run("Duplicate", refundDuplicate)
+	t.Run("ErrNotRedeemed", refundErrNotRedeemed)
+	t.Run("BadInput", refundBadInput)
+	t.Run("ExtendOnRefund", refundExtendOnRefund)
+	t.Run("ExpiredWhileUsed", refundExpiredWhileUsed)
+	t.Run("ExpiredWhileUsedExtended", refundExpiredWhileUsedExtended)
+	t.Run("OKRecycle", refundOKRecycle)
+}
 
-	t.Run("Duplicate", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		f.mustRedeem(c, "o1", 10_000)
-		f.mustRefund(c, "o1")
-		res, err := f.refund(c, "o1")
-		if err != nil || !res.Duplicate || res.Coupon.Version != 2 {
-			t.Fatalf("replay %+v, %v", res, err)
-		}
-		// Still a replay after the coupon went on to another order.
-		f.mustRedeem(c, "o2", 10_000)
-		res, err = f.refund(c, "o1")
-		if err != nil || !res.Duplicate {
-			t.Fatalf("replay %+v, %v", res, err)
-		}
-		if got := f.coupon(c.ID); *got.OrderID != "o2" || got.Version != 3 {
-			t.Fatalf("the replay changed the coupon %+v", got)
-		}
-	})
+func refundOKRestore(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	f.mustRedeem(c, "o1", 10_000)
+	orig := f.coupon(c.ID)
+	before := f.remaining()
+	res := f.mustRefund(c, "o1")
+	if res.StockReturned || res.Coupon.Status != models.CouponIssued || res.Coupon.OrderID != nil || res.Coupon.Version != 2 {
+		t.Fatalf("answer %+v", res)
+	}
+	got := f.coupon(c.ID)
+	if got.Status != models.CouponIssued || got.OrderID != nil || got.UsedAt != nil || got.Version != 2 || got.Slot == nil ||
+		!got.ValidUntil.Equal(orig.ValidUntil) {
+		t.Fatalf("coupon %+v", got)
+	}
+	logs := f.logs(c.ID)
+	if len(logs) != 1 || !logs[0].UndoFlag || logs[0].UndoneAt == nil {
+		t.Fatalf("use log %+v", logs)
+	}
+	if f.remaining() != before {
+		t.Fatal("a refund under restore changed the stock")
+	}
+	var audit []models.AuditEntry
+	f.env.Backends.DB.Where("action = ?", "coupon.refund").Find(&audit)
+	if len(audit) != 1 || audit[0].Actor != "cashier" || !strings.Contains(audit[0].Detail, "order=o1") ||
+		!strings.Contains(audit[0].Detail, "discount_cents=500") {
+		t.Fatalf("audit %+v", audit)
+	}
+	// The holder can use it again, on another order.
+	f.mustRedeem(c, "o2", 10_000)
+	f.checkStock()
+}
 
-	t.Run("ErrNotRedeemed", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		_, err := f.refund(c, "o1")
-		wantCode(t, err, models.CodeNotRedeemed)
-		f.mustRedeem(c, "o1", 10_000)
-		_, err = f.refund(c, "o2")
-		e := wantCode(t, err, models.CodeNotRedeemed)
-		if !strings.Contains(e.Message, "order o1 does") {
-			t.Fatalf("message %q", e.Message)
-		}
-		if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 1 || len(f.liveLogs(c.ID)) != 1 {
-			t.Fatalf("changed %+v", got)
-		}
-	})
+func refundDuplicate(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	f.mustRedeem(c, "o1", 10_000)
+	f.mustRefund(c, "o1")
+	res, err := f.refund(c, "o1")
+	if err != nil || !res.Duplicate || res.Coupon.Version != 2 {
+		t.Fatalf("replay %+v, %v", res, err)
+	}
+	// Still a replay after the coupon went on to another order.
+	f.mustRedeem(c, "o2", 10_000)
+	res, err = f.refund(c, "o1")
+	if err != nil || !res.Duplicate {
+		t.Fatalf("replay %+v, %v", res, err)
+	}
+	if got := f.coupon(c.ID); *got.OrderID != "o2" || got.Version != 3 {
+		t.Fatalf("the replay changed the coupon %+v", got)
+	}
+}
 
-	t.Run("BadInput", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		f.mustRedeem(c, "o1", 10_000)
-		for _, tc := range []struct {
-			name, code, order, field string
-			want                     models.Code
-		}{
-			{"MistypedCode", mistype(c.Code), "o1", "coupon_code", models.CodeInvalidRequest},
-			{"EmptyCode", "", "o1", "coupon_code", models.CodeInvalidRequest},
-			{"EmptyOrder", c.Code, "", "order_id", models.CodeInvalidRequest},
-			{"LongOrder", c.Code, strings.Repeat("9", 65), "order_id", models.CodeInvalidRequest},
-			{"ControlInOrder", c.Code, "o\n1", "order_id", models.CodeInvalidRequest},
-			{"UnknownCode", models.NewCouponCode(), "o1", "", models.CodeNotFound},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				_, err := f.svc.Refund(f.ctx, services.RefundRequest{CouponCode: tc.code, OrderID: tc.order, Cashier: "x"})
-				if e := wantCode(t, err, tc.want); e.Field != tc.field {
-					t.Fatalf("field %q, want %q", e.Field, tc.field)
-				}
-			})
-		}
-		if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 1 || len(f.liveLogs(c.ID)) != 1 {
-			t.Fatalf("changed %+v", got)
-		}
-	})
+func refundErrNotRedeemed(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	_, err := f.refund(c, "o1")
+	wantCode(t, err, models.CodeNotRedeemed)
+	f.mustRedeem(c, "o1", 10_000)
+	_, err = f.refund(c, "o2")
+	e := wantCode(t, err, models.CodeNotRedeemed)
+	if !strings.Contains(e.Message, "order o1 does") {
+		t.Fatalf("message %q", e.Message)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 1 || len(f.liveLogs(c.ID)) != 1 {
+		t.Fatalf("changed %+v", got)
+	}
+}
 
-	t.Run("ExtendOnRefund", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{ExtendOnRefund: true})
-		c := f.claim("u1")
-		orig := f.coupon(c.ID)
-		f.clock.Advance(24 * time.Hour)
-		used := f.mustRedeem(c, "o1", 10_000)
-		f.clock.Advance(48 * time.Hour)
-		res := f.mustRefund(c, "o1")
-		held := res.Coupon.UpdatedAt.Sub(*used.Coupon.UsedAt)
-		if held < 48*time.Hour || held > 49*time.Hour {
-			t.Fatalf("held %v", held)
-		}
-		want := orig.ValidUntil.Add(held)
-		got := f.coupon(c.ID)
-		if !got.ValidUntil.Equal(want) || !res.Coupon.ValidUntil.Equal(want) {
-			t.Fatalf("valid_until %v (answer %v), want %v", got.ValidUntil, res.Coupon.ValidUntil, want)
-		}
-	})
+func refundBadInput(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	f.mustRedeem(c, "o1", 10_000)
+	for _, tc := range []struct {
+		name, code, order, field string
+		want                     models.Code
+	}{
+		{"MistypedCode", mistype(c.Code), "o1", "coupon_code", models.CodeInvalidRequest},
+		{"EmptyCode", "", "o1", "coupon_code", models.CodeInvalidRequest},
+		{"EmptyOrder", c.Code, "", "order_id", models.CodeInvalidRequest},
+		{"LongOrder", c.Code, strings.Repeat("9", 65), "order_id", models.CodeInvalidRequest},
+		{"ControlInOrder", c.Code, "o\n1", "order_id", models.CodeInvalidRequest},
+		{"UnknownCode", models.NewCouponCode(), "o1", "", models.CodeNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := f.svc.Refund(f.ctx, services.RefundRequest{CouponCode: tc.code, OrderID: tc.order, Cashier: "x"})
+			if e := wantCode(t, err, tc.want); e.Field != tc.field {
+				t.Fatalf("field %q, want %q", e.Field, tc.field)
+			}
+		})
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 1 || len(f.liveLogs(c.ID)) != 1 {
+		t.Fatalf("changed %+v", got)
+	}
+}
 
-	// A coupon whose validity ended while its order held it comes back
-	// expired under restore: the refund does not renew it.
-	t.Run("ExpiredWhileUsed", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
-		c := f.claim("u1")
-		orig := f.coupon(c.ID)
-		f.clock.Advance(12 * time.Hour)
-		f.mustRedeem(c, "o1", 10_000)
-		f.clock.Advance(48 * time.Hour)
-		res := f.mustRefund(c, "o1")
-		if res.Coupon.Status != models.CouponExpired {
-			t.Fatalf("status %q, want expired", res.Coupon.Status)
-		}
-		got := f.coupon(c.ID)
-		if got.Status != models.CouponIssued || !got.ValidUntil.Equal(orig.ValidUntil) {
-			t.Fatalf("coupon %+v", got)
-		}
-		_, err := f.redeem(c, "o2", 10_000)
-		wantCode(t, err, models.CodeNotValidNow)
-		f.checkStock()
-	})
+func refundExtendOnRefund(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{ExtendOnRefund: true})
+	c := f.claim("u1")
+	orig := f.coupon(c.ID)
+	f.clock.Advance(24 * time.Hour)
+	used := f.mustRedeem(c, "o1", 10_000)
+	f.clock.Advance(48 * time.Hour)
+	res := f.mustRefund(c, "o1")
+	held := res.Coupon.UpdatedAt.Sub(*used.Coupon.UsedAt)
+	if held < 48*time.Hour || held > 49*time.Hour {
+		t.Fatalf("held %v", held)
+	}
+	want := orig.ValidUntil.Add(held)
+	got := f.coupon(c.ID)
+	if !got.ValidUntil.Equal(want) || !res.Coupon.ValidUntil.Equal(want) {
+		t.Fatalf("valid_until %v (answer %v), want %v", got.ValidUntil, res.Coupon.ValidUntil, want)
+	}
+}
 
-	// With extend_on_refund it gets back the 12 hours it had left when used.
-	t.Run("ExpiredWhileUsedExtended", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1, ExtendOnRefund: true})
-		c := f.claim("u1")
-		f.clock.Advance(12 * time.Hour)
-		f.mustRedeem(c, "o1", 10_000)
-		f.clock.Advance(48 * time.Hour)
-		res := f.mustRefund(c, "o1")
-		left := res.Coupon.ValidUntil.Sub(res.Coupon.UpdatedAt)
-		if res.Coupon.Status != models.CouponIssued || left < 11*time.Hour || left > 12*time.Hour {
-			t.Fatalf("status %q, %v left", res.Coupon.Status, left)
-		}
-		f.mustRedeem(c, "o2", 10_000)
-	})
+// A coupon whose validity ended while its order held it comes back
+// expired under restore: the refund does not renew it.
+func refundExpiredWhileUsed(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
+	c := f.claim("u1")
+	orig := f.coupon(c.ID)
+	f.clock.Advance(12 * time.Hour)
+	f.mustRedeem(c, "o1", 10_000)
+	f.clock.Advance(48 * time.Hour)
+	res := f.mustRefund(c, "o1")
+	if res.Coupon.Status != models.CouponExpired {
+		t.Fatalf("status %q, want expired", res.Coupon.Status)
+	}
+	got := f.coupon(c.ID)
+	if got.Status != models.CouponIssued || !got.ValidUntil.Equal(orig.ValidUntil) {
+		t.Fatalf("coupon %+v", got)
+	}
+	_, err := f.redeem(c, "o2", 10_000)
+	wantCode(t, err, models.CodeNotValidNow)
+	f.checkStock()
+}
 
-	t.Run("OKRecycle", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1, RefundPolicy: models.RefundRecycle})
-		c := f.claim("u1")
-		f.claim("u2")
-		f.mustRedeem(c, "o1", 10_000)
-		if _, err := f.svc.Claim(f.ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u3", IdempotencyKey: "sold-out"}); !models.IsCode(err, models.CodeSoldOut) {
-			t.Fatalf("claim before the refund: %v", err)
-		}
-		res := f.mustRefund(c, "o1")
-		if !res.StockReturned || res.Coupon.Status != models.CouponRevoked || res.Coupon.Slot != nil || res.Coupon.UserOrdinal != nil {
-			t.Fatalf("answer %+v", res)
-		}
-		got := f.coupon(c.ID)
-		if got.Status != models.CouponRevoked || got.Slot != nil || got.UserOrdinal != nil || got.OrderID != nil {
-			t.Fatalf("coupon %+v", got)
-		}
-		if f.remaining() != 1 {
-			t.Fatalf("remaining %d, want 1", f.remaining())
-		}
-		f.checkStock()
-		// The slot and u1's ordinal are back: u1 (limit 1) can claim again.
-		f.claim("u1")
-		f.checkStock()
-		res2, err := f.refund(c, "o1")
-		if err != nil || !res2.Duplicate || !res2.StockReturned {
-			t.Fatalf("replay %+v, %v", res2, err)
-		}
-		if f.remaining() != 0 {
-			t.Fatal("the replay returned stock again")
-		}
-		_, err = f.redeem(c, "o1", 10_000)
-		wantCode(t, err, models.CodeRevoked)
-		f.checkStock()
-	})
+// With extend_on_refund it gets back the 12 hours it had left when used.
+func refundExpiredWhileUsedExtended(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1, ExtendOnRefund: true})
+	c := f.claim("u1")
+	f.clock.Advance(12 * time.Hour)
+	f.mustRedeem(c, "o1", 10_000)
+	f.clock.Advance(48 * time.Hour)
+	res := f.mustRefund(c, "o1")
+	left := res.Coupon.ValidUntil.Sub(res.Coupon.UpdatedAt)
+	if res.Coupon.Status != models.CouponIssued || left < 11*time.Hour || left > 12*time.Hour {
+		t.Fatalf("status %q, %v left", res.Coupon.Status, left)
+	}
+	f.mustRedeem(c, "o2", 10_000)
+}
+
+func refundOKRecycle(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1, RefundPolicy: models.RefundRecycle})
+	c := f.claim("u1")
+	f.claim("u2")
+	f.mustRedeem(c, "o1", 10_000)
+	if _, err := f.svc.Claim(f.ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u3", IdempotencyKey: "sold-out"}); !models.IsCode(err, models.CodeSoldOut) {
+		t.Fatalf("claim before the refund: %v", err)
+	}
+	res := f.mustRefund(c, "o1")
+	if !res.StockReturned || res.Coupon.Status != models.CouponRevoked || res.Coupon.Slot != nil || res.Coupon.UserOrdinal != nil {
+		t.Fatalf("answer %+v", res)
+	}
+	got := f.coupon(c.ID)
+	if got.Status != models.CouponRevoked || got.Slot != nil || got.UserOrdinal != nil || got.OrderID != nil {
+		t.Fatalf("coupon %+v", got)
+	}
+	if f.remaining() != 1 {
+		t.Fatalf("remaining %d, want 1", f.remaining())
+	}
+	f.checkStock()
+	// The slot and u1's ordinal are back: u1 (limit 1) can claim again.
+	f.claim("u1")
+	f.checkStock()
+	res2, err := f.refund(c, "o1")
+	if err != nil || !res2.Duplicate || !res2.StockReturned {
+		t.Fatalf("replay %+v, %v", res2, err)
+	}
+	if f.remaining() != 0 {
+		t.Fatal("the replay returned stock again")
+	}
+	_, err = f.redeem(c, "o1", 10_000)
+	wantCode(t, err, models.CodeRevoked)
+	f.checkStock()
 }
 
 // TestRefundRace releases 20 refunds of one redemption together: one flip, at
