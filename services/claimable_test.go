@@ -22,29 +22,29 @@ func absolute(from, until time.Time) func(*models.Template) {
 // the database as they were: no stock, budget, user ordinal or idempotency
 // key taken, no coupon written.
 func (f *claimFixture) assertNothingTaken(before redisState, coupons int) {
-	f.t.Helper()
+	f.T.Helper()
 	f.assertRedisUnchanged(before)
 	if n := f.couponCount(); n != coupons {
-		f.t.Fatalf("%d coupons, want %d", n, coupons)
+		f.T.Fatalf("%d coupons, want %d", n, coupons)
 	}
 }
 
 func (f *claimFixture) patch(svc *services.Service, tid int64, p services.TemplatePatch) (*models.Template, error) {
-	return svc.UpdateTemplate(f.ctx, "test", tid, p)
+	return svc.UpdateTemplate(f.Ctx, "test", tid, p)
 }
 
 func (f *claimFixture) mustPatch(svc *services.Service, tid int64, p services.TemplatePatch) {
-	f.t.Helper()
+	f.T.Helper()
 	if _, err := f.patch(svc, tid, p); err != nil {
-		f.t.Fatalf("update template %d: %v", tid, err)
+		f.T.Fatalf("update template %d: %v", tid, err)
 	}
 }
 
 func (f *claimFixture) templateRow(tid int64) models.Template {
-	f.t.Helper()
+	f.T.Helper()
 	var tp models.Template
-	if err := f.env.Backends.DB.First(&tp, tid).Error; err != nil {
-		f.t.Fatal(err)
+	if err := f.Env.Backends.DB.First(&tp, tid).Error; err != nil {
+		f.T.Fatal(err)
 	}
 	return tp
 }
@@ -54,8 +54,8 @@ func (f *claimFixture) templateRow(tid int64) models.Template {
 // from valid_until on is not_claimable and takes nothing.
 func TestTemplateBornExpired(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(10_000)
-	now := f.clock.Now()
+	c := f.Campaign(10_000)
+	now := f.Clock.Now()
 	at := func(d time.Duration) *time.Time { v := now.Add(d); return &v }
 
 	t.Run("ErrCreate", func(t *testing.T) {
@@ -78,12 +78,12 @@ func TestTemplateBornExpired(t *testing.T) {
 				tp := models.Template{CampaignID: c.ID, Name: "x", Kind: models.KindFixed, FaceValueCents: 100,
 					TotalStock: 5, PerUserLimit: 1}
 				c2.edit(&tp)
-				_, err := f.svc.CreateTemplate(f.ctx, "test", tp)
+				_, err := f.Svc.CreateTemplate(f.Ctx, "test", tp)
 				assertClaimCode(t, err, models.CodeInvalidRequest, c2.field)
 			})
 		}
 		var n int64
-		f.env.Backends.DB.Model(&models.Template{}).Count(&n)
+		f.Env.Backends.DB.Model(&models.Template{}).Count(&n)
 		if n != 0 {
 			t.Fatalf("%d templates created, want 0", n)
 		}
@@ -105,7 +105,7 @@ func TestTemplateBornExpired(t *testing.T) {
 			"ClaimsOpenAfterValidity":  {services.TemplatePatch{ClaimStartsAt: at(2 * time.Hour)}, "claim_starts_at"},
 		} {
 			t.Run(name, func(t *testing.T) {
-				_, err := f.patch(f.svc, tp.ID, c2.p)
+				_, err := f.patch(f.Svc, tp.ID, c2.p)
 				assertClaimCode(t, err, models.CodeInvalidRequest, c2.field)
 				if got := f.templateRow(tp.ID); fmt.Sprint(got) != fmt.Sprint(row) {
 					t.Fatalf("the template changed:\n%+v\nwas\n%+v", got, row)
@@ -114,47 +114,47 @@ func TestTemplateBornExpired(t *testing.T) {
 		}
 	})
 
-	f.mustClaim(tp.ID, "u1", "k1")
-	f.clock.Advance(2*time.Hour - time.Second)
-	f.mustClaim(tp.ID, "u1", "k2")
-	f.mustClaim(last.ID, "u1", "k3")
-	f.clock.Advance(time.Second) // valid_until: a coupon now would be born expired
+	f.MustClaim(tp.ID, "u1", "k1")
+	f.Clock.Advance(2*time.Hour - time.Second)
+	f.MustClaim(tp.ID, "u1", "k2")
+	f.MustClaim(last.ID, "u1", "k3")
+	f.Clock.Advance(time.Second) // valid_until: a coupon now would be born expired
 
 	t.Run("ErrClaim", func(t *testing.T) {
 		before, n := f.redisState(), f.couponCount()
 		for i, id := range []int64{tp.ID, last.ID} {
 			for _, user := range []string{"u1", "u2"} {
-				_, err := f.claim(id, user, fmt.Sprintf("late-%d-%s", i, user))
+				_, err := f.Claim(id, user, fmt.Sprintf("late-%d-%s", i, user))
 				assertClaimCode(t, err, models.CodeNotClaimable)
 			}
 		}
 		f.assertNothingTaken(before, n)
 		// A replay of a claim made in time is still a replay.
-		res, err := f.claim(tp.ID, "u1", "k1")
+		res, err := f.Claim(tp.ID, "u1", "k1")
 		if err != nil || !res.Duplicate {
 			t.Fatalf("replay after the validity = %+v, %v; want duplicate", res, err)
 		}
 		f.assertAgree(c, tp, last)
 	})
 	t.Run("NotOffered", func(t *testing.T) {
-		views, err := f.svc.ListTemplates(f.ctx, true)
+		views, err := f.Svc.ListTemplates(f.Ctx, true)
 		if err != nil || len(views) != 0 {
 			t.Fatalf("on offer: %d templates, %v; want none", len(views), err)
 		}
-		_, err = f.svc.ViewOffer(f.ctx, tp.ID)
+		_, err = f.Svc.ViewOffer(f.Ctx, tp.ID)
 		assertClaimCode(t, err, models.CodeNotFound)
-		if all, err := f.svc.ListTemplates(f.ctx, false); err != nil || len(all) != 2 {
+		if all, err := f.Svc.ListTemplates(f.Ctx, false); err != nil || len(all) != 2 {
 			t.Fatalf("all: %d templates, %v; want 2", len(all), err)
 		}
 	})
 	t.Run("UpdateAfterValidity", func(t *testing.T) {
 		// Pausing and renaming stay possible; reopening claims does not.
 		paused, name := models.TemplatePaused, "renamed"
-		f.mustPatch(f.svc, tp.ID, services.TemplatePatch{Status: &paused, Name: &name})
+		f.mustPatch(f.Svc, tp.ID, services.TemplatePatch{Status: &paused, Name: &name})
 		active := models.TemplateActive
-		_, err := f.patch(f.svc, tp.ID, services.TemplatePatch{Status: &active})
+		_, err := f.patch(f.Svc, tp.ID, services.TemplatePatch{Status: &active})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "valid_until")
-		_, err = f.patch(f.svc, last.ID, services.TemplatePatch{ClearClaimEndsAt: true})
+		_, err = f.patch(f.Svc, last.ID, services.TemplatePatch{ClearClaimEndsAt: true})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "valid_until")
 		if got := f.templateRow(tp.ID); got.Status != models.TemplatePaused || got.Name != "renamed" {
 			t.Fatalf("template %+v, want paused and renamed", got)
@@ -167,13 +167,13 @@ func TestTemplateBornExpired(t *testing.T) {
 // though the other has the template cached.
 func TestClaimRuleTwoInstances(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	a := f.svc
-	b := f.env.NewService(services.Config{Now: f.clock.Now, TemplateCacheTTL: time.Hour})
-	c := f.campaign(0)
-	now := f.clock.Now()
+	a := f.Svc
+	b := f.Env.NewService(services.Config{Now: f.Clock.Now, TemplateCacheTTL: time.Hour})
+	c := f.Campaign(0)
+	now := f.Clock.Now()
 	tp := f.template(c.ID, 100, 50, 100, func(tp *models.Template) { tp.ClaimStartsAt = now.Add(-time.Hour) })
 	claimB := func(user, key string) (*services.ClaimResult, error) {
-		return b.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: user, IdempotencyKey: key})
+		return b.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: user, IdempotencyKey: key})
 	}
 	n := 0
 	mustClaimB := func(what string) {
@@ -213,7 +213,7 @@ func TestClaimRuleTwoInstances(t *testing.T) {
 
 	// The Redis flushed meanwhile: the rule comes back from the database.
 	f.mustPatch(a, tp.ID, services.TemplatePatch{Status: &paused})
-	f.env.FlushRedis(t)
+	f.Env.FlushRedis(t)
 	if _, err := claimB("u2", "after-flush"); !models.IsCode(err, models.CodeNotClaimable) {
 		t.Fatalf("claim of a paused template after a flush: %v, want not_claimable", err)
 	}
@@ -227,8 +227,8 @@ func TestClaimRuleTwoInstances(t *testing.T) {
 // pause answered is issued.
 func TestClaimRulePauseUnderLoad(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	b := f.env.NewService(services.Config{Now: f.clock.Now})
-	c := f.campaign(0)
+	b := f.Env.NewService(services.Config{Now: f.Clock.Now})
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 100_000, 100, 100)
 	const workers = 8
 	var paused atomic.Bool
@@ -246,7 +246,7 @@ func TestClaimRulePauseUnderLoad(t *testing.T) {
 				default:
 				}
 				sentAfter := paused.Load()
-				_, err := b.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("w%d-%d", w, i%50),
+				_, err := b.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("w%d-%d", w, i%50),
 					IdempotencyKey: fmt.Sprintf("w%d-%d", w, i)})
 				switch {
 				case err == nil && sentAfter:
@@ -266,7 +266,7 @@ func TestClaimRulePauseUnderLoad(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	p := models.TemplatePaused
-	f.mustPatch(f.svc, tp.ID, services.TemplatePatch{Status: &p})
+	f.mustPatch(f.Svc, tp.ID, services.TemplatePatch{Status: &p})
 	paused.Store(true)
 	for refusedAfter.Load() < 200 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -290,12 +290,12 @@ func TestClaimRulePauseUnderLoad(t *testing.T) {
 // database does not have; a rule lost alone is loaded from the database.
 func TestClaimRuleRedisDown(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 10, 5, 100)
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
-	down := services.New(&services.Backends{DB: f.env.Backends.DB, Dialect: f.env.Backends.Dialect, Redis: dead},
-		services.Config{KeyPrefix: f.env.Prefix, Now: f.clock.Now, Logger: f.env.Config.Logger})
+	down := services.New(&services.Backends{DB: f.Env.Backends.DB, Dialect: f.Env.Backends.Dialect, Redis: dead},
+		services.Config{KeyPrefix: f.Env.Prefix, Now: f.Clock.Now, Logger: f.Env.Config.Logger})
 	t.Cleanup(down.Close)
 	row := f.templateRow(tp.ID)
 	paused := models.TemplatePaused
@@ -304,16 +304,16 @@ func TestClaimRuleRedisDown(t *testing.T) {
 	if got := f.templateRow(tp.ID); fmt.Sprint(got) != fmt.Sprint(row) {
 		t.Fatalf("the template changed:\n%+v\nwas\n%+v", got, row)
 	}
-	f.mustClaim(tp.ID, "u1", "k1")
+	f.MustClaim(tp.ID, "u1", "k1")
 
 	// The rule alone lost (or a Redis written by an older version): loaded
 	// from the database by the first claim, which follows it.
-	f.mustPatch(f.svc, tp.ID, services.TemplatePatch{Status: &paused})
-	rule := f.tplKey(c.ID, tp.ID) + ":rule"
-	f.env.Backends.Redis.Del(f.ctx, rule)
-	_, err = f.claim(tp.ID, "u2", "k2")
+	f.mustPatch(f.Svc, tp.ID, services.TemplatePatch{Status: &paused})
+	rule := f.TemplateKey(c.ID, tp.ID) + ":rule"
+	f.Env.Backends.Redis.Del(f.Ctx, rule)
+	_, err = f.Claim(tp.ID, "u2", "k2")
 	assertClaimCode(t, err, models.CodeNotClaimable)
-	if v := f.env.Backends.Redis.Get(f.ctx, rule).Val(); v == "" {
+	if v := f.Env.Backends.Redis.Get(f.Ctx, rule).Val(); v == "" {
 		t.Fatal("the claim did not load the rule")
 	}
 	f.assertAgree(c, tp)
@@ -325,8 +325,8 @@ func TestClaimRuleRedisDown(t *testing.T) {
 // takes claims when Claimable does, at least a millisecond from a boundary.
 func TestClaimRuleBoundaries(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
-	base := f.clock.Now().Add(time.Hour)
+	c := f.Campaign(0)
+	base := f.Clock.Now().Add(time.Hour)
 	frac := 500 * time.Microsecond
 	window := f.template(c.ID, 1000, 100, 100, func(tp *models.Template) {
 		tp.ClaimStartsAt = base.Add(frac)
@@ -348,9 +348,9 @@ func TestClaimRuleBoundaries(t *testing.T) {
 			for _, d := range []time.Duration{-2 * time.Millisecond, -time.Millisecond, -frac, -time.Microsecond, 0,
 				time.Microsecond, frac - time.Microsecond, frac, time.Millisecond, 2 * time.Millisecond} {
 				at := b.Add(d)
-				f.clock.Advance(at.Sub(f.clock.Now()))
+				f.Clock.Advance(at.Sub(f.Clock.Now()))
 				n++
-				_, err := f.claim(tp.ID, fmt.Sprintf("u%d", n), fmt.Sprintf("k%d", n))
+				_, err := f.Claim(tp.ID, fmt.Sprintf("u%d", n), fmt.Sprintf("k%d", n))
 				want := row.Claimable(at)
 				nearBoundary := at.Sub(b) > -time.Millisecond && at.Sub(b) < time.Millisecond
 				switch {

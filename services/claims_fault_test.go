@@ -29,49 +29,49 @@ import (
 // serviceOver returns a Service of this test (same key prefix, clock and
 // logger) over other backends: a broken Redis client or database handle.
 func (f *claimFixture) serviceOver(b services.Backends, cfg services.Config) *services.Service {
-	f.t.Helper()
-	cfg.KeyPrefix = f.env.Prefix
-	cfg.Logger = f.env.Config.Logger
+	f.T.Helper()
+	cfg.KeyPrefix = f.Env.Prefix
+	cfg.Logger = f.Env.Config.Logger
 	if cfg.Now == nil {
-		cfg.Now = f.clock.Now
+		cfg.Now = f.Clock.Now
 	}
 	return services.New(&b, cfg)
 }
 
 // withDB returns the test's backends with db in place of the database.
 func (f *claimFixture) withDB(db *gorm.DB) services.Backends {
-	b := *f.env.Backends
+	b := *f.Env.Backends
 	b.DB, b.Embedded = db, nil
 	return b
 }
 
 // openDB opens a second handle on the test's database, with its own pool.
 func (f *claimFixture) openDB() *gorm.DB {
-	f.t.Helper()
+	f.T.Helper()
 	var d gorm.Dialector
-	switch dl := f.env.Backends.DB.Dialector.(type) {
+	switch dl := f.Env.Backends.DB.Dialector.(type) {
 	case *mysql.Dialector:
 		d = mysql.Open(dl.DSN)
 	case *sqlite.Dialector:
 		d = sqlite.Open(dl.DSN)
 	default:
-		f.t.Fatalf("unknown dialector %T", dl)
+		f.T.Fatalf("unknown dialector %T", dl)
 	}
 	db, err := gorm.Open(d, &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true,
 		NowFunc: func() time.Time { return time.Now().UTC() }})
 	if err != nil {
-		f.t.Fatalf("open a second database handle: %v", err)
+		f.T.Fatalf("open a second database handle: %v", err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	if f.env.Backends.Dialect == services.DialectSQLite {
+	if f.Env.Backends.Dialect == services.DialectSQLite {
 		sqlDB.SetMaxOpenConns(1) // one writer, as the service's own handle
 	} else {
 		sqlDB.SetMaxOpenConns(16) // the server is shared with other tests
 	}
-	f.t.Cleanup(func() { sqlDB.Close() })
+	f.T.Cleanup(func() { sqlDB.Close() })
 	return db
 }
 
@@ -90,8 +90,8 @@ func onCreateCoupon(t *testing.T, db *gorm.DB, fn func(tx *gorm.DB)) {
 
 // redisAddr is the address of the test's single Redis ("" on a cluster).
 func (f *claimFixture) redisAddr() string {
-	if f.env.Mini != nil {
-		return f.env.Mini.Addr()
+	if f.Env.Mini != nil {
+		return f.Env.Mini.Addr()
 	}
 	if testenv.IsCluster() {
 		return ""
@@ -113,16 +113,16 @@ func TestClaimFaults(t *testing.T) {
 
 func claimFaultErrUnavailableRedisUnreachable(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(1000)
+	c := f.Campaign(1000)
 	tp := f.template(c.ID, 5, 2, 100)
-	f.mustClaim(tp.ID, "u1", "k1")
+	f.MustClaim(tp.ID, "u1", "k1")
 	before := f.redisState()
-	b := *f.env.Backends
+	b := *f.Env.Backends
 	b.Redis = redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: 1, DialTimeout: time.Second})
 	t.Cleanup(func() { b.Redis.Close() })
 	down := f.serviceOver(b, services.Config{})
 	for _, key := range []string{"k2", "k1"} { // a new claim and a replay
-		_, err := down.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u2", IdempotencyKey: key})
+		_, err := down.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u2", IdempotencyKey: key})
 		assertClaimCode(t, err, models.CodeUnavailable)
 	}
 	if n := f.couponCount(); n != 1 {
@@ -133,15 +133,15 @@ func claimFaultErrUnavailableRedisUnreachable(t *testing.T) {
 
 func claimFaultErrUnavailableRedisStopped(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	if f.env.Mini == nil {
+	if f.Env.Mini == nil {
 		t.Skip("stops the embedded Redis; real Redis is covered by ErrUnavailableRedisUnreachable")
 	}
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 5, 2, 100)
-	f.mustClaim(tp.ID, "u1", "k1")
-	f.env.Mini.Close()
+	f.MustClaim(tp.ID, "u1", "k1")
+	f.Env.Mini.Close()
 	for _, key := range []string{"k2", "k1"} {
-		_, err := f.claim(tp.ID, "u1", key)
+		_, err := f.Claim(tp.ID, "u1", key)
 		assertClaimCode(t, err, models.CodeUnavailable)
 	}
 	if n := f.couponCount(); n != 1 {
@@ -176,12 +176,12 @@ func claimDBFaults(t *testing.T) {
 	for _, fault := range dbFaults {
 		t.Run(fault.name, func(t *testing.T) {
 			f := newClaimFixture(t, services.Config{})
-			c := f.campaign(1000)
+			c := f.Campaign(1000)
 			tp := f.template(c.ID, 3, 2, 100)
-			f.mustClaim(tp.ID, "u1", "k1")
+			f.MustClaim(tp.ID, "u1", "k1")
 			before := f.redisState()
 			broken := f.serviceOver(f.withDB(fault.inject(t, f)), services.Config{})
-			_, err := broken.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k2"})
+			_, err := broken.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k2"})
 			assertClaimCode(t, err, models.CodeUnavailable)
 			if n := f.couponCount(); n != 1 {
 				t.Fatalf("%d coupons, want 1", n)
@@ -189,7 +189,7 @@ func claimDBFaults(t *testing.T) {
 			f.assertRedisUnchanged(before)
 			f.assertAgree(c, tp)
 			// Given back means usable: the same key claims on a healthy instance.
-			res := f.mustClaim(tp.ID, "u1", "k2")
+			res := f.MustClaim(tp.ID, "u1", "k2")
 			if *res.Coupon.Slot != 2 || *res.Coupon.UserOrdinal != 2 {
 				t.Errorf("slot %d ordinal %d, want 2 2", *res.Coupon.Slot, *res.Coupon.UserOrdinal)
 			}
@@ -203,7 +203,7 @@ func claimFaultErrUnavailableOutcomeUnknown(t *testing.T) {
 	// there: the reservation stays pending (never "claimed", never given
 	// back on a guess) until the sweeper settles it.
 	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
-	c := f.campaign(1000)
+	c := f.Campaign(1000)
 	tp := f.template(c.ID, 3, 2, 100)
 	before := f.redisState()
 	db := f.openDB()
@@ -221,24 +221,24 @@ func claimFaultErrUnavailableOutcomeUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken := f.serviceOver(f.withDB(db), services.Config{})
-	_, err = broken.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
+	_, err = broken.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
 	assertClaimCode(t, err, models.CodeUnavailable)
 	if n := f.couponCount(); n != 0 {
 		t.Fatalf("%d coupons, want 0", n)
 	}
-	if n := f.env.Backends.Redis.ZCard(f.ctx, f.key(c.ID, "pending")).Val(); n != 1 {
+	if n := f.Env.Backends.Redis.ZCard(f.Ctx, f.Key(c.ID, "pending")).Val(); n != 1 {
 		t.Fatalf("%d reservations pending, want 1", n)
 	}
 	// A retry meanwhile is told to wait, not given a second coupon.
-	_, err = f.claim(tp.ID, "u1", "k1")
+	_, err = f.Claim(tp.ID, "u1", "k1")
 	assertClaimCode(t, err, models.CodeInProgress)
-	f.clock.Advance(time.Second)
-	st, err := f.svc.Sweep(f.ctx)
+	f.Clock.Advance(time.Second)
+	st, err := f.Svc.Sweep(f.Ctx)
 	if err != nil || st.Released != 1 || st.Confirmed != 0 {
 		t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
 	}
 	f.assertRedisUnchanged(before)
-	f.mustClaim(tp.ID, "u1", "k1")
+	f.MustClaim(tp.ID, "u1", "k1")
 	f.assertAgree(c, tp)
 }
 
@@ -251,21 +251,21 @@ func claimFaultOKReplyLostAfterReservation(t *testing.T) {
 	if addr == "" {
 		t.Skip("the proxy serves one Redis node, not a cluster")
 	}
-	c := f.campaign(1000)
+	c := f.Campaign(1000)
 	tp := f.template(c.ID, 3, 2, 100)
 	proxy := newReplyDropper(t, addr, []byte(lua.Deduct.Hash()))
-	b := *f.env.Backends
+	b := *f.Env.Backends
 	b.Redis = redis.NewClient(&redis.Options{Addr: proxy.addr()})
 	t.Cleanup(func() { b.Redis.Close() })
 	svc := f.serviceOver(b, services.Config{})
-	if _, err := svc.GetTemplate(f.ctx, tp.ID); err != nil {
+	if _, err := svc.GetTemplate(f.Ctx, tp.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := lua.Deduct.Load(f.ctx, f.env.Backends.Redis).Err(); err != nil { // EVALSHA, not EVAL
+	if err := lua.Deduct.Load(f.Ctx, f.Env.Backends.Redis).Err(); err != nil { // EVALSHA, not EVAL
 		t.Fatal(err)
 	}
 	proxy.drops.Store(1)
-	res, err := svc.Claim(f.ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
+	res, err := svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
 	if proxy.dropped.Load() != 1 {
 		t.Fatalf("the proxy dropped %d replies, want 1", proxy.dropped.Load())
 	}
@@ -279,7 +279,7 @@ func claimFaultOKRedisFlushedMidRun(t *testing.T) {
 	// Redis loses everything while 1,500 claims run: the service reloads
 	// from the database, which refuses what Redis hands out twice.
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	spec := claimRaceSpec{stock: 300, limit: 2, value: 100, users: 500, claims: 1500, want: 300, refusedAfterReserve: true}
 	tp := f.template(c.ID, spec.stock, spec.limit, spec.value)
 	out := f.runFlushedRace(spec, tp, 200)
@@ -294,7 +294,7 @@ func claimFaultOKRedisFlushedMidRunBudget(t *testing.T) {
 	// With a budget: the stock and the limits hold as above, and the
 	// budget is reloaded from the database.
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(20_000)
+	c := f.Campaign(20_000)
 	spec := claimRaceSpec{budget: 20_000, stock: 400, limit: 2, value: 100, users: 500, claims: 1500, want: 200,
 		refusedAfterReserve: true}
 	tp := f.template(c.ID, spec.stock, spec.limit, spec.value)
@@ -311,40 +311,40 @@ func claimFaultOKSweepKilledProcess(t *testing.T) {
 	// writing its row, one after. The sweeper gives back the first and
 	// confirms the second, and only once they are older than PendingTimeout.
 	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
-	c := f.campaign(1000)
+	c := f.Campaign(1000)
 	tp := f.template(c.ID, 5, 2, 100)
-	f.mustClaim(tp.ID, "u0", "k0")
+	f.MustClaim(tp.ID, "u0", "k0")
 	m1 := f.deductDirect(c.ID, tp.ID, "u1", "k1")
 	m2 := f.deductDirect(c.ID, tp.ID, "u2", "k2")
 	f.insertRowOf(tp, "u2", "k2", 3, 1)
-	if n := f.env.Backends.Redis.ZCard(f.ctx, f.key(c.ID, "pending")).Val(); n != 2 {
+	if n := f.Env.Backends.Redis.ZCard(f.Ctx, f.Key(c.ID, "pending")).Val(); n != 2 {
 		t.Fatalf("%d pending, want 2", n)
 	}
-	if st, err := f.svc.Sweep(f.ctx); err != nil || st != (services.SweepStats{}) {
+	if st, err := f.Svc.Sweep(f.Ctx); err != nil || st != (services.SweepStats{}) {
 		t.Fatalf("sweep of young reservations = %+v, %v; want nothing done", st, err)
 	}
-	f.clock.Advance(51 * time.Millisecond)
-	st, err := f.svc.Sweep(f.ctx)
+	f.Clock.Advance(51 * time.Millisecond)
+	st, err := f.Svc.Sweep(f.Ctx)
 	if err != nil || st != (services.SweepStats{Confirmed: 1, Released: 1}) {
 		t.Fatalf("sweep = %+v, %v; want 1 confirmed, 1 released", st, err)
 	}
 	f.assertAgree(c, tp)
-	rdb := f.env.Backends.Redis
-	if v := rdb.Get(f.ctx, f.key(c.ID, "idem:k2")).Val(); v != "C|"+m2 {
+	rdb := f.Env.Backends.Redis
+	if v := rdb.Get(f.Ctx, f.Key(c.ID, "idem:k2")).Val(); v != "C|"+m2 {
 		t.Errorf("k2 = %q, want confirmed C|%s", v, m2)
 	}
-	if n := rdb.Exists(f.ctx, f.key(c.ID, "idem:k1")).Val(); n != 0 {
+	if n := rdb.Exists(f.Ctx, f.Key(c.ID, "idem:k1")).Val(); n != 0 {
 		t.Errorf("k1 still held after its reservation %s was given back", m1)
 	}
-	if st, err := f.svc.Sweep(f.ctx); err != nil || st != (services.SweepStats{}) {
+	if st, err := f.Svc.Sweep(f.Ctx); err != nil || st != (services.SweepStats{}) {
 		t.Fatalf("second sweep = %+v, %v; want nothing done", st, err)
 	}
 	// k2 answers its coupon; k1 claims afresh, in the slot it had.
-	res, err := f.claim(tp.ID, "u2", "k2")
+	res, err := f.Claim(tp.ID, "u2", "k2")
 	if err != nil || !res.Duplicate || *res.Coupon.Slot != 3 {
 		t.Fatalf("replay of k2 = %+v, %v", res, err)
 	}
-	if res := f.mustClaim(tp.ID, "u1", "k1"); *res.Coupon.Slot != 2 {
+	if res := f.MustClaim(tp.ID, "u1", "k1"); *res.Coupon.Slot != 2 {
 		t.Errorf("k1 got slot %d, want 2", *res.Coupon.Slot)
 	}
 	f.assertAgree(c, tp)
@@ -355,14 +355,14 @@ func claimFaultOKSweepKeyOfAnotherCampaign(t *testing.T) {
 	// its key had been used in campaign A. The row of A must not make the
 	// sweeper keep B's slot.
 	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
-	a, b := f.campaign(0), f.campaign(1000)
+	a, b := f.Campaign(0), f.Campaign(1000)
 	ta, tb := f.template(a.ID, 5, 2, 100), f.template(b.ID, 5, 2, 100)
-	f.mustClaim(ta.ID, "u1", "k1")
-	f.mustClaim(tb.ID, "u9", "k9")
+	f.MustClaim(ta.ID, "u1", "k1")
+	f.MustClaim(tb.ID, "u9", "k9")
 	before := f.redisState()
 	f.deductDirect(b.ID, tb.ID, "u1", "k1")
-	f.clock.Advance(time.Second)
-	st, err := f.svc.Sweep(f.ctx)
+	f.Clock.Advance(time.Second)
+	st, err := f.Svc.Sweep(f.Ctx)
 	if err != nil || st != (services.SweepStats{Released: 1}) {
 		t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
 	}
@@ -373,23 +373,23 @@ func claimFaultOKSweepKeyOfAnotherCampaign(t *testing.T) {
 // deductDirect reserves a coupon with coupon_deduct.lua as a claim would, and
 // returns the pending member; nothing is written to the database.
 func (f *claimFixture) deductDirect(cid, tid int64, user, key string) string {
-	f.t.Helper()
-	keys := []string{f.key(cid, "budget"), f.tplKey(cid, tid), f.tplKey(cid, tid) + ":free", f.tplKey(cid, tid) + ":users",
-		f.key(cid, "idem:"+key), f.key(cid, "pending"), f.tplKey(cid, tid) + ":rule"}
-	vals, err := lua.Deduct.Run(f.ctx, f.env.Backends.Redis, keys, tid, user, key, f.clock.Now().UnixMilli(), 3600, "killed").Slice()
+	f.T.Helper()
+	keys := []string{f.Key(cid, "budget"), f.TemplateKey(cid, tid), f.TemplateKey(cid, tid) + ":free", f.TemplateKey(cid, tid) + ":users",
+		f.Key(cid, "idem:"+key), f.Key(cid, "pending"), f.TemplateKey(cid, tid) + ":rule"}
+	vals, err := lua.Deduct.Run(f.Ctx, f.Env.Backends.Redis, keys, tid, user, key, f.Clock.Now().UnixMilli(), 3600, "killed").Slice()
 	if err != nil {
-		f.t.Fatalf("coupon_deduct.lua: %v", err)
+		f.T.Fatalf("coupon_deduct.lua: %v", err)
 	}
 	if vals[0].(int64) != lua.DeductReserved {
-		f.t.Fatalf("coupon_deduct.lua = %v, want reserved", vals)
+		f.T.Fatalf("coupon_deduct.lua = %v, want reserved", vals)
 	}
-	tp, err := f.svc.GetTemplate(f.ctx, tid)
+	tp, err := f.Svc.GetTemplate(f.Ctx, tid)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	m := services.FormatPendingMember(tid, user, vals[1].(int64), vals[2].(int64), tp.ValueCents(), key)
-	if err := f.env.Backends.Redis.ZScore(f.ctx, f.key(cid, "pending"), m).Err(); err != nil {
-		f.t.Fatalf("the service's member %q is not the one coupon_deduct.lua wrote: %v", m, err)
+	if err := f.Env.Backends.Redis.ZScore(f.Ctx, f.Key(cid, "pending"), m).Err(); err != nil {
+		f.T.Fatalf("the service's member %q is not the one coupon_deduct.lua wrote: %v", m, err)
 	}
 	return m
 }
@@ -397,14 +397,14 @@ func (f *claimFixture) deductDirect(cid, tid int64, user, key string) string {
 // insertRowOf writes the coupon row of a reservation, as the claim would
 // have before its process died.
 func (f *claimFixture) insertRowOf(tp *models.Template, user, key string, slot, ordinal int64) {
-	f.t.Helper()
-	now := f.clock.Now()
+	f.T.Helper()
+	now := f.Clock.Now()
 	from, until := tp.ValidityFor(now)
 	c := models.Coupon{Code: models.NewCouponCode(), TemplateID: tp.ID, CampaignID: tp.CampaignID, UserID: user,
 		Status: models.CouponIssued, Slot: &slot, UserOrdinal: &ordinal, RequestID: key, ValueCents: tp.ValueCents(),
 		ClaimedAt: now, ValidFrom: from, ValidUntil: until, UpdatedAt: now}
-	if err := f.env.Backends.DB.Create(&c).Error; err != nil {
-		f.t.Fatal(err)
+	if err := f.Env.Backends.DB.Create(&c).Error; err != nil {
+		f.T.Fatal(err)
 	}
 }
 
@@ -415,7 +415,7 @@ func (f *claimFixture) insertRowOf(tp *models.Template, user, key string, slot, 
 // coupons yet; then the gate opens. Both waves hand out the same slots and
 // ordinals, and the database must refuse every second holder.
 func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, wave1 int) []claimRaceOutcome {
-	t := f.t
+	t := f.T
 	t.Helper()
 	db := f.openDB()
 	gate := make(chan struct{})
@@ -424,7 +424,7 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 	b := f.withDB(db)
 	b.Redis = f.patientRedis()
 	svc := f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute})
-	if _, err := svc.GetTemplate(f.ctx, tp.ID); err != nil {
+	if _, err := svc.GetTemplate(f.Ctx, tp.ID); err != nil {
 		t.Fatal(err)
 	}
 	reqs := raceRequests(spec.users, spec.claims, rand.New(rand.NewPCG(uint64(wave1), uint64(spec.stock))))
@@ -452,19 +452,19 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 			}
 		}
 	}
-	pending := func() int64 { return f.env.Backends.Redis.ZCard(f.ctx, f.key(tp.CampaignID, "pending")).Val() }
+	pending := func() int64 { return f.Env.Backends.Redis.ZCard(f.Ctx, f.Key(tp.CampaignID, "pending")).Val() }
 	run(0, wave1)
 	// The first wave has reserved (its rows wait) or been answered (a replay in progress).
 	waitFor("the first wave", func() bool { return pending()+returned.Load() == int64(wave1) })
 	t.Logf("first wave: %d rows held back, %d answered", pending(), returned.Load())
-	f.env.FlushRedis(t)
+	f.Env.FlushRedis(t)
 	run(wave1, len(reqs))
-	tplKey := f.tplKey(tp.CampaignID, tp.ID)
-	waitFor("a reload", func() bool { return f.env.Backends.Redis.Exists(f.ctx, tplKey).Val() == 1 })
+	tplKey := f.TemplateKey(tp.CampaignID, tp.ID)
+	waitFor("a reload", func() bool { return f.Env.Backends.Redis.Exists(f.Ctx, tplKey).Val() == 1 })
 	close(gate)
 	wg.Wait()
 	// A quiet moment: whatever reads the counters loads what is missing.
-	if _, err := f.svc.ListTemplates(f.ctx, false); err != nil {
+	if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -573,10 +573,10 @@ func (p *replyDropper) serve(client net.Conn) {
 // checks that the database then holds exactly want coupons: stock held by
 // reservations that failed during a storm came back, and none was lost.
 func (f *claimFixture) topUp(tp *models.Template, want int64) {
-	t := f.t
+	t := f.T
 	t.Helper()
 	for i := 0; i < int(want)+1; i++ {
-		_, err := f.claim(tp.ID, fmt.Sprintf("topup-%d", i), fmt.Sprintf("topup-key-%d", i))
+		_, err := f.Claim(tp.ID, fmt.Sprintf("topup-%d", i), fmt.Sprintf("topup-key-%d", i))
 		if err != nil {
 			code := models.ErrorCode(err)
 			if code != models.CodeSoldOut && code != models.CodeBudgetExhausted {
@@ -586,7 +586,7 @@ func (f *claimFixture) topUp(tp *models.Template, want int64) {
 		}
 	}
 	var n int64
-	if err := f.env.Backends.DB.Model(&models.Coupon{}).Where("template_id = ?", tp.ID).Count(&n).Error; err != nil {
+	if err := f.Env.Backends.DB.Model(&models.Coupon{}).Where("template_id = ?", tp.ID).Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	if n != want {

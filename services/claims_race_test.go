@@ -61,11 +61,11 @@ func raceRequests(users, n int, rng *rand.Rand) []claimRaceRequest {
 // patientRedis returns a client of the test's Redis that waits long for a
 // pooled connection and a reply.
 func (f *claimFixture) patientRedis() redis.UniversalClient {
-	f.t.Helper()
+	f.T.Helper()
 	var rdb redis.UniversalClient
 	switch {
-	case f.env.Mini != nil:
-		rdb = redis.NewClient(&redis.Options{Addr: f.env.Mini.Addr(), PoolSize: 200, PoolTimeout: time.Minute, ReadTimeout: 30 * time.Second})
+	case f.Env.Mini != nil:
+		rdb = redis.NewClient(&redis.Options{Addr: f.Env.Mini.Addr(), PoolSize: 200, PoolTimeout: time.Minute, ReadTimeout: 30 * time.Second})
 	case testenv.IsCluster():
 		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: services.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")),
 			PoolSize: 200, PoolTimeout: time.Minute, ReadTimeout: 30 * time.Second})
@@ -73,7 +73,7 @@ func (f *claimFixture) patientRedis() redis.UniversalClient {
 		rdb = redis.NewClient(&redis.Options{Addr: os.Getenv("COUPON_TEST_REDIS_ADDR"), PoolSize: 200, PoolTimeout: time.Minute,
 			ReadTimeout: 30 * time.Second})
 	}
-	f.t.Cleanup(func() { rdb.Close() })
+	f.T.Cleanup(func() { rdb.Close() })
 	return rdb
 }
 
@@ -102,7 +102,7 @@ func runClaimRace(t *testing.T, svcs []*services.Service, tid int64, reqs []clai
 // user over the limit, replays answered with the first coupon, and a sum of
 // results that adds up. It returns the counts by result.
 func (f *claimFixture) checkClaimRace(spec claimRaceSpec, tp *models.Template, out []claimRaceOutcome) map[string]int {
-	t := f.t
+	t := f.T
 	t.Helper()
 	counts := map[string]int{}
 	claimedByKey := map[string]*models.Coupon{}
@@ -122,7 +122,7 @@ func (f *claimFixture) checkClaimRace(spec claimRaceSpec, tp *models.Template, o
 	}
 	// Coupons in the database, by key.
 	var rows []models.Coupon
-	if err := f.env.Backends.DB.Where("template_id = ?", tp.ID).Find(&rows).Error; err != nil {
+	if err := f.Env.Backends.DB.Where("template_id = ?", tp.ID).Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
 	dbByKey := map[string]models.Coupon{}
@@ -217,19 +217,19 @@ func TestClaimRace(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			spec := s.spec
 			f := newClaimFixture(t, services.Config{})
-			c := f.campaign(spec.budget)
+			c := f.Campaign(spec.budget)
 			tp := f.template(c.ID, spec.stock, spec.limit, spec.value)
 			// The race is about counts, not latency: under -race on two
 			// cores 3,000 claims queue for the Redis pool and the one SQLite
 			// connection for seconds, which must not turn into 503s.
 			var svcs []*services.Service
 			for range spec.services {
-				b := *f.env.Backends
+				b := *f.Env.Backends
 				b.Redis = f.patientRedis()
 				svcs = append(svcs, f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}))
 			}
 			for _, svc := range svcs { // a warm template cache, as in a running sale
-				if _, err := svc.GetTemplate(f.ctx, tp.ID); err != nil {
+				if _, err := svc.GetTemplate(f.Ctx, tp.ID); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,7 +1,6 @@
 package services_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,88 +16,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// claimClock is a fixed instant that tests move forward.
-type claimClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClaimClock() *claimClock {
-	return &claimClock{now: time.Now().UTC().Truncate(time.Second)}
-}
-
-func (c *claimClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *claimClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// claimFixture is one test's backends and service with a fixed clock.
-type claimFixture struct {
-	t     *testing.T
-	ctx   context.Context
-	env   *testenv.Env
-	svc   *services.Service
-	clock *claimClock
-}
+// claimFixture is the shared fixture with its clock stopped at the start,
+// and the claim flow's own helpers and assertions.
+type claimFixture struct{ *testenv.Fixture }
 
 func newClaimFixture(t *testing.T, cfg services.Config) *claimFixture {
 	t.Helper()
-	clock := newClaimClock()
-	if cfg.Now == nil {
-		cfg.Now = clock.Now
-	}
-	env := testenv.New(t, cfg)
-	return &claimFixture{t: t, ctx: context.Background(), env: env, svc: env.Service, clock: clock}
-}
-
-// campaign creates a campaign; budget 0 means none.
-func (f *claimFixture) campaign(budget int64) *models.Campaign {
-	f.t.Helper()
-	c, err := f.svc.CreateCampaign(f.ctx, "test", models.Campaign{Name: "campaign", BudgetCents: budget})
-	if err != nil {
-		f.t.Fatalf("create campaign: %v", err)
-	}
-	return c
+	f := testenv.NewFixture(t, cfg)
+	f.Clock.Set(time.Now().UTC().Truncate(time.Second))
+	return &claimFixture{f}
 }
 
 // template creates a fixed-value template valid for 30 days from the claim;
 // edit may change any field before it is created.
 func (f *claimFixture) template(cid, stock, limit, value int64, edit ...func(*models.Template)) *models.Template {
-	f.t.Helper()
-	tp := models.Template{CampaignID: cid, Name: "coupon", Kind: models.KindFixed, FaceValueCents: value,
-		TotalStock: stock, PerUserLimit: limit, ValidDays: 30}
-	for _, e := range edit {
-		e(&tp)
-	}
-	out, err := f.svc.CreateTemplate(f.ctx, "test", tp)
-	if err != nil {
-		f.t.Fatalf("create template: %v", err)
-	}
-	return out
-}
-
-func (f *claimFixture) claim(tid int64, user, key string) (*services.ClaimResult, error) {
-	return f.svc.Claim(f.ctx, services.ClaimRequest{TemplateID: tid, UserID: user, IdempotencyKey: key})
-}
-
-// mustClaim claims a coupon that must be issued (not a replay).
-func (f *claimFixture) mustClaim(tid int64, user, key string) *services.ClaimResult {
-	f.t.Helper()
-	res, err := f.claim(tid, user, key)
-	if err != nil {
-		f.t.Fatalf("claim %d for %s with %s: %v", tid, user, key, err)
-	}
-	if res.Duplicate || res.Coupon == nil {
-		f.t.Fatalf("claim %d for %s with %s: %+v, want a new coupon", tid, user, key, res)
-	}
-	return res
+	f.T.Helper()
+	return f.Template(models.Template{CampaignID: cid, Kind: models.KindFixed, FaceValueCents: value,
+		TotalStock: stock, PerUserLimit: limit}, edit...)
 }
 
 // assertClaimCode checks that err is a domain error with code (and, for
@@ -116,76 +50,57 @@ func assertClaimCode(t *testing.T, err error, code models.Code, field ...string)
 	}
 }
 
-// coupons returns every coupon row, oldest first.
-func (f *claimFixture) coupons() []models.Coupon {
-	f.t.Helper()
-	var cs []models.Coupon
-	if err := f.env.Backends.DB.Order("id").Find(&cs).Error; err != nil {
-		f.t.Fatalf("read coupons: %v", err)
-	}
-	return cs
-}
-
 func (f *claimFixture) couponCount() int {
-	f.t.Helper()
-	return len(f.coupons())
-}
-
-// key names a campaign's Redis key as services/keys.go does.
-func (f *claimFixture) key(cid int64, suffix string) string {
-	return fmt.Sprintf("%s{c%d}:%s", f.env.Prefix, cid, suffix)
-}
-
-func (f *claimFixture) tplKey(cid, tid int64) string {
-	return f.key(cid, "t:"+strconv.FormatInt(tid, 10))
+	f.T.Helper()
+	return len(f.Coupons())
 }
 
 // redisState is every key of the test: type, value and whether it expires.
 type redisState map[string]string
 
 func (f *claimFixture) redisState() redisState {
-	f.t.Helper()
-	rdb := f.env.Backends.Redis
+	f.T.Helper()
+	rdb := f.Env.Backends.Redis
 	s := redisState{}
-	for _, k := range f.env.Keys(f.t) {
-		typ := rdb.Type(f.ctx, k).Val()
+	for _, k := range f.Env.Keys(f.T) {
+		typ := rdb.Type(f.Ctx, k).Val()
 		var v any
 		var err error
 		switch typ {
 		case "string":
-			v, err = rdb.Get(f.ctx, k).Result()
+			v, err = rdb.Get(f.Ctx, k).Result()
 		case "hash":
-			v, err = rdb.HGetAll(f.ctx, k).Result()
+			v, err = rdb.HGetAll(f.Ctx, k).Result()
 		case "list":
-			v, err = rdb.LRange(f.ctx, k, 0, -1).Result()
+			v, err = rdb.LRange(f.Ctx, k, 0, -1).Result()
 		case "zset":
-			v, err = rdb.ZRangeWithScores(f.ctx, k, 0, -1).Result()
+			v, err = rdb.ZRangeWithScores(f.Ctx, k, 0, -1).Result()
 		case "none":
 			continue // expired or deleted since the scan
 		default:
-			f.t.Fatalf("key %s has type %s", k, typ)
+			f.T.Fatalf("key %s has type %s", k, typ)
 		}
 		if err != nil && err != redis.Nil {
-			f.t.Fatalf("read %s: %v", k, err)
+			f.T.Fatalf("read %s: %v", k, err)
 		}
-		s[k] = fmt.Sprintf("%s %v expires=%v", typ, v, rdb.PTTL(f.ctx, k).Val() > 0)
+		s[k] = fmt.Sprintf("%s %v expires=%v", typ, v, rdb.PTTL(f.Ctx, k).Val() > 0)
 	}
 	return s
 }
 
 func (f *claimFixture) assertRedisUnchanged(before redisState) {
-	f.t.Helper()
+	f.T.Helper()
 	after := f.redisState()
 	for k, b := range before {
 		if a, ok := after[k]; !ok {
-			f.t.Errorf("Redis key %s was deleted (was %s)", k, b)
+			f.T.Errorf("Redis key %s was deleted (was %s)", k, b)
 		} else if a != b {
-			f.t.Errorf("Redis key %s changed:\n before %s\n after  %s", k, b, a)
+			f.T.Errorf("Redis key %s changed:\n before %s\n after  %s", k, b, a)
 		}
 	}
 	for k, a := range after {
 		if _, ok := before[k]; !ok {
-			f.t.Errorf("Redis key %s was created: %s", k, a)
+			f.T.Errorf("Redis key %s was created: %s", k, a)
 		}
 	}
 }
@@ -208,14 +123,14 @@ func parseOrdinals(s string) []int64 {
 // nothing pending, and the campaign's Redis budget is its budget less the
 // value of its live coupons.
 func (f *claimFixture) assertAgree(c *models.Campaign, ts ...*models.Template) {
-	f.t.Helper()
-	rdb := f.env.Backends.Redis
-	if n := rdb.ZCard(f.ctx, f.key(c.ID, "pending")).Val(); n != 0 {
-		f.t.Errorf("campaign %d: %d reservations still pending", c.ID, n)
+	f.T.Helper()
+	rdb := f.Env.Backends.Redis
+	if n := rdb.ZCard(f.Ctx, f.Key(c.ID, "pending")).Val(); n != 0 {
+		f.T.Errorf("campaign %d: %d reservations still pending", c.ID, n)
 	}
 	var live []models.Coupon
-	if err := f.env.Backends.DB.Where("campaign_id = ? AND slot IS NOT NULL", c.ID).Find(&live).Error; err != nil {
-		f.t.Fatal(err)
+	if err := f.Env.Backends.DB.Where("campaign_id = ? AND slot IS NOT NULL", c.ID).Find(&live).Error; err != nil {
+		f.T.Fatal(err)
 	}
 	var spent int64
 	for _, cp := range live {
@@ -225,16 +140,16 @@ func (f *claimFixture) assertAgree(c *models.Campaign, ts ...*models.Template) {
 	if c.BudgetCents > 0 {
 		wantBudget = strconv.FormatInt(c.BudgetCents-spent, 10)
 		if spent > c.BudgetCents {
-			f.t.Errorf("campaign %d: %d cents issued over a budget of %d", c.ID, spent, c.BudgetCents)
+			f.T.Errorf("campaign %d: %d cents issued over a budget of %d", c.ID, spent, c.BudgetCents)
 		}
 	}
-	if got := rdb.Get(f.ctx, f.key(c.ID, "budget")).Val(); got != wantBudget {
-		f.t.Errorf("campaign %d: Redis budget %q, want %s", c.ID, got, wantBudget)
+	if got := rdb.Get(f.Ctx, f.Key(c.ID, "budget")).Val(); got != wantBudget {
+		f.T.Errorf("campaign %d: Redis budget %q, want %s", c.ID, got, wantBudget)
 	}
 	for _, tp := range ts {
-		tp, err := f.svc.GetTemplate(f.ctx, tp.ID)
+		tp, err := f.Svc.GetTemplate(f.Ctx, tp.ID)
 		if err != nil {
-			f.t.Fatal(err)
+			f.T.Fatal(err)
 		}
 		dbUsers := map[string][]int64{}
 		slots := map[int64]bool{}
@@ -245,40 +160,40 @@ func (f *claimFixture) assertAgree(c *models.Campaign, ts ...*models.Template) {
 			}
 			n++
 			if *cp.Slot < 1 || *cp.Slot > tp.TotalStock || slots[*cp.Slot] {
-				f.t.Errorf("template %d: coupon %d holds slot %d (stock %d)", tp.ID, cp.ID, *cp.Slot, tp.TotalStock)
+				f.T.Errorf("template %d: coupon %d holds slot %d (stock %d)", tp.ID, cp.ID, *cp.Slot, tp.TotalStock)
 			}
 			slots[*cp.Slot] = true
 			if cp.UserOrdinal == nil || *cp.UserOrdinal < 1 || *cp.UserOrdinal > tp.PerUserLimit {
-				f.t.Errorf("template %d: coupon %d holds ordinal %v (limit %d)", tp.ID, cp.ID, cp.UserOrdinal, tp.PerUserLimit)
+				f.T.Errorf("template %d: coupon %d holds ordinal %v (limit %d)", tp.ID, cp.ID, cp.UserOrdinal, tp.PerUserLimit)
 				continue
 			}
 			dbUsers[cp.UserID] = append(dbUsers[cp.UserID], *cp.UserOrdinal)
 		}
 		if n > tp.TotalStock {
-			f.t.Errorf("template %d: %d live coupons over a stock of %d", tp.ID, n, tp.TotalStock)
+			f.T.Errorf("template %d: %d live coupons over a stock of %d", tp.ID, n, tp.TotalStock)
 		}
-		remaining, err := rdb.HGet(f.ctx, f.tplKey(c.ID, tp.ID), "remaining").Int64()
+		remaining, err := rdb.HGet(f.Ctx, f.TemplateKey(c.ID, tp.ID), "remaining").Int64()
 		if err != nil {
-			f.t.Errorf("template %d: Redis remaining: %v", tp.ID, err)
+			f.T.Errorf("template %d: Redis remaining: %v", tp.ID, err)
 		} else if remaining+n != tp.TotalStock {
-			f.t.Errorf("template %d: Redis remaining %d + %d live coupons != total stock %d", tp.ID, remaining, n, tp.TotalStock)
+			f.T.Errorf("template %d: Redis remaining %d + %d live coupons != total stock %d", tp.ID, remaining, n, tp.TotalStock)
 		}
-		redisUsers, err := rdb.HGetAll(f.ctx, f.tplKey(c.ID, tp.ID)+":users").Result()
+		redisUsers, err := rdb.HGetAll(f.Ctx, f.TemplateKey(c.ID, tp.ID)+":users").Result()
 		if err != nil {
-			f.t.Fatal(err)
+			f.T.Fatal(err)
 		}
 		for u, ords := range dbUsers {
 			slices.Sort(ords)
 			if int64(len(ords)) > tp.PerUserLimit {
-				f.t.Errorf("template %d: user %s holds %d coupons over a limit of %d", tp.ID, u, len(ords), tp.PerUserLimit)
+				f.T.Errorf("template %d: user %s holds %d coupons over a limit of %d", tp.ID, u, len(ords), tp.PerUserLimit)
 			}
 			if got := parseOrdinals(redisUsers[u]); !slices.Equal(got, ords) {
-				f.t.Errorf("template %d: user %s: Redis ordinals %v, database %v", tp.ID, u, got, ords)
+				f.T.Errorf("template %d: user %s: Redis ordinals %v, database %v", tp.ID, u, got, ords)
 			}
 		}
 		for u, v := range redisUsers {
 			if _, ok := dbUsers[u]; !ok {
-				f.t.Errorf("template %d: user %s has ordinals %q in Redis and no live coupon", tp.ID, u, v)
+				f.T.Errorf("template %d: user %s has ordinals %q in Redis and no live coupon", tp.ID, u, v)
 			}
 		}
 	}
@@ -302,9 +217,9 @@ func TestClaim(t *testing.T) {
 
 func claimOK(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(10_000)
+	c := f.Campaign(10_000)
 	tp := f.template(c.ID, 3, 2, 500)
-	res := f.mustClaim(tp.ID, "u1", "k1")
+	res := f.MustClaim(tp.ID, "u1", "k1")
 	cp := res.Coupon
 	if res.Remaining != 2 {
 		t.Errorf("remaining = %d, want 2", res.Remaining)
@@ -312,11 +227,11 @@ func claimOK(t *testing.T) {
 	if code, err := models.ParseCouponCode("code", cp.Code); err != nil || code != cp.Code {
 		t.Errorf("code %q does not parse: %v", cp.Code, err)
 	}
-	now := f.clock.Now()
+	now := f.Clock.Now()
 	want := models.Coupon{ID: cp.ID, Code: cp.Code, TemplateID: tp.ID, CampaignID: c.ID, UserID: "u1",
 		Status: models.CouponIssued, ValueCents: 500, ClaimedAt: now, ValidFrom: now, ValidUntil: now.AddDate(0, 0, 30)}
 	assertCoupon(t, cp, &want, 1, 1)
-	rows := f.coupons()
+	rows := f.Coupons()
 	if len(rows) != 1 {
 		t.Fatalf("%d coupon rows, want 1", len(rows))
 	}
@@ -326,21 +241,21 @@ func claimOK(t *testing.T) {
 	}
 	f.assertAgree(c, tp)
 	member := fmt.Sprintf("%d|u1|1|1|500|k1", tp.ID)
-	if got := f.env.Backends.Redis.Get(f.ctx, f.key(c.ID, "idem:k1")).Val(); got != "C|"+member {
+	if got := f.Env.Backends.Redis.Get(f.Ctx, f.Key(c.ID, "idem:k1")).Val(); got != "C|"+member {
 		t.Errorf("idempotency key = %q, want confirmed C|%s", got, member)
 	}
 }
 
 func claimOKSlotsAndOrdinals(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 5, 3, 100)
 	for i, want := range []struct {
 		user           string
 		slot, ordinal  int64
 		remainingAfter int64
 	}{{"u1", 1, 1, 4}, {"u2", 2, 1, 3}, {"u1", 3, 2, 2}, {"u1", 4, 3, 1}, {"u3", 5, 1, 0}} {
-		res := f.mustClaim(tp.ID, want.user, fmt.Sprintf("k%d", i))
+		res := f.MustClaim(tp.ID, want.user, fmt.Sprintf("k%d", i))
 		if *res.Coupon.Slot != want.slot || *res.Coupon.UserOrdinal != want.ordinal || res.Remaining != want.remainingAfter {
 			t.Errorf("claim %d: slot %d ordinal %d remaining %d, want %d %d %d", i, *res.Coupon.Slot,
 				*res.Coupon.UserOrdinal, res.Remaining, want.slot, want.ordinal, want.remainingAfter)
@@ -351,13 +266,13 @@ func claimOKSlotsAndOrdinals(t *testing.T) {
 
 func claimOKAbsoluteValidity(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
-	from, until := f.clock.Now().Add(24*time.Hour), f.clock.Now().Add(48*time.Hour)
+	c := f.Campaign(0)
+	from, until := f.Clock.Now().Add(24*time.Hour), f.Clock.Now().Add(48*time.Hour)
 	tp := f.template(c.ID, 5, 1, 0, func(tp *models.Template) {
 		tp.Kind, tp.FaceValueCents, tp.PercentOff, tp.MaxDiscountCents = models.KindPercent, 0, 20, 700
 		tp.ValidDays, tp.ValidFrom, tp.ValidUntil = 0, &from, &until
 	})
-	cp := f.mustClaim(tp.ID, "u1", "k1").Coupon
+	cp := f.MustClaim(tp.ID, "u1", "k1").Coupon
 	if !cp.ValidFrom.Equal(from) || !cp.ValidUntil.Equal(until) || cp.ValueCents != 700 {
 		t.Errorf("coupon valid %v..%v value %d, want %v..%v value 700", cp.ValidFrom, cp.ValidUntil, cp.ValueCents, from, until)
 	}
@@ -367,21 +282,21 @@ func claimOKAfterAddStock(t *testing.T) {
 	// The template cached by the claim path still says stock 1: the slot
 	// beyond it must be checked against the database, not refused.
 	f := newClaimFixture(t, services.Config{TemplateCacheTTL: time.Hour})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 1, 5, 100)
-	f.mustClaim(tp.ID, "u1", "k1")
-	_, err := f.claim(tp.ID, "u1", "k2")
+	f.MustClaim(tp.ID, "u1", "k1")
+	_, err := f.Claim(tp.ID, "u1", "k2")
 	assertClaimCode(t, err, models.CodeSoldOut)
-	other := f.env.NewService(services.Config{Now: f.clock.Now}) // another instance adds the stock
-	if _, err := other.AddStock(f.ctx, "test", tp.ID, 2, "more"); err != nil {
+	other := f.Env.NewService(services.Config{Now: f.Clock.Now}) // another instance adds the stock
+	if _, err := other.AddStock(f.Ctx, "test", tp.ID, 2, "more"); err != nil {
 		t.Fatal(err)
 	}
 	for i, slot := range []int64{2, 3} {
-		if got := *f.mustClaim(tp.ID, "u1", fmt.Sprintf("k%d", i+3)).Coupon.Slot; got != slot {
+		if got := *f.MustClaim(tp.ID, "u1", fmt.Sprintf("k%d", i+3)).Coupon.Slot; got != slot {
 			t.Errorf("slot %d, want %d", got, slot)
 		}
 	}
-	_, err = f.claim(tp.ID, "u1", "k9")
+	_, err = f.Claim(tp.ID, "u1", "k9")
 	assertClaimCode(t, err, models.CodeSoldOut)
 	f.assertAgree(c, tp)
 }
@@ -398,10 +313,10 @@ func claimOKCodeCollision(t *testing.T) {
 		codes = codes[1:]
 		return c
 	}})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 5, 5, 100)
-	first := f.mustClaim(tp.ID, "u1", "k1").Coupon
-	second := f.mustClaim(tp.ID, "u1", "k2").Coupon
+	first := f.MustClaim(tp.ID, "u1", "k1").Coupon
+	second := f.MustClaim(tp.ID, "u1", "k2").Coupon
 	if first.Code == second.Code || len(codes) != 0 {
 		t.Fatalf("codes %s and %s, %d left; want distinct codes after two collisions", first.Code, second.Code, len(codes))
 	}
@@ -410,12 +325,12 @@ func claimOKCodeCollision(t *testing.T) {
 
 func claimDuplicate(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(1000)
+	c := f.Campaign(1000)
 	tp := f.template(c.ID, 3, 2, 100)
-	first := f.mustClaim(tp.ID, "u1", "k1")
+	first := f.MustClaim(tp.ID, "u1", "k1")
 	before := f.redisState()
 	for range 3 {
-		res, err := f.claim(tp.ID, "u1", "k1")
+		res, err := f.Claim(tp.ID, "u1", "k1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,11 +350,11 @@ func claimDuplicate(t *testing.T) {
 func claimDuplicateAfterRedisLost(t *testing.T) {
 	// Redis forgot the key (flush, restart, TTL): the database answers.
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(1000)
+	c := f.Campaign(1000)
 	tp := f.template(c.ID, 3, 2, 100)
-	first := f.mustClaim(tp.ID, "u1", "k1")
-	f.env.FlushRedis(t)
-	res, err := f.claim(tp.ID, "u1", "k1")
+	first := f.MustClaim(tp.ID, "u1", "k1")
+	f.Env.FlushRedis(t)
+	res, err := f.Claim(tp.ID, "u1", "k1")
 	if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
 		t.Fatalf("replay after flush = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
 	}
@@ -448,8 +363,8 @@ func claimDuplicateAfterRedisLost(t *testing.T) {
 	}
 	f.assertAgree(c, tp)
 	// The key expired only: the same.
-	f.env.Backends.Redis.Del(f.ctx, f.key(c.ID, "idem:k1"))
-	res, err = f.claim(tp.ID, "u1", "k1")
+	f.Env.Backends.Redis.Del(f.Ctx, f.Key(c.ID, "idem:k1"))
+	res, err = f.Claim(tp.ID, "u1", "k1")
 	if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
 		t.Fatalf("replay after the key expired = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
 	}
@@ -461,20 +376,20 @@ func claimDuplicateAfterRedisLost(t *testing.T) {
 
 func claimDuplicateWhileNotClaimable(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 3, 2, 100)
-	first := f.mustClaim(tp.ID, "u1", "k1")
+	first := f.MustClaim(tp.ID, "u1", "k1")
 	paused := models.TemplatePaused
-	if _, err := f.svc.UpdateTemplate(f.ctx, "test", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := f.Svc.UpdateTemplate(f.Ctx, "test", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.claim(tp.ID, "u1", "k1")
+	res, err := f.Claim(tp.ID, "u1", "k1")
 	if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
 		t.Fatalf("replay while paused = %+v, %v; want duplicate of coupon %d", res, err, first.Coupon.ID)
 	}
-	_, err = f.claim(tp.ID, "u2", "k1")
+	_, err = f.Claim(tp.ID, "u2", "k1")
 	assertClaimCode(t, err, models.CodeIdempotencyMismatch)
-	_, err = f.claim(tp.ID, "u1", "k2")
+	_, err = f.Claim(tp.ID, "u1", "k2")
 	assertClaimCode(t, err, models.CodeNotClaimable)
 }
 
@@ -498,14 +413,14 @@ func claimRefusals(t *testing.T) {
 	for _, r := range refusals {
 		t.Run(r.name, func(t *testing.T) {
 			f := newClaimFixture(t, services.Config{})
-			c := f.campaign(r.budget)
+			c := f.Campaign(r.budget)
 			tp := f.template(c.ID, r.stock, r.limit, 100)
 			for i, u := range r.before {
-				f.mustClaim(tp.ID, u, fmt.Sprintf("first-%d", i))
+				f.MustClaim(tp.ID, u, fmt.Sprintf("first-%d", i))
 			}
 			before, n := f.redisState(), f.couponCount()
 			for range 2 { // the same key again: still refused, never in progress
-				_, err := f.claim(tp.ID, r.user, "k-refused")
+				_, err := f.Claim(tp.ID, r.user, "k-refused")
 				assertClaimCode(t, err, r.code)
 			}
 			f.assertRedisUnchanged(before)
@@ -519,38 +434,38 @@ func claimRefusals(t *testing.T) {
 
 func claimErrNotClaimable(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
-	now := f.clock.Now()
+	c := f.Campaign(0)
+	now := f.Clock.Now()
 	later := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { tp.ClaimStartsAt = now.Add(time.Hour) })
 	window := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { end := now.Add(time.Hour); tp.ClaimEndsAt = &end })
 	paused := f.template(c.ID, 5, 1, 100, func(tp *models.Template) { tp.Status = models.TemplatePaused })
 	before := f.redisState()
 	for _, id := range []int64{later.ID, paused.ID} {
-		_, err := f.claim(id, "u1", fmt.Sprintf("k%d", id))
+		_, err := f.Claim(id, "u1", fmt.Sprintf("k%d", id))
 		assertClaimCode(t, err, models.CodeNotClaimable)
 	}
-	f.clock.Advance(time.Hour)
-	_, err := f.claim(window.ID, "u1", "k-late")
+	f.Clock.Advance(time.Hour)
+	_, err := f.Claim(window.ID, "u1", "k-late")
 	assertClaimCode(t, err, models.CodeNotClaimable)
 	f.assertRedisUnchanged(before)
 	if n := f.couponCount(); n != 0 {
 		t.Fatalf("%d coupons, want 0", n)
 	}
-	f.mustClaim(later.ID, "u1", "k-now-open")
+	f.MustClaim(later.ID, "u1", "k-now-open")
 }
 
 func claimErrNotFound(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	_, err := f.claim(999_999, "u1", "k1")
+	_, err := f.Claim(999_999, "u1", "k1")
 	assertClaimCode(t, err, models.CodeNotFound)
-	if keys := f.env.Keys(t); len(keys) != 0 {
+	if keys := f.Env.Keys(t); len(keys) != 0 {
 		t.Fatalf("Redis keys %v written for an unknown template", keys)
 	}
 }
 
 func claimErrInvalidRequest(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 5, 1, 100)
 	before := f.redisState()
 	for _, r := range []struct {
@@ -567,7 +482,7 @@ func claimErrInvalidRequest(t *testing.T) {
 		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: strings.Repeat("k", 129)}, "Idempotency-Key"},
 		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k\n"}, "Idempotency-Key"},
 	} {
-		_, err := f.svc.Claim(f.ctx, r.req)
+		_, err := f.Svc.Claim(f.Ctx, r.req)
 		assertClaimCode(t, err, models.CodeInvalidRequest, r.field)
 	}
 	f.assertRedisUnchanged(before)
@@ -578,12 +493,12 @@ func claimErrInvalidRequest(t *testing.T) {
 
 func claimOKLongestKeyAndUser(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 5, 1, 100)
 	key := strings.Repeat("k|,=; ~", 19)[:128]
 	user := strings.Repeat("A.b_c:d@e-", 7)[:64]
-	first := f.mustClaim(tp.ID, user, key)
-	res, err := f.claim(tp.ID, user, key)
+	first := f.MustClaim(tp.ID, user, key)
+	res, err := f.Claim(tp.ID, user, key)
 	if err != nil || !res.Duplicate || res.Coupon.ID != first.Coupon.ID {
 		t.Fatalf("replay = %+v, %v", res, err)
 	}
@@ -620,11 +535,11 @@ func TestClaimIdempotency(t *testing.T) {
 	setup := func(t *testing.T) *world {
 		t.Helper()
 		f := newClaimFixture(t, services.Config{})
-		w := &world{f: f, a: f.campaign(10_000), b: f.campaign(0)}
+		w := &world{f: f, a: f.Campaign(10_000), b: f.Campaign(0)}
 		w.a1 = f.template(w.a.ID, 5, 2, 100)
 		w.a2 = f.template(w.a.ID, 5, 2, 300)
 		w.b1 = f.template(w.b.ID, 5, 2, 100)
-		w.first = f.mustClaim(w.a1.ID, "u1", "k1").Coupon
+		w.first = f.MustClaim(w.a1.ID, "u1", "k1").Coupon
 		return w
 	}
 	mismatches := []struct {
@@ -643,20 +558,20 @@ func TestClaimIdempotency(t *testing.T) {
 			w := setup(t)
 			f := w.f
 			// Load every campaign first, so that nothing is left to change.
-			if _, err := f.svc.ListTemplates(f.ctx, false); err != nil {
+			if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil {
 				t.Fatal(err)
 			}
 			before := f.redisState()
 			for range 2 {
-				_, err := f.claim(m.tpl(w).ID, m.user, "k1")
+				_, err := f.Claim(m.tpl(w).ID, m.user, "k1")
 				assertClaimCode(t, err, models.CodeIdempotencyMismatch)
 			}
 			f.assertRedisUnchanged(before)
-			if cs := f.coupons(); len(cs) != 1 || cs[0].ID != w.first.ID {
+			if cs := f.Coupons(); len(cs) != 1 || cs[0].ID != w.first.ID {
 				t.Fatalf("coupons %+v, want only coupon %d", cs, w.first.ID)
 			}
 			// The first claim is still answered as before.
-			res, err := f.claim(w.a1.ID, "u1", "k1")
+			res, err := f.Claim(w.a1.ID, "u1", "k1")
 			if err != nil || !res.Duplicate || res.Coupon.ID != w.first.ID {
 				t.Fatalf("replay = %+v, %v", res, err)
 			}
@@ -664,15 +579,15 @@ func TestClaimIdempotency(t *testing.T) {
 		t.Run("ErrIdempotencyMismatch"+m.name+"AfterRedisLost", func(t *testing.T) {
 			w := setup(t)
 			f := w.f
-			f.env.FlushRedis(t)
+			f.Env.FlushRedis(t)
 			for range 2 {
-				_, err := f.claim(m.tpl(w).ID, m.user, "k1")
+				_, err := f.Claim(m.tpl(w).ID, m.user, "k1")
 				assertClaimCode(t, err, models.CodeIdempotencyMismatch)
 			}
-			if cs := f.coupons(); len(cs) != 1 || cs[0].ID != w.first.ID {
+			if cs := f.Coupons(); len(cs) != 1 || cs[0].ID != w.first.ID {
 				t.Fatalf("coupons %+v, want only coupon %d", cs, w.first.ID)
 			}
-			if _, err := f.svc.ListTemplates(f.ctx, false); err != nil { // loads what was not
+			if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil { // loads what was not
 				t.Fatal(err)
 			}
 			f.assertAgree(w.a, w.a1, w.a2)
@@ -682,10 +597,10 @@ func TestClaimIdempotency(t *testing.T) {
 	t.Run("OKKeysAreNotShared", func(t *testing.T) {
 		// Different keys of one user are different claims.
 		w := setup(t)
-		w.f.mustClaim(w.a1.ID, "u1", "k2")
-		_, err := w.f.claim(w.a1.ID, "u1", "k3")
+		w.f.MustClaim(w.a1.ID, "u1", "k2")
+		_, err := w.f.Claim(w.a1.ID, "u1", "k3")
 		assertClaimCode(t, err, models.CodeUserLimitReached)
-		w.f.mustClaim(w.b1.ID, "u1", "k3") // a refused key is free for another claim
+		w.f.MustClaim(w.b1.ID, "u1", "k3") // a refused key is free for another claim
 		w.f.assertAgree(w.a, w.a1)
 		w.f.assertAgree(w.b, w.b1)
 	})

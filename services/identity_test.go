@@ -22,11 +22,11 @@ var caseVariants = []string{"casey6213", "CASEY6213", "Casey6213"}
 
 func TestIdentityClaimsPerUser(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 10, 1, 100)
 	codes := map[string]string{}
 	for i, user := range caseVariants {
-		res, err := f.claim(tp.ID, user, fmt.Sprintf("identity-claim-%d", i))
+		res, err := f.Claim(tp.ID, user, fmt.Sprintf("identity-claim-%d", i))
 		if err != nil {
 			t.Fatalf("claim for %s after %v: %v", user, caseVariants[:i], err)
 		}
@@ -38,11 +38,11 @@ func TestIdentityClaimsPerUser(t *testing.T) {
 		}
 		codes[user] = res.Coupon.Code
 	}
-	if len(f.coupons()) != len(caseVariants) {
-		t.Fatalf("%d coupons, want %d", len(f.coupons()), len(caseVariants))
+	if len(f.Coupons()) != len(caseVariants) {
+		t.Fatalf("%d coupons, want %d", len(f.Coupons()), len(caseVariants))
 	}
 	for _, user := range caseVariants {
-		cs, err := f.svc.ListUserCoupons(f.ctx, user)
+		cs, err := f.Svc.ListUserCoupons(f.Ctx, user)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,17 +52,17 @@ func TestIdentityClaimsPerUser(t *testing.T) {
 	}
 	// Each user's limit of one is their own: a second claim of each is refused.
 	for i, user := range caseVariants {
-		_, err := f.claim(tp.ID, user, fmt.Sprintf("identity-again-%d", i))
+		_, err := f.Claim(tp.ID, user, fmt.Sprintf("identity-again-%d", i))
 		assertClaimCode(t, err, models.CodeUserLimitReached)
 	}
-	if cs, err := f.svc.ListUserCoupons(f.ctx, "cASEY6213"); err != nil || len(cs) != 0 {
+	if cs, err := f.Svc.ListUserCoupons(f.Ctx, "cASEY6213"); err != nil || len(cs) != 0 {
 		t.Errorf("coupons of cASEY6213, who claimed none: %+v, %v", cs, err)
 	}
 	f.assertAgree(c, tp)
 
 	// Counters rebuilt from the database (Redis lost them) keep the users apart.
-	f.env.FlushRedis(t)
-	res, err := f.claim(tp.ID, "cAsEy6213", "identity-after-flush")
+	f.Env.FlushRedis(t)
+	res, err := f.Claim(tp.ID, "cAsEy6213", "identity-after-flush")
 	if err != nil || res.Duplicate || res.Coupon.UserID != "cAsEy6213" {
 		t.Fatalf("claim after the counters were rebuilt: %+v, %v", res, err)
 	}
@@ -71,13 +71,13 @@ func TestIdentityClaimsPerUser(t *testing.T) {
 
 func TestIdentityIdempotencyKeys(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	c := f.campaign(0)
+	c := f.Campaign(0)
 	tp := f.template(c.ID, 10, 5, 100)
-	first := f.mustClaim(tp.ID, "ann", "Order-Key-1")
+	first := f.MustClaim(tp.ID, "ann", "Order-Key-1")
 	// The same user and template, a key that differs only in case: a new claim.
-	second := f.mustClaim(tp.ID, "ann", "order-key-1")
+	second := f.MustClaim(tp.ID, "ann", "order-key-1")
 	// Another user with a case variant of the key: their own new claim.
-	third := f.mustClaim(tp.ID, "ben", "ORDER-KEY-1")
+	third := f.MustClaim(tp.ID, "ben", "ORDER-KEY-1")
 	if first.Coupon.ID == second.Coupon.ID || second.Coupon.ID == third.Coupon.ID || first.Coupon.ID == third.Coupon.ID {
 		t.Fatalf("coupons %d, %d, %d: want three", first.Coupon.ID, second.Coupon.ID, third.Coupon.ID)
 	}
@@ -86,7 +86,7 @@ func TestIdentityIdempotencyKeys(t *testing.T) {
 	}
 	// Each key replays its own claim, byte for byte.
 	for key, want := range map[string]*services.ClaimResult{"Order-Key-1": first, "order-key-1": second} {
-		res, err := f.claim(tp.ID, "ann", key)
+		res, err := f.Claim(tp.ID, "ann", key)
 		if err != nil || !res.Duplicate || res.Coupon.ID != want.Coupon.ID {
 			t.Errorf("replay of %q: %+v, %v; want coupon %d", key, res, err, want.Coupon.ID)
 		}
@@ -101,7 +101,7 @@ func TestIdentityOrders(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("ann")
 	redeem := func(order, cashier string) (*services.RedeemResult, error) {
-		return f.svc.Redeem(f.ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 2000, Cashier: cashier})
+		return f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 2000, Cashier: cashier})
 	}
 	if res, err := redeem("order-7", "casey"); err != nil || res.Duplicate {
 		t.Fatalf("redeem for order-7: %+v, %v", res, err)
@@ -136,7 +136,7 @@ func TestIdentityOrders(t *testing.T) {
 
 	// The cashiers casey and Casey each see their own redemptions.
 	for cashier, order := range map[string]string{"casey": "order-7", "Casey": "ORDER-7"} {
-		rs, err := f.svc.ListCashierRedemptions(f.ctx, cashier, 10)
+		rs, err := f.Svc.ListCashierRedemptions(f.Ctx, cashier, 10)
 		if err != nil || len(rs) != 1 || rs[0].OrderID != order {
 			t.Errorf("redemptions of cashier %s: %+v, %v; want only %s", cashier, rs, err, order)
 		}
@@ -149,7 +149,7 @@ func TestIdentityCouponCodes(t *testing.T) {
 	// A code is typed in capitals or not, with or without dashes: the one
 	// normalisation there is, before the lookup.
 	lower := strings.ToLower(c.Code[:4] + "-" + c.Code[4:8] + "-" + c.Code[8:])
-	if d, err := f.svc.GetCoupon(f.ctx, lower); err != nil || d.Coupon.ID != c.ID {
+	if d, err := f.Svc.GetCoupon(f.Ctx, lower); err != nil || d.Coupon.ID != c.ID {
 		t.Fatalf("GetCoupon(%q) = %+v, %v", lower, d, err)
 	}
 	// Accented and full-width look-alikes are no code characters.
@@ -158,7 +158,7 @@ func TestIdentityCouponCodes(t *testing.T) {
 		c.Code[:1] + "\u0301" + c.Code[1:],                           // a combining accent
 		strings.Map(func(r rune) rune { return r + 0xFEE0 }, c.Code), // full width
 	} {
-		_, err := f.svc.GetCoupon(f.ctx, variant)
+		_, err := f.Svc.GetCoupon(f.Ctx, variant)
 		assertClaimCode(t, err, models.CodeInvalidRequest, "code")
 	}
 }

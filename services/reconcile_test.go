@@ -1,7 +1,6 @@
 package services_test
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -15,99 +14,77 @@ import (
 	"couponsvc/services/testenv"
 )
 
-// rcClock is a clock the reconciliation tests move forward.
-type rcClock struct{ offset atomic.Int64 }
-
-func (c *rcClock) Now() time.Time { return time.Now().UTC().Add(time.Duration(c.offset.Load())) }
-
-func (c *rcClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
-
-// rcFixture is one campaign with one template on fresh backends.
+// rcFixture is the shared fixture with one campaign and one template.
 type rcFixture struct {
-	t     *testing.T
-	env   *testenv.Env
-	clock *rcClock
-	tmpl  *models.Template
-	ctx   context.Context
+	*testenv.Fixture
+	tmpl *models.Template
 }
 
 func newRCFixture(t *testing.T, cfg services.Config, stock, limit int64, policy string) *rcFixture {
 	t.Helper()
-	f := &rcFixture{t: t, clock: &rcClock{}, ctx: context.Background()}
-	if cfg.Now == nil {
-		cfg.Now = f.clock.Now
-	}
-	f.env = testenv.New(t, cfg)
-	c, err := f.env.Service.CreateCampaign(f.ctx, "test", models.Campaign{Name: "reconcile"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.tmpl, err = f.env.Service.CreateTemplate(f.ctx, "test", models.Template{CampaignID: c.ID, Name: "r",
-		Kind: "fixed", FaceValueCents: 100, TotalStock: stock, PerUserLimit: limit, ValidDays: 3, RefundPolicy: policy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := &rcFixture{Fixture: testenv.NewFixture(t, cfg)}
+	c := f.CreateCampaign(models.Campaign{Name: "reconcile"})
+	f.tmpl = f.Template(models.Template{CampaignID: c.ID, Name: "r", Kind: "fixed", FaceValueCents: 100,
+		TotalStock: stock, PerUserLimit: limit, ValidDays: 3, RefundPolicy: policy})
 	return f
 }
 
-func (f *rcFixture) key(suffix string) string {
-	return fmt.Sprintf("%s{c%d}:%s", f.env.Prefix, f.tmpl.CampaignID, suffix)
-}
+func (f *rcFixture) key(suffix string) string { return f.Key(f.tmpl.CampaignID, suffix) }
 
-func (f *rcFixture) templateKey() string { return f.key("t:" + strconv.FormatInt(f.tmpl.ID, 10)) }
+func (f *rcFixture) templateKey() string { return f.TemplateKey(f.tmpl.CampaignID, f.tmpl.ID) }
 
 func (f *rcFixture) claim(user, key string) (*services.ClaimResult, error) {
-	return f.env.Service.Claim(f.ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: user, IdempotencyKey: key})
+	return f.Claim(f.tmpl.ID, user, key)
 }
 
 func (f *rcFixture) mustClaim(user string) *models.Coupon {
-	f.t.Helper()
+	f.T.Helper()
 	r, err := f.claim(user, "k-"+user+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	if err != nil {
-		f.t.Fatalf("claim for %s: %v", user, err)
+		f.T.Fatalf("claim for %s: %v", user, err)
 	}
 	return r.Coupon
 }
 
 // reconcile compares the fixture's template (with repair when asked).
 func (f *rcFixture) reconcile(svc *services.Service, repair bool) services.TemplateDrift {
-	f.t.Helper()
+	f.T.Helper()
 	if svc == nil {
-		svc = f.env.Service
+		svc = f.Env.Service
 	}
-	rep, err := svc.Reconcile(f.ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID, Repair: repair, Actor: "tester"})
+	rep, err := svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID, Repair: repair, Actor: "tester"})
 	if err != nil {
-		f.t.Fatalf("reconcile: %v", err)
+		f.T.Fatalf("reconcile: %v", err)
 	}
 	if len(rep.Templates) != 1 {
-		f.t.Fatalf("reconcile reported %d templates, want 1", len(rep.Templates))
+		f.T.Fatalf("reconcile reported %d templates, want 1", len(rep.Templates))
 	}
 	return rep.Templates[0]
 }
 
 func (f *rcFixture) wantNoDrift(d services.TemplateDrift) {
-	f.t.Helper()
+	f.T.Helper()
 	if d.RedisRemaining == nil || d.Drift != 0 || d.UsersDrifted != 0 || d.Drifted() {
-		f.t.Fatalf("want no drift, got %s", rcShow(d))
+		f.T.Fatalf("want no drift, got %s", rcShow(d))
 	}
 }
 
 // audits returns the audit entries of an action, oldest first.
 func (f *rcFixture) audits(action string) []models.AuditEntry {
-	f.t.Helper()
+	f.T.Helper()
 	var out []models.AuditEntry
-	if err := f.env.Backends.DB.Where("action = ?", action).Order("id").Find(&out).Error; err != nil {
-		f.t.Fatal(err)
+	if err := f.Env.Backends.DB.Where("action = ?", action).Order("id").Find(&out).Error; err != nil {
+		f.T.Fatal(err)
 	}
 	return out
 }
 
 func (f *rcFixture) live() int64 {
-	f.t.Helper()
+	f.T.Helper()
 	var n int64
-	if err := f.env.Backends.DB.Model(&models.Coupon{}).Where("template_id = ? AND slot IS NOT NULL", f.tmpl.ID).
+	if err := f.Env.Backends.DB.Model(&models.Coupon{}).Where("template_id = ? AND slot IS NOT NULL", f.tmpl.ID).
 		Count(&n).Error; err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return n
 }
@@ -116,15 +93,15 @@ func (f *rcFixture) live() int64 {
 // entry of the revoke, as a process killed between the commit and
 // coupon_return.lua leaves it.
 func (f *rcFixture) loseReturn(c *models.Coupon) {
-	f.t.Helper()
-	db := f.env.Backends.DB
+	f.T.Helper()
+	db := f.Env.Backends.DB
 	if err := db.Exec("UPDATE user_coupons SET status = ?, slot = NULL, user_ordinal = NULL, version = version + 1 WHERE id = ?",
 		models.CouponRevoked, c.ID).Error; err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	if err := db.Create(&models.AuditEntry{Actor: "admin", Action: "coupon.revoke", Target: fmt.Sprintf("coupon:%d", c.ID),
-		Detail: "return_stock=true", CreatedAt: f.clock.Now()}).Error; err != nil {
-		f.t.Fatal(err)
+		Detail: "return_stock=true", CreatedAt: f.Clock.Now()}).Error; err != nil {
+		f.T.Fatal(err)
 	}
 }
 
@@ -169,7 +146,7 @@ func TestReconcile(t *testing.T) {
 	t.Run("NotLoaded", func(t *testing.T) {
 		f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
 		f.mustClaim("a")
-		f.env.FlushRedis(t)
+		f.Env.FlushRedis(t)
 		d := f.reconcile(nil, true)
 		if d.RedisRemaining != nil || d.Drift != 0 || d.Repaired || d.DBLive != 1 {
 			t.Fatalf("counters not loaded: got %s", rcShow(d))
@@ -182,11 +159,11 @@ func TestReconcile(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
-		_, err := f.env.Service.Reconcile(f.ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID + 1000})
+		_, err := f.Env.Service.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID + 1000})
 		if models.ErrorCode(err) != models.CodeNotFound {
 			t.Fatalf("got %v, want not_found", err)
 		}
-		_, err = f.env.Service.Reconcile(f.ctx, services.ReconcileRequest{TemplateID: -1})
+		_, err = f.Env.Service.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: -1})
 		if models.ErrorCode(err) != models.CodeInvalidRequest {
 			t.Fatalf("got %v, want invalid_request", err)
 		}
@@ -195,8 +172,8 @@ func TestReconcile(t *testing.T) {
 		f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
 		f.mustClaim("a")
 		f.mustClaim("b")
-		rdb := f.env.Backends.Redis
-		if err := rdb.HIncrBy(f.ctx, f.templateKey(), "remaining", 5).Err(); err != nil {
+		rdb := f.Env.Backends.Redis
+		if err := rdb.HIncrBy(f.Ctx, f.templateKey(), "remaining", 5).Err(); err != nil {
 			t.Fatal(err)
 		}
 		d := f.reconcile(nil, false)
@@ -224,7 +201,7 @@ func TestReconcile(t *testing.T) {
 		f.mustClaim("b")
 		// Redis forgets that a holds a coupon: a second claim by a would
 		// pass Redis (and be refused by the database's unique index).
-		if err := f.env.Backends.Redis.HDel(f.ctx, f.templateKey()+":users", "a").Err(); err != nil {
+		if err := f.Env.Backends.Redis.HDel(f.Ctx, f.templateKey()+":users", "a").Err(); err != nil {
 			t.Fatal(err)
 		}
 		d := f.reconcile(nil, true)
@@ -240,7 +217,7 @@ func TestReconcile(t *testing.T) {
 		f := newRCFixture(t, services.Config{}, 10, 2, models.RefundRestore)
 		f.mustClaim("a")
 		// A reservation whose process died before writing the row.
-		f.reserve(t, "b", "dead-1", f.clock.Now())
+		f.reserve(t, "b", "dead-1", f.Clock.Now())
 		d := f.reconcile(nil, false)
 		f.wantNoDrift(d)
 		if d.InFlight != 1 || d.DBLive != 1 || *d.RedisRemaining != 8 {
@@ -248,7 +225,7 @@ func TestReconcile(t *testing.T) {
 		}
 		// A repair keeps the reservation's slot taken: it never frees stock
 		// that a claim in flight is about to write.
-		if err := f.env.Backends.Redis.HIncrBy(f.ctx, f.templateKey(), "remaining", -3).Err(); err != nil {
+		if err := f.Env.Backends.Redis.HIncrBy(f.Ctx, f.templateKey(), "remaining", -3).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if d := f.reconcile(nil, true); d.Drift != -3 || !d.Repaired {
@@ -266,7 +243,7 @@ func TestReconcile(t *testing.T) {
 		f := newRCFixture(t, services.Config{}, 5, 1, models.RefundRecycle)
 		c := f.mustClaim("a")
 		f.mustClaim("b")
-		if _, err := f.env.Service.Revoke(f.ctx, "admin", c.Code, true, "test"); err != nil {
+		if _, err := f.Env.Service.Revoke(f.Ctx, "admin", c.Code, true, "test"); err != nil {
 			t.Fatal(err)
 		}
 		d := f.reconcile(nil, false)
@@ -275,7 +252,7 @@ func TestReconcile(t *testing.T) {
 			t.Fatalf("got %s", rcShow(d))
 		}
 		// A repair (forced by a corruption) must not keep the returned slot.
-		if err := f.env.Backends.Redis.HIncrBy(f.ctx, f.templateKey(), "remaining", 1).Err(); err != nil {
+		if err := f.Env.Backends.Redis.HIncrBy(f.Ctx, f.templateKey(), "remaining", 1).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if d := f.reconcile(nil, true); !d.Repaired {
@@ -297,7 +274,7 @@ func (f *rcFixture) reserve(t *testing.T, user, key string, at time.Time) (slot,
 	ks := []string{f.key("budget"), f.templateKey(), f.templateKey() + ":free", f.templateKey() + ":users",
 		f.key("idem:" + key), f.key("pending"), f.templateKey() + ":rule"}
 	// The last argument is the claim's attempt word (see coupon_deduct.lua).
-	vals, err := lua.Deduct.Run(f.ctx, f.env.Backends.Redis, ks, f.tmpl.ID, user, key, at.UnixMilli(), 3600,
+	vals, err := lua.Deduct.Run(f.Ctx, f.Env.Backends.Redis, ks, f.tmpl.ID, user, key, at.UnixMilli(), 3600,
 		"rc"+strconv.FormatInt(at.UnixNano(), 36)).Slice()
 	if err != nil {
 		t.Fatalf("reserve (campaign %d): %v", cid, err)
@@ -314,8 +291,8 @@ func (f *rcFixture) reserve(t *testing.T, user, key string, at time.Time) (slot,
 func TestReconcileRepairWhileClaiming(t *testing.T) {
 	const stock, limit, users, attempts, workers = 400, 2, 300, 700, 16
 	f := newRCFixture(t, services.Config{}, stock, limit, models.RefundRestore)
-	rdb := f.env.Backends.Redis
-	other := f.env.NewService(services.Config{Now: f.clock.Now}) // a second instance repairs too
+	rdb := f.Env.Backends.Redis
+	other := f.Env.NewService(services.Config{Now: f.Clock.Now}) // a second instance repairs too
 
 	var next atomic.Int64
 	var results sync.Map // result word → *atomic.Int64
@@ -327,7 +304,7 @@ func TestReconcileRepairWhileClaiming(t *testing.T) {
 	stop := make(chan struct{})
 	var repairs, repaired, corruptions atomic.Int64
 	var rwg sync.WaitGroup
-	for r, svc := range []*services.Service{f.env.Service, other} {
+	for r, svc := range []*services.Service{f.Env.Service, other} {
 		rwg.Add(1)
 		go func() {
 			defer rwg.Done()
@@ -339,11 +316,11 @@ func TestReconcileRepairWhileClaiming(t *testing.T) {
 				}
 				if r == 0 && i%2 == 1 {
 					// Corrupt both ways, then repair in the same step.
-					rdb.HIncrBy(f.ctx, f.templateKey(), "remaining", int64(3-i%7))
-					rdb.HDel(f.ctx, f.templateKey()+":users", fmt.Sprintf("u%d", i%users))
+					rdb.HIncrBy(f.Ctx, f.templateKey(), "remaining", int64(3-i%7))
+					rdb.HDel(f.Ctx, f.templateKey()+":users", fmt.Sprintf("u%d", i%users))
 					corruptions.Add(1)
 				}
-				rep, err := svc.Reconcile(f.ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID, Repair: true, Actor: "tester"})
+				rep, err := svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID, Repair: true, Actor: "tester"})
 				if err != nil {
 					t.Errorf("reconcile: %v", err)
 					return
@@ -392,7 +369,7 @@ func TestReconcileRepairWhileClaiming(t *testing.T) {
 		t.Fatalf("oversold: %d live coupons for a stock of %d", live, stock)
 	}
 	var over int64
-	f.env.Backends.DB.Raw(`SELECT COUNT(*) FROM (SELECT user_id FROM user_coupons WHERE template_id = ? AND slot IS NOT NULL
+	f.Env.Backends.DB.Raw(`SELECT COUNT(*) FROM (SELECT user_id FROM user_coupons WHERE template_id = ? AND slot IS NOT NULL
 		GROUP BY user_id HAVING COUNT(*) > ?) x`, f.tmpl.ID, limit).Scan(&over)
 	if over != 0 {
 		t.Fatalf("%d users hold more than %d coupons", over, limit)
@@ -401,7 +378,7 @@ func TestReconcileRepairWhileClaiming(t *testing.T) {
 	claimed.Range(func(k, v any) bool {
 		nClaimed++
 		var n int64
-		f.env.Backends.DB.Model(&models.Coupon{}).Where("id = ? AND request_id = ?", v, k).Count(&n)
+		f.Env.Backends.DB.Model(&models.Coupon{}).Where("id = ? AND request_id = ?", v, k).Count(&n)
 		if n != 1 {
 			t.Errorf("claim %s answered claimed but its coupon is not in the database", k)
 		}
@@ -431,12 +408,12 @@ func TestRepairPassLostReturn(t *testing.T) {
 	f.mustClaim("b")
 	f.loseReturn(a)
 	// And 5 more stock in the database only.
-	db := f.env.Backends.DB
+	db := f.Env.Backends.DB
 	if err := db.Exec("UPDATE templates SET total_stock = total_stock + 5 WHERE id = ?", f.tmpl.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Create(&models.AuditEntry{Actor: "admin", Action: "template.stock", Target: fmt.Sprintf("template:%d", f.tmpl.ID),
-		Detail: "delta=5", CreatedAt: f.clock.Now()}).Error; err != nil {
+		Detail: "delta=5", CreatedAt: f.Clock.Now()}).Error; err != nil {
 		t.Fatal(err)
 	}
 	d := f.reconcile(nil, false)
@@ -445,12 +422,12 @@ func TestRepairPassLostReturn(t *testing.T) {
 	}
 
 	// Within the grace the pass leaves them: their Redis part may be running.
-	st, err := f.env.Service.RepairPass(f.ctx)
+	st, err := f.Env.Service.RepairPass(f.Ctx)
 	if err != nil || st.Checked != 0 || st.Repaired != 0 {
 		t.Fatalf("pass within the grace: %+v %v", st, err)
 	}
-	f.clock.Advance(11 * time.Second)
-	st, err = f.env.Service.RepairPass(f.ctx)
+	f.Clock.Advance(11 * time.Second)
+	st, err = f.Env.Service.RepairPass(f.Ctx)
 	if err != nil || st.Repaired != 1 || st.StockChanges != 2 {
 		t.Fatalf("pass after the grace: %+v %v, want 1 template repaired from 2 stock changes", st, err)
 	}
@@ -464,7 +441,7 @@ func TestRepairPassLostReturn(t *testing.T) {
 		t.Fatalf("audit entries: %+v", audits)
 	}
 	// The cursor moved on: the next pass has nothing to look at.
-	if st, err := f.env.Service.RepairPass(f.ctx); err != nil || st.StockChanges != 0 || st.Repaired != 0 {
+	if st, err := f.Env.Service.RepairPass(f.Ctx); err != nil || st.StockChanges != 0 || st.Repaired != 0 {
 		t.Fatalf("third pass: %+v %v", st, err)
 	}
 	// The slot and the ordinal are claimable again.
@@ -479,32 +456,32 @@ func TestRepairPassLostReturn(t *testing.T) {
 func TestRepairPassAfterRedisLoss(t *testing.T) {
 	f := newRCFixture(t, services.Config{DBTimeout: time.Second}, 10, 1, models.RefundRestore)
 	f.mustClaim("a")
-	f.env.FlushRedis(t)
+	f.Env.FlushRedis(t)
 	f.mustClaim("b") // reloads
 	// The row of a claim in flight at the loss, committed after the reload
 	// read the database: Redis counts its slot free.
-	if err := f.env.Backends.DB.Create(&models.Coupon{Code: models.NewCouponCode(), TemplateID: f.tmpl.ID,
+	if err := f.Env.Backends.DB.Create(&models.Coupon{Code: models.NewCouponCode(), TemplateID: f.tmpl.ID,
 		CampaignID: f.tmpl.CampaignID, UserID: "c", Status: models.CouponIssued, Slot: rcPtr(int64(3)), UserOrdinal: rcPtr(int64(1)),
-		RequestID: "late", ValueCents: 100, ClaimedAt: f.clock.Now(), ValidFrom: f.clock.Now(),
-		ValidUntil: f.clock.Now().Add(time.Hour), UpdatedAt: f.clock.Now()}).Error; err != nil {
+		RequestID: "late", ValueCents: 100, ClaimedAt: f.Clock.Now(), ValidFrom: f.Clock.Now(),
+		ValidUntil: f.Clock.Now().Add(time.Hour), UpdatedAt: f.Clock.Now()}).Error; err != nil {
 		t.Fatal(err)
 	}
 	if d := f.reconcile(nil, false); d.Drift != 1 || d.UsersDrifted != 1 {
 		t.Fatalf("want drift 1: %s", rcShow(d))
 	}
-	st, err := f.env.Service.RepairPass(f.ctx)
+	st, err := f.Env.Service.RepairPass(f.Ctx)
 	if err != nil || st.Checked != 0 {
 		t.Fatalf("first pass marks the campaign due: %+v %v", st, err)
 	}
-	f.clock.Advance(3 * time.Second)
-	st, err = f.env.Service.RepairPass(f.ctx)
+	f.Clock.Advance(3 * time.Second)
+	st, err = f.Env.Service.RepairPass(f.Ctx)
 	if err != nil || st.Checked != 1 || st.Repaired != 1 {
 		t.Fatalf("second pass: %+v %v, want 1 checked and repaired", st, err)
 	}
 	f.wantNoDrift(f.reconcile(nil, false))
 	// Checked: the next passes leave it alone.
-	f.clock.Advance(3 * time.Second)
-	if st, err := f.env.Service.RepairPass(f.ctx); err != nil || st.Checked != 0 {
+	f.Clock.Advance(3 * time.Second)
+	if st, err := f.Env.Service.RepairPass(f.Ctx); err != nil || st.Checked != 0 {
 		t.Fatalf("third pass: %+v %v", st, err)
 	}
 	rcReport(t, "repaired after the loss: %+v", st)
@@ -519,9 +496,9 @@ func TestSweepTwoInstances(t *testing.T) {
 	const stale = 300
 	f := newRCFixture(t, services.Config{}, 1000, 1, models.RefundRestore)
 	f.mustClaim("first") // loads the counters
-	old := f.clock.Now().Add(-time.Hour)
+	old := f.Clock.Now().Add(-time.Hour)
 	// The reservations were made an hour ago: claims were open then.
-	if _, err := f.env.Service.UpdateTemplate(f.ctx, "test", f.tmpl.ID,
+	if _, err := f.Env.Service.UpdateTemplate(f.Ctx, "test", f.tmpl.ID,
 		services.TemplatePatch{ClaimStartsAt: rcPtr(old.Add(-time.Hour))}); err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +510,7 @@ func TestSweepTwoInstances(t *testing.T) {
 			continue // died before the insert
 		}
 		withRow++ // died after the insert, before the confirm
-		if err := f.env.Backends.DB.Create(&models.Coupon{Code: models.NewCouponCode(), TemplateID: f.tmpl.ID,
+		if err := f.Env.Backends.DB.Create(&models.Coupon{Code: models.NewCouponCode(), TemplateID: f.tmpl.ID,
 			CampaignID: f.tmpl.CampaignID, UserID: user, Status: models.CouponIssued, Slot: &slot, UserOrdinal: &ord,
 			RequestID: key, ValueCents: 100, ClaimedAt: old, ValidFrom: old, ValidUntil: old.Add(72 * time.Hour),
 			UpdatedAt: old}).Error; err != nil {
@@ -543,7 +520,7 @@ func TestSweepTwoInstances(t *testing.T) {
 	if d := f.reconcile(nil, false); d.InFlight != stale-int64(withRow) || d.Drift != 0 {
 		t.Fatalf("before the sweep: %s", rcShow(d))
 	}
-	svcs := []*services.Service{f.env.Service, f.env.NewService(services.Config{Now: f.clock.Now})}
+	svcs := []*services.Service{f.Env.Service, f.Env.NewService(services.Config{Now: f.Clock.Now})}
 	var passes, confirmed, released atomic.Int64
 	var wg sync.WaitGroup
 	for _, svc := range svcs {
@@ -551,7 +528,7 @@ func TestSweepTwoInstances(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 5; i++ {
-				st, err := svc.Sweep(f.ctx)
+				st, err := svc.Sweep(f.Ctx)
 				if err != nil {
 					t.Errorf("sweep: %v", err)
 					return
@@ -566,7 +543,7 @@ func TestSweepTwoInstances(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	pending, err := f.env.Backends.Redis.ZCard(f.ctx, f.key("pending")).Result()
+	pending, err := f.Env.Backends.Redis.ZCard(f.Ctx, f.key("pending")).Result()
 	if err != nil || pending != 0 {
 		t.Fatalf("%d reservations still pending (%v)", pending, err)
 	}
@@ -594,8 +571,8 @@ func TestSweepTwoInstances(t *testing.T) {
 func TestLoadMissingCounters(t *testing.T) {
 	f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
 	f.mustClaim("a")
-	f.env.FlushRedis(t)
-	n, err := f.env.Service.LoadMissingCounters(f.ctx)
+	f.Env.FlushRedis(t)
+	n, err := f.Env.Service.LoadMissingCounters(f.Ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("loaded %d campaigns (%v), want 1", n, err)
 	}
@@ -604,7 +581,7 @@ func TestLoadMissingCounters(t *testing.T) {
 	if *d.RedisRemaining != 9 {
 		t.Fatalf("after the load: %s", rcShow(d))
 	}
-	if n, err := f.env.Service.LoadMissingCounters(f.ctx); err != nil || n != 0 {
+	if n, err := f.Env.Service.LoadMissingCounters(f.Ctx); err != nil || n != 0 {
 		t.Fatalf("loaded %d campaigns again (%v), want 0", n, err)
 	}
 }

@@ -1,7 +1,6 @@
 package services_test
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,33 +14,10 @@ import (
 	"couponsvc/services/testenv"
 )
 
-// checkoutClock is real time shifted by an offset that tests move forward, so
-// that validity windows can be crossed while locks and TTLs keep real time.
-type checkoutClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *checkoutClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().UTC().Add(c.offset)
-}
-
-func (c *checkoutClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.offset += d
-}
-
-// checkoutFixture is one test's backends, a campaign and a template, with
+// checkoutFixture is the shared fixture with a campaign and a template, and
 // helpers for the checkout flows and the guarantees of docs/guarantees.md.
 type checkoutFixture struct {
-	t        *testing.T
-	ctx      context.Context
-	env      *testenv.Env
-	svc      *services.Service
-	clock    *checkoutClock
+	*testenv.Fixture
 	campaign *models.Campaign
 	tmpl     *models.Template
 	claims   atomic.Int64
@@ -52,75 +28,51 @@ type checkoutFixture struct {
 // stock 10, limit 2, valid 30 days.
 func newCheckoutFixture(t *testing.T, cfg services.Config, tmpl models.Template) *checkoutFixture {
 	t.Helper()
-	clock := &checkoutClock{}
-	if cfg.Now == nil {
-		cfg.Now = clock.Now
-	}
-	env := testenv.New(t, cfg)
-	f := &checkoutFixture{t: t, ctx: context.Background(), env: env, svc: env.Service, clock: clock}
-	var err error
-	f.campaign, err = f.svc.CreateCampaign(f.ctx, "admin", models.Campaign{Name: "checkout", BudgetCents: 1_000_000})
-	if err != nil {
-		t.Fatalf("create campaign: %v", err)
-	}
+	f := &checkoutFixture{Fixture: testenv.NewFixture(t, cfg)}
+	f.Actor = "admin"
+	f.campaign = f.CreateCampaign(models.Campaign{Name: "checkout", BudgetCents: 1_000_000})
 	tmpl.CampaignID = f.campaign.ID
 	if tmpl.Name == "" {
 		tmpl.Name = "five off"
 	}
-	if tmpl.Kind == "" {
-		tmpl.Kind = models.KindFixed
-		tmpl.FaceValueCents = 500
-	}
-	if tmpl.TotalStock == 0 {
-		tmpl.TotalStock = 10
-	}
-	if tmpl.PerUserLimit == 0 {
-		tmpl.PerUserLimit = 2
-	}
-	if tmpl.ValidDays == 0 && tmpl.ValidFrom == nil {
-		tmpl.ValidDays = 30
-	}
-	f.tmpl, err = f.svc.CreateTemplate(f.ctx, "admin", tmpl)
-	if err != nil {
-		t.Fatalf("create template: %v", err)
-	}
+	f.tmpl = f.Template(tmpl)
 	return f
 }
 
 // claim claims a coupon of the template for user.
 func (f *checkoutFixture) claim(user string) *models.Coupon {
-	f.t.Helper()
+	f.T.Helper()
 	key := fmt.Sprintf("checkout-%s-%d", user, f.claims.Add(1))
-	res, err := f.svc.Claim(f.ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: user, IdempotencyKey: key})
+	res, err := f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: user, IdempotencyKey: key})
 	if err != nil {
-		f.t.Fatalf("claim for %s: %v", user, err)
+		f.T.Fatalf("claim for %s: %v", user, err)
 	}
 	return res.Coupon
 }
 
 // coupon reads a coupon from the database.
 func (f *checkoutFixture) coupon(id int64) *models.Coupon {
-	f.t.Helper()
+	f.T.Helper()
 	var c models.Coupon
-	if err := f.env.Backends.DB.First(&c, id).Error; err != nil {
-		f.t.Fatalf("read coupon %d: %v", id, err)
+	if err := f.Env.Backends.DB.First(&c, id).Error; err != nil {
+		f.T.Fatalf("read coupon %d: %v", id, err)
 	}
 	return &c
 }
 
 // logs reads the use log rows of a coupon, oldest first.
 func (f *checkoutFixture) logs(couponID int64) []models.UseLog {
-	f.t.Helper()
+	f.T.Helper()
 	var out []models.UseLog
-	if err := f.env.Backends.DB.Where("coupon_id = ?", couponID).Order("id").Find(&out).Error; err != nil {
-		f.t.Fatalf("read use log: %v", err)
+	if err := f.Env.Backends.DB.Where("coupon_id = ?", couponID).Order("id").Find(&out).Error; err != nil {
+		f.T.Fatalf("read use log: %v", err)
 	}
 	return out
 }
 
 // liveLogs returns the use log rows of a coupon that are not undone.
 func (f *checkoutFixture) liveLogs(couponID int64) []models.UseLog {
-	f.t.Helper()
+	f.T.Helper()
 	var out []models.UseLog
 	for _, l := range f.logs(couponID) {
 		if !l.UndoFlag {
@@ -131,50 +83,44 @@ func (f *checkoutFixture) liveLogs(couponID int64) []models.UseLog {
 }
 
 func (f *checkoutFixture) redeem(c *models.Coupon, order string, amount int64) (*services.RedeemResult, error) {
-	return f.svc.Redeem(f.ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "cashier"})
+	return f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "cashier"})
 }
 
 func (f *checkoutFixture) mustRedeem(c *models.Coupon, order string, amount int64) *services.RedeemResult {
-	f.t.Helper()
+	f.T.Helper()
 	res, err := f.redeem(c, order, amount)
 	if err != nil || res.Duplicate {
-		f.t.Fatalf("redeem %s for %s: %+v, %v", c.Code, order, res, err)
+		f.T.Fatalf("redeem %s for %s: %+v, %v", c.Code, order, res, err)
 	}
 	return res
 }
 
 func (f *checkoutFixture) refund(c *models.Coupon, order string) (*services.RefundResult, error) {
-	return f.svc.Refund(f.ctx, services.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "cashier"})
+	return f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "cashier"})
 }
 
 func (f *checkoutFixture) mustRefund(c *models.Coupon, order string) *services.RefundResult {
-	f.t.Helper()
+	f.T.Helper()
 	res, err := f.refund(c, order)
 	if err != nil || res.Duplicate {
-		f.t.Fatalf("refund %s for %s: %+v, %v", c.Code, order, res, err)
+		f.T.Fatalf("refund %s for %s: %+v, %v", c.Code, order, res, err)
 	}
 	return res
 }
 
-func (f *checkoutFixture) campaignKey() string {
-	return f.env.Prefix + "{c" + strconv.FormatInt(f.campaign.ID, 10) + "}:"
-}
-
-func (f *checkoutFixture) templateKey() string {
-	return f.campaignKey() + "t:" + strconv.FormatInt(f.tmpl.ID, 10)
-}
+func (f *checkoutFixture) templateKey() string { return f.TemplateKey(f.campaign.ID, f.tmpl.ID) }
 
 func (f *checkoutFixture) lockKey(c *models.Coupon) string {
-	return f.campaignKey() + "lock:" + strconv.FormatInt(c.ID, 10)
+	return f.Key(f.campaign.ID, "lock:"+strconv.FormatInt(c.ID, 10))
 }
 
 // remaining returns the template's stock left as Redis counts it, loading the
 // counters from the database when Redis lost them.
 func (f *checkoutFixture) remaining() int64 {
-	f.t.Helper()
-	v, err := f.svc.ViewTemplate(f.ctx, f.tmpl.ID)
+	f.T.Helper()
+	v, err := f.Svc.ViewTemplate(f.Ctx, f.tmpl.ID)
 	if err != nil || v.Remaining == nil {
-		f.t.Fatalf("view template: %+v, %v", v, err)
+		f.T.Fatalf("view template: %+v, %v", v, err)
 	}
 	return *v.Remaining
 }
@@ -184,25 +130,25 @@ func (f *checkoutFixture) remaining() int64 {
 // database, live coupons never exceed the stock, and the campaign's Redis
 // budget equals the budget less the value of the coupons holding a slot.
 func (f *checkoutFixture) checkStock() {
-	f.t.Helper()
+	f.T.Helper()
 	remaining := f.remaining()
-	db := f.env.Backends.DB
+	db := f.Env.Backends.DB
 	var held, live int64
 	if err := db.Model(&models.Coupon{}).Where("template_id = ? AND slot IS NOT NULL", f.tmpl.ID).Count(&held).Error; err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	if err := db.Model(&models.Coupon{}).Where("template_id = ? AND status <> ?", f.tmpl.ID, models.CouponRevoked).Count(&live).Error; err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	var tmpl models.Template
 	if err := db.First(&tmpl, f.tmpl.ID).Error; err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	if remaining+held != tmpl.TotalStock {
-		f.t.Errorf("redis remaining %d + coupons holding a slot %d != total_stock %d", remaining, held, tmpl.TotalStock)
+		f.T.Errorf("redis remaining %d + coupons holding a slot %d != total_stock %d", remaining, held, tmpl.TotalStock)
 	}
 	if live > tmpl.TotalStock {
-		f.t.Errorf("%d live coupons exceed total_stock %d", live, tmpl.TotalStock)
+		f.T.Errorf("%d live coupons exceed total_stock %d", live, tmpl.TotalStock)
 	}
 	var rows []struct {
 		UserID string
@@ -210,34 +156,34 @@ func (f *checkoutFixture) checkStock() {
 	}
 	if err := db.Model(&models.Coupon{}).Where("template_id = ? AND user_ordinal IS NOT NULL", f.tmpl.ID).
 		Select("user_id, COUNT(*) AS n").Group("user_id").Scan(&rows).Error; err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	want := map[string]int64{}
 	for _, r := range rows {
 		want[r.UserID] = r.N
 	}
 	got := map[string]int64{}
-	users, err := f.env.Backends.Redis.HGetAll(f.ctx, f.templateKey()+":users").Result()
+	users, err := f.Env.Backends.Redis.HGetAll(f.Ctx, f.templateKey()+":users").Result()
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	for u, ords := range users {
 		got[u] = int64(len(strings.Split(ords, ",")))
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		f.t.Errorf("users in Redis %v, in the database %v", got, want)
+		f.T.Errorf("users in Redis %v, in the database %v", got, want)
 	}
 	var value int64
 	if err := db.Model(&models.Coupon{}).Where("campaign_id = ? AND slot IS NOT NULL", f.campaign.ID).
 		Select("COALESCE(SUM(value_cents), 0)").Scan(&value).Error; err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	budget, err := f.env.Backends.Redis.Get(f.ctx, f.campaignKey()+"budget").Int64()
+	budget, err := f.Env.Backends.Redis.Get(f.Ctx, f.Key(f.campaign.ID, "budget")).Int64()
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	if budget != f.campaign.BudgetCents-value {
-		f.t.Errorf("redis budget %d, want %d - %d", budget, f.campaign.BudgetCents, value)
+		f.T.Errorf("redis budget %d, want %d - %d", budget, f.campaign.BudgetCents, value)
 	}
 }
 
@@ -330,7 +276,7 @@ func redeemOK(t *testing.T) {
 func redeemOKWithOwner(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
-	res, err := f.svc.Redeem(f.ctx, services.RedeemRequest{CouponCode: strings.ToLower(c.Code[:4]) + "-" + c.Code[4:],
+	res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: strings.ToLower(c.Code[:4]) + "-" + c.Code[4:],
 		OrderID: "o1", OrderAmountCents: 300, UserID: "u1", Cashier: "pos-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -386,7 +332,7 @@ func redeemErrAlreadyUsed(t *testing.T) {
 func redeemErrRevoked(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
-	if _, err := f.svc.Revoke(f.ctx, "admin", c.Code, true, "fraud"); err != nil {
+	if _, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "fraud"); err != nil {
 		t.Fatal(err)
 	}
 	_, err := f.redeem(c, "o1", 10_000)
@@ -399,7 +345,7 @@ func redeemErrRevoked(t *testing.T) {
 func redeemErrNotValidNow(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
 	c := f.claim("u1")
-	f.clock.Advance(24 * time.Hour)
+	f.Clock.Advance(24 * time.Hour)
 	_, err := f.redeem(c, "o1", 10_000)
 	e := wantCode(t, err, models.CodeNotValidNow)
 	if !strings.Contains(e.Message, "expired") {
@@ -420,7 +366,7 @@ func redeemErrNotYetValid(t *testing.T) {
 	if !strings.Contains(e.Message, "valid from") {
 		t.Fatalf("message %q", e.Message)
 	}
-	f.clock.Advance(49 * time.Hour)
+	f.Clock.Advance(49 * time.Hour)
 	f.mustRedeem(c, "o1", 10_000)
 }
 
@@ -483,7 +429,7 @@ func TestRedeemBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.Cashier = "cashier"
-			_, err := f.svc.Redeem(f.ctx, tc.req)
+			_, err := f.Svc.Redeem(f.Ctx, tc.req)
 			e := wantCode(t, err, tc.code)
 			if e.Field != tc.field || e.Forbidden != tc.forbidden {
 				t.Fatalf("field %q forbidden %t, want %q %t (%v)", e.Field, e.Forbidden, tc.field, tc.forbidden, err)
@@ -528,7 +474,7 @@ func (f *checkoutFixture) keepDeletingLock(c *models.Coupon) (stop func()) {
 			case <-done:
 				return
 			default:
-				f.env.Backends.Redis.Del(f.ctx, f.lockKey(c))
+				f.Env.Backends.Redis.Del(f.Ctx, f.lockKey(c))
 				time.Sleep(200 * time.Microsecond)
 			}
 		}
@@ -540,7 +486,7 @@ func raceManyOrders(t *testing.T, lockless bool) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
 	f.claim("u2")
-	svcs := []*services.Service{f.svc, f.env.NewService(services.Config{Now: f.clock.Now})}
+	svcs := []*services.Service{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
 	if lockless {
 		defer f.keepDeletingLock(c)()
 	}
@@ -549,7 +495,7 @@ func raceManyOrders(t *testing.T, lockless bool) {
 	var winner string
 	race(50, func(i int) {
 		order := fmt.Sprintf("order-%d", i)
-		res, err := svcs[i%2].Redeem(f.ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 10_000, Cashier: "cashier"})
+		res, err := svcs[i%2].Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 10_000, Cashier: "cashier"})
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -591,14 +537,14 @@ func TestRedeemRaceSameOrder(t *testing.T) {
 func raceSameOrder(t *testing.T, lockless bool) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{Kind: models.KindPercent, PercentOff: 10, MaxDiscountCents: 10_000})
 	c := f.claim("u1")
-	svcs := []*services.Service{f.svc, f.env.NewService(services.Config{Now: f.clock.Now})}
+	svcs := []*services.Service{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
 	if lockless {
 		defer f.keepDeletingLock(c)()
 	}
 	var mu sync.Mutex
 	counts := map[string]int{}
 	race(30, func(i int) {
-		res, err := svcs[i%2].Redeem(f.ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "order-1", OrderAmountCents: 12_345, Cashier: "cashier"})
+		res, err := svcs[i%2].Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "order-1", OrderAmountCents: 12_345, Cashier: "cashier"})
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -641,7 +587,7 @@ func TestRedeemLockLost(t *testing.T) {
 			paused, resume := make(chan struct{}), make(chan struct{})
 			var once sync.Once
 			const ttl = 300 * time.Millisecond
-			slow := f.env.NewService(services.Config{Now: f.clock.Now, CouponLockTTL: ttl})
+			slow := f.Env.NewService(services.Config{Now: f.Clock.Now, CouponLockTTL: ttl})
 			slow.SetRedeemHooks(nil, func(order string) {
 				if order == "slow" {
 					once.Do(func() {
@@ -656,23 +602,23 @@ func TestRedeemLockLost(t *testing.T) {
 			}
 			slowDone, fastDone := make(chan outcome, 1), make(chan outcome, 1)
 			go func() {
-				res, err := slow.Redeem(f.ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "slow", OrderAmountCents: 1000, Cashier: "a"})
+				res, err := slow.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "slow", OrderAmountCents: 1000, Cashier: "a"})
 				slowDone <- outcome{res, err}
 			}()
 			<-paused
-			rdb := f.env.Backends.Redis
+			rdb := f.Env.Backends.Redis
 			key := f.lockKey(c)
-			if n, _ := rdb.Exists(f.ctx, key).Result(); n != 1 {
+			if n, _ := rdb.Exists(f.Ctx, key).Result(); n != 1 {
 				t.Fatalf("the slow redemption does not hold the lock %s", key)
 			}
 			if how == "Deleted" {
-				rdb.Del(f.ctx, key)
-			} else if f.env.Mini != nil {
-				f.env.Mini.FastForward(ttl + 10*time.Millisecond) // miniredis keeps time only when told
+				rdb.Del(f.Ctx, key)
+			} else if f.Env.Mini != nil {
+				f.Env.Mini.FastForward(ttl + 10*time.Millisecond) // miniredis keeps time only when told
 			}
-			waitUntil(t, "the lock is gone", func() bool { n, _ := rdb.Exists(f.ctx, key).Result(); return n == 0 })
+			waitUntil(t, "the lock is gone", func() bool { n, _ := rdb.Exists(f.Ctx, key).Result(); return n == 0 })
 			go func() {
-				res, err := f.svc.Redeem(f.ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "fast", OrderAmountCents: 1000, Cashier: "b"})
+				res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "fast", OrderAmountCents: 1000, Cashier: "b"})
 				fastDone <- outcome{res, err}
 			}()
 			// On MySQL the second redemption reads the coupon, takes the free
@@ -680,7 +626,7 @@ func TestRedeemLockLost(t *testing.T) {
 			// writer holds it back before that, at its first read: give it a
 			// moment, then let the first one commit.
 			if strings.HasPrefix(testenv.BackendName(), "mariadb") {
-				waitUntil(t, "the second redemption holds the lock", func() bool { n, _ := rdb.Exists(f.ctx, key).Result(); return n == 1 })
+				waitUntil(t, "the second redemption holds the lock", func() bool { n, _ := rdb.Exists(f.Ctx, key).Result(); return n == 1 })
 			} else {
 				time.Sleep(100 * time.Millisecond)
 			}
@@ -726,7 +672,7 @@ func TestRedeemStaleVersion(t *testing.T) {
 			c := f.claim("u1")
 			decided, resume := make(chan struct{}), make(chan struct{})
 			var decisions atomic.Int32
-			stale := f.env.NewService(services.Config{Now: f.clock.Now})
+			stale := f.Env.NewService(services.Config{Now: f.Clock.Now})
 			stale.SetRedeemHooks(func(order string) {
 				if order == "stale" && decisions.Add(1) == 1 {
 					close(decided)
@@ -735,11 +681,11 @@ func TestRedeemStaleVersion(t *testing.T) {
 			}, nil)
 			done := make(chan error, 1)
 			go func() {
-				_, err := stale.Redeem(f.ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "stale", OrderAmountCents: 1000, Cashier: "a"})
+				_, err := stale.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "stale", OrderAmountCents: 1000, Cashier: "a"})
 				done <- err
 			}()
 			<-decided
-			f.env.Backends.Redis.Del(f.ctx, f.lockKey(c)) // as if its lock expired
+			f.Env.Backends.Redis.Del(f.Ctx, f.lockKey(c)) // as if its lock expired
 			f.mustRedeem(c, "o1", 2000)
 			f.mustRefund(c, "o1")
 			if tc.redeemTwo {
@@ -776,9 +722,9 @@ func TestListCouponsAndRedemptions(t *testing.T) {
 	c2 := f.claim("u1")
 	f.claim("u2")
 	f.mustRedeem(c1, "o1", 1000)
-	f.clock.Advance(25 * time.Hour)
+	f.Clock.Advance(25 * time.Hour)
 
-	views, err := f.svc.ListUserCoupons(f.ctx, "u1")
+	views, err := f.Svc.ListUserCoupons(f.Ctx, "u1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -789,26 +735,26 @@ func TestListCouponsAndRedemptions(t *testing.T) {
 	if len(views) != 2 || status[c1.ID] != models.CouponUsed || status[c2.ID] != models.CouponExpired {
 		t.Fatalf("views %+v", views)
 	}
-	d, err := f.svc.GetCoupon(f.ctx, strings.ToLower(c2.Code))
+	d, err := f.Svc.GetCoupon(f.Ctx, strings.ToLower(c2.Code))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Coupon.ID != c2.ID || d.Coupon.Status != models.CouponExpired || d.Template.ID != f.tmpl.ID {
 		t.Fatalf("detail %+v", d)
 	}
-	_, err = f.svc.GetCoupon(f.ctx, mistype(c2.Code))
+	_, err = f.Svc.GetCoupon(f.Ctx, mistype(c2.Code))
 	if e := wantCode(t, err, models.CodeInvalidRequest); e.Field != "code" {
 		t.Fatalf("field %q", e.Field)
 	}
-	_, err = f.svc.GetCoupon(f.ctx, models.NewCouponCode())
+	_, err = f.Svc.GetCoupon(f.Ctx, models.NewCouponCode())
 	wantCode(t, err, models.CodeNotFound)
-	_, err = f.svc.ListUserCoupons(f.ctx, "")
+	_, err = f.Svc.ListUserCoupons(f.Ctx, "")
 	wantCode(t, err, models.CodeInvalidRequest)
-	if views, err := f.svc.ListUserCoupons(f.ctx, "nobody"); err != nil || len(views) != 0 {
+	if views, err := f.Svc.ListUserCoupons(f.Ctx, "nobody"); err != nil || len(views) != 0 {
 		t.Fatalf("nobody: %v %v", views, err)
 	}
 
-	uses, err := f.svc.ListCashierRedemptions(f.ctx, "cashier", 10)
+	uses, err := f.Svc.ListCashierRedemptions(f.Ctx, "cashier", 10)
 	if err != nil || len(uses) != 1 || uses[0].CouponID != c1.ID {
 		t.Fatalf("uses %+v %v", uses, err)
 	}

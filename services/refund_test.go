@@ -46,7 +46,7 @@ func refundOKRestore(t *testing.T) {
 		t.Fatal("a refund under restore changed the stock")
 	}
 	var audit []models.AuditEntry
-	f.env.Backends.DB.Where("action = ?", "coupon.refund").Find(&audit)
+	f.Env.Backends.DB.Where("action = ?", "coupon.refund").Find(&audit)
 	if len(audit) != 1 || audit[0].Actor != "cashier" || !strings.Contains(audit[0].Detail, "order=o1") ||
 		!strings.Contains(audit[0].Detail, "discount_cents=500") {
 		t.Fatalf("audit %+v", audit)
@@ -108,7 +108,7 @@ func refundBadInput(t *testing.T) {
 		{"UnknownCode", models.NewCouponCode(), "o1", "", models.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.svc.Refund(f.ctx, services.RefundRequest{CouponCode: tc.code, OrderID: tc.order, Cashier: "x"})
+			_, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: tc.code, OrderID: tc.order, Cashier: "x"})
 			if e := wantCode(t, err, tc.want); e.Field != tc.field {
 				t.Fatalf("field %q, want %q", e.Field, tc.field)
 			}
@@ -123,9 +123,9 @@ func refundExtendOnRefund(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{ExtendOnRefund: true})
 	c := f.claim("u1")
 	orig := f.coupon(c.ID)
-	f.clock.Advance(24 * time.Hour)
+	f.Clock.Advance(24 * time.Hour)
 	used := f.mustRedeem(c, "o1", 10_000)
-	f.clock.Advance(48 * time.Hour)
+	f.Clock.Advance(48 * time.Hour)
 	res := f.mustRefund(c, "o1")
 	held := res.Coupon.UpdatedAt.Sub(*used.Coupon.UsedAt)
 	if held < 48*time.Hour || held > 49*time.Hour {
@@ -144,9 +144,9 @@ func refundExpiredWhileUsed(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
 	c := f.claim("u1")
 	orig := f.coupon(c.ID)
-	f.clock.Advance(12 * time.Hour)
+	f.Clock.Advance(12 * time.Hour)
 	f.mustRedeem(c, "o1", 10_000)
-	f.clock.Advance(48 * time.Hour)
+	f.Clock.Advance(48 * time.Hour)
 	res := f.mustRefund(c, "o1")
 	if res.Coupon.Status != models.CouponExpired {
 		t.Fatalf("status %q, want expired", res.Coupon.Status)
@@ -164,9 +164,9 @@ func refundExpiredWhileUsed(t *testing.T) {
 func refundExpiredWhileUsedExtended(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1, ExtendOnRefund: true})
 	c := f.claim("u1")
-	f.clock.Advance(12 * time.Hour)
+	f.Clock.Advance(12 * time.Hour)
 	f.mustRedeem(c, "o1", 10_000)
-	f.clock.Advance(48 * time.Hour)
+	f.Clock.Advance(48 * time.Hour)
 	res := f.mustRefund(c, "o1")
 	left := res.Coupon.ValidUntil.Sub(res.Coupon.UpdatedAt)
 	if res.Coupon.Status != models.CouponIssued || left < 11*time.Hour || left > 12*time.Hour {
@@ -180,7 +180,7 @@ func refundOKRecycle(t *testing.T) {
 	c := f.claim("u1")
 	f.claim("u2")
 	f.mustRedeem(c, "o1", 10_000)
-	if _, err := f.svc.Claim(f.ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u3", IdempotencyKey: "sold-out"}); !models.IsCode(err, models.CodeSoldOut) {
+	if _, err := f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u3", IdempotencyKey: "sold-out"}); !models.IsCode(err, models.CodeSoldOut) {
 		t.Fatalf("claim before the refund: %v", err)
 	}
 	res := f.mustRefund(c, "o1")
@@ -220,11 +220,11 @@ func TestRefundRace(t *testing.T) {
 			f.claim("u2")
 			f.mustRedeem(c, "o1", 10_000)
 			before := f.remaining()
-			svcs := []*services.Service{f.svc, f.env.NewService(services.Config{Now: f.clock.Now})}
+			svcs := []*services.Service{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
 			var mu sync.Mutex
 			counts := map[string]int{}
 			race(20, func(i int) {
-				res, err := svcs[i%2].Refund(f.ctx, services.RefundRequest{CouponCode: c.Code, OrderID: "o1", Cashier: "cashier"})
+				res, err := svcs[i%2].Refund(f.Ctx, services.RefundRequest{CouponCode: c.Code, OrderID: "o1", Cashier: "cashier"})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -260,7 +260,7 @@ func TestRefundRace(t *testing.T) {
 				t.Fatalf("remaining %d, want %d", f.remaining(), want)
 			}
 			var audits int64
-			f.env.Backends.DB.Model(&models.AuditEntry{}).Where("action = ?", "coupon.refund").Count(&audits)
+			f.Env.Backends.DB.Model(&models.AuditEntry{}).Where("action = ?", "coupon.refund").Count(&audits)
 			if audits != 1 {
 				t.Fatalf("%d refund audit entries", audits)
 			}
@@ -280,7 +280,7 @@ func TestRefundRecycleAfterRedisFlush(t *testing.T) {
 			f.claim("u2")
 			f.claim("u3")
 			f.mustRedeem(c, "o1", 10_000)
-			f.env.FlushRedis(t)
+			f.Env.FlushRedis(t)
 			if reload && f.remaining() != 0 {
 				t.Fatalf("reloaded remaining %d, want 0", f.remaining())
 			}
@@ -294,11 +294,11 @@ func TestRefundRecycleAfterRedisFlush(t *testing.T) {
 			f.checkStock()
 			f.claim("u4")
 			for _, u := range []string{"u1", "u5"} {
-				_, err := f.svc.Claim(f.ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: u, IdempotencyKey: "late-" + u})
+				_, err := f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: u, IdempotencyKey: "late-" + u})
 				wantCode(t, err, models.CodeSoldOut)
 			}
 			var live int64
-			f.env.Backends.DB.Model(&models.Coupon{}).Where("template_id = ? AND status <> ?", f.tmpl.ID, models.CouponRevoked).Count(&live)
+			f.Env.Backends.DB.Model(&models.Coupon{}).Where("template_id = ? AND status <> ?", f.tmpl.ID, models.CouponRevoked).Count(&live)
 			if live != 3 {
 				t.Fatalf("%d live coupons, stock 3", live)
 			}

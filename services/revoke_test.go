@@ -17,7 +17,7 @@ func TestRevoke(t *testing.T) {
 		f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
 		c := f.claim("u1")
 		f.claim("u2")
-		res, err := f.svc.Revoke(f.ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
+		res, err := f.Svc.Revoke(f.Ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
 		if err != nil || res.Duplicate || !res.StockReturned || res.Coupon.Status != models.CouponRevoked {
 			t.Fatalf("revoke %+v, %v", res, err)
 		}
@@ -26,7 +26,7 @@ func TestRevoke(t *testing.T) {
 			t.Fatalf("coupon %+v", got)
 		}
 		var audit []models.AuditEntry
-		f.env.Backends.DB.Where("action = ?", "coupon.revoke").Find(&audit)
+		f.Env.Backends.DB.Where("action = ?", "coupon.revoke").Find(&audit)
 		if len(audit) != 1 || audit[0].Actor != "admin-ann" || audit[0].Target != fmt.Sprintf("coupon:%d", c.ID) ||
 			!strings.Contains(audit[0].Detail, `reason="printed by mistake"`) || !strings.Contains(audit[0].Detail, "return_stock=true") ||
 			audit[0].CreatedAt.IsZero() {
@@ -43,7 +43,7 @@ func TestRevoke(t *testing.T) {
 	t.Run("OKKeepStock", func(t *testing.T) {
 		f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
 		c := f.claim("u1")
-		res, err := f.svc.Revoke(f.ctx, "admin", c.Code, false, "abuse")
+		res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
 		if err != nil || res.StockReturned || res.Coupon.Slot == nil {
 			t.Fatalf("revoke %+v, %v", res, err)
 		}
@@ -52,22 +52,22 @@ func TestRevoke(t *testing.T) {
 		}
 		f.checkStock()
 		// The revoked coupon still counts against u1's limit.
-		_, err = f.svc.Claim(f.ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u1", IdempotencyKey: "again"})
+		_, err = f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u1", IdempotencyKey: "again"})
 		wantCode(t, err, models.CodeUserLimitReached)
 
 		// Revoking again is a replay; asking for the stock back returns it.
-		res, err = f.svc.Revoke(f.ctx, "admin", c.Code, false, "abuse")
+		res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
 		if err != nil || !res.Duplicate || res.StockReturned {
 			t.Fatalf("again %+v, %v", res, err)
 		}
-		res, err = f.svc.Revoke(f.ctx, "admin", c.Code, true, "give the stock back")
+		res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
 		if err != nil || res.Duplicate || !res.StockReturned || res.Coupon.Slot != nil {
 			t.Fatalf("return stock %+v, %v", res, err)
 		}
 		if f.remaining() != 2 {
 			t.Fatalf("remaining %d", f.remaining())
 		}
-		res, err = f.svc.Revoke(f.ctx, "admin", c.Code, true, "give the stock back")
+		res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
 		if err != nil || !res.Duplicate || !res.StockReturned {
 			t.Fatalf("replay %+v, %v", res, err)
 		}
@@ -81,8 +81,8 @@ func TestRevoke(t *testing.T) {
 	t.Run("ExpiredCoupon", func(t *testing.T) {
 		f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
 		c := f.claim("u1")
-		f.clock.Advance(48 * time.Hour)
-		res, err := f.svc.Revoke(f.ctx, "admin", c.Code, true, "expired, clean up")
+		f.Clock.Advance(48 * time.Hour)
+		res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "expired, clean up")
 		if err != nil || res.Coupon.Status != models.CouponRevoked {
 			t.Fatalf("revoke %+v, %v", res, err)
 		}
@@ -93,7 +93,7 @@ func TestRevoke(t *testing.T) {
 		f := newCheckoutFixture(t, services.Config{}, models.Template{})
 		c := f.claim("u1")
 		f.mustRedeem(c, "o1", 10_000)
-		_, err := f.svc.Revoke(f.ctx, "admin", c.Code, true, "too late")
+		_, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "too late")
 		e := wantCode(t, err, models.CodeAlreadyUsed)
 		if !strings.Contains(e.Message, "o1") {
 			t.Fatalf("message %q", e.Message)
@@ -116,7 +116,7 @@ func TestRevoke(t *testing.T) {
 			{"UnknownCode", models.NewCouponCode(), "r", "", models.CodeNotFound},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := f.svc.Revoke(f.ctx, "admin", tc.code, true, tc.reason)
+				_, err := f.Svc.Revoke(f.Ctx, "admin", tc.code, true, tc.reason)
 				if e := wantCode(t, err, tc.want); e.Field != tc.field {
 					t.Fatalf("field %q, want %q", e.Field, tc.field)
 				}
@@ -147,7 +147,7 @@ func TestRevokeRaceRedeem(t *testing.T) {
 		} else {
 			kind = "revoke"
 			var res *services.RevokeResult
-			res, err = f.svc.Revoke(f.ctx, "admin", c.Code, true, "race")
+			res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "race")
 			dup = err == nil && res.Duplicate
 		}
 		mu.Lock()
