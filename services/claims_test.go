@@ -22,9 +22,7 @@ type claimFixture struct{ *testenv.Fixture }
 
 func newClaimFixture(t *testing.T, cfg services.Config) *claimFixture {
 	t.Helper()
-	f := testenv.NewFixture(t, cfg)
-	f.Clock.Set(time.Now().UTC().Truncate(time.Second))
-	return &claimFixture{f}
+	return &claimFixture{testenv.NewFixtureAt(t, cfg, time.Now().UTC().Truncate(time.Second))}
 }
 
 // template creates a fixed-value template valid for 30 days from the claim;

@@ -1,7 +1,6 @@
 package services_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -26,24 +25,14 @@ func budgetShow(d services.CampaignBudgetDrift) string {
 // flight; a corrupted counter shows its exact drift, and a repair rebuilds
 // it (with an audit entry) to no drift.
 func TestReconcileBudget(t *testing.T) {
-	env := testenv.New(t, services.Config{})
-	ctx := context.Background()
-	svc := env.Service
-	camp, err := svc.CreateCampaign(ctx, "test", models.Campaign{Name: "Budget", BudgetCents: 10_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	free, err := svc.CreateCampaign(ctx, "test", models.Campaign{Name: "No budget"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fx := testenv.NewFixture(t, services.Config{})
+	env, ctx, svc := fx.Env, fx.Ctx, fx.Svc
+	camp := fx.CreateCampaign(models.Campaign{Name: "Budget", BudgetCents: 10_000})
+	free := fx.CreateCampaign(models.Campaign{Name: "No budget"})
 	var tpl *models.Template
 	for _, c := range []*models.Campaign{camp, free} {
-		tp, err := svc.CreateTemplate(ctx, "test", models.Template{CampaignID: c.ID, Name: "b", Kind: models.KindFixed,
+		tp := fx.Template(models.Template{CampaignID: c.ID, Name: "b", Kind: models.KindFixed,
 			FaceValueCents: 500, TotalStock: 20, PerUserLimit: 2, ValidDays: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if c == camp {
 			tpl = tp
 		}

@@ -1,7 +1,6 @@
 package services_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -42,26 +41,15 @@ func checkSums(t *testing.T, f services.TemplateFigures) {
 // and a claim in flight, every figure is exact and every identity holds.
 func TestTemplateFiguresAddUp(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Second)
-	clk := &clock{now: start}
-	env := testenv.New(t, services.Config{Now: clk.Now})
-	ctx := context.Background()
-	svc := env.Service
-	camp, err := svc.CreateCampaign(ctx, "test", models.Campaign{Name: "Sums", BudgetCents: 100_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := svc.CreateTemplate(ctx, "test", models.Template{CampaignID: camp.ID, Name: "Restore",
+	fx := testenv.NewFixtureAt(t, services.Config{}, start)
+	ctx, svc, clk := fx.Ctx, fx.Svc, fx.Clock
+	camp := fx.CreateCampaign(models.Campaign{Name: "Sums", BudgetCents: 100_000})
+	r := fx.Template(models.Template{CampaignID: camp.ID, Name: "Restore",
 		Kind: models.KindFixed, FaceValueCents: 500, TotalStock: 20, PerUserLimit: 5, ValidDays: 2,
 		RefundPolicy: models.RefundRestore})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := svc.CreateTemplate(ctx, "test", models.Template{CampaignID: camp.ID, Name: "Recycle",
+	y := fx.Template(models.Template{CampaignID: camp.ID, Name: "Recycle",
 		Kind: models.KindFixed, FaceValueCents: 300, TotalStock: 10, PerUserLimit: 3, ValidDays: 30,
 		RefundPolicy: models.RefundRecycle})
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
 	claim := func(tid int64, user string) *models.Coupon {
 		t.Helper()
@@ -95,7 +83,7 @@ func TestTemplateFiguresAddUp(t *testing.T) {
 	// used and refunded again (issued, two refunds); d is revoked keeping
 	// its slot, e revoked returning it; f is simply held.
 	claim(r.ID, "old")
-	clk.set(start.Add(72 * time.Hour))
+	clk.Set(start.Add(72 * time.Hour))
 	a, b, c, d, e := claim(r.ID, "a"), claim(r.ID, "b"), claim(r.ID, "c"), claim(r.ID, "d"), claim(r.ID, "e")
 	claim(r.ID, "f")
 	redeem(a, "ra")
@@ -115,9 +103,9 @@ func TestTemplateFiguresAddUp(t *testing.T) {
 	refund(q, "yq")
 	revoke(r2, true)
 	revoke(s, false)
-	prefix := fmt.Sprintf("%s{c%d}:", env.Prefix, camp.ID)
+	prefix := fx.Key(camp.ID, "")
 	tkey := fmt.Sprintf("%st:%d", prefix, y.ID)
-	vals, err := lua.Deduct.Run(ctx, env.Backends.Redis, []string{prefix + "budget", tkey, tkey + ":free", tkey + ":users",
+	vals, err := lua.Deduct.Run(ctx, fx.Backends.Redis, []string{prefix + "budget", tkey, tkey + ":free", tkey + ":users",
 		prefix + "idem:inflight", prefix + "pending", tkey + ":rule"}, y.ID, "w", "inflight", clk.Now().UnixMilli(), 3600, "att1").Slice()
 	if err != nil || vals[0].(int64) != lua.DeductReserved {
 		t.Fatalf("reserve: %v %v", vals, err)

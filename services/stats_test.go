@@ -1,9 +1,7 @@
 package services_test
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,39 +10,14 @@ import (
 	"couponsvc/services/testenv"
 )
 
-// clock is a settable clock for the tests.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 func TestTemplateStats(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Hour).Add(-5 * time.Hour).Add(10 * time.Minute)
-	clk := &clock{now: start}
-	env := testenv.New(t, services.Config{Now: clk.Now})
-	ctx := context.Background()
-	camp, err := env.Service.CreateCampaign(ctx, "test", models.Campaign{Name: "Stats", BudgetCents: 100_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp, err := env.Service.CreateTemplate(ctx, "test", models.Template{CampaignID: camp.ID, Name: "Five off",
+	f := testenv.NewFixtureAt(t, services.Config{}, start)
+	env, ctx, clk := f.Env, f.Ctx, f.Clock
+	camp := f.CreateCampaign(models.Campaign{Name: "Stats", BudgetCents: 100_000})
+	tp := f.Template(models.Template{CampaignID: camp.ID, Name: "Five off",
 		Kind: models.KindFixed, FaceValueCents: 500, TotalStock: 20, PerUserLimit: 5, ValidDays: 2,
 		RefundPolicy: models.RefundRecycle})
-	if err != nil {
-		t.Fatal(err)
-	}
 	claim := func(user string) *models.Coupon {
 		t.Helper()
 		res, err := env.Service.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: user,
@@ -57,7 +30,7 @@ func TestTemplateStats(t *testing.T) {
 	// Hour 0: three claims. Hour 2: two claims, one redeemed, one redeemed
 	// and refunded (recycled), one revoked with its stock kept.
 	a, b, c := claim("a"), claim("b"), claim("c")
-	clk.set(start.Add(2 * time.Hour))
+	clk.Set(start.Add(2 * time.Hour))
 	d, e := claim("d"), claim("e")
 	for i, cp := range []*models.Coupon{a, b} {
 		if _, err := env.Service.Redeem(ctx, services.RedeemRequest{CouponCode: cp.Code, OrderID: fmt.Sprint("o", i),
@@ -73,7 +46,7 @@ func TestTemplateStats(t *testing.T) {
 	}
 	_, _ = d, e
 	// Four hours later e's validity (2 days) still runs; nothing expired.
-	clk.set(start.Add(5 * time.Hour))
+	clk.Set(start.Add(5 * time.Hour))
 
 	st, err := env.Service.TemplateStats(ctx, tp.ID, 6)
 	if err != nil {
@@ -109,7 +82,7 @@ func TestTemplateStats(t *testing.T) {
 	}
 
 	// Past e's validity: e (and d) count as expired.
-	clk.set(start.Add(72 * time.Hour))
+	clk.Set(start.Add(72 * time.Hour))
 	st, err = env.Service.TemplateStats(ctx, tp.ID, 24)
 	if err != nil {
 		t.Fatal(err)

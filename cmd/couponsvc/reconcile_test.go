@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,21 +14,15 @@ import (
 // budget with its exact drift, counts it as unrepaired until --repair, and
 // shows the repair.
 func TestPrintReconcileBudget(t *testing.T) {
-	env := testenv.New(t, services.Config{})
-	ctx := context.Background()
-	c, err := env.Service.CreateCampaign(ctx, "test", models.Campaign{Name: "c", BudgetCents: 2_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp, err := env.Service.CreateTemplate(ctx, "test", models.Template{CampaignID: c.ID, Name: "t", Kind: "fixed",
+	fx := testenv.NewFixture(t, services.Config{})
+	env, ctx := fx.Env, fx.Ctx
+	c := fx.CreateCampaign(models.Campaign{Name: "c", BudgetCents: 2_000})
+	tp := fx.Template(models.Template{CampaignID: c.ID, Name: "t", Kind: "fixed",
 		FaceValueCents: 300, TotalStock: 5, PerUserLimit: 1, ValidDays: 3})
-	if err != nil {
+	if _, err := fx.Claim(tp.ID, "a", "k-a"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Service.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "a", IdempotencyKey: "k-a"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Backends.Redis.IncrBy(ctx, fmt.Sprintf("%s{c%d}:budget", env.Prefix, c.ID), 90).Err(); err != nil {
+	if err := env.Backends.Redis.IncrBy(ctx, fx.Key(c.ID, "budget"), 90).Err(); err != nil {
 		t.Fatal(err)
 	}
 	run := func(repair bool) (string, int) {

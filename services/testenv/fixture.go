@@ -66,7 +66,17 @@ type Fixture struct {
 // service reads the fixture's Clock unless cfg names a clock of its own.
 func NewFixture(t *testing.T, cfg services.Config) *Fixture {
 	t.Helper()
-	clock := &Clock{}
+	return newFixture(t, cfg, &Clock{})
+}
+
+// NewFixtureAt is NewFixture with the clock stopped at start.
+func NewFixtureAt(t *testing.T, cfg services.Config, start time.Time) *Fixture {
+	t.Helper()
+	return newFixture(t, cfg, &Clock{fixed: start})
+}
+
+func newFixture(t *testing.T, cfg services.Config, clock *Clock) *Fixture {
+	t.Helper()
 	if cfg.Now == nil {
 		cfg.Now = clock.Now
 	}
