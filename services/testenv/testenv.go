@@ -21,11 +21,8 @@ import (
 	"couponsvc/services"
 
 	"github.com/alicebob/miniredis/v2"
-	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
-	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 )
 
 // BackendName names the backends the tests of this process run on.
@@ -185,31 +182,12 @@ func deleteKeys(rdb redis.UniversalClient, prefix string) {
 	}
 }
 
-// freshMySQL creates a database of its own on the server of dsn and drops it
-// when the test ends.
+// freshMySQL opens a database of its own on the server of dsn, dropped when
+// the test ends.
 func freshMySQL(t testing.TB, dsn string) (*gorm.DB, string) {
 	t.Helper()
-	c, err := mysqldriver.ParseDSN(dsn)
-	if err != nil {
-		t.Fatalf("COUPON_TEST_MYSQL_DSN: %v", err)
-	}
-	name := "couponsvc_t_" + randomHex(6)
-	admin, err := gorm.Open(mysql.Open(dsn), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatalf("connect to MySQL: %v", err)
-	}
-	if err := admin.Exec("CREATE DATABASE " + name).Error; err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		admin.Exec("DROP DATABASE IF EXISTS " + name)
-		if sqlDB, err := admin.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	c.DBName = name
 	// A small pool: test packages run in parallel against one server.
-	db, dialect, err := services.OpenDB(services.BackendConfig{MySQLDSN: c.FormatDSN(), MaxOpenConns: 16})
+	db, dialect, err := services.OpenDB(services.BackendConfig{MySQLDSN: freshMySQLDSN(t, dsn), MaxOpenConns: 16})
 	if err != nil {
 		t.Fatalf("open MySQL: %v", err)
 	}
