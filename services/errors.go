@@ -75,14 +75,17 @@ func isDeadlock(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "database is locked")
 }
 
+// translated reports whether err needs no translation: nil, or a domain error
+// already.
+func translated(err error) bool {
+	var de *models.Error
+	return err == nil || errors.As(err, &de)
+}
+
 // dbError translates a database error at the service boundary: not found, or
 // a fault (503). Domain errors pass through.
 func dbError(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var de *models.Error
-	if errors.As(err, &de) {
+	if translated(err) {
 		return err
 	}
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -94,11 +97,7 @@ func dbError(what string, err error) error {
 // redisError translates a Redis error: every failure to talk to Redis is a
 // fault (503), never a business answer.
 func redisError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var de *models.Error
-	if errors.As(err, &de) {
+	if translated(err) {
 		return err
 	}
 	if errors.Is(err, redislock.ErrNotObtained) {
