@@ -69,18 +69,10 @@ type RepairStats struct {
 
 // RunReconciler runs RepairPass every interval until ctx ends.
 func (s *Service) RunReconciler(ctx context.Context, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		if _, err := s.RepairPass(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("reconciliation pass", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	s.runEvery(ctx, every, "reconciliation pass", func(ctx context.Context) error {
+		_, err := s.RepairPass(ctx)
+		return err
+	})
 }
 
 // RepairPass is the service repairing itself after a crash or a Redis failure

@@ -15,11 +15,20 @@ const sweepBatch = 200
 
 // RunSweeper settles stale reservations every SweepInterval until ctx ends.
 func (s *Service) RunSweeper(ctx context.Context) {
-	tick := time.NewTicker(s.cfg.SweepInterval)
+	s.runEvery(ctx, s.cfg.SweepInterval, "sweep stale reservations", func(ctx context.Context) error {
+		_, err := s.Sweep(ctx)
+		return err
+	})
+}
+
+// runEvery runs pass at once and then every interval until ctx ends; a pass
+// that fails is logged as what, and the next one runs on time.
+func (s *Service) runEvery(ctx context.Context, every time.Duration, what string, pass func(context.Context) error) {
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("sweep stale reservations", "err", err)
+		if err := pass(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn(what, "err", err)
 		}
 		select {
 		case <-ctx.Done():
