@@ -116,21 +116,19 @@ type ReconcileReport struct {
 }
 
 // BudgetsDrifted counts the campaigns whose budget counter showed a drift.
-func (r *ReconcileReport) BudgetsDrifted() int {
-	n := 0
-	for i := range r.Campaigns {
-		if r.Campaigns[i].Drifted() {
-			n++
-		}
-	}
-	return n
-}
+func (r *ReconcileReport) BudgetsDrifted() int { return countDrifted(r.Campaigns) }
 
 // Drifted counts the templates that showed a drift.
-func (r *ReconcileReport) Drifted() int {
+func (r *ReconcileReport) Drifted() int { return countDrifted(r.Templates) }
+
+// countDrifted counts the lines of a report that show a drift.
+func countDrifted[T any, P interface {
+	*T
+	Drifted() bool
+}](lines []T) int {
 	n := 0
-	for i := range r.Templates {
-		if r.Templates[i].Drifted() {
+	for i := range lines {
+		if P(&lines[i]).Drifted() {
 			n++
 		}
 	}
