@@ -37,11 +37,18 @@ func (s *Service) CreateCampaign(ctx context.Context, actor string, c models.Cam
 
 // GetCampaign returns one campaign. Errors: CodeNotFound, CodeUnavailable.
 func (s *Service) GetCampaign(ctx context.Context, id int64) (*models.Campaign, error) {
-	var c models.Campaign
-	if err := s.db.WithContext(ctx).First(&c, id).Error; err != nil {
-		return nil, dbError(fmt.Sprintf("campaign %d", id), err)
+	return byID[models.Campaign](ctx, s.db, "campaign", id)
+}
+
+// byID reads the row of id afresh (outside any transaction, so that MySQL
+// answers from the latest committed state); what names it in a not-found
+// error.
+func byID[T any](ctx context.Context, db *gorm.DB, what string, id int64) (*T, error) {
+	var row T
+	if err := db.WithContext(ctx).First(&row, id).Error; err != nil {
+		return nil, dbError(fmt.Sprintf("%s %d", what, id), err)
 	}
-	return &c, nil
+	return &row, nil
 }
 
 // ListCampaigns returns every campaign, oldest first.
@@ -113,12 +120,12 @@ func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Tem
 // GetTemplate returns a template read from the database.
 // Errors: CodeNotFound, CodeUnavailable.
 func (s *Service) GetTemplate(ctx context.Context, id int64) (*models.Template, error) {
-	var t models.Template
-	if err := s.db.WithContext(ctx).First(&t, id).Error; err != nil {
-		return nil, dbError(fmt.Sprintf("template %d", id), err)
+	t, err := byID[models.Template](ctx, s.db, "template", id)
+	if err != nil {
+		return nil, err
 	}
-	s.templates.put(t, time.Now())
-	return &t, nil
+	s.templates.put(*t, time.Now())
+	return t, nil
 }
 
 // template returns a template for the hot paths, from the short-lived cache.

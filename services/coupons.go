@@ -121,11 +121,7 @@ func (s *Service) couponByCode(ctx context.Context, code string) (*models.Coupon
 // couponByID reads a coupon afresh (outside any transaction, so that MySQL
 // answers from the latest committed state).
 func (s *Service) couponByID(ctx context.Context, id int64) (*models.Coupon, error) {
-	var c models.Coupon
-	if err := s.db.WithContext(ctx).First(&c, id).Error; err != nil {
-		return nil, dbError(fmt.Sprintf("coupon %d", id), err)
-	}
-	return &c, nil
+	return byID[models.Coupon](ctx, s.db, "coupon", id)
 }
 
 // useLog reads the use log row of a coupon and an order; found is false when
@@ -187,6 +183,25 @@ func (s *Service) withCouponLock(ctx context.Context, c *models.Coupon, op func(
 		case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
 		}
 	}
+}
+
+// changeCoupon runs op under the coupon's lock (see withCouponLock) and, once
+// it committed, gives back to Redis the stock of the coupon op returns: the
+// coupon as it was before a change that freed its slot, or nil.
+func (s *Service) changeCoupon(ctx context.Context, c *models.Coupon, op func(cur *models.Coupon) (returned *models.Coupon, err error)) error {
+	var returned *models.Coupon
+	err := s.withCouponLock(ctx, c, func(cur *models.Coupon) error {
+		var err error
+		returned, err = op(cur)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if returned != nil {
+		s.returnStock(ctx, returned)
+	}
+	return nil
 }
 
 // lockCoupon takes the coupon's lock, waiting for it a bounded time; waited

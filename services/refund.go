@@ -75,17 +75,12 @@ func (s *Service) Refund(ctx context.Context, req RefundRequest) (*RefundResult,
 		return nil, err
 	}
 	var res *RefundResult
-	var returned *models.Coupon
-	err = s.withCouponLock(ctx, c, func(cur *models.Coupon) error {
-		var err error
+	err = s.changeCoupon(ctx, c, func(cur *models.Coupon) (returned *models.Coupon, err error) {
 		res, returned, err = s.refundOnce(ctx, t, cur, req)
-		return err
+		return returned, err
 	})
 	if err != nil {
 		return nil, err
-	}
-	if returned != nil {
-		s.returnStock(ctx, returned)
 	}
 	return res, nil
 }

@@ -56,17 +56,12 @@ func (s *Service) Revoke(ctx context.Context, actor, code string, returnStock bo
 		return nil, err
 	}
 	var res *RevokeResult
-	var returned *models.Coupon
-	err = s.withCouponLock(ctx, c, func(cur *models.Coupon) error {
-		var err error
+	err = s.changeCoupon(ctx, c, func(cur *models.Coupon) (returned *models.Coupon, err error) {
 		res, returned, err = s.revokeOnce(ctx, actorName(actor), cur, returnStock, reason)
-		return err
+		return returned, err
 	})
 	if err != nil {
 		return nil, err
-	}
-	if returned != nil {
-		s.returnStock(ctx, returned)
 	}
 	return res, nil
 }
