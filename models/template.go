@@ -116,19 +116,20 @@ func (t *Template) Validate() error {
 	if err := t.validateWindows(); err != nil {
 		return err
 	}
-	switch t.RefundPolicy {
-	case "":
-		t.RefundPolicy = RefundRestore
-	case RefundRestore, RefundRecycle:
-	default:
-		return Invalid("refund_policy", `must be "restore" or "recycle"`)
+	if err := eitherOr("refund_policy", &t.RefundPolicy, RefundRestore, RefundRecycle); err != nil {
+		return err
 	}
-	switch t.Status {
+	return eitherOr("status", &t.Status, TemplateActive, TemplatePaused)
+}
+
+// eitherOr sets an empty *v to def, and refuses any value but def and other.
+func eitherOr(field string, v *string, def, other string) error {
+	switch *v {
 	case "":
-		t.Status = TemplateActive
-	case TemplateActive, TemplatePaused:
+		*v = def
+	case def, other:
 	default:
-		return Invalid("status", `must be "active" or "paused"`)
+		return Invalid(field, "must be %q or %q", def, other)
 	}
 	return nil
 }
