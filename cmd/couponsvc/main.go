@@ -183,19 +183,28 @@ func seedDemo(ctx context.Context, svc *services.Service, stdout io.Writer) erro
 	return nil
 }
 
-func addUser(ctx context.Context, cfg config, logger *slog.Logger, args []string, stdout io.Writer) error {
+// parseAdd parses the arguments of `couponsvc <what> add <usage>`; flags
+// declares the command's flags.
+func parseAdd(args []string, what, usage string, flags func(fs *flag.FlagSet)) error {
 	if len(args) == 0 || args[0] != "add" {
-		return fmt.Errorf("usage: couponsvc user add -username U -password P -role R")
+		return fmt.Errorf("usage: couponsvc %s add %s", what, usage)
 	}
-	fs := flag.NewFlagSet("user add", flag.ContinueOnError)
-	username := fs.String("username", "", "the username (a shopper's user_id)")
-	password := fs.String("password", "", "the password (8 to 72 bytes)")
-	role := fs.String("role", "", "shopper, cashier or admin")
-	if err := fs.Parse(args[1:]); err != nil {
+	fs := flag.NewFlagSet(what+" add", flag.ContinueOnError)
+	flags(fs)
+	return fs.Parse(args[1:])
+}
+
+func addUser(ctx context.Context, cfg config, logger *slog.Logger, args []string, stdout io.Writer) error {
+	var username, password, role string
+	if err := parseAdd(args, "user", "-username U -password P -role R", func(fs *flag.FlagSet) {
+		fs.StringVar(&username, "username", "", "the username (a shopper's user_id)")
+		fs.StringVar(&password, "password", "", "the password (8 to 72 bytes)")
+		fs.StringVar(&role, "role", "", "shopper, cashier or admin")
+	}); err != nil {
 		return err
 	}
 	return withService(ctx, cfg, logger, func(svc *services.Service) error {
-		u, err := svc.CreateUser(ctx, "cli", *username, *password, *role)
+		u, err := svc.CreateUser(ctx, "cli", username, password, role)
 		if err != nil {
 			return err
 		}
@@ -205,17 +214,15 @@ func addUser(ctx context.Context, cfg config, logger *slog.Logger, args []string
 }
 
 func addToken(ctx context.Context, cfg config, logger *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		return fmt.Errorf("usage: couponsvc token add -role R -name NAME")
-	}
-	fs := flag.NewFlagSet("token add", flag.ContinueOnError)
-	role := fs.String("role", "", "admin, cashier or app")
-	name := fs.String("name", "", "what the token is for")
-	if err := fs.Parse(args[1:]); err != nil {
+	var role, name string
+	if err := parseAdd(args, "token", "-role R -name NAME", func(fs *flag.FlagSet) {
+		fs.StringVar(&role, "role", "", "admin, cashier or app")
+		fs.StringVar(&name, "name", "", "what the token is for")
+	}); err != nil {
 		return err
 	}
 	return withService(ctx, cfg, logger, func(svc *services.Service) error {
-		token, _, err := svc.CreateToken(ctx, "cli", *role, *name)
+		token, _, err := svc.CreateToken(ctx, "cli", role, name)
 		if err != nil {
 			return err
 		}
