@@ -39,7 +39,7 @@ func TestReconcileBudget(t *testing.T) {
 	}
 	var coupons []*models.Coupon
 	for _, u := range []string{"a", "b", "c", "d"} {
-		res, err := svc.Claim(ctx, services.ClaimRequest{TemplateID: tpl.ID, UserID: u, IdempotencyKey: "bk-" + u})
+		res, err := fx.Claim(tpl.ID, u, "bk-"+u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestReconcileBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A reservation whose coupon is not written (yet).
-	prefix := fmt.Sprintf("%s{c%d}:", env.Prefix, camp.ID)
+	prefix := fx.Key(camp.ID, "")
 	tkey := fmt.Sprintf("%st:%d", prefix, tpl.ID)
 	vals, err := lua.Deduct.Run(ctx, env.Backends.Redis, []string{prefix + "budget", tkey, tkey + ":free", tkey + ":users",
 		prefix + "idem:flying", prefix + "pending", tkey + ":rule"}, tpl.ID, "w", "flying", svc.Now().UnixMilli(), 3600, "att1").Slice()

@@ -43,7 +43,7 @@ func newCheckoutFixture(t *testing.T, cfg services.Config, tmpl models.Template)
 func (f *checkoutFixture) claim(user string) *models.Coupon {
 	f.T.Helper()
 	key := fmt.Sprintf("checkout-%s-%d", user, f.claims.Add(1))
-	res, err := f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: user, IdempotencyKey: key})
+	res, err := f.Claim(f.tmpl.ID, user, key)
 	if err != nil {
 		f.T.Fatalf("claim for %s: %v", user, err)
 	}

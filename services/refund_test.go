@@ -180,7 +180,7 @@ func refundOKRecycle(t *testing.T) {
 	c := f.claim("u1")
 	f.claim("u2")
 	f.mustRedeem(c, "o1", 10_000)
-	if _, err := f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u3", IdempotencyKey: "sold-out"}); !models.IsCode(err, models.CodeSoldOut) {
+	if _, err := f.Claim(f.tmpl.ID, "u3", "sold-out"); !models.IsCode(err, models.CodeSoldOut) {
 		t.Fatalf("claim before the refund: %v", err)
 	}
 	res := f.mustRefund(c, "o1")
@@ -294,7 +294,7 @@ func TestRefundRecycleAfterRedisFlush(t *testing.T) {
 			f.checkStock()
 			f.claim("u4")
 			for _, u := range []string{"u1", "u5"} {
-				_, err := f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: u, IdempotencyKey: "late-" + u})
+				_, err := f.Claim(f.tmpl.ID, u, "late-"+u)
 				wantCode(t, err, models.CodeSoldOut)
 			}
 			var live int64

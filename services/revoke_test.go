@@ -52,7 +52,7 @@ func TestRevoke(t *testing.T) {
 		}
 		f.checkStock()
 		// The revoked coupon still counts against u1's limit.
-		_, err = f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: "u1", IdempotencyKey: "again"})
+		_, err = f.Claim(f.tmpl.ID, "u1", "again")
 		wantCode(t, err, models.CodeUserLimitReached)
 
 		// Revoking again is a replay; asking for the stock back returns it.

@@ -54,7 +54,7 @@ func TestTemplateFiguresAddUp(t *testing.T) {
 	claim := func(tid int64, user string) *models.Coupon {
 		t.Helper()
 		n++
-		res, err := svc.Claim(ctx, services.ClaimRequest{TemplateID: tid, UserID: user, IdempotencyKey: fmt.Sprint("sum-", n)})
+		res, err := fx.Claim(tid, user, fmt.Sprint("sum-", n))
 		if err != nil {
 			t.Fatalf("claim: %v", err)
 		}

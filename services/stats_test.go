@@ -20,8 +20,7 @@ func TestTemplateStats(t *testing.T) {
 		RefundPolicy: models.RefundRecycle})
 	claim := func(user string) *models.Coupon {
 		t.Helper()
-		res, err := env.Service.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: user,
-			IdempotencyKey: fmt.Sprintf("%s-%d", user, clk.Now().UnixNano())})
+		res, err := f.Claim(tp.ID, user, fmt.Sprintf("%s-%d", user, clk.Now().UnixNano()))
 		if err != nil {
 			t.Fatalf("claim: %v", err)
 		}
