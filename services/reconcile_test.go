@@ -125,145 +125,159 @@ func rcReport(t *testing.T, format string, args ...any) {
 }
 
 func TestReconcile(t *testing.T) {
-	t.Run("OK", func(t *testing.T) {
-		f := newRCFixture(t, services.Config{}, 10, 2, models.RefundRestore)
-		for _, u := range []string{"a", "b", "b", "c"} {
-			f.mustClaim(u)
-		}
-		d := f.reconcile(nil, false)
-		f.wantNoDrift(d)
-		if d.TotalStock != 10 || d.DBLive != 4 || *d.RedisRemaining != 6 || d.InFlight != 0 || d.Repaired {
-			t.Fatalf("got %s", rcShow(d))
-		}
-		// Nothing drifted: a repair repairs nothing and writes no audit entry.
-		if d := f.reconcile(nil, true); d.Repaired {
-			t.Fatalf("repaired without drift: %s", rcShow(d))
-		}
-		if n := len(f.audits("reconcile.repair")); n != 0 {
-			t.Fatalf("%d repair audit entries, want 0", n)
-		}
-	})
-	t.Run("NotLoaded", func(t *testing.T) {
-		f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
-		f.mustClaim("a")
-		f.Env.FlushRedis(t)
-		d := f.reconcile(nil, true)
-		if d.RedisRemaining != nil || d.Drift != 0 || d.Repaired || d.DBLive != 1 {
-			t.Fatalf("counters not loaded: got %s", rcShow(d))
-		}
-		// The next claim loads them from the database.
-		f.mustClaim("b")
-		if d := f.reconcile(nil, false); *d.RedisRemaining != 8 {
-			t.Fatalf("after the reload: %s", rcShow(d))
-		}
-	})
-	t.Run("ErrNotFound", func(t *testing.T) {
-		f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
-		_, err := f.Env.Service.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID + 1000})
-		if models.ErrorCode(err) != models.CodeNotFound {
-			t.Fatalf("got %v, want not_found", err)
-		}
-		_, err = f.Env.Service.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: -1})
-		if models.ErrorCode(err) != models.CodeInvalidRequest {
-			t.Fatalf("got %v, want invalid_request", err)
-		}
-	})
-	t.Run("RepairRemaining", func(t *testing.T) {
-		f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
-		f.mustClaim("a")
-		f.mustClaim("b")
-		rdb := f.Env.Backends.Redis
-		if err := rdb.HIncrBy(f.Ctx, f.templateKey(), "remaining", 5).Err(); err != nil {
-			t.Fatal(err)
-		}
-		d := f.reconcile(nil, false)
-		if d.Drift != 5 || d.Repaired || *d.RedisRemaining != 13 {
-			t.Fatalf("want drift 5, got %s", rcShow(d))
-		}
-		d = f.reconcile(nil, true)
-		if d.Drift != 5 || !d.Repaired {
-			t.Fatalf("want drift 5 repaired, got %s", rcShow(d))
-		}
-		after := f.reconcile(nil, false)
-		f.wantNoDrift(after)
-		if *after.RedisRemaining != 8 {
-			t.Fatalf("after repair: %s", rcShow(after))
-		}
-		audits := f.audits("reconcile.repair")
-		if len(audits) != 1 || audits[0].Actor != "tester" || audits[0].Target != fmt.Sprintf("template:%d", f.tmpl.ID) {
-			t.Fatalf("audit entries: %+v", audits)
-		}
-		rcReport(t, "found %s; audit: %s", rcShow(d), audits[0].Detail)
-	})
-	t.Run("RepairUsers", func(t *testing.T) {
-		f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
-		f.mustClaim("a")
-		f.mustClaim("b")
-		// Redis forgets that a holds a coupon: a second claim by a would
-		// pass Redis (and be refused by the database's unique index).
-		if err := f.Env.Backends.Redis.HDel(f.Ctx, f.templateKey()+":users", "a").Err(); err != nil {
-			t.Fatal(err)
-		}
-		d := f.reconcile(nil, true)
-		if d.UsersDrifted != 1 || d.Drift != 0 || !d.Repaired {
-			t.Fatalf("want 1 user drifted, repaired: %s", rcShow(d))
-		}
-		f.wantNoDrift(f.reconcile(nil, false))
-		if _, err := f.claim("a", "again"); models.ErrorCode(err) != models.CodeUserLimitReached {
-			t.Fatalf("claim again after repair: %v, want user_limit_reached", err)
-		}
-	})
-	t.Run("InFlight", func(t *testing.T) {
-		f := newRCFixture(t, services.Config{}, 10, 2, models.RefundRestore)
-		f.mustClaim("a")
-		// A reservation whose process died before writing the row.
-		f.reserve(t, "b", "dead-1", f.Clock.Now())
-		d := f.reconcile(nil, false)
-		f.wantNoDrift(d)
-		if d.InFlight != 1 || d.DBLive != 1 || *d.RedisRemaining != 8 {
-			t.Fatalf("want one reservation in flight: %s", rcShow(d))
-		}
-		// A repair keeps the reservation's slot taken: it never frees stock
-		// that a claim in flight is about to write.
-		if err := f.Env.Backends.Redis.HIncrBy(f.Ctx, f.templateKey(), "remaining", -3).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if d := f.reconcile(nil, true); d.Drift != -3 || !d.Repaired {
-			t.Fatalf("want drift -3 repaired: %s", rcShow(d))
-		}
-		d = f.reconcile(nil, false)
-		f.wantNoDrift(d)
-		if *d.RedisRemaining != 8 || d.InFlight != 1 {
-			t.Fatalf("after repair: %s", rcShow(d))
-		}
-	})
-	t.Run("ReturnedCouponInRecent", func(t *testing.T) {
-		// A coupon claimed and given back within the recent window: its
-		// reservation is still in the recent zset, but it holds no slot.
-		f := newRCFixture(t, services.Config{}, 5, 1, models.RefundRecycle)
-		c := f.mustClaim("a")
-		f.mustClaim("b")
-		if _, err := f.Env.Service.Revoke(f.Ctx, "admin", c.Code, true, "test"); err != nil {
-			t.Fatal(err)
-		}
-		d := f.reconcile(nil, false)
-		f.wantNoDrift(d)
-		if *d.RedisRemaining != 4 || d.DBLive != 1 || d.InFlight != 0 {
-			t.Fatalf("got %s", rcShow(d))
-		}
-		// A repair (forced by a corruption) must not keep the returned slot.
-		if err := f.Env.Backends.Redis.HIncrBy(f.Ctx, f.templateKey(), "remaining", 1).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if d := f.reconcile(nil, true); !d.Repaired {
-			t.Fatalf("not repaired: %s", rcShow(d))
-		}
-		d = f.reconcile(nil, false)
-		f.wantNoDrift(d)
-		if *d.RedisRemaining != 4 {
-			t.Fatalf("after repair: %s", rcShow(d))
-		}
-	})
+	t.Run("OK", reconcileOK)
+	t.Run("NotLoaded", reconcileNotLoaded)
+	t.Run("ErrNotFound", reconcileErrNotFound)
+	t.Run("RepairRemaining", reconcileRepairRemaining)
+	t.Run("RepairUsers", reconcileRepairUsers)
+	t.Run("InFlight", reconcileInFlight)
+	t.Run("ReturnedCouponInRecent", reconcileReturnedCouponInRecent)
+}
+
+func reconcileOK(t *testing.T) {
+	f := newRCFixture(t, services.Config{}, 10, 2, models.RefundRestore)
+	for _, u := range []string{"a", "b", "b", "c"} {
+		f.mustClaim(u)
+	}
+	d := f.reconcile(nil, false)
+	f.wantNoDrift(d)
+	if d.TotalStock != 10 || d.DBLive != 4 || *d.RedisRemaining != 6 || d.InFlight != 0 || d.Repaired {
+		t.Fatalf("got %s", rcShow(d))
+	}
+	// Nothing drifted: a repair repairs nothing and writes no audit entry.
+	if d := f.reconcile(nil, true); d.Repaired {
+		t.Fatalf("repaired without drift: %s", rcShow(d))
+	}
+	if n := len(f.audits("reconcile.repair")); n != 0 {
+		t.Fatalf("%d repair audit entries, want 0", n)
+	}
+}
+
+func reconcileNotLoaded(t *testing.T) {
+	f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
+	f.mustClaim("a")
+	f.Env.FlushRedis(t)
+	d := f.reconcile(nil, true)
+	if d.RedisRemaining != nil || d.Drift != 0 || d.Repaired || d.DBLive != 1 {
+		t.Fatalf("counters not loaded: got %s", rcShow(d))
+	}
+	// The next claim loads them from the database.
+	f.mustClaim("b")
+	if d := f.reconcile(nil, false); *d.RedisRemaining != 8 {
+		t.Fatalf("after the reload: %s", rcShow(d))
+	}
+}
+
+func reconcileErrNotFound(t *testing.T) {
+	f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
+	_, err := f.Env.Service.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID + 1000})
+	if models.ErrorCode(err) != models.CodeNotFound {
+		t.Fatalf("got %v, want not_found", err)
+	}
+	_, err = f.Env.Service.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: -1})
+	if models.ErrorCode(err) != models.CodeInvalidRequest {
+		t.Fatalf("got %v, want invalid_request", err)
+	}
+}
+
+func reconcileRepairRemaining(t *testing.T) {
+	f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
+	f.mustClaim("a")
+	f.mustClaim("b")
+	rdb := f.Env.Backends.Redis
+	if err := rdb.HIncrBy(f.Ctx, f.templateKey(), "remaining", 5).Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := f.reconcile(nil, false)
+	if d.Drift != 5 || d.Repaired || *d.RedisRemaining != 13 {
+		t.Fatalf("want drift 5, got %s", rcShow(d))
+	}
+	d = f.reconcile(nil, true)
+	if d.Drift != 5 || !d.Repaired {
+		t.Fatalf("want drift 5 repaired, got %s", rcShow(d))
+	}
+	after := f.reconcile(nil, false)
+	f.wantNoDrift(after)
+	if *after.RedisRemaining != 8 {
+		t.Fatalf("after repair: %s", rcShow(after))
+	}
+	audits := f.audits("reconcile.repair")
+	if len(audits) != 1 || audits[0].Actor != "tester" || audits[0].Target != fmt.Sprintf("template:%d", f.tmpl.ID) {
+		t.Fatalf("audit entries: %+v", audits)
+	}
+	rcReport(t, "found %s; audit: %s", rcShow(d), audits[0].Detail)
+}
+
+func reconcileRepairUsers(t *testing.T) {
+	f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
+	f.mustClaim("a")
+	f.mustClaim("b")
+	// Redis forgets that a holds a coupon: a second claim by a would
+	// pass Redis (and be refused by the database's unique index).
+	if err := f.Env.Backends.Redis.HDel(f.Ctx, f.templateKey()+":users", "a").Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := f.reconcile(nil, true)
+	if d.UsersDrifted != 1 || d.Drift != 0 || !d.Repaired {
+		t.Fatalf("want 1 user drifted, repaired: %s", rcShow(d))
+	}
+	f.wantNoDrift(f.reconcile(nil, false))
+	if _, err := f.claim("a", "again"); models.ErrorCode(err) != models.CodeUserLimitReached {
+		t.Fatalf("claim again after repair: %v, want user_limit_reached", err)
+	}
+}
+
+func reconcileInFlight(t *testing.T) {
+	f := newRCFixture(t, services.Config{}, 10, 2, models.RefundRestore)
+	f.mustClaim("a")
+	// A reservation whose process died before writing the row.
+	f.reserve(t, "b", "dead-1", f.Clock.Now())
+	d := f.reconcile(nil, false)
+	f.wantNoDrift(d)
+	if d.InFlight != 1 || d.DBLive != 1 || *d.RedisRemaining != 8 {
+		t.Fatalf("want one reservation in flight: %s", rcShow(d))
+	}
+	// A repair keeps the reservation's slot taken: it never frees stock
+	// that a claim in flight is about to write.
+	if err := f.Env.Backends.Redis.HIncrBy(f.Ctx, f.templateKey(), "remaining", -3).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := f.reconcile(nil, true); d.Drift != -3 || !d.Repaired {
+		t.Fatalf("want drift -3 repaired: %s", rcShow(d))
+	}
+	d = f.reconcile(nil, false)
+	f.wantNoDrift(d)
+	if *d.RedisRemaining != 8 || d.InFlight != 1 {
+		t.Fatalf("after repair: %s", rcShow(d))
+	}
+}
+
+func reconcileReturnedCouponInRecent(t *testing.T) {
+	// A coupon claimed and given back within the recent window: its
+	// reservation is still in the recent zset, but it holds no slot.
+	f := newRCFixture(t, services.Config{}, 5, 1, models.RefundRecycle)
+	c := f.mustClaim("a")
+	f.mustClaim("b")
+	if _, err := f.Env.Service.Revoke(f.Ctx, "admin", c.Code, true, "test"); err != nil {
+		t.Fatal(err)
+	}
+	d := f.reconcile(nil, false)
+	f.wantNoDrift(d)
+	if *d.RedisRemaining != 4 || d.DBLive != 1 || d.InFlight != 0 {
+		t.Fatalf("got %s", rcShow(d))
+	}
+	// A repair (forced by a corruption) must not keep the returned slot.
+	if err := f.Env.Backends.Redis.HIncrBy(f.Ctx, f.templateKey(), "remaining", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := f.reconcile(nil, true); !d.Repaired {
+		t.Fatalf("not repaired: %s", rcShow(d))
+	}
+	d = f.reconcile(nil, false)
+	f.wantNoDrift(d)
+	if *d.RedisRemaining != 4 {
+		t.Fatalf("after repair: %s", rcShow(d))
+	}
 }
 
 // reserve runs coupon_deduct.lua as a claim would, and stops there: the

@@ -13,119 +13,125 @@ import (
 )
 
 func TestRevoke(t *testing.T) {
-	t.Run("OKReturnStock", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
-		c := f.claim("u1")
-		f.claim("u2")
-		res, err := f.Svc.Revoke(f.Ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
-		if err != nil || res.Duplicate || !res.StockReturned || res.Coupon.Status != models.CouponRevoked {
-			t.Fatalf("revoke %+v, %v", res, err)
-		}
-		got := f.coupon(c.ID)
-		if got.Status != models.CouponRevoked || got.Slot != nil || got.UserOrdinal != nil || got.Version != 1 {
-			t.Fatalf("coupon %+v", got)
-		}
-		var audit []models.AuditEntry
-		f.Env.Backends.DB.Where("action = ?", "coupon.revoke").Find(&audit)
-		if len(audit) != 1 || audit[0].Actor != "admin-ann" || audit[0].Target != fmt.Sprintf("coupon:%d", c.ID) ||
-			!strings.Contains(audit[0].Detail, `reason="printed by mistake"`) || !strings.Contains(audit[0].Detail, "return_stock=true") ||
-			audit[0].CreatedAt.IsZero() {
-			t.Fatalf("audit %+v", audit)
-		}
-		if f.remaining() != 1 {
-			t.Fatalf("remaining %d", f.remaining())
-		}
-		f.checkStock()
-		f.claim("u1") // the slot and u1's ordinal are back
-		f.checkStock()
-	})
+	t.Run("OKReturnStock", revokeOKReturnStock)
+	t.Run("OKKeepStock", revokeOKKeepStock)
+	t.Run("ExpiredCoupon", revokeExpiredCoupon)
+	t.Run("ErrAlreadyUsed", revokeErrAlreadyUsed)
+	t.Run("BadInput", revokeBadInput)
+}
 
-	t.Run("OKKeepStock", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
-		c := f.claim("u1")
-		res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
-		if err != nil || res.StockReturned || res.Coupon.Slot == nil {
-			t.Fatalf("revoke %+v, %v", res, err)
-		}
-		if f.remaining() != 1 {
-			t.Fatalf("remaining %d", f.remaining())
-		}
-		f.checkStock()
-		// The revoked coupon still counts against u1's limit.
-		_, err = f.Claim(f.tmpl.ID, "u1", "again")
-		wantCode(t, err, models.CodeUserLimitReached)
+func revokeOKReturnStock(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
+	c := f.claim("u1")
+	f.claim("u2")
+	res, err := f.Svc.Revoke(f.Ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
+	if err != nil || res.Duplicate || !res.StockReturned || res.Coupon.Status != models.CouponRevoked {
+		t.Fatalf("revoke %+v, %v", res, err)
+	}
+	got := f.coupon(c.ID)
+	if got.Status != models.CouponRevoked || got.Slot != nil || got.UserOrdinal != nil || got.Version != 1 {
+		t.Fatalf("coupon %+v", got)
+	}
+	var audit []models.AuditEntry
+	f.Env.Backends.DB.Where("action = ?", "coupon.revoke").Find(&audit)
+	if len(audit) != 1 || audit[0].Actor != "admin-ann" || audit[0].Target != fmt.Sprintf("coupon:%d", c.ID) ||
+		!strings.Contains(audit[0].Detail, `reason="printed by mistake"`) || !strings.Contains(audit[0].Detail, "return_stock=true") ||
+		audit[0].CreatedAt.IsZero() {
+		t.Fatalf("audit %+v", audit)
+	}
+	if f.remaining() != 1 {
+		t.Fatalf("remaining %d", f.remaining())
+	}
+	f.checkStock()
+	f.claim("u1") // the slot and u1's ordinal are back
+	f.checkStock()
+}
 
-		// Revoking again is a replay; asking for the stock back returns it.
-		res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
-		if err != nil || !res.Duplicate || res.StockReturned {
-			t.Fatalf("again %+v, %v", res, err)
-		}
-		res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
-		if err != nil || res.Duplicate || !res.StockReturned || res.Coupon.Slot != nil {
-			t.Fatalf("return stock %+v, %v", res, err)
-		}
-		if f.remaining() != 2 {
-			t.Fatalf("remaining %d", f.remaining())
-		}
-		res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
-		if err != nil || !res.Duplicate || !res.StockReturned {
-			t.Fatalf("replay %+v, %v", res, err)
-		}
-		if f.remaining() != 2 || f.coupon(c.ID).Version != 2 {
-			t.Fatal("the replay changed something")
-		}
-		f.checkStock()
-		f.claim("u1")
-	})
+func revokeOKKeepStock(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
+	c := f.claim("u1")
+	res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
+	if err != nil || res.StockReturned || res.Coupon.Slot == nil {
+		t.Fatalf("revoke %+v, %v", res, err)
+	}
+	if f.remaining() != 1 {
+		t.Fatalf("remaining %d", f.remaining())
+	}
+	f.checkStock()
+	// The revoked coupon still counts against u1's limit.
+	_, err = f.Claim(f.tmpl.ID, "u1", "again")
+	wantCode(t, err, models.CodeUserLimitReached)
 
-	t.Run("ExpiredCoupon", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
-		c := f.claim("u1")
-		f.Clock.Advance(48 * time.Hour)
-		res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "expired, clean up")
-		if err != nil || res.Coupon.Status != models.CouponRevoked {
-			t.Fatalf("revoke %+v, %v", res, err)
-		}
-		f.checkStock()
-	})
+	// Revoking again is a replay; asking for the stock back returns it.
+	res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
+	if err != nil || !res.Duplicate || res.StockReturned {
+		t.Fatalf("again %+v, %v", res, err)
+	}
+	res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
+	if err != nil || res.Duplicate || !res.StockReturned || res.Coupon.Slot != nil {
+		t.Fatalf("return stock %+v, %v", res, err)
+	}
+	if f.remaining() != 2 {
+		t.Fatalf("remaining %d", f.remaining())
+	}
+	res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
+	if err != nil || !res.Duplicate || !res.StockReturned {
+		t.Fatalf("replay %+v, %v", res, err)
+	}
+	if f.remaining() != 2 || f.coupon(c.ID).Version != 2 {
+		t.Fatal("the replay changed something")
+	}
+	f.checkStock()
+	f.claim("u1")
+}
 
-	t.Run("ErrAlreadyUsed", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		f.mustRedeem(c, "o1", 10_000)
-		_, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "too late")
-		e := wantCode(t, err, models.CodeAlreadyUsed)
-		if !strings.Contains(e.Message, "o1") {
-			t.Fatalf("message %q", e.Message)
-		}
-		if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 1 {
-			t.Fatalf("changed %+v", got)
-		}
-	})
+func revokeExpiredCoupon(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
+	c := f.claim("u1")
+	f.Clock.Advance(48 * time.Hour)
+	res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "expired, clean up")
+	if err != nil || res.Coupon.Status != models.CouponRevoked {
+		t.Fatalf("revoke %+v, %v", res, err)
+	}
+	f.checkStock()
+}
 
-	t.Run("BadInput", func(t *testing.T) {
-		f := newCheckoutFixture(t, services.Config{}, models.Template{})
-		c := f.claim("u1")
-		for _, tc := range []struct {
-			name, code, reason, field string
-			want                      models.Code
-		}{
-			{"MistypedCode", mistype(c.Code), "r", "code", models.CodeInvalidRequest},
-			{"NoReason", c.Code, "  ", "reason", models.CodeInvalidRequest},
-			{"LongReason", c.Code, strings.Repeat("r", 501), "reason", models.CodeInvalidRequest},
-			{"UnknownCode", models.NewCouponCode(), "r", "", models.CodeNotFound},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				_, err := f.Svc.Revoke(f.Ctx, "admin", tc.code, true, tc.reason)
-				if e := wantCode(t, err, tc.want); e.Field != tc.field {
-					t.Fatalf("field %q, want %q", e.Field, tc.field)
-				}
-			})
-		}
-		if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.Version != 0 {
-			t.Fatalf("changed %+v", got)
-		}
-	})
+func revokeErrAlreadyUsed(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	f.mustRedeem(c, "o1", 10_000)
+	_, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "too late")
+	e := wantCode(t, err, models.CodeAlreadyUsed)
+	if !strings.Contains(e.Message, "o1") {
+		t.Fatalf("message %q", e.Message)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 1 {
+		t.Fatalf("changed %+v", got)
+	}
+}
+
+func revokeBadInput(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{})
+	c := f.claim("u1")
+	for _, tc := range []struct {
+		name, code, reason, field string
+		want                      models.Code
+	}{
+		{"MistypedCode", mistype(c.Code), "r", "code", models.CodeInvalidRequest},
+		{"NoReason", c.Code, "  ", "reason", models.CodeInvalidRequest},
+		{"LongReason", c.Code, strings.Repeat("r", 501), "reason", models.CodeInvalidRequest},
+		{"UnknownCode", models.NewCouponCode(), "r", "", models.CodeNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := f.Svc.Revoke(f.Ctx, "admin", tc.code, true, tc.reason)
+			if e := wantCode(t, err, tc.want); e.Field != tc.field {
+				t.Fatalf("field %q, want %q", e.Field, tc.field)
+			}
+		})
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.Version != 0 {
+		t.Fatalf("changed %+v", got)
+	}
 }
 
 // TestRevokeRaceRedeem releases revocations and redemptions of one coupon
