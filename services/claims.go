@@ -48,6 +48,12 @@ type reservation struct {
 	holds bool
 }
 
+// pendingMember is the member coupon_deduct.lua wrote for this reservation.
+func (r reservation) pendingMember(t *models.Template, req ClaimRequest) string {
+	return pendingMember{TemplateID: t.ID, UserID: req.UserID, Slot: r.slot, Ordinal: r.ordinal,
+		ValueCents: t.ValueCents(), RequestID: req.IdempotencyKey}.String()
+}
+
 // Claim reserves a coupon in Redis, writes its row to the database, then
 // confirms the reservation. The caller sees "claimed" only once the row is
 // committed. Errors: CodeInvalidRequest, CodeNotFound, CodeNotClaimable,
@@ -253,14 +259,12 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 		r.holds = detail == "H"
 		switch code {
 		case lua.DeductReserved:
-			r.member = pendingMember{TemplateID: t.ID, UserID: req.UserID, Slot: r.slot, Ordinal: r.ordinal,
-				ValueCents: t.ValueCents(), RequestID: req.IdempotencyKey}.String()
+			r.member = r.pendingMember(t, req)
 			return r, "", nil
 		case lua.DeductDuplicate:
 			if own, _ := vals[len(vals)-1].(string); detail == "P" && own == attempt {
 				// This request's own reservation, answered twice.
-				r.member = pendingMember{TemplateID: t.ID, UserID: req.UserID, Slot: r.slot, Ordinal: r.ordinal,
-					ValueCents: t.ValueCents(), RequestID: req.IdempotencyKey}.String()
+				r.member = r.pendingMember(t, req)
 				r.remaining, _ = s.rdb.HGet(ctx, s.keys.template(t.CampaignID, t.ID), "remaining").Int64()
 				return r, "", nil
 			}
