@@ -1,0 +1,87 @@
+package api
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+type createTokenRequest struct {
+	Role *string `json:"role" binding:"required" schema:"token_role"`
+	Name *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+}
+
+// createToken makes an API token; the token is in this answer only.
+func (s *Server) createToken(c *gin.Context) {
+	var req createTokenRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	if err := web.FirstErr(web.Required("role", req.Role), web.Required("name", req.Name)); err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	token, rec, err := s.svc.CreateToken(c.Request.Context(), web.Principal(c).Name, *req.Role, *req.Name)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusCreated, "ok", gin.H{"token": token, "token_info": rec})
+}
+
+// listTokens lists the API tokens, revoked ones included, without their
+// secrets.
+func (s *Server) listTokens(c *gin.Context) {
+	tokens, err := s.svc.ListTokens(c.Request.Context())
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, "ok", gin.H{"tokens": tokens})
+}
+
+// revokeToken stops a token from working: 200 "ok"; a token already revoked
+// → 200 "duplicate".
+func (s *Server) revokeToken(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	tok, duplicate, err := s.svc.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	result := "ok"
+	if duplicate {
+		result = models.CodeDuplicate.Word()
+	}
+	web.Respond(c, http.StatusOK, result, gin.H{"token": tok})
+}
+
+type createUserRequest struct {
+	Username *string `json:"username" binding:"required" schema:"user_id"`
+	Password *string `json:"password" binding:"required" doc:"the password"`
+	Role     *string `json:"role" binding:"required" schema:"user_role"`
+}
+
+func (s *Server) createUser(c *gin.Context) {
+	var req createUserRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	if err := web.FirstErr(web.Required("username", req.Username), web.Required("password", req.Password),
+		web.Required("role", req.Role)); err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	u, err := s.svc.CreateUser(c.Request.Context(), web.Principal(c).Name, *req.Username, *req.Password, *req.Role)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusCreated, "ok", gin.H{"user": u})
+}

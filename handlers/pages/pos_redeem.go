@@ -1,0 +1,66 @@
+package pages
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// redeemCoupon uses the coupon on the order, as previewed. On success the
+// checkout shows the discount and the amount to pay (after a redirect); on
+// refusal the form comes back with the reason beside the field.
+func (p *Pages) redeemCoupon(c *gin.Context) {
+	f, code, amount := readRedeemForm(c)
+	page := &posPage{Redeem: f}
+	if len(f.Errors) > 0 {
+		p.renderPOS(c, http.StatusBadRequest, page)
+		return
+	}
+	ctx := c.Request.Context()
+	res, err := p.svc.Redeem(ctx, services.RedeemRequest{
+		CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name,
+	})
+	if err != nil {
+		status, _ := web.StatusOf(err)
+		if !p.redeemRefusal(c, err, code, f.OrderID, amount, page.Redeem.Errors) {
+			p.fail(c, err)
+			return
+		}
+		p.renderPOS(c, status, page)
+		return
+	}
+	msg := "Redeemed on order " + f.OrderID + ": " + p.money.format(res.DiscountCents) + " off, the customer pays " +
+		p.money.format(res.PayableCents) + "."
+	if res.Duplicate {
+		msg = "Already redeemed on order " + f.OrderID + " (nothing changed): " + p.money.format(res.DiscountCents) +
+			" off, the customer pays " + p.money.format(res.PayableCents) + "."
+	}
+	p.flash(c, true, msg)
+	redirect(c, "/pos")
+}
+
+// redeemRefusal puts the reason a redemption was refused beside its field, in
+// a cashier's words. It reports false for faults, which get the error page.
+func (p *Pages) redeemRefusal(c *gin.Context, err error, code, orderID string, amount int64, errs formErrors) bool {
+	switch models.ErrorCode(err) {
+	case models.CodeNotFound:
+		errs.add("code", "No coupon has this code. Check it and try again.")
+		return true
+	case models.CodeBusy:
+		errs.add("", "This coupon is being used at another checkout right now. Try again in a moment.")
+		return true
+	case models.CodeAlreadyUsed, models.CodeRevoked, models.CodeNotValidNow, models.CodeBelowMinimum:
+		// Say it with the coupon's own figures (order, time, minimum).
+		if d, derr := p.svc.GetCoupon(c.Request.Context(), code); derr == nil {
+			if field, msg := p.redeemProblem(d, orderID, amount); msg != "" {
+				errs.add(field, msg)
+				return true
+			}
+		}
+	}
+	return errs.fromError(err, redeemFields)
+}
