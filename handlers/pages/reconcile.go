@@ -79,7 +79,7 @@ func (p *Pages) showReconcile(c *gin.Context) {
 		page.BudgetsDrifted = int64(report.BudgetsDrifted())
 		for _, d := range report.Templates {
 			page.Rows = append(page.Rows, reconcileRow{TemplateDrift: d, Name: names[d.TemplateID],
-				Expected: d.TotalStock - d.DBLive - d.InFlight, IsDrift: d.Drifted()})
+				Expected: d.ExpectedRemaining(), IsDrift: d.Drifted()})
 		}
 		for _, d := range report.Campaigns {
 			page.Budgets = append(page.Budgets, budgetRow{CampaignBudgetDrift: d, Name: camps[d.CampaignID], IsDrift: d.Drifted()})
@@ -115,7 +115,7 @@ func (p *Pages) reconcile(c *gin.Context) {
 		repaired++
 		if repaired <= maxRepairLines {
 			msg := fmt.Sprintf("Repaired “%s”: Redis had %d left where the database allows %d", names[d.TemplateID],
-				deref(d.RedisRemaining), d.TotalStock-d.DBLive-d.InFlight)
+				deref(d.RedisRemaining), d.ExpectedRemaining())
 			if d.UsersDrifted > 0 {
 				msg += fmt.Sprintf(", and %d %s off", d.UsersDrifted, plural(int64(d.UsersDrifted), "shopper's count was", "shoppers' counts were"))
 			}

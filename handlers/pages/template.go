@@ -1,7 +1,6 @@
 package pages
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -52,8 +51,15 @@ type templatePage struct {
 	Hours   int
 	Edit    editForm
 	Stock   stockForm
-	History []models.AuditEntry
+	// History is a page of the template's audit entries, newest first;
+	// Before is the id it starts before (0: the newest), Older the before-id
+	// of the next page (0: none).
+	History       []models.AuditEntry
+	Before, Older int64
 }
+
+// historyPage is how many audit entries a template's page shows at once.
+const historyPage = 50
 
 // editForm holds what an admin may change on a template, as typed.
 type editForm struct {
@@ -101,19 +107,15 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		p.fail(c, err)
 		return
 	}
-	audit, err := p.svc.ListAudit(ctx, 500)
+	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
+	history, err := p.svc.ListTemplateAudit(ctx, id, historyPage, before)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
 	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(),
-		Campaign: camp, State: templateState(*view, p.now()), Stats: stats, Chart: newChart(stats.Hours), Hours: hours}
-	target := fmt.Sprintf("template:%d", id)
-	for _, a := range audit {
-		if a.Target == target {
-			page.History = append(page.History, a)
-		}
-	}
+		Campaign: camp, State: templateState(*view, p.now()), Stats: stats, Chart: newChart(stats.Hours), Hours: hours,
+		History: history.Entries, Before: max(before, 0), Older: history.Older}
 	if edit != nil {
 		page.Edit = *edit
 	} else {
