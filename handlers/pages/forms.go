@@ -1,11 +1,14 @@
 package pages
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
 )
 
 // formErrors holds a message per form field, shown beside it; "" is the
@@ -120,4 +123,65 @@ func checkOrderID(errs formErrors, field, id string) {
 			return
 		}
 	}
+}
+
+// Words of refusals a cashier reads beside a field.
+const (
+	msgNoCoupon = "No coupon has this code. Check it and try again."
+	msgBusy     = "This coupon is being used at another checkout right now. Try again in a moment."
+)
+
+// refusal is how a page says one refusal of the service: msg beside field
+// ("" for the whole form); an empty msg says the error's own message.
+type refusal struct{ field, msg string }
+
+// fromRefusal puts a refused request's reason beside its field: in the words
+// refusals give its result code, or else beside the field the error names
+// (fromError). It reports false for faults, which get the error page.
+func (f formErrors) fromRefusal(err error, refusals map[models.Code]refusal, fields map[string]string) bool {
+	r, ok := refusals[models.ErrorCode(err)]
+	if !ok {
+		return f.fromError(err, fields)
+	}
+	msg := r.msg
+	if msg == "" {
+		var e *models.Error
+		if asError(err, &e) {
+			msg = sentence(e.Message)
+		}
+	}
+	f.add(r.field, msg)
+	return true
+}
+
+// readCodeOrder reads the coupon code and the order id of a checkout form,
+// with their errors in errs. code is the normalised code ("" when missing or
+// malformed), shown the code as the form shows it back.
+func readCodeOrder(c *gin.Context, errs formErrors, fields map[string]string) (code, shown, orderID string) {
+	shown, orderID = strings.TrimSpace(c.PostForm("code")), strings.TrimSpace(c.PostForm("order_id"))
+	if shown == "" {
+		errs.add("code", "Enter or scan the coupon code.")
+	} else if parsed, err := models.ParseCouponCode("code", shown); err != nil {
+		errs.fromError(err, fields)
+	} else {
+		code, shown = parsed, codeGroups(parsed)
+	}
+	checkOrderID(errs, "order_id", orderID)
+	return code, shown, orderID
+}
+
+// pathID parses the :id of the address; for a malformed one it answers the
+// not-found page of what ("template", "token") and reports false.
+func (p *Pages) pathID(c *gin.Context, what string) (int64, bool) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		p.notFound(c, what)
+		return 0, false
+	}
+	return id, true
+}
+
+// notFound answers the page saying there is no such thing at this address.
+func (p *Pages) notFound(c *gin.Context, what string) {
+	p.renderError(c, http.StatusNotFound, "Not found", "There is no "+what+" at this address.")
 }

@@ -103,29 +103,24 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 // templateNames maps template ids to names.
 func (p *Pages) templateNames(c *gin.Context) (map[int64]string, error) {
 	views, err := p.svc.ListTemplates(c.Request.Context(), false)
-	if err != nil {
-		return nil, err
+	return namesByID(views, func(v services.TemplateView) (int64, string) { return v.ID, v.Name }), err
+}
+
+// namesByID maps the ids of rows to their names.
+func namesByID[T any](rows []T, idName func(T) (int64, string)) map[int64]string {
+	out := make(map[int64]string, len(rows))
+	for _, r := range rows {
+		id, name := idName(r)
+		out[id] = name
 	}
-	out := make(map[int64]string, len(views))
-	for _, v := range views {
-		out[v.ID] = v.Name
-	}
-	return out, nil
+	return out
 }
 
 // readRedeemForm reads and checks the checkout form; the code comes back
 // normalised.
 func readRedeemForm(c *gin.Context) (f redeemForm, code string, amount int64) {
-	f = redeemForm{Code: strings.TrimSpace(c.PostForm("code")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
-		Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
-	if f.Code == "" {
-		f.Errors.add("code", "Enter or scan the coupon code.")
-	} else if parsed, err := models.ParseCouponCode("code", f.Code); err != nil {
-		f.Errors.fromError(err, redeemFields)
-	} else {
-		code, f.Code = parsed, codeGroups(parsed)
-	}
-	checkOrderID(f.Errors, "order_id", f.OrderID)
+	f = redeemForm{Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
+	code, f.Code, f.OrderID = readCodeOrder(c, f.Errors, redeemFields)
 	amount = formMoney(f.Errors, "amount", f.Amount, true)
 	if amount < 0 || amount > models.MaxMoneyCents {
 		f.Errors.add("amount", "Enter the order amount, such as 42.50.")

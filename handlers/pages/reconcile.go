@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"couponsvc/handlers/web"
+	"couponsvc/models"
 	"couponsvc/services"
 
 	"github.com/gin-gonic/gin"
@@ -39,14 +40,26 @@ type budgetRow struct {
 // campaignNames maps campaign ids to names.
 func (p *Pages) campaignNames(c *gin.Context) (map[int64]string, error) {
 	camps, err := p.svc.ListCampaigns(c.Request.Context())
+	return namesByID(camps, func(cp models.Campaign) (int64, string) { return cp.ID, cp.Name }), err
+}
+
+// reconcileNamed compares Redis with the database (and repairs what drifted
+// with repair), and names the templates and campaigns of the report; on a
+// fault it answers the error page and reports false.
+func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (report *services.ReconcileReport,
+	templates, campaigns map[int64]string, ok bool) {
+	report, err := p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
+	if err == nil {
+		templates, err = p.templateNames(c)
+	}
+	if err == nil {
+		campaigns, err = p.campaignNames(c)
+	}
 	if err != nil {
-		return nil, err
+		p.fail(c, err)
+		return nil, nil, nil, false
 	}
-	out := make(map[int64]string, len(camps))
-	for _, cp := range camps {
-		out[cp.ID] = cp.Name
-	}
-	return out, nil
+	return report, templates, campaigns, true
 }
 
 // maxRepairLines bounds the lines of the repair summary kept for the next
@@ -59,19 +72,8 @@ const maxRepairLines = 8
 func (p *Pages) showReconcile(c *gin.Context) {
 	page := &reconcilePage{basePage: basePage{Title: "Reconcile", Nav: "reconcile"}}
 	if c.Query("run") == "1" {
-		report, err := p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Actor: web.Principal(c).Name})
-		if err != nil {
-			p.fail(c, err)
-			return
-		}
-		names, err := p.templateNames(c)
-		if err != nil {
-			p.fail(c, err)
-			return
-		}
-		camps, err := p.campaignNames(c)
-		if err != nil {
-			p.fail(c, err)
+		report, names, camps, ok := p.reconcileNamed(c, false)
+		if !ok {
 			return
 		}
 		page.Ran = true
@@ -88,23 +90,12 @@ func (p *Pages) showReconcile(c *gin.Context) {
 	p.render(c, http.StatusOK, "reconcile", page)
 }
 
-// reconcile compares and repairs: the counters of each campaign that drifted
+// runReconcile compares and repairs: the counters of each campaign that drifted
 // are rebuilt from the database, with an audit entry per template. The page
 // that follows shows what was repaired and a fresh comparison.
-func (p *Pages) reconcile(c *gin.Context) {
-	report, err := p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Repair: true, Actor: web.Principal(c).Name})
-	if err != nil {
-		p.fail(c, err)
-		return
-	}
-	names, err := p.templateNames(c)
-	if err != nil {
-		p.fail(c, err)
-		return
-	}
-	camps, err := p.campaignNames(c)
-	if err != nil {
-		p.fail(c, err)
+func (p *Pages) runReconcile(c *gin.Context) {
+	report, names, camps, ok := p.reconcileNamed(c, true)
+	if !ok {
 		return
 	}
 	repaired := 0

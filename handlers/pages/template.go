@@ -46,11 +46,11 @@ type templatePage struct {
 	Stats    *services.TemplateStats
 	// At is when the figures were read: they are shown as sums that add
 	// up, so they are not refreshed one by one while the page is open.
-	At      time.Time
-	Chart   chart
-	Hours   int
-	Edit    editForm
-	Stock   stockForm
+	At    time.Time
+	Chart chart
+	Hours int
+	Edit  editForm
+	Stock stockForm
 	// History is a page of the template's audit entries, newest first;
 	// Before is the id it starts before (0: the newest), Older the before-id
 	// of the next page (0: none).
@@ -82,9 +82,8 @@ func (p *Pages) showTemplate(c *gin.Context) {
 // renderTemplate shows a template's page; edit and stock, when given, are
 // forms sent back with their errors.
 func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock *stockForm) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		p.renderError(c, http.StatusNotFound, "Not found", "There is no template at this address.")
+	id, ok := p.pathID(c, "template")
+	if !ok {
 		return
 	}
 	ctx := c.Request.Context()

@@ -3,7 +3,6 @@ package pages
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"couponsvc/handlers/web"
@@ -16,9 +15,8 @@ import (
 // setTemplateStatus pauses or resumes a template, then goes back to the page
 // the button was on.
 func (p *Pages) setTemplateStatus(c *gin.Context) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		p.renderError(c, http.StatusNotFound, "Not found", "There is no template at this address.")
+	id, ok := p.pathID(c, "template")
+	if !ok {
 		return
 	}
 	status := c.PostForm("status")

@@ -2,8 +2,6 @@ package pages
 
 import (
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -14,14 +12,13 @@ import (
 // revokeToken stops an API token from working, with an audit entry, and goes
 // back to the token list.
 func (p *Pages) revokeToken(c *gin.Context) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		p.renderError(c, http.StatusNotFound, "Not found", "There is no token at this address.")
+	id, ok := p.pathID(c, "token")
+	if !ok {
 		return
 	}
 	tok, duplicate, err := p.svc.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
 	if models.ErrorCode(err) == models.CodeNotFound {
-		p.renderError(c, http.StatusNotFound, "Not found", "There is no token at this address.")
+		p.notFound(c, "token")
 		return
 	}
 	if err != nil {

@@ -10,6 +10,12 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// revokeRefusals say the refusals of a revocation beside their field.
+var revokeRefusals = map[models.Code]refusal{
+	models.CodeNotFound:    {"code", "No coupon has this code."},
+	models.CodeAlreadyUsed: {"code", ""},
+}
+
 // revokeCoupon takes a coupon away from its holder, with the reason in the
 // audit log; with "return stock" its slot goes back to the pool.
 func (p *Pages) revokeCoupon(c *gin.Context) {
@@ -28,18 +34,9 @@ func (p *Pages) revokeCoupon(c *gin.Context) {
 	}
 	res, err := p.svc.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
 	if err != nil {
-		switch models.ErrorCode(err) {
-		case models.CodeNotFound:
-			f.Errors.add("code", "No coupon has this code.")
-		case models.CodeAlreadyUsed:
-			var e *models.Error
-			asError(err, &e)
-			f.Errors.add("code", sentence(e.Message))
-		default:
-			if !f.Errors.fromError(err, revokeFields) {
-				p.fail(c, err)
-				return
-			}
+		if !f.Errors.fromRefusal(err, revokeRefusals, revokeFields) {
+			p.fail(c, err)
+			return
 		}
 		status, _ := web.StatusOf(err)
 		p.render(c, status, "coupons", page)

@@ -10,10 +10,10 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// redeemCoupon uses the coupon on the order, as previewed. On success the
+// redeemAtTill uses the coupon on the order, as previewed. On success the
 // checkout shows the discount and the amount to pay (after a redirect); on
 // refusal the form comes back with the reason beside the field.
-func (p *Pages) redeemCoupon(c *gin.Context) {
+func (p *Pages) redeemAtTill(c *gin.Context) {
 	f, code, amount := readRedeemForm(c)
 	page := &posPage{Redeem: f}
 	if len(f.Errors) > 0 {
@@ -43,16 +43,17 @@ func (p *Pages) redeemCoupon(c *gin.Context) {
 	redirect(c, "/pos")
 }
 
+// redeemRefusals say the refusals of a redemption beside their field, when
+// the coupon's own figures have nothing better to say.
+var redeemRefusals = map[models.Code]refusal{
+	models.CodeNotFound: {"code", msgNoCoupon},
+	models.CodeBusy:     {"", msgBusy},
+}
+
 // redeemRefusal puts the reason a redemption was refused beside its field, in
 // a cashier's words. It reports false for faults, which get the error page.
 func (p *Pages) redeemRefusal(c *gin.Context, err error, code, orderID string, amount int64, errs formErrors) bool {
 	switch models.ErrorCode(err) {
-	case models.CodeNotFound:
-		errs.add("code", "No coupon has this code. Check it and try again.")
-		return true
-	case models.CodeBusy:
-		errs.add("", "This coupon is being used at another checkout right now. Try again in a moment.")
-		return true
 	case models.CodeAlreadyUsed, models.CodeRevoked, models.CodeNotValidNow, models.CodeBelowMinimum:
 		// Say it with the coupon's own figures (order, time, minimum).
 		if d, derr := p.svc.GetCoupon(c.Request.Context(), code); derr == nil {
@@ -62,5 +63,5 @@ func (p *Pages) redeemRefusal(c *gin.Context, err error, code, orderID string, a
 			}
 		}
 	}
-	return errs.fromError(err, redeemFields)
+	return errs.fromRefusal(err, redeemRefusals, redeemFields)
 }

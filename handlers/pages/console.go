@@ -33,8 +33,8 @@ type adminTemplate struct {
 	State   string
 }
 
-// showAdmin shows the console's overview.
-func (p *Pages) showAdmin(c *gin.Context) {
+// showConsole shows the console's overview.
+func (p *Pages) showConsole(c *gin.Context) {
 	ctx := c.Request.Context()
 	camps, err := p.svc.ListCampaigns(ctx)
 	if err != nil {

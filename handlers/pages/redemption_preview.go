@@ -20,7 +20,7 @@ func (p *Pages) previewRedemption(c *gin.Context) {
 	}
 	d, err := p.svc.GetCoupon(c.Request.Context(), code)
 	if models.IsCode(err, models.CodeNotFound) {
-		page.Redeem.Errors.add("code", "No coupon has this code. Check it and try again.")
+		page.Redeem.Errors.add("code", msgNoCoupon)
 		p.renderPOS(c, http.StatusNotFound, page)
 		return
 	}

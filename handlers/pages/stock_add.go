@@ -5,7 +5,6 @@ import (
 
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -16,9 +15,8 @@ var stockFields = map[string]string{"delta": "delta", "reason": "reason"}
 
 // addStock adds stock to a template, with the reason kept in the audit log.
 func (p *Pages) addStock(c *gin.Context) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		p.renderError(c, http.StatusNotFound, "Not found", "There is no template at this address.")
+	id, ok := p.pathID(c, "template")
+	if !ok {
 		return
 	}
 	f := stockForm{Delta: c.PostForm("delta"), Reason: c.PostForm("reason"), Errors: formErrors{}}

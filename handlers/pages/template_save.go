@@ -3,7 +3,6 @@ package pages
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"couponsvc/handlers/web"
@@ -17,11 +16,10 @@ import (
 var editFields = map[string]string{"name": "name", "description": "description",
 	"claim_starts_at": "claim_starts_at", "claim_ends_at": "claim_ends_at"}
 
-// updateTemplate saves the name, description and claim window of a template.
-func (p *Pages) updateTemplate(c *gin.Context) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		p.renderError(c, http.StatusNotFound, "Not found", "There is no template at this address.")
+// saveTemplate saves the name, description and claim window of a template.
+func (p *Pages) saveTemplate(c *gin.Context) {
+	id, ok := p.pathID(c, "template")
+	if !ok {
 		return
 	}
 	f := editForm{Name: c.PostForm("name"), Description: c.PostForm("description"),

@@ -1,0 +1,40 @@
+package api
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+type refundRequest struct {
+	CouponCode *string `json:"coupon_code" binding:"required" schema:"code"`
+	OrderID    *string `json:"order_id" binding:"required" schema:"order_id"`
+}
+
+// refundCoupon undoes a coupon's use by a cancelled order: 200 "refunded";
+// again → 200 "duplicate".
+func (s *Server) refundCoupon(c *gin.Context) {
+	var req refundRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	if err := web.FirstErr(web.Required("coupon_code", req.CouponCode), web.Required("order_id", req.OrderID)); err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	res, err := s.svc.Refund(c.Request.Context(), services.RefundRequest{CouponCode: *req.CouponCode,
+		OrderID: *req.OrderID, Cashier: web.Principal(c).Name})
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	result := "refunded"
+	if res.Duplicate {
+		result = models.CodeDuplicate.Word()
+	}
+	web.Respond(c, http.StatusOK, result, gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+}

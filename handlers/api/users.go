@@ -1,0 +1,33 @@
+package api
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+
+	"github.com/gin-gonic/gin"
+)
+
+type createUserRequest struct {
+	Username *string `json:"username" binding:"required" schema:"user_id"`
+	Password *string `json:"password" binding:"required" doc:"the password"`
+	Role     *string `json:"role" binding:"required" schema:"user_role"`
+}
+
+func (s *Server) createUser(c *gin.Context) {
+	var req createUserRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	if err := web.FirstErr(web.Required("username", req.Username), web.Required("password", req.Password),
+		web.Required("role", req.Role)); err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	u, err := s.svc.CreateUser(c.Request.Context(), web.Principal(c).Name, *req.Username, *req.Password, *req.Role)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusCreated, "ok", gin.H{"user": u})
+}
