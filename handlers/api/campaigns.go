@@ -19,10 +19,6 @@ func (s *Server) createCampaign(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	if err := web.Required("name", req.Name); err != nil {
-		web.RespondError(c, err)
-		return
-	}
 	camp := models.Campaign{Name: *req.Name}
 	if req.BudgetCents != nil {
 		camp.BudgetCents = *req.BudgetCents

@@ -21,10 +21,6 @@ func (s *Server) revokeCoupon(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	if err := web.Required("reason", req.Reason); err != nil {
-		web.RespondError(c, err)
-		return
-	}
 	returnStock := req.ReturnStock != nil && *req.ReturnStock
 	res, err := s.svc.Revoke(c.Request.Context(), web.Principal(c).Name, c.Param("code"), returnStock, *req.Reason)
 	if err != nil {

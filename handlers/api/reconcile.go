@@ -23,10 +23,6 @@ func (s *Server) reconcileCounters(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	if err := web.Required("repair", req.Repair); err != nil {
-		web.RespondError(c, err)
-		return
-	}
 	var tid int64
 	if req.TemplateID != nil {
 		if *req.TemplateID <= 0 {

@@ -22,10 +22,6 @@ func (s *Server) refundCoupon(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	if err := web.FirstErr(web.Required("coupon_code", req.CouponCode), web.Required("order_id", req.OrderID)); err != nil {
-		web.RespondError(c, err)
-		return
-	}
 	res, err := s.svc.Refund(c.Request.Context(), services.RefundRequest{CouponCode: *req.CouponCode,
 		OrderID: *req.OrderID, Cashier: web.Principal(c).Name})
 	if err != nil {

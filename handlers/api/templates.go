@@ -34,14 +34,10 @@ type createTemplateRequest struct {
 	Status           *string `json:"status" schema:"template_status"`
 }
 
-// template converts the request, naming the first missing or malformed field.
+// template converts the request (DecodeJSON saw the required fields),
+// naming the first malformed field.
 func (r *createTemplateRequest) template() (models.Template, error) {
 	var t models.Template
-	if err := web.FirstErr(web.Required("campaign_id", r.CampaignID), web.Required("name", r.Name),
-		web.Required("kind", r.Kind), web.Required("total_stock", r.TotalStock),
-		web.Required("per_user_limit", r.PerUserLimit)); err != nil {
-		return t, err
-	}
 	t.CampaignID, t.Name, t.Kind = *r.CampaignID, *r.Name, *r.Kind
 	t.TotalStock, t.PerUserLimit = *r.TotalStock, *r.PerUserLimit
 	set := func(dst *int64, v *int64) {
@@ -216,10 +212,6 @@ func (s *Server) addStock(c *gin.Context) {
 	}
 	var req addStockRequest
 	if !web.BindJSON(c, &req) {
-		return
-	}
-	if err := web.FirstErr(web.Required("delta", req.Delta), web.Required("reason", req.Reason)); err != nil {
-		web.RespondError(c, err)
 		return
 	}
 	out, err := s.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, *req.Delta, *req.Reason)

@@ -19,11 +19,6 @@ func (s *Server) createUser(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	if err := web.FirstErr(web.Required("username", req.Username), web.Required("password", req.Password),
-		web.Required("role", req.Role)); err != nil {
-		web.RespondError(c, err)
-		return
-	}
 	u, err := s.svc.CreateUser(c.Request.Context(), web.Principal(c).Name, *req.Username, *req.Password, *req.Role)
 	if err != nil {
 		web.RespondError(c, err)

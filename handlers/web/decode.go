@@ -33,8 +33,9 @@ func BodyTooLarge(err error) bool {
 	return errors.As(err, &e)
 }
 
-// bindJSON decodes the request body strictly into dst: JSON content type, at
-// most 64 KiB, one object, no unknown fields, numbers that fit. On failure it
+// BindJSON decodes the request body strictly into dst: JSON content type, at
+// most 64 KiB, one object, no unknown fields, numbers that fit, every field
+// tagged binding:"required" present. On failure it
 // answers 400 (415 for another content type, 413 for a body over 64 KiB)
 // naming the field, and returns false.
 func BindJSON(c *gin.Context, dst any) bool {
@@ -80,6 +81,25 @@ func DecodeJSON(r *http.Request, dst any) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return models.Invalid("body", "must hold exactly one JSON object")
+	}
+	return missingField(dst)
+}
+
+// missingField names the first field tagged binding:"required" (a pointer)
+// that the body left out, in the order of the struct: the tag that marks the
+// field required in the OpenAPI document is the one that checks it.
+func missingField(dst any) error {
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	v = v.Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Tag.Get("binding") == "required" && f.Type.Kind() == reflect.Pointer && v.Field(i).IsNil() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			return models.Invalid(name, "is required")
+		}
 	}
 	return nil
 }
