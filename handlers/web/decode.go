@@ -22,12 +22,12 @@ import (
 // MaxBodyBytes bounds every request body (see docs/result-codes.md).
 const MaxBodyBytes = 64 << 10
 
-// errBodyTooLarge refuses a body over MaxBodyBytes. It is invalid_request like
+// ErrBodyTooLarge refuses a body over MaxBodyBytes. It is invalid_request like
 // every bad body, but answered 413 (StatusOf tells it by identity) so that a
 // client knows that resending the same body cannot help.
 var ErrBodyTooLarge = models.Invalid("body", "is larger than 64 KiB")
 
-// bodyTooLarge reports whether err is the cut of http.MaxBytesReader.
+// BodyTooLarge reports whether err is the cut of http.MaxBytesReader.
 func BodyTooLarge(err error) bool {
 	var e *http.MaxBytesError
 	return errors.As(err, &e)
@@ -50,6 +50,7 @@ func BindJSON(c *gin.Context, dst any) bool {
 	return true
 }
 
+// DecodeJSON is BindJSON without the answer: it returns the error.
 func DecodeJSON(r *http.Request, dst any) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
@@ -157,7 +158,7 @@ func jsonError(err error) error {
 	return models.Invalid("body", "is not valid JSON for this request")
 }
 
-// pathID parses the :name path parameter as a positive id.
+// PathID parses the :name path parameter as a positive id.
 func PathID(c *gin.Context, name string) (int64, bool) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil || id <= 0 {
@@ -167,7 +168,7 @@ func PathID(c *gin.Context, name string) (int64, bool) {
 	return id, true
 }
 
-// parseTime parses an optional RFC 3339 time field; nil stays nil.
+// ParseTime parses an optional RFC 3339 time field; nil stays nil.
 func ParseTime(field string, s *string) (*time.Time, error) {
 	if s == nil {
 		return nil, nil
@@ -180,7 +181,7 @@ func ParseTime(field string, s *string) (*time.Time, error) {
 	return &t, nil
 }
 
-// optional is a field of a PATCH body that tells its three states apart: left
+// Optional is a field of a PATCH body that tells its three states apart: left
 // out (Set false), null (Set and Null) and a value. encoding/json reads a null
 // into a pointer as nil, the same as a field left out.
 type Optional[T any] struct {
@@ -217,7 +218,7 @@ func (o *Optional[T]) NotNull(field string, dst **T) error {
 	return nil
 }
 
-// required returns an error naming field when v is nil.
+// Required returns an error naming field when v is nil.
 func Required[T any](field string, v *T) error {
 	if v == nil {
 		return models.Invalid(field, "is required")
@@ -225,7 +226,7 @@ func Required[T any](field string, v *T) error {
 	return nil
 }
 
-// firstErr returns the first non-nil error.
+// FirstErr returns the first non-nil error.
 func FirstErr(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {

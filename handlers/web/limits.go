@@ -40,11 +40,11 @@ type Limits struct {
 const DefaultRequestTimeout = 10 * time.Second
 
 // maxRequestBytes bounds the body of every request, the pages' forms included.
-// It is one byte above MaxBodyBytes so that decodeJSON still tells an oversized
+// It is one byte above MaxBodyBytes so that DecodeJSON still tells an oversized
 // JSON body by its length and names it.
 const maxRequestBytes = MaxBodyBytes + 1
 
-// limitRequest bounds every request: its body is cut at maxRequestBytes and
+// LimitRequest bounds every request: its body is cut at maxRequestBytes and
 // its context ends after timeout.
 func LimitRequest(timeout time.Duration) gin.HandlerFunc {
 	if timeout == 0 {
@@ -63,7 +63,7 @@ func LimitRequest(timeout time.Duration) gin.HandlerFunc {
 	}
 }
 
-// trustProxies makes c.ClientIP() believe X-Forwarded-For only from the given
+// TrustProxies makes c.ClientIP() believe X-Forwarded-For only from the given
 // proxies. Gin trusts every peer by default, which would let any client pick
 // the address its claims are counted under.
 func TrustProxies(r *gin.Engine, proxies []string, log *slog.Logger) {

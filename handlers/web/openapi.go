@@ -147,7 +147,7 @@ func openAPIPath(ginPath string) string {
 	return strings.Join(parts, "/")
 }
 
-// openAPIDocument builds the document from the route tables (routes.go).
+// openAPIDocument builds the document from the rows of the route tables.
 func openAPIDocument(rows []Route) map[string]any {
 	paths := map[string]map[string]any{}
 	add := func(method, path string, op map[string]any) {

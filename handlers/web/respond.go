@@ -51,7 +51,7 @@ type statusError struct {
 func (e *statusError) Error() string { return e.err.Error() }
 func (e *statusError) Unwrap() error { return e.err }
 
-// withStatus makes err answer status instead of its code's.
+// WithStatus makes err answer status instead of its code's.
 func WithStatus(status int, err *models.Error) error { return &statusError{status: status, err: err} }
 
 // StatusOf returns the HTTP status and result word of an error.
@@ -76,7 +76,7 @@ func StatusOf(err error) (int, string) {
 	return status, e.Code.Word()
 }
 
-// respond writes a success body: {"code":0|1,"result":word,...payload}.
+// Respond writes a success body: {"code":0|1,"result":word,...payload}.
 func Respond(c *gin.Context, status int, result string, payload gin.H) {
 	body := gin.H{"code": models.CodeOK, "result": result, "error": ""}
 	if result == models.CodeDuplicate.Word() {
@@ -99,7 +99,7 @@ type errorBody struct {
 	Field  string      `json:"field,omitempty"`
 }
 
-// respondError writes the body of an error: its code, result word, a message
+// RespondError writes the body of an error: its code, result word, a message
 // for people and the field at fault. Only faults and bugs are logged.
 func RespondError(c *gin.Context, err error) {
 	status, word := StatusOf(err)
