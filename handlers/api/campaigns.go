@@ -24,20 +24,12 @@ func (s *Server) createCampaign(c *gin.Context) {
 		camp.BudgetCents = *req.BudgetCents
 	}
 	out, err := s.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusCreated, "ok", gin.H{"campaign": out})
+	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"campaign": out})
 }
 
 func (s *Server) listCampaigns(c *gin.Context) {
 	out, err := s.svc.ListCampaigns(c.Request.Context())
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"campaigns": out})
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaigns": out})
 }
 
 func (s *Server) getCampaign(c *gin.Context) {
@@ -46,9 +38,5 @@ func (s *Server) getCampaign(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.GetCampaign(c.Request.Context(), id)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"campaign": out})
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaign": out})
 }

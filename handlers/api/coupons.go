@@ -27,11 +27,7 @@ func (s *Server) revokeCoupon(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	result := "ok"
-	if res.Duplicate {
-		result = models.CodeDuplicate.Word()
-	}
-	web.Respond(c, http.StatusOK, result, gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "ok"), gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
 }
 
 // getCoupon shows a coupon, with its effective status, and its template.
@@ -53,9 +49,5 @@ func (s *Server) listUserCoupons(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.ListUserCoupons(c.Request.Context(), userID)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"coupons": out})
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"coupons": out})
 }

@@ -40,10 +40,6 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	result := "redeemed"
-	if res.Duplicate {
-		result = models.CodeDuplicate.Word()
-	}
-	web.Respond(c, http.StatusOK, result, gin.H{"coupon": res.Coupon, "order_amount_cents": res.OrderAmountCents,
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "redeemed"), gin.H{"coupon": res.Coupon, "order_amount_cents": res.OrderAmountCents,
 		"discount_cents": res.DiscountCents, "payable_cents": res.PayableCents})
 }

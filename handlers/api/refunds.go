@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"couponsvc/handlers/web"
-	"couponsvc/models"
 	"couponsvc/services"
 
 	"github.com/gin-gonic/gin"
@@ -28,9 +27,5 @@ func (s *Server) refundCoupon(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	result := "refunded"
-	if res.Duplicate {
-		result = models.CodeDuplicate.Word()
-	}
-	web.Respond(c, http.StatusOK, result, gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
 }

@@ -29,9 +29,5 @@ func (s *Server) templateStats(c *gin.Context) {
 		hours = h
 	}
 	stats, err := s.svc.TemplateStats(c.Request.Context(), id, hours)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"stats": stats})
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"stats": stats})
 }

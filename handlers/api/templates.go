@@ -92,11 +92,7 @@ func (s *Server) createTemplate(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusCreated, "ok", gin.H{"template": out})
+	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"template": out})
 }
 
 // listTemplates lists the templates on offer (active, claim window open,
@@ -193,11 +189,7 @@ func (s *Server) updateTemplate(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, p)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"template": out})
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"template": out})
 }
 
 type addStockRequest struct {
@@ -215,9 +207,5 @@ func (s *Server) addStock(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, *req.Delta, *req.Reason)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"template": out})
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"template": out})
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"couponsvc/handlers/web"
-	"couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )
@@ -32,11 +31,7 @@ func (s *Server) createToken(c *gin.Context) {
 // secrets.
 func (s *Server) listTokens(c *gin.Context) {
 	tokens, err := s.svc.ListTokens(c.Request.Context())
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"tokens": tokens})
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"tokens": tokens})
 }
 
 // revokeToken stops a token from working: 200 "ok"; a token already revoked
@@ -51,9 +46,5 @@ func (s *Server) revokeToken(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	result := "ok"
-	if duplicate {
-		result = models.CodeDuplicate.Word()
-	}
-	web.Respond(c, http.StatusOK, result, gin.H{"token": tok})
+	web.Respond(c, http.StatusOK, web.Replayed(duplicate, "ok"), gin.H{"token": tok})
 }

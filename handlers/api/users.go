@@ -20,9 +20,5 @@ func (s *Server) createUser(c *gin.Context) {
 		return
 	}
 	u, err := s.svc.CreateUser(c.Request.Context(), web.Principal(c).Name, *req.Username, *req.Password, *req.Role)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusCreated, "ok", gin.H{"user": u})
+	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"user": u})
 }

@@ -12,12 +12,11 @@ import (
 // and the amount to pay, with a button to confirm; or says, beside the field,
 // why the coupon cannot be used. Nothing changes until the cashier confirms.
 func (p *Pages) previewRedemption(c *gin.Context) {
-	f, code, amount := readRedeemForm(c)
-	page := &posPage{Redeem: f}
-	if len(f.Errors) > 0 {
-		p.renderPOS(c, http.StatusBadRequest, page)
+	page, code, amount, ok := p.redeemForm(c)
+	if !ok {
 		return
 	}
+	f := page.Redeem
 	d, err := p.svc.GetCoupon(c.Request.Context(), code)
 	if models.IsCode(err, models.CodeNotFound) {
 		page.Redeem.Errors.add("code", msgNoCoupon)

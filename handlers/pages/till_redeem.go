@@ -1,8 +1,6 @@
 package pages
 
 import (
-	"net/http"
-
 	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
@@ -14,12 +12,11 @@ import (
 // checkout shows the discount and the amount to pay (after a redirect); on
 // refusal the form comes back with the reason beside the field.
 func (p *Pages) redeemAtTill(c *gin.Context) {
-	f, code, amount := readRedeemForm(c)
-	page := &posPage{Redeem: f}
-	if len(f.Errors) > 0 {
-		p.renderPOS(c, http.StatusBadRequest, page)
+	page, code, amount, ok := p.redeemForm(c)
+	if !ok {
 		return
 	}
+	f := page.Redeem
 	ctx := c.Request.Context()
 	res, err := p.svc.Redeem(ctx, services.RedeemRequest{
 		CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name,

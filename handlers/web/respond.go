@@ -89,6 +89,24 @@ func Respond(c *gin.Context, status int, result string, payload gin.H) {
 	c.JSON(status, body)
 }
 
+// Answer writes err when there is one, and else the success body (Respond).
+func Answer(c *gin.Context, err error, status int, result string, payload gin.H) {
+	if err != nil {
+		RespondError(c, err)
+		return
+	}
+	Respond(c, status, result, payload)
+}
+
+// Replayed is the result word of an answer: "duplicate" for a replay that
+// changed nothing, else result.
+func Replayed(duplicate bool, result string) string {
+	if duplicate {
+		return models.CodeDuplicate.Word()
+	}
+	return result
+}
+
 // errorBody is the JSON of every error answer. A struct, not a gin.H: a flash
 // sale answers "sold_out" thousands of times a second, and encoding/json
 // sorts a map's keys on every call.
