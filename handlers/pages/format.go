@@ -138,8 +138,14 @@ func (p *Pages) funcs() template.FuncMap {
 		"plural":     plural,
 		"title":      sentence,
 		"targetLink": targetLink,
+		"codeField": func(id, value, err string) codeField {
+			return codeField{ID: id, Value: value, Error: err}
+		},
 	}
 }
+
+// codeField is a coupon code field of a form (partials.html).
+type codeField struct{ ID, Value, Error string }
 
 // targetLink is the console page of an audit entry's object, when it has one.
 func targetLink(target string) string {
