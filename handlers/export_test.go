@@ -9,7 +9,8 @@ import (
 	"couponsvc/handlers/web"
 )
 
-// RouteInfo is a row of the route tables (routes.go) as the tests see it.
+// RouteInfo is a row of the route tables (api/routes.go, pages/routes.go) as
+// the tests see it.
 type RouteInfo struct {
 	Method, Path string
 	// Roles may call the route; nil means anyone.

@@ -351,7 +351,7 @@ func pageRoute(visitor, shopper int) *expect {
 }
 
 // matrixRow holds the fixtures of a route of the security matrix: what to
-// call it with. Who may call it comes from the route table (routes.go).
+// call it with. Who may call it comes from the route tables (api/routes.go, pages/routes.go).
 type matrixRow struct {
 	method, route string
 	// target returns the URL to call; nil calls the route itself.

@@ -13,8 +13,8 @@ import (
 //
 // Adding an endpoint is one row and a handler: write the handler (a method of
 // *Server taking *gin.Context), its request struct with json tags (doc:"..."
-// for the description, binding:"required" for a field that must be present),
-// and add a row below naming the method, path, roles, handler, request type,
+// for the description, binding:"required" for a field that must be present:
+// the decoder refuses a body without it), and add a row below naming the method, path, roles, handler, request type,
 // answer payload, success status and result words, and the error result words
 // the handler answers besides those every route shares (see web.Route.Errors).
 // TestRouteOneRowIsAnEndpoint (handlers/routes_internal_test.go) does just
