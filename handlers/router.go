@@ -40,9 +40,6 @@ type Limits = web.Limits
 // DefaultRequestTimeout bounds a request when Limits.RequestTimeout is zero.
 const DefaultRequestTimeout = web.DefaultRequestTimeout
 
-// StatusOf returns the HTTP status and result word of an error.
-func StatusOf(err error) (int, string) { return web.StatusOf(err) }
-
 // NewRouter returns the HTTP handler of couponsvc: the JSON API under
 // /api/v1, the health endpoints and the pages, from the route tables of
 // api/routes.go and pages/routes.go.
