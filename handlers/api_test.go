@@ -2,28 +2,20 @@ package handlers_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"couponsvc/handlers"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
 )
 
 const adminToken = "test-bootstrap-token-0123456789"
 
-// apiEnv is a router over fresh backends with an admin bootstrap token.
-type apiEnv struct {
-	*testenv.Env
-	router http.Handler
-}
+// apiEnv is a fixture that calls the JSON API; newAPIEnv's has an admin
+// bootstrap token.
+type apiEnv struct{ *fixture }
 
 func newAPIEnv(t *testing.T) *apiEnv {
 	t.Helper()
-	env := testenv.New(t, services.Config{BootstrapToken: adminToken})
-	return &apiEnv{Env: env, router: handlers.NewRouter(env.Service, handlers.Options{Logger: env.Config.Logger})}
+	return &apiEnv{newFixture(t, withBootstrap(adminToken))}
 }
 
 // call sends a request and decodes the JSON answer. Every answer must be JSON.

@@ -3,9 +3,14 @@ package handlers
 import (
 	"reflect"
 	"strings"
+
+	"couponsvc/handlers/api"
+	"couponsvc/handlers/pages"
+	"couponsvc/handlers/web"
 )
 
-// RouteInfo is a row of the route tables (routes.go) as the tests see it.
+// RouteInfo is a row of the route tables (api/routes.go, pages/routes.go) as
+// the tests see it.
 type RouteInfo struct {
 	Method, Path string
 	// Roles may call the route; nil means anyone.
@@ -24,13 +29,13 @@ type RouteInfo struct {
 // RouteTable returns every row of the route tables, API first.
 func RouteTable() []RouteInfo {
 	var out []RouteInfo
-	for _, rt := range apiRoutes() {
-		out = append(out, RouteInfo{Method: rt.method, Path: rt.path, Roles: rt.roles,
-			API: strings.HasPrefix(rt.path, apiPrefix), Status: rt.status, Request: rt.request})
+	for _, rt := range append((*api.Server)(nil).Routes(), openAPIRoute(nil)) {
+		out = append(out, RouteInfo{Method: rt.Method, Path: rt.Path, Roles: rt.Roles,
+			API: strings.HasPrefix(rt.Path, web.APIPrefix), Status: rt.Status, Request: rt.Request})
 	}
-	for _, pr := range pageRoutes() {
-		out = append(out, RouteInfo{Method: pr.method, Path: pr.path, Roles: pr.roles, Page: true,
-			Asset: pr.asset, Status: pr.status})
+	for _, pr := range (*pages.Pages)(nil).Routes() {
+		out = append(out, RouteInfo{Method: pr.Method, Path: pr.Path, Roles: pr.Roles, Page: true,
+			Asset: pr.Asset, Status: pr.Status})
 	}
 	return out
 }

@@ -76,7 +76,7 @@ func TestFiguresAddUpAPIAndPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := fetchOpenAPI(t, &apiEnv{Env: e.Env, router: e.srv.Config.Handler})
+	doc := fetchOpenAPI(t, &apiEnv{e.fixture})
 	want := map[int64]map[string]float64{
 		r.ID: {"total_stock": 10, "claimed": 5, "issued": 2, "expired": 0, "redeemed": 1, "refunded": 1, "redemptions": 2,
 			"revoked": 2, "revoked_slot_kept": 1, "revoked_slot_returned": 1, "holding_slot": 4, "live": 4,

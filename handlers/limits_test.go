@@ -48,11 +48,11 @@ func TestClaimRateLimits(t *testing.T) {
 		wantStatus(t, r.claim("u2", req{}), 201, "claim of u2")
 		// A refused claim took nothing.
 		var n int64
-		r.env.Backends.DB.Table("user_coupons").Where("user_id = ?", "u1").Count(&n)
+		r.Env.Backends.DB.Table("user_coupons").Where("user_id = ?", "u1").Count(&n)
 		if n != 5 {
 			t.Fatalf("u1 holds %d coupons, want 5", n)
 		}
-		if got := counterValue(t, r.env.Service.Metrics().Refused.WithLabelValues("rate_limited_user")); got != 2 {
+		if got := counterValue(t, r.Env.Service.Metrics().Refused.WithLabelValues("rate_limited_user")); got != 2 {
 			t.Fatalf("couponsvc_refused_total{reason=rate_limited_user} = %v, want 2", got)
 		}
 	})
@@ -82,11 +82,11 @@ func TestClaimRateLimits(t *testing.T) {
 		wantStatus(t, r.claim("u2", key("u2-1")), 201, "claim of u2")
 		wantRateLimited(t, r.claim("u1", key("u2-1")), "claim of u1 under u2's key")
 		var n int64
-		r.env.Backends.DB.Table("user_coupons").Where("user_id = ?", "u1").Count(&n)
+		r.Env.Backends.DB.Table("user_coupons").Where("user_id = ?", "u1").Count(&n)
 		if n != 3 {
 			t.Fatalf("u1 holds %d coupons, want 3", n)
 		}
-		m := r.env.Service.Metrics()
+		m := r.Env.Service.Metrics()
 		if got := counterValue(t, m.Refused.WithLabelValues("rate_limited_user")); got != 4 {
 			t.Fatalf("couponsvc_refused_total{reason=rate_limited_user} = %v, want 4", got)
 		}
@@ -135,7 +135,7 @@ func TestClaimRateLimits(t *testing.T) {
 		for i := range 30 {
 			wantStatus(t, r.claim("", req{shopper: "busy", addr: "198.51.100.30"}), 201, fmt.Sprintf("claim %d", i+1))
 		}
-		if keys := r.env.Keys(t); len(keys) > 0 {
+		if keys := r.Env.Keys(t); len(keys) > 0 {
 			for _, k := range keys {
 				if strings.Contains(k, "rl:") {
 					t.Fatalf("limits off, yet a rate key was written: %s", k)
@@ -167,9 +167,9 @@ func TestClaimRateLimits(t *testing.T) {
 		r := newRig(t, handlers.Options{})
 		dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 		t.Cleanup(func() { dead.Close() })
-		down := services.New(&services.Backends{DB: r.env.Backends.DB, Dialect: r.env.Backends.Dialect, Redis: dead},
-			services.Config{KeyPrefix: r.env.Prefix, Logger: r.env.Config.Logger})
-		r.router = handlers.NewRouter(down, handlers.Options{Logger: r.env.Config.Logger, SessionPrincipal: testShopperSession,
+		down := services.New(&services.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
+			services.Config{KeyPrefix: r.Env.Prefix, Logger: r.Env.Config.Logger})
+		r.router = handlers.NewRouter(down, handlers.Options{Logger: r.Env.Config.Logger, SessionPrincipal: testShopperSession,
 			Limits: handlers.Limits{ClaimsPerUser: 1, ClaimsPerAddr: 1, MaxInflightClaims: 4}})
 		for i := range 3 {
 			for _, q := range []req{{}, {shopper: "s1"}} {
@@ -267,7 +267,7 @@ func TestBodyLimits(t *testing.T) {
 		t.Fatalf("a body of 10 MiB: %v, want 413 naming the body", a)
 	}
 	// A claim counted by the per-user limit is bounded the same way.
-	r.router = handlers.NewRouter(r.env.Service, handlers.Options{Logger: r.env.Config.Logger, Limits: handlers.Limits{ClaimsPerUser: 5}})
+	r.router = handlers.NewRouter(r.Env.Service, handlers.Options{Logger: r.Env.Config.Logger, Limits: handlers.Limits{ClaimsPerUser: 5}})
 	a = r.claim("", req{body: `{"user_id":"big"}` + strings.Repeat(" ", maxBody)})
 	if a.status != 413 || a.body["field"] != "body" {
 		t.Fatalf("a claim of 64 KiB + 17: %v, want 413 naming the body", a)

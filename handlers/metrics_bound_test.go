@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gin-gonic/gin"
 )
 
 // requestSeries returns the labels of every couponsvc_http_requests_total
@@ -43,7 +41,7 @@ func labels(series string) map[string]string {
 func TestMetricsBounded(t *testing.T) {
 	e := newAPIEnv(t)
 	routes := map[string]bool{"unmatched": true}
-	for _, r := range e.router.(*gin.Engine).Routes() {
+	for _, r := range e.router.Routes() {
 		routes[r.Path] = true
 	}
 	methods := map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true,

@@ -175,42 +175,93 @@ func TestTemplateVisibility(t *testing.T) {
 	})
 }
 
+// bornExpiredEnv is the demo data served with an admin token for the API and
+// an admin logged in to the pages, and the helpers of
+// TestTemplateBornExpiredAPIAndForms.
+type bornExpiredEnv struct {
+	*pageEnv
+	tok        string
+	api, admin *pageClient
+	now        time.Time
+}
+
+func newBornExpiredEnv(t *testing.T) *bornExpiredEnv {
+	e := newPageEnv(t)
+	tok, _, err := e.Service.CreateToken(context.Background(), "test", models.RoleAdmin, "admin token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bornExpiredEnv{pageEnv: e, tok: tok, api: e.client(t), admin: e.client(t), now: time.Now().UTC()}
+	b.admin.login("admin")
+	return b
+}
+
+// call sends a JSON API request with the admin token.
+func (b *bornExpiredEnv) call(t *testing.T, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, b.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+b.tok)
+	req.Header.Set("Content-Type", "application/json")
+	p := b.api.do(req)
+	var out map[string]any
+	if err := json.Unmarshal([]byte(p.body), &out); err != nil {
+		t.Fatalf("%s %s: not JSON: %v", method, path, p)
+	}
+	return p.status, out
+}
+
+func (b *bornExpiredEnv) countTemplates() int64 {
+	var n int64
+	b.Backends.DB.Model(&models.Template{}).Count(&n)
+	return n
+}
+
+// ts is the time d from now in RFC 3339, local the same as a form types it.
+func (b *bornExpiredEnv) ts(d time.Duration) string { return b.now.Add(d).Format(time.RFC3339) }
+
+func (b *bornExpiredEnv) local(d time.Duration) string {
+	return b.now.Add(d).Format("2006-01-02T15:04")
+}
+
+// tmpl is an API body of a template with extra fields.
+func (b *bornExpiredEnv) tmpl(extra string) string {
+	return fmt.Sprintf(`{"campaign_id":%d,"name":"Dated","kind":"fixed","face_value_cents":100,"total_stock":5,`+
+		`"per_user_limit":1%s}`, b.demo.Campaign.ID, extra)
+}
+
+// base is the new template form, with the fields kv sets.
+func (b *bornExpiredEnv) base(kv ...string) url.Values {
+	f := url.Values{"campaign_id": {fmt.Sprint(b.demo.Campaign.ID)}, "name": {"Dated form"}, "kind": {"fixed"},
+		"face_value": {"1.00"}, "total_stock": {"5"}, "per_user_limit": {"1"}, "validity": {"dates"},
+		"refund_policy": {"restore"}, "claim_starts_at": {b.local(-time.Hour)}}
+	for i := 0; i < len(kv); i += 2 {
+		f.Set(kv[i], kv[i+1])
+	}
+	return f
+}
+
+// fieldErrorOf is the error shown beside the field with the given id.
+func fieldErrorOf(body, id string) string {
+	m := regexp.MustCompile(`(?s)id="` + id + `".*?<p class="field-error"[^>]*>([^<]*)</p>`).FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
 // TestTemplateBornExpiredAPIAndForms: a template whose coupons would be born
 // expired is refused by the API (400 naming the field, nothing created) and
 // by the admin forms (the error beside the field); resuming one says why not.
 func TestTemplateBornExpiredAPIAndForms(t *testing.T) {
-	e := newPageEnv(t)
-	ctx := context.Background()
-	tok, _, err := e.Service.CreateToken(ctx, "test", models.RoleAdmin, "admin token")
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := e.client(t)
-	call := func(method, path, body string) (int, map[string]any) {
-		t.Helper()
-		req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		p := api.do(req)
-		var out map[string]any
-		if err := json.Unmarshal([]byte(p.body), &out); err != nil {
-			t.Fatalf("%s %s: not JSON: %v", method, path, p)
-		}
-		return p.status, out
-	}
-	countTemplates := func() int64 {
-		var n int64
-		e.Backends.DB.Model(&models.Template{}).Count(&n)
-		return n
-	}
-	now := time.Now().UTC()
-	ts := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
-	tmpl := func(extra string) string {
-		return fmt.Sprintf(`{"campaign_id":%d,"name":"Dated","kind":"fixed","face_value_cents":100,"total_stock":5,`+
-			`"per_user_limit":1%s}`, e.demo.Campaign.ID, extra)
-	}
+	b := newBornExpiredEnv(t)
+	ts, local, tmpl, base, countTemplates, admin := b.ts, b.local, b.tmpl, b.base, b.countTemplates, b.admin
+	e, now, fieldError := b.pageEnv, b.now, fieldErrorOf
 
-	t.Run("ErrAPI", func(t *testing.T) {
+	t.Run("APIRefusesBornExpiredAndPatchPastValidity", func(t *testing.T) {
+		call := func(method, path, body string) (int, map[string]any) {
+			t.Helper()
+			return b.call(t, method, path, body)
+		}
 		before := countTemplates()
 		for _, c := range []struct{ name, body, field string }{
 			{"ValidUntilPassed", tmpl(`,"valid_from":"` + ts(-48*time.Hour) + `","valid_until":"` + ts(-time.Hour) + `"`), "valid_until"},
@@ -246,26 +297,7 @@ func TestTemplateBornExpiredAPIAndForms(t *testing.T) {
 		}
 	})
 
-	admin := e.client(t)
-	admin.login("admin")
-	fieldError := func(body, id string) string {
-		m := regexp.MustCompile(`(?s)id="` + id + `".*?<p class="field-error"[^>]*>([^<]*)</p>`).FindStringSubmatch(body)
-		if m == nil {
-			return ""
-		}
-		return m[1]
-	}
-	local := func(d time.Duration) string { return now.Add(d).Format("2006-01-02T15:04") }
-	base := func(kv ...string) url.Values {
-		f := url.Values{"campaign_id": {fmt.Sprint(e.demo.Campaign.ID)}, "name": {"Dated form"}, "kind": {"fixed"},
-			"face_value": {"1.00"}, "total_stock": {"5"}, "per_user_limit": {"1"}, "validity": {"dates"},
-			"refund_policy": {"restore"}, "claim_starts_at": {local(-time.Hour)}}
-		for i := 0; i < len(kv); i += 2 {
-			f.Set(kv[i], kv[i+1])
-		}
-		return f
-	}
-	t.Run("ErrCreateForm", func(t *testing.T) {
+	t.Run("CreateFormShowsErrorBesideField", func(t *testing.T) {
 		before := countTemplates()
 		for _, c := range []struct {
 			name string
@@ -297,7 +329,7 @@ func TestTemplateBornExpiredAPIAndForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	edit := fmt.Sprintf("/admin/templates/%d", dated.ID)
-	t.Run("ErrEditForm", func(t *testing.T) {
+	t.Run("EditFormRefusesClaimsClosingAfterValidity", func(t *testing.T) {
 		p := admin.form(edit, edit, url.Values{"name": {"Dated form"}, "claim_starts_at": {local(-time.Hour)},
 			"claim_ends_at": {local(3 * time.Hour)}})
 		if p.status != http.StatusBadRequest || !strings.Contains(fieldError(p.body, "edit-ends"), "by the time the coupons stop being valid") {
@@ -307,7 +339,7 @@ func TestTemplateBornExpiredAPIAndForms(t *testing.T) {
 			t.Fatalf("status %s", got)
 		}
 	})
-	t.Run("ErrResumeExpired", func(t *testing.T) {
+	t.Run("ResumingExpiredTemplateSaysWhyNot", func(t *testing.T) {
 		pause := edit + "/status"
 		if p := admin.form(edit, pause, url.Values{"status": {"paused"}}); p.status != http.StatusSeeOther {
 			t.Fatalf("pause: %v", p)

@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"couponsvc/handlers"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
 )
 
 // openAPIDoc is the served document, decoded loosely.
@@ -46,9 +44,9 @@ var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 // TestOpenAPIMatchesRouter fails when a route of the router is missing from
 // the document, or the document names a route that does not exist.
 func TestOpenAPIMatchesRouter(t *testing.T) {
-	env := testenv.New(t, services.Config{})
-	router := handlers.NewRouter(env.Service, handlers.Options{Logger: env.Config.Logger})
-	doc := fetchOpenAPI(t, &apiEnv{Env: env, router: router})
+	e := &apiEnv{newFixture(t)}
+	router := e.router
+	doc := fetchOpenAPI(t, e)
 
 	routes := map[string]bool{}
 	for _, r := range router.Routes() {
@@ -365,7 +363,7 @@ func TestOpenAPIRequestBodies(t *testing.T) {
 func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 	r := newRig(t, handlers.Options{})
 	code := r.coupon("alice")
-	e := &apiEnv{Env: r.env, router: r.router}
+	e := &apiEnv{r.fixture}
 	before := e.counts(t)
 	checked := 0
 	for _, rt := range handlers.RouteTable() {

@@ -7,23 +7,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
 	"couponsvc/models"
 	"couponsvc/services"
-	"couponsvc/services/testenv"
 )
 
 // pageEnv is the real router, pages included, served over HTTP on fresh
 // backends that hold the demo data.
 type pageEnv struct {
-	*testenv.Env
-	srv  *httptest.Server
+	*fixture
 	demo *services.DemoData
 	// passwords of the demo users, and of users the test adds.
 	passwords map[string]string
@@ -38,16 +34,12 @@ func newPageEnv(t *testing.T) *pageEnv {
 // newPageEnvWith is newPageEnv with a service configuration of its own.
 func newPageEnvWith(t *testing.T, cfg services.Config) *pageEnv {
 	t.Helper()
-	env := testenv.New(t, cfg)
-	demo, err := env.Service.SeedDemo(context.Background())
+	f := newFixture(t, withConfig(cfg), withSessionKey(), served())
+	demo, err := f.Service.SeedDemo(context.Background())
 	if err != nil || demo == nil {
 		t.Fatalf("seed the demo data: %v %v", demo, err)
 	}
-	router := handlers.NewRouter(env.Service, handlers.Options{Logger: env.Config.Logger,
-		Pages: handlers.PageOptions{SessionKey: []byte("test session key, 32 bytes long!")}})
-	srv := httptest.NewServer(router)
-	t.Cleanup(srv.Close)
-	e := &pageEnv{Env: env, srv: srv, demo: demo, passwords: map[string]string{}}
+	e := &pageEnv{fixture: f, demo: demo, passwords: map[string]string{}}
 	for _, u := range demo.Users {
 		e.passwords[u.Username] = u.Password
 	}

@@ -787,3 +787,56 @@ func TestTemplateStatsAPI(t *testing.T) {
 		t.Errorf("stats as a shopper: %v", p)
 	}
 }
+
+// TestTemplatePageHistoryPages: a template's page shows its newest 50 audit
+// entries, none of another template's, with a link to the older ones; the
+// older page ends with the creation and links back to the newest.
+func TestTemplatePageHistoryPages(t *testing.T) {
+	e := newPageEnv(t)
+	ctx := context.Background()
+	tp, other := e.demo.Templates[0], e.demo.Templates[len(e.demo.Templates)-1]
+	for i := 1; i <= 55; i++ {
+		if _, err := e.Service.AddStock(ctx, "test", tp.ID, 1, fmt.Sprintf("restock number %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Service.AddStock(ctx, "test", other.ID, 1, "the other template"); err != nil {
+		t.Fatal(err)
+	}
+	admin := e.client(t)
+	admin.login("admin")
+	history := regexp.MustCompile(`(?s)<h2>History</h2>(.*?)</section>`)
+	entries := regexp.MustCompile(`<li><div><strong>`)
+	older := regexp.MustCompile(`href="\?hours=24&amp;before=(\d+)" rel="next">Older</a>`)
+
+	p := admin.get(fmt.Sprintf("/admin/templates/%d", tp.ID))
+	m := history.FindStringSubmatch(p.body)
+	if p.status != http.StatusOK || m == nil {
+		t.Fatalf("the template page: %d, history %v", p.status, m != nil)
+	}
+	if n := len(entries.FindAllString(m[1], -1)); n != 50 {
+		t.Errorf("the first page shows %d entries, want 50", n)
+	}
+	if !strings.Contains(m[1], "restock number 55") || strings.Contains(m[1], "restock number 5&#34;") ||
+		strings.Contains(m[1], "the other template") || strings.Contains(m[1], "Newest") {
+		t.Errorf("the first page: %s", m[1])
+	}
+	link := older.FindStringSubmatch(m[1])
+	if link == nil {
+		t.Fatalf("no Older link: %s", m[1])
+	}
+
+	p = admin.get(fmt.Sprintf("/admin/templates/%d?hours=24&before=%s", tp.ID, link[1]))
+	m = history.FindStringSubmatch(p.body)
+	if p.status != http.StatusOK || m == nil {
+		t.Fatalf("the older page: %d", p.status)
+	}
+	// 55 additions and the creation: 6 left, the creation last.
+	if n := len(entries.FindAllString(m[1], -1)); n != 6 {
+		t.Errorf("the older page shows %d entries, want 6", n)
+	}
+	if !strings.Contains(m[1], "template.create") || !strings.Contains(m[1], "restock number 1&#34;") ||
+		older.MatchString(m[1]) || !strings.Contains(m[1], `href="?hours=24">Newest</a>`) {
+		t.Errorf("the older page: %s", m[1])
+	}
+}

@@ -8,18 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
 	"couponsvc/models"
 	"couponsvc/services"
-	"couponsvc/services/testenv"
 )
 
 // TestReconcileAPI: POST /api/v1/reconcile reports per template, repairs with
 // repair:true (with an audit entry), and refuses bad input and other roles.
 func TestReconcileAPI(t *testing.T) {
 	const boot = "reconcile-bootstrap-token-0123456789"
-	env := testenv.New(t, services.Config{BootstrapToken: boot})
-	router := handlers.NewRouter(env.Service, handlers.Options{Logger: env.Config.Logger})
+	f := newFixture(t, withBootstrap(boot))
+	env, router := f.Env, f.router
 	call := func(token, body string) (int, map[string]any) {
 		t.Helper()
 		req := httptest.NewRequest("POST", "/api/v1/reconcile", strings.NewReader(body))

@@ -9,12 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/handlers"
 	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
-
-	"github.com/gin-gonic/gin"
 )
 
 // checkoutAPI is a router over fresh backends with a campaign, a template
@@ -29,15 +24,7 @@ type checkoutAPI struct {
 
 func newCheckoutAPI(t *testing.T, refundPolicy string) *checkoutAPI {
 	t.Helper()
-	env := testenv.New(t, services.Config{BootstrapToken: adminToken})
-	router := handlers.NewRouter(env.Service, handlers.Options{Logger: env.Config.Logger,
-		SessionPrincipal: func(c *gin.Context) *models.Principal {
-			if u := c.GetHeader("X-Test-Shopper"); u != "" {
-				return &models.Principal{Name: u, Role: models.RoleShopper, UserID: u}
-			}
-			return nil
-		}})
-	e := &checkoutAPI{apiEnv: &apiEnv{Env: env, router: router}, admin: adminToken}
+	e := &checkoutAPI{apiEnv: &apiEnv{newFixture(t, withBootstrap(adminToken), withShopperHeader())}, admin: adminToken}
 	e.doc = fetchOpenAPI(t, e.apiEnv)
 	out := e.mustCall(t, 201, "POST", "/api/v1/campaigns", adminToken, `{"name":"Checkout","budget_cents":100000}`)
 	e.doc.checkAnswer(t, "POST", "/api/v1/campaigns", 201, out)

@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 
+	"couponsvc/handlers/api"
+	"couponsvc/handlers/pages"
+	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
 
@@ -14,77 +19,96 @@ import (
 // Options wire optional parts into the router.
 type Options struct {
 	Logger *slog.Logger
-	// SessionPrincipal returns the logged-in user of a page session, or nil.
+	// SessionPrincipal returns the logged-in user of a page session, or nil;
+	// by default the pages' own session.
 	SessionPrincipal func(*gin.Context) *models.Principal
-	// Pages configures the server-rendered pages (pages.go).
+	// Pages configures the server-rendered pages.
 	Pages PageOptions
-	// Limits are the abuse and resource limits (limits.go).
+	// Limits are the abuse and resource limits (web/limits.go).
 	Limits Limits
 	// TrustedProxies lists the reverse proxies (addresses or CIDRs) whose
 	// X-Forwarded-For names the client; none by default.
 	TrustedProxies []string
 }
 
-// Server holds what the handlers need.
-type Server struct {
-	svc    *services.Service
-	opts   Options
-	log    *slog.Logger
-	claims *claimGuard
-	// badTokens counts failed token look-ups per address; nil when off.
-	badTokens *services.BadTokenLimiter
-	// openAPI returns the document of the router's routes, made on first use.
-	openAPI func() []byte
-}
+// PageOptions configure the server-rendered pages.
+type PageOptions = pages.Options
+
+// Limits bound what clients may ask of one instance.
+type Limits = web.Limits
+
+// DefaultRequestTimeout bounds a request when Limits.RequestTimeout is zero.
+const DefaultRequestTimeout = web.DefaultRequestTimeout
 
 // NewRouter returns the HTTP handler of couponsvc: the JSON API under
-// /api/v1, the health endpoints and the pages, from the tables of routes.go.
+// /api/v1, the health endpoints and the pages, from the route tables of
+// api/routes.go and pages/routes.go.
 func NewRouter(svc *services.Service, opts Options) *gin.Engine {
-	return newRouter(svc, opts, apiRoutes(), pageRoutes())
+	return newRouter(svc, opts)
 }
 
-// newRouter is NewRouter with the given route tables.
-func newRouter(svc *services.Service, opts Options, api []route, pageRows []pageRoute) *gin.Engine {
+// newRouter is NewRouter with extra API rows (a test adds one).
+func newRouter(svc *services.Service, opts Options, extra ...web.Route) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{svc: svc, opts: opts, log: opts.Logger}
-	if opts.Limits.BadTokensPerAddr > 0 {
-		s.badTokens = svc.NewBadTokenLimiter(opts.Limits.BadTokensPerAddr)
+	p, err := pages.New(svc, opts.Logger, opts.Pages)
+	if err != nil {
+		// The templates are embedded: a parse error is a bug caught by any test.
+		panic(fmt.Sprintf("couponsvc: pages: %v", err))
 	}
+	// The API accepts the page session (with its CSRF token on state-changing
+	// requests).
+	if opts.SessionPrincipal == nil {
+		opts.SessionPrincipal = p.SessionPrincipal
+	}
+	a := api.New(svc, opts.Logger, opts.Limits, opts.SessionPrincipal)
+
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	trustProxies(r, opts.TrustedProxies, opts.Logger)
-	r.Use(limitRequest(opts.Limits.RequestTimeout))
-	r.Use(s.observeRequest, s.recoverPanic)
-	s.claims = newClaimGuard(svc, opts.Limits)
-	s.registerRoutes(r, s.setUpPages(), api, pageRows)
+	web.TrustProxies(r, opts.TrustedProxies, opts.Logger)
+	r.Use(web.LimitRequest(opts.Limits.RequestTimeout))
+	r.Use(web.Observe(svc, opts.Logger), recoverPanic)
+
+	apiRows := append(append(a.Routes(), openAPIRoute(nil)), extra...)
+	pageRows := p.Routes()
+	doc := openAPIRoute(sync.OnceValue(func() []byte { return web.OpenAPIJSON(append(apiRows, pageRows...)) }))
+	for _, rt := range apiRows {
+		if rt.Path == doc.Path {
+			rt = doc
+		}
+		r.Handle(rt.Method, rt.Path, append(a.Chain(rt), rt.Handler)...)
+	}
+	for _, rt := range pageRows {
+		r.Handle(rt.Method, rt.Path, append(p.Chain(rt), rt.Handler)...)
+	}
+
+	// Unknown paths: JSON under /api, a page elsewhere.
+	r.NoRoute(func(c *gin.Context) {
+		if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+			web.RespondError(c, models.Errorf(models.CodeNotFound, "no such endpoint"))
+			return
+		}
+		p.NotFound(c)
+	})
+	r.NoMethod(func(c *gin.Context) {
+		web.RespondError(c, web.WithStatus(http.StatusMethodNotAllowed,
+			models.Errorf(models.CodeInvalidRequest, "method not allowed on this endpoint")))
+	})
 	return r
 }
 
 // recoverPanic turns a panic into a logged 500 with the usual JSON body.
-func (s *Server) recoverPanic(c *gin.Context) {
+func recoverPanic(c *gin.Context) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			respondError(c, fmt.Errorf("panic: %v", v))
+			web.RespondError(c, fmt.Errorf("panic: %v", v))
 		}
 	}()
 	c.Next()
-}
-
-func (s *Server) healthz(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"code": models.CodeOK, "result": "ok", "error": ""})
-}
-
-func (s *Server) readyz(c *gin.Context) {
-	if err := s.svc.Ready(c.Request.Context()); err != nil {
-		respondError(c, err)
-		return
-	}
-	respond(c, http.StatusOK, "ok", nil)
 }

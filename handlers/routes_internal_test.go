@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/testenv"
@@ -22,16 +23,16 @@ type pingRequest struct {
 }
 
 // ping is the handler of that endpoint.
-func (s *Server) ping(c *gin.Context) {
+func ping(c *gin.Context) {
 	var req pingRequest
-	if !bindJSON(c, &req) {
+	if !web.BindJSON(c, &req) {
 		return
 	}
-	if err := required("echo", req.Echo); err != nil {
-		respondError(c, err)
+	if err := web.Required("echo", req.Echo); err != nil {
+		web.RespondError(c, err)
 		return
 	}
-	respond(c, http.StatusOK, "ok", gin.H{"echo": *req.Echo})
+	web.Respond(c, http.StatusOK, "ok", gin.H{"echo": *req.Echo})
 }
 
 // TestRouteOneRowIsAnEndpoint adds one row and a handler to the table, and
@@ -39,12 +40,12 @@ func (s *Server) ping(c *gin.Context) {
 // body, its answer and its roles.
 func TestRouteOneRowIsAnEndpoint(t *testing.T) {
 	env := testenv.New(t, services.Config{})
-	row := route{method: "POST", path: "/api/v1/ping", roles: roles(models.RoleCashier, models.RoleAdmin),
-		handler: (*Server).ping, tag: "admin", summary: "Say something back", request: typeOf[pingRequest](),
-		status: 200, results: []string{"ok"}, answer: typeOf[struct {
+	row := web.Route{Method: "POST", Path: "/api/v1/ping", Roles: web.Roles(models.RoleCashier, models.RoleAdmin),
+		Handler: ping, Tag: "admin", Summary: "Say something back", Request: web.TypeOf[pingRequest](),
+		Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
 			Echo string `json:"echo" doc:"what was said"`
 		}]()}
-	router := newRouter(env.Service, Options{Logger: env.Config.Logger}, append(apiRoutes(), row), pageRoutes())
+	router := newRouter(env.Service, Options{Logger: env.Config.Logger}, row)
 
 	tokens := map[string]string{}
 	for _, role := range []string{models.RoleApp, models.RoleCashier, models.RoleAdmin} {

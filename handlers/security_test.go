@@ -22,7 +22,6 @@ import (
 	"couponsvc/handlers"
 	"couponsvc/models"
 	"couponsvc/services"
-	"couponsvc/services/testenv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
@@ -45,9 +44,8 @@ func testShopperSession(c *gin.Context) *models.Principal {
 // rig is a router over fresh backends with a campaign, a template with room
 // for many claims, and an API token of each role.
 type rig struct {
-	t          *testing.T
-	env        *testenv.Env
-	router     *gin.Engine
+	t *testing.T
+	*fixture
 	tokens     map[string]string // role → token
 	campaignID int64
 	templateID int64
@@ -65,39 +63,26 @@ const rigBootstrapToken = "rig-bootstrap-token-5f0c9a7e21"
 func newRig(t *testing.T, opts handlers.Options) *rig {
 	t.Helper()
 	if opts.SessionPrincipal == nil {
-		opts.SessionPrincipal = testShopperSession
+		return newRigWith(t, withOptions(opts), withShopperHeader())
 	}
-	return newRigWith(t, opts)
+	return newRigWith(t, withOptions(opts))
 }
 
 // newSessionRig returns a rig whose shoppers log in through the pages and send
-// their session cookie (and CSRF token) like a browser. Before the pages
-// exist, it falls back to the stand-in session.
+// their session cookie (and CSRF token) like a browser.
 func newSessionRig(t *testing.T) *rig {
 	t.Helper()
-	r := newRigWith(t, handlers.Options{})
-	for _, route := range r.router.Routes() {
-		if route.Method == "POST" && route.Path == "/login" {
-			r.sessions = map[string]*pageSession{}
-			return r
-		}
-	}
-	t.Log("no POST /login yet: shoppers use the stand-in session")
-	r.router = handlers.NewRouter(r.env.Service, handlers.Options{Logger: r.env.Config.Logger, SessionPrincipal: testShopperSession})
+	r := newRigWith(t)
+	r.sessions = map[string]*pageSession{}
 	return r
 }
 
-func newRigWith(t *testing.T, opts handlers.Options) *rig {
+// newRigWith returns a rig on a fixture with the given options.
+func newRigWith(t *testing.T, options ...fixtureOption) *rig {
 	t.Helper()
-	cfg := services.Config{BootstrapToken: rigBootstrapToken}
-	if opts.Logger != nil {
-		cfg.Logger = opts.Logger
-	}
-	env := testenv.New(t, cfg)
-	if opts.Logger == nil {
-		opts.Logger = env.Config.Logger
-	}
-	r := &rig{t: t, env: env, router: handlers.NewRouter(env.Service, opts), tokens: map[string]string{}}
+	r := &rig{t: t, fixture: newFixture(t, append([]fixtureOption{withBootstrap(rigBootstrapToken)}, options...)...),
+		tokens: map[string]string{}}
+	env := r.Env
 	ctx := context.Background()
 	camp, err := env.Service.CreateCampaign(ctx, "test", models.Campaign{Name: "Security"})
 	if err != nil {
@@ -223,7 +208,7 @@ func (r *rig) claim(user string, q req) answer {
 func (r *rig) coupon(user string) string {
 	r.t.Helper()
 	r.seq++
-	res, err := r.env.Service.Claim(context.Background(), services.ClaimRequest{
+	res, err := r.Env.Service.Claim(context.Background(), services.ClaimRequest{
 		TemplateID: r.templateID, UserID: user, IdempotencyKey: fmt.Sprintf("rig-coupon-%d", r.seq)})
 	if err != nil {
 		r.t.Fatalf("claim a coupon for %s: %v", user, err)
@@ -261,7 +246,7 @@ func (r *rig) session(name string) *pageSession {
 	if s := r.sessions[name]; s != nil {
 		return s
 	}
-	if _, err := r.env.Service.CreateUser(context.Background(), "test", name, rigPassword, models.RoleShopper); err != nil &&
+	if _, err := r.Env.Service.CreateUser(context.Background(), "test", name, rigPassword, models.RoleShopper); err != nil &&
 		!strings.Contains(err.Error(), "taken") {
 		r.t.Fatalf("create shopper %s: %v", name, err)
 	}
@@ -366,7 +351,7 @@ func pageRoute(visitor, shopper int) *expect {
 }
 
 // matrixRow holds the fixtures of a route of the security matrix: what to
-// call it with. Who may call it comes from the route table (routes.go).
+// call it with. Who may call it comes from the route tables (api/routes.go, pages/routes.go).
 type matrixRow struct {
 	method, route string
 	// target returns the URL to call; nil calls the route itself.
@@ -511,7 +496,7 @@ func adminTemplatePath(suffix string) func(r *rig, who role) string {
 // caller revokes a token the matrix calls with.
 func freshTokenPath(format string) func(r *rig, who role) string {
 	return func(r *rig, who role) string {
-		_, rec, err := r.env.Service.CreateToken(context.Background(), "test", models.RoleApp, "sec-revoke-"+who.String())
+		_, rec, err := r.Env.Service.CreateToken(context.Background(), "test", models.RoleApp, "sec-revoke-"+who.String())
 		if err != nil {
 			r.t.Fatalf("create a token to revoke: %v", err)
 		}
@@ -550,11 +535,11 @@ func (r *rig) credentials(who role, revoked string) req {
 func TestSecurityMatrix(t *testing.T) {
 	r := newSessionRig(t)
 	ctx := context.Background()
-	revoked, rec, err := r.env.Service.CreateToken(ctx, "test", models.RoleAdmin, "to be revoked")
+	revoked, rec, err := r.Env.Service.CreateToken(ctx, "test", models.RoleAdmin, "to be revoked")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.env.Service.RevokeToken(ctx, "test", rec.ID); err != nil {
+	if _, _, err := r.Env.Service.RevokeToken(ctx, "test", rec.ID); err != nil {
 		t.Fatal(err)
 	}
 	r.coupon("alice") // alice holds a coupon before anyone looks
@@ -821,7 +806,7 @@ func TestSecretsStoredHashed(t *testing.T) {
 	}
 	for _, table := range []string{"api_tokens", "users", "audit_log"} {
 		var rows []map[string]any
-		if err := r.env.Backends.DB.Table(table).Find(&rows).Error; err != nil {
+		if err := r.Env.Backends.DB.Table(table).Find(&rows).Error; err != nil {
 			t.Fatalf("read %s: %v", table, err)
 		}
 		if len(rows) == 0 {
@@ -842,12 +827,12 @@ func TestSecretsStoredHashed(t *testing.T) {
 		}
 	}
 	var hashes []string
-	r.env.Backends.DB.Table("api_tokens").Where("name = ?", "till 1").Pluck("token_hash", &hashes)
+	r.Env.Backends.DB.Table("api_tokens").Where("name = ?", "till 1").Pluck("token_hash", &hashes)
 	if len(hashes) != 1 || hashes[0] != sha256Hex(token) {
 		t.Errorf("token row holds %q, want the SHA-256 of the token", hashes)
 	}
 	var pw []string
-	r.env.Backends.DB.Table("users").Where("username = ?", "dana").Pluck("password_hash", &pw)
+	r.Env.Backends.DB.Table("users").Where("username = ?", "dana").Pluck("password_hash", &pw)
 	if len(pw) != 1 || bcrypt.CompareHashAndPassword([]byte(pw[0]), []byte(password)) != nil {
 		t.Errorf("user row holds %q, want a bcrypt hash of the password", pw)
 	}
@@ -915,11 +900,11 @@ func TestNoSecretsInLogs(t *testing.T) {
 	}
 	// A revoked token, near misses and garbage.
 	var ids []int64
-	r.env.Backends.DB.Table("api_tokens").Where("name = ?", "log admin").Pluck("id", &ids)
+	r.Env.Backends.DB.Table("api_tokens").Where("name = ?", "log admin").Pluck("id", &ids)
 	if len(ids) != 1 {
 		t.Fatalf("token ids %v", ids)
 	}
-	if _, _, err := r.env.Service.RevokeToken(ctx, "test", ids[0]); err != nil {
+	if _, _, err := r.Env.Service.RevokeToken(ctx, "test", ids[0]); err != nil {
 		t.Fatal(err)
 	}
 	r.do(req{method: "GET", target: "/api/v1/campaigns", auth: bearer(created[0])})
@@ -929,10 +914,10 @@ func TestNoSecretsInLogs(t *testing.T) {
 
 	// Passwords checked by the service, right and wrong.
 	for role, pw := range passwords {
-		if _, err := r.env.Service.AuthenticatePassword(ctx, "log-"+role, pw); err != nil {
+		if _, err := r.Env.Service.AuthenticatePassword(ctx, "log-"+role, pw); err != nil {
 			t.Fatalf("log in as %s: %v", role, err)
 		}
-		if _, err := r.env.Service.AuthenticatePassword(ctx, "log-"+role, pw+"-wrong"); err == nil {
+		if _, err := r.Env.Service.AuthenticatePassword(ctx, "log-"+role, pw+"-wrong"); err == nil {
 			t.Fatalf("wrong password of %s accepted", role)
 		}
 	}
@@ -946,8 +931,8 @@ func TestNoSecretsInLogs(t *testing.T) {
 	// (the claim answers 503 and the rate limiter warns).
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
-	down := services.New(&services.Backends{DB: r.env.Backends.DB, Dialect: r.env.Backends.Dialect, Redis: dead},
-		services.Config{KeyPrefix: r.env.Prefix, Logger: logger, BootstrapToken: rigBootstrapToken})
+	down := services.New(&services.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
+		services.Config{KeyPrefix: r.Env.Prefix, Logger: logger, BootstrapToken: rigBootstrapToken})
 	downRouter := handlers.NewRouter(down, handlers.Options{Logger: logger, SessionPrincipal: testShopperSession,
 		Limits: handlers.Limits{ClaimsPerUser: 5, ClaimsPerAddr: 5}})
 	hr := httptest.NewRequest("POST", fmt.Sprintf("/api/v1/templates/%d/claim", r.templateID), strings.NewReader(`{"user_id":"u1"}`))

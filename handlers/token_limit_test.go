@@ -40,13 +40,13 @@ func TestBadTokenLimit(t *testing.T) {
 	wantStatus(t, list(b, app), 200, "valid token from b")
 	wantStatus(t, list(b, bearer("guess-b")), 401, "bad token from b")
 	wantStatus(t, r.claim("u2", req{addr: b}), 201, "claim from b")
-	if got := counterValue(t, r.env.Service.Metrics().Refused.WithLabelValues("rate_limited_token")); got != 3 {
+	if got := counterValue(t, r.Env.Service.Metrics().Refused.WithLabelValues("rate_limited_token")); got != 3 {
 		t.Fatalf("couponsvc_refused_total{reason=rate_limited_token} = %v, want 3", got)
 	}
 
 	// Another instance learns the address is over at its first failed
 	// look-up, and refuses its valid token from then on.
-	other := handlers.NewRouter(r.env.NewService(r.env.Config), handlers.Options{Logger: r.env.Config.Logger,
+	other := handlers.NewRouter(r.Env.NewService(r.Env.Config), handlers.Options{Logger: r.Env.Config.Logger,
 		Limits: handlers.Limits{BadTokensPerAddr: limit}})
 	first := r.router
 	r.router = other

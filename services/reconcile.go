@@ -100,6 +100,10 @@ type TemplateDrift struct {
 	Repaired bool `json:"repaired"`
 }
 
+// ExpectedRemaining is the stock Redis should have left by the database:
+// total_stock − db_live − in_flight.
+func (d TemplateDrift) ExpectedRemaining() int64 { return d.TotalStock - d.DBLive - d.InFlight }
+
 // Drifted reports whether the template's counters disagree with the database.
 func (d *TemplateDrift) Drifted() bool {
 	if d.RedisRemaining == nil {
@@ -255,7 +259,7 @@ func (s *Service) reconcileCampaign(ctx context.Context, cid int64, tids []int64
 // describe is the audit detail of a repair.
 func (d *TemplateDrift) describe() string {
 	return fmt.Sprintf("drift=%d users_drifted=%d redis_remaining=%d redis_total=%d expected_remaining=%d total_stock=%d db_live=%d in_flight=%d",
-		d.Drift, d.UsersDrifted, *d.RedisRemaining, *d.RedisTotal, d.TotalStock-d.DBLive-d.InFlight,
+		d.Drift, d.UsersDrifted, *d.RedisRemaining, *d.RedisTotal, d.ExpectedRemaining(),
 		d.TotalStock, d.DBLive, d.InFlight)
 }
 
@@ -357,7 +361,7 @@ func (s *Service) compareTemplateOnce(ctx context.Context, cid, tid int64) (*Tem
 		return d, nil
 	}
 	d.RedisRemaining, d.RedisTotal = rc.remaining, rc.total
-	d.Drift = *rc.remaining - (d.TotalStock - d.DBLive - d.InFlight)
+	d.Drift = *rc.remaining - d.ExpectedRemaining()
 	d.UsersDrifted = usersDrifted(expected, rc.users)
 	return d, nil
 }

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+type createCampaignRequest struct {
+	Name        *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	BudgetCents *int64  `json:"budget_cents" doc:"0 (no budget) up to 10^12"`
+}
+
+func (s *Server) createCampaign(c *gin.Context) {
+	var req createCampaignRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	camp := models.Campaign{Name: *req.Name}
+	if req.BudgetCents != nil {
+		camp.BudgetCents = *req.BudgetCents
+	}
+	out, err := s.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
+	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"campaign": out})
+}
+
+func (s *Server) listCampaigns(c *gin.Context) {
+	out, err := s.svc.ListCampaigns(c.Request.Context())
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaigns": out})
+}
+
+func (s *Server) getCampaign(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	out, err := s.svc.GetCampaign(c.Request.Context(), id)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaign": out})
+}

@@ -1,0 +1,53 @@
+package api
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+type revokeRequest struct {
+	ReturnStock *bool   `json:"return_stock" doc:"give the stock back (default false)"`
+	Reason      *string `json:"reason" binding:"required" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
+}
+
+// revokeCoupon takes a coupon away from its holder (admin), with the reason in
+// the audit log: 200 "ok"; a coupon already revoked → 200 "duplicate".
+func (s *Server) revokeCoupon(c *gin.Context) {
+	var req revokeRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	returnStock := req.ReturnStock != nil && *req.ReturnStock
+	res, err := s.svc.Revoke(c.Request.Context(), web.Principal(c).Name, c.Param("code"), returnStock, *req.Reason)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "ok"), gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+}
+
+// getCoupon shows a coupon, with its effective status, and its template.
+func (s *Server) getCoupon(c *gin.Context) {
+	d, err := s.svc.GetCoupon(c.Request.Context(), c.Param("code"))
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, "ok", gin.H{"coupon": d.Coupon, "template": d.Template})
+}
+
+// listUserCoupons lists a user's coupons with their effective status. A
+// shopper sees only their own.
+func (s *Server) listUserCoupons(c *gin.Context) {
+	userID := c.Param("user_id")
+	if p := web.Principal(c); p.Role == models.RoleShopper && p.UserID != userID {
+		web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
+		return
+	}
+	out, err := s.svc.ListUserCoupons(c.Request.Context(), userID)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"coupons": out})
+}

@@ -1,0 +1,45 @@
+package api
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+type redeemRequest struct {
+	CouponCode       *string `json:"coupon_code" binding:"required" schema:"code"`
+	OrderID          *string `json:"order_id" binding:"required" schema:"order_id"`
+	OrderAmountCents *int64  `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before the discount"`
+	UserID           *string `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise)"`
+}
+
+// redeemCoupon uses a coupon on an order at checkout: 200 "redeemed" with the
+// discount and the amount to pay; the same coupon and order again → 200
+// "duplicate" with the first answer.
+func (s *Server) redeemCoupon(c *gin.Context) {
+	var req redeemRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	sr := services.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
+		OrderAmountCents: *req.OrderAmountCents, Cashier: web.Principal(c).Name}
+	if req.UserID != nil {
+		if *req.UserID == "" {
+			// Given but empty is a mistake, not "no owner check".
+			web.RespondError(c, models.Invalid("user_id", "must be 1 to 64 characters (or left out)"))
+			return
+		}
+		sr.UserID = *req.UserID
+	}
+	res, err := s.svc.Redeem(c.Request.Context(), sr)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "redeemed"), gin.H{"coupon": res.Coupon, "order_amount_cents": res.OrderAmountCents,
+		"discount_cents": res.DiscountCents, "payable_cents": res.PayableCents})
+}

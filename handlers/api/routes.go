@@ -1,0 +1,197 @@
+package api
+
+import (
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+)
+
+// Routes is the table of the operational endpoints and the JSON API: every
+// endpoint is one row, and the router (handlers.NewRouter), the role checks
+// and the OpenAPI document are all made from these rows, so that they cannot
+// disagree.
+//
+// Adding an endpoint is one row and a handler: write the handler (a method of
+// *Server taking *gin.Context), its request struct with json tags (doc:"..."
+// for the description, binding:"required" for a field that must be present:
+// the decoder refuses a body without it), and add a row below naming the method, path, roles, handler, request type,
+// answer payload, success status and result words, and the error result words
+// the handler answers besides those every route shares (see web.Route.Errors).
+// TestRouteOneRowIsAnEndpoint (handlers/routes_internal_test.go) does just
+// that. TestOpenAPIMatchesRouter, TestOpenAPIRequestBodies and
+// TestSecurityMatrix then check the new endpoint; the last one wants a row of
+// fixtures (the URL and body to call it with) in handlers/security_test.go
+// when it has a path parameter or a body.
+//
+// The rows may be made from a nil *Server (handlers.RouteTable does, for the
+// tests): a handler is only called on the router's own Server.
+func (s *Server) Routes() []web.Route {
+	admin := web.Roles(models.RoleAdmin)
+	return []web.Route{
+		// Operations.
+		{Method: "GET", Path: "/healthz", Handler: s.healthz,
+			Tag: "operations", Summary: "The process is up", Status: 200, Results: []string{"ok"}},
+		{Method: "GET", Path: "/readyz", Handler: s.readyz,
+			Tag: "operations", Summary: "The database and Redis answer", Status: 200, Results: []string{"ok"},
+			Errors: map[int][]string{503: {web.ErrDown}}},
+		{Method: "GET", Path: "/metrics", Handler: s.serveMetrics,
+			Tag: "operations", Summary: "Prometheus metrics (text exposition format)",
+			Status: 200, Raw: &web.RawAnswer{MediaType: "text/plain", Schema: map[string]any{"type": "string"}}},
+
+		// Campaigns and templates.
+		{Method: "POST", Path: "/api/v1/campaigns", Roles: admin, Handler: s.createCampaign,
+			Tag: "campaigns", Summary: "Create a campaign", Request: web.TypeOf[createCampaignRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Campaign models.Campaign `json:"campaign"`
+			}]()},
+		{Method: "GET", Path: "/api/v1/campaigns", Roles: admin, Handler: s.listCampaigns,
+			Tag: "campaigns", Summary: "List the campaigns",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Campaigns []models.Campaign `json:"campaigns"`
+			}]()},
+		{Method: "GET", Path: "/api/v1/campaigns/:id", Roles: admin, Handler: s.getCampaign,
+			Tag: "campaigns", Summary: "Show a campaign",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Campaign models.Campaign `json:"campaign"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "POST", Path: "/api/v1/templates", Roles: admin, Handler: s.createTemplate,
+			Tag: "campaigns", Summary: "Create a coupon template", Request: web.TypeOf[createTemplateRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Template models.Template `json:"template"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "GET", Path: "/api/v1/templates", Handler: s.listTemplates,
+			Tag: "campaigns", Summary: "List the templates on offer, with the stock left",
+			Description: "Anyone, also anonymous, sees the templates on offer: active, claims open now, coupons still valid " +
+				"(sold out ones included); with all=1 an admin sees every template.",
+			Query: []web.Param{{Name: "all", Description: "1: every template, also paused, not yet open or closed ones (admin only)",
+				Schema: map[string]any{"type": "string", "enum": []string{"1"}}}},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Templates []services.TemplateView `json:"templates"`
+			}](),
+			Errors: map[int][]string{403: {web.ErrForb}}},
+		{Method: "GET", Path: "/api/v1/templates/:id", Handler: s.getTemplate,
+			Tag: "campaigns", Summary: "Show a template with the stock left",
+			Description: "Admins see every template; anyone else only one the list shows them, and 404 for another.",
+			Status:      200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Template  models.Template `json:"template"`
+				Remaining *int64          `json:"remaining" doc:"stock left; null when Redis cannot tell"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "PATCH", Path: "/api/v1/templates/:id", Roles: admin, Handler: s.updateTemplate,
+			Tag: "campaigns", Summary: "Change a template's name, description, claim window or status",
+			Request: web.TypeOf[updateTemplateRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Template models.Template `json:"template"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "POST", Path: "/api/v1/templates/:id/stock", Roles: admin, Handler: s.addStock,
+			Tag: "campaigns", Summary: "Add stock to a template", Request: web.TypeOf[addStockRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Template models.Template `json:"template"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "GET", Path: "/api/v1/templates/:id/stats", Roles: admin, Handler: s.templateStats,
+			Tag: "campaigns", Summary: "A template's figures and its activity per hour",
+			Query: []web.Param{{Name: "hours", Description: "how many hours of activity (default 24)",
+				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": services.MaxStatsHours}}},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Stats services.TemplateStats `json:"stats"`
+			}](),
+			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
+
+		// Claims.
+		{Method: "POST", Path: "/api/v1/templates/:id/claim", Roles: web.Roles(models.RoleApp, models.RoleShopper),
+			Guard: s.admitClaim, Handler: s.claimCoupon,
+			Tag: "claims", Summary: "Claim a coupon",
+			Description: "An app token names the user in the body; a shopper's session claims for the shopper (body optional). " +
+				"The Idempotency-Key header (1-128 printable ASCII) makes a retry answer 200 duplicate with the first coupon.",
+			Request: web.TypeOf[claimRequest](),
+			Header: []web.Param{{Name: "Idempotency-Key", Required: true,
+				Description: "1-128 printable ASCII; a retry with the same key answers the first result",
+				Schema:      map[string]any{"type": "string", "minLength": 1, "maxLength": 128}}},
+			Status: 201, Results: []string{"claimed"}, Duplicate200: true, Answer: web.TypeOf[struct {
+				Coupon    models.CouponView `json:"coupon"`
+				Remaining int64             `json:"remaining" doc:"stock left after this claim"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound},
+				409: {"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
+				422: {"idempotency_mismatch"}, 429: {"rate_limited"}}},
+
+		// Checkout.
+		{Method: "POST", Path: "/api/v1/redemptions", Roles: web.Roles(models.RoleCashier, models.RoleApp),
+			Handler: s.redeemCoupon, Tag: "checkout", Summary: "Redeem a coupon on an order",
+			Description: "Uses the coupon on the order and answers the discount and the amount to pay. The same coupon and " +
+				"order again answers 200 duplicate with the first answer (its amounts, whatever amount the retry carried). " +
+				"With user_id the coupon must belong to that user (403 forbidden otherwise). A coupon whose redemption " +
+				"by an order was refunded may be redeemed again, by that order or another.",
+			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[struct {
+				Coupon           models.CouponView `json:"coupon"`
+				OrderAmountCents int64             `json:"order_amount_cents" doc:"the order amount the discount was computed on"`
+				DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped"`
+				PayableCents     int64             `json:"payable_cents" doc:"order amount − discount"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now"},
+				422: {"below_minimum"}, 429: {"busy"}}},
+		{Method: "POST", Path: "/api/v1/refunds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
+			Handler: s.refundCoupon, Tag: "checkout", Summary: "Refund a coupon's use by a cancelled order",
+			Description: "Restore policy: the coupon is issued again to its holder (with extend_on_refund its validity moves " +
+				"forward by the time the order held it; without it, a coupon that expired meanwhile comes back expired). " +
+				"Recycle policy: the coupon is revoked and its stock, budget and the holder's limit go back to the pool " +
+				"(stock_returned). Again → 200 duplicate.",
+			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[struct {
+				Coupon        models.CouponView `json:"coupon"`
+				StockReturned bool              `json:"stock_returned" doc:"the coupon went back to the pool (policy recycle)"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 429: {"busy"}}},
+
+		// Coupons.
+		{Method: "GET", Path: "/api/v1/coupons/:code", Roles: web.Roles(models.RoleCashier, models.RoleAdmin, models.RoleApp),
+			Handler: s.getCoupon, Tag: "coupons", Summary: "Show a coupon and its template",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.CouponDetail](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "POST", Path: "/api/v1/coupons/:code/revoke", Roles: admin, Handler: s.revokeCoupon,
+			Tag: "coupons", Summary: "Revoke a coupon",
+			Description: "An issued (or expired) coupon is revoked, with an audit entry of who and why. With return_stock its " +
+				"stock, budget and the holder's limit go back to the pool; without it the revoked coupon keeps counting " +
+				"against both. A revoked coupon again → 200 duplicate (unless it now asks for the stock back). A used " +
+				"coupon → 409 already_used: refund its order first.",
+			Request: web.TypeOf[revokeRequest](), Status: 200, Results: []string{"ok", "duplicate"}, Answer: web.TypeOf[struct {
+				Coupon        models.CouponView `json:"coupon"`
+				StockReturned bool              `json:"stock_returned" doc:"the coupon no longer holds stock"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used"}, 429: {"busy"}}},
+		{Method: "GET", Path: "/api/v1/users/:user_id/coupons", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
+			Handler: s.listUserCoupons, Tag: "coupons", Summary: "List a user's coupons",
+			Description: "Newest first, at most 1000, each with its effective status (an issued coupon past valid_until is " +
+				"expired). A shopper sees only their own.",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Coupons []models.CouponView `json:"coupons"`
+			}]()},
+
+		// Administration.
+		{Method: "POST", Path: "/api/v1/tokens", Roles: admin, Handler: s.createToken,
+			Tag: "admin", Summary: "Create an API token (shown once)", Request: web.TypeOf[createTokenRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Token     string          `json:"token" doc:"the token: shown this once, stored hashed"`
+				TokenInfo models.APIToken `json:"token_info"`
+			}]()},
+		{Method: "GET", Path: "/api/v1/tokens", Roles: admin, Handler: s.listTokens,
+			Tag: "admin", Summary: "List the API tokens (never their secrets), newest first",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Tokens []services.TokenView `json:"tokens"`
+			}]()},
+		{Method: "POST", Path: "/api/v1/tokens/:id/revoke", Roles: admin, Handler: s.revokeToken,
+			Tag: "admin", Summary: "Revoke an API token",
+			Description: "The token stops working at once on this instance and within 5 seconds on the others, with an " +
+				"audit entry. A revoked token again → 200 duplicate.",
+			Status: 200, Results: []string{"ok", "duplicate"}, Answer: web.TypeOf[struct {
+				Token services.TokenView `json:"token"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "POST", Path: "/api/v1/users", Roles: admin, Handler: s.createUser,
+			Tag: "admin", Summary: "Create a user of the pages", Request: web.TypeOf[createUserRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				User models.User `json:"user"`
+			}](),
+			Errors: map[int][]string{409: {web.ErrBody}}},
+		{Method: "POST", Path: "/api/v1/reconcile", Roles: admin, Handler: s.reconcileCounters,
+			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.ReconcileReport](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+	}
+}

@@ -1,0 +1,75 @@
+// Package api is couponsvc's JSON API under /api/v1 and the operational
+// endpoints (health, readiness, metrics). Its route table is routes.go; each
+// file holds the handlers of one resource.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+
+	"strings"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Server holds what the API's handlers need.
+type Server struct {
+	svc    *services.Service
+	log    *slog.Logger
+	claims *claimGuard
+	// badTokens counts failed token look-ups per address; nil when off.
+	badTokens *services.BadTokenLimiter
+	// sessionPrincipal returns the logged-in user of a page session, or nil.
+	sessionPrincipal func(*gin.Context) *models.Principal
+	metrics          http.Handler
+}
+
+// New returns the API of svc. sessionPrincipal, when not nil, lets the API
+// accept the session of a logged-in user of the pages.
+func New(svc *services.Service, log *slog.Logger, limits web.Limits, sessionPrincipal func(*gin.Context) *models.Principal) *Server {
+	s := &Server{svc: svc, log: log, sessionPrincipal: sessionPrincipal,
+		claims: newClaimGuard(svc, limits), metrics: promhttp.HandlerFor(svc.Metrics().Registry, promhttp.HandlerOpts{})}
+	if limits.BadTokensPerAddr > 0 {
+		s.badTokens = svc.NewBadTokenLimiter(limits.BadTokensPerAddr)
+	}
+	return s
+}
+
+// Chain returns the middleware of an API row, before its handler: the
+// credentials under /api/v1, the row's guard, then its role check.
+func (s *Server) Chain(rt web.Route) []gin.HandlerFunc {
+	var chain []gin.HandlerFunc
+	if strings.HasPrefix(rt.Path, web.APIPrefix) {
+		chain = append(chain, s.authenticate)
+	}
+	if rt.Guard != nil {
+		chain = append(chain, rt.Guard)
+	}
+	if rt.Roles != nil {
+		chain = append(chain, requireRole(rt.Roles...))
+	}
+	return chain
+}
+
+// admitClaim is the claim's admission control (claimGuard.admit).
+func (s *Server) admitClaim(c *gin.Context) { s.claims.admit(c) }
+
+func (s *Server) healthz(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"code": models.CodeOK, "result": "ok", "error": ""})
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	if err := s.svc.Ready(c.Request.Context()); err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, "ok", nil)
+}
+
+// serveMetrics serves the Prometheus text format.
+func (s *Server) serveMetrics(c *gin.Context) { s.metrics.ServeHTTP(c.Writer, c.Request) }

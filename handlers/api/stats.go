@@ -1,0 +1,33 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// templateStats answers a template's figures (claimed, redeemed, refunded,
+// revoked, remaining...) and its claims and redemptions per hour over the
+// last ?hours= hours (1..168, 24 by default).
+func (s *Server) templateStats(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	hours := 24
+	if v := c.Query("hours"); v != "" {
+		h, err := strconv.Atoi(v)
+		if err != nil || h < 1 || h > services.MaxStatsHours {
+			web.RespondError(c, models.Invalid("hours", "must be a whole number between 1 and %d", services.MaxStatsHours))
+			return
+		}
+		hours = h
+	}
+	stats, err := s.svc.TemplateStats(c.Request.Context(), id, hours)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"stats": stats})
+}

@@ -1,0 +1,211 @@
+package api
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// createTemplateRequest mirrors models.Template's settable fields; pointers
+// tell a missing field from a zero one, and times are parsed here so that a
+// malformed one is named.
+type createTemplateRequest struct {
+	CampaignID       *int64  `json:"campaign_id" binding:"required" doc:"the campaign the template belongs to"`
+	Name             *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	Description      *string `json:"description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
+	Kind             *string `json:"kind" binding:"required" schema:"template_kind"`
+	FaceValueCents   *int64  `json:"face_value_cents" doc:"fixed: the discount, > 0"`
+	PercentOff       *int64  `json:"percent_off" doc:"percent: 1..99"`
+	MaxDiscountCents *int64  `json:"max_discount_cents" doc:"percent: the cap of the discount, > 0"`
+	MinOrderCents    *int64  `json:"min_order_cents" doc:"the smallest order the coupon applies to, >= 0"`
+	TotalStock       *int64  `json:"total_stock" binding:"required" doc:"1..10,000,000"`
+	PerUserLimit     *int64  `json:"per_user_limit" binding:"required" doc:"1..100"`
+	ClaimStartsAt    *string `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
+	ClaimEndsAt      *string `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
+	ValidFrom        *string `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until"`
+	ValidUntil       *string `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from"`
+	ValidDays        *int64  `json:"valid_days" doc:"validity counted from the claim, 1..3650 (instead of valid_from/valid_until)"`
+	RefundPolicy     *string `json:"refund_policy" schema:"refund_policy"`
+	ExtendOnRefund   *bool   `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
+	Status           *string `json:"status" schema:"template_status"`
+}
+
+// template converts the request (DecodeJSON saw the required fields),
+// naming the first malformed field.
+func (r *createTemplateRequest) template() (models.Template, error) {
+	var t models.Template
+	t.CampaignID, t.Name, t.Kind = *r.CampaignID, *r.Name, *r.Kind
+	t.TotalStock, t.PerUserLimit = *r.TotalStock, *r.PerUserLimit
+	set := func(dst *int64, v *int64) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&t.FaceValueCents, r.FaceValueCents)
+	set(&t.PercentOff, r.PercentOff)
+	set(&t.MaxDiscountCents, r.MaxDiscountCents)
+	set(&t.MinOrderCents, r.MinOrderCents)
+	set(&t.ValidDays, r.ValidDays)
+	if r.Description != nil {
+		t.Description = *r.Description
+	}
+	if r.RefundPolicy != nil {
+		t.RefundPolicy = *r.RefundPolicy
+	}
+	if r.ExtendOnRefund != nil {
+		t.ExtendOnRefund = *r.ExtendOnRefund
+	}
+	if r.Status != nil {
+		t.Status = *r.Status
+	}
+	starts, err := web.ParseTime("claim_starts_at", r.ClaimStartsAt)
+	if err != nil {
+		return t, err
+	}
+	if starts != nil {
+		t.ClaimStartsAt = *starts
+	}
+	if t.ClaimEndsAt, err = web.ParseTime("claim_ends_at", r.ClaimEndsAt); err != nil {
+		return t, err
+	}
+	if t.ValidFrom, err = web.ParseTime("valid_from", r.ValidFrom); err != nil {
+		return t, err
+	}
+	if t.ValidUntil, err = web.ParseTime("valid_until", r.ValidUntil); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+func (s *Server) createTemplate(c *gin.Context) {
+	var req createTemplateRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	t, err := req.template()
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	out, err := s.svc.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
+	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"template": out})
+}
+
+// listTemplates lists the templates on offer (active, claim window open,
+// coupons still valid); an admin may ask for all with ?all=1.
+func (s *Server) listTemplates(c *gin.Context) {
+	all := c.Query("all") == "1"
+	if all {
+		// No credentials is 401 and the wrong role 403, as requireRole answers.
+		switch p := web.Principal(c); {
+		case p == nil:
+			web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Message: "only admins see paused templates: log in or send an API token"})
+			return
+		case p.Role != models.RoleAdmin:
+			web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "only admins see paused templates"})
+			return
+		}
+	}
+	out, err := s.svc.ListTemplates(c.Request.Context(), !all)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	if out == nil {
+		out = []services.TemplateView{}
+	}
+	web.Respond(c, http.StatusOK, "ok", gin.H{"templates": out})
+}
+
+func (s *Server) getTemplate(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	// Others than admins see only what the list shows them: a template not
+	// on offer yet is not found, as an id that does not exist.
+	view := s.svc.ViewOffer
+	if p := web.Principal(c); p != nil && p.Role == models.RoleAdmin {
+		view = s.svc.ViewTemplate
+	}
+	out, err := view(c.Request.Context(), id)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, "ok", gin.H{"template": out.Template, "remaining": out.Remaining})
+}
+
+// updateTemplateRequest holds what PATCH may change. A field left out keeps
+// its value; null removes claim_ends_at and is refused for the fields that
+// cannot be empty, rather than read as left out.
+type updateTemplateRequest struct {
+	Name          web.Optional[string] `json:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	Description   web.Optional[string] `json:"description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
+	ClaimStartsAt web.Optional[string] `json:"claim_starts_at" format:"date-time" doc:"RFC 3339"`
+	ClaimEndsAt   web.Optional[string] `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339, or null to remove the end"`
+	Status        web.Optional[string] `json:"status" schema:"template_status"`
+}
+
+// patch converts the request, naming the first malformed field.
+func (r *updateTemplateRequest) patch() (services.TemplatePatch, error) {
+	var p services.TemplatePatch
+	var starts *string
+	err := web.FirstErr(r.Name.NotNull("name", &p.Name), r.Description.NotNull("description", &p.Description),
+		r.ClaimStartsAt.NotNull("claim_starts_at", &starts), r.Status.NotNull("status", &p.Status))
+	if err != nil {
+		return p, err
+	}
+	if p.ClaimStartsAt, err = web.ParseTime("claim_starts_at", starts); err != nil {
+		return p, err
+	}
+	switch {
+	case r.ClaimEndsAt.Null:
+		p.ClearClaimEndsAt = true
+	case r.ClaimEndsAt.Set:
+		if p.ClaimEndsAt, err = web.ParseTime("claim_ends_at", &r.ClaimEndsAt.Value); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func (s *Server) updateTemplate(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	var req updateTemplateRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	p, err := req.patch()
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	out, err := s.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, p)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"template": out})
+}
+
+type addStockRequest struct {
+	Delta  *int64  `json:"delta" binding:"required" doc:"stock to add, > 0"`
+	Reason *string `json:"reason" binding:"required" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
+}
+
+func (s *Server) addStock(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	var req addStockRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	out, err := s.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, *req.Delta, *req.Reason)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"template": out})
+}

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+
+	"github.com/gin-gonic/gin"
+)
+
+type createTokenRequest struct {
+	Role *string `json:"role" binding:"required" schema:"token_role"`
+	Name *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+}
+
+// createToken makes an API token; the token is in this answer only.
+func (s *Server) createToken(c *gin.Context) {
+	var req createTokenRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	token, rec, err := s.svc.CreateToken(c.Request.Context(), web.Principal(c).Name, *req.Role, *req.Name)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusCreated, "ok", gin.H{"token": token, "token_info": rec})
+}
+
+// listTokens lists the API tokens, revoked ones included, without their
+// secrets.
+func (s *Server) listTokens(c *gin.Context) {
+	tokens, err := s.svc.ListTokens(c.Request.Context())
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"tokens": tokens})
+}
+
+// revokeToken stops a token from working: 200 "ok"; a token already revoked
+// → 200 "duplicate".
+func (s *Server) revokeToken(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	tok, duplicate, err := s.svc.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, web.Replayed(duplicate, "ok"), gin.H{"token": tok})
+}

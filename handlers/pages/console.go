@@ -1,0 +1,76 @@
+package pages
+
+import (
+	"net/http"
+	"time"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// adminPage is the data of admin.html: every campaign with its budget and its
+// templates with their figures, all read at At. The figures are shown as sums
+// that add up, so they are not refreshed one by one while the page is open.
+type adminPage struct {
+	basePage
+	Campaigns []adminCampaign
+	Totals    services.TemplateFigures
+	Templates int
+	At        time.Time
+}
+
+type adminCampaign struct {
+	models.Campaign
+	Figures   services.CampaignFigures
+	Templates []adminTemplate
+}
+
+type adminTemplate struct {
+	services.TemplateView
+	Figures services.TemplateFigures
+	State   string
+}
+
+// showConsole shows the console's overview.
+func (p *Pages) showConsole(c *gin.Context) {
+	ctx := c.Request.Context()
+	camps, err := p.svc.ListCampaigns(ctx)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	views, err := p.svc.ListTemplates(ctx, false)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	figs, err := p.svc.ListTemplateFigures(ctx)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	campFigs, err := p.svc.ListCampaignFigures(ctx)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	page := &adminPage{basePage: basePage{Title: "Console", Nav: "admin"}, Templates: len(views), At: p.now()}
+	index := map[int64]int{}
+	// Newest campaign first, as the templates come.
+	for i := len(camps) - 1; i >= 0; i-- {
+		index[camps[i].ID] = len(page.Campaigns)
+		page.Campaigns = append(page.Campaigns, adminCampaign{Campaign: camps[i], Figures: campFigs[camps[i].ID]})
+	}
+	now := p.now()
+	for _, v := range views {
+		f := figs[v.ID]
+		t := adminTemplate{TemplateView: v, Figures: f, State: templateState(v, now)}
+		page.Totals.Add(f)
+		if i, ok := index[v.CampaignID]; ok {
+			page.Campaigns[i].Templates = append(page.Campaigns[i].Templates, t)
+		}
+	}
+	p.render(c, http.StatusOK, "admin", page)
+}

@@ -1,0 +1,57 @@
+package pages
+
+import (
+	"net/http"
+	"strings"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+// revokeRefusals say the refusals of a revocation beside their field.
+var revokeRefusals = map[models.Code]refusal{
+	models.CodeNotFound:    {"code", "No coupon has this code."},
+	models.CodeAlreadyUsed: {"code", ""},
+}
+
+// revokeCoupon takes a coupon away from its holder, with the reason in the
+// audit log; with "return stock" its slot goes back to the pool.
+func (p *Pages) revokeCoupon(c *gin.Context) {
+	f := revokeForm{Code: strings.TrimSpace(c.PostForm("code")), Reason: c.PostForm("reason"),
+		ReturnStock: c.PostForm("return_stock") != "", Errors: formErrors{}}
+	page := &couponsPage{basePage: basePage{Title: "Coupons", Nav: "coupons"}, Revoke: f}
+	if f.Code == "" {
+		f.Errors.add("code", "Enter the coupon code.")
+	}
+	if strings.TrimSpace(f.Reason) == "" {
+		f.Errors.add("reason", "Say why, for the audit log.")
+	}
+	if len(f.Errors) > 0 {
+		p.render(c, http.StatusBadRequest, "coupons", page)
+		return
+	}
+	res, err := p.svc.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
+	if err != nil {
+		if !f.Errors.fromRefusal(err, revokeRefusals, revokeFields) {
+			p.fail(c, err)
+			return
+		}
+		status, _ := web.StatusOf(err)
+		p.render(c, status, "coupons", page)
+		return
+	}
+	code := codeGroups(res.Coupon.Code)
+	msg := "Revoked " + code + " of " + res.Coupon.UserID + "."
+	switch {
+	case res.Duplicate:
+		msg = code + " was already revoked; nothing changed."
+	case res.StockReturned:
+		msg += " Its stock went back to the pool."
+	default:
+		msg += " It still counts against the stock and the holder's limit."
+	}
+	p.flash(c, true, msg)
+	redirect(c, "/admin/coupons?code="+res.Coupon.Code)
+}

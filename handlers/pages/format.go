@@ -1,0 +1,210 @@
+package pages
+
+import (
+	"fmt"
+	"html/template"
+	"strconv"
+	"strings"
+	"time"
+
+	"couponsvc/models"
+)
+
+// moneyFormat shows integer cents as an amount of one currency.
+type moneyFormat struct {
+	code   string
+	symbol string // printed before the amount; empty prints the code after it
+}
+
+func newMoneyFormat(code string) moneyFormat {
+	code = strings.ToUpper(strings.TrimSpace(code))
+	if code == "" {
+		code = "USD"
+	}
+	symbols := map[string]string{"USD": "$", "EUR": "€", "GBP": "£", "AUD": "A$", "CAD": "C$", "NZD": "NZ$",
+		"JPY": "¥", "CNY": "¥", "INR": "₹", "KRW": "₩", "BRL": "R$", "MXN": "MX$", "SGD": "S$", "HKD": "HK$"}
+	return moneyFormat{code: code, symbol: symbols[code]}
+}
+
+// format writes cents as "$1,234.50" (or "1,234.50 CHF").
+func (m moneyFormat) format(cents int64) string {
+	neg := cents < 0
+	if neg {
+		cents = -cents
+	}
+	units := strconv.FormatInt(cents/100, 10)
+	var b strings.Builder
+	for i, d := range units {
+		if i > 0 && (len(units)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	s := fmt.Sprintf("%s.%02d", b.String(), cents%100)
+	if m.symbol != "" {
+		s = m.symbol + s
+	} else {
+		s += " " + m.code
+	}
+	if neg {
+		s = "−" + s
+	}
+	return s
+}
+
+// moneyInput writes cents as a form value: "12.50", "" for zero.
+func moneyInput(cents int64) string {
+	if cents == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%02d", cents/100, cents%100)
+}
+
+// parseMoney reads an amount typed by a person ("12", "12.5", "1,234.50",
+// "12,50", "$12") as cents.
+func parseMoney(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimLeft(s, "$€£¥₹₩ ")
+	s = strings.NewReplacer(" ", "", "\u00a0", "", "_", "").Replace(s)
+	if strings.Contains(s, ".") {
+		s = strings.ReplaceAll(s, ",", "")
+	} else if i := strings.LastIndex(s, ","); i >= 0 {
+		if strings.Count(s, ",") == 1 && len(s)-i-1 <= 2 {
+			s = s[:i] + "." + s[i+1:] // a decimal comma
+		} else {
+			s = strings.ReplaceAll(s, ",", "")
+		}
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	if whole == "" || len(whole) > 12 || (hasFrac && (len(frac) < 1 || len(frac) > 2)) {
+		return 0, false
+	}
+	for _, part := range []string{whole, frac} {
+		for _, r := range part {
+			if r < '0' || r > '9' {
+				return 0, false
+			}
+		}
+	}
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	var f int64
+	if hasFrac {
+		if len(frac) == 1 {
+			frac += "0"
+		}
+		f, _ = strconv.ParseInt(frac, 10, 64)
+	}
+	return w*100 + f, true
+}
+
+// Times are shown in UTC on the server; the page's script rewrites the
+// <time> elements in the reader's own time zone.
+const (
+	dateTimeLayout = "2 Jan 2006, 15:04 UTC"
+	dateLayout     = "2 Jan 2006"
+	formTimeLayout = "2006-01-02T15:04" // <input type="datetime-local">
+)
+
+// funcs are the template functions of the pages.
+func (p *Pages) funcs() template.FuncMap {
+	return template.FuncMap{
+		"money":      p.money.format,
+		"moneyInput": moneyInput,
+		"dateTime":   func(t time.Time) string { return t.UTC().Format(dateTimeLayout) },
+		"date":       func(t time.Time) string { return t.UTC().Format(dateLayout) },
+		"isoTime":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"formTime": func(t *time.Time) string {
+			if t == nil || t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format(formTimeLayout)
+		},
+		"codeGroups": codeGroups,
+		"qr":         qrSVG,
+		"valueText":  p.valueText,
+		"conditions": p.conditions,
+		"validity":   validityText,
+		"deref":      deref,
+		"percent": func(part, whole int64) int64 {
+			if whole <= 0 {
+				return 0
+			}
+			return min(max(part*100/whole, 0), 100)
+		},
+		"add":        func(a, b int64) int64 { return a + b },
+		"plural":     plural,
+		"title":      sentence,
+		"targetLink": targetLink,
+		"codeField": func(id, value, err string) codeField {
+			return codeField{ID: id, Value: value, Error: err}
+		},
+	}
+}
+
+// codeField is a coupon code field of a form (partials.html).
+type codeField struct{ ID, Value, Error string }
+
+// targetLink is the console page of an audit entry's object, when it has one.
+func targetLink(target string) string {
+	if id, ok := strings.CutPrefix(target, "template:"); ok {
+		if _, err := strconv.ParseInt(id, 10, 64); err == nil {
+			return "/admin/templates/" + id
+		}
+	}
+	if id, ok := strings.CutPrefix(target, "token:"); ok {
+		if _, err := strconv.ParseInt(id, 10, 64); err == nil {
+			return "/admin/tokens#token-" + id
+		}
+	}
+	return ""
+}
+
+// codeGroups writes a coupon code in groups that are easy to read out:
+// "ABCD-EFGH-JKLMN".
+func codeGroups(code string) string {
+	if len(code) != models.CodeBodyLen+1 {
+		return code
+	}
+	return code[:4] + "-" + code[4:8] + "-" + code[8:]
+}
+
+// valueText says what a coupon is worth: "$5.00 off", "15% off, up to $20.00".
+func (p *Pages) valueText(t models.Template) string {
+	if t.Kind == models.KindPercent {
+		return fmt.Sprintf("%d%% off, up to %s", t.PercentOff, p.money.format(t.MaxDiscountCents))
+	}
+	return p.money.format(t.FaceValueCents) + " off"
+}
+
+// conditions lists a template's conditions in words.
+func (p *Pages) conditions(t models.Template) []string {
+	var out []string
+	if t.MinOrderCents > 0 {
+		out = append(out, "On orders of "+p.money.format(t.MinOrderCents)+" or more")
+	} else {
+		out = append(out, "On any order")
+	}
+	if t.PerUserLimit == 1 {
+		out = append(out, "One per person")
+	} else {
+		out = append(out, fmt.Sprintf("Up to %d per person", t.PerUserLimit))
+	}
+	return out
+}
+
+// validityText says how long a template's coupons are valid.
+func validityText(t models.Template) string {
+	if t.ValidDays > 0 {
+		if t.ValidDays == 1 {
+			return "Valid for 1 day after you claim it"
+		}
+		return fmt.Sprintf("Valid for %d days after you claim it", t.ValidDays)
+	}
+	if t.ValidFrom != nil && t.ValidUntil != nil {
+		return "Valid " + t.ValidFrom.UTC().Format(dateLayout) + " to " + t.ValidUntil.UTC().Format(dateLayout)
+	}
+	return ""
+}

@@ -1,0 +1,187 @@
+package pages
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+// formErrors holds a message per form field, shown beside it; "" is the
+// form as a whole.
+type formErrors map[string]string
+
+// add keeps the first message of a field.
+func (f formErrors) add(field, msg string) {
+	if _, ok := f[field]; !ok {
+		f[field] = msg
+	}
+}
+
+// fromError puts a service's error beside the field it names (through
+// fields, which maps API field names to form field names), or on the form.
+// It reports whether err was a domain error that the form can show.
+func (f formErrors) fromError(err error, fields map[string]string) bool {
+	var e *models.Error
+	if !asError(err, &e) || e.Code == models.CodeInternal || e.Code == models.CodeUnavailable {
+		return false
+	}
+	field := e.Field
+	if mapped, ok := fields[field]; ok {
+		field = mapped
+	}
+	if _, known := fields[e.Field]; !known && e.Field != "" {
+		// A field this form does not have: name it in the message.
+		f.add("", sentence(strings.ReplaceAll(e.Field, "_", " ")+" "+e.Message))
+		return true
+	}
+	f.add(field, fieldMessage(e.Message))
+	return true
+}
+
+// fieldMessage turns a service message written to follow a field's name ("must
+// be between 1 and 100") into one that stands beside the field.
+func fieldMessage(msg string) string {
+	for _, start := range []string{"is ", "must ", "would ", "may ", "give "} {
+		if strings.HasPrefix(msg, start) {
+			if start == "give " {
+				return sentence(msg)
+			}
+			return sentence("this " + msg)
+		}
+	}
+	return sentence(msg)
+}
+
+// formInt reads a whole number field; a blank one is 0 unless required.
+func formInt(errs formErrors, field, value string, required bool) int64 {
+	value = strings.TrimSpace(strings.ReplaceAll(value, ",", ""))
+	if value == "" {
+		if required {
+			errs.add(field, "Enter a number.")
+		}
+		return 0
+	}
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		errs.add(field, "Enter a whole number, such as 100.")
+		return 0
+	}
+	return n
+}
+
+// formMoney reads an amount field as cents; a blank one is 0 unless required.
+func formMoney(errs formErrors, field, value string, required bool) int64 {
+	if strings.TrimSpace(value) == "" {
+		if required {
+			errs.add(field, "Enter an amount, such as 12.50.")
+		}
+		return 0
+	}
+	cents, ok := parseMoney(value)
+	if !ok {
+		errs.add(field, "Enter an amount, such as 12.50.")
+		return 0
+	}
+	return cents
+}
+
+// formTime reads a datetime-local field (UTC); blank is nil.
+func formTime(errs formErrors, field, value string) *time.Time {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return nil
+	}
+	for _, layout := range []string{formTimeLayout, "2006-01-02T15:04:05", "2006-01-02 15:04", time.RFC3339, "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, value, time.UTC); err == nil {
+			t = t.UTC()
+			return &t
+		}
+	}
+	errs.add(field, "Enter a date and time, such as 2026-03-01 09:00.")
+	return nil
+}
+
+// checkOrderID checks an order id as the service will (1 to 64 printable
+// characters without spaces), so that the cashier hears of a typo at once.
+func checkOrderID(errs formErrors, field, id string) {
+	if id == "" {
+		errs.add(field, "Enter the order number.")
+		return
+	}
+	if len(id) > 64 {
+		errs.add(field, "An order number has at most 64 characters.")
+		return
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			errs.add(field, "An order number has letters, digits and signs only, no spaces.")
+			return
+		}
+	}
+}
+
+// Words of refusals a cashier reads beside a field.
+const (
+	msgNoCoupon = "No coupon has this code. Check it and try again."
+	msgBusy     = "This coupon is being used at another checkout right now. Try again in a moment."
+)
+
+// refusal is how a page says one refusal of the service: msg beside field
+// ("" for the whole form); an empty msg says the error's own message.
+type refusal struct{ field, msg string }
+
+// fromRefusal puts a refused request's reason beside its field: in the words
+// refusals give its result code, or else beside the field the error names
+// (fromError). It reports false for faults, which get the error page.
+func (f formErrors) fromRefusal(err error, refusals map[models.Code]refusal, fields map[string]string) bool {
+	r, ok := refusals[models.ErrorCode(err)]
+	if !ok {
+		return f.fromError(err, fields)
+	}
+	msg := r.msg
+	if msg == "" {
+		var e *models.Error
+		if asError(err, &e) {
+			msg = sentence(e.Message)
+		}
+	}
+	f.add(r.field, msg)
+	return true
+}
+
+// readCodeOrder reads the coupon code and the order id of a checkout form,
+// with their errors in errs. code is the normalised code ("" when missing or
+// malformed), shown the code as the form shows it back.
+func readCodeOrder(c *gin.Context, errs formErrors, fields map[string]string) (code, shown, orderID string) {
+	shown, orderID = strings.TrimSpace(c.PostForm("code")), strings.TrimSpace(c.PostForm("order_id"))
+	if shown == "" {
+		errs.add("code", "Enter or scan the coupon code.")
+	} else if parsed, err := models.ParseCouponCode("code", shown); err != nil {
+		errs.fromError(err, fields)
+	} else {
+		code, shown = parsed, codeGroups(parsed)
+	}
+	checkOrderID(errs, "order_id", orderID)
+	return code, shown, orderID
+}
+
+// pathID parses the :id of the address; for a malformed one it answers the
+// not-found page of what ("template", "token") and reports false.
+func (p *Pages) pathID(c *gin.Context, what string) (int64, bool) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		p.notFound(c, what)
+		return 0, false
+	}
+	return id, true
+}
+
+// notFound answers the page saying there is no such thing at this address.
+func (p *Pages) notFound(c *gin.Context, what string) {
+	p.renderError(c, http.StatusNotFound, "Not found", "There is no "+what+" at this address.")
+}

@@ -1,0 +1,149 @@
+package pages
+
+import (
+	"fmt"
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// reconcilePage is the data of reconcile.html.
+type reconcilePage struct {
+	basePage
+	Ran     bool
+	Rows    []reconcileRow
+	Drifted int64
+	// Budgets are the campaigns' budget lines; BudgetsDrifted counts those
+	// that drifted.
+	Budgets        []budgetRow
+	BudgetsDrifted int64
+}
+
+type reconcileRow struct {
+	services.TemplateDrift
+	Name     string
+	Expected int64
+	IsDrift  bool
+}
+
+// budgetRow is a campaign's budget line of the report.
+type budgetRow struct {
+	services.CampaignBudgetDrift
+	Name    string
+	IsDrift bool
+}
+
+// campaignNames maps campaign ids to names.
+func (p *Pages) campaignNames(c *gin.Context) (map[int64]string, error) {
+	camps, err := p.svc.ListCampaigns(c.Request.Context())
+	return namesByID(camps, func(cp models.Campaign) (int64, string) { return cp.ID, cp.Name }), err
+}
+
+// reconcileNamed compares Redis with the database (and repairs what drifted
+// with repair), and names the templates and campaigns of the report; on a
+// fault it answers the error page and reports false.
+func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (report *services.ReconcileReport,
+	templates, campaigns map[int64]string, ok bool) {
+	report, err := p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
+	if err == nil {
+		templates, err = p.templateNames(c)
+	}
+	if err == nil {
+		campaigns, err = p.campaignNames(c)
+	}
+	if err != nil {
+		p.fail(c, err)
+		return nil, nil, nil, false
+	}
+	return report, templates, campaigns, true
+}
+
+// maxRepairLines bounds the lines of the repair summary kept for the next
+// page (it travels in the session cookie).
+const maxRepairLines = 8
+
+// showReconcile explains reconciliation and, with ?run=1, compares Redis with
+// the database for every template (a read: nothing is repaired) and shows the
+// report.
+func (p *Pages) showReconcile(c *gin.Context) {
+	page := &reconcilePage{basePage: basePage{Title: "Reconcile", Nav: "reconcile"}}
+	if c.Query("run") == "1" {
+		report, names, camps, ok := p.reconcileNamed(c, false)
+		if !ok {
+			return
+		}
+		page.Ran = true
+		page.Drifted = int64(report.Drifted())
+		page.BudgetsDrifted = int64(report.BudgetsDrifted())
+		for _, d := range report.Templates {
+			page.Rows = append(page.Rows, reconcileRow{TemplateDrift: d, Name: names[d.TemplateID],
+				Expected: d.ExpectedRemaining(), IsDrift: d.Drifted()})
+		}
+		for _, d := range report.Campaigns {
+			page.Budgets = append(page.Budgets, budgetRow{CampaignBudgetDrift: d, Name: camps[d.CampaignID], IsDrift: d.Drifted()})
+		}
+	}
+	p.render(c, http.StatusOK, "reconcile", page)
+}
+
+// runReconcile compares and repairs: the counters of each campaign that drifted
+// are rebuilt from the database, with an audit entry per template. The page
+// that follows shows what was repaired and a fresh comparison.
+func (p *Pages) runReconcile(c *gin.Context) {
+	report, names, camps, ok := p.reconcileNamed(c, true)
+	if !ok {
+		return
+	}
+	repaired := 0
+	for _, d := range report.Templates {
+		if !d.Repaired {
+			continue
+		}
+		repaired++
+		if repaired <= maxRepairLines {
+			msg := fmt.Sprintf("Repaired “%s”: Redis had %d left where the database allows %d", names[d.TemplateID],
+				deref(d.RedisRemaining), d.ExpectedRemaining())
+			if d.UsersDrifted > 0 {
+				msg += fmt.Sprintf(", and %d %s off", d.UsersDrifted, plural(int64(d.UsersDrifted), "shopper's count was", "shoppers' counts were"))
+			}
+			p.flash(c, true, msg+". Its counters were rebuilt from the database.")
+		}
+	}
+	budgets := 0
+	for _, d := range report.Campaigns {
+		if !d.Repaired {
+			continue
+		}
+		budgets++
+		if repaired+budgets <= maxRepairLines {
+			p.flash(c, true, fmt.Sprintf("Repaired the budget of “%s”: Redis had %s left where the database allows %s. Its counters were rebuilt from the database.",
+				camps[d.CampaignID], p.money.format(deref(d.RedisBudgetRemaining)), p.money.format(d.ExpectedRemaining)))
+		}
+	}
+	switch {
+	case repaired+budgets > maxRepairLines:
+		p.flash(c, true, fmt.Sprintf("… and %d more repaired (see the audit log).", repaired+budgets-maxRepairLines))
+	case repaired+budgets == 0:
+		p.flash(c, true, fmt.Sprintf("Checked %d templates and %d campaign budgets: Redis agrees with the database, nothing to repair.",
+			len(report.Templates), len(report.Campaigns)))
+	}
+	redirect(c, "/admin/reconcile?run=1")
+}
+
+func deref(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,70 @@
+package pages
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Routes is the table of the pages and their form posts, in the style of the
+// API's (handlers/api/routes.go): adding a page is one row and a handler, a
+// method of *Pages in a file named after it. Each row is a page: its forms
+// are posted as application/x-www-form-urlencoded with a CSRF token; it
+// answers HTML (or a redirect after a successful post). The rows may be made
+// from a nil *Pages (handlers.RouteTable does, for the tests).
+func (p *Pages) Routes() []web.Route {
+	shopper, cashier, admin := web.Roles(models.RoleShopper), web.Roles(models.RoleCashier), web.Roles(models.RoleAdmin)
+	rows := []web.Route{
+		{Method: "GET", Path: "/static/*file", Handler: p.serveStatic, Asset: true,
+			Summary: "The pages' static assets (fingerprinted names)", Status: 200,
+			Raw: &web.RawAnswer{MediaType: "application/octet-stream", Schema: map[string]any{"type": "string", "format": "binary"}}},
+		{Method: "GET", Path: "/favicon.ico", Asset: true, Status: 301, Summary: "Redirects to the icon",
+			Handler: func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, p.assets["favicon.svg"]) }},
+
+		{Method: "GET", Path: "/", Handler: p.showShop, Summary: "The shop: coupons on offer with the stock left"},
+		{Method: "GET", Path: "/login", Handler: p.showLogin, Summary: "The login form"},
+		{Method: "POST", Path: "/login", Handler: p.login, Summary: "Log in"},
+		{Method: "GET", Path: "/logout", Handler: p.showLogout, Summary: "The logout confirmation"},
+		{Method: "POST", Path: "/logout", Handler: p.logout, Summary: "Log out"},
+		{Method: "GET", Path: "/wallet", Roles: shopper, Handler: p.showWallet,
+			Summary: "The shopper's coupons with their QR codes"},
+
+		{Method: "GET", Path: "/pos", Roles: cashier, Handler: p.showPOS, Summary: "The cashier's checkout"},
+		{Method: "POST", Path: "/pos/preview", Roles: cashier, Handler: p.previewRedemption,
+			Summary: "Preview a redemption's discount"},
+		{Method: "POST", Path: "/pos/redeem", Roles: cashier, Handler: p.redeemAtTill, Summary: "Redeem a coupon"},
+		{Method: "POST", Path: "/pos/refund", Roles: cashier, Handler: p.refundAtTill, Summary: "Refund a coupon"},
+
+		{Method: "GET", Path: "/admin", Roles: admin, Handler: p.showConsole, Summary: "The admin console with live figures"},
+		{Method: "GET", Path: "/admin/campaigns/new", Roles: admin, Handler: p.showNewCampaign,
+			Summary: "The new campaign form"},
+		{Method: "POST", Path: "/admin/campaigns", Roles: admin, Handler: p.createCampaign, Summary: "Create a campaign"},
+		{Method: "GET", Path: "/admin/templates/new", Roles: admin, Handler: p.showNewTemplate,
+			Summary: "The new template form"},
+		{Method: "POST", Path: "/admin/templates", Roles: admin, Handler: p.createTemplate, Summary: "Create a template"},
+		{Method: "GET", Path: "/admin/templates/:id", Roles: admin, Handler: p.showTemplate,
+			Summary: "A template: figures, charts, edit form"},
+		{Method: "POST", Path: "/admin/templates/:id", Roles: admin, Handler: p.saveTemplate, Summary: "Edit a template"},
+		{Method: "POST", Path: "/admin/templates/:id/status", Roles: admin, Handler: p.setTemplateStatus,
+			Summary: "Pause or resume a template"},
+		{Method: "POST", Path: "/admin/templates/:id/stock", Roles: admin, Handler: p.addStock, Summary: "Add stock"},
+		{Method: "GET", Path: "/admin/coupons", Roles: admin, Handler: p.showCoupons, Summary: "Look a coupon up"},
+		{Method: "POST", Path: "/admin/coupons/revoke", Roles: admin, Handler: p.revokeCoupon, Summary: "Revoke a coupon"},
+		{Method: "GET", Path: "/admin/reconcile", Roles: admin, Handler: p.showReconcile,
+			Summary: "The reconciliation report"},
+		{Method: "POST", Path: "/admin/reconcile", Roles: admin, Handler: p.runReconcile,
+			Summary: "Run a reconciliation (and repair)"},
+		{Method: "GET", Path: "/admin/tokens", Roles: admin, Handler: p.showTokens,
+			Summary: "The API tokens, with a revoke button each"},
+		{Method: "POST", Path: "/admin/tokens/:id/revoke", Roles: admin, Handler: p.revokeToken,
+			Summary: "Revoke an API token"},
+		{Method: "GET", Path: "/admin/audit", Roles: admin, Handler: p.showAudit, Summary: "The audit log"},
+	}
+	for i := range rows {
+		rows[i].Page = true
+	}
+	return rows
+}

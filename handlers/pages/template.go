@@ -1,0 +1,133 @@
+package pages
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Template states on the admin pages.
+const (
+	stateOpen    = "Open"
+	statePaused  = "Paused"
+	stateSoldOut = "Sold out"
+	stateNotYet  = "Not open yet"
+	stateEnded   = "Ended"
+)
+
+// templateState says in a word whether a template takes claims now, by the
+// rule the claims follow.
+func templateState(v services.TemplateView, now time.Time) string {
+	reason, _ := v.ClaimRefusal(now)
+	switch {
+	case reason == models.RefusedPaused:
+		return statePaused
+	case reason == models.RefusedNotYet:
+		return stateNotYet
+	case reason != "": // closed, or past the coupons' validity
+		return stateEnded
+	case v.Remaining != nil && *v.Remaining <= 0:
+		return stateSoldOut
+	}
+	return stateOpen
+}
+
+// templatePage is the data of template.html.
+type templatePage struct {
+	basePage
+	Template services.TemplateView
+	Campaign *models.Campaign
+	State    string
+	Stats    *services.TemplateStats
+	// At is when the figures were read: they are shown as sums that add
+	// up, so they are not refreshed one by one while the page is open.
+	At    time.Time
+	Chart chart
+	Hours int
+	Edit  editForm
+	Stock stockForm
+	// History is a page of the template's audit entries, newest first;
+	// Before is the id it starts before (0: the newest), Older the before-id
+	// of the next page (0: none).
+	History       []models.AuditEntry
+	Before, Older int64
+}
+
+// historyPage is how many audit entries a template's page shows at once.
+const historyPage = 50
+
+// editForm holds what an admin may change on a template, as typed.
+type editForm struct {
+	Name, Description, ClaimStartsAt, ClaimEndsAt string
+	Errors                                        formErrors
+}
+
+// stockForm is the add-stock form, as typed.
+type stockForm struct {
+	Delta, Reason string
+	Errors        formErrors
+}
+
+// showTemplate shows one template: its figures, its chart of claims and
+// redemptions per hour, its edit and stock forms and its history.
+func (p *Pages) showTemplate(c *gin.Context) {
+	p.renderTemplate(c, http.StatusOK, nil, nil)
+}
+
+// renderTemplate shows a template's page; edit and stock, when given, are
+// forms sent back with their errors.
+func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock *stockForm) {
+	id, ok := p.pathID(c, "template")
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	hours := 24
+	if h, err := strconv.Atoi(c.Query("hours")); err == nil && h >= 1 && h <= services.MaxStatsHours {
+		hours = h
+	}
+	view, err := p.svc.ViewTemplate(ctx, id)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	stats, err := p.svc.TemplateStats(ctx, id, hours)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	camp, err := p.svc.GetCampaign(ctx, view.CampaignID)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
+	history, err := p.svc.ListTemplateAudit(ctx, id, historyPage, before)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(),
+		Campaign: camp, State: templateState(*view, p.now()), Stats: stats, Chart: newChart(stats.Hours), Hours: hours,
+		History: history.Entries, Before: max(before, 0), Older: history.Older}
+	if edit != nil {
+		page.Edit = *edit
+	} else {
+		page.Edit = editForm{Name: view.Name, Description: view.Description,
+			ClaimStartsAt: view.ClaimStartsAt.UTC().Format(formTimeLayout), Errors: formErrors{}}
+		if view.ClaimEndsAt != nil {
+			page.Edit.ClaimEndsAt = view.ClaimEndsAt.UTC().Format(formTimeLayout)
+		}
+	}
+	if stock != nil {
+		page.Stock = *stock
+	} else {
+		page.Stock = stockForm{Errors: formErrors{}}
+	}
+	p.render(c, status, "template", page)
+}

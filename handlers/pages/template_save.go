@@ -1,0 +1,51 @@
+package pages
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"couponsvc/handlers/web"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// editFields are the fields of the edit form; an error on another (such as
+// valid_until, which it cannot change) is shown above the form.
+var editFields = map[string]string{"name": "name", "description": "description",
+	"claim_starts_at": "claim_starts_at", "claim_ends_at": "claim_ends_at"}
+
+// saveTemplate saves the name, description and claim window of a template.
+func (p *Pages) saveTemplate(c *gin.Context) {
+	id, ok := p.pathID(c, "template")
+	if !ok {
+		return
+	}
+	f := editForm{Name: c.PostForm("name"), Description: c.PostForm("description"),
+		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"), Errors: formErrors{}}
+	name, desc := f.Name, strings.TrimSpace(f.Description)
+	patch := services.TemplatePatch{Name: &name, Description: &desc}
+	if strings.TrimSpace(f.ClaimStartsAt) == "" {
+		f.Errors.add("claim_starts_at", "Enter when claims open.")
+	}
+	patch.ClaimStartsAt = formTime(f.Errors, "claim_starts_at", f.ClaimStartsAt)
+	patch.ClaimEndsAt = formTime(f.Errors, "claim_ends_at", f.ClaimEndsAt)
+	patch.ClearClaimEndsAt = strings.TrimSpace(f.ClaimEndsAt) == ""
+	if len(f.Errors) > 0 {
+		p.renderTemplate(c, http.StatusBadRequest, &f, nil)
+		return
+	}
+	out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, patch)
+	if err != nil {
+		if !templateErrors(f.Errors, err, editFields) {
+			p.fail(c, err)
+			return
+		}
+		status, _ := web.StatusOf(err)
+		p.renderTemplate(c, status, &f, nil)
+		return
+	}
+	p.flash(c, true, fmt.Sprintf("Saved “%s”.", out.Name))
+	redirect(c, fmt.Sprintf("/admin/templates/%d", id))
+}

@@ -1,0 +1,64 @@
+package pages
+
+import (
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// redeemAtTill uses the coupon on the order, as previewed. On success the
+// checkout shows the discount and the amount to pay (after a redirect); on
+// refusal the form comes back with the reason beside the field.
+func (p *Pages) redeemAtTill(c *gin.Context) {
+	page, code, amount, ok := p.redeemForm(c)
+	if !ok {
+		return
+	}
+	f := page.Redeem
+	ctx := c.Request.Context()
+	res, err := p.svc.Redeem(ctx, services.RedeemRequest{
+		CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name,
+	})
+	if err != nil {
+		status, _ := web.StatusOf(err)
+		if !p.redeemRefusal(c, err, code, f.OrderID, amount, page.Redeem.Errors) {
+			p.fail(c, err)
+			return
+		}
+		p.renderPOS(c, status, page)
+		return
+	}
+	msg := "Redeemed on order " + f.OrderID + ": " + p.money.format(res.DiscountCents) + " off, the customer pays " +
+		p.money.format(res.PayableCents) + "."
+	if res.Duplicate {
+		msg = "Already redeemed on order " + f.OrderID + " (nothing changed): " + p.money.format(res.DiscountCents) +
+			" off, the customer pays " + p.money.format(res.PayableCents) + "."
+	}
+	p.flash(c, true, msg)
+	redirect(c, "/pos")
+}
+
+// redeemRefusals say the refusals of a redemption beside their field, when
+// the coupon's own figures have nothing better to say.
+var redeemRefusals = map[models.Code]refusal{
+	models.CodeNotFound: {"code", msgNoCoupon},
+	models.CodeBusy:     {"", msgBusy},
+}
+
+// redeemRefusal puts the reason a redemption was refused beside its field, in
+// a cashier's words. It reports false for faults, which get the error page.
+func (p *Pages) redeemRefusal(c *gin.Context, err error, code, orderID string, amount int64, errs formErrors) bool {
+	switch models.ErrorCode(err) {
+	case models.CodeAlreadyUsed, models.CodeRevoked, models.CodeNotValidNow, models.CodeBelowMinimum:
+		// Say it with the coupon's own figures (order, time, minimum).
+		if d, derr := p.svc.GetCoupon(c.Request.Context(), code); derr == nil {
+			if field, msg := p.redeemProblem(d, orderID, amount); msg != "" {
+				errs.add(field, msg)
+				return true
+			}
+		}
+	}
+	return errs.fromRefusal(err, redeemRefusals, redeemFields)
+}

@@ -1,0 +1,52 @@
+package pages
+
+import (
+	"net/http"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// refundRefusals say the refusals of a refund beside their field.
+var refundRefusals = map[models.Code]refusal{
+	models.CodeNotFound:    {"code", msgNoCoupon},
+	models.CodeNotRedeemed: {"order_id", ""},
+	models.CodeBusy:        {"", msgBusy},
+}
+
+// refundAtTill undoes the use of a coupon by a cancelled order. The coupon
+// goes back to its holder, or back to the pool under the recycle policy.
+func (p *Pages) refundAtTill(c *gin.Context) {
+	f := refundForm{Errors: formErrors{}}
+	code, shown, orderID := readCodeOrder(c, f.Errors, refundFields)
+	f.Code, f.OrderID = shown, orderID
+	page := &posPage{Refund: f}
+	if len(f.Errors) > 0 {
+		p.renderPOS(c, http.StatusBadRequest, page)
+		return
+	}
+	res, err := p.svc.Refund(c.Request.Context(), services.RefundRequest{CouponCode: code, OrderID: f.OrderID,
+		Cashier: web.Principal(c).Name})
+	if err != nil {
+		status, _ := web.StatusOf(err)
+		if !f.Errors.fromRefusal(err, refundRefusals, refundFields) {
+			p.fail(c, err)
+			return
+		}
+		p.renderPOS(c, status, page)
+		return
+	}
+	where := "the coupon is back in the customer's wallet."
+	if res.StockReturned {
+		where = "the coupon went back to the pool, so someone else can claim it."
+	}
+	msg := "Refunded order " + f.OrderID + ": " + where
+	if res.Duplicate {
+		msg = "Order " + f.OrderID + " was already refunded (nothing changed): " + where
+	}
+	p.flash(c, true, msg)
+	redirect(c, "/pos")
+}

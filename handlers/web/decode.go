@@ -1,0 +1,237 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+// MaxBodyBytes bounds every request body (see docs/result-codes.md).
+const MaxBodyBytes = 64 << 10
+
+// ErrBodyTooLarge refuses a body over MaxBodyBytes. It is invalid_request like
+// every bad body, but answered 413 (StatusOf tells it by identity) so that a
+// client knows that resending the same body cannot help.
+var ErrBodyTooLarge = models.Invalid("body", "is larger than 64 KiB")
+
+// BodyTooLarge reports whether err is the cut of http.MaxBytesReader.
+func BodyTooLarge(err error) bool {
+	var e *http.MaxBytesError
+	return errors.As(err, &e)
+}
+
+// BindJSON decodes the request body strictly into dst: JSON content type, at
+// most 64 KiB, one object, no unknown fields, numbers that fit, every field
+// tagged binding:"required" present. On failure it
+// answers 400 (415 for another content type, 413 for a body over 64 KiB)
+// naming the field, and returns false.
+func BindJSON(c *gin.Context, dst any) bool {
+	if err := DecodeJSON(c.Request, dst); err != nil {
+		var e *models.Error
+		if errors.As(err, &e) && e.Field == "Content-Type" {
+			err = WithStatus(http.StatusUnsupportedMediaType, e)
+		}
+		RespondError(c, err)
+		return false
+	}
+	return true
+}
+
+// DecodeJSON is BindJSON without the answer: it returns the error.
+func DecodeJSON(r *http.Request, dst any) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return models.Invalid("Content-Type", "must be application/json")
+	}
+	if r.ContentLength > MaxBodyBytes {
+		return ErrBodyTooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if BodyTooLarge(err) || len(body) > MaxBodyBytes {
+		return ErrBodyTooLarge
+	}
+	if err != nil {
+		return models.Invalid("body", "could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return models.Invalid("body", "is required: a JSON object")
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would put U+FFFD in place of the bad bytes and go on:
+		// a password or a name would be stored as something the client never
+		// sent.
+		return invalidUTF8(body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return models.Invalid("body", "must hold exactly one JSON object")
+	}
+	return missingField(dst)
+}
+
+// missingField names the first field tagged binding:"required" (a pointer)
+// that the body left out, in the order of the struct: the tag that marks the
+// field required in the OpenAPI document is the one that checks it.
+func missingField(dst any) error {
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	v = v.Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Tag.Get("binding") == "required" && f.Type.Kind() == reflect.Pointer && v.Field(i).IsNil() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			return models.Invalid(name, "is required")
+		}
+	}
+	return nil
+}
+
+// invalidUTF8 names the field whose value holds bytes that are not UTF-8; the
+// body as a whole when it is not an object of fields or the bad bytes are
+// elsewhere (in a field's name).
+func invalidUTF8(body []byte) error {
+	var fields map[string]json.RawMessage // raw values keep the bytes as sent
+	if json.Unmarshal(body, &fields) == nil {
+		names := make([]string, 0, len(fields))
+		for name, raw := range fields {
+			if !utf8.Valid(raw) && name != "" && len(name) <= 100 {
+				names = append(names, name)
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			return models.Invalid(names[0], "must be valid UTF-8 text")
+		}
+	}
+	return models.Invalid("body", "is not valid UTF-8")
+}
+
+// jsonError names the field of a decoding error.
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return models.Invalid("body", "must be a JSON object")
+		}
+		what := typeErr.Type.String()
+		switch typeErr.Type.Kind().String() {
+		case "int", "int64", "int32":
+			what = "a whole number that fits in 64 bits"
+		case "string":
+			what = "a string"
+		case "bool":
+			what = "true or false"
+		}
+		return models.Invalid(field, "must be %s", what)
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return models.Invalid("body", "is not valid JSON")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		if field == "" || !utf8.ValidString(field) || len(field) > 100 {
+			// A name that cannot stand as the field at fault (found by FuzzDecodeJSON).
+			return models.Invalid("body", "holds a field that is not known: %q", field[:min(len(field), 100)])
+		}
+		return models.Invalid(field, "is not a known field")
+	}
+	return models.Invalid("body", "is not valid JSON for this request")
+}
+
+// PathID parses the :name path parameter as a positive id.
+func PathID(c *gin.Context, name string) (int64, bool) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || id <= 0 {
+		RespondError(c, models.Invalid(name, "must be a positive whole number"))
+		return 0, false
+	}
+	return id, true
+}
+
+// ParseTime parses an optional RFC 3339 time field; nil stays nil.
+func ParseTime(field string, s *string) (*time.Time, error) {
+	if s == nil {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, *s)
+	if err != nil {
+		return nil, models.Invalid(field, "must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
+// Optional is a field of a PATCH body that tells its three states apart: left
+// out (Set false), null (Set and Null) and a value. encoding/json reads a null
+// into a pointer as nil, the same as a field left out.
+type Optional[T any] struct {
+	Set, Null bool
+	Value     T
+}
+
+// optionalField lets the OpenAPI document describe an optional field by the
+// type of its value; a field tagged nullable:"true" is documented as nullable.
+type optionalField interface{ ValueType() reflect.Type }
+
+func (Optional[T]) ValueType() reflect.Type { return reflect.TypeFor[T]() }
+
+func (o *Optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	// A value of the wrong type fails with an *json.UnmarshalTypeError, which
+	// the decoder completes with the field's name.
+	return json.Unmarshal(b, &o.Value)
+}
+
+// NotNull sets *dst to the value of a field that cannot be removed: nil when
+// left out, an error naming field when null.
+func (o *Optional[T]) NotNull(field string, dst **T) error {
+	switch {
+	case o.Null:
+		return models.Invalid(field, "cannot be null: leave the field out to keep its value")
+	case o.Set:
+		*dst = &o.Value
+	}
+	return nil
+}
+
+// Required returns an error naming field when v is nil.
+func Required[T any](field string, v *T) error {
+	if v == nil {
+		return models.Invalid(field, "is required")
+	}
+	return nil
+}
+
+// FirstErr returns the first non-nil error.
+func FirstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

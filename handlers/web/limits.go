@@ -1,0 +1,74 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Limits bound what clients may ask of one instance. The zero value
+// turns the claim limits off and keeps DefaultRequestTimeout; cmd/couponsvc
+// sets the production defaults.
+type Limits struct {
+	// ClaimsPerUser bounds the claims of one user_id a minute, whoever sends
+	// them (0: off).
+	ClaimsPerUser int
+	// ClaimsPerAddr bounds the claims a minute from one client address
+	// (IPv4 address or IPv6 /64) of anonymous and session requests; requests
+	// with an API token are not counted, since the shop's backend sends the
+	// claims of all its shoppers from one address (0: off).
+	ClaimsPerAddr int
+	// BadTokensPerAddr bounds the failed bearer-token look-ups a minute from
+	// one client address; over it, every bearer request from the address is
+	// answered 429 until the next look-up would be allowed (0: off).
+	BadTokensPerAddr int
+	// MaxInflightClaims bounds the claims this instance works on at once;
+	// beyond it a claim is answered 503 at once rather than queued (0: no
+	// bound).
+	MaxInflightClaims int
+	// RequestTimeout bounds the work of every request through its context
+	// (0: DefaultRequestTimeout; negative: none).
+	RequestTimeout time.Duration
+}
+
+// DefaultRequestTimeout bounds a request when Limits.RequestTimeout is zero.
+// It stays above services.Config.DBTimeout, so that a claim's own timeout
+// fires first and settles the claim.
+const DefaultRequestTimeout = 10 * time.Second
+
+// maxRequestBytes bounds the body of every request, the pages' forms included.
+// It is one byte above MaxBodyBytes so that DecodeJSON still tells an oversized
+// JSON body by its length and names it.
+const maxRequestBytes = MaxBodyBytes + 1
+
+// LimitRequest bounds every request: its body is cut at maxRequestBytes and
+// its context ends after timeout.
+func LimitRequest(timeout time.Duration) gin.HandlerFunc {
+	if timeout == 0 {
+		timeout = DefaultRequestTimeout
+	}
+	return func(c *gin.Context) {
+		if c.Request.Body != nil && c.Request.Body != http.NoBody {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxRequestBytes)
+		}
+		if timeout > 0 {
+			ctx, cancel := context.WithTimeout(c.Request.Context(), timeout)
+			defer cancel()
+			c.Request = c.Request.WithContext(ctx)
+		}
+		c.Next()
+	}
+}
+
+// TrustProxies makes c.ClientIP() believe X-Forwarded-For only from the given
+// proxies. Gin trusts every peer by default, which would let any client pick
+// the address its claims are counted under.
+func TrustProxies(r *gin.Engine, proxies []string, log *slog.Logger) {
+	if err := r.SetTrustedProxies(proxies); err != nil {
+		log.Error("trusted proxies refused; trusting none", "err", err)
+		_ = r.SetTrustedProxies(nil)
+	}
+}

@@ -1,0 +1,68 @@
+package web
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// resultKey is the gin context key of the answer's result word.
+const ResultKey = "couponsvc.result"
+
+// slowCall is the latency over which a request is logged with its steps.
+const slowCall = 100 * time.Millisecond
+
+// Observe gives each request an id (X-Request-ID) and a trace, counts
+// it by route and result, times it, and logs it with the time of each step
+// when it is slow.
+func Observe(svc *services.Service, log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) { observe(svc, log, c) }
+}
+
+func observe(svc *services.Service, log *slog.Logger, c *gin.Context) {
+	start := time.Now()
+	id := c.GetHeader("X-Request-ID")
+	if id == "" || len(id) > 64 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	c.Header("X-Request-ID", id)
+	ctx, trace := services.WithTrace(c.Request.Context())
+	c.Request = c.Request.WithContext(ctx)
+
+	c.Next()
+
+	elapsed := time.Since(start)
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	result := c.GetString(ResultKey)
+	m := svc.Metrics()
+	m.Requests.WithLabelValues(route, MethodLabel(c.Request.Method), strconv.Itoa(c.Writer.Status()), result).Inc()
+	m.RequestSeconds.WithLabelValues(route).Observe(elapsed.Seconds())
+	if elapsed > slowCall {
+		attrs := append([]any{"request_id", id, "method", c.Request.Method, "route", route,
+			"status", c.Writer.Status(), "result", result, "ms", elapsed.Milliseconds(), "steps", trace.Steps()},
+			trace.Attrs()...)
+		log.Warn("slow call", attrs...)
+	}
+}
+
+// MethodLabel is the method as a metric label. Clients choose the method, so
+// only the methods the service knows keep their name; every other one is
+// "other", or a client could grow /metrics and memory without end.
+func MethodLabel(method string) string {
+	switch method {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return method
+	}
+	return "other"
+}

@@ -1,0 +1,516 @@
+package web
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"couponsvc/models"
+	"couponsvc/services"
+)
+
+// OpenAPIJSON is the OpenAPI 3 document of the rows, indented: the JSON API
+// (docs/result-codes.md), the operational endpoints and the pages, the request
+// and answer schemas from the Go types the rows name.
+func OpenAPIJSON(rows []Route) []byte {
+	b, err := json.MarshalIndent(openAPIDocument(rows), "", "  ")
+	if err != nil {
+		panic("couponsvc: the OpenAPI document does not marshal: " + err.Error()) // a bug caught by any test
+	}
+	return b
+}
+
+// The schemas of the answers, from the Go types the handlers render, so that
+// a field added to a model shows in the document. Elsewhere a field of one of
+// these types refers to its schema.
+var openAPISchemas = map[string]reflect.Type{
+	"Campaign":      reflect.TypeFor[models.Campaign](),
+	"Template":      reflect.TypeFor[models.Template](),
+	"TemplateView":  reflect.TypeFor[services.TemplateView](),
+	"Coupon":        reflect.TypeFor[models.CouponView](),
+	"APIToken":      reflect.TypeFor[models.APIToken](),
+	"User":          reflect.TypeFor[models.User](),
+	"TemplateDrift": reflect.TypeFor[services.TemplateDrift](),
+	"TemplateStats": reflect.TypeFor[services.TemplateStats](),
+}
+
+func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+func arrayOf(s map[string]any) map[string]any { return map[string]any{"type": "array", "items": s} }
+
+func str(description string) map[string]any {
+	return map[string]any{"type": "string", "description": description}
+}
+
+func nullable(s map[string]any) map[string]any {
+	out := map[string]any{"nullable": true}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
+// object returns an object schema; required names the properties that must be
+// present.
+func object(props map[string]any, required ...string) map[string]any {
+	o := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+// Common error answers of the JSON API.
+const (
+	ErrBody  = "invalid_request"
+	ErrAuth  = "unauthorized"
+	ErrForb  = "forbidden"
+	ErrFound = "not_found"
+	ErrDown  = "unavailable"
+	// errTokens answers a bearer request from an address with too many
+	// invalid tokens.
+	ErrTokens = "rate_limited"
+)
+
+var couponCodeParam = "a coupon code: 13 characters of 23456789ABCDEFGHJKLMNPQRSTUVWXYZ with a check character; " +
+	"lower case, spaces and dashes are accepted"
+
+// fieldSchemas say what a Go type cannot: the shape of a string, the range of
+// a number, the values of an enumeration. A request field names one with its
+// schema:"..." tag, a path parameter by its name.
+var fieldSchemas = map[string]map[string]any{
+	"order_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[!-~]+$",
+		"description": "the shop's order id: 1-64 printable ASCII characters without spaces"},
+	"user_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9._:@-]+$",
+		"description": "the shop's user id"},
+	"order_amount":    {"minimum": 1, "maximum": models.MaxMoneyCents},
+	"template_kind":   {"enum": []string{models.KindFixed, models.KindPercent}},
+	"refund_policy":   {"enum": []string{models.RefundRestore, models.RefundRecycle}},
+	"template_status": {"enum": []string{models.TemplateActive, models.TemplatePaused}},
+	"token_role":      {"enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
+	"user_role":       {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
+	"id":              {"type": "integer", "format": "int64", "minimum": 1},
+	"code":            {"type": "string", "description": couponCodeParam},
+}
+
+// routeErrors returns the result words of the errors a route answers, by
+// status: its own and those every route of its kind answers.
+func routeErrors(rt Route) map[int][]string {
+	out := map[int][]string{}
+	add := func(status int, words ...string) {
+		for _, w := range words {
+			if !slices.Contains(out[status], w) {
+				out[status] = append(out[status], w)
+			}
+		}
+	}
+	if strings.HasPrefix(rt.Path, APIPrefix) {
+		add(401, ErrAuth)   // bad credentials, whoever may call
+		add(429, ErrTokens) // an address with too many invalid tokens
+		add(503, ErrDown)
+	}
+	if rt.Roles != nil {
+		add(403, ErrForb)
+	}
+	if strings.ContainsAny(rt.Path, ":*") {
+		add(400, ErrBody)
+	}
+	if rt.Request != nil {
+		add(400, ErrBody)
+		add(413, ErrBody)
+		add(415, ErrBody)
+	}
+	statuses := make([]int, 0, len(rt.Errors))
+	for status := range rt.Errors {
+		statuses = append(statuses, status)
+	}
+	sort.Ints(statuses)
+	for _, status := range statuses {
+		add(status, rt.Errors[status]...)
+	}
+	return out
+}
+
+// openAPIPath turns gin's /templates/:id and /static/*file into OpenAPI's
+// /templates/{id} and /static/{file}.
+func openAPIPath(ginPath string) string {
+	parts := strings.Split(ginPath, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") || strings.HasPrefix(p, "*") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// openAPIDocument builds the document from the rows of the route tables.
+func openAPIDocument(rows []Route) map[string]any {
+	paths := map[string]map[string]any{}
+	add := func(method, path string, op map[string]any) {
+		p := openAPIPath(path)
+		if paths[p] == nil {
+			paths[p] = map[string]any{}
+		}
+		paths[p][strings.ToLower(method)] = op
+	}
+	for _, rt := range rows {
+		if rt.Page {
+			add(rt.Method, rt.Path, rt.pageOperation())
+		} else {
+			add(rt.Method, rt.Path, rt.operation())
+		}
+	}
+	schemas := map[string]any{
+		"Error": object(map[string]any{
+			"code":   map[string]any{"type": "integer", "description": "the result code (99: internal error)"},
+			"result": str("the result word: invalid_request, sold_out, busy…"),
+			"error":  str("a message for people"),
+			"field":  str("the request field at fault (invalid_request and a few others)"),
+		}, "code", "result", "error"),
+	}
+	for name, t := range openAPISchemas {
+		schemas[name] = typeSchema(t, false)
+	}
+	errResponse := func(description string, retryAfter bool) map[string]any {
+		r := map[string]any{"description": description,
+			"content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+		if retryAfter {
+			r["headers"] = map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before trying again",
+				"schema": map[string]any{"type": "integer"}}}
+		}
+		return r
+	}
+	return map[string]any{
+		"openapi": "3.0.3",
+		"info": map[string]any{
+			"title":   "couponsvc",
+			"version": "1",
+			"description": "Coupons: claim, redeem at checkout, refund, revoke. Every JSON answer is " +
+				"{\"code\": N, \"result\": \"word\", \"error\": \"message\", ...payload}: code 0 done, 1 duplicate " +
+				"(a replay answered with the first answer), other codes as in the error responses. " +
+				"Money is integer cents; times are RFC 3339 UTC.",
+		},
+		"servers": []any{map[string]any{"url": "/"}},
+		"tags": []any{
+			map[string]any{"name": "claims", "description": "Shoppers claim coupons"},
+			map[string]any{"name": "checkout", "description": "Cashiers redeem and refund coupons"},
+			map[string]any{"name": "coupons", "description": "Look coupons up, revoke them"},
+			map[string]any{"name": "campaigns", "description": "Campaigns and coupon templates"},
+			map[string]any{"name": "admin", "description": "Tokens, users, reconciliation"},
+			map[string]any{"name": "operations", "description": "Health, readiness, metrics, this document"},
+			map[string]any{"name": "pages", "description": "Server-rendered HTML pages (forms with a CSRF token)"},
+		},
+		"paths": paths,
+		"components": map[string]any{
+			"schemas": schemas,
+			"securitySchemes": map[string]any{
+				"bearer":  map[string]any{"type": "http", "scheme": "bearer", "description": "an API token (role admin, cashier or app)"},
+				"session": map[string]any{"type": "apiKey", "in": "cookie", "name": SessionCookie, "description": "the session of a logged-in user"},
+			},
+			"responses": map[string]any{
+				"400": errResponse("invalid_request: a field is missing, malformed or out of range (the field is named)", false),
+				"401": errResponse("unauthorized: no or bad credentials", false),
+				"403": errResponse("forbidden: wrong role, or not your coupon", false),
+				"404": errResponse("not_found", false),
+				"409": errResponse("a business refusal (see the operation)", false),
+				"413": errResponse("invalid_request: the body is larger than 64 KiB", false),
+				"415": errResponse("invalid_request: the body must be application/json", false),
+				"422": errResponse("below_minimum or idempotency_mismatch", false),
+				"429": errResponse("busy or rate_limited: try again after Retry-After", true),
+				"503": errResponse("unavailable: the database or Redis cannot be reached", true),
+			},
+		},
+	}
+}
+
+// operation renders a route of the API.
+func (rt Route) operation() map[string]any {
+	o := map[string]any{
+		"tags":        []string{rt.Tag},
+		"summary":     rt.Summary,
+		"operationId": operationID(rt.Method, rt.Path),
+	}
+	description := rt.Description
+	switch {
+	case rt.Roles != nil:
+		description = strings.TrimSpace("Role: " + strings.Join(rt.Roles, ", ") + ". " + description)
+		o["security"] = []any{map[string]any{"bearer": []string{}}, map[string]any{"session": []string{}}}
+		o["x-roles"] = rt.Roles
+	case strings.HasPrefix(rt.Path, APIPrefix):
+		o["security"] = []any{map[string]any{}, map[string]any{"bearer": []string{}}, map[string]any{"session": []string{}}}
+	}
+	if description != "" {
+		o["description"] = description
+	}
+	params := pathParams(rt.Path)
+	for _, q := range rt.Query {
+		params = append(params, q.parameter("query"))
+	}
+	for _, h := range rt.Header {
+		params = append(params, h.parameter("header"))
+	}
+	if len(params) > 0 {
+		o["parameters"] = params
+	}
+	if rt.Request != nil {
+		o["requestBody"] = map[string]any{"required": true,
+			"content": map[string]any{"application/json": map[string]any{"schema": typeSchema(rt.Request, true)}}}
+	}
+	responses := map[string]any{}
+	switch {
+	case rt.Raw != nil:
+		responses[itoa(rt.Status)] = map[string]any{"description": rt.Summary,
+			"content": map[string]any{rt.Raw.MediaType: map[string]any{"schema": rt.Raw.Schema}}}
+	case rt.Results == nil:
+		responses[itoa(rt.Status)] = map[string]any{"description": rt.Summary}
+	default:
+		props := map[string]any{
+			"code":   map[string]any{"type": "integer", "enum": []int{0, 1}, "description": "0 done, 1 duplicate"},
+			"result": str("one of: " + strings.Join(rt.Results, ", ")),
+			"error":  str("empty"),
+		}
+		required := []string{"code", "result", "error"}
+		if rt.Answer != nil {
+			payload := typeSchema(rt.Answer, false)
+			for k, v := range payload["properties"].(map[string]any) {
+				props[k] = v
+			}
+			if req, ok := payload["required"].([]string); ok {
+				required = append(required, req...)
+			}
+		}
+		sort.Strings(required)
+		schema := object(props, required...)
+		responses[itoa(rt.Status)] = map[string]any{"description": strings.Join(rt.Results, " or "),
+			"content": map[string]any{"application/json": map[string]any{"schema": schema}}}
+		if rt.Duplicate200 {
+			responses["200"] = map[string]any{"description": "duplicate: a replay, answered with the first result",
+				"content": map[string]any{"application/json": map[string]any{"schema": schema}}}
+		}
+	}
+	errs := routeErrors(rt)
+	statuses := make([]int, 0, len(errs))
+	for status := range errs {
+		statuses = append(statuses, status)
+	}
+	sort.Ints(statuses)
+	var lines []string
+	for _, status := range statuses {
+		responses[itoa(status)] = map[string]any{"$ref": "#/components/responses/" + itoa(status)}
+		lines = append(lines, itoa(status)+": "+strings.Join(errs[status], ", "))
+	}
+	o["responses"] = responses
+	if len(lines) > 0 {
+		o["x-error-results"] = lines
+	}
+	return o
+}
+
+// operation renders a page. Pages answer HTML, or a redirect after a
+// successful post, and are not meant for programs.
+func (pr Route) pageOperation() map[string]any {
+	o := map[string]any{
+		"tags":        []string{"pages"},
+		"summary":     pr.Summary,
+		"operationId": operationID(pr.Method, pr.Path),
+	}
+	if pr.Roles != nil {
+		o["description"] = "Role: " + strings.Join(pr.Roles, ", ") + "."
+		o["security"] = []any{map[string]any{"session": []string{}}}
+		o["x-roles"] = pr.Roles
+	}
+	if params := pathParams(pr.Path); len(params) > 0 {
+		o["parameters"] = params
+	}
+	html := map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}
+	responses := map[string]any{}
+	switch {
+	case pr.Raw != nil:
+		responses[itoa(pr.Status)] = map[string]any{"description": pr.Summary,
+			"content": map[string]any{pr.Raw.MediaType: map[string]any{"schema": pr.Raw.Schema}}}
+	case pr.Asset:
+		responses[itoa(pr.Status)] = map[string]any{"description": pr.Summary}
+	default:
+		responses["200"] = map[string]any{"description": "the page (a form with its errors next to the fields)", "content": html}
+		if pr.Method == "POST" {
+			responses["303"] = map[string]any{"description": "done: redirect to the next page"}
+			responses["403"] = map[string]any{"description": "the CSRF token is missing or wrong, or the role is wrong",
+				"content": html}
+		}
+		if pr.Roles != nil {
+			responses["303"] = map[string]any{"description": "redirect (to the login page when not logged in, or the next page)"}
+		}
+	}
+	o["responses"] = responses
+	return o
+}
+
+// pathParams declares the parameters of a path; their schemas are in
+// fieldSchemas by name.
+func pathParams(path string) []any {
+	var params []any
+	for _, seg := range strings.Split(path, "/") {
+		if !strings.HasPrefix(seg, ":") && !strings.HasPrefix(seg, "*") {
+			continue
+		}
+		name := seg[1:]
+		schema := map[string]any{"type": "string"}
+		if s, ok := fieldSchemas[name]; ok {
+			schema = s
+		}
+		params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": schema})
+	}
+	return params
+}
+
+func (p Param) parameter(in string) map[string]any {
+	return map[string]any{"name": p.Name, "in": in, "required": p.Required, "description": p.Description, "schema": p.Schema}
+}
+
+// operationID makes a unique, readable id: "post_api_v1_templates_id_claim".
+func operationID(method, path string) string {
+	r := strings.NewReplacer("/", "_", ":", "", "*", "", ".", "_", "-", "_")
+	id := strings.Trim(r.Replace(path), "_")
+	if id == "" {
+		id = "root"
+	}
+	return strings.ToLower(method) + "_" + id
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+var (
+	timeType        = reflect.TypeFor[time.Time]()
+	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// ownJSON tells a type that writes (in an answer) or reads (in a request) its
+// own JSON, such as json.RawMessage: its Go type says nothing of the JSON.
+func ownJSON(t reflect.Type, request bool) bool {
+	if request {
+		return reflect.PointerTo(t).Implements(jsonUnmarshaler)
+	}
+	return t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler)
+}
+
+// schemaOf is the schema of a field's type: a reference to the component
+// schema of that type, or the type's own schema.
+func schemaOf(t reflect.Type, request bool) map[string]any {
+	for name, ct := range openAPISchemas {
+		if ct == t {
+			return ref(name)
+		}
+	}
+	return typeSchema(t, request)
+}
+
+// typeSchema derives a JSON schema from a Go type the way encoding/json renders
+// or reads it: json tags, "-" (left out), embedded structs (their fields
+// inlined, shadowed by the outer ones), doc:"..." tags (descriptions). In an
+// answer a field is required unless omitempty and a pointer is nullable; in a
+// request (a body decoded strictly, no other fields allowed) a field is
+// required when tagged binding:"required", and an optional pointer field is
+// nullable (null reads as left out).
+func typeSchema(t reflect.Type, request bool) map[string]any {
+	switch {
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t.Kind() == reflect.Pointer:
+		return nullable(typeSchema(t.Elem(), request))
+	case ownJSON(t, request):
+		return map[string]any{} // any JSON value; the field's format or schema tag says which
+	case t.Kind() == reflect.Slice:
+		return arrayOf(schemaOf(t.Elem(), request))
+	case t.Kind() == reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), request)}
+	case t.Kind() == reflect.Struct:
+		props := map[string]any{}
+		required := map[string]bool{}
+		structFields(t, props, required, request)
+		var req []string
+		for name := range required {
+			req = append(req, name)
+		}
+		sort.Strings(req)
+		return object(props, req...)
+	case t.Kind() == reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return map[string]any{"type": "integer", "format": "int64"}
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return map[string]any{"type": "number"}
+	case t.Kind() == reflect.String:
+		return map[string]any{"type": "string"}
+	}
+	return map[string]any{}
+}
+
+func structFields(t reflect.Type, props map[string]any, required map[string]bool, request bool) {
+	// Embedded structs first, so that the outer struct's fields shadow theirs.
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
+			structFields(f.Type, props, required, request)
+		}
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if !f.IsExported() || tag == "-" || f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		isRequired := !strings.Contains(opts, "omitempty")
+		if request {
+			isRequired = f.Tag.Get("binding") == "required"
+		}
+		if isRequired {
+			required[name] = true
+		} else {
+			delete(required, name)
+		}
+		props[name] = fieldSchema(f, request, isRequired)
+	}
+}
+
+// fieldSchema is the schema of a struct field with what its tags add.
+func fieldSchema(f reflect.StructField, request, isRequired bool) map[string]any {
+	t := f.Type
+	if request && t.Kind() == reflect.Pointer {
+		t = t.Elem() // nullable only when optional, below
+	}
+	if o, ok := reflect.Zero(t).Interface().(optionalField); ok {
+		t = o.ValueType() // documented as its value; nullable when tagged so, below
+	}
+	s := schemaOf(t, request)
+	if _, isRef := s["$ref"]; isRef {
+		return s // OpenAPI 3.0 ignores whatever stands beside a $ref
+	}
+	if format := f.Tag.Get("format"); format != "" {
+		s = map[string]any{"type": "string", "format": format}
+	}
+	if name := f.Tag.Get("schema"); name != "" {
+		extra, ok := fieldSchemas[name]
+		if !ok {
+			panic("couponsvc: no field schema " + name + " for " + f.Name) // a bug caught by any test
+		}
+		for k, v := range extra {
+			s[k] = v
+		}
+	}
+	if doc := f.Tag.Get("doc"); doc != "" {
+		s["description"] = doc
+	}
+	if request && (f.Type.Kind() == reflect.Pointer && !isRequired || f.Tag.Get("nullable") == "true") {
+		s["nullable"] = true
+	}
+	return s
+}
