@@ -139,6 +139,10 @@ func (s *Service) refundOnce(ctx context.Context, t *models.Template, c *models.
 	}
 	start := time.Now()
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The coupon leaves the order: its room there is given back.
+		if err := dropOrderCoupons(tx, req.OrderID, []int64{c.ID}, now); err != nil {
+			return err
+		}
 		res := tx.Exec(`UPDATE user_coupons SET `+set+`, order_id = NULL, used_at = NULL, version = version + 1, updated_at = ?
 			WHERE id = ? AND status = ? AND order_id = ? AND version = ?`, args...)
 		if res.Error != nil {
