@@ -33,6 +33,7 @@ var sqliteUniqueColumns = map[string]string{
 	"coupon_use_log.coupon_id, coupon_use_log.order_id":                         uniqueUseLog,
 	"users.username": uniqueUsername,
 	"order_coupons.order_id, order_coupons.template_id": uniqueOrderTemplate,
+	"order_returns.order_id, order_returns.return_id":   uniqueReturn,
 }
 
 // uniqueViolation returns the name of the unique index that err violated.
