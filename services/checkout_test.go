@@ -519,3 +519,31 @@ func TestStackingRaceCombinableCap(t *testing.T) {
 	}
 	f.checkInvariants()
 }
+
+// Reconciliation counts held coupons as holding their slots (no drift) and
+// reports holds past their time; a repair releases them.
+func TestReconcileStaleHolds(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl("", 500, 0, 0)
+	c := f.claim(tp, "u1")
+	if _, err := f.hold("stale", 10_000, 5, c); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{})
+	if err != nil || rep.Drifted() != 0 || len(rep.StaleHolds) != 0 {
+		t.Fatalf("reconcile while held: %+v %v", rep, err)
+	}
+	f.Clock.Advance(6 * time.Second)
+	rep, err = f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{})
+	if err != nil || rep.Drifted() != 0 || len(rep.StaleHolds) != 1 || rep.StaleHolds[0].OrderID != "stale" || rep.StaleHolds[0].Released {
+		t.Fatalf("reconcile past the hold's time: %+v %v", rep, err)
+	}
+	rep, err = f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{Repair: true, Actor: "admin"})
+	if err != nil || len(rep.StaleHolds) != 1 || !rep.StaleHolds[0].Released {
+		t.Fatalf("repair: %+v %v", rep, err)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponIssued {
+		t.Fatalf("coupon after repair %+v", got)
+	}
+	f.checkInvariants()
+}
