@@ -117,7 +117,7 @@ type ReconcileReport struct {
 	// sweeper has not released them: it is not running, or failing). Held
 	// coupons keep their slots, so they count as live in the templates'
 	// lines. A repair releases them as the sweeper does.
-	StaleHolds []StaleHold `json:"stale_holds"`
+	StaleHolds []StaleHold `json:"stale_holds,omitempty"`
 }
 
 // StaleHold is a hold past its time that is still held.
