@@ -529,6 +529,11 @@ func TestReconcileStaleHolds(t *testing.T) {
 	if _, err := f.hold("stale", 10_000, 5, c); err != nil {
 		t.Fatal(err)
 	}
+	figs, err := f.Svc.ListTemplateFigures(f.Ctx)
+	if err != nil || figs[tp.ID].Held != 1 || figs[tp.ID].Issued != 0 || figs[tp.ID].HoldingSlot != 1 {
+		t.Fatalf("figures while held: %+v %v", figs[tp.ID], err)
+	}
+	checkSums(t, figs[tp.ID])
 	rep, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{})
 	if err != nil || rep.Drifted() != 0 || len(rep.StaleHolds) != 0 {
 		t.Fatalf("reconcile while held: %+v %v", rep, err)
