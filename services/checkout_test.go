@@ -552,3 +552,34 @@ func TestReconcileStaleHolds(t *testing.T) {
 	}
 	f.checkInvariants()
 }
+
+// A hold lives in the database: a service started afresh (a restart, or
+// another instance) confirms it, and answers the repeats as duplicates.
+func TestHoldSurvivesRestart(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl("", 500, 0, 0)
+	c1, c2 := f.claim(tp, "u1"), f.claim(tp, "u2")
+	if _, err := f.hold("keep", 10_000, 60, c1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.hold("drop", 10_000, 60, c2); err != nil {
+		t.Fatal(err)
+	}
+	restarted := f.Env.NewService(services.Config{Now: f.Clock.Now})
+	if g, err := restarted.GetHold(f.Ctx, "keep"); err != nil || g.State != services.HoldHeld {
+		t.Fatalf("hold after restart %+v %v", g, err)
+	}
+	if _, err := restarted.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "keep"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "keep"}); err != nil || !r.Duplicate {
+		t.Fatalf("confirm again on the other instance %+v %v", r, err)
+	}
+	if _, err := restarted.Release(f.Ctx, "shop", "drop"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := f.Svc.Release(f.Ctx, "shop", "drop"); err != nil || !r.Duplicate {
+		t.Fatalf("release again on the other instance %+v %v", r, err)
+	}
+	f.checkInvariants()
+}
