@@ -984,7 +984,7 @@ func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, no
 // hold_expires_at <= now`) and each coupon's status and order, so that a
 // confirm that committed first wins and one that comes after finds the hold
 // expired (the late rule). Safe on several instances at once. Returns the
-// holds this pass released.
+// holds this pass released. Errors: CodeUnavailable.
 func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 	now := s.now().Truncate(time.Microsecond)
 	var orders []string

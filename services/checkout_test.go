@@ -514,6 +514,11 @@ func TestStackingRaceCombinableCap(t *testing.T) {
 	if onOrder > 5 || int(onOrder) != counts["ok"] {
 		t.Fatalf("%d coupons on the order, %v", onOrder, counts)
 	}
+	var templates int64
+	f.Backends.DB.Model(&models.Coupon{}).Where("order_id = ?", "cart").Distinct("template_id").Count(&templates)
+	if templates != onOrder {
+		t.Fatalf("%d coupons of %d templates on the order: two of one template", onOrder, templates)
+	}
 	if counts["busy"] == 0 && onOrder != 5 {
 		t.Fatalf("%d coupons on the order without a busy answer, want 5", onOrder)
 	}
