@@ -6,6 +6,7 @@ import "time"
 // past valid_until, reported by EffectiveStatus.
 const (
 	CouponIssued  = "issued"
+	CouponHeld    = "held" // bound to order_id until hold_expires_at
 	CouponUsed    = "used"
 	CouponRevoked = "revoked"
 	CouponExpired = "expired"
@@ -32,8 +33,10 @@ type Coupon struct {
 	ValidUntil  time.Time  `json:"valid_until"`
 	UsedAt      *time.Time `json:"used_at,omitempty"`
 	OrderID     *string    `json:"order_id,omitempty"`
-	Version     int64      `json:"version"`
-	UpdatedAt   time.Time  `json:"updated_at"`
+	// HoldExpiresAt is set while the coupon is held for OrderID.
+	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
+	Version       int64      `json:"version"`
+	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
 // TableName keeps the table name of the design notes.

@@ -33,6 +33,10 @@ const (
 	CodeRateLimited         Code = 16
 	CodeRevoked             Code = 17
 	CodeInProgress          Code = 18
+	CodeHeld                Code = 19 // the coupon is held by another order
+	CodeNotCombinable       Code = 20
+	CodeHoldExpired         Code = 21
+	CodeReturnExceedsOrder  Code = 22
 	// CodeInternal is never part of a result body: it marks a bug, answered 500
 	// and logged.
 	CodeInternal Code = 99
@@ -58,6 +62,10 @@ var codeWords = map[Code]string{
 	CodeRateLimited:         "rate_limited",
 	CodeRevoked:             "revoked",
 	CodeInProgress:          "in_progress",
+	CodeHeld:                "held",
+	CodeNotCombinable:       "not_combinable",
+	CodeHoldExpired:         "hold_expired",
+	CodeReturnExceedsOrder:  "return_exceeds_order",
 	CodeInternal:            "internal",
 }
 

@@ -15,6 +15,9 @@ const (
 	RefundRestore = "restore" // a refunded coupon goes back to its holder
 	RefundRecycle = "recycle" // a refunded coupon is revoked and its slot returns to the pool
 
+	StackingExclusive  = "exclusive"  // the only coupon on its order
+	StackingCombinable = "combinable" // may share an order with other combinable coupons
+
 	TemplateActive = "active"
 	TemplatePaused = "paused"
 )
@@ -49,6 +52,7 @@ type Template struct {
 	ValidDays        int64      `json:"valid_days"`
 	RefundPolicy     string     `json:"refund_policy"`
 	ExtendOnRefund   bool       `json:"extend_on_refund"`
+	Stacking         string     `json:"stacking"`
 	Status           string     `json:"status"`
 	CreatedAt        time.Time  `json:"created_at"`
 	UpdatedAt        time.Time  `json:"updated_at"`
@@ -65,7 +69,7 @@ func (t *Template) ValueCents() int64 {
 
 // Validate checks every bound of a template (docs/README.md) and names the
 // first field at fault. Defaults: claim_starts_at now, refund_policy restore,
-// status active.
+// stacking exclusive, status active.
 func (t *Template) Validate() error {
 	t.Name = strings.TrimSpace(t.Name)
 	if err := validateName("name", t.Name); err != nil {
@@ -117,6 +121,9 @@ func (t *Template) Validate() error {
 		return err
 	}
 	if err := eitherOr("refund_policy", &t.RefundPolicy, RefundRestore, RefundRecycle); err != nil {
+		return err
+	}
+	if err := eitherOr("stacking", &t.Stacking, StackingExclusive, StackingCombinable); err != nil {
 		return err
 	}
 	return eitherOr("status", &t.Status, TemplateActive, TemplatePaused)

@@ -46,8 +46,9 @@ func TestTemplateValidate(t *testing.T) {
 			if err := tp.Validate(); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if tp.RefundPolicy != models.RefundRestore || tp.Status != models.TemplateActive {
-				t.Fatalf("%s: defaults refund_policy %q status %q, want restore and active", name, tp.RefundPolicy, tp.Status)
+			if tp.RefundPolicy != models.RefundRestore || tp.Status != models.TemplateActive || tp.Stacking != models.StackingExclusive {
+				t.Fatalf("%s: defaults refund_policy %q status %q stacking %q, want restore, active and exclusive",
+					name, tp.RefundPolicy, tp.Status, tp.Stacking)
 			}
 		}
 	})
@@ -130,6 +131,7 @@ func TestTemplateValidate(t *testing.T) {
 		{"ErrValidUntilEqual", percentTemplate, func(tp *models.Template) { tp.ValidUntil = ptr(*tp.ValidFrom) }, "valid_until"},
 		{"ErrValidUntilBefore", percentTemplate, func(tp *models.Template) { tp.ValidUntil = ptr(tp.ValidFrom.Add(-time.Second)) }, "valid_until"},
 		{"ErrRefundPolicy", fixedTemplate, func(tp *models.Template) { tp.RefundPolicy = "refund" }, "refund_policy"},
+		{"ErrStacking", fixedTemplate, func(tp *models.Template) { tp.Stacking = "stackable" }, "stacking"},
 		{"ErrStatus", fixedTemplate, func(tp *models.Template) { tp.Status = "deleted" }, "status"},
 	}
 	for _, c := range cases {

@@ -14,12 +14,13 @@ import (
 
 // Unique indexes whose violation the services act on.
 const (
-	uniqueCode        = "uq_user_coupons_code"
-	uniqueRequest     = "uq_user_coupons_request"
-	uniqueSlot        = "uq_user_coupons_slot"
-	uniqueUserOrdinal = "uq_user_coupons_user_ordinal"
-	uniqueUseLog      = "uq_use_log_coupon_order"
-	uniqueUsername    = "uq_users_username"
+	uniqueCode          = "uq_user_coupons_code"
+	uniqueRequest       = "uq_user_coupons_request"
+	uniqueSlot          = "uq_user_coupons_slot"
+	uniqueUserOrdinal   = "uq_user_coupons_user_ordinal"
+	uniqueUseLog        = "uq_use_log_coupon_order"
+	uniqueUsername      = "uq_users_username"
+	uniqueOrderTemplate = "uq_order_coupons_template"
 )
 
 // sqliteUniqueColumns maps SQLite's "UNIQUE constraint failed: <columns>" to
@@ -31,6 +32,8 @@ var sqliteUniqueColumns = map[string]string{
 	"user_coupons.template_id, user_coupons.user_id, user_coupons.user_ordinal": uniqueUserOrdinal,
 	"coupon_use_log.coupon_id, coupon_use_log.order_id":                         uniqueUseLog,
 	"users.username": uniqueUsername,
+	"order_coupons.order_id, order_coupons.template_id": uniqueOrderTemplate,
+	"order_returns.order_id, order_returns.return_id":   uniqueReturn,
 }
 
 // uniqueViolation returns the name of the unique index that err violated.

@@ -117,6 +117,18 @@ func (d *TemplateDrift) Drifted() bool {
 type ReconcileReport struct {
 	Templates []TemplateDrift       `json:"templates"`
 	Campaigns []CampaignBudgetDrift `json:"campaigns"`
+	// StaleHolds lists the holds past their time that are still held (the
+	// sweeper has not released them: it is not running, or failing). Held
+	// coupons keep their slots, so they count as live in the templates'
+	// lines. A repair releases them as the sweeper does.
+	StaleHolds []StaleHold `json:"stale_holds,omitempty"`
+}
+
+// StaleHold is a hold past its time that is still held.
+type StaleHold struct {
+	OrderID   string    `json:"order_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Released  bool      `json:"released"`
 }
 
 // BudgetsDrifted counts the campaigns whose budget counter showed a drift.
@@ -170,7 +182,37 @@ func (s *Service) Reconcile(ctx context.Context, req ReconcileRequest) (*Reconci
 			report.Campaigns = append(report.Campaigns, *budget)
 		}
 	}
+	stale, err := s.staleHolds(ctx, req.Repair)
+	if err != nil {
+		return nil, err
+	}
+	report.StaleHolds = stale
 	return report, nil
+}
+
+// staleHolds lists the holds past their time still held and, with repair,
+// releases them (ExpireHolds).
+func (s *Service) staleHolds(ctx context.Context, repair bool) ([]StaleHold, error) {
+	var os []checkoutOrder
+	if err := s.db.WithContext(ctx).Where("hold_state = ? AND hold_expires_at <= ?", HoldHeld, s.now()).
+		Order("hold_expires_at").Limit(holdExpiryBatch).Find(&os).Error; err != nil {
+		return nil, dbError("holds", err)
+	}
+	out := make([]StaleHold, 0, len(os))
+	for _, o := range os {
+		out = append(out, StaleHold{OrderID: o.OrderID, ExpiresAt: *o.HoldExpiresAt})
+	}
+	if repair && len(out) > 0 {
+		if _, err := s.ExpireHolds(ctx); err != nil {
+			return nil, err
+		}
+		for i := range out {
+			if o, _, err := s.readOrder(ctx, out[i].OrderID); err == nil && o.HoldState != nil && *o.HoldState != HoldHeld {
+				out[i].Released = true
+			}
+		}
+	}
+	return out, nil
 }
 
 type campaignTemplates struct {

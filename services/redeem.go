@@ -59,7 +59,10 @@ type RedeemResult struct {
 // Errors: CodeInvalidRequest (field coupon_code, order_id, order_amount_cents or
 // user_id), CodeNotFound, CodeUnauthorized with Forbidden (field user_id: the
 // coupon belongs to another user), CodeAlreadyUsed, CodeRevoked,
-// CodeNotValidNow, CodeBelowMinimum, CodeBusy, CodeUnavailable.
+// CodeNotValidNow, CodeBelowMinimum, CodeHeld (another order holds it),
+// CodeNotCombinable (the order carries a coupon this one cannot share it
+// with: the order's row in checkout_orders refuses it, see takeRoom),
+// CodeBusy, CodeUnavailable.
 func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
 	if err != nil {
@@ -120,6 +123,8 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 			DiscountCents: lg.DiscountCents, PayableCents: lg.OrderAmountCents - lg.DiscountCents}, nil
 	case models.CouponRevoked:
 		return nil, models.Errorf(models.CodeRevoked, "this coupon was revoked")
+	case models.CouponHeld:
+		return nil, heldError(c)
 	case models.CouponIssued:
 	default:
 		return nil, fmt.Errorf("coupon %d has the unknown status %q", c.ID, c.Status)
@@ -140,8 +145,19 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	}
 	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
 		OrderAmountCents: req.OrderAmountCents, DiscountCents: discount, Cashier: actorName(req.Cashier), UsedAt: now}
+	if err := s.ensureOrder(ctx, req.OrderID); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The order's row first: its lock and guarded counter refuse a
+		// coupon the order's others cannot share it with.
+		if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
+			return err
+		}
+		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
+			return err
+		}
 		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?
 			WHERE id = ? AND status = ? AND version = ?`,
 			models.CouponUsed, req.OrderID, now, now, c.ID, models.CouponIssued, c.Version)
@@ -157,7 +173,14 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		return writeUseLog(tx, &lg)
 	})
 	observe(ctx, s.metrics.DBSeconds.WithLabelValues("redeem"), "redeem", start)
-	if err := txOutcome("coupon", err); err != nil {
+	if err := checkoutTx(err); err != nil {
+		if models.IsCode(err, models.CodeNotCombinable) {
+			// The order may be full of this very coupon, redeemed by a
+			// request that raced this one: a changed coupon is decided anew.
+			if cur, rerr := s.couponByID(ctx, c.ID); rerr == nil && cur.Version != c.Version {
+				return nil, errRetry
+			}
+		}
 		return nil, err
 	}
 	c.Status, c.OrderID, c.UsedAt = models.CouponUsed, &req.OrderID, &now

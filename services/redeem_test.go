@@ -291,7 +291,8 @@ func redeemOKPercent(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{Kind: models.KindPercent, PercentOff: 15, MaxDiscountCents: 1_000})
 	for _, tc := range []struct{ amount, discount int64 }{{5_000, 750}, {999, 149}, {100_000, 1_000}} {
 		c := f.claim(fmt.Sprintf("u%d", tc.amount))
-		res := f.mustRedeem(c, "o", tc.amount)
+		// One order each: the template is exclusive, the only coupon on its order.
+		res := f.mustRedeem(c, fmt.Sprintf("o%d", tc.amount), tc.amount)
 		if res.DiscountCents != tc.discount || res.PayableCents != tc.amount-tc.discount {
 			t.Errorf("amount %d: %+v, want discount %d", tc.amount, res, tc.discount)
 		}

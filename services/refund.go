@@ -13,8 +13,14 @@ import (
 // RefundRequest asks to undo the use of a coupon by an order (the order was
 // cancelled).
 type RefundRequest struct {
+	// CouponCode names the coupon of a whole refund; it is not needed for a
+	// partial return.
 	CouponCode string
 	OrderID    string
+	// ReturnID and ReturnedAmountCents, when either is given, make the
+	// request a partial return of the order (see ReturnPart).
+	ReturnID            string
+	ReturnedAmountCents int64
 	// Cashier is who refunds (the caller's name), kept in the audit log.
 	Cashier string
 }
@@ -27,6 +33,8 @@ type RefundResult struct {
 	Duplicate     bool
 	Coupon        models.CouponView
 	StockReturned bool
+	// Return is the answer of a partial return (Coupon is then empty).
+	Return *ReturnResult
 }
 
 // Refund undoes the redemption of a coupon by an order (see docs/flows.md).
@@ -55,10 +63,23 @@ type RefundResult struct {
 // extend_on_refund it gets its remaining validity back from now.
 //
 // A refund again for the same order (its use log row is undone) answers
-// duplicate. Errors: CodeInvalidRequest (field coupon_code or order_id),
-// CodeNotFound, CodeNotRedeemed (the order does not hold the coupon), CodeBusy,
-// CodeUnavailable.
+// duplicate.
+//
+// With ReturnID or ReturnedAmountCents the request is a partial return of
+// the order instead, answered in Return (see ReturnPart and its errors:
+// CodeReturnExceedsOrder among them).
+//
+// Errors: CodeInvalidRequest (field coupon_code, order_id, return_id or
+// returned_amount_cents), CodeNotFound, CodeNotRedeemed (the order does not
+// hold the coupon), CodeReturnExceedsOrder, CodeBusy, CodeUnavailable.
 func (s *Service) Refund(ctx context.Context, req RefundRequest) (*RefundResult, error) {
+	if req.ReturnID != "" || req.ReturnedAmountCents != 0 {
+		r, err := s.ReturnPart(ctx, req.Cashier, req.OrderID, req.ReturnID, req.ReturnedAmountCents)
+		if err != nil {
+			return nil, err
+		}
+		return &RefundResult{Duplicate: r.Duplicate, Return: r}, nil
+	}
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
 	if err != nil {
 		return nil, err
@@ -139,6 +160,10 @@ func (s *Service) refundOnce(ctx context.Context, t *models.Template, c *models.
 	}
 	start := time.Now()
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The coupon leaves the order: its room there is given back.
+		if err := dropOrderCoupons(tx, req.OrderID, []int64{c.ID}, now); err != nil {
+			return err
+		}
 		res := tx.Exec(`UPDATE user_coupons SET `+set+`, order_id = NULL, used_at = NULL, version = version + 1, updated_at = ?
 			WHERE id = ? AND status = ? AND order_id = ? AND version = ?`, args...)
 		if res.Error != nil {

@@ -22,7 +22,8 @@ type RevokeResult struct {
 	StockReturned bool
 }
 
-// Revoke takes an issued (or expired) coupon away from its holder (admin),
+// Revoke takes an issued (or expired) or held coupon away from its holder
+// (admin); a held coupon leaves its order's hold,
 // under the coupon's lock and guarded by status and version, with an audit
 // entry of who, when and why.
 //
@@ -70,7 +71,7 @@ func (s *Service) revokeOnce(ctx context.Context, actor string, c *models.Coupon
 	now := s.now().Truncate(time.Microsecond)
 	action := "coupon.revoke"
 	switch c.Status {
-	case models.CouponIssued:
+	case models.CouponIssued, models.CouponHeld:
 	case models.CouponRevoked:
 		if !returnStock || c.Slot == nil {
 			return &RevokeResult{Duplicate: true, Coupon: c.View(now), StockReturned: c.Slot == nil}, nil, nil
@@ -89,6 +90,7 @@ func (s *Service) revokeOnce(ctx context.Context, actor string, c *models.Coupon
 	before := *c
 	after := *c
 	after.Status = models.CouponRevoked
+	after.OrderID, after.HoldExpiresAt = nil, nil
 	after.Version++
 	after.UpdatedAt = now
 	set := "status = ?"
@@ -98,8 +100,18 @@ func (s *Service) revokeOnce(ctx context.Context, actor string, c *models.Coupon
 	}
 	detail := fmt.Sprintf("user=%s template=%d status_was=%s return_stock=%t reason=%q",
 		c.UserID, c.TemplateID, c.EffectiveStatus(now), returnStock, reason)
+	if c.Status == models.CouponHeld && c.OrderID != nil {
+		// Revoking a held coupon releases its hold: the order loses it (a
+		// confirm then answers hold_expired naming it).
+		detail += " released_hold_of_order=" + *c.OrderID
+	}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec(`UPDATE user_coupons SET `+set+`, version = version + 1, updated_at = ?
+		if c.Status == models.CouponHeld && c.OrderID != nil {
+			if err := dropOrderCoupons(tx, *c.OrderID, []int64{c.ID}, now); err != nil {
+				return err
+			}
+		}
+		res := tx.Exec(`UPDATE user_coupons SET `+set+`, order_id = NULL, hold_expires_at = NULL, version = version + 1, updated_at = ?
 			WHERE id = ? AND status = ? AND version = ?`,
 			models.CouponRevoked, now, c.ID, c.Status, c.Version)
 		if res.Error != nil {

@@ -59,6 +59,9 @@ type Config struct {
 	// account's owner is never refused by them.
 	LoginSlowAfter              int
 	LoginSlowStep, LoginSlowMax time.Duration
+	// MaxCouponsPerOrder caps the coupons one order carries (held or used;
+	// 5 by default).
+	MaxCouponsPerOrder int
 	// BootstrapToken, when set, is accepted as an admin API token.
 	BootstrapToken string
 	Logger         *slog.Logger

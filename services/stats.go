@@ -32,6 +32,9 @@ type TemplateFigures struct {
 	Issued int64 `json:"issued"`
 	// Expired counts issued coupons past their validity.
 	Expired int64 `json:"expired"`
+	// Held counts coupons held for an order by the online checkout right
+	// now (they hold their slots).
+	Held int64 `json:"held"`
 	// Redeemed counts coupons used by an order right now.
 	Redeemed int64 `json:"redeemed"`
 	// Refunded counts redemptions undone by a refund (under either policy);
@@ -73,6 +76,7 @@ func (f *TemplateFigures) Add(g TemplateFigures) {
 	f.Claimed += g.Claimed
 	f.Issued += g.Issued
 	f.Expired += g.Expired
+	f.Held += g.Held
 	f.Redeemed += g.Redeemed
 	f.Refunded += g.Refunded
 	f.Redemptions += g.Redemptions
@@ -277,6 +281,8 @@ func (s *Service) templateFigures(ctx context.Context, views []TemplateView) ([]
 		case models.CouponIssued:
 			f.Issued += r.N - r.Expired
 			f.Expired += r.Expired
+		case models.CouponHeld:
+			f.Held += r.N
 		case models.CouponUsed:
 			f.Redeemed += r.N
 		case models.CouponRevoked:

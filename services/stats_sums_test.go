@@ -18,9 +18,9 @@ func checkSums(t *testing.T, f services.TemplateFigures) {
 	if f.Claimed != f.HoldingSlot+f.RevokedSlotReturned {
 		t.Errorf("template %d: claimed %d != holding a slot %d + revoked, slot returned %d", f.TemplateID, f.Claimed, f.HoldingSlot, f.RevokedSlotReturned)
 	}
-	if f.HoldingSlot != f.Issued+f.Expired+f.Redeemed+f.RevokedSlotKept {
-		t.Errorf("template %d: holding a slot %d != issued %d + expired %d + redeemed %d + revoked, slot kept %d",
-			f.TemplateID, f.HoldingSlot, f.Issued, f.Expired, f.Redeemed, f.RevokedSlotKept)
+	if f.HoldingSlot != f.Issued+f.Expired+f.Held+f.Redeemed+f.RevokedSlotKept {
+		t.Errorf("template %d: holding a slot %d != issued %d + expired %d + held %d + redeemed %d + revoked, slot kept %d",
+			f.TemplateID, f.HoldingSlot, f.Issued, f.Expired, f.Held, f.Redeemed, f.RevokedSlotKept)
 	}
 	if f.Revoked != f.RevokedSlotKept+f.RevokedSlotReturned {
 		t.Errorf("template %d: revoked %d != kept %d + returned %d", f.TemplateID, f.Revoked, f.RevokedSlotKept, f.RevokedSlotReturned)

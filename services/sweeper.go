@@ -13,10 +13,14 @@ import (
 // sweepBatch bounds the reservations one pass settles per campaign.
 const sweepBatch = 200
 
-// RunSweeper settles stale reservations every SweepInterval until ctx ends.
+// RunSweeper settles stale reservations and releases expired holds every
+// SweepInterval until ctx ends.
 func (s *Service) RunSweeper(ctx context.Context) {
 	s.runEvery(ctx, s.cfg.SweepInterval, "sweep stale reservations", func(ctx context.Context) error {
 		_, err := s.Sweep(ctx)
+		if _, herr := s.ExpireHolds(ctx); err == nil {
+			err = herr
+		}
 		return err
 	})
 }

@@ -27,7 +27,10 @@ type config struct {
 	Backend        services.BackendConfig
 	BootstrapToken string
 	IdempotencyTTL time.Duration
-	ShutdownGrace  time.Duration
+	// MaxCouponsPerOrder caps the coupons one order carries
+	// (COUPON_MAX_COUPONS_PER_ORDER, 1..100, default 5).
+	MaxCouponsPerOrder int
+	ShutdownGrace      time.Duration
 	// PprofListen, when set, serves net/http/pprof there; loopback only.
 	PprofListen string
 	// Limits are the abuse and resource limits of the HTTP server
@@ -99,6 +102,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("COUPON_IDEMPOTENCY_TTL must be a duration of at least 1m, such as 24h, not %q", v)
 		}
 		c.IdempotencyTTL = d
+	}
+	if v := getenv("COUPON_MAX_COUPONS_PER_ORDER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return c, fmt.Errorf("COUPON_MAX_COUPONS_PER_ORDER must be a number from 1 to 100, not %q", v)
+		}
+		c.MaxCouponsPerOrder = n
 	}
 	if v := getenv("COUPON_REDIS_PREFIX"); v != "" {
 		if len(v) > 64 || strings.ContainsAny(v, "{} \t\r\n") {

@@ -46,3 +46,20 @@ func TestLoadLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadMaxCouponsPerOrder(t *testing.T) {
+	for env, want := range map[string]int{"": 0, "3": 3, "100": 100, "0": -1, "101": -1, "x": -1} {
+		c, err := loadConfig(func(k string) string {
+			if k == "COUPON_MAX_COUPONS_PER_ORDER" {
+				return env
+			}
+			return ""
+		})
+		switch {
+		case want < 0 && err == nil:
+			t.Errorf("%q: no error", env)
+		case want >= 0 && (err != nil || c.MaxCouponsPerOrder != want):
+			t.Errorf("%q: %d %v, want %d", env, c.MaxCouponsPerOrder, err, want)
+		}
+	}
+}

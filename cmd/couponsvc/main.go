@@ -91,10 +91,11 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 	}
 	defer b.Close()
 	svc := services.New(b, services.Config{
-		BootstrapToken: cfg.BootstrapToken,
-		IdempotencyTTL: cfg.IdempotencyTTL,
-		KeyPrefix:      cfg.RedisPrefix,
-		Logger:         logger,
+		BootstrapToken:     cfg.BootstrapToken,
+		IdempotencyTTL:     cfg.IdempotencyTTL,
+		MaxCouponsPerOrder: cfg.MaxCouponsPerOrder,
+		KeyPrefix:          cfg.RedisPrefix,
+		Logger:             logger,
 	})
 	// Runs before b.Close: the coupon writers finish with the database open.
 	defer svc.Close()
