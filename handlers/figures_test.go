@@ -107,7 +107,7 @@ func TestFiguresAddUpAPIAndPages(t *testing.T) {
 	p := admin.get(fmt.Sprintf("/admin/templates/%d", r.ID))
 	for _, s := range []string{
 		"10 stock = 6 left + 4 holding a slot + 0 in flight",
-		"4 holding a slot = 2 ready to use + 0 expired + 1 redeemed now + 1 revoked, slot kept",
+		"4 holding a slot = 2 ready to use + 0 held for an order + 0 expired + 1 redeemed now + 1 revoked, slot kept",
 		"5 claimed = 4 holding a slot + 1 revoked, slot returned",
 		"2 revoked = 1 revoked, slot kept + 1 revoked, slot returned",
 		"2 redemptions = 1 redeemed now + 1 refunded",
@@ -135,7 +135,7 @@ func TestFiguresAddUpAPIAndPages(t *testing.T) {
 		terms int
 	}{
 		{`(\d+) claimed = (\d+) holding a slot \+ (\d+) revoked, slot returned`, 2},
-		{`(\d+) holding a slot = (\d+) ready to use \+ (\d+) expired \+ (\d+) redeemed now \+ (\d+) revoked, slot kept`, 4},
+		{`(\d+) holding a slot = (\d+) ready to use \+ (\d+) held for an order \+ (\d+) expired \+ (\d+) redeemed now \+ (\d+) revoked, slot kept`, 5},
 		{`(\d+) redemptions = (\d+) redeemed now \+ (\d+) refunded`, 2},
 	} {
 		m := regexp.MustCompile(tc.re).FindStringSubmatch(text)

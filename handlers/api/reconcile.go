@@ -38,5 +38,9 @@ func (s *Server) reconcileCounters(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"templates": report.Templates, "campaigns": report.Campaigns})
+	answer := gin.H{"templates": report.Templates, "campaigns": report.Campaigns}
+	if len(report.StaleHolds) > 0 {
+		answer["stale_holds"] = report.StaleHolds
+	}
+	web.Respond(c, http.StatusOK, "ok", answer)
 }

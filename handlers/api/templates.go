@@ -32,6 +32,7 @@ type createTemplateRequest struct {
 	RefundPolicy     *string `json:"refund_policy" schema:"refund_policy"`
 	ExtendOnRefund   *bool   `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
 	Status           *string `json:"status" schema:"template_status"`
+	Stacking         *string `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
 }
 
 // template converts the request (DecodeJSON saw the required fields),
@@ -61,6 +62,9 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 	}
 	if r.Status != nil {
 		t.Status = *r.Status
+	}
+	if r.Stacking != nil {
+		t.Stacking = *r.Stacking
 	}
 	starts, err := web.ParseTime("claim_starts_at", r.ClaimStartsAt)
 	if err != nil {

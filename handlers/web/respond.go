@@ -37,6 +37,10 @@ var httpStatus = map[models.Code]int{
 	models.CodeRateLimited:         http.StatusTooManyRequests,
 	models.CodeRevoked:             http.StatusConflict,
 	models.CodeInProgress:          http.StatusConflict,
+	models.CodeHeld:                http.StatusConflict,
+	models.CodeNotCombinable:       http.StatusConflict,
+	models.CodeHoldExpired:         http.StatusConflict,
+	models.CodeReturnExceedsOrder:  http.StatusUnprocessableEntity,
 	models.CodeInternal:            http.StatusInternalServerError,
 }
 
