@@ -384,6 +384,8 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 				values[name] = 1
 			case "boolean":
 				values[name] = false
+			case "array":
+				values[name] = []string{"x"}
 			default:
 				values[name] = "x"
 			}

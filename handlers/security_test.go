@@ -419,6 +419,20 @@ var securityMatrix = []matrixRow{
 		}},
 	{method: "POST", route: "/api/v1/reconcile",
 		body: func(r *rig, who role) string { return `{"repair":false}` }},
+	{method: "GET", route: "/api/v1/users/:user_id/coupons/usable", owner: map[role]int{asOtherShopper: 403},
+		target: func(r *rig, who role) string { return "/api/v1/users/alice/coupons/usable?order_amount_cents=5000" }},
+	{method: "POST", route: "/api/v1/checkout/validate",
+		body: func(r *rig, who role) string {
+			return `{"coupon_codes":["` + r.coupon("alice") + `"],"order_amount_cents":5000}`
+		}},
+	{method: "POST", route: "/api/v1/holds",
+		body: func(r *rig, who role) string {
+			return `{"coupon_codes":["` + r.coupon("alice") + `"],"order_id":"sec-hold-` + who.String() + `","order_amount_cents":5000}`
+		}},
+	{method: "GET", route: "/api/v1/holds/:order_id", target: heldOrderPath("")},
+	{method: "POST", route: "/api/v1/holds/:order_id/confirm", target: heldOrderPath("/confirm"),
+		body: func(r *rig, who role) string { return `{"order_amount_cents":5000}` }},
+	{method: "POST", route: "/api/v1/holds/:order_id/release", target: heldOrderPath("/release")},
 
 	{method: "POST", route: "/api/v1/tokens",
 		body: func(r *rig, who role) string { return `{"role":"app","name":"sec-` + who.String() + `"}` }},
@@ -486,6 +500,20 @@ func tableExpect(rt handlers.RouteInfo) (expect, bool) {
 		}
 	}
 	return *pageRoute(visitor, shopper), true
+}
+
+// heldOrderPath holds a fresh coupon of alice for an order of the caller's
+// own and returns the path of that order's hold with suffix.
+func heldOrderPath(suffix string) func(r *rig, who role) string {
+	return func(r *rig, who role) string {
+		r.seq++
+		order := fmt.Sprintf("sec-held-%d", r.seq)
+		if _, err := r.Env.Service.Hold(context.Background(), services.CheckoutRequest{OrderID: order,
+			OrderAmountCents: 5000, CouponCodes: []string{r.coupon("alice")}}); err != nil {
+			r.t.Fatalf("hold for %s: %v", order, err)
+		}
+		return "/api/v1/holds/" + order + suffix
+	}
 }
 
 func adminTemplatePath(suffix string) func(r *rig, who role) string {

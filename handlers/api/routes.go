@@ -137,10 +137,52 @@ func (s *Server) Routes() []web.Route {
 				"Recycle policy: the coupon is revoked and its stock, budget and the holder's limit go back to the pool " +
 				"(stock_returned). Again → 200 duplicate.",
 			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[struct {
-				Coupon        models.CouponView `json:"coupon"`
-				StockReturned bool              `json:"stock_returned" doc:"the coupon went back to the pool (policy recycle)"`
+				Coupon            *models.CouponView `json:"coupon,omitempty" doc:"a whole refund: the coupon"`
+				StockReturned     *bool              `json:"stock_returned,omitempty" doc:"a whole refund: the coupon went back to the pool (policy recycle)"`
+				Partial           bool               `json:"partial,omitempty" doc:"a partial return (return_id and returned_amount_cents)"`
+				KeptAmountCents   *int64             `json:"kept_amount_cents,omitempty" doc:"a partial return: the order amount less every return so far"`
+				DiscountKeptCents *int64             `json:"discount_kept_cents,omitempty" doc:"a partial return: the discount the order's coupons give on the kept amount"`
+				ClawbackCents     *int64             `json:"clawback_cents,omitempty" doc:"a partial return: the discount given before this return less the discount kept"`
+				FullRefund        bool               `json:"full_refund,omitempty" doc:"a partial return that completed the order: its coupons were refunded by their templates' policy"`
 			}](),
-			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 429: {"busy"}}},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 422: {"return_exceeds_order"}, 429: {"busy"}}},
+		{Method: "POST", Path: "/api/v1/checkout/validate", Roles: web.Roles(models.RoleCashier, models.RoleApp, models.RoleShopper),
+			Handler: s.validateCheckout, Tag: "checkout", Summary: "Price a cart of coupons for an order (a dry run)",
+			Description: "Applies every rule of a hold (owner, state, validity, minimum, stacking) to 1-5 codes and prices them; " +
+				"changes nothing. result is ok or the word of the first coupon that does not apply (each coupon has its own " +
+				"word). A shopper's session validates only its own coupons (user_id is the shopper's).",
+			Request: web.TypeOf[validateRequest](), Status: 200,
+			Results: []string{"ok", "unauthorized", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable"},
+			Answer:  web.TypeOf[checkoutAnswer](),
+			Errors:  map[int][]string{404: {web.ErrFound}}},
+		{Method: "POST", Path: "/api/v1/holds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
+			Handler: s.holdCoupons, Tag: "checkout", Summary: "Hold coupons for an order while it is paid",
+			Description: "All the codes are held for the order until expires_at, or none. The same order with the same codes " +
+				"and amount again → 200 duplicate with the first answer (expires_at unchanged); other codes or amount while " +
+				"held → 422 idempotency_mismatch (release first).",
+			Request: web.TypeOf[holdRequest](), Status: 201, Results: []string{"held"}, Duplicate200: true,
+			Answer: web.TypeOf[checkoutAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound},
+				409: {"held", "not_combinable", "already_used", "revoked", "not_valid_now"},
+				422: {"below_minimum", "idempotency_mismatch"}, 429: {"busy"}}},
+		{Method: "GET", Path: "/api/v1/holds/:order_id", Roles: web.Roles(models.RoleCashier, models.RoleApp),
+			Handler: s.getHold, Tag: "checkout", Summary: "Show an order's hold",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[checkoutAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "POST", Path: "/api/v1/holds/:order_id/confirm", Roles: web.Roles(models.RoleCashier, models.RoleApp),
+			Handler: s.confirmHold, Tag: "checkout", Summary: "Confirm an order's hold: its coupons are used",
+			Description: "Every held coupon becomes used with its use log row, in one transaction. Again → 200 duplicate. " +
+				"After the hold expired: when every coupon is still issued and valid they are taken again (late: true); " +
+				"otherwise 409 hold_expired naming the coupons lost, and nothing is confirmed. The body is optional.",
+			Request: web.TypeOf[confirmRequest](), Status: 200, Results: []string{"redeemed", "duplicate"},
+			Answer: web.TypeOf[checkoutAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"hold_expired", "not_combinable"},
+				422: {"idempotency_mismatch"}, 429: {"busy"}}},
+		{Method: "POST", Path: "/api/v1/holds/:order_id/release", Roles: web.Roles(models.RoleCashier, models.RoleApp),
+			Handler: s.releaseHold, Tag: "checkout", Summary: "Release an order's hold: its coupons go back to their holders",
+			Description: "Again, or after the hold expired → 200 duplicate; after confirm → 409 already_used (refund instead).",
+			Status:      200, Results: []string{"released", "duplicate"}, Answer: web.TypeOf[checkoutAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used"}, 429: {"busy"}}},
 
 		// Coupons.
 		{Method: "GET", Path: "/api/v1/coupons/:code", Roles: web.Roles(models.RoleCashier, models.RoleAdmin, models.RoleApp),
@@ -165,6 +207,14 @@ func (s *Server) Routes() []web.Route {
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
 				Coupons []models.CouponView `json:"coupons"`
 			}]()},
+		{Method: "GET", Path: "/api/v1/users/:user_id/coupons/usable", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
+			Handler: s.usableCoupons, Tag: "coupons", Summary: "A user's coupons that apply to an order amount, best first",
+			Description: "Each coupon with its discount alone, largest first, and best: the codes of the combination the " +
+				"stacking rules allow with the largest total discount. A shopper sees only their own.",
+			Query: []web.Param{{Name: "order_amount_cents", Required: true, Description: "the order's amount, before any discount",
+				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": models.MaxMoneyCents}}},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.Usable](),
+			Errors: map[int][]string{400: {web.ErrBody}}},
 
 		// Administration.
 		{Method: "POST", Path: "/api/v1/tokens", Roles: admin, Handler: s.createToken,

@@ -1,0 +1,226 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+type validateRequest struct {
+	OrderAmountCents *int64   `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before any discount"`
+	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 coupon codes, each once"`
+	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user; a shopper's session is always its own user"`
+	OrderID          *string  `json:"order_id" schema:"order_id" doc:"the order: a coupon it already holds applies"`
+}
+
+type holdRequest struct {
+	OrderID          *string  `json:"order_id" binding:"required" schema:"order_id"`
+	OrderAmountCents *int64   `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before any discount"`
+	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 coupon codes, each once: all are held or none"`
+	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise)"`
+	TTLSeconds       *int     `json:"ttl_seconds" doc:"how long the hold lasts: 5 to 86400 seconds (default 900)"`
+}
+
+type confirmRequest struct {
+	OrderAmountCents *int64 `json:"order_amount_cents" schema:"order_amount" doc:"when given, must equal the held amount (422 idempotency_mismatch otherwise)"`
+}
+
+// checkoutAnswer is the payload of validate, hold, a hold's state and confirm.
+type checkoutAnswer struct {
+	OrderID          string                    `json:"order_id,omitempty"`
+	State            string                    `json:"state,omitempty" doc:"the hold: held, confirmed, released or expired"`
+	Late             bool                      `json:"late" doc:"confirmed after the hold expired, the coupons being still free"`
+	ExpiresAt        *string                   `json:"expires_at,omitempty" doc:"when the hold ends (RFC 3339, UTC)"`
+	Coupons          []services.CheckoutCoupon `json:"coupons"`
+	OrderAmountCents int64                     `json:"order_amount_cents"`
+	DiscountCents    int64                     `json:"discount_cents" doc:"the coupons' discounts together (models.Price)"`
+	PayableCents     int64                     `json:"payable_cents" doc:"order amount − discount"`
+}
+
+// checkoutPayload is the JSON payload of a checkout answer.
+func checkoutPayload(r *services.CheckoutResult) gin.H {
+	h := gin.H{"late": r.Late, "coupons": r.Coupons, "order_amount_cents": r.OrderAmountCents,
+		"discount_cents": r.DiscountCents, "payable_cents": r.PayableCents}
+	if r.Coupons == nil {
+		h["coupons"] = []services.CheckoutCoupon{}
+	}
+	if r.OrderID != "" {
+		h["order_id"] = r.OrderID
+	}
+	if r.State != "" {
+		h["state"] = r.State
+	}
+	if r.ExpiresAt != nil {
+		h["expires_at"] = r.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	return h
+}
+
+// optionalUserID reads an optional user_id: given but empty is a mistake,
+// not "no owner check".
+func optionalUserID(p *string) (string, error) {
+	if p == nil {
+		return "", nil
+	}
+	if *p == "" {
+		return "", models.Invalid("user_id", "must be 1 to 64 characters (or left out)")
+	}
+	return *p, nil
+}
+
+// validateCheckout prices a cart of coupons for an order without changing
+// anything: 200 with "ok" or the word of the first coupon that does not
+// apply. A shopper's session validates only its own coupons.
+func (s *Server) validateCheckout(c *gin.Context) {
+	var req validateRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	userID, err := optionalUserID(req.UserID)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	if p := web.Principal(c); p.Role == models.RoleShopper {
+		if userID != "" && userID != p.UserID {
+			web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
+				Message: "a shopper validates only their own coupons"})
+			return
+		}
+		userID = p.UserID
+	}
+	sr := services.CheckoutRequest{OrderAmountCents: *req.OrderAmountCents, CouponCodes: req.CouponCodes,
+		UserID: userID, Actor: web.Principal(c).Name}
+	if req.OrderID != nil {
+		sr.OrderID = *req.OrderID
+		if sr.OrderID == "" {
+			web.RespondError(c, models.Invalid("order_id", "must be 1 to 64 characters (or left out)"))
+			return
+		}
+	}
+	res, err := s.svc.Validate(c.Request.Context(), sr)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, res.Result, checkoutPayload(res))
+}
+
+// usableCoupons lists a user's coupons that apply to an order amount, best
+// first, with the best combination. A shopper sees only their own.
+func (s *Server) usableCoupons(c *gin.Context) {
+	userID := c.Param("user_id")
+	if p := web.Principal(c); p.Role == models.RoleShopper && p.UserID != userID {
+		web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
+		return
+	}
+	raw := c.Query("order_amount_cents")
+	amount, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		web.RespondError(c, models.Invalid("order_amount_cents", "must be a whole number of cents between 1 and %d", int64(models.MaxMoneyCents)))
+		return
+	}
+	out, err := s.svc.UsableCoupons(c.Request.Context(), userID, amount)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	coupons := out.Coupons
+	if coupons == nil {
+		coupons = []services.UsableCoupon{}
+	}
+	best := out.Best
+	if best == nil {
+		best = []string{}
+	}
+	web.Respond(c, http.StatusOK, "ok", gin.H{"coupons": coupons, "best": best, "best_discount_cents": out.BestDiscountCents})
+}
+
+// holdCoupons holds every coupon of the request for the order, or none: 201
+// "held"; the same order, codes and amount again → 200 "duplicate" with the
+// first answer.
+func (s *Server) holdCoupons(c *gin.Context) {
+	var req holdRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	userID, err := optionalUserID(req.UserID)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	sr := services.CheckoutRequest{OrderID: *req.OrderID, OrderAmountCents: *req.OrderAmountCents,
+		CouponCodes: req.CouponCodes, UserID: userID, Actor: web.Principal(c).Name}
+	if req.TTLSeconds != nil {
+		if *req.TTLSeconds < 5 || *req.TTLSeconds > 86400 {
+			web.RespondError(c, models.Invalid("ttl_seconds", "must be between 5 and 86400 (or left out: 900)"))
+			return
+		}
+		sr.TTLSeconds = *req.TTLSeconds
+	}
+	res, err := s.svc.Hold(c.Request.Context(), sr)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	status := http.StatusCreated
+	if res.Duplicate {
+		status = http.StatusOK
+	}
+	web.Respond(c, status, web.Replayed(res.Duplicate, "held"), checkoutPayload(res))
+}
+
+// getHold shows an order's hold and its state.
+func (s *Server) getHold(c *gin.Context) {
+	res, err := s.svc.GetHold(c.Request.Context(), c.Param("order_id"))
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, "ok", checkoutPayload(res))
+}
+
+// confirmHold turns the order's held coupons into redemptions when its
+// payment succeeded: 200 "redeemed" (late when the hold had expired and the
+// coupons were still free); again → 200 "duplicate".
+func (s *Server) confirmHold(c *gin.Context) {
+	var req confirmRequest
+	if c.Request.ContentLength != 0 && !web.BindJSON(c, &req) {
+		return
+	}
+	sr := services.ConfirmRequest{OrderID: c.Param("order_id"), Cashier: web.Principal(c).Name}
+	if req.OrderAmountCents != nil {
+		if *req.OrderAmountCents < 1 || *req.OrderAmountCents > models.MaxMoneyCents {
+			web.RespondError(c, models.Invalid("order_amount_cents", "must be between 1 and %d (or left out)", int64(models.MaxMoneyCents)))
+			return
+		}
+		sr.OrderAmountCents = *req.OrderAmountCents
+	}
+	res, err := s.svc.Confirm(c.Request.Context(), sr)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "redeemed"), checkoutPayload(res))
+}
+
+// releaseHold gives the order's held coupons back when its payment failed:
+// 200 "released"; again (or after the hold expired) → 200 "duplicate".
+func (s *Server) releaseHold(c *gin.Context) {
+	res, err := s.svc.Release(c.Request.Context(), web.Principal(c).Name, c.Param("order_id"))
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	payload := gin.H{}
+	if res.Hold != nil {
+		payload = checkoutPayload(res.Hold)
+	}
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "released"), payload)
+}
