@@ -121,7 +121,7 @@ var statusOf = map[string][]int{
 	"user_limit_reached": {409}, "budget_exhausted": {409}, "not_claimable": {409},
 	"already_used": {409}, "not_valid_now": {409}, "below_minimum": {422},
 	"not_found": {404}, "busy": {429}, "idempotency_mismatch": {422},
-	"not_redeemed": {409}, "unauthorized": {401}, "forbidden": {403},
+	"not_redeemed": {409}, "held": {201}, "released": {200}, "unauthorized": {401}, "forbidden": {403},
 	"unavailable": {503}, "rate_limited": {429}, "revoked": {409}, "in_progress": {409},
 }
 
@@ -370,4 +370,37 @@ func (c *client) waitReady(ctx context.Context, d time.Duration) error {
 		}
 	}
 	return fmt.Errorf("service not ready after %s: %s", d, last)
+}
+
+// hold holds one coupon for an order for ttl seconds.
+func (c *client) hold(ctx context.Context, order, code, user string, amount, ttl int) answer {
+	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds", c.app, map[string]any{
+		"order_id": order, "order_amount_cents": amount, "coupon_codes": []string{code}, "user_id": user, "ttl_seconds": ttl,
+	}, ""))
+}
+
+// settle confirms or releases an order's hold (what: "confirm" or "release").
+func (c *client) settle(ctx context.Context, order, what string) answer {
+	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds/"+order+"/"+what, c.app, nil, ""))
+}
+
+// checkoutAnswer reads the result fields of a checkout answer only: its
+// coupons list carries per-coupon results, not coupons.
+func checkoutAnswer(a answer) answer {
+	if len(bytes.TrimSpace(a.raw)) == 0 || (a.err != nil && a.status == 0) {
+		return a
+	}
+	var b struct {
+		Code   *int   `json:"code"`
+		Result string `json:"result"`
+		Error  string `json:"error"`
+	}
+	if err := json.Unmarshal(a.raw, &b); err != nil {
+		if a.status < 300 {
+			a.err = fmt.Errorf("HTTP %d: body is not JSON: %.200s", a.status, a.raw)
+		}
+		return a
+	}
+	a.err, a.body = nil, apiResp{Code: b.Code, Result: b.Result, Error: b.Error}
+	return a
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -37,6 +38,8 @@ type env struct {
 	rssPID int
 	log    io.Writer
 	prof   profiler
+	short  bool
+	db     *sql.DB // the service's database, when reachable: use-log checks
 }
 
 // claimWords are the answers a claim may get.
