@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -40,5 +41,124 @@ func TestPagesWalletHeldCoupon(t *testing.T) {
 	}
 	if !strings.Contains(p.body, `class="coupon coupon-`+models.CouponHeld+`"`) {
 		t.Fatalf("the held coupon has no held card: %v", p)
+	}
+}
+
+// TestPagesPOSHoldConfirmReleaseReturn: the cashier looks an online order's
+// hold up, confirms one, releases another, records a partial return; bad
+// input is refused beside its field and changes nothing.
+func TestPagesPOSHoldConfirmReleaseReturn(t *testing.T) {
+	e := newPageEnv(t)
+	tpl := e.template(t, "$5 off")
+	c1 := e.claimFor(t, tpl.ID, "shopper")
+	e.holdFor(t, "web-1", 3000, "shopper", c1.Code)
+	cashier := e.client(t)
+	cashier.login("cashier")
+
+	p := cashier.get("/pos/hold?order_id=web-1")
+	txt := p.text()
+	if p.status != http.StatusOK || !strings.Contains(txt, "Order web-1: held, until") ||
+		!strings.Contains(txt, "Discount −$5.00") || !strings.Contains(txt, "To pay $25.00") ||
+		!strings.Contains(p.body, `action="/pos/hold/confirm"`) || !strings.Contains(p.body, `action="/pos/hold/release"`) {
+		t.Fatalf("hold lookup: %v\n%s", p, txt)
+	}
+	if p := cashier.get("/pos/hold?order_id=nope-1"); p.status != http.StatusNotFound ||
+		!strings.Contains(p.text(), "No online order with this number has a hold.") {
+		t.Fatalf("unknown order: %v", p)
+	}
+	if p := cashier.get("/pos/hold?order_id=a%20b"); p.status != http.StatusBadRequest ||
+		!strings.Contains(p.text(), "no spaces") {
+		t.Fatalf("bad order id: %v", p)
+	}
+	// A post without the page's CSRF token changes nothing.
+	if p := cashier.post("/pos/hold/confirm", url.Values{"order_id": {"web-1"}}); p.status != http.StatusForbidden {
+		t.Fatalf("confirm without CSRF: %v", p)
+	}
+	if s := e.userCoupons(t, "shopper")[0].Status; s != models.CouponHeld {
+		t.Fatalf("after a refused confirm the coupon is %s", s)
+	}
+
+	p = cashier.form("/pos/hold", "/pos/hold/confirm", url.Values{"order_id": {"web-1"}})
+	if p.status != http.StatusSeeOther || p.location() != "/pos/hold?order_id=web-1" {
+		t.Fatalf("confirm: %v", p)
+	}
+	p = cashier.get(p.location())
+	if txt := p.text(); !strings.Contains(txt, "Confirmed order web-1: 1 coupon redeemed, $5.00 off, $25.00 to pay.") ||
+		!strings.Contains(txt, "Order web-1: confirmed") || strings.Contains(p.body, `action="/pos/hold/confirm"`) {
+		t.Fatalf("after confirm: %s", txt)
+	}
+	if s := e.userCoupons(t, "shopper")[0].Status; s != models.CouponUsed {
+		t.Fatalf("confirmed coupon is %s", s)
+	}
+	// Release after confirm is refused in words; the coupon stays used.
+	p = cashier.form("/pos/hold", "/pos/hold/release", url.Values{"order_id": {"web-1"}})
+	if p.status != http.StatusConflict || !strings.Contains(p.text(), "This order's hold was confirmed: refund it instead.") {
+		t.Fatalf("release after confirm: %v", p)
+	}
+
+	// Partial return: bad input first, then 10.00 of 30.00 back.
+	p = cashier.form("/pos/hold", "/pos/return", url.Values{"order_id": {"web-1"}, "return_id": {"r-1"}, "amount": {"ten"}})
+	if p.status != http.StatusBadRequest || !strings.Contains(p.text(), "Enter an amount, such as 12.50.") {
+		t.Fatalf("bad return amount: %v", p)
+	}
+	p = cashier.form("/pos/hold", "/pos/return", url.Values{"order_id": {"web-1"}, "return_id": {"r-1"}, "amount": {"40.00"}})
+	if p.status != http.StatusUnprocessableEntity && p.status != http.StatusConflict ||
+		!strings.Contains(p.text(), "This is more than is left of the order to return.") {
+		t.Fatalf("return over the order: %v", p)
+	}
+	p = cashier.form("/pos/hold", "/pos/return", url.Values{"order_id": {"web-1"}, "return_id": {"r-1"}, "amount": {"10.00"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("return: %v", p)
+	}
+	if txt := cashier.get(p.location()).text(); !strings.Contains(txt,
+		"Return r-1 of order web-1 recorded: the customer keeps $20.00 with $5.00 off; $0.00 of discount taken back.") {
+		t.Fatalf("after return: %s", txt)
+	}
+
+	// Another hold, released: the coupon is back in the wallet.
+	c2 := e.claimFor(t, tpl.ID, "shopper2")
+	e.holdFor(t, "web-2", 3000, "shopper2", c2.Code)
+	p = cashier.form("/pos/hold", "/pos/hold/release", url.Values{"order_id": {"web-2"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("release: %v", p)
+	}
+	if txt := cashier.get(p.location()).text(); !strings.Contains(txt, "Released order web-2: its coupons are back in the customers' wallets.") ||
+		!strings.Contains(txt, "Order web-2: released") {
+		t.Fatalf("after release: %s", txt)
+	}
+	if s := e.userCoupons(t, "shopper2")[0].Status; s != models.CouponIssued {
+		t.Fatalf("released coupon is %s", s)
+	}
+}
+
+// TestBrowserPOSHoldConfirm: in a browser, the cashier opens the online
+// orders page from the checkout, looks an order's hold up, sees its coupon,
+// discount and amount to pay, and confirms it: the coupon is used on the
+// order and the page says so.
+func TestBrowserPOSHoldConfirm(t *testing.T) {
+	e := newPageEnv(t)
+	tpl := e.template(t, "$10 off orders")
+	coupon := e.claimFor(t, tpl.ID, "shopper")
+	e.holdFor(t, "web-501", 6250, "shopper", coupon.Code)
+	b := startBrowser(t, e.srv.URL)
+	cashier := b.tab("cashier")
+	cashier.login("cashier", e.passwords["cashier"])
+	cashier.open("/pos")
+	cashier.submit(`a[href="/pos/hold"]`)
+	cashier.fill("#hold-order", "web-501")
+	cashier.submit("[data-hold-lookup]")
+	cashier.waitText("[data-hold-state]", "Order web-501: held, until")
+	cashier.waitText("[data-hold-coupon]", "−$10.00")
+	cashier.waitText("[data-discount]", "−$10.00")
+	cashier.waitText("[data-payable]", "$52.50")
+	cashier.screenshot("pos-hold")
+	if s := e.userCoupons(t, "shopper")[0].Status; s != models.CouponHeld {
+		t.Fatalf("the lookup changed the coupon: %s", s)
+	}
+	cashier.submit("[data-hold-confirm]")
+	cashier.expectPage("Confirmed order web-501: 1 coupon redeemed, $10.00 off, $52.50 to pay.")
+	cashier.waitText("[data-hold-state]", "Order web-501: confirmed")
+	if c := e.userCoupons(t, "shopper")[0]; c.Status != models.CouponUsed || c.OrderID == nil || *c.OrderID != "web-501" {
+		t.Fatalf("after confirm the coupon is %s on %v", c.Status, c.OrderID)
 	}
 }
