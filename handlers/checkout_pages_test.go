@@ -162,3 +162,71 @@ func TestBrowserPOSHoldConfirm(t *testing.T) {
 		t.Fatalf("after confirm the coupon is %s on %v", c.Status, c.OrderID)
 	}
 }
+
+// combinable creates a combinable fixed-amount template of the demo
+// campaign: face cents off an order of at least minOrder.
+func (e *pageEnv) combinable(t *testing.T, name string, face, minOrder int64) *models.Template {
+	t.Helper()
+	tp, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: e.demo.Campaign.ID,
+		Name: name, Kind: models.KindFixed, FaceValueCents: face, MinOrderCents: minOrder, TotalStock: 50,
+		PerUserLimit: 5, ValidDays: 30, Stacking: models.StackingCombinable})
+	if err != nil {
+		t.Fatalf("template %s: %v", name, err)
+	}
+	return tp
+}
+
+// TestPagesPOSCartPreview: the checkout prices several codes on one order
+// (comma separated, up to 5): each coupon's discount, or why it does not
+// apply, and the total; nothing changes.
+func TestPagesPOSCartPreview(t *testing.T) {
+	e := newPageEnv(t)
+	two, three := e.combinable(t, "Two off", 200, 0), e.combinable(t, "Three off", 300, 5000)
+	a, b := e.claimFor(t, two.ID, "shopper"), e.claimFor(t, three.ID, "shopper")
+	cashier := e.client(t)
+	cashier.login("cashier")
+	cart := func(codes, amount string) page {
+		return cashier.form("/pos", "/pos/preview", url.Values{"code": {codes}, "order_id": {"C-1"}, "amount": {amount}})
+	}
+	grouped := func(code string) string { return code[:4] + "-" + code[4:8] + "-" + code[8:] }
+
+	p := cart(strings.ToLower(a.Code)+", "+b.Code, "60.00")
+	txt := p.text()
+	if p.status != http.StatusOK || !strings.Contains(txt, "Coupon "+grouped(a.Code)+": −$2.00") ||
+		!strings.Contains(txt, "Coupon "+grouped(b.Code)+": −$3.00") ||
+		!strings.Contains(txt, "Discount −$5.00") || !strings.Contains(txt, "To pay $55.00") {
+		t.Fatalf("cart of two: %v\n%s", p, txt)
+	}
+	// Below one coupon's minimum: that one says why, and no discount.
+	p = cart(a.Code+"\n"+b.Code, "40.00")
+	txt = p.text()
+	if p.status != http.StatusConflict || !strings.Contains(txt, "Coupon "+grouped(b.Code)+": Below the minimum order for this coupon.") ||
+		!strings.Contains(txt, "Discount −$0.00") || !strings.Contains(txt, "To pay $40.00") {
+		t.Fatalf("cart below a minimum: %v\n%s", p, txt)
+	}
+	// An exclusive coupon with another: not together.
+	ex := e.claimFor(t, e.template(t, "$5 off").ID, "shopper")
+	p = cart(a.Code+","+ex.Code, "60.00")
+	if txt := p.text(); p.status != http.StatusConflict || !strings.Contains(txt, "These coupons cannot be used together on one order.") ||
+		!strings.Contains(txt, "To pay $60.00") {
+		t.Fatalf("cart exclusive with combinable: %v\n%s", p, txt)
+	}
+	// More than 5 codes, a code twice, a mistyped code: refused beside the field.
+	six := strings.Repeat(a.Code+",", 6)
+	if p := cart(six, "60.00"); p.status != http.StatusBadRequest || !strings.Contains(p.text(), "Enter at most 5 codes, separated by commas.") {
+		t.Fatalf("six codes: %v", p)
+	}
+	if p := cart(a.Code+","+a.Code, "60.00"); p.status != http.StatusBadRequest || !strings.Contains(p.text(), "twice") {
+		t.Fatalf("a code twice: %v", p)
+	}
+	if p := cart(a.Code+",ZZZZ-ZZZZ-ZZZZZ", "60.00"); p.status != http.StatusBadRequest ||
+		!strings.Contains(p.text(), "This is not a valid coupon code: a character is mistyped.") {
+		t.Fatalf("a mistyped code: %v", p)
+		t.Fatalf("an unknown code: %v", p)
+	}
+	for _, c := range e.userCoupons(t, "shopper") {
+		if c.Status != models.CouponIssued {
+			t.Fatalf("the preview changed coupon %s to %s", c.Code, c.Status)
+		}
+	}
+}
