@@ -28,6 +28,8 @@ type redeemForm struct {
 	Code, OrderID, Amount string
 	Errors                formErrors
 	Preview               *redeemPreview
+	// Cart is the preview of several codes on one order.
+	Cart *cartPreview
 }
 
 // redeemPreview is what the cashier confirms: the coupon, the discount and
@@ -134,13 +136,19 @@ func (p *Pages) redeemForm(c *gin.Context) (page *posPage, code string, amount i
 func readRedeemForm(c *gin.Context) (f redeemForm, code string, amount int64) {
 	f = redeemForm{Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
 	code, f.Code, f.OrderID = readCodeOrder(c, f.Errors, redeemFields)
-	amount = formMoney(f.Errors, "amount", f.Amount, true)
-	if amount < 0 || amount > models.MaxMoneyCents {
-		f.Errors.add("amount", "Enter the order amount, such as 42.50.")
-	} else if _, bad := f.Errors["amount"]; !bad && amount == 0 {
-		f.Errors.add("amount", "The order amount must be more than zero.")
-	}
+	amount = readOrderAmount(f.Errors, f.Amount)
 	return f, code, amount
+}
+
+// readOrderAmount reads the order total of a checkout form as cents.
+func readOrderAmount(errs formErrors, value string) int64 {
+	amount := formMoney(errs, "amount", value, true)
+	if amount < 0 || amount > models.MaxMoneyCents {
+		errs.add("amount", "Enter the order amount, such as 42.50.")
+	} else if _, bad := errs["amount"]; !bad && amount == 0 {
+		errs.add("amount", "The order amount must be more than zero.")
+	}
+	return amount
 }
 
 // redeemProblem says, in a cashier's words, why a coupon cannot be redeemed

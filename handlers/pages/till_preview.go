@@ -12,6 +12,10 @@ import (
 // and the amount to pay, with a button to confirm; or says, beside the field,
 // why the coupon cannot be used. Nothing changes until the cashier confirms.
 func (p *Pages) previewRedemption(c *gin.Context) {
+	if codes := splitCodes(c.PostForm("code")); len(codes) > 1 {
+		p.previewCart(c, codes)
+		return
+	}
 	page, code, amount, ok := p.redeemForm(c)
 	if !ok {
 		return

@@ -51,6 +51,7 @@ func (p *Pages) showWallet(c *gin.Context) {
 	}
 	groups := []walletGroup{
 		{Title: "Ready to use", Status: models.CouponIssued},
+		{Title: "Reserved for an order", Status: models.CouponHeld},
 		{Title: "Used", Status: models.CouponUsed},
 		{Title: "Expired", Status: models.CouponExpired},
 		{Title: "Revoked", Status: models.CouponRevoked},

@@ -1,0 +1,232 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"couponsvc/models"
+	"couponsvc/services"
+)
+
+// holdFor holds the user's coupons for an online order through the service.
+func (e *pageEnv) holdFor(t *testing.T, orderID string, amount int64, user string, codes ...string) *services.CheckoutResult {
+	t.Helper()
+	res, err := e.Service.Hold(context.Background(), services.CheckoutRequest{OrderID: orderID, OrderAmountCents: amount,
+		CouponCodes: codes, UserID: user, TTLSeconds: 600, Actor: "test"})
+	if err != nil || res.Result != "held" {
+		t.Fatalf("hold %s: %+v %v", orderID, res, err)
+	}
+	return res
+}
+
+// TestPagesWalletHeldCoupon: a coupon held for an online order shows in the
+// wallet as reserved for that order until the hold's expiry.
+func TestPagesWalletHeldCoupon(t *testing.T) {
+	e := newPageEnv(t)
+	tpl := e.template(t, "$5 off")
+	held := e.claimFor(t, tpl.ID, "shopper")
+	res := e.holdFor(t, "web-77", 3000, "shopper", held.Code)
+	shopper := e.client(t)
+	shopper.login("shopper")
+	p := shopper.get("/wallet")
+	if p.status != http.StatusOK {
+		t.Fatalf("wallet: %v", p)
+	}
+	want := "Reserved for order web-77 until " + res.ExpiresAt.UTC().Format("2 Jan 2006, 15:04 UTC")
+	if txt := p.text(); !strings.Contains(txt, "Reserved for an order 1") || !strings.Contains(txt, want) {
+		t.Fatalf("wallet lacks %q: %s", want, txt)
+	}
+	if !strings.Contains(p.body, `class="coupon coupon-`+models.CouponHeld+`"`) {
+		t.Fatalf("the held coupon has no held card: %v", p)
+	}
+}
+
+// TestPagesPOSHoldConfirmReleaseReturn: the cashier looks an online order's
+// hold up, confirms one, releases another, records a partial return; bad
+// input is refused beside its field and changes nothing.
+func TestPagesPOSHoldConfirmReleaseReturn(t *testing.T) {
+	e := newPageEnv(t)
+	tpl := e.template(t, "$5 off")
+	c1 := e.claimFor(t, tpl.ID, "shopper")
+	e.holdFor(t, "web-1", 3000, "shopper", c1.Code)
+	cashier := e.client(t)
+	cashier.login("cashier")
+
+	p := cashier.get("/pos/hold?order_id=web-1")
+	txt := p.text()
+	if p.status != http.StatusOK || !strings.Contains(txt, "Order web-1: held, until") ||
+		!strings.Contains(txt, "Discount −$5.00") || !strings.Contains(txt, "To pay $25.00") ||
+		!strings.Contains(p.body, `action="/pos/hold/confirm"`) || !strings.Contains(p.body, `action="/pos/hold/release"`) {
+		t.Fatalf("hold lookup: %v\n%s", p, txt)
+	}
+	if p := cashier.get("/pos/hold?order_id=nope-1"); p.status != http.StatusNotFound ||
+		!strings.Contains(p.text(), "No online order with this number has a hold.") {
+		t.Fatalf("unknown order: %v", p)
+	}
+	if p := cashier.get("/pos/hold?order_id=a%20b"); p.status != http.StatusBadRequest ||
+		!strings.Contains(p.text(), "no spaces") {
+		t.Fatalf("bad order id: %v", p)
+	}
+	// A post without the page's CSRF token changes nothing.
+	if p := cashier.post("/pos/hold/confirm", url.Values{"order_id": {"web-1"}}); p.status != http.StatusForbidden {
+		t.Fatalf("confirm without CSRF: %v", p)
+	}
+	if s := e.userCoupons(t, "shopper")[0].Status; s != models.CouponHeld {
+		t.Fatalf("after a refused confirm the coupon is %s", s)
+	}
+
+	p = cashier.form("/pos/hold", "/pos/hold/confirm", url.Values{"order_id": {"web-1"}})
+	if p.status != http.StatusSeeOther || p.location() != "/pos/hold?order_id=web-1" {
+		t.Fatalf("confirm: %v", p)
+	}
+	p = cashier.get(p.location())
+	if txt := p.text(); !strings.Contains(txt, "Confirmed order web-1: 1 coupon redeemed, $5.00 off, $25.00 to pay.") ||
+		!strings.Contains(txt, "Order web-1: confirmed") || strings.Contains(p.body, `action="/pos/hold/confirm"`) {
+		t.Fatalf("after confirm: %s", txt)
+	}
+	if s := e.userCoupons(t, "shopper")[0].Status; s != models.CouponUsed {
+		t.Fatalf("confirmed coupon is %s", s)
+	}
+	// Release after confirm is refused in words; the coupon stays used.
+	p = cashier.form("/pos/hold", "/pos/hold/release", url.Values{"order_id": {"web-1"}})
+	if p.status != http.StatusConflict || !strings.Contains(p.text(), "This order's hold was confirmed: refund it instead.") {
+		t.Fatalf("release after confirm: %v", p)
+	}
+
+	// Partial return: bad input first, then 10.00 of 30.00 back.
+	p = cashier.form("/pos/hold", "/pos/return", url.Values{"order_id": {"web-1"}, "return_id": {"r-1"}, "amount": {"ten"}})
+	if p.status != http.StatusBadRequest || !strings.Contains(p.text(), "Enter an amount, such as 12.50.") {
+		t.Fatalf("bad return amount: %v", p)
+	}
+	p = cashier.form("/pos/hold", "/pos/return", url.Values{"order_id": {"web-1"}, "return_id": {"r-1"}, "amount": {"40.00"}})
+	if p.status != http.StatusUnprocessableEntity && p.status != http.StatusConflict ||
+		!strings.Contains(p.text(), "This is more than is left of the order to return.") {
+		t.Fatalf("return over the order: %v", p)
+	}
+	p = cashier.form("/pos/hold", "/pos/return", url.Values{"order_id": {"web-1"}, "return_id": {"r-1"}, "amount": {"10.00"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("return: %v", p)
+	}
+	if txt := cashier.get(p.location()).text(); !strings.Contains(txt,
+		"Return r-1 of order web-1 recorded: the customer keeps $20.00 with $5.00 off; $0.00 of discount taken back.") {
+		t.Fatalf("after return: %s", txt)
+	}
+
+	// Another hold, released: the coupon is back in the wallet.
+	c2 := e.claimFor(t, tpl.ID, "shopper2")
+	e.holdFor(t, "web-2", 3000, "shopper2", c2.Code)
+	p = cashier.form("/pos/hold", "/pos/hold/release", url.Values{"order_id": {"web-2"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("release: %v", p)
+	}
+	if txt := cashier.get(p.location()).text(); !strings.Contains(txt, "Released order web-2: its coupons are back in the customers' wallets.") ||
+		!strings.Contains(txt, "Order web-2: released") {
+		t.Fatalf("after release: %s", txt)
+	}
+	if s := e.userCoupons(t, "shopper2")[0].Status; s != models.CouponIssued {
+		t.Fatalf("released coupon is %s", s)
+	}
+}
+
+// TestBrowserPOSHoldConfirm: in a browser, the cashier opens the online
+// orders page from the checkout, looks an order's hold up, sees its coupon,
+// discount and amount to pay, and confirms it: the coupon is used on the
+// order and the page says so.
+func TestBrowserPOSHoldConfirm(t *testing.T) {
+	e := newPageEnv(t)
+	tpl := e.template(t, "$10 off orders")
+	coupon := e.claimFor(t, tpl.ID, "shopper")
+	e.holdFor(t, "web-501", 6250, "shopper", coupon.Code)
+	b := startBrowser(t, e.srv.URL)
+	cashier := b.tab("cashier")
+	cashier.login("cashier", e.passwords["cashier"])
+	cashier.open("/pos")
+	cashier.submit(`a[href="/pos/hold"]`)
+	cashier.fill("#hold-order", "web-501")
+	cashier.submit("[data-hold-lookup]")
+	cashier.waitText("[data-hold-state]", "Order web-501: held, until")
+	cashier.waitText("[data-hold-coupon]", "−$10.00")
+	cashier.waitText("[data-discount]", "−$10.00")
+	cashier.waitText("[data-payable]", "$52.50")
+	cashier.screenshot("pos-hold")
+	if s := e.userCoupons(t, "shopper")[0].Status; s != models.CouponHeld {
+		t.Fatalf("the lookup changed the coupon: %s", s)
+	}
+	cashier.submit("[data-hold-confirm]")
+	cashier.expectPage("Confirmed order web-501: 1 coupon redeemed, $10.00 off, $52.50 to pay.")
+	cashier.waitText("[data-hold-state]", "Order web-501: confirmed")
+	if c := e.userCoupons(t, "shopper")[0]; c.Status != models.CouponUsed || c.OrderID == nil || *c.OrderID != "web-501" {
+		t.Fatalf("after confirm the coupon is %s on %v", c.Status, c.OrderID)
+	}
+}
+
+// combinable creates a combinable fixed-amount template of the demo
+// campaign: face cents off an order of at least minOrder.
+func (e *pageEnv) combinable(t *testing.T, name string, face, minOrder int64) *models.Template {
+	t.Helper()
+	tp, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: e.demo.Campaign.ID,
+		Name: name, Kind: models.KindFixed, FaceValueCents: face, MinOrderCents: minOrder, TotalStock: 50,
+		PerUserLimit: 5, ValidDays: 30, Stacking: models.StackingCombinable})
+	if err != nil {
+		t.Fatalf("template %s: %v", name, err)
+	}
+	return tp
+}
+
+// TestPagesPOSCartPreview: the checkout prices several codes on one order
+// (comma separated, up to 5): each coupon's discount, or why it does not
+// apply, and the total; nothing changes.
+func TestPagesPOSCartPreview(t *testing.T) {
+	e := newPageEnv(t)
+	two, three := e.combinable(t, "Two off", 200, 0), e.combinable(t, "Three off", 300, 5000)
+	a, b := e.claimFor(t, two.ID, "shopper"), e.claimFor(t, three.ID, "shopper")
+	cashier := e.client(t)
+	cashier.login("cashier")
+	cart := func(codes, amount string) page {
+		return cashier.form("/pos", "/pos/preview", url.Values{"code": {codes}, "order_id": {"C-1"}, "amount": {amount}})
+	}
+	grouped := func(code string) string { return code[:4] + "-" + code[4:8] + "-" + code[8:] }
+
+	p := cart(strings.ToLower(a.Code)+", "+b.Code, "60.00")
+	txt := p.text()
+	if p.status != http.StatusOK || !strings.Contains(txt, "Coupon "+grouped(a.Code)+": −$2.00") ||
+		!strings.Contains(txt, "Coupon "+grouped(b.Code)+": −$3.00") ||
+		!strings.Contains(txt, "Discount −$5.00") || !strings.Contains(txt, "To pay $55.00") {
+		t.Fatalf("cart of two: %v\n%s", p, txt)
+	}
+	// Below one coupon's minimum: that one says why, and no discount.
+	p = cart(a.Code+"\n"+b.Code, "40.00")
+	txt = p.text()
+	if p.status != http.StatusConflict || !strings.Contains(txt, "Coupon "+grouped(b.Code)+": Below the minimum order for this coupon.") ||
+		!strings.Contains(txt, "Discount −$0.00") || !strings.Contains(txt, "To pay $40.00") {
+		t.Fatalf("cart below a minimum: %v\n%s", p, txt)
+	}
+	// An exclusive coupon with another: not together.
+	ex := e.claimFor(t, e.template(t, "$5 off").ID, "shopper")
+	p = cart(a.Code+","+ex.Code, "60.00")
+	if txt := p.text(); p.status != http.StatusConflict || !strings.Contains(txt, "These coupons cannot be used together on one order.") ||
+		!strings.Contains(txt, "To pay $60.00") {
+		t.Fatalf("cart exclusive with combinable: %v\n%s", p, txt)
+	}
+	// More than 5 codes, a code twice, a mistyped code: refused beside the field.
+	six := strings.Repeat(a.Code+",", 6)
+	if p := cart(six, "60.00"); p.status != http.StatusBadRequest || !strings.Contains(p.text(), "Enter at most 5 codes, separated by commas.") {
+		t.Fatalf("six codes: %v", p)
+	}
+	if p := cart(a.Code+","+a.Code, "60.00"); p.status != http.StatusBadRequest || !strings.Contains(p.text(), "twice") {
+		t.Fatalf("a code twice: %v", p)
+	}
+	if p := cart(a.Code+",ZZZZ-ZZZZ-ZZZZZ", "60.00"); p.status != http.StatusBadRequest ||
+		!strings.Contains(p.text(), "This is not a valid coupon code: a character is mistyped.") {
+		t.Fatalf("a mistyped code: %v", p)
+		t.Fatalf("an unknown code: %v", p)
+	}
+	for _, c := range e.userCoupons(t, "shopper") {
+		if c.Status != models.CouponIssued {
+			t.Fatalf("the preview changed coupon %s to %s", c.Code, c.Status)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package pages
+
+import (
+	"net/http"
+	"strings"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// cartPreview is several coupons priced together on one order: each one's
+// discount, or why it does not apply, and the totals.
+type cartPreview struct {
+	Lines         []cartLine
+	AmountCents   int64
+	DiscountCents int64
+	PayableCents  int64
+	// Problem says why the coupons cannot go on the order together; "" when
+	// they can.
+	Problem string
+}
+
+type cartLine struct {
+	Code          string
+	DiscountCents int64
+	// Problem says why this coupon does not apply; "" when it does.
+	Problem string
+}
+
+// cartFields maps the service's field names to the checkout form's.
+var cartFields = map[string]string{"coupon_codes": "code", "order_id": "order_id", "order_amount_cents": "amount"}
+
+// cartRefusals say the refusals of a cart's pricing beside their field.
+var cartRefusals = map[models.Code]refusal{models.CodeNotFound: {"code", ""}}
+
+// cartWords say, in a cashier's words, why a coupon does not apply.
+var cartWords = map[models.Code]string{
+	models.CodeAlreadyUsed:   "Already used.",
+	models.CodeNotValidNow:   "Not valid now (expired or not started).",
+	models.CodeRevoked:       "Revoked: it can no longer be used.",
+	models.CodeBelowMinimum:  "Below the minimum order for this coupon.",
+	models.CodeHeld:          "Held for an online order.",
+	models.CodeNotCombinable: "These coupons cannot be used together on one order.",
+	models.CodeUnauthorized:  "Not this customer's coupon.",
+}
+
+// splitCodes splits the code field on commas, semicolons and line breaks
+// (spaces may be inside one code, as people type them).
+func splitCodes(field string) []string {
+	var out []string
+	for _, s := range strings.FieldsFunc(field, func(r rune) bool { return r == ',' || r == ';' || r == '\n' || r == '\r' }) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// inWords says a checkout answer's refusal in a cashier's words.
+func inWords(code models.Code, msg string) string {
+	if w, ok := cartWords[code]; ok {
+		return w
+	}
+	return sentence(msg)
+}
+
+// previewCart prices several coupons together on one order (services.Validate,
+// which changes nothing) and shows each one's discount, or why it does not
+// apply, and the total.
+func (p *Pages) previewCart(c *gin.Context, codes []string) {
+	f := redeemForm{Code: strings.TrimSpace(c.PostForm("code")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
+		Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
+	page := &posPage{Redeem: f}
+	if len(codes) > services.DefaultMaxCouponsPerOrder {
+		f.Errors.add("code", "Enter at most 5 codes, separated by commas.")
+	}
+	checkOrderID(f.Errors, "order_id", f.OrderID)
+	amount := readOrderAmount(f.Errors, f.Amount)
+	if len(f.Errors) > 0 {
+		p.renderPOS(c, http.StatusBadRequest, page)
+		return
+	}
+	res, err := p.svc.Validate(c.Request.Context(), services.CheckoutRequest{OrderID: f.OrderID,
+		OrderAmountCents: amount, CouponCodes: codes})
+	if err != nil {
+		if !f.Errors.fromRefusal(err, cartRefusals, cartFields) {
+			p.fail(c, err)
+			return
+		}
+		status := http.StatusBadRequest
+		if models.IsCode(err, models.CodeNotFound) {
+			status = http.StatusNotFound
+		}
+		p.renderPOS(c, status, page)
+		return
+	}
+	cart := &cartPreview{AmountCents: res.OrderAmountCents, DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
+	failed := false
+	for _, cc := range res.Coupons {
+		line := cartLine{Code: codeGroups(cc.CouponCode), DiscountCents: cc.DiscountCents}
+		if cc.Code != models.CodeOK {
+			line.Problem, failed = inWords(cc.Code, cc.Message), true
+		}
+		cart.Lines = append(cart.Lines, line)
+	}
+	status := http.StatusOK
+	if res.Result != models.CodeOK.Word() {
+		status = http.StatusConflict
+		if !failed {
+			cart.Problem = cartWords[models.CodeNotCombinable]
+		} else {
+			cart.Problem = "Not every coupon applies: no discount until the ones marked are taken off."
+		}
+	}
+	page.Redeem.Cart = cart
+	p.renderPOS(c, status, page)
+}

@@ -1,0 +1,120 @@
+package pages
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// holdPage is the data of pos_hold.html: an online order's hold looked up by
+// its order number, and the partial return form.
+type holdPage struct {
+	basePage
+	OrderID string
+	Errors  formErrors
+	Hold    *services.CheckoutResult
+	Return  returnForm
+}
+
+// returnForm is the partial return form as typed, with its errors.
+type returnForm struct {
+	OrderID, ReturnID, Amount string
+	Errors                    formErrors
+}
+
+// holdFields and returnFields map the service's field names to the forms'.
+var (
+	holdFields   = map[string]string{"order_id": "order_id", "order_amount_cents": ""}
+	returnFields = map[string]string{"order_id": "return_order_id", "return_id": "return_id",
+		"returned_amount_cents": "amount"}
+)
+
+// holdRefusals say the refusals of a hold's lookup, confirm and release.
+var holdRefusals = map[models.Code]refusal{
+	models.CodeNotFound:    {"order_id", "No online order with this number has a hold."},
+	models.CodeHoldExpired: {"", ""},
+	models.CodeAlreadyUsed: {"", "This order's hold was confirmed: refund it instead."},
+	models.CodeBusy:        {"", msgBusy},
+}
+
+// holdPath is the lookup page of an order's hold.
+func holdPath(orderID string) string {
+	if orderID == "" {
+		return "/pos/hold"
+	}
+	return "/pos/hold?order_id=" + url.QueryEscape(orderID)
+}
+
+// showHold looks up the hold of the online order named by order_id (when
+// given): its state, coupons, expiry and amounts, with buttons to confirm or
+// release it.
+func (p *Pages) showHold(c *gin.Context) {
+	page := &holdPage{OrderID: strings.TrimSpace(c.Query("order_id")), Errors: formErrors{}}
+	if page.OrderID == "" {
+		p.renderHold(c, http.StatusOK, page)
+		return
+	}
+	if checkOrderID(page.Errors, "order_id", page.OrderID); len(page.Errors) > 0 {
+		p.renderHold(c, http.StatusBadRequest, page)
+		return
+	}
+	res, err := p.svc.GetHold(c.Request.Context(), page.OrderID)
+	if err != nil {
+		p.holdRefused(c, page, err)
+		return
+	}
+	page.Hold = res
+	p.renderHold(c, http.StatusOK, page)
+}
+
+// holdRefused shows a refusal on the hold page, or the error page for a
+// fault.
+func (p *Pages) holdRefused(c *gin.Context, page *holdPage, err error) {
+	if !page.Errors.fromRefusal(err, holdRefusals, holdFields) {
+		p.fail(c, err)
+		return
+	}
+	status, _ := web.StatusOf(err)
+	p.renderHold(c, status, page)
+}
+
+// renderHold shows the hold page.
+func (p *Pages) renderHold(c *gin.Context, status int, page *holdPage) {
+	page.basePage.Title, page.Nav = "Online orders", "pos"
+	if page.Errors == nil {
+		page.Errors = formErrors{}
+	}
+	if page.Return.Errors == nil {
+		page.Return.Errors = formErrors{}
+	}
+	if page.Return.OrderID == "" {
+		page.Return.OrderID = page.OrderID
+	}
+	p.render(c, status, "pos_hold", page)
+}
+
+// holdForm reads the order number of a confirm or release post; when it is
+// not right it shows the page again with the error (400) and reports false.
+func (p *Pages) holdForm(c *gin.Context) (*holdPage, bool) {
+	page := &holdPage{OrderID: strings.TrimSpace(c.PostForm("order_id")), Errors: formErrors{}}
+	if checkOrderID(page.Errors, "order_id", page.OrderID); len(page.Errors) > 0 {
+		p.renderHold(c, http.StatusBadRequest, page)
+		return page, false
+	}
+	return page, true
+}
+
+// couponCount says how many coupons, in words.
+func couponCount(n int) string {
+	if n == 1 {
+		return "1 coupon"
+	}
+	return strconv.Itoa(n) + " coupons"
+}

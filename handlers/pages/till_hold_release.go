@@ -1,0 +1,27 @@
+package pages
+
+import (
+	"couponsvc/handlers/web"
+
+	"github.com/gin-gonic/gin"
+)
+
+// releaseHold ends an online order's hold without a sale: its coupons go
+// back to their holders' wallets.
+func (p *Pages) releaseHold(c *gin.Context) {
+	page, ok := p.holdForm(c)
+	if !ok {
+		return
+	}
+	res, err := p.svc.Release(c.Request.Context(), web.Principal(c).Name, page.OrderID)
+	if err != nil {
+		p.holdRefused(c, page, err)
+		return
+	}
+	msg := "Released order " + page.OrderID + ": its coupons are back in the customers' wallets."
+	if res.Duplicate {
+		msg = "Order " + page.OrderID + " was already released or its hold ran out (nothing changed)."
+	}
+	p.flash(c, true, msg)
+	redirect(c, holdPath(page.OrderID))
+}

@@ -1,0 +1,61 @@
+package pages
+
+import (
+	"net/http"
+	"strings"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+// returnRefusals say the refusals of a partial return beside their field.
+var returnRefusals = map[models.Code]refusal{
+	models.CodeNotRedeemed:        {"return_order_id", "No coupon was redeemed on this order."},
+	models.CodeReturnExceedsOrder: {"amount", "This is more than is left of the order to return."},
+	models.CodeBusy:               {"", msgBusy},
+}
+
+// returnPart records the return of part of an order: its coupons are priced
+// again on what the customer keeps, and the return that leaves nothing
+// refunds them.
+func (p *Pages) returnPart(c *gin.Context) {
+	f := returnForm{OrderID: strings.TrimSpace(c.PostForm("order_id")), ReturnID: strings.TrimSpace(c.PostForm("return_id")),
+		Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
+	page := &holdPage{Return: f, Errors: formErrors{}}
+	checkOrderID(f.Errors, "return_order_id", f.OrderID)
+	if f.ReturnID == "" {
+		f.Errors.add("return_id", "Enter the return number.")
+	}
+	amount := formMoney(f.Errors, "amount", f.Amount, true)
+	if _, bad := f.Errors["amount"]; !bad && (amount <= 0 || amount > models.MaxMoneyCents) {
+		f.Errors.add("amount", "The returned amount must be more than zero.")
+	}
+	if len(f.Errors) > 0 {
+		p.renderHold(c, http.StatusBadRequest, page)
+		return
+	}
+	res, err := p.svc.ReturnPart(c.Request.Context(), web.Principal(c).Name, f.OrderID, f.ReturnID, amount)
+	if err != nil {
+		if !f.Errors.fromRefusal(err, returnRefusals, returnFields) {
+			p.fail(c, err)
+			return
+		}
+		status, _ := web.StatusOf(err)
+		p.renderHold(c, status, page)
+		return
+	}
+	msg := "Return " + f.ReturnID + " of order " + f.OrderID + " recorded: the customer keeps " +
+		p.money.format(res.KeptAmountCents) + " with " + p.money.format(res.DiscountKeptCents) + " off; " +
+		p.money.format(res.ClawbackCents) + " of discount taken back."
+	if res.FullRefund {
+		msg = "Return " + f.ReturnID + " of order " + f.OrderID + " recorded: the whole order is returned, so its coupons were refunded."
+	}
+	if res.Duplicate {
+		msg = "Return " + f.ReturnID + " of order " + f.OrderID + " was already recorded (nothing changed): the customer keeps " +
+			p.money.format(res.KeptAmountCents) + " with " + p.money.format(res.DiscountKeptCents) + " off."
+	}
+	p.flash(c, true, msg)
+	redirect(c, "/pos/hold")
+}
