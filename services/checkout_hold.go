@@ -1,0 +1,195 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// Hold binds every coupon of the request to the order until now + TTL, all
+// or none, in one transaction: the order's row takes the coupons' room under
+// the stacking rules (guarded UPDATE, see takeRoom), order_coupons lists
+// them (one per template), and each coupon goes issued → held with
+// `UPDATE ... WHERE id=? AND status='issued' AND version=?`, under the
+// coupons' locks. A coupon that changed meanwhile rolls the whole hold back
+// and it is decided again on a fresh read.
+//
+// The same order with the same codes and amount while held (or confirmed)
+// answers duplicate with the first answer, expires_at unchanged; other codes
+// or another amount answer idempotency_mismatch (release first). A released
+// or expired hold may be replaced by a new one.
+//
+// Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id,
+// coupon_codes or ttl_seconds), CodeNotFound, CodeUnauthorized with
+// Forbidden, CodeHeld, CodeAlreadyUsed, CodeRevoked, CodeNotValidNow,
+// CodeBelowMinimum, CodeNotCombinable, CodeIdempotencyMismatch, CodeBusy,
+// CodeUnavailable.
+func (s *Service) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
+	if err := s.parseCheckout(&req, true); err != nil {
+		return nil, err
+	}
+	if req.TTLSeconds == 0 {
+		req.TTLSeconds = DefaultHoldTTL
+	}
+	if req.TTLSeconds < MinHoldTTL || req.TTLSeconds > MaxHoldTTL {
+		return nil, models.Invalid("ttl_seconds", "must be between %d and %d", MinHoldTTL, MaxHoldTTL)
+	}
+	if err := s.ensureOrder(ctx, req.OrderID); err != nil {
+		return nil, err
+	}
+	p, err := s.readCoupons(ctx, req.CouponCodes)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.lockCoupons(ctx, p.coupons)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var res *CheckoutResult
+	first := true
+	err = retryCheckout(ctx, func() error {
+		if !first {
+			if p, err = s.readCoupons(ctx, req.CouponCodes); err != nil {
+				return err
+			}
+		}
+		first = false
+		res, err = s.holdOnce(ctx, p, req)
+		return err
+	})
+	return res, err
+}
+
+func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) (*CheckoutResult, error) {
+	now := s.now().Truncate(time.Microsecond)
+	o, _, err := s.readOrder(ctx, req.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	if o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
+		if o.HoldCodes != nil && *o.HoldCodes == joinCodes(req.CouponCodes) && o.AmountCents == req.OrderAmountCents {
+			res, err := s.holdAnswer(ctx, &o)
+			if err != nil {
+				return nil, err
+			}
+			res.Duplicate = true
+			return res, nil
+		}
+		return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "coupon_codes",
+			Message: fmt.Sprintf("order %s already has a hold (%s) with other codes or another amount: release it first", req.OrderID, *o.HoldState)}
+	}
+	res, err := s.decide(p, req, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range p.coupons {
+		if c.Status != models.CouponIssued {
+			return nil, errRetry // held by this order without its row saying so: settle on a fresh read
+		}
+	}
+	expires := now.Add(time.Duration(req.TTLSeconds) * time.Second)
+	codes := joinCodes(req.CouponCodes)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, now,
+			` AND (hold_state IS NULL OR hold_state IN ('released', 'expired'))`,
+			`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?`,
+			HoldHeld, codes, expires, res.DiscountCents)
+		if err != nil {
+			return err
+		}
+		if err := addOrderCoupons(tx, req.OrderID, p.coupons, now); err != nil {
+			return err
+		}
+		for i, c := range p.coupons {
+			r := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, hold_expires_at = ?, version = version + 1, updated_at = ?
+				WHERE id = ? AND status = ? AND version = ?`,
+				models.CouponHeld, req.OrderID, expires, now, c.ID, models.CouponIssued, c.Version)
+			if r.Error != nil {
+				return r.Error
+			}
+			if r.RowsAffected == 0 {
+				return errRaced
+			}
+			if err := s.audit(tx, actorName(req.Actor), "coupon.hold", fmt.Sprintf("coupon:%d", c.ID),
+				fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d expires_at=%s",
+					req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents, formatTime(expires))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errNoRoom) {
+		// Another hold of this order may have come first: the fresh read
+		// answers it (duplicate or idempotency_mismatch).
+		if cur, _, rerr := s.readOrder(ctx, req.OrderID); rerr == nil && cur.HoldState != nil &&
+			(*cur.HoldState == HoldHeld || *cur.HoldState == HoldConfirmed) {
+			return nil, errRetry
+		}
+	}
+	if err := checkoutTx(err); err != nil {
+		return nil, err
+	}
+	res.Result, res.State, res.ExpiresAt = HoldHeld, HoldHeld, &expires
+	return res, nil
+}
+
+// holdAnswer rebuilds the answer of an order's hold from the database: its
+// coupons priced as they were held.
+func (s *Service) holdAnswer(ctx context.Context, o *checkoutOrder) (*CheckoutResult, error) {
+	res := &CheckoutResult{OrderID: o.OrderID, ExpiresAt: o.HoldExpiresAt, OrderAmountCents: o.AmountCents, Coupons: []CheckoutCoupon{}}
+	if o.HoldState != nil {
+		res.State = *o.HoldState
+	}
+	res.Result = res.State
+	if res.State == HoldConfirmed {
+		res.Result = "redeemed"
+	}
+	if o.HoldCodes == nil || *o.HoldCodes == "" {
+		return res, nil
+	}
+	p, err := s.readCoupons(ctx, strings.Split(*o.HoldCodes, ","))
+	if err != nil {
+		return nil, err
+	}
+	pr := models.Price(o.AmountCents, p.templates)
+	for i, c := range p.coupons {
+		res.Coupons = append(res.Coupons, CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(),
+			DiscountCents: pr.Discounts[i], TemplateID: c.TemplateID})
+	}
+	res.DiscountCents = o.DiscountCents
+	res.PayableCents = o.AmountCents - o.DiscountCents
+	return res, nil
+}
+
+// GetHold returns the order's hold: state held, confirmed, released or
+// expired, its coupons, expires_at and amounts. A hold past its time that
+// the sweeper has not released yet shows as expired.
+//
+// Errors: CodeInvalidRequest (field order_id), CodeNotFound, CodeUnavailable.
+func (s *Service) GetHold(ctx context.Context, orderID string) (*CheckoutResult, error) {
+	if err := validateOrderID(orderID); err != nil {
+		return nil, err
+	}
+	o, found, err := s.readOrder(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	if !found || o.HoldState == nil {
+		return nil, models.Errorf(models.CodeNotFound, "order %s has no hold", orderID)
+	}
+	res, err := s.holdAnswer(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	if res.State == HoldHeld && o.HoldExpiresAt != nil && !s.now().Before(*o.HoldExpiresAt) {
+		res.State, res.Result = HoldExpired, HoldExpired
+	}
+	return res, nil
+}

@@ -1,0 +1,108 @@
+package services
+
+import (
+	"context"
+	"sort"
+
+	"couponsvc/models"
+)
+
+// Validate is a dry run of a hold over 1..5 codes: owner, state, validity,
+// minimum and stacking, priced by models.Price. It writes nothing. A coupon
+// that does not apply is answered in the result (its word in Result), not as
+// an error.
+//
+// Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id or
+// coupon_codes), CodeNotFound (a code no coupon has), CodeUnavailable.
+func (s *Service) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
+	if err := s.parseCheckout(&req, false); err != nil {
+		return nil, err
+	}
+	p, err := s.readCoupons(ctx, req.CouponCodes)
+	if err != nil {
+		return nil, err
+	}
+	res, _ := s.decide(p, req, s.now())
+	return res, nil
+}
+
+// UsableCoupon is one of a user's coupons that applies to an order amount.
+type UsableCoupon struct {
+	Coupon        models.CouponView `json:"coupon"`
+	Stacking      string            `json:"stacking"`
+	DiscountCents int64             `json:"discount_cents"`
+}
+
+// Usable is the answer of UsableCoupons: the coupons best first, and Best,
+// the codes of the combination with the largest total discount.
+type Usable struct {
+	Coupons           []UsableCoupon `json:"coupons"`
+	Best              []string       `json:"best"`
+	BestDiscountCents int64          `json:"best_discount_cents"`
+}
+
+// UsableCoupons returns the user's coupons that apply to an order of that
+// amount now (issued, valid, minimum met), each with its discount alone,
+// largest first, and the combination the stacking rules allow with the
+// largest total discount (the best exclusive coupon alone, or the best
+// combinable coupon of each template, at most the cap).
+//
+// Errors: CodeInvalidRequest (field user_id or order_amount_cents),
+// CodeUnavailable.
+func (s *Service) UsableCoupons(ctx context.Context, userID string, amount int64) (*Usable, error) {
+	if err := models.ValidateUserID("user_id", userID); err != nil {
+		return nil, err
+	}
+	if amount < 1 || amount > models.MaxMoneyCents {
+		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	}
+	var cs []models.Coupon
+	if err := s.db.WithContext(ctx).Where("user_id = ? AND status = ?", userID, models.CouponIssued).
+		Order("id").Limit(maxUserCoupons).Find(&cs).Error; err != nil {
+		return nil, dbError("coupons", err)
+	}
+	now := s.now()
+	out := &Usable{Coupons: []UsableCoupon{}, Best: []string{}}
+	tmpl := map[string]*models.Template{}
+	for i := range cs {
+		c := &cs[i]
+		if couponFits(c, userID, "", now) != nil {
+			continue
+		}
+		t, err := s.template(ctx, c.TemplateID)
+		if err != nil {
+			return nil, err
+		}
+		if amount < t.MinOrderCents {
+			continue
+		}
+		tmpl[c.Code] = t
+		out.Coupons = append(out.Coupons, UsableCoupon{Coupon: c.View(now), Stacking: t.Stacking, DiscountCents: t.Discount(amount)})
+	}
+	sort.SliceStable(out.Coupons, func(a, b int) bool { return out.Coupons[a].DiscountCents > out.Coupons[b].DiscountCents })
+	// The best combinable coupon of each template, best first, up to the cap.
+	var combo []string
+	var comboT []*models.Template
+	taken := map[int64]bool{}
+	for _, u := range out.Coupons {
+		t := tmpl[u.Coupon.Code]
+		if t.Stacking != models.StackingCombinable || taken[t.ID] || len(combo) == s.maxPerOrder() {
+			continue
+		}
+		taken[t.ID] = true
+		combo, comboT = append(combo, u.Coupon.Code), append(comboT, t)
+	}
+	if len(combo) > 0 {
+		out.Best, out.BestDiscountCents = combo, models.Price(amount, comboT).DiscountCents
+	}
+	for _, u := range out.Coupons {
+		if tmpl[u.Coupon.Code].Stacking == models.StackingExclusive && u.DiscountCents > out.BestDiscountCents {
+			out.Best, out.BestDiscountCents = []string{u.Coupon.Code}, u.DiscountCents
+		}
+	}
+	return out, nil
+}
+
+// ensureOrder makes the order's row in checkout_orders, empty, unless it is
+// there. Its own statement, outside the transactions that lock the row: two
+// requests creating it at once make one row, and neither waits on a gap lock.
