@@ -8,7 +8,9 @@
 --
 -- KEYS (all of one campaign, sharing the hash tag {c<campaign_id>}):
 --   1 budget   string: remaining budget in cents, -1 = the campaign has no budget
---   2 template hash: remaining, next (next never-used slot), total, limit, value
+--   2 template hash: remaining, next (next never-used slot), total, limit, value,
+--              gen (the stock generation: changed by every script that gives
+--              stock back or rebuilds the hash; see docs/soldout.md)
 --   3 free     list of slots given back, handed out before fresh ones
 --   4 users    hash: user_id -> comma list of the user ordinals they hold
 --   5 idem     the idempotency key of this request
@@ -39,7 +41,10 @@
 --   2  sold_out            4  user_limit_reached     5  budget_exhausted
 --      detail "H" when the user holds a coupon of the template: the refusal
 --      may then be a replay whose key Redis lost, which only the database can
---      tell (no other refusal needs a database read)
+--      tell (no other refusal needs a database read); sold_out adds the
+--      template's stock generation: {2, 0, 0, 0, holds, gen} (gen "" when the
+--      hash has none yet), which an instance keeps with its memory of the
+--      sell-out (docs/soldout.md)
 --   3  bad arguments (detail says which)
 --   6  not_claimable: the rule refuses at now; {6, at, 0, remaining, holds,
 --      why}: why is "paused", "not_yet" (at = opens), "closed" (at = ends) or
@@ -69,7 +74,7 @@ end
 
 -- Loaded? Missing keys mean Redis lost them, not that the counters are zero.
 local budget = redis.call('GET', KEYS[1])
-local t = redis.call('HMGET', KEYS[2], 'remaining', 'next', 'total', 'limit', 'value')
+local t = redis.call('HMGET', KEYS[2], 'remaining', 'next', 'total', 'limit', 'value', 'gen')
 local rule = redis.call('GET', KEYS[7])
 if not budget or not t[1] or not t[2] or not t[3] or not t[4] or not t[5] or not rule then
   return {20, 0, 0, 0, ''}
@@ -93,7 +98,7 @@ if why then return {6, at, 0, remaining, holds, why} end
 -- 3. Budget.
 if budget >= 0 and budget < value then return {5, 0, 0, remaining, holds} end
 -- 4. Stock.
-if remaining <= 0 then return {2, 0, 0, 0, holds} end
+if remaining <= 0 then return {2, 0, 0, 0, holds, t[6] or ''} end
 -- 5. The user's limit: take the smallest ordinal in 1..limit they do not hold.
 local have, count = {}, 0
 for o in string.gmatch(held, '%d+') do

@@ -106,8 +106,14 @@ for _, m in ipairs(inflight) do
   end
 end
 
+-- A rebuilt hash starts a new stock generation (docs/soldout.md): larger than
+-- the one it replaces, and, when that one is lost with the hash, the server's
+-- clock in microseconds, which the +1 of each stock return never catches up.
+local clock = redis.call('TIME')
+local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 for _, t in pairs(tpl) do
   if t.rebuild then
+    local gen = math.max(now_us, (tonumber(redis.call('HGET', t.hash, 'gen') or '') or 0) + 1)
     redis.call('DEL', t.hash, t.free, t.users)
     local free = {}
     for s in pairs(t.isfree) do free[#free + 1] = s end
@@ -116,7 +122,7 @@ for _, t in pairs(tpl) do
     local remaining = t.total - t.next + 1 + #free
     if remaining < 0 then remaining = 0 end
     redis.call('HSET', t.hash, 'remaining', remaining, 'next', t.next, 'total', t.total,
-      'limit', t.limit, 'value', t.value)
+      'limit', t.limit, 'value', t.value, 'gen', string.format('%.0f', gen))
     local args = {}
     for u, ords in pairs(t.held) do
       local list = {}

@@ -296,6 +296,7 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 		return nil, dbError(fmt.Sprintf("template %d", id), err)
 	}
 	s.templates.forget(id)
+	s.soldOut.forget(id)
 	return &t, nil
 }
 

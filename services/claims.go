@@ -22,7 +22,21 @@ type ClaimRequest struct {
 	TemplateID     int64
 	UserID         string
 	IdempotencyKey string
+	// Admit, when set, is asked once the claim is known to need Redis (the
+	// per-user rate limit): a claim that this instance answers sold_out from
+	// memory (docs/soldout.md) costs no round trip for it either. Its error
+	// is returned as it is, wrapped in an AdmitError.
+	Admit func(ctx context.Context) error
 }
+
+// AdmitError is the refusal of a ClaimRequest's Admit, returned by Claim.
+type AdmitError struct{ Err error }
+
+// Error returns the refusal's message.
+func (e *AdmitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the refusal, so that models.ErrorCode sees its code.
+func (e *AdmitError) Unwrap() error { return e.Err }
 
 // ClaimResult is the answer to a claim. Duplicate is set for a replay of a
 // claim already done: Coupon is then the coupon of the first answer.
@@ -61,7 +75,12 @@ func (r reservation) pendingMember(t *models.Template, req ClaimRequest) string 
 // CodeIdempotencyMismatch, CodeInProgress, CodeUnavailable.
 func (s *Service) Claim(ctx context.Context, req ClaimRequest) (res *ClaimResult, err error) {
 	note(ctx, "template", req.TemplateID, "user", req.UserID)
-	defer func() { s.metrics.Claims.WithLabelValues(claimResult(res, err)).Inc() }()
+	defer func() {
+		var admit *AdmitError
+		if !errors.As(err, &admit) {
+			s.metrics.Claims.WithLabelValues(claimResult(res, err)).Inc()
+		}
+	}()
 	return s.claim(ctx, req)
 }
 
@@ -113,6 +132,16 @@ func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, er
 	t, err := s.template(ctx, req.TemplateID)
 	if err != nil {
 		return nil, err
+	}
+	if s.soldOut.refuse(t, req.UserID, s.now()) {
+		s.metrics.SoldOutFromMemory.Inc()
+		return nil, soldOutRefusal()
+	}
+	if req.Admit != nil {
+		if err := req.Admit(ctx); err != nil {
+			s.soldOut.probeDone(t.ID)
+			return nil, &AdmitError{Err: err}
+		}
 	}
 	for attempt := 1; ; attempt++ {
 		res, err := s.claimOnce(ctx, t, req)
@@ -249,9 +278,11 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 			s.now().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds()), attempt).Slice()
 		observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("deduct"), "deduct", start)
 		if err != nil {
+			s.soldOut.probeDone(t.ID)
 			return r, "", redisError(err)
 		}
 		code, _ := vals[0].(int64)
+		s.observeDeduct(t, code, vals)
 		r.slot, _ = vals[1].(int64)
 		r.ordinal, _ = vals[2].(int64)
 		r.remaining, _ = vals[3].(int64)
@@ -295,6 +326,25 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 		default:
 			return r, "", fmt.Errorf("coupon_deduct.lua answered %d %q", code, detail)
 		}
+	}
+}
+
+// observeDeduct tells the sold-out memory what the claim script said about
+// template t (docs/soldout.md).
+func (s *Service) observeDeduct(t *models.Template, code int64, vals []any) {
+	switch code {
+	case lua.DeductSoldOut:
+		gen := ""
+		if len(vals) > 5 {
+			gen, _ = vals[5].(string)
+		}
+		if s.soldOut.observe(t.ID, true, gen, s.now()) {
+			go s.learnSoldOut(t)
+		}
+	case lua.DeductReserved, lua.DeductUserLimit, lua.DeductBudgetExhausted, lua.DeductNotClaimable:
+		s.soldOut.observe(t.ID, false, "", s.now())
+	default:
+		s.soldOut.probeDone(t.ID)
 	}
 }
 
@@ -392,6 +442,7 @@ func (s *Service) confirmCommitted(ctx context.Context, cid int64, requestID, me
 func (s *Service) release(ctx context.Context, cid, tid int64, requestID, member string) (released bool) {
 	defer observe(ctx, s.metrics.ScriptSeconds.WithLabelValues("release"), "release", time.Now())
 	n, err := lua.Release.Run(context.WithoutCancel(ctx), s.hot, s.keys.claimKeys(cid, tid, requestID), member).Int64()
+	s.soldOut.forget(tid)
 	if err != nil {
 		s.log.Warn("give back a reservation; the sweeper will", "campaign", cid, "err", err)
 	}

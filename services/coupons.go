@@ -260,6 +260,7 @@ func (s *Service) returnStock(ctx context.Context, c *models.Coupon) {
 		s.keys.returned(cid, c.ID)}
 	code, err := lua.Return.Run(context.WithoutCancel(ctx), s.rdb, ks, c.UserID, *c.Slot, *c.UserOrdinal,
 		c.ValueCents, int64(returnKeyTTL.Seconds())).Int64()
+	s.soldOut.forget(tid)
 	if err != nil {
 		s.log.Error("give a coupon's stock back to Redis; reconciliation will repair", "coupon", c.ID,
 			"template", tid, "slot", *c.Slot, "err", err)

@@ -14,3 +14,13 @@ func FormatPendingMember(tid int64, user string, slot, ordinal, valueCents int64
 	return pendingMember{TemplateID: tid, UserID: user, Slot: slot, Ordinal: ordinal, ValueCents: valueCents,
 		RequestID: requestID}.String()
 }
+
+// SoldOutLearnt reports whether s remembers template tid as sold out with
+// the users who may replay a claim of it learnt, so that it answers the
+// others without Redis.
+func (s *Service) SoldOutLearnt(tid int64) bool {
+	s.soldOut.mu.Lock()
+	defer s.soldOut.mu.Unlock()
+	e := s.soldOut.items[tid]
+	return e != nil && e.holders != nil
+}

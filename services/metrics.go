@@ -39,6 +39,9 @@ type Metrics struct {
 	// Refused counts requests refused before any work, by reason
 	// ("rate_limited_user", "rate_limited_addr", "rate_limited_token", "shed").
 	Refused *prometheus.CounterVec
+	// SoldOutFromMemory counts claims answered sold_out from this instance's
+	// memory of a sell-out, without Redis (docs/soldout.md).
+	SoldOutFromMemory prometheus.Counter
 }
 
 // NewMetrics registers couponsvc's metrics and the Go runtime's.
@@ -81,8 +84,12 @@ func NewMetrics() *Metrics {
 		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "couponsvc_refused_total", Help: "Requests refused before any work (rate limits, load shedding), by reason.",
 		}, []string{"reason"}),
+		SoldOutFromMemory: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "couponsvc_claims_sold_out_from_memory_total",
+			Help: "Claims answered sold_out from this instance's memory of the sell-out, without Redis.",
+		}),
 	}
-	reg.MustRegister(m.Requests, m.RequestSeconds, m.ScriptSeconds, m.DBSeconds, m.LockWaitSeconds,
+	reg.MustRegister(m.SoldOutFromMemory, m.Requests, m.RequestSeconds, m.ScriptSeconds, m.DBSeconds, m.LockWaitSeconds,
 		m.Claims, m.CouponBatchRows, m.ReservationsPending, m.SweeperActions, m.ReconcileActions, m.Refused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

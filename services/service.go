@@ -154,9 +154,11 @@ type Service struct {
 	log    *slog.Logger
 
 	templates templateCache
-	tokens    tokenCache
-	metrics   *Metrics
-	writer    *couponWriter
+	// soldOut remembers sold-out templates (docs/soldout.md).
+	soldOut soldOutMemory
+	tokens  tokenCache
+	metrics *Metrics
+	writer  *couponWriter
 	// hooks stay nil in production; tests set them (export_test.go).
 	hooks testHooks
 }

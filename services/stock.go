@@ -48,6 +48,7 @@ func (s *Service) AddStock(ctx context.Context, actor string, id, delta int64, r
 		return nil, dbError(fmt.Sprintf("template %d", id), err)
 	}
 	s.templates.forget(id)
+	defer s.soldOut.forget(id)
 	if err := lua.AddStock.Run(ctx, s.rdb, []string{s.keys.template(t.CampaignID, t.ID)}, delta, t.TotalStock).Err(); err != nil {
 		s.log.Error("add stock to the Redis counters; reconcile will repair", "template", id, "delta", delta, "err", err)
 	}

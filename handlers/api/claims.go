@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"net/http"
 
 	"couponsvc/handlers/web"
@@ -43,12 +45,14 @@ func (s *Server) claimCoupon(c *gin.Context) {
 	default:
 		userID = *req.UserID
 	}
-	creq := services.ClaimRequest{TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key")}
-	var res *services.ClaimResult
-	var err error
-	if limited := s.claims.allowUser(c, userID); limited != nil {
+	creq := services.ClaimRequest{TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key"),
+		Admit: func(context.Context) error { return s.claims.allowUser(c, userID) }}
+	res, err := s.svc.Claim(c.Request.Context(), creq)
+	var refused *services.AdmitError
+	if errors.As(err, &refused) {
 		// The limit counts new claims: a replay still gets the first answer.
 		// Only a refused claim pays for the look-up.
+		limited := refused.Err
 		if !models.IsCode(limited, models.CodeRateLimited) {
 			web.RespondError(c, limited)
 			return
@@ -58,8 +62,6 @@ func (s *Server) claimCoupon(c *gin.Context) {
 			web.RespondError(c, limited)
 			return
 		}
-	} else {
-		res, err = s.svc.Claim(c.Request.Context(), creq)
 	}
 	if err != nil {
 		web.RespondError(c, err)

@@ -1,0 +1,211 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"couponsvc/models"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// soldOutFresh is how long a sell-out that the claim script reported is
+// believed without asking Redis again: the instance learns of stock coming
+// back (a refund under recycle, stock added, a reservation given back, a
+// reload) at most this long after it happened, by letting one claim through
+// to the script once this has passed (docs/soldout.md).
+const soldOutFresh = time.Second
+
+// maxSoldOutHolders bounds the users one template's memory holds: a template
+// sold to more users is not remembered, and its refusals go to Redis as before.
+const maxSoldOutHolders = 1_000_000
+
+// soldOutMemory remembers, per template, that the claim script answered
+// sold_out, so that further claims of users who cannot be replaying one of
+// their own claims are refused without a Redis round trip. See
+// docs/soldout.md for why the answers stay exact.
+type soldOutMemory struct {
+	mu    sync.Mutex
+	items map[int64]*soldOutEntry
+}
+
+// soldOutEntry is the memory of one sold-out template.
+type soldOutEntry struct {
+	// gen is the template's stock generation when holders was read; a
+	// sold_out answer with another generation means stock came back (and
+	// maybe went again) since: the entry is learnt anew.
+	gen string
+	// holders are the users who may hold an idempotency key of a claim of
+	// this template: everyone in its users hash at generation gen, and
+	// everyone with a coupon row of it. nil until learnt.
+	holders map[string]struct{}
+	// seen is when the claim script last answered sold_out with gen.
+	seen time.Time
+	// learning is set while a goroutine reads holders; probing while one
+	// claim goes to the script to see whether the template is still sold
+	// out.
+	learning, probing bool
+}
+
+// refuse reports whether a claim of template t by user may be answered
+// sold_out from memory at now. It never refuses a user who may hold the
+// template's idempotency key for this claim (a replay must get its
+// duplicate), a template the cached copy says takes no claims now (the
+// script's not_claimable wins), nor after soldOutFresh has passed since the
+// script last said sold_out: then one claim at a time goes to the script.
+func (m *soldOutMemory) refuse(t *models.Template, user string, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.items[t.ID]
+	if e == nil || e.holders == nil {
+		return false
+	}
+	if _, ok := e.holders[user]; ok {
+		return false
+	}
+	if age := now.Sub(e.seen); age >= soldOutFresh || age < 0 {
+		if !e.probing || age >= 2*soldOutFresh || age < 0 {
+			// This claim asks the script; the others keep being answered
+			// from memory until it has, unless the probe is lost.
+			e.probing = true
+			e.seen = now.Add(-soldOutFresh) // a lost probe is retried a second later
+			return false
+		}
+	}
+	if reason, _ := t.ClaimRefusal(now); reason != "" {
+		return false
+	}
+	return true
+}
+
+// observe records the claim script's answer for template tid: sold_out with
+// the stock generation gen, or any other answer that says the template is not
+// sold out (claimed, user_limit_reached, budget_exhausted, not_claimable),
+// which forgets it. It returns true when the holders of generation gen must
+// be learnt; the caller then calls learn.
+func (m *soldOutMemory) observe(tid int64, soldOut bool, gen string, now time.Time) (learn bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.items == nil {
+		m.items = map[int64]*soldOutEntry{}
+	}
+	e := m.items[tid]
+	if !soldOut {
+		delete(m.items, tid)
+		return false
+	}
+	if e == nil || e.gen != gen {
+		e = &soldOutEntry{gen: gen}
+		m.items[tid] = e
+	}
+	e.seen, e.probing = now, false
+	if e.holders == nil && !e.learning {
+		e.learning = true
+		return true
+	}
+	return false
+}
+
+// probeDone ends a probe that got no answer from the script (an error).
+func (m *soldOutMemory) probeDone(tid int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.items[tid]; e != nil {
+		e.probing = false
+	}
+}
+
+// learnt stores the holders read at generation gen, unless the entry has
+// moved on meanwhile. holders nil (the read failed or was too large) lets the
+// next sold_out answer try again.
+func (m *soldOutMemory) learnt(tid int64, gen string, holders map[string]struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.items[tid]
+	if e == nil {
+		return
+	}
+	e.learning = false
+	switch {
+	case holders == nil:
+	case e.gen == gen:
+		e.holders = holders
+	default:
+		// The read saw a newer generation than the answer that started
+		// it: keep it, under that generation, until a sold_out answer
+		// confirms or replaces it.
+		e.gen, e.holders = gen, holders
+	}
+}
+
+// forget drops the memory of a template whose stock this instance changed
+// (stock added, a coupon given back, a status or window change).
+func (m *soldOutMemory) forget(tid int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.items, tid)
+}
+
+// soldOutRefusal is the answer to a claim of a sold-out template.
+func soldOutRefusal() error {
+	return models.Errorf(models.CodeSoldOut, "this coupon is sold out")
+}
+
+// learnSoldOut reads who may hold an idempotency key of a claim of template
+// t: the users in its Redis users hash, read with the stock generation in one
+// transaction, and the users of every coupon row of it in the database
+// (refunded and revoked ones included: their keys live on). Any claim made
+// after that read needed stock to come back, which changed the generation.
+// It runs in its own goroutine, started by a sold_out answer.
+func (s *Service) learnSoldOut(t *models.Template) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DBTimeout)
+	defer cancel()
+	gen, holders := s.readHolders(ctx, t)
+	s.soldOut.learnt(t.ID, gen, holders)
+}
+
+func (s *Service) readHolders(ctx context.Context, t *models.Template) (string, map[string]struct{}) {
+	tpl := s.keys.template(t.CampaignID, t.ID)
+	users := s.keys.users(t.CampaignID, t.ID)
+	pipe := s.rdb.TxPipeline()
+	genCmd := pipe.HGet(ctx, tpl, "gen")
+	remCmd := pipe.HGet(ctx, tpl, "remaining")
+	lenCmd := pipe.HLen(ctx, users)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if rem, err := remCmd.Int64(); err != nil || rem > 0 || lenCmd.Val() > maxSoldOutHolders {
+		return "", nil
+	}
+	// The users hash is read in the same transaction as the generation
+	// again, so that both belong to one moment.
+	pipe = s.rdb.TxPipeline()
+	genCmd = pipe.HGet(ctx, tpl, "gen")
+	remCmd = pipe.HGet(ctx, tpl, "remaining")
+	keysCmd := pipe.HKeys(ctx, users)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if rem, err := remCmd.Int64(); err != nil || rem > 0 || keysCmd.Err() != nil {
+		return "", nil
+	}
+	gen := genCmd.Val() // "" when the hash has no generation yet (redis.Nil)
+	holders := make(map[string]struct{}, len(keysCmd.Val()))
+	for _, u := range keysCmd.Val() {
+		holders[u] = struct{}{}
+	}
+	var fromDB []string
+	if err := s.db.WithContext(ctx).Model(&models.Coupon{}).Where("template_id = ?", t.ID).
+		Distinct().Pluck("user_id", &fromDB).Error; err != nil {
+		return "", nil
+	}
+	for _, u := range fromDB {
+		holders[u] = struct{}{}
+	}
+	if len(holders) > maxSoldOutHolders {
+		return "", nil
+	}
+	return gen, holders
+}
