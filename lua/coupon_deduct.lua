@@ -9,8 +9,8 @@
 -- KEYS (all of one campaign, sharing the hash tag {c<campaign_id>}):
 --   1 budget   string: remaining budget in cents, -1 = the campaign has no budget
 --   2 template hash: remaining, next (next never-used slot), total, limit, value,
---              gen (the stock generation: changed by every script that gives
---              stock back or rebuilds the hash; see docs/soldout.md)
+--              gen (the holders' generation: one up with every reservation,
+--              new with every rebuild; see docs/soldout.md)
 --   3 free     list of slots given back, handed out before fresh ones
 --   4 users    hash: user_id -> comma list of the user ordinals they hold
 --   5 idem     the idempotency key of this request
@@ -42,8 +42,8 @@
 --      detail "H" when the user holds a coupon of the template: the refusal
 --      may then be a replay whose key Redis lost, which only the database can
 --      tell (no other refusal needs a database read); sold_out adds the
---      template's stock generation: {2, 0, 0, 0, holds, gen} (gen "" when the
---      hash has none yet), which an instance keeps with its memory of the
+--      template's holders' generation: {2, 0, 0, 0, holds, gen} (gen "" when
+--      the hash has none yet), which an instance keeps with its memory of the
 --      sell-out (docs/soldout.md)
 --   3  bad arguments (detail says which)
 --   6  not_claimable: the rule refuses at now; {6, at, 0, remaining, holds,
@@ -117,6 +117,8 @@ if not slot then
   redis.call('HINCRBY', KEYS[2], 'next', 1)
 end
 remaining = redis.call('HINCRBY', KEYS[2], 'remaining', -1)
+-- One more user may hold a key of this template: a new holders' generation.
+redis.call('HINCRBY', KEYS[2], 'gen', 1)
 if held == '' then held = tostring(ordinal) else held = held .. ',' .. ordinal end
 redis.call('HSET', KEYS[4], user, held)
 local member = tid .. '|' .. user .. '|' .. slot .. '|' .. ordinal .. '|' .. value .. '|' .. rid

@@ -106,9 +106,10 @@ for _, m in ipairs(inflight) do
   end
 end
 
--- A rebuilt hash starts a new stock generation (docs/soldout.md): larger than
--- the one it replaces, and, when that one is lost with the hash, the server's
--- clock in microseconds, which the +1 of each stock return never catches up.
+-- A rebuilt hash starts a new holders' generation (docs/soldout.md): larger
+-- than the one it replaces and at least the server's clock in microseconds,
+-- so that a hash lost and rebuilt never repeats a generation an instance
+-- remembers (the +1 of each reservation does not catch up with the clock).
 local clock = redis.call('TIME')
 local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 for _, t in pairs(tpl) do

@@ -29,8 +29,6 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
     redis.call('LPUSH', KEYS[3], slot)
   end
   redis.call('HINCRBY', KEYS[2], 'remaining', 1)
-  -- Stock came back: a new stock generation (docs/soldout.md).
-  redis.call('HINCRBY', KEYS[2], 'gen', 1)
 end
 local b = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if b >= 0 then redis.call('INCRBY', KEYS[1], value) end

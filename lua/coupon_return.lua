@@ -24,8 +24,6 @@ if slot >= nextslot or redis.call('LPOS', KEYS[3], ARGV[2]) then return done(4) 
 
 redis.call('LPUSH', KEYS[3], slot)
 redis.call('HINCRBY', KEYS[2], 'remaining', 1)
--- Stock came back: a new stock generation (docs/soldout.md).
-redis.call('HINCRBY', KEYS[2], 'gen', 1)
 local b = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if b >= 0 then redis.call('INCRBY', KEYS[1], ARGV[4]) end
 local held = redis.call('HGET', KEYS[4], ARGV[1])

@@ -13,6 +13,4 @@ local total = tonumber(redis.call('HGET', KEYS[1], 'total'))
 if total >= tonumber(ARGV[2]) then return 2 end
 redis.call('HINCRBY', KEYS[1], 'total', ARGV[1])
 redis.call('HINCRBY', KEYS[1], 'remaining', ARGV[1])
--- Stock came back: a new stock generation (docs/soldout.md).
-redis.call('HINCRBY', KEYS[1], 'gen', 1)
 return 1

@@ -102,7 +102,7 @@ func (f *fixture) deductArgs(t *testing.T, keys []string, args ...any) deductRes
 	if err != nil {
 		t.Fatalf("coupon_deduct.lua: %v", err)
 	}
-	long := vals[0] == int64(lua.DeductDuplicate) || vals[0] == int64(lua.DeductNotClaimable)
+	long := vals[0] == int64(lua.DeductDuplicate) || vals[0] == int64(lua.DeductNotClaimable) || vals[0] == int64(lua.DeductSoldOut)
 	if want := map[bool]int{true: 6, false: 5}[long]; len(vals) != want {
 		t.Fatalf("coupon_deduct.lua answered %d values: %v, want %d", len(vals), vals, want)
 	}
@@ -179,6 +179,7 @@ func (f *fixture) snapshot(t *testing.T) snapshot {
 		case "hash":
 			var h map[string]string
 			h, err = f.rdb.HGetAll(f.ctx, k).Result()
+			delete(h, "gen")  // the holders' generation: see TestHoldersGeneration
 			v = fmt.Sprint(h) // fmt sorts map keys
 		case "list":
 			var l []string
@@ -231,12 +232,15 @@ func (f *fixture) assertUnchanged(t *testing.T, before snapshot) {
 	}
 }
 
+// hash reads a hash without the template hash's holders' generation, which
+// TestHoldersGeneration checks.
 func (f *fixture) hash(t *testing.T, key string) map[string]string {
 	t.Helper()
 	h, err := f.rdb.HGetAll(f.ctx, key).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
+	delete(h, "gen")
 	return h
 }
 
@@ -1157,5 +1161,48 @@ func TestScriptsTouchOnlyTheirKeys(t *testing.T) {
 	sort.Strings(want)
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys = %v, want %v", keys, want)
+	}
+}
+
+// TestHoldersGeneration: the template hash's "gen" goes up by one with every
+// reservation and with nothing else the claim path does (refusals, replays,
+// confirm, release); sold_out answers it; a rebuild makes it larger than
+// before, and at least the server's clock in microseconds when the hash was
+// lost (see docs/soldout.md).
+func TestHoldersGeneration(t *testing.T) {
+	f := newFixture(t)
+	gen := func() string { return f.rdb.HGet(f.ctx, f.tpl(tid), "gen").Val() }
+	f.seed(t, -1, tid, tplState{remaining: 2, next: 1, total: 2, limit: 1, value: 100})
+	assertEqual(t, "gen at first", gen(), "")
+	assertDeduct(t, f.deduct(t, tid, "u1", "k1"), deductResult{0, 1, 1, 1, ""})
+	assertEqual(t, "gen after a reservation", gen(), "1")
+	f.deduct(t, tid, "u1", "k1")  // replay
+	f.deduct(t, tid, "u1", "k1b") // user limit
+	assertEqual(t, "gen after refusals", gen(), "1")
+	r2 := f.deduct(t, tid, "u2", "k2")
+	assertEqual(t, "gen after a second reservation", gen(), "2")
+	vals, err := lua.Deduct.Run(f.ctx, f.rdb, f.deductKeys(tid, "k3"), tid, "u3", "k3", now0, ttl, attempt).Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals) != 6 || vals[0] != int64(lua.DeductSoldOut) || vals[5] != "2" {
+		t.Fatalf("sold_out answered %v, want the generation 2 last", vals)
+	}
+	assertEqual(t, "release", f.release(t, tid, "k2", member(tid, "u2", r2.slot, 1, 100, "k2")), int64(1))
+	assertEqual(t, "gen after a release", gen(), "2")
+
+	// A forced rebuild over the hash: larger than before.
+	start := time.Now()
+	f.load(t, "force", -1, loadTemplate{id: tid, total: 2, limit: 1, value: 100, next: 2, users: "u1=1"})
+	after, err := strconv.ParseInt(gen(), 10, 64)
+	if err != nil || after <= 2 {
+		t.Fatalf("gen after a rebuild %q, want a number above 2", gen())
+	}
+	// The hash lost and rebuilt: the server's clock in microseconds.
+	f.rdb.Del(f.ctx, f.tpl(tid))
+	f.load(t, "missing", -1, loadTemplate{id: tid, total: 2, limit: 1, value: 100, next: 2, users: "u1=1"})
+	lost, err := strconv.ParseInt(gen(), 10, 64)
+	if err != nil || lost < start.Add(-time.Minute).UnixMicro() {
+		t.Fatalf("gen after the hash was lost %q, want at least the clock in µs (%d)", gen(), start.UnixMicro())
 	}
 }

@@ -33,9 +33,11 @@ type soldOutMemory struct {
 
 // soldOutEntry is the memory of one sold-out template.
 type soldOutEntry struct {
-	// gen is the template's stock generation when holders was read; a
-	// sold_out answer with another generation means stock came back (and
-	// maybe went again) since: the entry is learnt anew.
+	// gen is the template's holders' generation when holders was read (the
+	// claim script adds one with every reservation, a rebuild of the
+	// counters makes a new one); a sold_out answer with another generation
+	// means someone reserved since (stock came back and went again): the
+	// entry is learnt anew.
 	gen string
 	// holders are the users who may hold an idempotency key of a claim of
 	// this template: everyone in its users hash at generation gen, and
@@ -81,7 +83,7 @@ func (m *soldOutMemory) refuse(t *models.Template, user string, now time.Time) b
 }
 
 // observe records the claim script's answer for template tid: sold_out with
-// the stock generation gen, or any other answer that says the template is not
+// the holders' generation gen, or any other answer that says the template is not
 // sold out (claimed, user_limit_reached, budget_exhausted, not_claimable),
 // which forgets it. It returns true when the holders of generation gen must
 // be learnt; the caller then calls learn.
@@ -156,8 +158,8 @@ func soldOutRefusal() error {
 // learnSoldOut reads who may hold an idempotency key of a claim of template
 // t: the users in its Redis users hash, read with the stock generation in one
 // transaction, and the users of every coupon row of it in the database
-// (refunded and revoked ones included: their keys live on). Any claim made
-// after that read needed stock to come back, which changed the generation.
+// (refunded and revoked ones included: their keys live on). Any reservation
+// after that read changes the generation read with the hash.
 // It runs in its own goroutine, started by a sold_out answer.
 func (s *Service) learnSoldOut(t *models.Template) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DBTimeout)
