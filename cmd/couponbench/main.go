@@ -57,6 +57,13 @@ type config struct {
 	pprofDir    string
 	cpuProfile  string
 	watchCPU    string
+	// rate runs claim and flash open loop at this many requests a second;
+	// openLoop, when above zero, adds claim-open and flash-open after claim
+	// and flash, open loop at this fraction of the rate each just measured.
+	rate     float64
+	openLoop float64
+	// divide divides every count, for reduced runs (1: full size).
+	divide int
 }
 
 // order is the order of -scenario all: each reference next to the scenario it
@@ -88,8 +95,24 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.watchCPU, "watch-cpu", "", "other processes whose CPU to report per scenario, as name=pid,... (couponbench and -service-pid always are)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write couponbench's own CPU profile to this file: is the load generator the bottleneck?")
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
+	rate := fs.String("rate", "", "run claim and flash open loop: requests leave on a schedule at this rate (e.g. 2000/s) and latency runs from the scheduled time")
+	fs.IntVar(&c.divide, "divide", 1, "divide every count by this (a reduced run; -short is 50 and a few seconds per scenario)")
+	fs.Float64Var(&c.openLoop, "open-loop", 0, "after claim and flash, run each again open loop (claim-open, flash-open) at this fraction of the answers/s just measured, e.g. 0.5")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if *rate != "" {
+		r, err := parseRate(*rate)
+		if err != nil {
+			return c, err
+		}
+		c.rate = r
+	}
+	if c.divide < 1 {
+		return c, fmt.Errorf("-divide must be at least 1")
+	}
+	if c.openLoop < 0 || c.openLoop > 1 {
+		return c, fmt.Errorf("-open-loop must be between 0 and 1")
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -208,6 +231,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	z := fullSizes()
 	if cfg.short {
 		z = z.short()
+	} else if cfg.divide > 1 {
+		z = z.divided(cfg.divide)
 	}
 	runID := newRunID()
 	rep := &Report{StartedAt: time.Now().UTC(), URL: cfg.url, Concurrency: cfg.concurrency, Short: cfg.short}
@@ -219,7 +244,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	var serviceErr error
 	e := &env{runID: runID, conc: cfg.concurrency, z: z, seed: cfg.seed, rssPID: cfg.servicePID, log: stdout,
-		prof: profiler{base: strings.TrimRight(cfg.pprofURL, "/"), dir: cfg.pprofDir, seconds: 8}}
+		prof: profiler{base: strings.TrimRight(cfg.pprofURL, "/"), dir: cfg.pprofDir, seconds: 8}, rate: cfg.rate}
+	if cfg.rate > 0 {
+		e.rateOf = "-rate"
+	}
 	if cfg.short {
 		e.short = true
 		e.prof.seconds = 2
@@ -261,6 +289,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "couponbench:", redisErr)
 		} else {
 			defer rdb.Close()
+			e.rdb = rdb
 		}
 	}
 	var memBefore int64
@@ -312,6 +341,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cancel()
 		rep.Scenarios = append(rep.Scenarios, s)
 		printSummary(stdout, s)
+		if o := e.openLoopRun(ctx, cfg, s); o != nil {
+			rep.Scenarios = append(rep.Scenarios, o)
+			printSummary(stdout, o)
+		}
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "couponbench: interrupted")
@@ -363,6 +396,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "\nPASS: every guarantee held")
 	return code
+}
+
+// openLoopSeconds is how long an open-loop rerun lasts at its rate (3 s with
+// -short).
+const openLoopSeconds = 15
+
+// openLoopRun runs claim or flash again, open loop at -open-loop times the
+// answers/s that s (the closed-loop run just done) measured, as claim-open or
+// flash-open; nil when there is nothing to run.
+func (e *env) openLoopRun(ctx context.Context, cfg config, s *Summary) *Summary {
+	if cfg.openLoop <= 0 || cfg.rate > 0 || s.Failed() || s.PerSecond <= 0 || ctx.Err() != nil ||
+		(s.Name != "claim" && s.Name != "flash") {
+		return nil
+	}
+	secs := openLoopSeconds
+	if e.short {
+		secs = 3
+	}
+	eo := *e
+	eo.rate = cfg.openLoop * s.PerSecond
+	eo.rateOf = fmt.Sprintf("%g x %s %.0f/s", cfg.openLoop, s.Name, s.PerSecond)
+	n := max(int(eo.rate*float64(secs)), 100)
+	sctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	if s.Name == "claim" {
+		return eo.runClaimSized(sctx, "claim-open", n)
+	}
+	// The flash plan's shape: stock a tenth of the claims, 0.6 users a claim.
+	return eo.runFlashSized(sctx, "flash-open", max(n/10, 10), n, max(n*6/10, 10))
 }
 
 // writeFile writes a file through fill.

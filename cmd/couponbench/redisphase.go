@@ -131,7 +131,6 @@ func (m *sellOutMeter) phases(ctx context.Context) []RedisPhase {
 }
 
 func round1(v float64) float64 { return float64(int(v*10+0.5)) / 10 }
-func round3(v float64) float64 { return float64(int(v*1000+0.5)) / 1000 }
 
 // phasesLine is the console form of the phases.
 func phasesLine(ps []RedisPhase) string {

@@ -291,6 +291,7 @@ func runLimit(ctx context.Context, rdb *redis.Client, runID string, plan []claim
 	}
 	out := make([]claimOutcome, len(plan))
 	var f faults
+	sell := newSellOutMeter(ctx, rdb)
 	t, elapsed := drive(ctx, len(plan), conc, func(ctx context.Context, _, i int) sample {
 		p := plan[i]
 		user, key := userName("", p.user), keyName("l", p.key)
@@ -316,8 +317,10 @@ func runLimit(ctx context.Context, rdb *redis.Client, runID string, plan []claim
 		}
 		slot, _ := res[1].(int64)
 		out[i] = claimOutcome{kind: word, code: fmt.Sprintf("slot%d", slot)}
+		sell.answered(ctx, word)
 		return sample{kind: word, d: d}
 	})
+	s.RedisPhases = sell.phases(ctx)
 	s.fill(t, elapsed)
 	f.report(s)
 	tally := verifyClaims(s, plan, out, stock, 1)

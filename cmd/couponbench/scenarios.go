@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // sizes are the counts of every scenario; -short divides them by 50.
@@ -23,8 +25,11 @@ func fullSizes() sizes {
 	return sizes{flashStock: 10000, flashClaims: 100000, flashUsers: 60000, claims: 50000, redeems: 20000, mixedOps: 30000}
 }
 
-func (z sizes) short() sizes {
-	d := func(n int) int { return max(n/50, 10) }
+func (z sizes) short() sizes { return z.divided(50) }
+
+// divided divides every count by by (at least 10 each), for a reduced run.
+func (z sizes) divided(by int) sizes {
+	d := func(n int) int { return max(n/by, 10) }
 	return sizes{d(z.flashStock), d(z.flashClaims), d(z.flashUsers), d(z.claims), d(z.redeems), d(z.mixedOps)}
 }
 
@@ -40,6 +45,13 @@ type env struct {
 	prof   profiler
 	short  bool
 	db     *sql.DB // the service's database, when reachable: use-log checks
+	// rdb is the service's Redis, when reachable: its cost per answer
+	// before and after a flash sale's sell-out.
+	rdb *redis.Client
+	// rate, when above zero, runs the claim scenarios open loop at this
+	// many requests a second (see driveRate); rateOf says where it comes from.
+	rate   float64
+	rateOf string
 }
 
 // claimWords are the answers a claim may get.
@@ -51,10 +63,12 @@ func (e *env) runClaims(ctx context.Context, s *Summary, tid int64, plan []claim
 	var f faults
 	rss := startRSS(e.rssPID, 100*time.Millisecond)
 	profDone := e.prof.start(ctx, s.Name)
-	t, elapsed := drive(ctx, len(plan), e.conc, func(ctx context.Context, _, i int) sample {
+	sell := newSellOutMeter(ctx, e.rdb)
+	run := func(ctx context.Context, _, i int) sample {
 		p := plan[i]
 		a := e.c.claim(ctx, tid, userName(prefix, p.user), keyName(prefix, p.key))
 		kind := classify(&a, &f, "claim", claimWords...)
+		sell.answered(ctx, kind)
 		o := claimOutcome{kind: kind}
 		if a.body.Coupon != nil {
 			o.code = a.body.Coupon.Code
@@ -64,7 +78,18 @@ func (e *env) runClaims(ctx context.Context, s *Summary, tid int64, plan []claim
 		}
 		out[i] = o
 		return sample{kind: kind, d: a.d}
-	})
+	}
+	var t *tally
+	var elapsed time.Duration
+	if e.rate > 0 {
+		var ol OpenLoop
+		t, elapsed, ol = driveRate(ctx, len(plan), e.rate, e.conc, run)
+		ol.Of = e.rateOf
+		s.OpenLoop = &ol
+	} else {
+		t, elapsed = drive(ctx, len(plan), e.conc, run)
+	}
+	s.RedisPhases = sell.phases(ctx)
 	s.MaxRSSMB = rss.Stop()
 	s.Profile = profDone()
 	s.fill(t, elapsed)
@@ -86,31 +111,40 @@ func (e *env) afterClaims(ctx context.Context, s *Summary, tid int64, limit int,
 // runFlash is the flash sale: far more claims than stock, users retrying.
 func (e *env) runFlash(ctx context.Context) *Summary {
 	z := e.z
-	s := &Summary{Name: "flash", OKWord: "claimed", Concurrency: e.conc,
-		Params: fmt.Sprintf("stock %d, limit 1, %d claims from %d users (retries: half same key, half new key)", z.flashStock, z.flashClaims, z.flashUsers)}
-	prefix := "b" + e.runID + "f-"
-	tid, err := e.c.createTemplate(ctx, templateSpec{name: "bench flash " + e.runID, stock: z.flashStock, limit: 1, faceValue: 500})
+	return e.runFlashSized(ctx, "flash", z.flashStock, z.flashClaims, z.flashUsers)
+}
+
+// runFlashSized is a flash sale of claims requests from users users on a
+// stock of stock, under the scenario name name.
+func (e *env) runFlashSized(ctx context.Context, name string, stock, claims, users int) *Summary {
+	s := &Summary{Name: name, OKWord: "claimed", Concurrency: e.conc,
+		Params: fmt.Sprintf("stock %d, limit 1, %d claims from %d users (retries: half same key, half new key)", stock, claims, users)}
+	prefix := "b" + e.runID + name[:1] + fmt.Sprint(len(name)) + "-"
+	tid, err := e.c.createTemplate(ctx, templateSpec{name: "bench " + name + " " + e.runID, stock: stock, limit: 1, faceValue: 500})
 	if err != nil {
 		s.Error = err.Error()
 		return s
 	}
-	plan := flashPlan(z.flashClaims, z.flashUsers, 0.5, e.seed)
-	tally := e.runClaims(ctx, s, tid, plan, z.flashStock, 1, prefix)
+	plan := flashPlan(claims, users, 0.5, e.seed)
+	tally := e.runClaims(ctx, s, tid, plan, stock, 1, prefix)
 	s.Coupons = tally.claimed
-	s.check("exact stock", tally.claimed == z.flashStock, "%d coupons claimed, stock %d", tally.claimed, z.flashStock)
+	s.check("exact stock", tally.claimed == stock, "%d coupons claimed, stock %d", tally.claimed, stock)
 	e.afterClaims(ctx, s, tid, 1, prefix, plan, tally)
 	return s
 }
 
 // runClaim is the committed-claim rate: stock above the requests, every
 // claim a new user.
-func (e *env) runClaim(ctx context.Context) *Summary {
-	n := e.z.claims
+func (e *env) runClaim(ctx context.Context) *Summary { return e.runClaimSized(ctx, "claim", e.z.claims) }
+
+// runClaimSized is the committed-claim rate of n claims under the scenario
+// name name.
+func (e *env) runClaimSized(ctx context.Context, name string, n int) *Summary {
 	stock := n + n/10
-	s := &Summary{Name: "claim", OKWord: "claimed", Concurrency: e.conc,
+	s := &Summary{Name: name, OKWord: "claimed", Concurrency: e.conc,
 		Params: fmt.Sprintf("stock %d, limit 1, %d claims by distinct users", stock, n)}
-	prefix := "b" + e.runID + "c-"
-	tid, err := e.c.createTemplate(ctx, templateSpec{name: "bench claim " + e.runID, stock: stock, limit: 1, faceValue: 500})
+	prefix := "b" + e.runID + name[:1] + fmt.Sprint(len(name)) + "-"
+	tid, err := e.c.createTemplate(ctx, templateSpec{name: "bench " + name + " " + e.runID, stock: stock, limit: 1, faceValue: 500})
 	if err != nil {
 		s.Error = err.Error()
 		return s

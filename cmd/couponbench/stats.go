@@ -38,7 +38,14 @@ type Summary struct {
 	P50Ms       float64 `json:"p50_ms"`
 	P95Ms       float64 `json:"p95_ms"`
 	P99Ms       float64 `json:"p99_ms"`
+	P999Ms      float64 `json:"p999_ms"`
 	MaxMs       float64 `json:"max_ms"`
+	// OpenLoop is set when the scenario ran at a fixed arrival rate; its
+	// latencies then run from each request's scheduled time.
+	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
+	// RedisPhases is what Redis spent per answer before and after the
+	// sell-out, for a flash sale that sold out.
+	RedisPhases []RedisPhase `json:"redis_phases,omitempty"`
 	// MaxRSSMB is the service's largest resident set seen during the
 	// scenario, when its pid was given.
 	MaxRSSMB float64 `json:"max_rss_mb,omitempty"`
@@ -142,6 +149,7 @@ func (s *Summary) fill(t *tally, elapsed time.Duration) {
 	s.P50Ms = ms(percentile(lat, 50))
 	s.P95Ms = ms(percentile(lat, 95))
 	s.P99Ms = ms(percentile(lat, 99))
+	s.P999Ms = ms(percentile(lat, 99.9))
 	if len(lat) > 0 {
 		s.MaxMs = ms(lat[len(lat)-1])
 	}
@@ -182,7 +190,14 @@ func printSummary(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "  %-12s %d in %.2fs, concurrency %d\n", "requests", s.Requests, s.Seconds, s.Concurrency)
 	fmt.Fprintf(w, "  %-12s %s\n", "results", resultsLine(s.Results))
 	fmt.Fprintf(w, "  %-12s %.0f answers/s, %.0f %s/s\n", "throughput", s.PerSecond, s.OKPerSecond, s.OKWord)
-	fmt.Fprintf(w, "  %-12s p50 %.2fms  p95 %.2fms  p99 %.2fms  max %.2fms\n", "latency", s.P50Ms, s.P95Ms, s.P99Ms, s.MaxMs)
+	fmt.Fprintf(w, "  %-12s p50 %.2fms  p95 %.2fms  p99 %.2fms  p99.9 %.2fms  max %.2fms\n", "latency", s.P50Ms, s.P95Ms, s.P99Ms, s.P999Ms, s.MaxMs)
+	if o := s.OpenLoop; o != nil {
+		fmt.Fprintf(w, "  %-12s %.0f requests/s scheduled%s, latency from the scheduled time; %d of %d sent more than %s late, at most %d in flight\n",
+			"open loop", o.Rate, map[bool]string{true: " (" + o.Of + ")", false: ""}[o.Of != ""], o.Missed, s.Requests, lateAfter, o.MaxInFlight)
+	}
+	if len(s.RedisPhases) > 0 {
+		fmt.Fprintf(w, "  %-12s %s\n", "redis", phasesLine(s.RedisPhases))
+	}
 	if len(s.CPU) > 0 {
 		fmt.Fprintf(w, "  %-12s %s\n", "cpu", cpuLine(s.CPU))
 	}
@@ -279,12 +294,24 @@ func (r *Report) computeRatios() {
 	if f := get("flash"); f != nil {
 		r.Ratios = append(r.Ratios, newRatio("flash p99 latency (ms)", f.P99Ms, 50, true, ""))
 		if f.MaxRSSMB > 0 {
-			r.Ratios = append(r.Ratios, newRatio("flash max RSS of the service (MB)", f.MaxRSSMB, 300, true, ""))
+			r.Ratios = append(r.Ratios, newRatio("flash max RSS of the service (MB)", f.MaxRSSMB, 150, true, ""))
+		}
+	}
+	for _, name := range []string{"flash-open", "claim-open"} {
+		if o := get(name); o != nil && o.OpenLoop != nil {
+			r.Ratios = append(r.Ratios, newRatio(name+" p99 latency at a fixed rate (ms)", o.P99Ms, 20, true,
+				fmt.Sprintf("%.0f/s scheduled (%s), p99.9 %.2f ms, %d sent late", o.OpenLoop.Rate, o.OpenLoop.Of, o.P999Ms, o.OpenLoop.Missed)))
 		}
 	}
 	if d, raw := get("redeem"), get("rawredeem"); d != nil && raw != nil && raw.OKPerSecond > 0 {
 		r.Ratios = append(r.Ratios, newRatio("redeem/rawredeem (redemptions/s)", d.OKPerSecond/raw.OKPerSecond, 0.7, false,
 			fmt.Sprintf("%.0f/s vs %.0f/s", d.OKPerSecond, raw.OKPerSecond)))
+	}
+	if c, raw := get("checkout"), get("rawredeem"); c != nil && raw != nil && raw.OKPerSecond > 0 {
+		// One checkout answer is an order: a hold and then its confirm or
+		// release (or nothing, left to expire), against bare redemptions.
+		r.Ratios = append(r.Ratios, newRatio("checkout/rawredeem (hold+confirm orders/s)", c.PerSecond/raw.OKPerSecond, 0.5, false,
+			fmt.Sprintf("%.0f/s vs %.0f/s", c.PerSecond, raw.OKPerSecond)))
 	}
 }
 
@@ -343,6 +370,8 @@ func writeMarkdown(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "| %s | %s |\n", s.Name, mdEscape(resultsLine(s.Results)))
 	}
 	writeCPUTable(w, r.Scenarios)
+	writeOpenLoopTable(w, r.Scenarios)
+	writeRedisPhasesTable(w, r.Scenarios)
 	if len(r.Ratios) > 0 {
 		fmt.Fprintf(w, "\n| target | value | goal | verdict | detail |\n|---|---:|---|---|---|\n")
 		for _, x := range r.Ratios {
@@ -419,5 +448,42 @@ func writeCPUTable(w io.Writer, scenarios []*Summary) {
 			total += s.CPU[i].Cores
 		}
 		fmt.Fprintf(w, " %.2f |\n", total)
+	}
+}
+
+// writeOpenLoopTable writes the scenarios run at a fixed arrival rate.
+func writeOpenLoopTable(w io.Writer, scenarios []*Summary) {
+	first := true
+	for _, s := range scenarios {
+		o := s.OpenLoop
+		if o == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\nAt a fixed arrival rate (open loop: requests leave on a schedule, latency from the scheduled time):\n\n")
+			fmt.Fprintf(w, "| scenario | rate /s | of | answers/s | p50 ms | p99 ms | p99.9 ms | max ms | sent late (> %s) | most in flight |\n", lateAfter)
+			fmt.Fprintf(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+			first = false
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %d |\n",
+			s.Name, o.Rate, mdEscape(o.Of), s.PerSecond, s.P50Ms, s.P99Ms, s.P999Ms, s.MaxMs, o.Missed, o.MaxInFlight)
+	}
+}
+
+// writeRedisPhasesTable writes Redis's cost per answer before and after each
+// flash sale's sell-out.
+func writeRedisPhasesTable(w io.Writer, scenarios []*Summary) {
+	first := true
+	for _, s := range scenarios {
+		for _, p := range s.RedisPhases {
+			if first {
+				fmt.Fprintf(w, "\nRedis per answer before and after the sell-out (INFO deltas; Redis is shared with the machine's other work):\n\n")
+				fmt.Fprintf(w, "| scenario | phase | answers | answers/s | Redis CPU µs/answer | in commands µs/answer | commands/answer | Redis cores |\n")
+				fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|\n")
+				first = false
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.1f | %.1f | %.2f | %.2f |\n", s.Name, p.Phase, p.Answers, p.AnswersPerSecond,
+				p.CPUMicrosPerAns, p.CmdMicrosPerAns, p.CallsPerAnswer, p.RedisCoresInPhase)
+		}
 	}
 }

@@ -107,7 +107,7 @@ func TestPrintSummary(t *testing.T) {
 			"requests     100 in 2.00s, concurrency 8",
 			"results      sold_out 90, claimed 10",
 			"throughput   50 answers/s, 5 claimed/s",
-			"latency      p50 1.50ms  p95 3.25ms  p99 4.00ms  max 9.75ms",
+			"latency      p50 1.50ms  p95 3.25ms  p99 4.00ms  p99.9 0.00ms  max 9.75ms",
 			"check ok   exact stock: 10 coupons claimed, stock 10",
 		} {
 			if !strings.Contains(out, want) {
