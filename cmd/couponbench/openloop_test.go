@@ -68,7 +68,7 @@ func TestDriveRateKeepsSchedule(t *testing.T) {
 
 func TestOpenLoopMarkdown(t *testing.T) {
 	r := &Report{Scenarios: []*Summary{{Name: "flash-open", OKWord: "claimed", Requests: 100, PerSecond: 50, P99Ms: 12, P999Ms: 15,
-		OpenLoop: &OpenLoop{Rate: 50, Of: "0.5 x flash 100/s", Missed: 3, MaxInFlight: 7},
+		OpenLoop:    &OpenLoop{Rate: 50, Of: "0.5 x flash 100/s", Missed: 3, MaxInFlight: 7},
 		RedisPhases: []RedisPhase{{Phase: "before sell-out", Answers: 10, CPUMicrosPerAns: 40.5, CmdMicrosPerAns: 30, CallsPerAnswer: 2}}}}}
 	r.computeRatios()
 	var b strings.Builder

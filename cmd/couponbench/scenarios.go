@@ -135,7 +135,9 @@ func (e *env) runFlashSized(ctx context.Context, name string, stock, claims, use
 
 // runClaim is the committed-claim rate: stock above the requests, every
 // claim a new user.
-func (e *env) runClaim(ctx context.Context) *Summary { return e.runClaimSized(ctx, "claim", e.z.claims) }
+func (e *env) runClaim(ctx context.Context) *Summary {
+	return e.runClaimSized(ctx, "claim", e.z.claims)
+}
 
 // runClaimSized is the committed-claim rate of n claims under the scenario
 // name name.
