@@ -14,16 +14,17 @@ import (
 
 // RedisPhase is what Redis spent per answer in one phase of a flash sale:
 // before the sell-out (claims reserve stock) or after it (refusals). CPU is
-// the server's used_cpu_sys+used_cpu_user (network included), Cmd the sum of
-// its INFO commandstats usec (command execution only) and Calls the commands
-// it counted; every figure divided by the answers of the phase. Redis is
+// the server's used_cpu_sys+used_cpu_user (network included), Script the
+// usec of its script runs (INFO commandstats of eval, evalsha and their
+// read-only forms: the commands a script calls are inside it) and Scripts
+// their number; every figure divided by the answers of the phase. Redis is
 // shared with whatever else runs on the machine, which these deltas include.
 type RedisPhase struct {
 	Phase             string  `json:"phase"`
 	Answers           int     `json:"answers"`
 	CPUMicrosPerAns   float64 `json:"cpu_us_per_answer"`
-	CmdMicrosPerAns   float64 `json:"cmd_us_per_answer"`
-	CallsPerAnswer    float64 `json:"calls_per_answer"`
+	CmdMicrosPerAns   float64 `json:"script_us_per_answer"`
+	CallsPerAnswer    float64 `json:"scripts_per_answer"`
 	SecondsOfTheRun   float64 `json:"seconds"`
 	AnswersPerSecond  float64 `json:"answers_per_second"`
 	RedisCoresInPhase float64 `json:"redis_cores"`
@@ -51,7 +52,7 @@ func readRedisSnap(ctx context.Context, rdb *redis.Client) redisSnap {
 			f, _ := strconv.ParseFloat(v, 64)
 			s.cpu += f * 1e6
 			s.ok = true
-		case strings.HasPrefix(line, "cmdstat_"):
+		case strings.HasPrefix(line, "cmdstat_eval"):
 			// cmdstat_evalsha:calls=3,usec=12,usec_per_call=4.00,...
 			_, fields, _ := strings.Cut(line, ":")
 			for kv := range strings.SplitSeq(fields, ",") {
@@ -136,7 +137,7 @@ func round1(v float64) float64 { return float64(int(v*10+0.5)) / 10 }
 func phasesLine(ps []RedisPhase) string {
 	var parts []string
 	for _, p := range ps {
-		parts = append(parts, fmt.Sprintf("%s: %d answers, %.1f µs CPU, %.1f µs in commands, %.2f commands per answer",
+		parts = append(parts, fmt.Sprintf("%s: %d answers, %.1f µs CPU, %.1f µs in scripts, %.2f scripts per answer",
 			p.Phase, p.Answers, p.CPUMicrosPerAns, p.CmdMicrosPerAns, p.CallsPerAnswer))
 	}
 	return strings.Join(parts, "; ")

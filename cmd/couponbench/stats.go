@@ -478,7 +478,7 @@ func writeRedisPhasesTable(w io.Writer, scenarios []*Summary) {
 		for _, p := range s.RedisPhases {
 			if first {
 				fmt.Fprintf(w, "\nRedis per answer before and after the sell-out (INFO deltas; Redis is shared with the machine's other work):\n\n")
-				fmt.Fprintf(w, "| scenario | phase | answers | answers/s | Redis CPU µs/answer | in commands µs/answer | commands/answer | Redis cores |\n")
+				fmt.Fprintf(w, "| scenario | phase | answers | answers/s | Redis CPU µs/answer | in scripts µs/answer | scripts/answer | Redis cores |\n")
 				fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|\n")
 				first = false
 			}
