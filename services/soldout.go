@@ -49,6 +49,10 @@ type soldOutEntry struct {
 	// claim goes to the script to see whether the template is still sold
 	// out.
 	learning, probing bool
+	// learnAfter is when a read that found nothing to keep (too many
+	// holders, stock back, a fault) may be tried again: not on every
+	// sold_out answer.
+	learnAfter time.Time
 }
 
 // refuse reports whether a claim of template t by user may be answered
@@ -103,7 +107,7 @@ func (m *soldOutMemory) observe(tid int64, soldOut bool, gen string, now time.Ti
 		m.items[tid] = e
 	}
 	e.seen, e.probing = now, false
-	if e.holders == nil && !e.learning {
+	if e.holders == nil && !e.learning && !now.Before(e.learnAfter) {
 		e.learning = true
 		return true
 	}
@@ -120,9 +124,9 @@ func (m *soldOutMemory) probeDone(tid int64) {
 }
 
 // learnt stores the holders read at generation gen, unless the entry has
-// moved on meanwhile. holders nil (the read failed or was too large) lets the
-// next sold_out answer try again.
-func (m *soldOutMemory) learnt(tid int64, gen string, holders map[string]struct{}) {
+// moved on meanwhile. holders nil (the read failed or was too large) lets a
+// sold_out answer soldOutFresh after now try again.
+func (m *soldOutMemory) learnt(tid int64, gen string, holders map[string]struct{}, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.items[tid]
@@ -132,6 +136,7 @@ func (m *soldOutMemory) learnt(tid int64, gen string, holders map[string]struct{
 	e.learning = false
 	switch {
 	case holders == nil:
+		e.learnAfter = now.Add(soldOutFresh)
 	case e.gen == gen:
 		e.holders = holders
 	default:
@@ -165,7 +170,7 @@ func (s *Service) learnSoldOut(t *models.Template) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DBTimeout)
 	defer cancel()
 	gen, holders := s.readHolders(ctx, t)
-	s.soldOut.learnt(t.ID, gen, holders)
+	s.soldOut.learnt(t.ID, gen, holders, s.now())
 }
 
 func (s *Service) readHolders(ctx context.Context, t *models.Template) (string, map[string]struct{}) {

@@ -1,0 +1,64 @@
+package services
+
+import (
+	"testing"
+	"time"
+
+	"couponsvc/models"
+)
+
+// TestSoldOutMemoryProbe: once a second has passed since the script last said
+// sold_out, exactly one claim goes to the script while the others are still
+// answered from memory; a probe that never answers is replaced a second
+// later; a read that kept nothing is not tried again within a second.
+func TestSoldOutMemoryProbe(t *testing.T) {
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	tpl := &models.Template{ID: 7, Status: models.TemplateActive, ClaimStartsAt: at.Add(-time.Hour)}
+	var m soldOutMemory
+	if m.refuse(tpl, "u9", at) {
+		t.Fatal("refused with nothing remembered")
+	}
+	if !m.observe(7, true, "3", at) {
+		t.Fatal("a first sold_out did not ask to learn")
+	}
+	if m.observe(7, true, "3", at) {
+		t.Fatal("a second sold_out asked to learn while learning")
+	}
+	if m.refuse(tpl, "u9", at) {
+		t.Fatal("refused before the holders were learnt")
+	}
+	m.learnt(7, "3", map[string]struct{}{"u1": {}}, at)
+	if !m.refuse(tpl, "u9", at) || m.refuse(tpl, "u1", at) {
+		t.Fatal("want u9 refused from memory and u1 sent to the script")
+	}
+	later := at.Add(soldOutFresh)
+	if m.refuse(tpl, "u9", later) {
+		t.Fatal("the first claim a second later was not the probe")
+	}
+	if !m.refuse(tpl, "u8", later) || !m.refuse(tpl, "u7", later.Add(soldOutFresh/2)) {
+		t.Fatal("claims during the probe were not answered from memory")
+	}
+	// The probe never answers: a second after it started, another probes.
+	if m.refuse(tpl, "u6", later.Add(soldOutFresh)) {
+		t.Fatal("a lost probe was not replaced")
+	}
+	// The script answers sold_out with another generation: learn anew.
+	if !m.observe(7, true, "4", later.Add(soldOutFresh)) {
+		t.Fatal("a new generation did not ask to learn")
+	}
+	if m.refuse(tpl, "u9", later.Add(soldOutFresh)) {
+		t.Fatal("refused with the holders of an old generation")
+	}
+	m.learnt(7, "4", nil, later.Add(soldOutFresh))
+	if m.observe(7, true, "4", later.Add(soldOutFresh+soldOutFresh/2)) {
+		t.Fatal("a read that kept nothing was tried again within the second")
+	}
+	if !m.observe(7, true, "4", later.Add(2*soldOutFresh)) {
+		t.Fatal("a read that kept nothing was not tried again after a second")
+	}
+	// Any other answer of the script forgets the template.
+	m.observe(7, false, "", later.Add(2*soldOutFresh))
+	if m.refuse(tpl, "u9", later.Add(2*soldOutFresh)) || len(m.items) != 0 {
+		t.Fatal("a claim answered after stock came back did not forget the sell-out")
+	}
+}
