@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -145,14 +146,58 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	}
 	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
 		OrderAmountCents: req.OrderAmountCents, DiscountCents: discount, Cashier: actorName(req.Cashier), UsedAt: now}
-	if err := s.ensureOrder(ctx, req.OrderID); err != nil {
+	start := time.Now()
+	// Most orders carry one coupon: the first attempt creates the order's
+	// row inside the transaction, with the room already taken, which saves
+	// the commit of a separate insert. When the row is there already, the
+	// attempt rolls back (releasing the lock the failed insert took) and
+	// the redemption takes the room of the existing row.
+	err := s.redeemTx(ctx, t, c, req, &lg, now, true)
+	if errors.Is(err, errOrderExists) {
+		err = s.redeemTx(ctx, t, c, req, &lg, now, false)
+	}
+	observe(ctx, s.metrics.DBSeconds.WithLabelValues("redeem"), "redeem", start)
+	if err := checkoutTx(err); err != nil {
+		if models.IsCode(err, models.CodeNotCombinable) {
+			// The order may be full of this very coupon, redeemed by a
+			// request that raced this one: a changed coupon is decided anew.
+			if cur, rerr := s.couponByID(ctx, c.ID); rerr == nil && cur.Version != c.Version {
+				return nil, errRetry
+			}
+		}
 		return nil, err
 	}
-	start := time.Now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	c.Status, c.OrderID, c.UsedAt = models.CouponUsed, &req.OrderID, &now
+	c.Version++
+	c.UpdatedAt = now
+	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
+		PayableCents: req.OrderAmountCents - discount}, nil
+}
+
+// errOrderExists is returned inside a transaction that tried to create the
+// order's row when it was there already.
+var errOrderExists = errors.New("the order's row exists")
+
+// redeemTx writes a redemption in one transaction: the order's room (a new
+// row for the order when newOrder, else a guarded UPDATE of its row), its
+// live coupon, the guarded UPDATE of the coupon and its use log row.
+func (s *Service) redeemTx(ctx context.Context, t *models.Template, c *models.Coupon, req RedeemRequest, lg *models.UseLog,
+	now time.Time, newOrder bool) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The order's row first: its lock and guarded counter refuse a
 		// coupon the order's others cannot share it with.
-		if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
+		if newOrder {
+			// As takeRoom leaves a row that had no coupon.
+			err := tx.Exec(`INSERT INTO checkout_orders
+				(order_id, stacking, coupons, amount_cents, returned_cents, discount_cents, updated_at) VALUES (?, ?, 1, ?, 0, 0, ?)`,
+				req.OrderID, t.Stacking, req.OrderAmountCents, now).Error
+			if _, dup := uniqueViolation(err); dup {
+				return errOrderExists
+			}
+			if err != nil {
+				return err
+			}
+		} else if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
 			return err
 		}
 		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
@@ -170,24 +215,8 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		if s.hooks.afterRedeemUpdate != nil {
 			s.hooks.afterRedeemUpdate(req.OrderID)
 		}
-		return writeUseLog(tx, &lg)
+		return writeUseLog(tx, lg)
 	})
-	observe(ctx, s.metrics.DBSeconds.WithLabelValues("redeem"), "redeem", start)
-	if err := checkoutTx(err); err != nil {
-		if models.IsCode(err, models.CodeNotCombinable) {
-			// The order may be full of this very coupon, redeemed by a
-			// request that raced this one: a changed coupon is decided anew.
-			if cur, rerr := s.couponByID(ctx, c.ID); rerr == nil && cur.Version != c.Version {
-				return nil, errRetry
-			}
-		}
-		return nil, err
-	}
-	c.Status, c.OrderID, c.UsedAt = models.CouponUsed, &req.OrderID, &now
-	c.Version++
-	c.UpdatedAt = now
-	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
-		PayableCents: req.OrderAmountCents - discount}, nil
 }
 
 // writeUseLog records a redemption inside its transaction: a row is inserted,
