@@ -235,14 +235,15 @@ func addToken(ctx context.Context, cfg config, logger *slog.Logger, args []strin
 // tuneGC trades memory for CPU unless the operator chose with GOGC or
 // GOMEMLIMIT: with Go's default (GOGC=100) the garbage collector took about a
 // seventh of the service's CPU during a flash sale, while the live heap stays
-// at tens of MB. GOGC=400 collects a quarter as often; a soft limit of 256 MiB
-// makes it collect sooner should the heap grow towards the 300 MB budget.
+// at tens of MB. GOGC=400 collects a quarter as often; a soft limit of 120 MiB
+// makes it collect sooner should the heap grow towards the 150 MB budget of
+// the whole process (BENCHMARKS.md: 149 MB during a flash sale with 256 MiB).
 func tuneGC() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(400)
 	}
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(256 << 20)
+		debug.SetMemoryLimit(120 << 20)
 	}
 }
 
