@@ -133,7 +133,7 @@ func (s *Service) claim(ctx context.Context, req ClaimRequest) (*ClaimResult, er
 	if err != nil {
 		return nil, err
 	}
-	if s.soldOut.refuse(t, req.UserID, s.now()) {
+	if s.soldOut.refuse(t, req.UserID, req.IdempotencyKey, s.now()) {
 		s.metrics.SoldOutFromMemory.Inc()
 		return nil, soldOutRefusal()
 	}

@@ -18,13 +18,13 @@ import (
 // to the script once this has passed (docs/soldout.md).
 const soldOutFresh = time.Second
 
-// maxSoldOutHolders bounds the users one template's memory holds: a template
-// sold to more users is not remembered, and its refusals go to Redis as before.
+// maxSoldOutHolders bounds the claims one template's memory holds: a template
+// with more coupons is not remembered, and its refusals go to Redis as before.
 const maxSoldOutHolders = 1_000_000
 
 // soldOutMemory remembers, per template, that the claim script answered
-// sold_out, so that further claims of users who cannot be replaying one of
-// their own claims are refused without a Redis round trip. See
+// sold_out, so that further claims that cannot be replays of a claim of the
+// template are refused without a Redis round trip. See
 // docs/soldout.md for why the answers stay exact.
 type soldOutMemory struct {
 	mu    sync.Mutex
@@ -39,9 +39,9 @@ type soldOutEntry struct {
 	// means someone reserved since (stock came back and went again): the
 	// entry is learnt anew.
 	gen string
-	// holders are the users who may hold an idempotency key of a claim of
-	// this template: everyone in its users hash at generation gen, and
-	// everyone with a coupon row of it. nil until learnt.
+	// holders are the claims of this template whose idempotency key may
+	// exist, as claimKey(user, request id): the reservations pending at
+	// generation gen and every coupon row of the template. nil until learnt.
 	holders map[string]struct{}
 	// seen is when the claim script last answered sold_out with gen.
 	seen time.Time
@@ -55,20 +55,24 @@ type soldOutEntry struct {
 	learnAfter time.Time
 }
 
-// refuse reports whether a claim of template t by user may be answered
-// sold_out from memory at now. It never refuses a user who may hold the
-// template's idempotency key for this claim (a replay must get its
-// duplicate), a template the cached copy says takes no claims now (the
-// script's not_claimable wins), nor after soldOutFresh has passed since the
-// script last said sold_out: then one claim at a time goes to the script.
-func (m *soldOutMemory) refuse(t *models.Template, user string, now time.Time) bool {
+// claimKey names a claim in soldOutEntry.holders. A user id holds no
+// newline and an idempotency key is printable ASCII, so the pair is unique.
+func claimKey(user, requestID string) string { return user + "\n" + requestID }
+
+// refuse reports whether a claim of template t by user under requestID may
+// be answered sold_out from memory at now. It never refuses a claim whose
+// idempotency key may exist (a replay must get its duplicate), a template
+// the cached copy says takes no claims now (the script's not_claimable
+// wins), nor after soldOutFresh has passed since the script last said
+// sold_out: then one claim at a time goes to the script.
+func (m *soldOutMemory) refuse(t *models.Template, user, requestID string, now time.Time) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.items[t.ID]
 	if e == nil || e.holders == nil {
 		return false
 	}
-	if _, ok := e.holders[user]; ok {
+	if _, ok := e.holders[claimKey(user, requestID)]; ok {
 		return false
 	}
 	if age := now.Sub(e.seen); age >= soldOutFresh || age < 0 {
@@ -160,12 +164,14 @@ func soldOutRefusal() error {
 	return models.Errorf(models.CodeSoldOut, "this coupon is sold out")
 }
 
-// learnSoldOut reads who may hold an idempotency key of a claim of template
-// t: the users in its Redis users hash, read with the stock generation in one
-// transaction, and the users of every coupon row of it in the database
-// (refunded and revoked ones included: their keys live on). Any reservation
-// after that read changes the generation read with the hash.
-// It runs in its own goroutine, started by a sold_out answer.
+// learnSoldOut reads which claims of template t may have an idempotency key:
+// the reservations pending in Redis, read with the holders' generation in one
+// transaction, and the claims of every coupon row of it in the database
+// (refunded and revoked ones included: their keys live on). A confirmed
+// reservation's row is committed before it leaves the pending set, and a
+// released one's key is deleted, so together they are every claim of t with
+// a key; any reservation after the read changes the generation read with
+// it. It runs in its own goroutine, started by a sold_out answer.
 func (s *Service) learnSoldOut(t *models.Template) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DBTimeout)
 	defer cancel()
@@ -175,44 +181,37 @@ func (s *Service) learnSoldOut(t *models.Template) {
 
 func (s *Service) readHolders(ctx context.Context, t *models.Template) (string, map[string]struct{}) {
 	tpl := s.keys.template(t.CampaignID, t.ID)
-	users := s.keys.users(t.CampaignID, t.ID)
 	pipe := s.rdb.TxPipeline()
 	genCmd := pipe.HGet(ctx, tpl, "gen")
 	remCmd := pipe.HGet(ctx, tpl, "remaining")
-	lenCmd := pipe.HLen(ctx, users)
+	pendCmd := pipe.ZRange(ctx, s.keys.pending(t.CampaignID), 0, maxSoldOutHolders)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return "", nil
 	}
-	if rem, err := remCmd.Int64(); err != nil || rem > 0 || lenCmd.Val() > maxSoldOutHolders {
-		return "", nil
-	}
-	// The users hash is read in the same transaction as the generation
-	// again, so that both belong to one moment.
-	pipe = s.rdb.TxPipeline()
-	genCmd = pipe.HGet(ctx, tpl, "gen")
-	remCmd = pipe.HGet(ctx, tpl, "remaining")
-	keysCmd := pipe.HKeys(ctx, users)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return "", nil
-	}
-	if rem, err := remCmd.Int64(); err != nil || rem > 0 || keysCmd.Err() != nil {
+	if rem, err := remCmd.Int64(); err != nil || rem > 0 || pendCmd.Err() != nil || len(pendCmd.Val()) > maxSoldOutHolders {
 		return "", nil
 	}
 	gen := genCmd.Val() // "" when the hash has no generation yet (redis.Nil)
-	holders := make(map[string]struct{}, len(keysCmd.Val()))
-	for _, u := range keysCmd.Val() {
-		holders[u] = struct{}{}
+	holders := map[string]struct{}{}
+	for _, raw := range pendCmd.Val() {
+		m, ok := parsePendingMember(raw)
+		if !ok {
+			return "", nil // unreadable: keep nothing rather than guess
+		}
+		if m.TemplateID == t.ID {
+			holders[claimKey(m.UserID, m.RequestID)] = struct{}{}
+		}
 	}
-	var fromDB []string
-	if err := s.db.WithContext(ctx).Model(&models.Coupon{}).Where("template_id = ?", t.ID).
-		Distinct().Pluck("user_id", &fromDB).Error; err != nil {
+	var rows []struct{ UserID, RequestID string }
+	if err := s.db.WithContext(ctx).Model(&models.Coupon{}).Select("user_id", "request_id").
+		Where("template_id = ?", t.ID).Limit(maxSoldOutHolders + 1).Find(&rows).Error; err != nil {
 		return "", nil
 	}
-	for _, u := range fromDB {
-		holders[u] = struct{}{}
-	}
-	if len(holders) > maxSoldOutHolders {
+	if len(rows)+len(holders) > maxSoldOutHolders {
 		return "", nil
+	}
+	for _, r := range rows {
+		holders[claimKey(r.UserID, r.RequestID)] = struct{}{}
 	}
 	return gen, holders
 }

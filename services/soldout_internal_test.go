@@ -15,7 +15,7 @@ func TestSoldOutMemoryProbe(t *testing.T) {
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	tpl := &models.Template{ID: 7, Status: models.TemplateActive, ClaimStartsAt: at.Add(-time.Hour)}
 	var m soldOutMemory
-	if m.refuse(tpl, "u9", at) {
+	if m.refuse(tpl, "u9", "k", at) {
 		t.Fatal("refused with nothing remembered")
 	}
 	if !m.observe(7, true, "3", at) {
@@ -24,29 +24,32 @@ func TestSoldOutMemoryProbe(t *testing.T) {
 	if m.observe(7, true, "3", at) {
 		t.Fatal("a second sold_out asked to learn while learning")
 	}
-	if m.refuse(tpl, "u9", at) {
+	if m.refuse(tpl, "u9", "k", at) {
 		t.Fatal("refused before the holders were learnt")
 	}
-	m.learnt(7, "3", map[string]struct{}{"u1": {}}, at)
-	if !m.refuse(tpl, "u9", at) || m.refuse(tpl, "u1", at) {
-		t.Fatal("want u9 refused from memory and u1 sent to the script")
+	m.learnt(7, "3", map[string]struct{}{claimKey("u1", "k"): {}}, at)
+	if !m.refuse(tpl, "u9", "k", at) || m.refuse(tpl, "u1", "k", at) {
+		t.Fatal("want u9 refused from memory and u1's claim sent to the script")
+	}
+	if !m.refuse(tpl, "u1", "k2", at) {
+		t.Fatal("u1's new claim (another key) was not refused from memory")
 	}
 	later := at.Add(soldOutFresh)
-	if m.refuse(tpl, "u9", later) {
+	if m.refuse(tpl, "u9", "k", later) {
 		t.Fatal("the first claim a second later was not the probe")
 	}
-	if !m.refuse(tpl, "u8", later) || !m.refuse(tpl, "u7", later.Add(soldOutFresh/2)) {
+	if !m.refuse(tpl, "u8", "k", later) || !m.refuse(tpl, "u7", "k", later.Add(soldOutFresh/2)) {
 		t.Fatal("claims during the probe were not answered from memory")
 	}
 	// The probe never answers: a second after it started, another probes.
-	if m.refuse(tpl, "u6", later.Add(soldOutFresh)) {
+	if m.refuse(tpl, "u6", "k", later.Add(soldOutFresh)) {
 		t.Fatal("a lost probe was not replaced")
 	}
 	// The script answers sold_out with another generation: learn anew.
 	if !m.observe(7, true, "4", later.Add(soldOutFresh)) {
 		t.Fatal("a new generation did not ask to learn")
 	}
-	if m.refuse(tpl, "u9", later.Add(soldOutFresh)) {
+	if m.refuse(tpl, "u9", "k", later.Add(soldOutFresh)) {
 		t.Fatal("refused with the holders of an old generation")
 	}
 	m.learnt(7, "4", nil, later.Add(soldOutFresh))
@@ -58,7 +61,7 @@ func TestSoldOutMemoryProbe(t *testing.T) {
 	}
 	// Any other answer of the script forgets the template.
 	m.observe(7, false, "", later.Add(2*soldOutFresh))
-	if m.refuse(tpl, "u9", later.Add(2*soldOutFresh)) || len(m.items) != 0 {
+	if m.refuse(tpl, "u9", "k", later.Add(2*soldOutFresh)) || len(m.items) != 0 {
 		t.Fatal("a claim answered after stock came back did not forget the sell-out")
 	}
 }
