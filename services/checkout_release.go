@@ -149,6 +149,9 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 				return r.Error
 			}
 			done = true
+			if s.hooks.afterExpireOrder != nil {
+				s.hooks.afterExpireOrder(orderID)
+			}
 			return s.freeHeld(tx, "sweeper", "coupon.hold_expire", orderID, "hold_expires_at <= ?", now, now)
 		})
 		if err != nil {

@@ -168,6 +168,10 @@ type testHooks struct {
 	// coupon was read and the redemption decided; afterRedeemUpdate inside
 	// the transaction right after the guarded UPDATE.
 	afterRedeemDecide, afterRedeemUpdate func(orderID string)
+	// afterConfirmOrder is called by Confirm, and afterExpireOrder by
+	// ExpireHolds, inside the transaction right after the guarded UPDATE of
+	// the order's row (which then holds its lock).
+	afterConfirmOrder, afterExpireOrder func(orderID string)
 }
 
 // New returns a Service over the opened backends.
