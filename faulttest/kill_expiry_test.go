@@ -67,8 +67,8 @@ func sweeperWaiting(t *testing.T, b *backends) bool {
 	return n > 0
 }
 
-// TestKillDuringExpiryPass: 24 holds of 5 s expire together while 4 orders
-// hold for 15 minutes and 4 are confirmed. The expiry pass is stalled inside
+// TestKillDuringExpiryPass: 24 holds of 5 s expire together while 3 orders
+// hold for 15 minutes, 1 was released and 4 are confirmed. The expiry pass is stalled inside
 // the transaction of the 13th hold (stallExpiry) and couponsvc is killed
 // with SIGKILL there, after it released the first 12. After the restart
 // every hold is either still held (the long ones) or released (the 24, the
@@ -113,6 +113,8 @@ func TestKillDuringExpiryPass(t *testing.T) {
 	for i := expiring + long; i < total; i++ {
 		app.must(t, "POST", "/api/v1/holds/"+order(i)+"/confirm", nil, 200)
 	}
+	releasedLong := expiring + long - 1 // released before the kill
+	app.must(t, "POST", "/api/v1/holds/"+order(releasedLong)+"/release", nil, 200)
 	for i := range expiring {
 		hold(i, 5)
 	}
@@ -200,6 +202,8 @@ func TestKillDuringExpiryPass(t *testing.T) {
 		switch {
 		case i < expiring:
 			wantState, wantCoupon = "expired", models.CouponIssued
+		case i == releasedLong:
+			wantState, wantCoupon = "released", models.CouponIssued
 		case i < expiring+long:
 			wantState, wantCoupon = "held", models.CouponHeld
 		default:
@@ -208,7 +212,7 @@ func TestKillDuringExpiryPass(t *testing.T) {
 		if h["state"] != wantState || c.Status != wantCoupon {
 			t.Errorf("%s after the restart: hold %v, coupon %s; want %s, %s", order(i), h["state"], c.Status, wantState, wantCoupon)
 		}
-		if (c.OrderID != nil) != (i >= expiring) || (c.OrderID != nil && *c.OrderID != order(i)) {
+		if (c.OrderID != nil) != (i >= expiring && i != releasedLong) || (c.OrderID != nil && *c.OrderID != order(i)) {
 			t.Errorf("coupon of %s keeps order %v", order(i), c.OrderID)
 		}
 	}
@@ -227,6 +231,12 @@ func TestKillDuringExpiryPass(t *testing.T) {
 	app2.must(t, "POST", "/api/v1/holds/"+order(expiring)+"/confirm", nil, 200)
 	if d := app2.must(t, "POST", "/api/v1/holds/"+order(expiring)+"/confirm", nil, 200); d["result"] != "duplicate" {
 		t.Errorf("confirm again: %v", d)
+	}
+	// Repeats of what the first process answered: duplicates.
+	for _, path := range []string{"/api/v1/holds/" + order(total-1) + "/confirm", "/api/v1/holds/" + order(releasedLong) + "/release"} {
+		if d := app2.must(t, "POST", path, nil, 200); d["result"] != "duplicate" {
+			t.Errorf("%s after the restart: %v, want duplicate", path, d)
+		}
 	}
 	checkCheckoutConsistent(t, b.db, confirmed+2)
 
