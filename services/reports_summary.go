@@ -38,8 +38,8 @@ func (s *Service) RedemptionReport(ctx context.Context, req ReportRequest) (*Red
 		byDay[out.Days[i].Day] = &out.Days[i]
 	}
 	type key struct {
-		day, cashier string
-		template     int64
+		cashier  string
+		template int64
 	}
 	groups := map[key]*ReportRow{}
 	err = s.StreamRedemptionReport(ctx, withDay, func(ReportQuery) error { return nil }, func(r ReportRow) error {

@@ -138,20 +138,20 @@ func (f *reportFixture) stream(req services.ReportRequest) []services.ReportRow 
 func TestRedemptionReportDaysInZone(t *testing.T) {
 	ny := mustZone(t, "America/New_York")
 	events := []reportEvent{
-		{at: "2026-03-08T04:59:59.5Z", template: 0, cashier: "ann", amount: 2000},                               // 7 Mar 23:59:59.5 EST
-		{at: "2026-03-08T05:00:00Z", template: 0, cashier: "ann", amount: 2000},                                 // 8 Mar 00:00 EST
-		{at: "2026-03-08T06:59:59Z", template: 1, cashier: "bob", amount: 3000},                                 // 8 Mar 01:59:59 EST
+		{at: "2026-03-08T04:59:59.5Z", template: 0, cashier: "ann", amount: 2000},                                 // 7 Mar 23:59:59.5 EST
+		{at: "2026-03-08T05:00:00Z", template: 0, cashier: "ann", amount: 2000},                                   // 8 Mar 00:00 EST
+		{at: "2026-03-08T06:59:59Z", template: 1, cashier: "bob", amount: 3000},                                   // 8 Mar 01:59:59 EST
 		{at: "2026-03-08T07:00:00Z", template: 1, cashier: "bob", amount: 4000, refundAt: "2026-03-09T04:30:00Z"}, // 8 Mar 03:00 EDT; refunded 9 Mar 00:30 EDT
-		{at: "2026-03-09T03:59:59Z", template: 0, cashier: "bob", amount: 2000},                                 // 8 Mar 23:59:59 EDT
-		{at: "2026-03-09T04:30:00Z", template: 0, cashier: "ann", amount: 2000},                                 // 9 Mar 00:30 EDT
-		{at: "2026-11-01T03:30:00Z", template: 0, cashier: "ann", amount: 2000},                                 // 31 Oct 23:30 EDT
-		{at: "2026-11-01T04:30:00Z", template: 1, cashier: "ann", amount: 5000},                                 // 1 Nov 00:30 EDT
+		{at: "2026-03-09T03:59:59Z", template: 0, cashier: "bob", amount: 2000},                                   // 8 Mar 23:59:59 EDT
+		{at: "2026-03-09T04:30:00Z", template: 0, cashier: "ann", amount: 2000},                                   // 9 Mar 00:30 EDT
+		{at: "2026-11-01T03:30:00Z", template: 0, cashier: "ann", amount: 2000},                                   // 31 Oct 23:30 EDT
+		{at: "2026-11-01T04:30:00Z", template: 1, cashier: "ann", amount: 5000},                                   // 1 Nov 00:30 EDT
 		{at: "2026-11-01T05:30:00Z", template: 1, cashier: "bob", amount: 6000, refundAt: "2026-11-02T04:59:00Z"}, // 1 Nov 01:30 EDT; refunded 1 Nov 23:59 EST
-		{at: "2026-11-01T06:30:00Z", template: 0, cashier: "bob", amount: 2000},                                 // 1 Nov 01:30 EST (again)
-		{at: "2026-11-02T04:30:00Z", template: 0, cashier: "ann", amount: 2000},                                 // 1 Nov 23:30 EST
-		{at: "2026-11-02T05:00:00Z", template: 0, cashier: "ann", amount: 2000},                                 // 2 Nov 00:00 EST
-		{at: "2026-02-28T04:59:59Z", template: 0, cashier: "ann", amount: 2000},                                 // 27 Feb: before the range
-		{at: "2026-12-01T05:00:00Z", template: 0, cashier: "ann", amount: 2000},                                 // 1 Dec: after it
+		{at: "2026-11-01T06:30:00Z", template: 0, cashier: "bob", amount: 2000},                                   // 1 Nov 01:30 EST (again)
+		{at: "2026-11-02T04:30:00Z", template: 0, cashier: "ann", amount: 2000},                                   // 1 Nov 23:30 EST
+		{at: "2026-11-02T05:00:00Z", template: 0, cashier: "ann", amount: 2000},                                   // 2 Nov 00:00 EST
+		{at: "2026-02-28T04:59:59Z", template: 0, cashier: "ann", amount: 2000},                                   // 27 Feb: before the range
+		{at: "2026-12-01T05:00:00Z", template: 0, cashier: "ann", amount: 2000},                                   // 1 Dec: after it
 	}
 	f := newReportFixture(t, ny, events)
 	const from, to = "2026-02-28", "2026-11-30"
