@@ -125,7 +125,7 @@ func (p *Pages) formValue(t time.Time) string {
 }
 
 // untilTime writes the end of a validity: a local midnight is the end of
-// the day before ("end of 8 Mar 2026 (midnight EDT)"), so that a coupon
+// the day before ("the end of 8 Mar 2026 (midnight EDT)"), so that a coupon
 // valid until midnight does not read as valid on the day that starts then.
 func (p *Pages) untilTime(t time.Time) string {
 	l := t.In(p.loc)
