@@ -37,7 +37,7 @@ func TestPagesWalletHeldCoupon(t *testing.T) {
 	if p.status != http.StatusOK {
 		t.Fatalf("wallet: %v", p)
 	}
-	want := "Reserved for order web-77 until " + res.ExpiresAt.UTC().Format("2 Jan 2006, 15:04 UTC")
+	want := "Reserved for order web-77 until " + res.ExpiresAt.UTC().Format("2 Jan 2006, 15:04:05 UTC")
 	if txt := p.text(); !strings.Contains(txt, "Reserved for an order 1") || !strings.Contains(txt, want) {
 		t.Fatalf("wallet lacks %q: %s", want, txt)
 	}
