@@ -240,6 +240,9 @@ if [ "$SHORT" = 0 ] && [ "$SCENARIO" = all ] && [ -z "${BENCH_ARGS:-}" ] && [ -z
 		echo "schedule at half the answers/s just measured (\`-open-loop 0.5\`), whatever the answers do, and"
 		echo "each latency runs from the request's scheduled time, so that a slow answer cannot hide the queue"
 		echo "behind it. The Redis table splits each flash sale at its first \`sold_out\` answer (INFO deltas)."
+		echo "\`checkout\` is the online checkout beside the one-step \`redeem\`: each order holds its coupon, then"
+		echo "confirms (~85%), releases (~10%) or is left to expire (~5%); \`checkout/rawredeem\` below counts the"
+		echo "orders held and confirmed per second (two requests each) against the same bare redemption transaction."
 		echo
 		echo "## Results"
 		echo
