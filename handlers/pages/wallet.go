@@ -1,7 +1,11 @@
 package pages
 
 import (
+	"cmp"
+	"fmt"
 	"net/http"
+	"slices"
+	"time"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -27,11 +31,21 @@ type walletCoupon struct {
 	Template models.Template
 	// NotYet is set for an issued coupon whose validity has not started.
 	NotYet bool
+	// Expires says in words how long an issued coupon is still valid
+	// ("expires in 3 days").
+	Expires string
+	// Reason is why a revoked coupon was revoked, as the admin gave it.
+	Reason string
+	// NameIsValue is set when the template's name says the value: it is
+	// then the coupon's value line (see restatesValue).
+	NameIsValue bool
 }
 
-// showWallet shows the logged-in shopper's own coupons, grouped by state. The
-// shopper is taken from the session only: there is no id in the address to
-// change.
+// showWallet shows the logged-in shopper's own coupons, grouped by state and
+// each group sorted by expiry, soonest first: a compact list of value,
+// expiry and code, whose QR code opens full screen on a tap (see
+// docs/pages.md). The shopper is taken from the session only: there is no id
+// in the address to change.
 func (p *Pages) showWallet(c *gin.Context) {
 	ctx := c.Request.Context()
 	pr := web.Principal(c)
@@ -41,6 +55,17 @@ func (p *Pages) showWallet(c *gin.Context) {
 		return
 	}
 	views, err := p.svc.ListTemplates(ctx, false)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	var revoked []int64
+	for _, cp := range coupons {
+		if cp.Status == models.CouponRevoked {
+			revoked = append(revoked, cp.ID)
+		}
+	}
+	reasons, err := p.svc.RevokeReasons(ctx, revoked)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -60,16 +85,42 @@ func (p *Pages) showWallet(c *gin.Context) {
 	for _, cp := range coupons {
 		for i := range groups {
 			if groups[i].Status == cp.Status {
-				groups[i].Coupons = append(groups[i].Coupons, walletCoupon{CouponView: cp, Template: tmpl[cp.TemplateID],
-					NotYet: cp.Status == models.CouponIssued && now.Before(cp.ValidFrom)})
+				wc := walletCoupon{CouponView: cp, Template: tmpl[cp.TemplateID],
+					NotYet: cp.Status == models.CouponIssued && now.Before(cp.ValidFrom), Reason: reasons[cp.ID]}
+				wc.NameIsValue = p.restatesValue(wc.Template)
+				if cp.Status == models.CouponIssued {
+					wc.Expires = expiresIn(now, cp.ValidUntil)
+				}
+				groups[i].Coupons = append(groups[i].Coupons, wc)
 			}
 		}
 	}
 	page := &walletPage{basePage: basePage{Title: "My wallet", Nav: "wallet"}, Count: len(coupons)}
 	for _, g := range groups {
 		if len(g.Coupons) > 0 {
+			slices.SortStableFunc(g.Coupons, func(a, b walletCoupon) int {
+				return cmp.Or(a.ValidUntil.Compare(b.ValidUntil), cmp.Compare(a.Code, b.Code))
+			})
 			page.Groups = append(page.Groups, g)
 		}
 	}
 	p.render(c, http.StatusOK, "wallet", page)
+}
+
+// expiresIn says how long until a coupon expires: "expires in 3 days", in
+// hours under two days, in minutes under two hours, each rounded to the
+// nearest (a coupon valid for 7 days says 7 days just after its claim).
+func expiresIn(now, until time.Time) string {
+	d := until.Sub(now)
+	switch {
+	case d <= 0:
+		return "expired"
+	case d >= 47*time.Hour+30*time.Minute:
+		return fmt.Sprintf("expires in %d days", int(d.Round(24*time.Hour)/(24*time.Hour)))
+	case d >= 119*time.Minute+30*time.Second:
+		return fmt.Sprintf("expires in %d hours", int(d.Round(time.Hour)/time.Hour))
+	case d >= 90*time.Second:
+		return fmt.Sprintf("expires in %d minutes", int(d.Round(time.Minute)/time.Minute))
+	}
+	return "expires in a minute"
 }
