@@ -152,6 +152,17 @@ func TestBrowserShopChanges(t *testing.T) {
 		t.Errorf("the later card's value and name: %q, %q", v, n)
 	}
 
+	// Opened early while the page is open: its claim button appears, and a
+	// claim of the one a person may have turns the card at once.
+	now := e.Service.Now()
+	if _, err := e.Service.UpdateTemplate(context.Background(), "admin", later.ID, services.TemplatePatch{ClaimStartsAt: &now}); err != nil {
+		t.Fatal(err)
+	}
+	shopper.run("the offer opens", chromedp.WaitVisible(chromedp.CSS(offerSel(later.ID, "[data-claim]"))))
+	shopper.run("claim it", chromedp.Click(chromedp.CSS(offerSel(later.ID, "[data-claim]"))))
+	shopper.waitText(offerSel(later.ID, "[data-result]"), "Claimed — see your wallet")
+	shopper.waitText(offerSel(later.ID, ".offer-action"), "You have the most you may hold")
+
 	// Paused while the page is open: the card changes by itself.
 	paused := models.TemplatePaused
 	if _, err := e.Service.UpdateTemplate(context.Background(), "admin", fixed.ID, services.TemplatePatch{Status: &paused}); err != nil {

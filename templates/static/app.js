@@ -66,6 +66,28 @@
     btn.replaceWith(state);
   }
 
+  // An offer listed as opening later that the list now has open: a shopper
+  // gets its claim button, others the words.
+  function markOpened(id) {
+    var card = document.querySelector('[data-offer="' + id + '"]');
+    var state = card && card.querySelector("[data-opens]");
+    if (!state) { return; }
+    card.classList.remove("offer-upcoming");
+    card.classList.add("offer-open");
+    if (!card.hasAttribute("data-can-claim")) {
+      state.removeAttribute("data-opens");
+      state.textContent = "Open now";
+      return;
+    }
+    var btn = document.createElement("button");
+    btn.className = "button primary claim";
+    btn.type = "button";
+    btn.setAttribute("data-claim", String(id));
+    btn.textContent = "Claim";
+    btn.addEventListener("click", function () { claim(btn); });
+    state.replaceWith(btn);
+  }
+
   function pollStock() {
     var mode = document.body.getAttribute("data-poll");
     if (!mode || !window.fetch) { return; }
@@ -80,6 +102,7 @@
           body.templates.forEach(function (t) {
             listed[t.id] = true;
             if (typeof t.remaining === "number") { setRemaining(t.id, t.remaining); }
+            if (mode === "shop") { markOpened(t.id); }
           });
           if (mode === "shop") {
             document.querySelectorAll("[data-offer]").forEach(function (card) {
