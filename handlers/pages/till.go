@@ -83,11 +83,12 @@ func (p *Pages) showPOS(c *gin.Context) {
 	p.renderPOS(c, http.StatusOK, page)
 }
 
-// truncate cuts s to at most n bytes: a value from the address shown back in a
-// form field need not be longer than the field takes.
+// truncate cuts s to at most n bytes (dropping a character cut in two): a
+// value from the address shown back in a form field need not be longer than
+// the field takes.
 func truncate(s string, n int) string {
 	if len(s) > n {
-		return s[:n]
+		return strings.ToValidUTF8(s[:n], "")
 	}
 	return s
 }

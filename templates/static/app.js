@@ -1,7 +1,9 @@
 // couponsvc pages: the claim buttons (one idempotency key per click, kept for
-// a retry when the answer was lost), stock figures kept current, times in the
-// reader's time zone, and small form helpers. Pages work without it, except
-// the claim button, which calls the JSON API.
+// a retry when the answer was lost), stock figures and offer states kept
+// current, times in the reader's time zone, the checkout's keyboard focus,
+// copy buttons, full-screen QR codes, and small form helpers (see
+// docs/pages.md). Pages work without it, except the claim button, which calls
+// the JSON API.
 (function () {
   "use strict";
 
@@ -86,6 +88,9 @@
     btn.textContent = "Claim";
     btn.addEventListener("click", function () { claim(btn); });
     state.replaceWith(btn);
+    if ((parseInt(card.getAttribute("data-held"), 10) || 0) >= (parseInt(card.getAttribute("data-limit"), 10) || 1)) {
+      markAtLimit(card);
+    }
   }
 
   function pollStock() {
