@@ -145,6 +145,8 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 		t.Errorf("a coupon already redeemed on this order has a Redeem button")
 	}
 	cashier.expectFocus("pos-next")
+	cashier.screenshot("pos-already-redeemed")
+	cashier.expectFocus("pos-next")
 	cashier.enter()
 	cashier.expectFocus("code")
 
@@ -168,6 +170,8 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 	if got := cashier.text("[data-discount]"); got != "−$20.00" {
 		t.Errorf("capped discount: %q", got)
 	}
+	cashier.screenshot("pos-capped")
+	cashier.expectFocus("confirm-redeem")
 
 	// Cancel (Tab from Redeem, Enter): the order stays, the code goes.
 	cashier.keys(kb.Tab)
