@@ -52,6 +52,9 @@ type redeemPreview struct {
 	// Redeemed says the coupon was already redeemed on this order: the
 	// amounts are that redemption's, and there is nothing to confirm.
 	Redeemed bool
+	// NameIsValue is set when the template's name says the value: it is then
+	// the value line, said once (see restatesValue).
+	NameIsValue bool
 }
 
 type refundForm struct {

@@ -42,7 +42,8 @@ func (p *Pages) previewRedemption(c *gin.Context) {
 	}
 	page.Redeem.Code = code
 	page.Redeem.Preview = &redeemPreview{Code: code, Template: chk.Template, Coupon: chk.Coupon,
-		AmountCents: amount, DiscountCents: chk.DiscountCents, PayableCents: chk.PayableCents}
+		AmountCents: amount, DiscountCents: chk.DiscountCents, PayableCents: chk.PayableCents,
+		NameIsValue: p.restatesValue(chk.Template)}
 	if chk.UncappedCents > chk.DiscountCents {
 		page.Redeem.Preview.UncappedCents = chk.UncappedCents
 	}
