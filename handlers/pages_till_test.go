@@ -182,7 +182,7 @@ func TestPagesShopUpcomingLast(t *testing.T) {
 	i := strings.Index(p.body, `data-upcoming`)
 	if p.status != http.StatusOK || i < 0 || strings.Count(p.body[i:], "data-offer=") != 1 ||
 		!strings.Contains(p.body[i:], `data-offer="`+strconv.FormatInt(later.ID, 10)+`"`) ||
-		!strings.Contains(p.text(), "Opening soon") || !strings.Contains(p.text(), "Opens "+opens.Format("2 Jan 2006, 15:04 UTC")) {
+		!strings.Contains(p.text(), "Opening soon") || !strings.Contains(p.text(), "Opens "+opens.Format("2 Jan 2006, 15:04:05 UTC")) {
 		t.Fatalf("the shop: %v\n%s", p, p.text())
 	}
 }

@@ -89,7 +89,7 @@ func (p *Pages) showWallet(c *gin.Context) {
 					NotYet: cp.Status == models.CouponIssued && now.Before(cp.ValidFrom), Reason: reasons[cp.ID]}
 				wc.NameIsValue = p.restatesValue(wc.Template)
 				if cp.Status == models.CouponIssued {
-					wc.Expires = expiresIn(now, cp.ValidUntil)
+					wc.Expires = expiresIn(now, cp.ValidUntil, p.loc)
 				}
 				groups[i].Coupons = append(groups[i].Coupons, wc)
 			}
@@ -107,20 +107,32 @@ func (p *Pages) showWallet(c *gin.Context) {
 	p.render(c, http.StatusOK, "wallet", page)
 }
 
-// expiresIn says how long until a coupon expires: "expires in 3 days", in
-// hours under two days, in minutes under two hours, each rounded to the
-// nearest (a coupon valid for 7 days says 7 days just after its claim).
-func expiresIn(now, until time.Time) string {
+// expiresIn says how long until a coupon expires, counted in calendar days
+// of the deployment's zone (docs/time.md), the way a coupon "valid N days"
+// is valid to the end of its Nth day: "expires in 3 days", "expires
+// tomorrow", and on its last day the hours or minutes left.
+func expiresIn(now, until time.Time, loc *time.Location) string {
 	d := until.Sub(now)
-	switch {
-	case d <= 0:
+	if d <= 0 {
 		return "expired"
-	case d >= 47*time.Hour+30*time.Minute:
-		return fmt.Sprintf("expires in %d days", int(d.Round(24*time.Hour)/(24*time.Hour)))
-	case d >= 119*time.Minute+30*time.Second:
-		return fmt.Sprintf("expires in %d hours", int(d.Round(time.Hour)/time.Hour))
-	case d >= 90*time.Second:
-		return fmt.Sprintf("expires in %d minutes", int(d.Round(time.Minute)/time.Minute))
+	}
+	days := calendarDays(now.In(loc), until.Add(-time.Nanosecond).In(loc))
+	switch {
+	case days >= 2:
+		return fmt.Sprintf("expires in %d days", days)
+	case days == 1:
+		return "expires tomorrow"
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("expires in %d hours", int(d/time.Hour))
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("expires in %d minutes", int(d/time.Minute))
 	}
 	return "expires in a minute"
+}
+
+// calendarDays counts the days from a's date to b's, each in its own zone.
+func calendarDays(a, b time.Time) int {
+	da := time.Date(a.Year(), a.Month(), a.Day(), 0, 0, 0, 0, time.UTC)
+	db := time.Date(b.Year(), b.Month(), b.Day(), 0, 0, 0, 0, time.UTC)
+	return int(db.Sub(da) / (24 * time.Hour))
 }

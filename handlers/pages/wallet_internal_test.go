@@ -8,25 +8,29 @@ import (
 )
 
 func TestExpiresIn(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no time zone data")
+	}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		left time.Duration
-		want string
+		until time.Time
+		loc   *time.Location
+		want  string
 	}{
-		{7*24*time.Hour - time.Second, "expires in 7 days"},
-		{3 * 24 * time.Hour, "expires in 3 days"},
-		{2*24*time.Hour + 13*time.Hour, "expires in 3 days"},
-		{2*24*time.Hour + 11*time.Hour, "expires in 2 days"},
-		{47 * time.Hour, "expires in 47 hours"},
-		{2 * time.Hour, "expires in 2 hours"},
-		{119 * time.Minute, "expires in 119 minutes"},
-		{2 * time.Minute, "expires in 2 minutes"},
-		{30 * time.Second, "expires in a minute"},
-		{0, "expired"},
-		{-time.Hour, "expired"},
+		{time.Date(2026, 12, 9, 0, 0, 0, 0, time.UTC), time.UTC, "expires in 7 days"}, // the end of 8 Dec
+		{time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC), time.UTC, "expires in 3 days"},
+		{time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), time.UTC, "expires tomorrow"},
+		{time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), time.UTC, "expires in 12 hours"},
+		{now.Add(119 * time.Minute), time.UTC, "expires in 119 minutes"},
+		{now.Add(30 * time.Second), time.UTC, "expires in a minute"},
+		{now, time.UTC, "expired"},
+		// 07:00 in New York: midnight there on the 3rd is the end of the 2nd.
+		{time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC), ny, "expires tomorrow"},
+		{time.Date(2026, 12, 3, 5, 0, 0, 0, time.UTC), time.UTC, "expires in 2 days"},
 	} {
-		if got := expiresIn(now, now.Add(tc.left)); got != tc.want {
-			t.Errorf("expiresIn(%v left) = %q, want %q", tc.left, got, tc.want)
+		if got := expiresIn(now, tc.until, tc.loc); got != tc.want {
+			t.Errorf("expiresIn(until %v in %v) = %q, want %q", tc.until, tc.loc, got, tc.want)
 		}
 	}
 }
