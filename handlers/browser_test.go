@@ -340,39 +340,70 @@ func TestBrowserShopper(t *testing.T) {
 	}
 	shopper.expectPage("Your wallet is empty")
 
-	threshold := e.template(t, "$10 off orders")
+	threshold := e.template(t, "$10 off orders") // one per person
+	fixed := e.template(t, "$5 off")             // two per person
 	flash := e.template(t, "Flash deal")
 	shopper.open("/")
 	shopper.expectPage("Coupons on offer")
-	before := shopper.text(offerSel(threshold.ID, "[data-remaining]"))
+	before := shopper.text(offerSel(fixed.ID, "[data-remaining]"))
 
-	// Claim: the answer in words, the stock figure down by one.
-	shopper.run("claim", chromedp.Click(chromedp.CSS(offerSel(threshold.ID, "[data-claim]"))))
-	shopper.waitText(offerSel(threshold.ID, "[data-result]"), "Claimed — see your wallet")
-	if after := shopper.text(offerSel(threshold.ID, "[data-remaining]")); after != fmt.Sprint(mustAtoi(t, before)-1) {
+	// Claim: the answer in words with the code, a copy button and the QR
+	// code; the stock figure down by one.
+	shopper.run("claim", chromedp.Click(chromedp.CSS(offerSel(fixed.ID, "[data-claim]"))))
+	shopper.waitText(offerSel(fixed.ID, "[data-result]"), "Claimed — see your wallet")
+	if after := shopper.text(offerSel(fixed.ID, "[data-remaining]")); after != fmt.Sprint(mustAtoi(t, before)-1) {
 		t.Errorf("remaining after the claim: %s, want one less than %s", after, before)
 	}
+	mine := e.userCoupons(t, "shopper")
+	if len(mine) != 1 || mine[0].TemplateID != fixed.ID {
+		t.Fatalf("the shopper holds %+v after one claim", mine)
+	}
+	first := mine[0].Code
+	if got := shopper.text(offerSel(fixed.ID, "[data-claimed-code]")); got != first[:4]+"-"+first[4:8]+"-"+first[8:] {
+		t.Errorf("the claim message shows the code %q, want %s", got, first)
+	}
+	if got := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).getAttribute("data-copy")`,
+		offerSel(fixed.ID, "[data-result] button[data-copy]"))); got != first {
+		t.Errorf("the claim message's copy button copies %q, want %s", got, first)
+	}
+	shopper.waitTrue("the QR code loads", fmt.Sprintf(
+		`(function(){var i=document.querySelector(%q);return !!i && i.complete && i.naturalWidth > 0;})()`,
+		offerSel(fixed.ID, "img.claimed-qr")))
 
 	// The same click again (its answer lost, say): the same key, no second coupon.
-	key := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).dataset.lastKey`, offerSel(threshold.ID, "[data-claim]")))
+	key := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).dataset.lastKey`, offerSel(fixed.ID, "[data-claim]")))
 	if len(key) != 32 {
 		t.Fatalf("the claim button sent the key %q, want 32 hex characters", key)
 	}
 	eval[bool](shopper, fmt.Sprintf(`(function(){var b=document.querySelector(%q);b.dataset.key=%q;return true;})()`,
-		offerSel(threshold.ID, "[data-claim]"), key))
-	shopper.run("claim again with the same key", chromedp.Click(chromedp.CSS(offerSel(threshold.ID, "[data-claim]"))))
-	shopper.waitText(offerSel(threshold.ID, "[data-result]"), "Already claimed with this click")
-	mine := e.userCoupons(t, "shopper")
-	if len(mine) != 1 || mine[0].TemplateID != threshold.ID {
-		t.Fatalf("the shopper holds %d coupons after two clicks with one key, want 1: %+v", len(mine), mine)
-	}
-	// A new click is a new claim, refused by the limit of one per person.
-	shopper.run("claim a second time", chromedp.Click(chromedp.CSS(offerSel(threshold.ID, "[data-claim]"))))
-	shopper.waitText(offerSel(threshold.ID, "[data-result]"), "You already have the most you may hold")
+		offerSel(fixed.ID, "[data-claim]"), key))
+	shopper.run("claim again with the same key", chromedp.Click(chromedp.CSS(offerSel(fixed.ID, "[data-claim]"))))
+	shopper.waitText(offerSel(fixed.ID, "[data-result]"), "Already claimed with this click")
 	if n := len(e.userCoupons(t, "shopper")); n != 1 {
-		t.Fatalf("the shopper holds %d coupons, want 1", n)
+		t.Fatalf("the shopper holds %d coupons after two clicks with one key, want 1", n)
 	}
-	code := mine[0].Code
+	// A new click is a new claim: the second of two, so the card changes at
+	// once, without a reload: no claim button, the limit said.
+	shopper.run("claim a second time", chromedp.Click(chromedp.CSS(offerSel(fixed.ID, "[data-claim]"))))
+	shopper.waitText(offerSel(fixed.ID, "[data-result]"), "Claimed — see your wallet")
+	shopper.waitText(offerSel(fixed.ID, ".offer-action"), "You have the most you may hold · see your wallet")
+	shopper.waitText(offerSel(fixed.ID, "[data-held-badge]"), "You have 2")
+	if n := eval[int](shopper, fmt.Sprintf(`document.querySelectorAll(%q).length`, offerSel(fixed.ID, "[data-claim]"))); n != 0 {
+		t.Errorf("the offer the shopper now holds the most of still has a claim button")
+	}
+	if n := len(e.userCoupons(t, "shopper")); n != 2 {
+		t.Fatalf("the shopper holds %d coupons, want 2", n)
+	}
+
+	// Claimed on another device while this page is open: the click is
+	// refused by the limit of one per person, and the card changes at once.
+	code := e.claimFor(t, threshold.ID, "shopper").Code
+	shopper.run("claim over the limit", chromedp.Click(chromedp.CSS(offerSel(threshold.ID, "[data-claim]"))))
+	shopper.waitText(offerSel(threshold.ID, "[data-result]"), "You already have the most you may hold")
+	shopper.waitText(offerSel(threshold.ID, ".offer-action"), "You have the most you may hold")
+	if n := len(e.userCoupons(t, "shopper")); n != 3 {
+		t.Fatalf("the shopper holds %d coupons, want 3", n)
+	}
 
 	// Sold out: the last five go to other shoppers while the page is open.
 	for i := range flash.TotalStock {
@@ -383,11 +414,11 @@ func TestBrowserShopper(t *testing.T) {
 	shopper.waitText(offerSel(flash.ID, ".offer-action"), "Sold out")
 
 	// The stock figures follow claims made elsewhere while the page is open.
-	fixed := e.template(t, "$5 off")
+	pct := e.template(t, "15%")
 	for i := range 3 {
-		e.claimFor(t, fixed.ID, fmt.Sprintf("elsewhere-%d", i))
+		e.claimFor(t, pct.ID, fmt.Sprintf("elsewhere-%d", i))
 	}
-	shopper.waitText(offerSel(fixed.ID, "[data-remaining]"), fmt.Sprint(fixed.TotalStock-3))
+	shopper.waitText(offerSel(pct.ID, "[data-remaining]"), fmt.Sprint(pct.TotalStock-3))
 	shopper.open("/")
 	shopper.waitText(offerSel(flash.ID, ".offer-action"), "Sold out")
 	shopper.waitText(offerSel(threshold.ID, ".offer-action"), "the most you may hold")
@@ -414,7 +445,7 @@ func TestBrowserShopper(t *testing.T) {
 	if n := eval[int](shopper, fmt.Sprintf(`document.querySelectorAll(%q).length`, card+" .coupon-qr svg path")); n != 1 {
 		t.Errorf("the coupon has no QR code in the wallet")
 	}
-	shopper.waitText(card, "Valid until")
+	shopper.waitText(card+" [data-when]", "Expires in 30 days.")
 	shopper.waitText(".wallet-group .section-title", "Ready to use")
 	shopper.waitText(fmt.Sprintf(`[data-coupon="%s"]`, percent.Code), "on order W-2231")
 	if n := eval[int](shopper, fmt.Sprintf(`document.querySelectorAll(%q).length`, fmt.Sprintf(`[data-coupon="%s"] .coupon-qr`, percent.Code))); n != 0 {

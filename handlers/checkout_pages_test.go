@@ -306,8 +306,8 @@ func TestBrowserWalletHeld(t *testing.T) {
 	shopper.open("/wallet")
 	card := fmt.Sprintf(`[data-coupon="%s"]`, coupon.Code)
 	shopper.waitText(card, "Reserved for order web-88 until ")
-	// The time is shown in the deployment's zone (docs/time.md); its datetime is the hold's.
-	until := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).getAttribute("datetime")`, card+" time"))
+	// The time is shown in the deployment's zone; its datetime is the hold's.
+	until := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).getAttribute("datetime")`, card+" [data-when] time"))
 	if at, err := time.Parse(time.RFC3339, until); err != nil || !at.Equal(res.ExpiresAt.Truncate(time.Second)) {
 		t.Errorf("the wallet shows the hold until %q, want %s", until, res.ExpiresAt.UTC().Format(time.RFC3339))
 	}

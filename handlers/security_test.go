@@ -454,6 +454,9 @@ var securityMatrix = []matrixRow{
 	{method: "POST", route: "/login", want: pageRoute(403, 400)},
 	{method: "GET", route: "/logout", want: pageRoute(303, 200)},
 	{method: "POST", route: "/logout", want: pageRoute(403, 303), endsSession: true},
+	// alice's coupon: bob, a shopper too, is told there is none.
+	{method: "GET", route: "/wallet/qr/:code", owner: map[role]int{asOtherShopper: 404},
+		target: func(r *rig, who role) string { return "/wallet/qr/" + r.coupon("alice") }},
 	{method: "GET", route: "/static/*file", target: func(r *rig, who role) string { return "/static/app.css" }},
 	{method: "GET", route: "/admin/templates/:id", target: adminTemplatePath("")},
 	{method: "POST", route: "/admin/templates/:id", target: adminTemplatePath("")},

@@ -285,8 +285,18 @@ func (t *Template) ValidateIssuable(now time.Time) error {
 // cents: fixed min(face, amount); percent floor(amount*p/100) capped.
 func (t *Template) Discount(orderAmountCents int64) int64 {
 	if t.Kind == KindPercent {
-		// amount <= MaxMoneyCents and p <= 99 keep the product far from overflow.
-		return min(orderAmountCents*t.PercentOff/100, t.MaxDiscountCents)
+		return min(t.UncappedDiscount(orderAmountCents), t.MaxDiscountCents)
 	}
 	return min(t.FaceValueCents, orderAmountCents)
+}
+
+// UncappedDiscount is the discount before a percent coupon's cap,
+// floor(amount*p/100), so that a checkout can say when the cap cut it; for a
+// fixed coupon it is Discount.
+func (t *Template) UncappedDiscount(orderAmountCents int64) int64 {
+	if t.Kind == KindPercent {
+		// amount <= MaxMoneyCents and p <= 99 keep the product far from overflow.
+		return orderAmountCents * t.PercentOff / 100
+	}
+	return t.Discount(orderAmountCents)
 }

@@ -107,9 +107,20 @@ func (p *Pages) Chain(rt web.Route) []gin.HandlerFunc {
 	return chain
 }
 
-// NotFound answers a path no route has with the page saying so.
+// NotFound answers a path no route has with the page saying so. The page
+// has the layout of every other: a logged-in user is shown as logged in, with
+// the navigation of their role and a working log-out button, so the session
+// and (for a GET, which it never refuses) the CSRF token are read as a page
+// route's chain does.
 func (p *Pages) NotFound(c *gin.Context) {
 	p.securityHeaders(c)
+	if m := c.Request.Method; (m == http.MethodGet || m == http.MethodHead) && !p.runCSRF(c) {
+		c.Abort()
+		return
+	}
+	if p.loadSession(c); c.IsAborted() {
+		return
+	}
 	p.renderError(c, http.StatusNotFound, "Page not found", "There is no page at this address.")
 }
 

@@ -30,7 +30,10 @@ func (p *Pages) Routes() []web.Route {
 		{Method: "GET", Path: "/logout", Handler: p.showLogout, Summary: "The logout confirmation"},
 		{Method: "POST", Path: "/logout", Handler: p.logout, Summary: "Log out"},
 		{Method: "GET", Path: "/wallet", Roles: shopper, Handler: p.showWallet,
-			Summary: "The shopper's coupons with their QR codes"},
+			Summary: "The shopper's coupons, each with its QR code a tap away"},
+		{Method: "GET", Path: "/wallet/qr/:code", Roles: shopper, Handler: p.showCouponQR,
+			Summary: "The QR code of one of the shopper's own coupons, as an SVG image", Status: 200,
+			Raw: &web.RawAnswer{MediaType: "image/svg+xml", Schema: map[string]any{"type": "string"}}},
 
 		{Method: "GET", Path: "/pos", Roles: cashier, Handler: p.showPOS, Summary: "The cashier's checkout"},
 		{Method: "POST", Path: "/pos/preview", Roles: cashier, Handler: p.previewRedemption,

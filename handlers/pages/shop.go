@@ -1,7 +1,11 @@
 package pages
 
 import (
+	"cmp"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -12,14 +16,18 @@ import (
 
 // Offer states on the shop page.
 const (
-	offerOpen    = "open"
-	offerSoldOut = "sold_out"
+	offerOpen     = "open"
+	offerSoldOut  = "sold_out"
+	offerUpcoming = "upcoming"
 )
 
 // shopPage is the data of shop.html.
 type shopPage struct {
 	basePage
 	Campaigns []shopCampaign
+	// Upcoming are the offers whose claims open later, soonest first: shown
+	// last, saying when they open.
+	Upcoming []shopOffer
 	// CanClaim is true for a shopper; others see the offers without buttons.
 	CanClaim bool
 }
@@ -34,14 +42,30 @@ type shopOffer struct {
 	State string
 	// Held is how many live coupons of it the shopper holds.
 	Held int64
+	// NameIsValue is set when the name says the value: it is then the
+	// card's value line (see restatesValue).
+	NameIsValue bool
+	// CanClaim and LoggedIn are the page's: whether the card has a claim
+	// button, or a link to log in.
+	CanClaim, LoggedIn bool
 }
 
+// AtLimit reports whether the shopper holds as many as they may.
+func (o shopOffer) AtLimit() bool { return o.Held >= o.PerUserLimit }
+
 // showShop lists the coupons on offer, as the API's list does: open ones
-// with a claim button, sold out ones marked as such. What takes no claims now
-// (paused, not yet open, closed, past its validity) is not shown.
+// with a claim button, then sold out ones marked as such, by campaign; and
+// last the ones whose claims open later, with the time they open. What takes
+// no claims now and will not open by itself (paused, closed, past its
+// validity) is not shown. See docs/pages.md.
 func (p *Pages) showShop(c *gin.Context) {
 	ctx := c.Request.Context()
 	views, err := p.svc.ListTemplates(ctx, true)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	upcoming, err := p.svc.ListUpcomingOffers(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -73,7 +97,8 @@ func (p *Pages) showShop(c *gin.Context) {
 	}
 	index := map[int64]int{}
 	for _, v := range views {
-		o := shopOffer{TemplateView: v, State: offerOpen, Held: held[v.ID]}
+		o := shopOffer{TemplateView: v, State: offerOpen, Held: held[v.ID], NameIsValue: p.restatesValue(v.Template),
+			CanClaim: page.CanClaim, LoggedIn: pr != nil}
 		if v.Remaining != nil && *v.Remaining <= 0 {
 			o.State = offerSoldOut
 		}
@@ -85,5 +110,57 @@ func (p *Pages) showShop(c *gin.Context) {
 		}
 		page.Campaigns[i].Offers = append(page.Campaigns[i].Offers, o)
 	}
+	for _, cm := range page.Campaigns {
+		// Sold out ones after the open ones; the order is otherwise kept.
+		slices.SortStableFunc(cm.Offers, func(a, b shopOffer) int {
+			return cmp.Compare(boolRank(a.State != offerOpen), boolRank(b.State != offerOpen))
+		})
+	}
+	for _, v := range upcoming {
+		page.Upcoming = append(page.Upcoming, shopOffer{TemplateView: v, State: offerUpcoming, Held: held[v.ID],
+			NameIsValue: p.restatesValue(v.Template), CanClaim: page.CanClaim, LoggedIn: pr != nil})
+	}
 	p.render(c, http.StatusOK, "shop", page)
+}
+
+// boolRank orders false before true.
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// restatesValue reports whether a template's name already says its value
+// ("$5 off your order" for $5.00 off; "15% off, up to $20" for 15% off up to
+// $20.00), so that a card states the value once: such a name is the card's
+// value line, and any other name goes under the value in words.
+func (p *Pages) restatesValue(t models.Template) bool {
+	if t.Kind == models.KindPercent {
+		return strings.Contains(t.Name, fmt.Sprintf("%d%%", t.PercentOff)) && p.namesAmount(t.Name, t.MaxDiscountCents)
+	}
+	return p.namesAmount(t.Name, t.FaceValueCents)
+}
+
+// namesAmount reports whether name holds the amount: "$5.00", or "$5" for a
+// whole amount.
+func (p *Pages) namesAmount(name string, cents int64) bool {
+	full := p.money.format(cents)
+	return strings.Contains(name, full) || (cents%100 == 0 && containsFigure(name, strings.TrimSuffix(full, ".00")))
+}
+
+// containsFigure reports whether s holds fig not followed by another digit
+// or a decimal point ("$5" is in "$5 off", not in "$50 off" or "$5.50 off").
+func containsFigure(s, fig string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], fig)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(fig)
+		if end == len(s) || !strings.ContainsRune("0123456789.,", rune(s[end])) {
+			return true
+		}
+		i = end
+	}
 }

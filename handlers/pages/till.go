@@ -20,6 +20,11 @@ type posPage struct {
 	Redeem redeemForm
 	Refund refundForm
 	Recent []posRecent
+	// Focus is the id of the element the page's script focuses (and, for a
+	// text field, selects, so that the next scan replaces it): the Redeem
+	// button after a preview, the first wrong field after an error, in the
+	// form that was sent (see posFocus).
+	Focus string
 }
 
 // redeemForm is the checkout form: as typed, its errors, and the preview of
@@ -41,6 +46,15 @@ type redeemPreview struct {
 	AmountCents   int64
 	DiscountCents int64
 	PayableCents  int64
+	// UncappedCents is a percent coupon's discount before its cap, set only
+	// when the cap cut it, so that the preview can say so.
+	UncappedCents int64
+	// Redeemed says the coupon was already redeemed on this order: the
+	// amounts are that redemption's, and there is nothing to confirm.
+	Redeemed bool
+	// NameIsValue is set when the template's name says the value: it is then
+	// the value line, said once (see restatesValue).
+	NameIsValue bool
 }
 
 type refundForm struct {
@@ -62,9 +76,61 @@ var (
 )
 
 // showPOS shows the checkout: the redeem form, the refund form and the
-// cashier's last redemptions.
+// cashier's last redemptions. The order number and total may come in the
+// address (the preview's Cancel keeps them), so that only the coupon is
+// scanned again.
 func (p *Pages) showPOS(c *gin.Context) {
-	p.renderPOS(c, http.StatusOK, &posPage{})
+	page := &posPage{}
+	page.Redeem.OrderID = truncate(strings.TrimSpace(c.Query("order_id")), 64)
+	page.Redeem.Amount = truncate(strings.TrimSpace(c.Query("amount")), 20)
+	p.renderPOS(c, http.StatusOK, page)
+}
+
+// truncate cuts s to at most n bytes (dropping a character cut in two): a
+// value from the address shown back in a form field need not be longer than
+// the field takes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return strings.ToValidUTF8(s[:n], "")
+	}
+	return s
+}
+
+// Field order of the checkout's forms, for the focus after an error.
+var (
+	redeemFocus = []focusField{{"code", "code"}, {"order_id", "order_id"}, {"amount", "amount"}}
+	refundFocus = []focusField{{"code", "refund-code"}, {"order_id", "refund-order"}}
+)
+
+// focusField is a form field: its name in formErrors and its element's id.
+type focusField struct{ name, id string }
+
+// firstWrong is the id of the first field of fields with an error; first when
+// only the form as a whole has one (or none has).
+func firstWrong(errs formErrors, fields []focusField) string {
+	for _, f := range fields {
+		if _, bad := errs[f.name]; bad {
+			return f.id
+		}
+	}
+	return fields[0].id
+}
+
+// posFocus says where the keyboard goes on the checkout: the Redeem button
+// after a preview (Enter redeems), the next-customer link after a coupon
+// already redeemed on this order, the first wrong field of the form that was
+// sent after an error (the refund form's own, not the redeem form's), and
+// else the code field, ready for the next scan.
+func posFocus(page *posPage) string {
+	switch {
+	case page.Redeem.Preview != nil && page.Redeem.Preview.Redeemed:
+		return "pos-next"
+	case page.Redeem.Preview != nil:
+		return "confirm-redeem"
+	case len(page.Refund.Errors) > 0:
+		return firstWrong(page.Refund.Errors, refundFocus)
+	}
+	return firstWrong(page.Redeem.Errors, redeemFocus)
 }
 
 // renderPOS fills the cashier's recent redemptions and shows the checkout.
@@ -76,6 +142,9 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 	}
 	if page.Refund.Errors == nil {
 		page.Refund.Errors = formErrors{}
+	}
+	if page.Focus == "" {
+		page.Focus = posFocus(page)
 	}
 	logs, err := p.svc.ListCashierRedemptions(ctx, web.Principal(c).Name, posRecentCount)
 	if err != nil {

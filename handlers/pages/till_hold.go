@@ -21,6 +21,9 @@ type holdPage struct {
 	Errors  formErrors
 	Hold    *services.CheckoutResult
 	Return  returnForm
+	// Focus is the id of the element the page's script focuses (see
+	// holdFocus).
+	Focus string
 }
 
 // returnForm is the partial return form as typed, with its errors.
@@ -97,7 +100,26 @@ func (p *Pages) renderHold(c *gin.Context, status int, page *holdPage) {
 	if page.Return.OrderID == "" {
 		page.Return.OrderID = page.OrderID
 	}
+	page.Focus = holdFocus(page)
 	p.render(c, status, "pos_hold", page)
+}
+
+// returnFocus is the return form's field order, for the focus after an error.
+var returnFocus = []focusField{{"return_order_id", "return-order"}, {"return_id", "return-id"}, {"amount", "return-amount"}}
+
+// holdFocus says where the keyboard goes on the online orders page: the first
+// wrong field of the return form after its error, the Confirm button of a
+// hold that can be confirmed (Enter confirms, Tab then Enter releases), and
+// else the order number, selected so that the next scan replaces it.
+func holdFocus(page *holdPage) string {
+	switch {
+	case len(page.Return.Errors) > 0:
+		return firstWrong(page.Return.Errors, returnFocus)
+	case len(page.Errors) == 0 && page.Hold != nil &&
+		(page.Hold.State == services.HoldHeld || page.Hold.State == services.HoldExpired):
+		return "hold-confirm"
+	}
+	return "hold-order"
 }
 
 // holdForm reads the order number of a confirm or release post; when it is

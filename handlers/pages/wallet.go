@@ -1,7 +1,11 @@
 package pages
 
 import (
+	"cmp"
+	"fmt"
 	"net/http"
+	"slices"
+	"time"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -27,11 +31,21 @@ type walletCoupon struct {
 	Template models.Template
 	// NotYet is set for an issued coupon whose validity has not started.
 	NotYet bool
+	// Expires says in words how long an issued coupon is still valid
+	// ("expires in 3 days").
+	Expires string
+	// Reason is why a revoked coupon was revoked, as the admin gave it.
+	Reason string
+	// NameIsValue is set when the template's name says the value: it is
+	// then the coupon's value line (see restatesValue).
+	NameIsValue bool
 }
 
-// showWallet shows the logged-in shopper's own coupons, grouped by state. The
-// shopper is taken from the session only: there is no id in the address to
-// change.
+// showWallet shows the logged-in shopper's own coupons, grouped by state and
+// each group sorted by expiry, soonest first: a compact list of value,
+// expiry and code, whose QR code opens full screen on a tap (see
+// docs/pages.md). The shopper is taken from the session only: there is no id
+// in the address to change.
 func (p *Pages) showWallet(c *gin.Context) {
 	ctx := c.Request.Context()
 	pr := web.Principal(c)
@@ -41,6 +55,17 @@ func (p *Pages) showWallet(c *gin.Context) {
 		return
 	}
 	views, err := p.svc.ListTemplates(ctx, false)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	var revoked []int64
+	for _, cp := range coupons {
+		if cp.Status == models.CouponRevoked {
+			revoked = append(revoked, cp.ID)
+		}
+	}
+	reasons, err := p.svc.RevokeReasons(ctx, revoked)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -60,16 +85,54 @@ func (p *Pages) showWallet(c *gin.Context) {
 	for _, cp := range coupons {
 		for i := range groups {
 			if groups[i].Status == cp.Status {
-				groups[i].Coupons = append(groups[i].Coupons, walletCoupon{CouponView: cp, Template: tmpl[cp.TemplateID],
-					NotYet: cp.Status == models.CouponIssued && now.Before(cp.ValidFrom)})
+				wc := walletCoupon{CouponView: cp, Template: tmpl[cp.TemplateID],
+					NotYet: cp.Status == models.CouponIssued && now.Before(cp.ValidFrom), Reason: reasons[cp.ID]}
+				wc.NameIsValue = p.restatesValue(wc.Template)
+				if cp.Status == models.CouponIssued {
+					wc.Expires = expiresIn(now, cp.ValidUntil, p.loc)
+				}
+				groups[i].Coupons = append(groups[i].Coupons, wc)
 			}
 		}
 	}
 	page := &walletPage{basePage: basePage{Title: "My wallet", Nav: "wallet"}, Count: len(coupons)}
 	for _, g := range groups {
 		if len(g.Coupons) > 0 {
+			slices.SortStableFunc(g.Coupons, func(a, b walletCoupon) int {
+				return cmp.Or(a.ValidUntil.Compare(b.ValidUntil), cmp.Compare(a.Code, b.Code))
+			})
 			page.Groups = append(page.Groups, g)
 		}
 	}
 	p.render(c, http.StatusOK, "wallet", page)
+}
+
+// expiresIn says how long until a coupon expires, counted in calendar days
+// of the deployment's zone (docs/time.md), the way a coupon "valid N days"
+// is valid to the end of its Nth day: "expires in 3 days", "expires
+// tomorrow", and on its last day the hours or minutes left.
+func expiresIn(now, until time.Time, loc *time.Location) string {
+	d := until.Sub(now)
+	if d <= 0 {
+		return "expired"
+	}
+	days := calendarDays(now.In(loc), until.Add(-time.Nanosecond).In(loc))
+	switch {
+	case days >= 2:
+		return fmt.Sprintf("expires in %d days", days)
+	case days == 1:
+		return "expires tomorrow"
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("expires in %d hours", int(d/time.Hour))
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("expires in %d minutes", int(d/time.Minute))
+	}
+	return "expires in a minute"
+}
+
+// calendarDays counts the days from a's date to b's, each in its own zone.
+func calendarDays(a, b time.Time) int {
+	da := time.Date(a.Year(), a.Month(), a.Day(), 0, 0, 0, 0, time.UTC)
+	db := time.Date(b.Year(), b.Month(), b.Day(), 0, 0, 0, 0, time.UTC)
+	return int(db.Sub(da) / (24 * time.Hour))
 }

@@ -1,9 +1,10 @@
 // couponsvc pages: the claim buttons (one idempotency key per click, kept for
-// a retry when the answer was lost), stock figures kept current, and small
-// form helpers. Times are written by the server in the deployment's time zone
-// (docs/time.md): a script rewriting them in the reader's zone would make a
-// form and the details beside it disagree. Pages work without it, except
-// the claim button, which calls the JSON API.
+// a retry when the answer was lost), stock figures and offer states kept
+// current, the checkout's keyboard focus, copy buttons, full-screen QR codes
+// (see docs/pages.md), and small form helpers. Times are written by the
+// server in the deployment's time zone (docs/time.md): a script rewriting them
+// in the reader's zone would make a form and the details beside it disagree.
+// Pages work without it, except the claim button, which calls the JSON API.
 (function () {
   "use strict";
 
@@ -55,6 +56,31 @@
     btn.replaceWith(state);
   }
 
+  // An offer listed as opening later that the list now has open: a shopper
+  // gets its claim button, others the words.
+  function markOpened(id) {
+    var card = document.querySelector('[data-offer="' + id + '"]');
+    var state = card && card.querySelector("[data-opens]");
+    if (!state) { return; }
+    card.classList.remove("offer-upcoming");
+    card.classList.add("offer-open");
+    if (!card.hasAttribute("data-can-claim")) {
+      state.removeAttribute("data-opens");
+      state.textContent = "Open now";
+      return;
+    }
+    var btn = document.createElement("button");
+    btn.className = "button primary claim";
+    btn.type = "button";
+    btn.setAttribute("data-claim", String(id));
+    btn.textContent = "Claim";
+    btn.addEventListener("click", function () { claim(btn); });
+    state.replaceWith(btn);
+    if ((parseInt(card.getAttribute("data-held"), 10) || 0) >= (parseInt(card.getAttribute("data-limit"), 10) || 1)) {
+      markAtLimit(card);
+    }
+  }
+
   function pollStock() {
     var mode = document.body.getAttribute("data-poll");
     if (!mode || !window.fetch) { return; }
@@ -69,6 +95,7 @@
           body.templates.forEach(function (t) {
             listed[t.id] = true;
             if (typeof t.remaining === "number") { setRemaining(t.id, t.remaining); }
+            if (mode === "shop") { markOpened(t.id); }
           });
           if (mode === "shop") {
             document.querySelectorAll("[data-offer]").forEach(function (card) {
@@ -93,6 +120,67 @@
       a.textContent = link.text;
       out.appendChild(a);
     }
+  }
+
+  // codeGroups writes a coupon code as the pages do: "ABCD-EFGH-JKLMN".
+  function codeGroups(code) {
+    return code.length === 13 ? code.slice(0, 4) + "-" + code.slice(4, 8) + "-" + code.slice(8) : code;
+  }
+
+  // sayClaimed shows the claimed coupon at once: its code with a copy
+  // button, its QR code (an image of the shopper's own coupon) and the way to
+  // the wallet.
+  function sayClaimed(out, text, code) {
+    say(out, "ok", text, { href: "/wallet", text: "see your wallet" });
+    if (!code) { return; }
+    var box = document.createElement("div");
+    box.className = "claimed-code";
+    var c = document.createElement("span");
+    c.className = "code";
+    c.setAttribute("data-claimed-code", "");
+    c.textContent = codeGroups(code);
+    box.appendChild(c);
+    var copy = document.createElement("button");
+    copy.type = "button";
+    copy.className = "button small ghost";
+    copy.setAttribute("data-copy", code);
+    copy.setAttribute("aria-label", "Copy the code " + codeGroups(code));
+    copy.textContent = "Copy";
+    copy.addEventListener("click", function () { copyCode(copy); });
+    box.appendChild(copy);
+    out.appendChild(box);
+    var img = document.createElement("img");
+    img.className = "claimed-qr";
+    img.src = "/wallet/qr/" + encodeURIComponent(code);
+    img.alt = "QR code of the coupon code " + codeGroups(code);
+    img.width = 160;
+    img.height = 160;
+    out.appendChild(img);
+  }
+
+  // heldOne counts one more coupon of the offer in the shopper's wallet;
+  // at the limit the card says so and its claim button goes.
+  function heldOne(card) {
+    var held = (parseInt(card.getAttribute("data-held"), 10) || 0) + 1;
+    card.setAttribute("data-held", String(held));
+    var badge = card.querySelector("[data-held-badge]");
+    if (badge) { badge.textContent = "You have " + held; badge.hidden = false; }
+    if (held >= (parseInt(card.getAttribute("data-limit"), 10) || 1)) { markAtLimit(card); }
+  }
+
+  // markAtLimit shows that the shopper holds the most they may of an offer.
+  function markAtLimit(card) {
+    var btn = card.querySelector("[data-claim]");
+    if (!btn) { return; }
+    var state = document.createElement("span");
+    state.className = "state state-held";
+    state.setAttribute("data-state", "");
+    state.appendChild(document.createTextNode("You have the most you may hold · "));
+    var a = document.createElement("a");
+    a.href = "/wallet";
+    a.textContent = "see your wallet";
+    state.appendChild(a);
+    btn.replaceWith(state);
   }
 
   // Answers whose outcome is unknown keep the click's key, so that trying
@@ -124,13 +212,15 @@
       if (typeof res.body.remaining === "number") { setRemaining(id, res.body.remaining); }
       switch (word) {
         case "claimed":
-          say(out, "ok", "Claimed —", { href: "/wallet", text: "see your wallet" });
+          sayClaimed(out, "Claimed —", res.body.coupon && res.body.coupon.code);
+          heldOne(card);
           break;
         case "duplicate":
           say(out, "info", "Already claimed with this click — it is in", { href: "/wallet", text: "your wallet" });
           break;
         case "user_limit_reached":
           say(out, "err", "You already have the most you may hold.");
+          markAtLimit(card);
           break;
         case "sold_out":
           say(out, "err", "Sold out.");
@@ -227,6 +317,65 @@
     });
   }
 
+  // ---- the keyboard at the till ----
+
+  // focusChosen puts the keyboard where the page says ([data-focus] names
+  // an element id): the Redeem button after a preview, the first wrong
+  // field after an error. A text field's text is selected, so that the next
+  // scan or typing replaces it instead of being appended to it.
+  function focusChosen() {
+    var holder = document.querySelector("[data-focus]");
+    if (!holder) { return; }
+    var el = document.getElementById(holder.getAttribute("data-focus"));
+    if (!el) { return; }
+    el.focus();
+    if (el.tagName === "INPUT" && typeof el.select === "function") { el.select(); }
+  }
+
+  // ---- copying a code, and the full-screen QR code ----
+
+  // copyCode copies a button's data-copy to the clipboard (or, where the
+  // browser has no clipboard for the page, selects the code to copy by hand)
+  // and says which it did.
+  function copyCode(btn) {
+    var code = btn.getAttribute("data-copy");
+    function said(text) {
+      btn.textContent = text;
+      setTimeout(function () { btn.textContent = "Copy"; }, 2000);
+    }
+    function byHand() {
+      var box = btn.parentNode && btn.parentNode.querySelector(".code");
+      if (box && window.getSelection) {
+        var r = document.createRange();
+        r.selectNodeContents(box);
+        var sel = window.getSelection();
+        sel.removeAllRanges();
+        sel.addRange(r);
+        try {
+          if (document.execCommand("copy")) { said("Copied"); return; }
+        } catch (e) { /* fall through */ }
+      }
+      said("Select and copy");
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(code).then(function () { said("Copied"); }, byHand);
+    } else {
+      byHand();
+    }
+  }
+
+  function qrDialogs() {
+    document.querySelectorAll("[data-qr-open]").forEach(function (btn) {
+      var dlg = document.getElementById(btn.getAttribute("data-qr-open"));
+      if (!dlg || typeof dlg.showModal !== "function") { return; }
+      btn.addEventListener("click", function () { dlg.showModal(); });
+      dlg.addEventListener("click", function (e) {
+        // A tap beside the code, or on Close, closes it (Escape too).
+        if (e.target === dlg || e.target.hasAttribute("data-qr-close")) { dlg.close(); }
+      });
+    });
+  }
+
   // ---- forms ----
 
   // toggleFields shows only the fields of the chosen kind and validity on the
@@ -255,5 +404,10 @@
     });
     document.querySelectorAll("form[data-template-form]").forEach(toggleFields);
     scanners();
+    focusChosen();
+    qrDialogs();
+    document.querySelectorAll("button[data-copy]").forEach(function (btn) {
+      btn.addEventListener("click", function () { copyCode(btn); });
+    });
   });
 })();
