@@ -14,3 +14,10 @@ func FormatPendingMember(tid int64, user string, slot, ordinal, valueCents int64
 	return pendingMember{TemplateID: tid, UserID: user, Slot: slot, Ordinal: ordinal, ValueCents: valueCents,
 		RequestID: requestID}.String()
 }
+
+// SetJobHook makes every job runner of s call afterBatch after each
+// committed batch; when it returns true the runner stops there without any
+// clean-up, its lease left to run out, as a killed process would.
+func (s *Service) SetJobHook(afterBatch func(jobID, done int64) bool) {
+	s.hooks.afterJobBatch = afterBatch
+}
