@@ -214,7 +214,7 @@ type bearerRow struct {
 	requestID string
 }
 
-// insertBearer writes bearer coupons (user_id '', no user ordinal) of t in
+// insertBearer writes bearer coupons (user_id ”, no user ordinal) of t in
 // multi-row INSERTs inside tx: the fastest way to write many rows that both
 // databases share, and all or none with the transaction.
 func (s *Service) insertBearer(tx *gorm.DB, t *models.Template, rows []bearerRow) error {
