@@ -70,42 +70,51 @@ func (s *Service) checkStockFor(ctx context.Context, t *models.Template, n int64
 	return nil
 }
 
-// takeSlots takes up to n slots of t's stock in Redis (coupon_take.lua),
-// loading the campaign's counters when missing. why says what ran out
-// when fewer came back.
+// takeSlots takes up to n slots of t's stock in Redis (coupon_take.lua).
+// why says what ran out when fewer came back. Call it under lockBatch.
 func (s *Service) takeSlots(ctx context.Context, t *models.Template, n int) (slots []int64, why string, err error) {
 	ks := []string{s.keys.budget(t.CampaignID), s.keys.template(t.CampaignID, t.ID), s.keys.free(t.CampaignID, t.ID)}
-	for loaded := false; ; loaded = true {
-		vals, err := lua.Take.Run(ctx, s.rdb, ks, n, t.ValueCents()).Slice()
-		if err != nil {
-			return nil, "", redisError(err)
-		}
-		switch code, _ := vals[0].(int64); code {
-		case lua.TakeDone:
-		case lua.TakeNotLoaded:
-			if loaded {
-				return nil, "", models.Unavailable("Redis", fmt.Errorf("campaign counters missing right after a load"))
-			}
-			if err := s.loadCampaign(ctx, t.CampaignID, loadMissing, t.ID); err != nil {
-				return nil, "", err
-			}
-			continue
-		default:
-			return nil, "", fmt.Errorf("coupon_take.lua answered %v", vals)
-		}
-		why, _ = vals[3].(string)
-		first, _ := vals[4].(int64)
-		last, _ := vals[5].(int64)
-		slots = make([]int64, 0, n)
-		for _, v := range vals[6:] {
-			slot, _ := v.(int64)
-			slots = append(slots, slot)
-		}
-		for slot := first; slot <= last; slot++ {
-			slots = append(slots, slot)
-		}
-		return slots, why, nil
+	vals, err := lua.Take.Run(ctx, s.rdb, ks, n, t.ValueCents()).Slice()
+	if err != nil {
+		return nil, "", redisError(err)
 	}
+	switch code, _ := vals[0].(int64); code {
+	case lua.TakeDone:
+	case lua.TakeNotLoaded:
+		// Lost since lockBatch checked: the job stops, and resumes once
+		// the claim path or the reconciler reloaded them.
+		return nil, "", models.Unavailable("Redis", fmt.Errorf("campaign counters lost during a job"))
+	default:
+		return nil, "", fmt.Errorf("coupon_take.lua answered %v", vals)
+	}
+	why, _ = vals[3].(string)
+	first, _ := vals[4].(int64)
+	last, _ := vals[5].(int64)
+	slots = make([]int64, 0, n)
+	for _, v := range vals[6:] {
+		slot, _ := v.(int64)
+		slots = append(slots, slot)
+	}
+	for slot := first; slot <= last; slot++ {
+		slots = append(slots, slot)
+	}
+	return slots, why, nil
+}
+
+// lockBatch loads t's counters if Redis lost them, then takes the
+// campaign's load lock for one batch, from the slots it takes in Redis to
+// the commit of its rows: no load of the counters from the database (a
+// resync, a repair) can run in between and free the slots the batch holds
+// but has not written yet (docs/jobs.md).
+func (s *Service) lockBatch(ctx context.Context, t *models.Template) (unlock func(), err error) {
+	if err := s.ensureLoaded(ctx, t.CampaignID, t.ID); err != nil {
+		return nil, err
+	}
+	lock, err := s.lockCampaign(ctx, t.CampaignID, nil)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = lock.Release(context.WithoutCancel(ctx)) }, nil
 }
 
 // refusalWord is the reason of rows refused for want of stock or budget.
@@ -129,8 +138,13 @@ func (s *Service) runGenerate(ctx context.Context, run *jobRun) error {
 			return ctx.Err()
 		}
 		n := int(min(int64(s.cfg.JobBatch), j.Total-j.Done))
+		unlock, err := s.lockBatch(ctx, t)
+		if err != nil {
+			return err
+		}
 		slots, why, err := s.takeSlots(ctx, t, n)
 		if err != nil {
+			unlock()
 			return err
 		}
 		rows := make([]bearerRow, len(slots))
@@ -146,6 +160,7 @@ func (s *Service) runGenerate(ctx context.Context, run *jobRun) error {
 		for draw := 1; ; draw++ {
 			result, err = s.fillCodes(p, random, rows, slots, j)
 			if err != nil {
+				unlock()
 				return err
 			}
 			err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -159,6 +174,7 @@ func (s *Service) runGenerate(ctx context.Context, run *jobRun) error {
 			}
 			break
 		}
+		unlock()
 		if err != nil {
 			return s.batchFailed(ctx, t, err)
 		}

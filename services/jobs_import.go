@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"couponsvc/models"
 
@@ -253,10 +254,15 @@ func (s *Service) importBatch(ctx context.Context, run *jobRun, batch []importRo
 		}
 	}
 	// Bearer rows take their stock at once.
+	unlock, err := s.lockBatch(ctx, t)
+	if err != nil {
+		return err
+	}
+	unlock = sync.OnceFunc(unlock)
+	defer unlock()
 	var slots []int64
 	if len(bearer) > 0 {
 		var why string
-		var err error
 		if slots, why, err = s.takeSlots(ctx, t, len(bearer)); err != nil {
 			return err
 		}
@@ -276,16 +282,18 @@ func (s *Service) importBatch(ctx context.Context, run *jobRun, batch []importRo
 		_ = w.Write([]string{strconv.FormatInt(r.row.line, 10), r.row.code, r.reason})
 	}
 	w.Flush()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.insertBearer(tx, t, rows); err != nil {
 			return err
 		}
 		return s.commitBatch(tx, run, int64(len(batch)), int64(len(refused)), report.Bytes(), "")
 	})
+	unlock()
 	if err != nil {
 		if _, ok := uniqueViolation(err); ok {
 			// Another job or claim wrote one of these codes since the check:
-			// the next pass checks the batch again.
+			// give the slots back (rebuild the counters, after this batch's
+			// lock) and check the batch again.
 			if rerr := s.resync(context.WithoutCancel(ctx), t.CampaignID); rerr != nil {
 				return rerr
 			}
