@@ -398,7 +398,7 @@ var securityMatrix = []matrixRow{
 		}},
 	{method: "GET", route: "/api/v1/templates/:id/stats", target: templatePath("/stats")},
 	{method: "POST", route: "/api/v1/templates/:id/codes", target: templatePath("/codes"),
-		body: func(r *rig, who role) string { return `{"count":1,"pattern":"SEC-########"}` }},
+		body: func(r *rig, who role) string { return `{"count":1,"pattern":"SECURE-########"}` }},
 	{method: "POST", route: "/api/v1/templates/:id/codes/import", target: templatePath("/codes/import"), contentType: "text/csv",
 		body: func(r *rig, who role) string { return "code\nSEC-IMPORT-" + who.String() + "\n" }},
 	{method: "POST", route: "/api/v1/templates/:id/issue", target: templatePath("/issue"),
@@ -470,6 +470,11 @@ var securityMatrix = []matrixRow{
 	{method: "POST", route: "/admin/templates/:id", target: adminTemplatePath("")},
 	{method: "POST", route: "/admin/templates/:id/status", target: adminTemplatePath("/status")},
 	{method: "POST", route: "/admin/templates/:id/stock", target: adminTemplatePath("/stock")},
+	{method: "GET", route: "/admin/templates/:id/jobs", target: adminTemplatePath("/jobs")},
+	{method: "POST", route: "/admin/templates/:id/codes", target: adminTemplatePath("/codes")},
+	{method: "POST", route: "/admin/templates/:id/codes/import", target: adminTemplatePath("/codes/import")},
+	{method: "POST", route: "/admin/templates/:id/issue", target: adminTemplatePath("/issue")},
+	{method: "GET", route: "/admin/jobs/:id", target: func(r *rig, who role) string { return strings.Replace(jobPath("")(r, who), "/api/v1", "/admin", 1) }},
 	{method: "POST", route: "/admin/tokens/:id/revoke", target: freshTokenPath("/admin/tokens/%d/revoke")},
 }
 

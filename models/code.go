@@ -102,7 +102,7 @@ func ParseCouponCode(field, s string) (string, error) {
 	}
 	code := b.String()
 	if len(code) != CodeBodyLen+1 {
-		if len(code) < MinCodeLen || len(code) > MaxCodeLen {
+		if len(code) < MinCodeLen || len(code) > MaxCodeLen || nearRandomForm(code) {
 			return "", Invalid(field, "is not a coupon code: it has %d characters, a code has %d (or %d to %d for imported and patterned codes)",
 				len(code), CodeBodyLen+1, MinCodeLen, MaxCodeLen)
 		}
@@ -117,6 +117,22 @@ func ParseCouponCode(field, s string) (string, error) {
 		return "", Invalid(field, "is not a valid coupon code: a character is mistyped")
 	}
 	return code, nil
+}
+
+// nearRandomForm reports a code one character shorter or longer than the
+// random form and made only of its alphabet: more likely a random code with
+// a character dropped or doubled than a code of its own, so it is refused
+// before any lookup. Patterns and imports do not make such codes.
+func nearRandomForm(code string) bool {
+	if len(code) != CodeBodyLen && len(code) != CodeBodyLen+2 {
+		return false
+	}
+	for i := 0; i < len(code); i++ {
+		if codeIndex[code[i]] < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // isCodeText reports a capital letter or a digit.

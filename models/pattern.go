@@ -56,6 +56,9 @@ func ParsePattern(field, s string) (Pattern, error) {
 	if len(p.body)+1 > MaxCodeLen {
 		return Pattern{}, Invalid(field, "makes codes of %d characters; at most %d", len(p.body)+1, MaxCodeLen)
 	}
+	if n := len(p.body) + 1; (n == CodeBodyLen || n == CodeBodyLen+2) && !strings.ContainsAny(p.body, "01IO") {
+		return Pattern{}, Invalid(field, "makes codes of %d characters, which would be read as a mistyped 13-character code; add or remove a character", n)
+	}
 	if len(p.body)+1 == CodeBodyLen+1 && p.random != len(p.body) {
 		// A 13-character code is read as a random code, whose every
 		// character is checked; fixed text could collide with that format.

@@ -30,6 +30,9 @@ func TestParsePattern(t *testing.T) {
 		{"AB-##########", true, 13},          // 13 characters with fixed text: fine (all code characters)...
 		{"OI-##########", false, 0},          // ...but 0, 1, I, O there would read as a mistyped random code
 		{"#### #### ####", true, 13},         // spaces are for reading only
+		{"A-##########", false, 0},           // 12 characters: read as a random code with one missing
+		{"ABC-##########", false, 0},         // 14: read as a random code with one too many
+		{"OI-#########", true, 12},           // unless it holds a character a random code never has
 		{"WINTER2026-##-##-##-##", true, 19}, // digits and look-alikes are fine in fixed text
 	}
 	for _, tt := range tests {

@@ -112,6 +112,7 @@ const (
 func (p *Pages) funcs() template.FuncMap {
 	return template.FuncMap{
 		"money":      p.money.format,
+		"jobKind":    jobKind,
 		"moneyInput": moneyInput,
 		"dateTime":   func(t time.Time) string { return t.UTC().Format(dateTimeLayout) },
 		"date":       func(t time.Time) string { return t.UTC().Format(dateLayout) },
@@ -207,4 +208,17 @@ func validityText(t models.Template) string {
 		return "Valid " + t.ValidFrom.UTC().Format(dateLayout) + " to " + t.ValidUntil.UTC().Format(dateLayout)
 	}
 	return ""
+}
+
+// jobKind names a job's kind for people.
+func jobKind(kind string) string {
+	switch kind {
+	case models.JobGenerate:
+		return "make codes"
+	case models.JobImport:
+		return "import codes"
+	case models.JobIssue:
+		return "issue to a list"
+	}
+	return kind
 }
