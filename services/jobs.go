@@ -208,7 +208,12 @@ func (s *Service) takeJob(ctx context.Context) (*jobRun, bool, error) {
 			}
 			took = true
 			action, detail := "job.start", fmt.Sprintf("%s on template %d: %d rows", j.Kind, j.TemplateID, j.Total)
-			if resumed {
+			switch {
+			case resumed && j.Owner != nil && *j.Owner == s.owner:
+				// This instance let the job go after a fault and takes it
+				// again: nothing new for the audit log.
+				return nil
+			case resumed:
 				action, detail = "job.resume", fmt.Sprintf("%s on template %d from row %d of %d", j.Kind, j.TemplateID, j.Done, j.Total)
 			}
 			return s.audit(tx, "instance:"+s.owner, action, jobTarget(j.ID), detail)
