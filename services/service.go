@@ -196,6 +196,10 @@ type testHooks struct {
 	// afterJobBatch is called after each committed batch of a job; when it
 	// returns true the runner stops as a killed process would.
 	afterJobBatch func(jobID, done int64) bool
+	// afterConfirmOrder is called by Confirm, and afterExpireOrder by
+	// ExpireHolds, inside the transaction right after the guarded UPDATE of
+	// the order's row (which then holds its lock).
+	afterConfirmOrder, afterExpireOrder func(orderID string)
 }
 
 // New returns a Service over the opened backends.

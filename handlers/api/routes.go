@@ -172,14 +172,15 @@ func (s *Server) Routes() []web.Route {
 			Description: "Uses the coupon on the order and answers the discount and the amount to pay. The same coupon and " +
 				"order again answers 200 duplicate with the first answer (its amounts, whatever amount the retry carried). " +
 				"With user_id the coupon must belong to that user (403 forbidden otherwise). A coupon whose redemption " +
-				"by an order was refunded may be redeemed again, by that order or another.",
+				"by an order was refunded may be redeemed again, by that order or another. A coupon held by an online " +
+				"order → 409 held; a coupon the order's others cannot share it with (stacking) → 409 not_combinable.",
 			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[struct {
 				Coupon           models.CouponView `json:"coupon"`
 				OrderAmountCents int64             `json:"order_amount_cents" doc:"the order amount the discount was computed on"`
 				DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped"`
 				PayableCents     int64             `json:"payable_cents" doc:"order amount − discount"`
 			}](),
-			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now"},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable"},
 				422: {"below_minimum"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/refunds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.refundCoupon, Tag: "checkout", Summary: "Refund a coupon's use by a cancelled order",
