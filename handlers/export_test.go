@@ -24,7 +24,8 @@ type RouteInfo struct {
 	Status int
 	// Request is the JSON body's struct, or nil.
 	Request reflect.Type
-	// Raw marks a success answer that is not JSON (a CSV).
+	// Raw marks a success answer in another format than JSON (a CSV);
+	// its errors are JSON still.
 	Raw bool
 }
 

@@ -235,7 +235,7 @@ type bearerRow struct {
 // databases share, and all or none with the transaction.
 func (s *Service) insertBearer(tx *gorm.DB, t *models.Template, rows []bearerRow) error {
 	now := s.now()
-	from, until := t.ValidityFor(now)
+	from, until := t.ValidityFor(now, s.cfg.Location)
 	head := "INSERT INTO user_coupons (code, template_id, campaign_id, user_id, status, slot, request_id, value_cents, " +
 		"claimed_at, valid_from, valid_until, version, updated_at) VALUES "
 	rowSQL := "(?," + strconv.FormatInt(t.ID, 10) + "," + strconv.FormatInt(t.CampaignID, 10) + ",'','" +

@@ -75,7 +75,10 @@ type Config struct {
 	Rand io.Reader
 	// BootstrapToken, when set, is accepted as an admin API token.
 	BootstrapToken string
-	Logger         *slog.Logger
+	// Location is the deployment's time zone (UTC when nil): the days of
+	// "valid N days" and of the reports are its days (docs/time.md).
+	Location *time.Location
+	Logger   *slog.Logger
 }
 
 // DefaultConfig returns the configuration used when nothing is set.
@@ -155,6 +158,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Reader
+	}
+	if c.Location == nil {
+		c.Location = time.UTC
 	}
 	return c
 }
@@ -262,6 +268,9 @@ func (s *Service) Close() { s.writer.close() }
 func (s *Service) Metrics() *Metrics { return s.metrics }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// Location returns the deployment's time zone (docs/time.md).
+func (s *Service) Location() *time.Location { return s.cfg.Location }
 
 // Ready checks that the database and Redis answer.
 func (s *Service) Ready(ctx context.Context) error {
