@@ -248,7 +248,11 @@ func (d *openAPIDoc) requestBodySchema(method, path string) map[string]any {
 	if body == nil {
 		return nil
 	}
-	return body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+	js, _ := body["content"].(map[string]any)["application/json"].(map[string]any)
+	if js == nil {
+		return nil // another media type only (a CSV upload)
+	}
+	return js["schema"].(map[string]any)
 }
 
 // jsonType is the JSON Schema type a decoded field of Go type t takes.

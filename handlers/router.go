@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -69,11 +70,11 @@ func newRouter(svc *services.Service, opts Options, extra ...web.Route) *gin.Eng
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 	web.TrustProxies(r, opts.TrustedProxies, opts.Logger)
-	r.Use(web.LimitRequest(opts.Limits.RequestTimeout))
-	r.Use(web.Observe(svc, opts.Logger), recoverPanic)
-
 	apiRows := append(append(a.Routes(), openAPIRoute(nil)), extra...)
 	pageRows := p.Routes()
+	r.Use(web.LimitRequest(opts.Limits.RequestTimeout, append(slices.Clone(apiRows), pageRows...)...))
+	r.Use(web.Observe(svc, opts.Logger), recoverPanic)
+
 	doc := openAPIRoute(sync.OnceValue(func() []byte { return web.OpenAPIJSON(append(apiRows, pageRows...)) }))
 	for _, rt := range apiRows {
 		if rt.Path == doc.Path {

@@ -366,6 +366,8 @@ type matrixRow struct {
 	owner map[role]int
 	// endsSession marks a route after which a shopper must log in again.
 	endsSession bool
+	// contentType replaces application/json for the body (a CSV upload).
+	contentType string
 }
 
 // securityMatrix has the fixtures of the routes that need some: a path
@@ -395,6 +397,15 @@ var securityMatrix = []matrixRow{
 			return `{"user_id":"carol-` + who.String() + `"}`
 		}},
 	{method: "GET", route: "/api/v1/templates/:id/stats", target: templatePath("/stats")},
+	{method: "POST", route: "/api/v1/templates/:id/codes", target: templatePath("/codes"),
+		body: func(r *rig, who role) string { return `{"count":1,"pattern":"SECURE-########"}` }},
+	{method: "POST", route: "/api/v1/templates/:id/codes/import", target: templatePath("/codes/import"), contentType: "text/csv",
+		body: func(r *rig, who role) string { return "code\nSEC-IMPORT-" + who.String() + "\n" }},
+	{method: "POST", route: "/api/v1/templates/:id/issue", target: templatePath("/issue"),
+		body: func(r *rig, who role) string { return `{"user_ids":["sec-issue-` + who.String() + `"]}` }},
+	{method: "GET", route: "/api/v1/templates/:id/coupons.csv", target: templatePath("/coupons.csv?status=issued")},
+	{method: "GET", route: "/api/v1/jobs/:id", target: jobPath("")},
+	{method: "GET", route: "/api/v1/jobs/:id/result.csv", target: jobPath("/result.csv")},
 
 	// bob is a shopper, but these are alice's coupons.
 	{method: "GET", route: "/api/v1/users/:user_id/coupons", owner: map[role]int{asOtherShopper: 403},
@@ -462,6 +473,11 @@ var securityMatrix = []matrixRow{
 	{method: "POST", route: "/admin/templates/:id", target: adminTemplatePath("")},
 	{method: "POST", route: "/admin/templates/:id/status", target: adminTemplatePath("/status")},
 	{method: "POST", route: "/admin/templates/:id/stock", target: adminTemplatePath("/stock")},
+	{method: "GET", route: "/admin/templates/:id/jobs", target: adminTemplatePath("/jobs")},
+	{method: "POST", route: "/admin/templates/:id/codes", target: adminTemplatePath("/codes")},
+	{method: "POST", route: "/admin/templates/:id/codes/import", target: adminTemplatePath("/codes/import")},
+	{method: "POST", route: "/admin/templates/:id/issue", target: adminTemplatePath("/issue")},
+	{method: "GET", route: "/admin/jobs/:id", target: func(r *rig, who role) string { return strings.Replace(jobPath("")(r, who), "/api/v1", "/admin", 1) }},
 	{method: "POST", route: "/admin/tokens/:id/revoke", target: freshTokenPath("/admin/tokens/%d/revoke")},
 }
 
@@ -532,6 +548,17 @@ func freshTokenPath(format string) func(r *rig, who role) string {
 			r.t.Fatalf("create a token to revoke: %v", err)
 		}
 		return fmt.Sprintf(format, rec.ID)
+	}
+}
+
+// jobPath queues a job for each caller to look at.
+func jobPath(suffix string) func(r *rig, who role) string {
+	return func(r *rig, who role) string {
+		j, err := r.Env.Service.StartGenerate(context.Background(), "test", r.templateID, 1, "")
+		if err != nil {
+			r.t.Fatalf("queue a job: %v", err)
+		}
+		return fmt.Sprintf("/api/v1/jobs/%d%s", j.ID, suffix)
 	}
 }
 
@@ -625,6 +652,9 @@ func TestSecurityMatrix(t *testing.T) {
 					q.body = row.body(r, who)
 				}
 				q.headers = map[string]string{"Idempotency-Key": "sec-" + who.String() + "-" + rt.Path}
+				if row.contentType != "" {
+					q.headers["Content-Type"] = row.contentType
+				}
 				a := r.do(q)
 				checked++
 				if row.endsSession && q.shopper != "" {

@@ -28,6 +28,9 @@ var returnSource string
 //go:embed coupon_stock.lua
 var stockSource string
 
+//go:embed coupon_take.lua
+var takeSource string
+
 // The scripts, run with EVALSHA; go-redis falls back to EVAL on NOSCRIPT.
 var (
 	// Deduct reserves a coupon: idempotency, claim rule, budget, stock,
@@ -43,6 +46,8 @@ var (
 	Return = redis.NewScript(returnSource)
 	// AddStock adds stock to a template's loaded counters.
 	AddStock = redis.NewScript(stockSource)
+	// Take takes many slots at once for bearer coupons made in bulk.
+	Take = redis.NewScript(takeSource)
 )
 
 // Result codes of Deduct (see coupon_deduct.lua).
@@ -56,6 +61,13 @@ const (
 	DeductNotClaimable        = 6
 	DeductIdempotencyMismatch = 12
 	DeductNotLoaded           = 20
+)
+
+// Result codes of Take (see coupon_take.lua).
+const (
+	TakeDone      = 0
+	TakeBadArgs   = 3
+	TakeNotLoaded = 20
 )
 
 // Result codes of Return (see coupon_return.lua).

@@ -34,7 +34,11 @@ var codeIndex = func() [256]int8 {
 func checkChar(body string) byte {
 	var acc byte
 	for i := 0; i < len(body); i++ {
-		acc = gfDouble(acc) ^ byte(codeIndex[body[i]])
+		// Fixed text of a pattern may hold characters outside the alphabet
+		// (0, 1, I, O); they carry no check value.
+		if v := codeIndex[body[i]]; v >= 0 {
+			acc = gfDouble(acc) ^ byte(v)
+		}
 	}
 	return CodeAlphabet[gfDouble(acc)]
 }
@@ -64,11 +68,22 @@ func NewCouponCode() string {
 	return body + string(checkChar(body))
 }
 
+// maxTypedCodeLen bounds a code as typed, separators included.
+const maxTypedCodeLen = 96
+
+// MinCodeLen is the shortest code ParseCouponCode accepts (an imported code).
+const MinCodeLen = 4
+
 // ParseCouponCode normalises a code as a person may type it (lower case,
-// spaces and dashes) and verifies its check character, so that a mistyped code
-// is refused before any lookup. The field name is used in the error.
+// spaces and dashes). A code of the service's own random form (13 characters)
+// must be made of the alphabet and have a valid check character, so that a
+// mistyped code is refused before any lookup. Codes of any other length (4 to
+// 64 letters and digits) are codes made from a pattern or imported from
+// another system (docs/jobs.md): they are looked up as typed, since an
+// imported code has no check character to verify. The field name is used in
+// the error.
 func ParseCouponCode(field, s string) (string, error) {
-	if len(s) > 64 {
+	if len(s) > maxTypedCodeLen {
 		return "", Invalid(field, "is not a coupon code (too long)")
 	}
 	var b strings.Builder
@@ -80,17 +95,45 @@ func ParseCouponCode(field, s string) (string, error) {
 		case c >= 'a' && c <= 'z':
 			c -= 'a' - 'A'
 		}
-		if codeIndex[c] < 0 {
+		if !isCodeText(c) {
 			return "", Invalid(field, "is not a coupon code: %q is not a code character", rune(s[i]))
 		}
 		b.WriteByte(c)
 	}
 	code := b.String()
 	if len(code) != CodeBodyLen+1 {
-		return "", Invalid(field, "is not a coupon code: it has %d characters, a code has %d", len(code), CodeBodyLen+1)
+		if len(code) < MinCodeLen || len(code) > MaxCodeLen || nearRandomForm(code) {
+			return "", Invalid(field, "is not a coupon code: it has %d characters, a code has %d (or %d to %d for imported and patterned codes)",
+				len(code), CodeBodyLen+1, MinCodeLen, MaxCodeLen)
+		}
+		return code, nil
+	}
+	for i := 0; i < len(code); i++ {
+		if codeIndex[code[i]] < 0 {
+			return "", Invalid(field, "is not a coupon code: %q is not a code character", rune(code[i]))
+		}
 	}
 	if checkChar(code[:CodeBodyLen]) != code[CodeBodyLen] {
 		return "", Invalid(field, "is not a valid coupon code: a character is mistyped")
 	}
 	return code, nil
 }
+
+// nearRandomForm reports a code one character shorter or longer than the
+// random form and made only of its alphabet: more likely a random code with
+// a character dropped or doubled than a code of its own, so it is refused
+// before any lookup. Patterns and imports do not make such codes.
+func nearRandomForm(code string) bool {
+	if len(code) != CodeBodyLen && len(code) != CodeBodyLen+2 {
+		return false
+	}
+	for i := 0; i < len(code); i++ {
+		if codeIndex[code[i]] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isCodeText reports a capital letter or a digit.
+func isCodeText(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }

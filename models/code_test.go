@@ -114,18 +114,31 @@ func TestParseCouponCode(t *testing.T) {
 		}
 	})
 	t.Run("ErrLength", func(t *testing.T) {
-		for _, in := range []string{"", "-", "   ", valid[:12], valid[:1], valid + "2", valid + valid} {
+		for _, in := range []string{"", "-", "   ", valid[:3], valid[:1], strings.Repeat(valid, 5), valid[:12], valid + "2"} {
 			assertRefused(t, in)
 		}
 	})
 	t.Run("ErrTooLong", func(t *testing.T) {
-		assertRefused(t, valid+strings.Repeat("-", 64)) // only separators added, still refused
+		assertRefused(t, valid+strings.Repeat("-", 96)) // only separators added, still refused
 		assertRefused(t, strings.Repeat("A", 10000))
 	})
 	t.Run("ErrCharacter", func(t *testing.T) {
 		for _, bad := range []string{"0", "O", "1", "I", "o", "i", "_", ".", "\x00", "\t", "é", "\xff", "Ａ"} {
 			assertRefused(t, valid[:5]+bad+valid[6:])
+		}
+		// Longer codes (patterned, imported) may hold 0, 1, I and O, never
+		// anything but letters and digits.
+		for _, bad := range []string{"_", ".", "\x00", "\t", "é", "\xff", "Ａ"} {
 			assertRefused(t, valid[:5]+bad+valid[5:])
+		}
+	})
+	t.Run("OKOtherLengths", func(t *testing.T) {
+		for in, want := range map[string]string{"summer-10": "SUMMER10", "SPRING-AB2C-DE3F": "SPRINGAB2CDE3F", "olds": "OLDS",
+			valid[:11]: valid[:11], valid + "I": valid + "I", valid + "I2": valid + "I2"} {
+			got, err := models.ParseCouponCode("code", in)
+			if err != nil || got != want {
+				t.Errorf("ParseCouponCode(%q) = %q, %v; want %q", in, got, err, want)
+			}
 		}
 	})
 	t.Run("ErrSingleChange", func(t *testing.T) {
@@ -204,11 +217,13 @@ func FuzzParseCouponCode(f *testing.F) {
 			}
 			return
 		}
-		if len(code) != models.CodeBodyLen+1 {
+		if len(code) < models.MinCodeLen || len(code) > models.MaxCodeLen {
 			t.Fatalf("ParseCouponCode(%q) = %q: %d characters", s, code, len(code))
 		}
 		for _, c := range code {
-			if !strings.ContainsRune(models.CodeAlphabet, c) {
+			if (len(code) >= models.CodeBodyLen && len(code) <= models.CodeBodyLen+2) && !strings.ContainsRune(models.CodeAlphabet+"01IO", c) ||
+				len(code) == models.CodeBodyLen+1 && !strings.ContainsRune(models.CodeAlphabet, c) ||
+				!strings.ContainsRune(models.CodeAlphabet+"01IO", c) {
 				t.Fatalf("ParseCouponCode(%q) = %q holds %q", s, code, c)
 			}
 		}

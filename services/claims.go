@@ -27,6 +27,9 @@ type ClaimRequest struct {
 	// memory (docs/soldout.md) costs no round trip for it either. Its error
 	// is returned as it is, wrapped in an AdmitError.
 	Admit func(ctx context.Context) error
+	// code, when set, is the coupon's code (an imported one) instead of a
+	// fresh random code.
+	code string
 }
 
 // AdmitError is the refusal of a ClaimRequest's Admit, returned by Claim.
@@ -189,6 +192,10 @@ func (s *Service) replayRefused(ctx context.Context, r reservation, req ClaimReq
 	return res, err == nil
 }
 
+// errCodeTaken refuses a claim with a given code (an import's) that another
+// coupon has.
+var errCodeTaken = models.Errorf(models.CodeInvalidRequest, "the code is taken by another coupon")
+
 // errSlotTaken marks a reservation the database refused because its slot or
 // ordinal is held by another coupon, or is out of range.
 var errSlotTaken = errors.New("slot or ordinal already held in the database")
@@ -229,6 +236,9 @@ func (s *Service) claimOnce(ctx context.Context, t *models.Template, req ClaimRe
 		// (expired, flushed, or another campaign): the database answers.
 		s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
 		return s.replayFromDB(ctx, req)
+	case unique && index == uniqueCode && req.code != "":
+		s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
+		return nil, errCodeTaken
 	case errors.Is(err, errSlotTaken) || unique && (index == uniqueSlot || index == uniqueUserOrdinal):
 		s.release(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.member)
 		return nil, fmt.Errorf("%w: %v", errSlotTaken, err)
@@ -383,7 +393,10 @@ func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req Clai
 		UpdatedAt:   now,
 	}
 	c.Code = s.cfg.NewCode()
-	return c, s.writer.write(ctx, c)
+	if req.code != "" {
+		c.Code = req.code
+	}
+	return c, s.writer.write(ctx, c, req.code != "")
 }
 
 // replayFromDB answers a claim from the coupon the database holds for its

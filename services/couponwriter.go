@@ -38,6 +38,9 @@ type couponWriter struct {
 type couponWrite struct {
 	c    *models.Coupon
 	done chan error
+	// fixed keeps the code (an imported one): a collision refuses the row
+	// instead of drawing a new code.
+	fixed bool
 }
 
 // maxCodeRetries bounds how often a row is written again with a new code after
@@ -61,8 +64,8 @@ func newCouponWriter(db *gorm.DB, rereadIDs bool, writers, maxBatch int, timeout
 // write queues c (its Code set) and waits until it is committed or refused.
 // It waits even when ctx ends: the row may be written anyway, and the caller
 // must know whether it was. The wait is bounded by the writer's timeout.
-func (w *couponWriter) write(ctx context.Context, c *models.Coupon) error {
-	req := &couponWrite{c: c, done: make(chan error, 1)}
+func (w *couponWriter) write(ctx context.Context, c *models.Coupon, fixed bool) error {
+	req := &couponWrite{c: c, done: make(chan error, 1), fixed: fixed}
 	select {
 	case w.queue <- req:
 	case <-ctx.Done():
@@ -182,16 +185,16 @@ func (w *couponWriter) flush(batch []*couponWrite) {
 		}
 	}
 	for _, req := range batch {
-		req.done <- w.insertOne(ctx, req.c)
+		req.done <- w.insertOne(ctx, req.c, req.fixed)
 	}
 }
 
 // insertOne writes one row, drawing a new code when the random one collided.
-func (w *couponWriter) insertOne(ctx context.Context, c *models.Coupon) error {
+func (w *couponWriter) insertOne(ctx context.Context, c *models.Coupon, fixed bool) error {
 	for try := 0; ; try++ {
 		c.ID = 0
 		err := w.db.WithContext(ctx).Create(c).Error
-		if index, ok := uniqueViolation(err); ok && index == uniqueCode && try < maxCodeRetries {
+		if index, ok := uniqueViolation(err); ok && index == uniqueCode && !fixed && try < maxCodeRetries {
 			c.Code = w.newCode()
 			continue
 		}

@@ -33,3 +33,10 @@ func (s *Service) SoldOutLearnt(tid int64) bool {
 	e := s.soldOut.items[tid]
 	return e != nil && e.holders != nil
 }
+
+// SetJobHook makes every job runner of s call afterBatch after each
+// committed batch; when it returns true the runner stops there without any
+// clean-up, its lease left to run out, as a killed process would.
+func (s *Service) SetJobHook(afterBatch func(jobID, done int64) bool) {
+	s.hooks.afterJobBatch = afterBatch
+}

@@ -6,6 +6,8 @@ package services
 
 import (
 	"context"
+	"crypto/rand"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -62,6 +64,15 @@ type Config struct {
 	// MaxCouponsPerOrder caps the coupons one order carries (held or used;
 	// 5 by default).
 	MaxCouponsPerOrder int
+	// JobLease is how long a job's runner holds it without committing a
+	// batch before another instance may take it over (30s by default);
+	// JobPoll is how often every instance looks for jobs to run (1s).
+	JobLease, JobPoll time.Duration
+	// JobBatch is the rows a generation or import job writes in one
+	// transaction (5000 by default).
+	JobBatch int
+	// Rand is the randomness of patterned codes (crypto/rand by default).
+	Rand io.Reader
 	// BootstrapToken, when set, is accepted as an admin API token.
 	BootstrapToken string
 	// Location is the deployment's time zone (UTC when nil): the days of
@@ -136,6 +147,18 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
+	if c.JobLease <= 0 {
+		c.JobLease = 30 * time.Second
+	}
+	if c.JobPoll <= 0 {
+		c.JobPoll = time.Second
+	}
+	if c.JobBatch <= 0 {
+		c.JobBatch = 5000
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
 	if c.Location == nil {
 		c.Location = time.UTC
 	}
@@ -165,6 +188,8 @@ type Service struct {
 	tokens  tokenCache
 	metrics *Metrics
 	writer  *couponWriter
+	// owner names this instance in the job leases it takes.
+	owner string
 	// hooks stay nil in production; tests set them (export_test.go).
 	hooks testHooks
 }
@@ -176,6 +201,9 @@ type testHooks struct {
 	// coupon was read and the redemption decided; afterRedeemUpdate inside
 	// the transaction right after the guarded UPDATE.
 	afterRedeemDecide, afterRedeemUpdate func(orderID string)
+	// afterJobBatch is called after each committed batch of a job; when it
+	// returns true the runner stops as a killed process would.
+	afterJobBatch func(jobID, done int64) bool
 	// afterConfirmOrder is called by Confirm, and afterExpireOrder by
 	// ExpireHolds, inside the transaction right after the guarded UPDATE of
 	// the order's row (which then holds its lock).
@@ -201,6 +229,7 @@ func New(b *Backends, cfg Config) *Service {
 		},
 		tokens:  tokenCache{items: map[string]cachedToken{}},
 		metrics: NewMetrics(),
+		owner:   newOwner(),
 	}
 	writers := cfg.CouponWriters
 	if b.Dialect == DialectSQLite {

@@ -27,6 +27,9 @@ type config struct {
 	Backend        services.BackendConfig
 	BootstrapToken string
 	IdempotencyTTL time.Duration
+	// JobLease is how long a dead instance's job waits before another
+	// instance resumes it (COUPON_JOB_LEASE, 1s..10m, default 30s).
+	JobLease time.Duration
 	// MaxCouponsPerOrder caps the coupons one order carries
 	// (COUPON_MAX_COUPONS_PER_ORDER, 1..100, default 5).
 	MaxCouponsPerOrder int
@@ -111,6 +114,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("COUPON_IDEMPOTENCY_TTL must be a duration of at least 1m, such as 24h, not %q", v)
 		}
 		c.IdempotencyTTL = d
+	}
+	if v := getenv("COUPON_JOB_LEASE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 10*time.Minute {
+			return c, fmt.Errorf("COUPON_JOB_LEASE must be a duration from 1s to 10m, such as 30s, not %q", v)
+		}
+		c.JobLease = d
 	}
 	if v := getenv("COUPON_MAX_COUPONS_PER_ORDER"); v != "" {
 		n, err := strconv.Atoi(v)

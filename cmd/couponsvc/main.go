@@ -94,6 +94,7 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 	svc := services.New(b, services.Config{
 		BootstrapToken:     cfg.BootstrapToken,
 		IdempotencyTTL:     cfg.IdempotencyTTL,
+		JobLease:           cfg.JobLease,
 		MaxCouponsPerOrder: cfg.MaxCouponsPerOrder,
 		KeyPrefix:          cfg.RedisPrefix,
 		Location:           cfg.Location,
@@ -136,6 +137,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 		bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 		defer stopBackground()
 		go svc.RunSweeper(bg)
+		go svc.RunJobs(bg)
 		go svc.RunReconciler(bg, reconcileInterval)
 		if cfg.PprofListen != "" {
 			go servePprof(bg, cfg.PprofListen, logger)

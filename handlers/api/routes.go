@@ -99,6 +99,57 @@ func (s *Server) Routes() []web.Route {
 			}](),
 			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
 
+		// Bulk codes, import, export, issue to a list, jobs (docs/jobs.md).
+		{Method: "POST", Path: "/api/v1/templates/:id/codes", Roles: admin, Handler: s.generateCodes,
+			Tag: "jobs", Summary: "Make bearer codes in bulk (a job)",
+			Description: "Queues a job making count bearer coupons (no user until one holds or redeems it), counted " +
+				"against stock and budget now: more than is left → 409. A pattern keeps at least 40 bits of randomness " +
+				"(8 #), else 400 naming pattern. Poll the job; its result CSV lists the codes.",
+			Request: web.TypeOf[generateRequest](), Status: 202, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"sold_out", "budget_exhausted"}}},
+		{Method: "POST", Path: "/api/v1/templates/:id/codes/import", Roles: admin, Handler: s.importCodes,
+			Tag: "jobs", Summary: "Import codes from a CSV file (a job)",
+			Description: "A text/csv body of up to 50 MiB: a header with a code column and an optional user_id column, " +
+				"then a code a row. Queues a job; its result CSV (line,code,reason) lists each refused row: " +
+				"bad_characters, duplicate_in_file, already_exists, over_stock, bad_user_id, or a claim's refusal " +
+				"for a row with a user_id (user_limit_reached, budget_exhausted, not_claimable).",
+			RawRequest: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
+			MaxBody:    services.MaxImportBytes,
+			Status:     202, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "POST", Path: "/api/v1/templates/:id/issue", Roles: admin, Handler: s.issueCoupons,
+			Tag: "jobs", Summary: "Give a coupon to each user of a list (a job)",
+			Description: "JSON {user_ids} (1 to 100,000) or a text/csv body (a user_id column, or a user id a line). " +
+				"Each user gets a coupon through the claim path (stock, budget, limit), at most once per job even " +
+				"when the job is resumed. The result CSV is user_id,result,coupon_code.",
+			Request:    web.TypeOf[issueRequest](),
+			RawRequest: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
+			MaxBody:    maxIssueBody,
+			Status:     202, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "GET", Path: "/api/v1/templates/:id/coupons.csv", Roles: admin, Handler: s.exportCoupons,
+			Tag: "jobs", Summary: "Export a template's coupons as CSV (streamed)",
+			Description: "Every coupon of the template, in id order, streamed in constant memory: " +
+				services.ExportHeader + ". status is an effective status; from and to bound claimed_at.",
+			Query: []web.Param{
+				{Name: "status", Description: "issued, held, used, revoked or expired", Schema: map[string]any{"type": "string",
+					"enum": []string{"issued", "held", "used", "revoked", "expired"}}},
+				{Name: "from", Description: "claimed at or after (RFC 3339)", Schema: map[string]any{"type": "string", "format": "date-time"}},
+				{Name: "to", Description: "claimed before (RFC 3339)", Schema: map[string]any{"type": "string", "format": "date-time"}}},
+			Streams: true,
+			Status:  200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "GET", Path: "/api/v1/jobs/:id", Roles: admin, Handler: s.getJob,
+			Tag: "jobs", Summary: "A job's state and progress",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "GET", Path: "/api/v1/jobs/:id/result.csv", Roles: admin, Handler: s.downloadJobResult,
+			Tag: "jobs", Summary: "A job's result CSV",
+			Description: "generate: code; import: line,code,reason (the refused rows); issue: user_id,result,coupon_code.",
+			Streams:     true,
+			Status:      200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
+			Errors: map[int][]string{404: {web.ErrFound}}},
+
 		// Claims.
 		{Method: "POST", Path: "/api/v1/templates/:id/claim", Roles: web.Roles(models.RoleApp, models.RoleShopper),
 			Guard: s.admitClaim, Handler: s.claimCoupon,

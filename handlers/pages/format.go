@@ -139,6 +139,7 @@ func (p *Pages) untilTime(t time.Time) string {
 func (p *Pages) funcs() template.FuncMap {
 	return template.FuncMap{
 		"money":      p.money.format,
+		"jobKind":    jobKind,
 		"moneyInput": moneyInput,
 		"dateTime":   p.dateTime,
 		"untilTime":  p.untilTime,
@@ -237,4 +238,17 @@ func (p *Pages) validityText(t models.Template) string {
 		return "Valid " + p.dateTime(*t.ValidFrom) + " to " + p.untilTime(*t.ValidUntil)
 	}
 	return ""
+}
+
+// jobKind names a job's kind for people.
+func jobKind(kind string) string {
+	switch kind {
+	case models.JobGenerate:
+		return "make codes"
+	case models.JobImport:
+		return "import codes"
+	case models.JobIssue:
+		return "issue to a list"
+	}
+	return kind
 }

@@ -56,6 +56,8 @@ type templatePage struct {
 	// of the next page (0: none).
 	History       []models.AuditEntry
 	Before, Older int64
+	// Jobs are the template's latest jobs, with their progress.
+	Jobs []models.Job
 }
 
 // historyPage is how many audit entries a template's page shows at once.
@@ -112,7 +114,12 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		p.fail(c, err)
 		return
 	}
-	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(),
+	jobs, err := p.svc.ListJobs(ctx, id, 5)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(), Jobs: jobs,
 		Campaign: camp, State: templateState(*view, p.now()), Stats: stats, Chart: newChart(stats.Hours, p.loc), Hours: hours,
 		History: history.Entries, Before: max(before, 0), Older: history.Older}
 	if edit != nil {

@@ -52,16 +52,26 @@ func BindJSON(c *gin.Context, dst any) bool {
 
 // DecodeJSON is BindJSON without the answer: it returns the error.
 func DecodeJSON(r *http.Request, dst any) error {
+	return DecodeJSONLimit(r, dst, MaxBodyBytes)
+}
+
+// DecodeJSONLimit is DecodeJSON for a route whose row allows a larger body
+// (MaxBody): a body over limit is refused with 413.
+func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return models.Invalid("Content-Type", "must be application/json")
 	}
-	if r.ContentLength > MaxBodyBytes {
-		return ErrBodyTooLarge
+	tooLarge := error(ErrBodyTooLarge)
+	if limit != MaxBodyBytes {
+		tooLarge = WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("body", "is larger than %d MiB", limit>>20))
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
-	if BodyTooLarge(err) || len(body) > MaxBodyBytes {
-		return ErrBodyTooLarge
+	if r.ContentLength > limit {
+		return tooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if BodyTooLarge(err) || int64(len(body)) > limit {
+		return tooLarge
 	}
 	if err != nil {
 		return models.Invalid("body", "could not be read")

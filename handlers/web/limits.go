@@ -44,15 +44,40 @@ const DefaultRequestTimeout = 10 * time.Second
 // JSON body by its length and names it.
 const maxRequestBytes = MaxBodyBytes + 1
 
+// longRequest bounds the upload of a large body or the stream of an export.
+const longRequest = 30 * time.Minute
+
 // LimitRequest bounds every request: its body is cut at maxRequestBytes and
-// its context ends after timeout.
-func LimitRequest(timeout time.Duration) gin.HandlerFunc {
+// its context ends after timeout, except as the routes' rows say otherwise
+// (MaxBody for an upload, Streams for an answer streamed without a timeout).
+func LimitRequest(timeout time.Duration, routes ...Route) gin.HandlerFunc {
 	if timeout == 0 {
 		timeout = DefaultRequestTimeout
 	}
+	special := map[string]Route{}
+	for _, rt := range routes {
+		if rt.MaxBody > 0 || rt.Streams {
+			special[rt.Method+" "+rt.Path] = rt
+		}
+	}
 	return func(c *gin.Context) {
+		limit, timeout := int64(maxRequestBytes), timeout
+		if rt, ok := special[c.Request.Method+" "+c.FullPath()]; ok {
+			// The server's read and write deadlines are set for small
+			// requests; an upload or a stream of millions of rows gets
+			// longer (a server that cannot move them ignores this).
+			rc := http.NewResponseController(c.Writer)
+			if rt.MaxBody > 0 {
+				limit = rt.MaxBody + 1
+				_ = rc.SetReadDeadline(time.Now().Add(longRequest))
+			}
+			if rt.Streams {
+				timeout = -1
+				_ = rc.SetWriteDeadline(time.Now().Add(longRequest))
+			}
+		}
 		if c.Request.Body != nil && c.Request.Body != http.NoBody {
-			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxRequestBytes)
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 		}
 		if timeout > 0 {
 			ctx, cancel := context.WithTimeout(c.Request.Context(), timeout)

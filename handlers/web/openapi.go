@@ -120,7 +120,7 @@ func routeErrors(rt Route) map[int][]string {
 	if strings.ContainsAny(rt.Path, ":*") {
 		add(400, ErrBody)
 	}
-	if rt.Request != nil {
+	if rt.Request != nil || rt.RawRequest != nil {
 		add(400, ErrBody)
 		add(413, ErrBody)
 		add(415, ErrBody)
@@ -257,9 +257,15 @@ func (rt Route) operation() map[string]any {
 	if len(params) > 0 {
 		o["parameters"] = params
 	}
+	content := map[string]any{}
 	if rt.Request != nil {
-		o["requestBody"] = map[string]any{"required": true,
-			"content": map[string]any{"application/json": map[string]any{"schema": typeSchema(rt.Request, true)}}}
+		content["application/json"] = map[string]any{"schema": typeSchema(rt.Request, true)}
+	}
+	if rt.RawRequest != nil {
+		content[rt.RawRequest.MediaType] = map[string]any{"schema": rt.RawRequest.Schema}
+	}
+	if len(content) > 0 {
+		o["requestBody"] = map[string]any{"required": true, "content": content}
 	}
 	responses := map[string]any{}
 	switch {

@@ -45,6 +45,14 @@ type Route struct {
 	Errors map[int][]string
 	// Raw is a success answer that is not the JSON result body.
 	Raw *RawAnswer
+	// RawRequest is a request body in another format than JSON (a CSV
+	// upload), beside Request or instead of it.
+	RawRequest *RawAnswer
+	// MaxBody bounds the request body instead of MaxBodyBytes (an upload);
+	// Streams marks an answer streamed for as long as it takes (an export),
+	// which the request timeout would cut.
+	MaxBody int64
+	Streams bool
 
 	// Page marks a server-rendered page: its forms are posted as
 	// application/x-www-form-urlencoded with a CSRF token, it answers HTML

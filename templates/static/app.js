@@ -376,6 +376,47 @@
     });
   }
 
+  // ---- jobs ----
+
+  // followJobs keeps the progress of the jobs on the page current
+  // ([data-job] elements of a queued or running job): it asks the API for
+  // each once a second until the job is done or failed, then shows its
+  // result's download.
+  function followJobs() {
+    var els = document.querySelectorAll("[data-job]");
+    els.forEach(function (el) {
+      var id = el.getAttribute("data-job");
+      function show(j) {
+        var set = function (sel, text) { var n = el.querySelector(sel); if (n) { n.textContent = text; } };
+        var bar = el.querySelector("[data-job-bar]");
+        if (bar) { bar.max = j.total; bar.value = j.done; bar.textContent = j.done + " of " + j.total; }
+        set("[data-job-done]", String(j.done));
+        set("[data-job-errors]", String(j.errors));
+        var badge = el.querySelector("[data-job-badge]");
+        if (badge) { badge.textContent = j.state; badge.className = "badge badge-" + j.state; }
+        el.setAttribute("data-job-state", j.state);
+        if (j.state === "done" || j.state === "failed") {
+          var dl = el.querySelector("[data-job-download]");
+          if (dl) { dl.hidden = false; }
+          var wait = el.querySelector("[data-job-wait]");
+          if (wait) { wait.hidden = true; }
+          return true;
+        }
+        return false;
+      }
+      function tick() {
+        fetch("/api/v1/jobs/" + encodeURIComponent(id), { credentials: "same-origin", headers: { "Accept": "application/json" } })
+          .then(function (r) { return r.ok ? r.json() : null; })
+          .then(function (j) {
+            if (!j || !show(j)) { window.setTimeout(tick, 1000); }
+          })
+          .catch(function () { window.setTimeout(tick, 3000); });
+      }
+      var st = el.getAttribute("data-job-state");
+      if (st === "queued" || st === "running") { window.setTimeout(tick, 500); }
+    });
+  }
+
   // ---- forms ----
 
   // toggleFields shows only the fields of the chosen kind and validity on the
@@ -409,5 +450,6 @@
     document.querySelectorAll("button[data-copy]").forEach(function (btn) {
       btn.addEventListener("click", function () { copyCode(btn); });
     });
+    followJobs();
   });
 })();

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// jobState is what GET /api/v1/jobs/:id answers.
+type jobState struct {
+	State  string `json:"state"`
+	Done   int64  `json:"done"`
+	Total  int64  `json:"total"`
+	Errors int64  `json:"errors"`
+	Job    struct {
+		ID int64 `json:"id"`
+	} `json:"job"`
+}
+
+// generate starts a generation job of n codes on tid and waits until it is
+// finished, polling its state.
+func (e *env) generate(ctx context.Context, tid int64, n int, pattern string) (jobState, error) {
+	a := e.c.do(ctx, "POST", fmt.Sprintf("/api/v1/templates/%d/codes", tid), e.c.admin,
+		map[string]any{"count": n, "pattern": pattern}, "")
+	if err := mustOK("generate", a, 202); err != nil {
+		return jobState{}, err
+	}
+	var j jobState
+	if err := json.Unmarshal(a.raw, &j); err != nil {
+		return j, fmt.Errorf("generate: %w", err)
+	}
+	for j.State != "done" && j.State != "failed" {
+		select {
+		case <-ctx.Done():
+			return j, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		a := e.c.do(ctx, "GET", fmt.Sprintf("/api/v1/jobs/%d", j.Job.ID), e.c.admin, nil, "")
+		if err := mustOK("job", a, 200); err != nil {
+			return j, err
+		}
+		if err := json.Unmarshal(a.raw, &j); err != nil {
+			return j, fmt.Errorf("job: %w", err)
+		}
+	}
+	return j, nil
+}
+
+// runGenerate measures bulk codes: one job of z.codes bearer codes from a
+// pattern, timed from the request to the job's end, written by the service
+// into its database with their stock taken in Redis.
+func (e *env) runGenerate(ctx context.Context) *Summary {
+	n := e.z.codes
+	s := &Summary{Name: "generate", OKWord: "code", Concurrency: 1,
+		Params: fmt.Sprintf("one job of %d bearer codes (pattern BENCH-####-####-##), batches of 5000 rows a transaction", n)}
+	tid, err := e.c.createTemplate(ctx, templateSpec{name: "generate-" + e.runID, stock: n, limit: 1, faceValue: 100})
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	rss := startRSS(e.rssPID, 100*time.Millisecond)
+	start := time.Now()
+	j, err := e.generate(ctx, tid, n, "BENCH-####-####-##")
+	elapsed := time.Since(start)
+	s.MaxRSSMB = rss.Stop()
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	t := newTally(1)
+	t.results["code"] = int(j.Done - j.Errors)
+	t.results["refused"] = int(j.Errors)
+	t.lat = append(t.lat, elapsed)
+	s.fill(t, elapsed)
+	s.check("job done", j.State == "done" && j.Done == int64(n) && j.Errors == 0, "state %s, %d of %d, %d refused", j.State, j.Done, n, j.Errors)
+	row, err := e.c.reconcile(ctx, tid)
+	s.check("no drift", err == nil && row.Drift == 0, "reconcile: %+v %v", row, err)
+	return s
+}
+
+// runRawInsert is the reference of generate: the same rows (random codes of
+// the same length, request ids, slots, times) written by plain multi-row
+// INSERTs of 1000 rows, 5000 a transaction, on one connection, into a table
+// with the same unique indexes as user_coupons, and nothing else around it.
+func runRawInsert(ctx context.Context, db *sql.DB, runID string, n int) *Summary {
+	s := &Summary{Name: "rawinsert", OKWord: "code", Concurrency: 1,
+		Params: fmt.Sprintf("%d rows, INSERT of 1000 rows, 5000 a transaction, unique code, request id and slot", n)}
+	tbl := "bench_bulk_" + runID
+	defer dropTables(db, tbl)
+	err := execAll(ctx, db, "CREATE TABLE "+tbl+` (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+		code VARBINARY(64) NOT NULL, template_id BIGINT NOT NULL, campaign_id BIGINT NOT NULL, user_id VARBINARY(64) NOT NULL,
+		status VARCHAR(10) NOT NULL, slot BIGINT NULL, user_ordinal BIGINT NULL, request_id VARBINARY(128) NOT NULL,
+		value_cents BIGINT NOT NULL, claimed_at DATETIME(6) NOT NULL, valid_from DATETIME(6) NOT NULL,
+		valid_until DATETIME(6) NOT NULL, version BIGINT NOT NULL DEFAULT 0, updated_at DATETIME(6) NOT NULL,
+		UNIQUE KEY uq_code (code), UNIQUE KEY uq_request (request_id), UNIQUE KEY uq_slot (template_id, slot),
+		UNIQUE KEY uq_user_ordinal (template_id, user_id, user_ordinal), KEY idx_template_id (template_id, id)) ENGINE=InnoDB`)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	defer conn.Close()
+	const alphabet = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+	raw := make([]byte, 10*5000)
+	head := "INSERT INTO " + tbl + " (code, template_id, campaign_id, user_id, status, slot, request_id, value_cents, " +
+		"claimed_at, valid_from, valid_until, version, updated_at) VALUES "
+	start := time.Now()
+	for done := 0; done < n; {
+		if ctx.Err() != nil {
+			s.Error = ctx.Err().Error()
+			return s
+		}
+		batch := min(5000, n-done)
+		rand.Read(raw)
+		now := time.Now().UTC()
+		until := now.Add(30 * 24 * time.Hour)
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			s.Error = err.Error()
+			return s
+		}
+		for lo := 0; lo < batch; lo += 1000 {
+			var q strings.Builder
+			q.WriteString(head)
+			args := make([]any, 0, 7000)
+			for i := lo; i < min(lo+1000, batch); i++ {
+				if i > lo {
+					q.WriteByte(',')
+				}
+				q.WriteString("(?,1,1,'','issued',?,?,100,?,?,?,0,?)")
+				code := make([]byte, 0, 17)
+				code = append(code, "BENCH"...)
+				for _, b := range raw[i*10 : i*10+10] {
+					code = append(code, alphabet[int(b)%32])
+				}
+				code = append(code, 'Z') // the check character's place
+				row := done + i + 1
+				args = append(args, string(code), row, fmt.Sprintf("raw%s:%d", runID, row), now, now, until, now)
+			}
+			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+				tx.Rollback()
+				s.Error = err.Error()
+				return s
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			s.Error = err.Error()
+			return s
+		}
+		done += batch
+	}
+	elapsed := time.Since(start)
+	t := newTally(1)
+	t.results["code"] = n
+	t.lat = append(t.lat, elapsed)
+	s.fill(t, elapsed)
+	var rows int
+	err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tbl).Scan(&rows)
+	s.check("row count", err == nil && rows == n, "%d rows, want %d (%v)", rows, n, err)
+	return s
+}
+
+// runExport measures the export: z.export coupons made by a generation job
+// (untimed), then GET /api/v1/templates/:id/coupons.csv read to its end,
+// with the service's peak RSS (pass -service-pid).
+func (e *env) runExport(ctx context.Context) *Summary {
+	n := e.z.export
+	s := &Summary{Name: "export", OKWord: "row", Concurrency: 1,
+		Params: fmt.Sprintf("CSV export of %d coupons, streamed", n)}
+	tid, err := e.c.createTemplate(ctx, templateSpec{name: "export-" + e.runID, stock: n, limit: 1, faceValue: 100})
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	if j, err := e.generate(ctx, tid, n, ""); err != nil || j.State != "done" {
+		s.Error = fmt.Sprintf("make the coupons: %+v %v", j, err)
+		return s
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/api/v1/templates/%d/coupons.csv", e.c.base, tid), nil)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	req.Header.Set("Authorization", "Bearer "+e.c.admin)
+	hc := &http.Client{Transport: e.c.hc.Transport} // no overall timeout: the stream takes what it takes
+	rss := startRSS(e.rssPID, 50*time.Millisecond)
+	start := time.Now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		rss.Stop()
+		s.Error = err.Error()
+		return s
+	}
+	defer resp.Body.Close()
+	lines := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		lines++
+	}
+	elapsed := time.Since(start)
+	s.MaxRSSMB = rss.Stop()
+	t := newTally(1)
+	t.results["row"] = max(lines-1, 0)
+	t.lat = append(t.lat, elapsed)
+	s.fill(t, elapsed)
+	s.check("every coupon exported", resp.StatusCode == 200 && sc.Err() == nil && lines == n+1,
+		"HTTP %d, %d lines for %d coupons and a header (%v)", resp.StatusCode, lines, n, sc.Err())
+	return s
+}

@@ -1,0 +1,216 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// maxIssueBody bounds an issue request: 100,000 user ids of up to 64
+// characters, quoted and separated.
+const maxIssueBody = 8 << 20
+
+type generateRequest struct {
+	Count   *int64 `json:"count" binding:"required" doc:"how many codes, 1..1,000,000"`
+	Pattern string `json:"pattern" doc:"optional, e.g. SPRING-####-####: # is a random code character, letters and digits are kept, dashes are for reading (not stored); at least 40 bits of randomness (8 #)"`
+}
+
+type issueRequest struct {
+	UserIDs []string `json:"user_ids" binding:"required" doc:"1 to 100,000 user ids; a user listed twice gets one coupon"`
+}
+
+// jobView is a job as the API shows it, with where its result is.
+type jobView struct {
+	models.Job
+	ResultURL string `json:"result_url" doc:"the job's result CSV (grows while the job runs)"`
+}
+
+// jobAnswer is the payload of every job answer: the job, and its figures at
+// the top level.
+type jobAnswer struct {
+	Job       jobView `json:"job"`
+	State     string  `json:"state" doc:"queued, running, done or failed"`
+	Done      int64   `json:"done" doc:"rows processed (made or refused)"`
+	Total     int64   `json:"total"`
+	Errors    int64   `json:"errors" doc:"rows refused; their reasons are in the result CSV"`
+	ResultURL string  `json:"result_url"`
+}
+
+func answerJob(j *models.Job) gin.H {
+	v := jobView{Job: *j, ResultURL: "/api/v1/jobs/" + strconv.FormatInt(j.ID, 10) + "/result.csv"}
+	return gin.H{"job": v, "state": j.State, "done": j.Done, "total": j.Total, "errors": j.Errors, "result_url": v.ResultURL}
+}
+
+// generateCodes queues a job making bearer codes: 202 with the job.
+func (s *Server) generateCodes(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	var req generateRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	j, err := s.svc.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, *req.Count, req.Pattern)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusAccepted, "ok", answerJob(j))
+}
+
+// importCodes queues a job importing the codes of a CSV upload: 202 with
+// the job, whose result lists the refused rows.
+func (s *Server) importCodes(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	if !isCSV(c) {
+		web.RespondError(c, web.WithStatus(http.StatusUnsupportedMediaType, models.Invalid("Content-Type", "must be text/csv")))
+		return
+	}
+	body := &cutReader{r: c.Request.Body}
+	j, err := s.svc.StartImport(c.Request.Context(), web.Principal(c).Name, id, body)
+	if body.cut {
+		err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", services.MaxImportBytes>>20))
+	}
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusAccepted, "ok", answerJob(j))
+}
+
+// issueCoupons queues a job giving each listed user a coupon: the list is
+// JSON {user_ids} or a CSV upload. 202 with the job.
+func (s *Server) issueCoupons(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	var users []string
+	if isCSV(c) {
+		body := &cutReader{r: c.Request.Body}
+		list, err := services.ParseUserList(body)
+		if body.cut {
+			err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", maxIssueBody>>20))
+		}
+		if err != nil {
+			web.RespondError(c, err)
+			return
+		}
+		users = list
+	} else {
+		var req issueRequest
+		if err := web.DecodeJSONLimit(c.Request, &req, maxIssueBody); err != nil {
+			var e *models.Error
+			if errors.As(err, &e) && e.Field == "Content-Type" {
+				err = web.WithStatus(http.StatusUnsupportedMediaType, models.Invalid("Content-Type", "must be application/json or text/csv"))
+			}
+			web.RespondError(c, err)
+			return
+		}
+		users = req.UserIDs
+	}
+	j, err := s.svc.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusAccepted, "ok", answerJob(j))
+}
+
+// getJob answers a job's state and progress.
+func (s *Server) getJob(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	j, err := s.svc.GetJob(c.Request.Context(), id)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, "ok", answerJob(j))
+}
+
+// downloadJobResult streams a job's result CSV.
+func (s *Server) downloadJobResult(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	j, err := s.svc.GetJob(c.Request.Context(), id)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Header("Content-Disposition", `attachment; filename="`+services.JobResultName(j)+`"`)
+	c.Status(http.StatusOK)
+	if err := s.svc.WriteJobResult(c.Request.Context(), id, c.Writer); err != nil {
+		s.log.Warn("job result cut", "job", id, "err", err)
+	}
+}
+
+// exportCoupons streams a template's coupons as CSV.
+func (s *Server) exportCoupons(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	f := services.ExportFilter{Status: c.Query("status")}
+	for _, q := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if v := c.Query(q.name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				web.RespondError(c, models.Invalid(q.name, "must be an RFC 3339 time"))
+				return
+			}
+			*q.dst = t
+		}
+	}
+	if err := s.svc.CheckExport(c.Request.Context(), id, f); err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Header("Content-Disposition", `attachment; filename="template-`+strconv.FormatInt(id, 10)+`-coupons.csv"`)
+	c.Status(http.StatusOK)
+	if _, err := s.svc.ExportCoupons(c.Request.Context(), id, f, c.Writer); err != nil {
+		s.log.Warn("export cut", "template", id, "err", err)
+	}
+}
+
+// isCSV reports a text/csv request body.
+func isCSV(c *gin.Context) bool {
+	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	return err == nil && mt == "text/csv"
+}
+
+// cutReader notes that the body was cut at the route's limit.
+type cutReader struct {
+	r   io.Reader
+	cut bool
+}
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && web.BodyTooLarge(err) {
+		r.cut = true
+	}
+	return n, err
+}

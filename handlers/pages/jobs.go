@@ -1,0 +1,101 @@
+package pages
+
+import (
+	"net/http"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// jobsPage is the data of jobs.html: a template's codes and distribution,
+// with the forms that start jobs and its recent jobs.
+type jobsPage struct {
+	basePage
+	Template *models.Template
+	Jobs     []models.Job
+	Generate generateForm
+	Import   importForm
+	Issue    issueForm
+}
+
+// generateForm, importForm and issueForm are the job forms, as typed.
+type generateForm struct {
+	Count, Pattern string
+	Errors         formErrors
+}
+
+type importForm struct{ Errors formErrors }
+
+type issueForm struct {
+	UserIDs string
+	Errors  formErrors
+}
+
+// jobPage is the data of job.html.
+type jobPage struct {
+	basePage
+	Job      *models.Job
+	Template *models.Template
+	Result   string // the result CSV's address
+}
+
+// showTemplateJobs shows a template's bulk codes, import, export and issue
+// forms, and its recent jobs with their progress.
+func (p *Pages) showTemplateJobs(c *gin.Context) {
+	p.renderJobs(c, http.StatusOK, nil)
+}
+
+// renderJobs shows jobs.html; form, when given, is a form sent back with
+// its errors (a *generateForm, *importForm or *issueForm).
+func (p *Pages) renderJobs(c *gin.Context, status int, form any) {
+	id, ok := p.pathID(c, "template")
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	t, err := p.svc.GetTemplate(ctx, id)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	jobs, err := p.svc.ListJobs(ctx, id, 20)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	page := &jobsPage{basePage: basePage{Title: "Codes · " + t.Name, Nav: "admin"}, Template: t, Jobs: jobs,
+		Generate: generateForm{Errors: formErrors{}}, Import: importForm{Errors: formErrors{}}, Issue: issueForm{Errors: formErrors{}}}
+	switch f := form.(type) {
+	case *generateForm:
+		page.Generate = *f
+	case *importForm:
+		page.Import = *f
+	case *issueForm:
+		page.Issue = *f
+	}
+	p.render(c, status, "jobs", page)
+}
+
+// showJob shows one job: its state, a progress bar that app.js keeps
+// current, and its result's download.
+func (p *Pages) showJob(c *gin.Context) {
+	id, ok := p.pathID(c, "job")
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	j, err := p.svc.GetJob(ctx, id)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	t, err := p.svc.GetTemplate(ctx, j.TemplateID)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	p.render(c, http.StatusOK, "job", &jobPage{basePage: basePage{Title: "Job " + services.JobResultName(j), Nav: "admin"},
+		Job: j, Template: t, Result: jobResultURL(j.ID)})
+}

@@ -1,0 +1,95 @@
+package models
+
+import (
+	"math"
+	"strings"
+)
+
+// MinPatternBits is the least randomness a code pattern must keep: fewer bits
+// make codes that can be guessed by trying (docs/jobs.md).
+const MinPatternBits = 40
+
+// MaxCodeLen bounds every stored code (the code column's width).
+const MaxCodeLen = 64
+
+// bitsPerChar is the randomness of one random character of the alphabet.
+var bitsPerChar = math.Log2(float64(len(CodeAlphabet)))
+
+// Pattern is a parsed code pattern such as "SPRING-####-####": '#' is a
+// random code character, letters and digits are kept, dashes (and spaces)
+// are only for reading and are not part of the stored code, as they are not
+// part of what a person types (ParseCouponCode drops them).
+type Pattern struct {
+	// body is the normalised pattern without dashes; '#' marks random places.
+	body   string
+	random int
+}
+
+// ParsePattern checks a pattern. The empty pattern is a plain random code
+// (12 random characters). Errors: CodeInvalidRequest naming field.
+func ParsePattern(field, s string) (Pattern, error) {
+	if s == "" {
+		return Pattern{body: strings.Repeat("#", CodeBodyLen), random: CodeBodyLen}, nil
+	}
+	var b strings.Builder
+	random := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '-' || c == ' ':
+			continue
+		case c == '#':
+			random++
+		case c >= 'a' && c <= 'z':
+			c -= 'a' - 'A'
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		default:
+			return Pattern{}, Invalid(field, "may hold only letters, digits, dashes and # (a random character), not %q", rune(s[i]))
+		}
+		b.WriteByte(c)
+	}
+	p := Pattern{body: b.String(), random: random}
+	if bits := p.Bits(); bits < MinPatternBits {
+		return Pattern{}, Invalid(field, "keeps %.1f bits of randomness (%d random characters); at least %d are needed, that is %d # or more",
+			bits, random, MinPatternBits, int(math.Ceil(MinPatternBits/bitsPerChar)))
+	}
+	if len(p.body)+1 > MaxCodeLen {
+		return Pattern{}, Invalid(field, "makes codes of %d characters; at most %d", len(p.body)+1, MaxCodeLen)
+	}
+	if n := len(p.body) + 1; (n == CodeBodyLen || n == CodeBodyLen+2) && !strings.ContainsAny(p.body, "01IO") {
+		return Pattern{}, Invalid(field, "makes codes of %d characters, which would be read as a mistyped 13-character code; add or remove a character", n)
+	}
+	if len(p.body)+1 == CodeBodyLen+1 && p.random != len(p.body) {
+		// A 13-character code is read as a random code, whose every
+		// character is checked; fixed text could collide with that format.
+		if strings.ContainsAny(p.body, "01IO") {
+			return Pattern{}, Invalid(field, "makes 13-character codes, which may hold only code characters (no 0, 1, I or O)")
+		}
+	}
+	return p, nil
+}
+
+// Bits is the randomness of one code of the pattern.
+func (p Pattern) Bits() float64 { return float64(p.random) * bitsPerChar }
+
+// Len is the length of a code of the pattern, its check character included.
+func (p Pattern) Len() int { return len(p.body) + 1 }
+
+// Random is the number of random characters in a code of the pattern.
+func (p Pattern) Random() int { return p.random }
+
+// Fill makes one code from p.random random bytes (each used mod 32, which
+// 256 divides: no bias), appended to dst, check character last.
+func (p Pattern) Fill(dst []byte, random []byte) []byte {
+	start := len(dst)
+	k := 0
+	for i := 0; i < len(p.body); i++ {
+		c := p.body[i]
+		if c == '#' {
+			c = CodeAlphabet[int(random[k])%len(CodeAlphabet)]
+			k++
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, checkChar(string(dst[start:])))
+}
