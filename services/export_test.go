@@ -8,6 +8,12 @@ func (s *Service) SetRedeemHooks(afterDecide, afterUpdate func(orderID string)) 
 	s.hooks = testHooks{afterRedeemDecide: afterDecide, afterRedeemUpdate: afterUpdate}
 }
 
+// SetBeforeCouponWrite makes the coupon writer call fn before each batch's
+// transaction begins (a transaction holds SQLite's one connection, so a
+// test holding rows back must hold them before it). Call it before s serves
+// any request.
+func (s *Service) SetBeforeCouponWrite(fn func()) { s.writer.beforeWrite = fn }
+
 // FormatPendingMember is the member coupon_deduct.lua writes for a
 // reservation, as the service makes it.
 func FormatPendingMember(tid int64, user string, slot, ordinal, valueCents int64, requestID string) string {

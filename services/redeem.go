@@ -170,7 +170,12 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		if s.hooks.afterRedeemUpdate != nil {
 			s.hooks.afterRedeemUpdate(req.OrderID)
 		}
-		return writeUseLog(tx, &lg)
+		if err := writeUseLog(tx, &lg); err != nil {
+			return err
+		}
+		ev := models.NewCouponEvent(c)
+		ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, req.OrderAmountCents, discount, lg.Cashier
+		return s.emitEvent(tx, models.EventCouponRedeemed, ev)
 	})
 	observe(ctx, s.metrics.DBSeconds.WithLabelValues("redeem"), "redeem", start)
 	if err := checkoutTx(err); err != nil {
