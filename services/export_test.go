@@ -1,5 +1,13 @@
 package services
 
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+)
+
 // SetRedeemHooks makes Redeem call afterDecide with the order id right after
 // the redemption is decided, and afterUpdate inside its transaction right
 // after the guarded UPDATE (nil: no call), so that a test can pause a request
@@ -20,3 +28,17 @@ func FormatPendingMember(tid int64, user string, slot, ordinal, valueCents int64
 	return pendingMember{TemplateID: tid, UserID: user, Slot: slot, Ordinal: ordinal, ValueCents: valueCents,
 		RequestID: requestID}.String()
 }
+
+// EmitRolledBack writes an event of type typ in a transaction that then
+// rolls back, as a change failing after its event was written does.
+func (s *Service) EmitRolledBack(ctx context.Context, typ string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.emitEvent(tx, typ, map[string]string{"test": "rolled back"}); err != nil {
+			return err
+		}
+		return errors.New("rolled back on purpose")
+	})
+}
+
+// WebhookBackoff is the wait after the attempt-th failed try of a delivery.
+func WebhookBackoff(attempt int, rnd float64) time.Duration { return webhookBackoff(attempt, rnd) }
