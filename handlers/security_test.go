@@ -441,7 +441,7 @@ var securityMatrix = []matrixRow{
 		body: func(r *rig, who role) string { return `{"description":"sec-` + who.String() + `"}` }},
 	{method: "DELETE", route: "/api/v1/webhooks/:id", target: freshWebhookPath("/api/v1/webhooks/%d")},
 	{method: "GET", route: "/api/v1/webhooks/:id/attempts", target: freshWebhookPath("/api/v1/webhooks/%d/attempts")},
-	{method: "POST", route: "/api/v1/webhooks/:id/deliveries/:delivery_id/resend", target: freshDeliveryPath},
+	{method: "POST", route: "/api/v1/webhooks/:id/deliveries/:delivery_id/resend", target: freshDeliveryPath("/api/v1/webhooks/%d/deliveries/%d/resend")},
 	{method: "POST", route: "/api/v1/tokens",
 		body: func(r *rig, who role) string { return `{"role":"app","name":"sec-` + who.String() + `"}` }},
 	{method: "POST", route: "/api/v1/tokens/:id/revoke", target: freshTokenPath("/api/v1/tokens/%d/revoke")},
@@ -468,6 +468,9 @@ var securityMatrix = []matrixRow{
 	{method: "POST", route: "/admin/templates/:id/status", target: adminTemplatePath("/status")},
 	{method: "POST", route: "/admin/templates/:id/stock", target: adminTemplatePath("/stock")},
 	{method: "POST", route: "/admin/tokens/:id/revoke", target: freshTokenPath("/admin/tokens/%d/revoke")},
+	{method: "GET", route: "/admin/webhooks/:id", target: freshWebhookPath("/admin/webhooks/%d")},
+	{method: "POST", route: "/admin/webhooks/:id/delete", target: freshWebhookPath("/admin/webhooks/%d/delete")},
+	{method: "POST", route: "/admin/webhooks/:id/deliveries/:delivery/resend", target: freshDeliveryPath("/admin/webhooks/%d/deliveries/%d/resend")},
 }
 
 // callers are the callers of the matrix that hold a role.
@@ -554,8 +557,12 @@ func freshWebhookPath(format string) func(r *rig, who role) string {
 
 // freshDeliveryPath registers a webhook endpoint, pauses a template of its
 // own so that a delivery to the endpoint is written, and names the
-// delivery's resend.
-func freshDeliveryPath(r *rig, who role) string {
+// delivery's resend in format (endpoint id, delivery id).
+func freshDeliveryPath(format string) func(r *rig, who role) string {
+	return func(r *rig, who role) string { return freshDelivery(r, who, format) }
+}
+
+func freshDelivery(r *rig, who role, format string) string {
 	ctx := context.Background()
 	u := "https://203.0.113.10/sec-resend-" + who.String()
 	w, err := r.Env.Service.CreateWebhook(ctx, "test", services.WebhookInput{URL: &u})
@@ -579,7 +586,7 @@ func freshDeliveryPath(r *rig, who role) string {
 	if err := r.Env.Backends.DB.Where("endpoint_id = ?", w.Endpoint.ID).First(&d).Error; err != nil {
 		r.t.Fatalf("the pause wrote no delivery: %v", err)
 	}
-	return fmt.Sprintf("/api/v1/webhooks/%d/deliveries/%d/resend", w.Endpoint.ID, d.ID)
+	return fmt.Sprintf(format, w.Endpoint.ID, d.ID)
 }
 
 func templatePath(suffix string) func(r *rig, who role) string {

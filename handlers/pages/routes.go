@@ -69,6 +69,16 @@ func (p *Pages) Routes() []web.Route {
 			Summary: "The API tokens, with a revoke button each"},
 		{Method: "POST", Path: "/admin/tokens/:id/revoke", Roles: admin, Handler: p.revokeToken,
 			Summary: "Revoke an API token"},
+		{Method: "GET", Path: "/admin/webhooks", Roles: admin, Handler: p.showWebhooks,
+			Summary: "The webhook endpoints, with the form that registers one"},
+		{Method: "POST", Path: "/admin/webhooks", Roles: admin, Handler: p.createWebhook,
+			Summary: "Register a webhook endpoint (its secret shown once)"},
+		{Method: "GET", Path: "/admin/webhooks/:id", Roles: admin, Handler: p.showWebhook,
+			Summary: "A webhook endpoint's delivery log, with a resend button each"},
+		{Method: "POST", Path: "/admin/webhooks/:id/delete", Roles: admin, Handler: p.deleteWebhook,
+			Summary: "Delete a webhook endpoint"},
+		{Method: "POST", Path: "/admin/webhooks/:id/deliveries/:delivery/resend", Roles: admin, Handler: p.resendDelivery,
+			Summary: "Send a delivery again"},
 		{Method: "GET", Path: "/admin/audit", Roles: admin, Handler: p.showAudit, Summary: "The audit log"},
 	}
 	for i := range rows {
