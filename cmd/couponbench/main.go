@@ -57,6 +57,7 @@ type config struct {
 	pprofDir    string
 	cpuProfile  string
 	watchCPU    string
+	webhook     bool
 }
 
 // order is the order of -scenario all: each reference next to the scenario it
@@ -87,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.pprofDir, "pprof-dir", ".", "where the CPU profiles go (<scenario>.cpu.pprof)")
 	fs.StringVar(&c.watchCPU, "watch-cpu", "", "other processes whose CPU to report per scenario, as name=pid,... (couponbench and -service-pid always are)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write couponbench's own CPU profile to this file: is the load generator the bottleneck?")
+	fs.BoolVar(&c.webhook, "webhook", false, "run claim and redeem again with a webhook endpoint (a receiver in couponbench) registered, and report the ratio; the service needs COUPON_WEBHOOK_ALLOW_PRIVATE=1")
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -312,6 +314,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cancel()
 		rep.Scenarios = append(rep.Scenarios, s)
 		printSummary(stdout, s)
+	}
+	if cfg.webhook && needService && serviceErr == nil && ctx.Err() == nil {
+		rep.Scenarios = append(rep.Scenarios, e.runWithWebhook(ctx, list, cfg.timeout, stdout)...)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "couponbench: interrupted")

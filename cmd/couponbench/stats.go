@@ -286,6 +286,7 @@ func (r *Report) computeRatios() {
 		r.Ratios = append(r.Ratios, newRatio("redeem/rawredeem (redemptions/s)", d.OKPerSecond/raw.OKPerSecond, 0.7, false,
 			fmt.Sprintf("%.0f/s vs %.0f/s", d.OKPerSecond, raw.OKPerSecond)))
 	}
+	r.webhookRatios()
 }
 
 // printRatios writes the targets section.
