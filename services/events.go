@@ -57,7 +57,7 @@ func (s *Service) emitEvents(tx *gorm.DB, evs []newEvent) error {
 			}
 		}
 	}
-	eps, err := s.endpoints.get(tx, now)
+	eps, err := s.endpoints.get(tx, time.Now())
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,8 @@ type endpointCache struct {
 }
 
 // get returns the enabled endpoints, read through tx (SQLite has one
-// connection, held by tx) when the copy is older than endpointCacheTTL.
+// connection, held by tx) when the copy is older than endpointCacheTTL by
+// the wall clock (not the service's, which tests stop).
 func (c *endpointCache) get(tx *gorm.DB, now time.Time) ([]models.WebhookEndpoint, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

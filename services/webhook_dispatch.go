@@ -80,30 +80,22 @@ func (s *Service) DispatchOnce(ctx context.Context) (int, error) {
 	if err != nil || len(batch) == 0 {
 		return 0, err
 	}
+	outs := make([]outcome, len(batch))
 	sem := make(chan struct{}, s.cfg.WebhookWorkers)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
 	for i := range batch {
 		sem <- struct{}{}
 		wg.Add(1)
-		go func(l *leased) {
+		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o := s.send(ctx, l)
-			if ctx.Err() != nil {
-				return // shutting down: the lease lapses and another pass sends it again
-			}
-			if err := s.recordAttempt(context.WithoutCancel(ctx), l, o); err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-			}
-		}(&batch[i])
+			outs[i] = s.send(ctx, &batch[i])
+		}()
 	}
 	wg.Wait()
-	return len(batch), firstErr
+	if ctx.Err() != nil {
+		return 0, nil // shutting down: the leases lapse and another pass sends them again
+	}
+	return len(batch), s.recordOutcomes(context.WithoutCancel(ctx), batch, outs)
 }
 
 // leaseDeliveries takes the due deliveries for this pass.
@@ -226,69 +218,112 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// recordAttempt writes an attempt's line in the delivery log and the
-// delivery's new state, in one transaction: delivered; or retried after
-// webhookBackoff; or, tried for RetryFor, failed. An endpoint that has failed
-// every try for RetryFor is disabled, with an audit entry. The updates are
-// guarded by the lease, so that a sender whose lease lapsed (and whose
-// delivery another took) does not overwrite the other's outcome.
-func (s *Service) recordAttempt(ctx context.Context, l *leased, o outcome) error {
+// recordOutcomes writes a pass's tries in the delivery log and each
+// delivery's new state, in one transaction (one commit for the whole pass,
+// so that webhooks cost the claims little): delivered; or retried after
+// webhookBackoff; or, tried for RetryFor, failed. An endpoint that has
+// failed every try for RetryFor is disabled, with an audit entry. The
+// updates are guarded by the lease, so that a sender whose lease lapsed (and
+// whose delivery another took) does not overwrite the other's outcome.
+func (s *Service) recordOutcomes(ctx context.Context, batch []leased, outs []outcome) error {
 	now := s.now()
-	at, ok, code, errText := o.at, o.ok, o.code, o.err
-	d := l.d
-	disabled := false
+	token := batch[0].token
+	var disabled []int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&models.WebhookAttempt{DeliveryID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, EventType: l.ev.Type,
-			AttemptedAt: at, OK: ok, StatusCode: code, DurationMS: o.duration.Milliseconds(), Error: errText}).Error; err != nil {
+		log := make([]*models.WebhookAttempt, len(batch))
+		delivered := map[int][]int64{} // answer code → deliveries
+		// Per endpoint: the time of its first failure this pass, and whether
+		// any try succeeded.
+		failedAt := map[int64]time.Time{}
+		succeeded := map[int64]bool{}
+		for i, l := range batch {
+			o := outs[i]
+			log[i] = &models.WebhookAttempt{DeliveryID: l.d.ID, EndpointID: l.d.EndpointID, EventID: l.d.EventID, EventType: l.ev.Type,
+				AttemptedAt: o.at, OK: o.ok, StatusCode: o.code, DurationMS: o.duration.Milliseconds(), Error: o.err}
+			if o.ok {
+				delivered[o.code] = append(delivered[o.code], l.d.ID)
+				succeeded[l.d.EndpointID] = true
+				continue
+			}
+			if t, seen := failedAt[l.d.EndpointID]; !seen || o.at.Before(t) {
+				failedAt[l.d.EndpointID] = o.at
+			}
+			first := o.at
+			if l.d.FirstAttemptAt != nil {
+				first = *l.d.FirstAttemptAt
+			}
+			set := map[string]any{"attempts": gorm.Expr("attempts + 1"), "first_attempt_at": first, "last_attempt_at": o.at,
+				"last_status_code": o.code, "lease_token": nil, "lease_until": nil, "updated_at": now}
+			if now.Sub(first) >= s.cfg.WebhookRetryFor {
+				set["state"] = models.DeliveryFailed
+			} else {
+				set["next_attempt_at"] = now.Add(webhookBackoff(l.d.Attempts+1, s.cfg.Rand()))
+			}
+			if err := tx.Model(&models.WebhookDelivery{}).Where("id = ? AND lease_token = ?", l.d.ID, token).Updates(set).Error; err != nil {
+				return err
+			}
+		}
+		if err := tx.Create(&log).Error; err != nil {
 			return err
 		}
-		first := at
-		if d.FirstAttemptAt != nil {
-			first = *d.FirstAttemptAt
+		// One statement per answer code (usually one) for the successes.
+		for code, ids := range delivered {
+			if err := tx.Exec(`UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1,
+				first_attempt_at = COALESCE(first_attempt_at, ?), last_attempt_at = ?, last_status_code = ?,
+				lease_token = NULL, lease_until = NULL, updated_at = ? WHERE id IN ? AND lease_token = ?`,
+				models.DeliveryDelivered, now, now, code, now, ids, token).Error; err != nil {
+				return err
+			}
 		}
-		set := map[string]any{"attempts": gorm.Expr("attempts + 1"), "first_attempt_at": first, "last_attempt_at": at,
-			"last_status_code": code, "lease_token": nil, "lease_until": nil, "updated_at": now}
-		switch {
-		case ok:
-			set["state"] = models.DeliveryDelivered
-		case now.Sub(first) >= s.cfg.WebhookRetryFor:
-			set["state"] = models.DeliveryFailed
-		default:
-			set["next_attempt_at"] = now.Add(webhookBackoff(d.Attempts+1, s.cfg.Rand()))
+		for id := range succeeded {
+			if err := tx.Model(&models.WebhookEndpoint{}).Where("id = ? AND failing_since IS NOT NULL", id).
+				Update("failing_since", nil).Error; err != nil {
+				return err
+			}
 		}
-		r := tx.Model(&models.WebhookDelivery{}).Where("id = ? AND lease_token = ?", d.ID, l.token).Updates(set)
-		if r.Error != nil {
-			return r.Error
+		for id, at := range failedAt {
+			if succeeded[id] {
+				continue
+			}
+			off, err := s.endpointFailed(tx, id, at, now)
+			if err != nil {
+				return err
+			}
+			if off {
+				disabled = append(disabled, id)
+			}
 		}
-		if ok {
-			return tx.Model(&models.WebhookEndpoint{}).Where("id = ? AND failing_since IS NOT NULL", d.EndpointID).
-				Update("failing_since", nil).Error
-		}
-		var ep models.WebhookEndpoint
-		if err := tx.First(&ep, d.EndpointID).Error; err != nil {
-			return err
-		}
-		if ep.FailingSince == nil {
-			return tx.Model(&models.WebhookEndpoint{}).Where("id = ? AND failing_since IS NULL", ep.ID).Update("failing_since", at).Error
-		}
-		if !ep.Enabled || now.Sub(*ep.FailingSince) < s.cfg.WebhookRetryFor {
-			return nil
-		}
-		r = tx.Model(&models.WebhookEndpoint{}).Where("id = ? AND enabled = ?", ep.ID, true).
-			Updates(map[string]any{"enabled": false, "disabled_at": now, "updated_at": now})
-		if r.Error != nil || r.RowsAffected == 0 {
-			return r.Error
-		}
-		disabled = true
-		return s.audit(tx, "webhook-dispatcher", "webhook.disable", fmt.Sprintf("webhook:%d", ep.ID),
-			fmt.Sprintf("url=%q failing_since=%s last_status_code=%d last_error=%q", ep.URL, formatTime(*ep.FailingSince), code, errText))
+		return nil
 	})
 	if err != nil {
-		return dbError("webhook delivery", err)
+		return dbError("webhook deliveries", err)
 	}
-	if disabled {
+	if len(disabled) > 0 {
 		s.endpoints.forget()
-		s.log.Warn("webhook endpoint disabled after failing for the retry period", "webhook", d.EndpointID)
+		s.log.Warn("webhook endpoints disabled after failing for the retry period", "webhooks", disabled)
 	}
 	return nil
+}
+
+// endpointFailed notes a failed try of endpoint id at at, inside tx: the
+// start of its failures, or, when it has failed for RetryFor, its disabling
+// with an audit entry. It reports whether it disabled the endpoint.
+func (s *Service) endpointFailed(tx *gorm.DB, id int64, at, now time.Time) (bool, error) {
+	var ep models.WebhookEndpoint
+	if err := tx.First(&ep, id).Error; err != nil {
+		return false, err
+	}
+	if ep.FailingSince == nil {
+		return false, tx.Model(&models.WebhookEndpoint{}).Where("id = ? AND failing_since IS NULL", id).Update("failing_since", at).Error
+	}
+	if !ep.Enabled || now.Sub(*ep.FailingSince) < s.cfg.WebhookRetryFor {
+		return false, nil
+	}
+	r := tx.Model(&models.WebhookEndpoint{}).Where("id = ? AND enabled = ?", id, true).
+		Updates(map[string]any{"enabled": false, "disabled_at": now, "updated_at": now})
+	if r.Error != nil || r.RowsAffected == 0 {
+		return false, r.Error
+	}
+	return true, s.audit(tx, "webhook-dispatcher", "webhook.disable", fmt.Sprintf("webhook:%d", id),
+		fmt.Sprintf("url=%q failing_since=%s", ep.URL, formatTime(*ep.FailingSince)))
 }
