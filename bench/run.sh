@@ -28,6 +28,8 @@
 #                               reduced run, which leaves BENCHMARKS.md alone)
 #   BENCH_SERVICE_BIN           a couponsvc binary to run instead of building
 #                               one (to compare against an earlier commit)
+#   BENCH_WEBHOOK=1             also run claim and redeem with a webhook endpoint
+#                               (couponbench's own receiver) and report the ratio
 #   BENCH_PROFILE_SELF=1        also profile couponbench itself
 #                               ($OUT/couponbench.cpu.pprof)
 set -euo pipefail
@@ -126,6 +128,7 @@ COUPON_MYSQL_DSN="$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" \
 	COUPON_DEMO=0 \
 	COUPON_PPROF_LISTEN="$PPROF_ADDR" \
 	COUPON_REDIS_PREFIX="$KEY_PREFIX" \
+	COUPON_WEBHOOK_ALLOW_PRIVATE=1 \
 	"$OUT/couponsvc" serve >"$OUT/couponsvc.log" 2>&1 &
 SVC_PID=$!
 
@@ -160,6 +163,7 @@ MYSQL_PID=$(pgrep -x mariadbd | head -n 1 || pgrep -x mysqld | head -n 1 || true
 [ -n "$MYSQL_PID" ] && WATCH="${WATCH:+$WATCH,}mariadb=$MYSQL_PID"
 [ -n "$WATCH" ] && ARGS+=(-watch-cpu "$WATCH")
 [ "${BENCH_PROFILE_SELF:-0}" = 1 ] && ARGS+=(-cpuprofile "$OUT/couponbench.cpu.pprof")
+[ "${BENCH_WEBHOOK:-0}" = 1 ] && ARGS+=(-webhook)
 # A CPU profile of each service scenario, when the service serves pprof.
 if curl -fsS -o /dev/null --max-time 2 "http://$PPROF_ADDR/debug/pprof/"; then
 	ARGS+=(-pprof "http://$PPROF_ADDR" -pprof-dir "$OUT")

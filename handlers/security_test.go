@@ -445,6 +445,14 @@ var securityMatrix = []matrixRow{
 		body: func(r *rig, who role) string { return `{"order_amount_cents":5000}` }},
 	{method: "POST", route: "/api/v1/holds/:order_id/release", target: heldOrderPath("/release")},
 
+	{method: "POST", route: "/api/v1/webhooks",
+		body: func(r *rig, who role) string { return `{"url":"https://203.0.113.10/hook-` + who.String() + `"}` }},
+	{method: "GET", route: "/api/v1/webhooks/:id", target: freshWebhookPath("/api/v1/webhooks/%d")},
+	{method: "PATCH", route: "/api/v1/webhooks/:id", target: freshWebhookPath("/api/v1/webhooks/%d"),
+		body: func(r *rig, who role) string { return `{"description":"sec-` + who.String() + `"}` }},
+	{method: "DELETE", route: "/api/v1/webhooks/:id", target: freshWebhookPath("/api/v1/webhooks/%d")},
+	{method: "GET", route: "/api/v1/webhooks/:id/attempts", target: freshWebhookPath("/api/v1/webhooks/%d/attempts")},
+	{method: "POST", route: "/api/v1/webhooks/:id/deliveries/:delivery_id/resend", target: freshDeliveryPath("/api/v1/webhooks/%d/deliveries/%d/resend")},
 	{method: "POST", route: "/api/v1/tokens",
 		body: func(r *rig, who role) string { return `{"role":"app","name":"sec-` + who.String() + `"}` }},
 	{method: "POST", route: "/api/v1/tokens/:id/revoke", target: freshTokenPath("/api/v1/tokens/%d/revoke")},
@@ -479,6 +487,9 @@ var securityMatrix = []matrixRow{
 	{method: "POST", route: "/admin/templates/:id/issue", target: adminTemplatePath("/issue")},
 	{method: "GET", route: "/admin/jobs/:id", target: func(r *rig, who role) string { return strings.Replace(jobPath("")(r, who), "/api/v1", "/admin", 1) }},
 	{method: "POST", route: "/admin/tokens/:id/revoke", target: freshTokenPath("/admin/tokens/%d/revoke")},
+	{method: "GET", route: "/admin/webhooks/:id", target: freshWebhookPath("/admin/webhooks/%d")},
+	{method: "POST", route: "/admin/webhooks/:id/delete", target: freshWebhookPath("/admin/webhooks/%d/delete")},
+	{method: "POST", route: "/admin/webhooks/:id/deliveries/:delivery/resend", target: freshDeliveryPath("/admin/webhooks/%d/deliveries/%d/resend")},
 }
 
 // callers are the callers of the matrix that hold a role.
@@ -560,6 +571,52 @@ func jobPath(suffix string) func(r *rig, who role) string {
 		}
 		return fmt.Sprintf("/api/v1/jobs/%d%s", j.ID, suffix)
 	}
+}
+
+// freshWebhookPath registers a webhook endpoint and names it in format.
+func freshWebhookPath(format string) func(r *rig, who role) string {
+	return func(r *rig, who role) string {
+		u := "https://203.0.113.10/sec-" + who.String()
+		w, err := r.Env.Service.CreateWebhook(context.Background(), "test", services.WebhookInput{URL: &u})
+		if err != nil {
+			r.t.Fatalf("create a webhook: %v", err)
+		}
+		return fmt.Sprintf(format, w.Endpoint.ID)
+	}
+}
+
+// freshDeliveryPath registers a webhook endpoint, pauses a template of its
+// own so that a delivery to the endpoint is written, and names the
+// delivery's resend in format (endpoint id, delivery id).
+func freshDeliveryPath(format string) func(r *rig, who role) string {
+	return func(r *rig, who role) string { return freshDelivery(r, who, format) }
+}
+
+func freshDelivery(r *rig, who role, format string) string {
+	ctx := context.Background()
+	u := "https://203.0.113.10/sec-resend-" + who.String()
+	w, err := r.Env.Service.CreateWebhook(ctx, "test", services.WebhookInput{URL: &u})
+	if err != nil {
+		r.t.Fatalf("create a webhook: %v", err)
+	}
+	c, err := r.Env.Service.CreateCampaign(ctx, "test", models.Campaign{Name: "sec-resend"})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	tp, err := r.Env.Service.CreateTemplate(ctx, "test", models.Template{CampaignID: c.ID, Name: "sec-resend", Kind: models.KindFixed,
+		FaceValueCents: 100, TotalStock: 1, PerUserLimit: 1, ValidDays: 1})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	paused := models.TemplatePaused
+	if _, err := r.Env.Service.UpdateTemplate(ctx, "test", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+		r.t.Fatal(err)
+	}
+	var d models.WebhookDelivery
+	if err := r.Env.Backends.DB.Where("endpoint_id = ?", w.Endpoint.ID).First(&d).Error; err != nil {
+		r.t.Fatalf("the pause wrote no delivery: %v", err)
+	}
+	return fmt.Sprintf(format, w.Endpoint.ID, d.ID)
 }
 
 func templatePath(suffix string) func(r *rig, who role) string {

@@ -32,7 +32,9 @@
 -- attempt) while the reservation is pending, then "C|<member>" once confirmed.
 --
 -- Returns {code, slot, ordinal, remaining, detail, attempt}:
---   0  reserved: slot and ordinal taken, remaining after this claim
+--   0  reserved: slot and ordinal taken, remaining after this claim; as a
+--      sixth value (in place of attempt) the campaign's budget left after
+--      it, -1 when the campaign has no budget
 --   1  duplicate: this key was already used for the same template and user;
 --      slot and ordinal of the first claim, detail "P" (still pending) or "C",
 --      and the attempt that reserved it: when it is the caller's own, this is
@@ -110,7 +112,8 @@ local ordinal = 1
 while have[ordinal] do ordinal = ordinal + 1 end
 
 -- All checks passed: take budget, a slot and the ordinal, record the key.
-if budget >= 0 then redis.call('DECRBY', KEYS[1], value) end
+local budgetleft = -1
+if budget >= 0 then budgetleft = redis.call('DECRBY', KEYS[1], value) end
 local slot = tonumber(redis.call('LPOP', KEYS[3]) or '')
 if not slot then
   slot = nextslot
@@ -124,4 +127,4 @@ redis.call('HSET', KEYS[4], user, held)
 local member = tid .. '|' .. user .. '|' .. slot .. '|' .. ordinal .. '|' .. value .. '|' .. rid
 redis.call('SET', KEYS[5], 'P|' .. member .. (attempt and '\n' .. attempt or ''), 'EX', ttl)
 redis.call('ZADD', KEYS[6], now, member)
-return {0, slot, ordinal, remaining, ''}
+return {0, slot, ordinal, remaining, '', budgetleft}

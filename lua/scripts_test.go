@@ -102,7 +102,8 @@ func (f *fixture) deductArgs(t *testing.T, keys []string, args ...any) deductRes
 	if err != nil {
 		t.Fatalf("coupon_deduct.lua: %v", err)
 	}
-	long := vals[0] == int64(lua.DeductDuplicate) || vals[0] == int64(lua.DeductNotClaimable) || vals[0] == int64(lua.DeductSoldOut)
+	long := vals[0] == int64(lua.DeductDuplicate) || vals[0] == int64(lua.DeductNotClaimable) || vals[0] == int64(lua.DeductSoldOut) ||
+		vals[0] == int64(lua.DeductReserved)
 	if want := map[bool]int{true: 6, false: 5}[long]; len(vals) != want {
 		t.Fatalf("coupon_deduct.lua answered %d values: %v, want %d", len(vals), vals, want)
 	}
@@ -308,6 +309,26 @@ func TestDeduct(t *testing.T) {
 	t.Run("ErrBadArguments", deductErrBadArguments)
 	t.Run("ErrIdempotencyMismatch", deductErrIdempotencyMismatch)
 	t.Run("OKScriptCacheFlushed", deductOKScriptCacheFlushed)
+	t.Run("OKBudgetLeft", deductOKBudgetLeft)
+}
+
+// deductOKBudgetLeft: a reservation answers the campaign's budget after it
+// as its sixth value (-1 without a budget); the service tells
+// campaign.budget_exhausted from it.
+func deductOKBudgetLeft(t *testing.T) {
+	for _, c := range []struct {
+		budget, want int64
+	}{{1000, 900}, {100, 0}, {-1, -1}} {
+		f := newFixture(t)
+		f.seed(t, c.budget, tid, tplState{remaining: 3, next: 1, total: 3, limit: 2, value: 100})
+		vals, err := lua.Deduct.Run(f.ctx, f.rdb, f.deductKeys(tid, "k1"), tid, "u1", "k1", now0, ttl, attempt).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vals) != 6 || vals[0] != int64(lua.DeductReserved) || vals[5] != c.want {
+			t.Fatalf("budget %d: coupon_deduct.lua = %v, want reserved with %d left", c.budget, vals, c.want)
+		}
+	}
 }
 
 func deductOK(t *testing.T) {

@@ -285,6 +285,16 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 			fmt.Sprintf("name=%q status=%s", t.Name, t.Status)); err != nil {
 			return err
 		}
+		if t.Status != before.Status {
+			typ := models.EventTemplatePaused
+			if t.Status == models.TemplateActive {
+				typ = models.EventTemplateResumed
+			}
+			if err := s.emitEvent(tx, typ, models.TemplateEvent{TemplateID: t.ID, CampaignID: t.CampaignID, Name: t.Name,
+				Status: t.Status, TotalStock: t.TotalStock, Actor: actor}); err != nil {
+				return err
+			}
+		}
 		sent = true
 		return s.publishClaimRule(ctx, &t)
 	})

@@ -161,6 +161,11 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, req ConfirmRequest
 				fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d late=%t", req.OrderID, o.AmountCents, pr.Discounts[i], late)); err != nil {
 				return err
 			}
+			ev := models.NewCouponEvent(c)
+			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, o.AmountCents, pr.Discounts[i], actor
+			if err := s.emitEvent(tx, models.EventCouponRedeemed, ev); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -122,6 +122,12 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 					req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents, formatTime(expires))); err != nil {
 				return err
 			}
+			ev := models.NewCouponEvent(c)
+			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents = models.CouponHeld, req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents
+			ev.HoldExpiresAt, ev.Actor = &expires, actorName(req.Actor)
+			if err := s.emitEvent(tx, models.EventCouponHeld, ev); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

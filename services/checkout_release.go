@@ -74,7 +74,7 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 			if r.RowsAffected == 0 {
 				return errRaced
 			}
-			return s.freeHeld(tx, actorName(actor), "coupon.release", orderID, "", now)
+			return s.freeHeld(tx, actorName(actor), "coupon.release", models.EventCouponReleased, orderID, "", now)
 		})
 		if err := txOutcome("order", err); err != nil {
 			return err
@@ -91,19 +91,24 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 }
 
 // freeHeld gives back every coupon the order holds (held → issued), with
-// an audit entry each, and drops them from the order's room, inside tx.
-// extra narrows the guard (the expiry pass adds the time).
-func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, now time.Time, extraArgs ...any) error {
-	var ids []int64
-	q := tx.Model(&models.Coupon{}).Where("status = ? AND order_id = ?", models.CouponHeld, orderID)
+// an audit entry and an event of type evType each, and drops them from the
+// order's room, inside tx. extra narrows the guard (the expiry pass adds the
+// time).
+func (s *Service) freeHeld(tx *gorm.DB, actor, action, evType, orderID, extra string, now time.Time, extraArgs ...any) error {
+	var cs []models.Coupon
+	q := tx.Where("status = ? AND order_id = ?", models.CouponHeld, orderID)
 	if extra != "" {
 		q = q.Where(extra, extraArgs...)
 	}
-	if err := q.Order("id").Pluck("id", &ids).Error; err != nil {
+	if err := q.Order("id").Find(&cs).Error; err != nil {
 		return err
 	}
-	if len(ids) == 0 {
+	if len(cs) == 0 {
 		return nil
+	}
+	ids := make([]int64, len(cs))
+	for i := range cs {
+		ids[i] = cs[i].ID
 	}
 	// order_coupons before user_coupons: the lock order of docs/checkout.md.
 	if err := dropOrderCoupons(tx, orderID, ids, now); err != nil {
@@ -117,10 +122,17 @@ func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, no
 	if r.RowsAffected != int64(len(ids)) {
 		return errRaced
 	}
-	for _, id := range ids {
-		if err := s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", id), "order="+orderID); err != nil {
+	evs := make([]newEvent, len(cs))
+	for i := range cs {
+		if err := s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", cs[i].ID), "order="+orderID); err != nil {
 			return err
 		}
+		ev := models.NewCouponEvent(&cs[i])
+		ev.Status, ev.OrderID, ev.HoldExpiresAt, ev.Actor = models.CouponIssued, orderID, cs[i].HoldExpiresAt, actor
+		evs[i] = newEvent{typ: evType, data: ev}
+	}
+	if err := s.emitEvents(tx, evs); err != nil {
+		return err
 	}
 	return nil
 }
@@ -152,7 +164,7 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 			if s.hooks.afterExpireOrder != nil {
 				s.hooks.afterExpireOrder(orderID)
 			}
-			return s.freeHeld(tx, "sweeper", "coupon.hold_expire", orderID, "hold_expires_at <= ?", now, now)
+			return s.freeHeld(tx, "sweeper", "coupon.hold_expire", models.EventCouponHoldExpired, orderID, "hold_expires_at <= ?", now, now)
 		})
 		if err != nil {
 			if isDeadlock(err) || errors.Is(err, errRaced) {

@@ -60,7 +60,10 @@ const recentWindow = time.Minute
 // reservation is what coupon_deduct.lua handed out.
 type reservation struct {
 	slot, ordinal, remaining int64
-	member                   string // the pending zset member
+	// budgetLeft is the campaign's budget after a reservation, -1 when it
+	// has none or the script did not say.
+	budgetLeft int64
+	member     string // the pending zset member
 	// holds, on a refusal, says the user holds a coupon of the template.
 	holds bool
 }
@@ -301,12 +304,17 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 		switch code {
 		case lua.DeductReserved:
 			r.member = r.pendingMember(t, req)
+			r.budgetLeft = -1
+			if len(vals) > 5 {
+				r.budgetLeft, _ = vals[5].(int64)
+			}
 			return r, "", nil
 		case lua.DeductDuplicate:
 			if own, _ := vals[len(vals)-1].(string); detail == "P" && own == attempt {
 				// This request's own reservation, answered twice.
 				r.member = r.pendingMember(t, req)
 				r.remaining, _ = s.rdb.HGet(ctx, s.keys.template(t.CampaignID, t.ID), "remaining").Int64()
+				r.budgetLeft = -1
 				return r, "", nil
 			}
 			return r, detail, nil
@@ -396,7 +404,24 @@ func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req Clai
 	if req.code != "" {
 		c.Code = req.code
 	}
-	return c, s.writer.write(ctx, c, req.code != "")
+	return c, s.writer.write(ctx, c, req.code != "", claimSideEvents(t, r))
+}
+
+// claimSideEvents are the events a claim writes besides its coupon.claimed
+// (docs/events.md): template.sold_out when it took the template's last
+// coupon, campaign.budget_exhausted when it left the campaign's budget
+// below the template's value (so that the template's next claim is refused).
+func claimSideEvents(t *models.Template, r reservation) []newEvent {
+	var evs []newEvent
+	if r.remaining == 0 {
+		evs = append(evs, newEvent{typ: models.EventTemplateSoldOut, data: models.TemplateEvent{TemplateID: t.ID,
+			CampaignID: t.CampaignID, Name: t.Name, Status: t.Status, TotalStock: t.TotalStock}})
+	}
+	if v := t.ValueCents(); r.budgetLeft >= 0 && r.budgetLeft < v {
+		evs = append(evs, newEvent{typ: models.EventCampaignBudgetExhausted, data: models.BudgetEvent{CampaignID: t.CampaignID,
+			TemplateID: t.ID, RemainingBudgetCents: r.budgetLeft, ValueCents: v}})
+	}
+	return evs
 }
 
 // replayFromDB answers a claim from the coupon the database holds for its

@@ -155,22 +155,23 @@ func claimDBFaults(t *testing.T) {
 	dbFaults := []struct {
 		name   string
 		inject func(t *testing.T, f *claimFixture) *gorm.DB
+		// beforeWrite, when set, runs before the coupon writer's
+		// transaction begins.
+		beforeWrite func(db *gorm.DB)
 	}{
 		{"ErrUnavailableInsertFails", func(t *testing.T, f *claimFixture) *gorm.DB {
 			db := f.openDB()
 			onCreateCoupon(t, db, func(tx *gorm.DB) { tx.AddError(errors.New("injected: write refused")) })
 			return db
-		}},
+		}, nil},
 		{"ErrUnavailableDatabaseGone", func(t *testing.T, f *claimFixture) *gorm.DB {
 			// The database goes away between the reservation and the insert:
 			// neither the insert nor the check for the row can run.
-			db := f.openDB()
-			onCreateCoupon(t, db, func(tx *gorm.DB) {
-				if sqlDB, err := db.DB(); err == nil {
-					sqlDB.Close()
-				}
-			})
-			return db
+			return f.openDB()
+		}, func(db *gorm.DB) {
+			if sqlDB, err := db.DB(); err == nil {
+				sqlDB.Close()
+			}
 		}},
 	}
 	for _, fault := range dbFaults {
@@ -180,7 +181,11 @@ func claimDBFaults(t *testing.T) {
 			tp := f.template(c.ID, 3, 2, 100)
 			f.MustClaim(tp.ID, "u1", "k1")
 			before := f.redisState()
-			broken := f.serviceOver(f.withDB(fault.inject(t, f)), services.Config{})
+			db := fault.inject(t, f)
+			broken := f.serviceOver(f.withDB(db), services.Config{})
+			if fault.beforeWrite != nil {
+				broken.SetBeforeCouponWrite(func() { fault.beforeWrite(db) })
+			}
 			_, err := broken.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k2"})
 			assertClaimCode(t, err, models.CodeUnavailable)
 			if n := f.couponCount(); n != 1 {
@@ -419,11 +424,11 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 	t.Helper()
 	db := f.openDB()
 	gate := make(chan struct{})
-	onCreateCoupon(t, db, func(*gorm.DB) { <-gate })
 	// The rows are held back on purpose: no insert may time out meanwhile.
 	b := f.withDB(db)
 	b.Redis = f.patientRedis()
 	svc := f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute})
+	svc.SetBeforeCouponWrite(func() { <-gate })
 	if _, err := svc.GetTemplate(f.Ctx, tp.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,9 @@ type couponWriter struct {
 	queue    chan *couponWrite
 	newCode  func() string
 	observe  func(batch int)
+	// emit writes the events of the rows, inside the transaction that
+	// inserts them (docs/events.md).
+	emit func(tx *gorm.DB, rows []*couponWrite) error
 	// rereadIDs reads the ids of a batch back by request id: MySQL reports
 	// only the first id of a multi-row insert, and unless consecutiveIDs the
 	// others need not follow it.
@@ -32,12 +35,17 @@ type couponWriter struct {
 	wg        sync.WaitGroup
 	// busy counts the writers writing a batch now.
 	busy atomic.Int32
+	// beforeWrite stays nil in production; a test sets it to hold a batch
+	// back, or break the database, before its transaction begins.
+	beforeWrite func()
 }
 
-// couponWrite is one coupon waiting to be written and its answer.
+// couponWrite is one coupon waiting to be written, the events its claim
+// writes besides coupon.claimed, and its answer.
 type couponWrite struct {
-	c    *models.Coupon
-	done chan error
+	c      *models.Coupon
+	events []newEvent
+	done   chan error
 	// fixed keeps the code (an imported one): a collision refuses the row
 	// instead of drawing a new code.
 	fixed bool
@@ -48,9 +56,10 @@ type couponWrite struct {
 const maxCodeRetries = 3
 
 // newCouponWriter starts writers goroutines that each write one batch at a time.
-func newCouponWriter(db *gorm.DB, rereadIDs bool, writers, maxBatch int, timeout time.Duration, newCode func() string, observe func(int)) *couponWriter {
+func newCouponWriter(db *gorm.DB, rereadIDs bool, writers, maxBatch int, timeout time.Duration, newCode func() string,
+	observe func(int), emit func(*gorm.DB, []*couponWrite) error) *couponWriter {
 	w := &couponWriter{
-		db: db, rereadIDs: rereadIDs, timeout: timeout, maxBatch: maxBatch, newCode: newCode, observe: observe,
+		db: db, rereadIDs: rereadIDs, timeout: timeout, maxBatch: maxBatch, newCode: newCode, observe: observe, emit: emit,
 		queue: make(chan *couponWrite, writers*maxBatch),
 		stop:  make(chan struct{}),
 	}
@@ -61,11 +70,12 @@ func newCouponWriter(db *gorm.DB, rereadIDs bool, writers, maxBatch int, timeout
 	return w
 }
 
-// write queues c (its Code set) and waits until it is committed or refused.
-// It waits even when ctx ends: the row may be written anyway, and the caller
-// must know whether it was. The wait is bounded by the writer's timeout.
-func (w *couponWriter) write(ctx context.Context, c *models.Coupon, fixed bool) error {
-	req := &couponWrite{c: c, done: make(chan error, 1), fixed: fixed}
+// write queues c (its Code set) and waits until it is committed, with its
+// events, or refused. It waits even when ctx ends: the row may be written
+// anyway, and the caller must know whether it was. The wait is bounded by the
+// writer's timeout.
+func (w *couponWriter) write(ctx context.Context, c *models.Coupon, fixed bool, events []newEvent) error {
+	req := &couponWrite{c: c, events: events, done: make(chan error, 1), fixed: fixed}
 	select {
 	case w.queue <- req:
 	case <-ctx.Done():
@@ -148,12 +158,16 @@ func (w *couponWriter) fill(batch []*couponWrite) []*couponWrite {
 // is busy: a fraction of a loaded commit's time.
 const batchLinger = time.Millisecond
 
-// flush writes a batch in one INSERT. If the database refuses it (one row's
-// slot, ordinal, code or request id is taken, or a deadlock), each row is
-// written alone so that each caller gets its own answer.
+// flush writes a batch in one INSERT, and its events, in one transaction.
+// If the database refuses it (one row's slot, ordinal, code or request id is
+// taken, or a deadlock), each row is written alone so that each caller gets
+// its own answer.
 func (w *couponWriter) flush(batch []*couponWrite) {
 	if w.observe != nil {
 		w.observe(len(batch))
+	}
+	if w.beforeWrite != nil {
+		w.beforeWrite()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
@@ -162,10 +176,17 @@ func (w *couponWriter) flush(batch []*couponWrite) {
 		for i, req := range batch {
 			rows[i] = req.c
 		}
-		err := w.db.WithContext(ctx).Create(&rows).Error
-		if err == nil && w.rereadIDs {
-			err = w.readIDs(ctx, rows)
-		}
+		err := w.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Create(&rows).Error; err != nil {
+				return err
+			}
+			if w.rereadIDs {
+				if err := w.readIDs(tx, rows); err != nil {
+					return err
+				}
+			}
+			return w.emit(tx, batch)
+		})
 		if err == nil {
 			for _, req := range batch {
 				req.done <- nil
@@ -185,16 +206,26 @@ func (w *couponWriter) flush(batch []*couponWrite) {
 		}
 	}
 	for _, req := range batch {
-		req.done <- w.insertOne(ctx, req.c, req.fixed)
+		req.done <- w.insertOne(ctx, req)
 	}
 }
 
-// insertOne writes one row, drawing a new code when the random one collided.
-func (w *couponWriter) insertOne(ctx context.Context, c *models.Coupon, fixed bool) error {
+// insertOne writes one row and its events, drawing a new code when the
+// random one collided.
+func (w *couponWriter) insertOne(ctx context.Context, req *couponWrite) error {
+	c := req.c
 	for try := 0; ; try++ {
 		c.ID = 0
-		err := w.db.WithContext(ctx).Create(c).Error
-		if index, ok := uniqueViolation(err); ok && index == uniqueCode && !fixed && try < maxCodeRetries {
+		err := w.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Create(c).Error; err != nil {
+				return err
+			}
+			return w.emit(tx, []*couponWrite{req})
+		})
+		if err != nil {
+			c.ID = 0
+		}
+		if index, ok := uniqueViolation(err); ok && index == uniqueCode && !req.fixed && try < maxCodeRetries {
 			c.Code = w.newCode()
 			continue
 		}
@@ -220,8 +251,8 @@ func consecutiveIDs(db *gorm.DB, timeout time.Duration) bool {
 	return err == nil && v.Mode < 2 && v.Increment == 1
 }
 
-// readIDs sets the ids of committed rows from the database.
-func (w *couponWriter) readIDs(ctx context.Context, rows []*models.Coupon) error {
+// readIDs sets the ids of rows just inserted, reading them through tx.
+func (w *couponWriter) readIDs(tx *gorm.DB, rows []*models.Coupon) error {
 	keys := make([]string, len(rows))
 	for i, c := range rows {
 		keys[i] = c.RequestID
@@ -230,7 +261,7 @@ func (w *couponWriter) readIDs(ctx context.Context, rows []*models.Coupon) error
 		ID        int64
 		RequestID string
 	}
-	if err := w.db.WithContext(ctx).Model(&models.Coupon{}).Select("id, request_id").
+	if err := tx.Model(&models.Coupon{}).Select("id, request_id").
 		Where("request_id IN ?", keys).Scan(&got).Error; err != nil {
 		return err
 	}

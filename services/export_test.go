@@ -1,5 +1,13 @@
 package services
 
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+)
+
 // SetRedeemHooks makes Redeem call afterDecide with the order id right after
 // the redemption is decided, and afterUpdate inside its transaction right
 // after the guarded UPDATE (nil: no call), so that a test can pause a request
@@ -7,6 +15,12 @@ package services
 func (s *Service) SetRedeemHooks(afterDecide, afterUpdate func(orderID string)) {
 	s.hooks = testHooks{afterRedeemDecide: afterDecide, afterRedeemUpdate: afterUpdate}
 }
+
+// SetBeforeCouponWrite makes the coupon writer call fn before each batch's
+// transaction begins (a transaction holds SQLite's one connection, so a
+// test holding rows back must hold them before it). Call it before s serves
+// any request.
+func (s *Service) SetBeforeCouponWrite(fn func()) { s.writer.beforeWrite = fn }
 
 // SetCheckoutHooks makes Confirm call afterConfirm, and ExpireHolds
 // afterExpire, with the order id inside the transaction right after the
@@ -40,3 +54,17 @@ func (s *Service) SoldOutLearnt(tid int64) bool {
 func (s *Service) SetJobHook(afterBatch func(jobID, done int64) bool) {
 	s.hooks.afterJobBatch = afterBatch
 }
+
+// EmitRolledBack writes an event of type typ in a transaction that then
+// rolls back, as a change failing after its event was written does.
+func (s *Service) EmitRolledBack(ctx context.Context, typ string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.emitEvent(tx, typ, map[string]string{"test": "rolled back"}); err != nil {
+			return err
+		}
+		return errors.New("rolled back on purpose")
+	})
+}
+
+// WebhookBackoff is the wait after the attempt-th failed try of a delivery.
+func WebhookBackoff(attempt int, rnd float64) time.Duration { return webhookBackoff(attempt, rnd) }

@@ -215,7 +215,12 @@ func (s *Service) redeemTx(ctx context.Context, t *models.Template, c *models.Co
 		if s.hooks.afterRedeemUpdate != nil {
 			s.hooks.afterRedeemUpdate(req.OrderID)
 		}
-		return writeUseLog(tx, lg)
+		if err := writeUseLog(tx, lg); err != nil {
+			return err
+		}
+		ev := models.NewCouponEvent(c)
+		ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, req.OrderAmountCents, lg.DiscountCents, lg.Cashier
+		return s.emitEvent(tx, models.EventCouponRedeemed, ev)
 	})
 }
 

@@ -190,7 +190,13 @@ func (s *Service) refundOnce(ctx context.Context, t *models.Template, c *models.
 			// still frees the coupon: there is no live row to keep.
 			s.log.Warn("refund of a used coupon without a live use log row", "coupon", c.ID, "order", req.OrderID)
 		}
-		return s.audit(tx, actorName(req.Cashier), "coupon.refund", fmt.Sprintf("coupon:%d", c.ID), detail)
+		if err := s.audit(tx, actorName(req.Cashier), "coupon.refund", fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
+			return err
+		}
+		ev := models.NewCouponEvent(&after)
+		ev.OrderID, ev.StockReturned, ev.Actor = req.OrderID, recycle, actorName(req.Cashier)
+		ev.OrderAmountCents, ev.DiscountCents = lg.OrderAmountCents, lg.DiscountCents
+		return s.emitEvent(tx, models.EventCouponRefunded, ev)
 	})
 	observe(ctx, s.metrics.DBSeconds.WithLabelValues("refund"), "refund", start)
 	if err := txOutcome("coupon", err); err != nil {

@@ -120,7 +120,15 @@ func (s *Service) revokeOnce(ctx context.Context, actor string, c *models.Coupon
 		if res.RowsAffected == 0 {
 			return errRaced
 		}
-		return s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", c.ID), detail)
+		if err := s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
+			return err
+		}
+		ev := models.NewCouponEvent(&after)
+		ev.StockReturned, ev.Actor, ev.Reason = after.Slot == nil, actor, reason
+		if c.Status == models.CouponHeld && c.OrderID != nil {
+			ev.OrderID = *c.OrderID // the order whose hold the revoke released
+		}
+		return s.emitEvent(tx, models.EventCouponRevoked, ev)
 	})
 	if err := txOutcome("coupon", err); err != nil {
 		return nil, nil, err

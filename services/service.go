@@ -9,6 +9,9 @@ import (
 	"crypto/rand"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -79,6 +82,33 @@ type Config struct {
 	// "valid N days" and of the reports are its days (docs/time.md).
 	Location *time.Location
 	Logger   *slog.Logger
+
+	// Webhooks (docs/events.md). WebhookAllowPrivate lets endpoints be on
+	// loopback, private and link-local addresses
+	// (COUPON_WEBHOOK_ALLOW_PRIVATE). WebhookTimeout bounds one delivery
+	// (10s); a delivery is retried for WebhookRetryFor after its first try
+	// (72h), and an endpoint failing that long is disabled. WebhookLease is
+	// how long a dispatcher holds a delivery it sends (60s): longer than a
+	// delivery takes, so that two instances never send one at once, and
+	// after which a delivery whose sender died is sent again.
+	WebhookAllowPrivate bool
+	WebhookTimeout      time.Duration
+	WebhookRetryFor     time.Duration
+	WebhookLease        time.Duration
+	// WebhookWorkers is how many deliveries an instance sends at once (8).
+	WebhookWorkers int
+	// DispatchInterval is how often an idle dispatcher looks for due
+	// deliveries (500ms).
+	DispatchInterval time.Duration
+	// Jitter returns a number in [0, 1): the jitter of webhook retries; tests
+	// fix it.
+	Jitter func() float64
+	// Resolver resolves the hosts of endpoints at registration.
+	Resolver *net.Resolver
+	// Retention is how long events, deliveries and finished jobs are kept
+	// (COUPON_RETENTION, 30 days); PruneInterval how often they are pruned
+	// (1h).
+	Retention, PruneInterval time.Duration
 }
 
 // DefaultConfig returns the configuration used when nothing is set.
@@ -159,6 +189,33 @@ func (c Config) withDefaults() Config {
 	if c.Rand == nil {
 		c.Rand = rand.Reader
 	}
+	if c.WebhookTimeout <= 0 {
+		c.WebhookTimeout = 10 * time.Second
+	}
+	if c.WebhookRetryFor <= 0 {
+		c.WebhookRetryFor = 72 * time.Hour
+	}
+	if c.WebhookLease <= 0 {
+		c.WebhookLease = c.WebhookTimeout + 50*time.Second
+	}
+	if c.WebhookWorkers <= 0 {
+		c.WebhookWorkers = 8
+	}
+	if c.DispatchInterval <= 0 {
+		c.DispatchInterval = 500 * time.Millisecond
+	}
+	if c.Jitter == nil {
+		c.Jitter = mrand.Float64
+	}
+	if c.Resolver == nil {
+		c.Resolver = net.DefaultResolver
+	}
+	if c.Retention <= 0 {
+		c.Retention = 30 * 24 * time.Hour
+	}
+	if c.PruneInterval <= 0 {
+		c.PruneInterval = time.Hour
+	}
 	if c.Location == nil {
 		c.Location = time.UTC
 	}
@@ -190,6 +247,10 @@ type Service struct {
 	writer  *couponWriter
 	// owner names this instance in the job leases it takes.
 	owner string
+	// endpoints are the enabled webhook endpoints emitEvents fans out to;
+	// webhookClient sends the deliveries.
+	endpoints     endpointCache
+	webhookClient *http.Client
 	// hooks stay nil in production; tests set them (export_test.go).
 	hooks testHooks
 }
@@ -227,9 +288,10 @@ func New(b *Backends, cfg Config) *Service {
 			ttl:   cfg.TemplateCacheTTL,
 			items: map[int64]cachedTemplate{},
 		},
-		tokens:  tokenCache{items: map[string]cachedToken{}},
-		metrics: NewMetrics(),
-		owner:   newOwner(),
+		tokens:        tokenCache{items: map[string]cachedToken{}},
+		metrics:       NewMetrics(),
+		owner:         newOwner(),
+		webhookClient: newWebhookClient(cfg.WebhookTimeout, cfg.WebhookAllowPrivate),
 	}
 	writers := cfg.CouponWriters
 	if b.Dialect == DialectSQLite {
@@ -239,7 +301,7 @@ func New(b *Backends, cfg Config) *Service {
 	}
 	rereadIDs := b.Dialect == DialectMySQL && !consecutiveIDs(b.DB, cfg.DBTimeout)
 	s.writer = newCouponWriter(b.DB, rereadIDs, writers, cfg.CouponBatch, cfg.DBTimeout,
-		cfg.NewCode, func(n int) { s.metrics.CouponBatchRows.Observe(float64(n)) })
+		cfg.NewCode, func(n int) { s.metrics.CouponBatchRows.Observe(float64(n)) }, s.emitClaimEvents)
 	return s
 }
 

@@ -63,7 +63,8 @@ type config struct {
 	rate     float64
 	openLoop float64
 	// divide divides every count, for reduced runs (1: full size).
-	divide int
+	divide  int
+	webhook bool
 }
 
 // order is the order of -scenario all: each reference next to the scenario it
@@ -94,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.pprofDir, "pprof-dir", ".", "where the CPU profiles go (<scenario>.cpu.pprof)")
 	fs.StringVar(&c.watchCPU, "watch-cpu", "", "other processes whose CPU to report per scenario, as name=pid,... (couponbench and -service-pid always are)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write couponbench's own CPU profile to this file: is the load generator the bottleneck?")
+	fs.BoolVar(&c.webhook, "webhook", false, "run claim and redeem again with a webhook endpoint (a receiver in couponbench) registered, and report the ratio; the service needs COUPON_WEBHOOK_ALLOW_PRIVATE=1")
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a -url that is not a loopback address")
 	rate := fs.String("rate", "", "run claim and flash open loop: requests leave on a schedule at this rate (e.g. 2000/s) and latency runs from the scheduled time")
 	fs.IntVar(&c.divide, "divide", 1, "divide every count by this (a reduced run; -short is 50 and a few seconds per scenario)")
@@ -352,6 +354,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			rep.Scenarios = append(rep.Scenarios, o)
 			printSummary(stdout, o)
 		}
+	}
+	if cfg.webhook && needService && serviceErr == nil && ctx.Err() == nil {
+		rep.Scenarios = append(rep.Scenarios, e.runWithWebhook(ctx, list, cfg.timeout, stdout)...)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "couponbench: interrupted")

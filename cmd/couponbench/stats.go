@@ -312,6 +312,7 @@ func (r *Report) computeRatios() {
 		r.Ratios = append(r.Ratios, newRatio("redeem/rawredeem (redemptions/s)", d.OKPerSecond/raw.OKPerSecond, 0.7, false,
 			fmt.Sprintf("%.0f/s vs %.0f/s", d.OKPerSecond, raw.OKPerSecond)))
 	}
+	r.webhookRatios()
 	// The online checkout beside the one-step redemption: orders held and
 	// then confirmed per second (two requests each), against the same bare
 	// redemption transaction.

@@ -53,6 +53,15 @@ type config struct {
 	SessionKey []byte
 	// Currency is the ISO 4217 code the pages show amounts in (COUPON_CURRENCY).
 	Currency string
+	// WebhookAllowPrivate lets webhook endpoints be on loopback, private and
+	// link-local addresses (COUPON_WEBHOOK_ALLOW_PRIVATE=1).
+	WebhookAllowPrivate bool
+	// WebhookLease is how long an instance holds a delivery it sends
+	// (COUPON_WEBHOOK_LEASE, at least 15s, default 60s).
+	WebhookLease time.Duration
+	// Retention is how long events, deliveries and finished jobs are kept
+	// (COUPON_RETENTION, such as 30d or 720h; at least 1h; default 30d).
+	Retention time.Duration
 	// Location is the deployment's time zone (COUPON_TIMEZONE, an IANA name,
 	// UTC by default): forms, pages, reports and "valid N days" count days
 	// and read and show times in it (docs/time.md).
@@ -134,6 +143,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("COUPON_REDIS_PREFIX must be at most 64 characters without braces or spaces, not %q", v)
 		}
 		c.RedisPrefix = v
+	}
+	if err := loadEventConfig(getenv, &c); err != nil {
+		return c, err
 	}
 	if t := c.BootstrapToken; t != "" && len(t) < 16 {
 		return c, fmt.Errorf("COUPON_BOOTSTRAP_TOKEN must be at least 16 characters")

@@ -41,7 +41,9 @@ commands:
 configuration (environment): COUPON_LISTEN, COUPON_MYSQL_DSN, COUPON_REDIS_ADDR,
 COUPON_REDIS_ADDRS, COUPON_BOOTSTRAP_TOKEN, COUPON_DEMO, COUPON_DATA_DIR,
 COUPON_IDEMPOTENCY_TTL, COUPON_REDIS_PREFIX, COUPON_SESSION_KEY, COUPON_CURRENCY,
-COUPON_TIMEZONE (see README.md)
+COUPON_TIMEZONE
+events: COUPON_RETENTION (30d), COUPON_WEBHOOK_ALLOW_PRIVATE (0), COUPON_WEBHOOK_LEASE (60s)
+(see README.md)
 limits: COUPON_RATE_USER_PER_MIN (20), COUPON_RATE_ADDR_PER_MIN (120),
 COUPON_MAX_INFLIGHT_CLAIMS (512), COUPON_REQUEST_TIMEOUT (10s), COUPON_TRUSTED_PROXIES
 `
@@ -92,13 +94,16 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 	}
 	defer b.Close()
 	svc := services.New(b, services.Config{
-		BootstrapToken:     cfg.BootstrapToken,
-		IdempotencyTTL:     cfg.IdempotencyTTL,
-		JobLease:           cfg.JobLease,
-		MaxCouponsPerOrder: cfg.MaxCouponsPerOrder,
-		KeyPrefix:          cfg.RedisPrefix,
-		Location:           cfg.Location,
-		Logger:             logger,
+		BootstrapToken:      cfg.BootstrapToken,
+		IdempotencyTTL:      cfg.IdempotencyTTL,
+		JobLease:            cfg.JobLease,
+		MaxCouponsPerOrder:  cfg.MaxCouponsPerOrder,
+		KeyPrefix:           cfg.RedisPrefix,
+		Location:            cfg.Location,
+		Logger:              logger,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		WebhookLease:        cfg.WebhookLease,
+		Retention:           cfg.Retention,
 	})
 	// Runs before b.Close: the coupon writers finish with the database open.
 	defer svc.Close()
@@ -139,6 +144,8 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 		go svc.RunSweeper(bg)
 		go svc.RunJobs(bg)
 		go svc.RunReconciler(bg, reconcileInterval)
+		go svc.RunDispatcher(bg)
+		go svc.RunPruner(bg)
 		if cfg.PprofListen != "" {
 			go servePprof(bg, cfg.PprofListen, logger)
 		}

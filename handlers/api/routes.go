@@ -238,6 +238,57 @@ func (s *Server) Routes() []web.Route {
 			Status:      200, Results: []string{"released", "duplicate"}, Answer: web.TypeOf[checkoutAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used"}, 429: {"busy"}}},
 
+		// Events and webhooks (docs/events.md).
+		{Method: "GET", Path: "/api/v1/events", Roles: web.Roles(models.RoleAdmin, models.RoleApp), Handler: s.listEvents,
+			Tag: "events", Summary: "The pull feed: the events after an id, oldest first",
+			Description: "Read on with after=next. An event shows once every lower id has committed or is known never to " +
+				"(a rolled back change), so that a reader never skips one (docs/events.md).",
+			Query: []web.Param{
+				{Name: "after", Description: "the last event id read (0: from the oldest kept)", Schema: map[string]any{"type": "integer", "minimum": 0}},
+				{Name: "limit", Description: "at most this many events (default 100)", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": services.MaxFeedLimit}}},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.EventPage](),
+			Errors: map[int][]string{400: {web.ErrBody}}},
+		{Method: "POST", Path: "/api/v1/webhooks", Roles: admin, Handler: s.createWebhook,
+			Tag: "events", Summary: "Register a webhook endpoint",
+			Description: "Each event of its types is POSTed to the URL, signed with the secret (Couponsvc-Signature), " +
+				"and retried for at least 3 days until a 2xx answer (docs/events.md).",
+			Request: web.TypeOf[createWebhookRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[services.CreatedWebhook]()},
+		{Method: "GET", Path: "/api/v1/webhooks", Roles: admin, Handler: s.listWebhooks,
+			Tag: "events", Summary: "List the webhook endpoints (without their secrets)",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Endpoints []models.WebhookEndpoint `json:"endpoints"`
+			}]()},
+		{Method: "GET", Path: "/api/v1/webhooks/:id", Roles: admin, Handler: s.getWebhook,
+			Tag: "events", Summary: "Show a webhook endpoint",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Endpoint models.WebhookEndpoint `json:"endpoint"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "PATCH", Path: "/api/v1/webhooks/:id", Roles: admin, Handler: s.updateWebhook,
+			Tag: "events", Summary: "Change a webhook endpoint, or enable it again",
+			Request: web.TypeOf[updateWebhookRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Endpoint models.WebhookEndpoint `json:"endpoint"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "DELETE", Path: "/api/v1/webhooks/:id", Roles: admin, Handler: s.deleteWebhook,
+			Tag: "events", Summary: "Remove a webhook endpoint with its deliveries and their log",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct{}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "GET", Path: "/api/v1/webhooks/:id/attempts", Roles: admin, Handler: s.listWebhookAttempts,
+			Tag: "events", Summary: "An endpoint's delivery log, newest first",
+			Query: []web.Param{{Name: "limit", Description: "at most this many lines (default 100)",
+				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}}},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Attempts []models.WebhookAttempt `json:"attempts"`
+			}](),
+			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
+		{Method: "POST", Path: "/api/v1/webhooks/:id/deliveries/:delivery_id/resend", Roles: admin, Handler: s.resendDelivery,
+			Tag: "events", Summary: "Send a delivery again (the same event, the same id)",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Delivery models.WebhookDelivery `json:"delivery"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
+
 		// Coupons.
 		{Method: "GET", Path: "/api/v1/coupons/:code", Roles: web.Roles(models.RoleCashier, models.RoleAdmin, models.RoleApp),
 			Handler: s.getCoupon, Tag: "coupons", Summary: "Show a coupon and its template",

@@ -1,0 +1,148 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+type createWebhookRequest struct {
+	URL         *string  `json:"url" binding:"required" doc:"http or https; loopback, private and link-local addresses are refused unless COUPON_WEBHOOK_ALLOW_PRIVATE=1"`
+	Secret      *string  `json:"secret" doc:"16-200 characters; made when left out (shown once in the answer)"`
+	EventTypes  []string `json:"event_types" doc:"the event types to send (docs/events.md); empty or left out: every type"`
+	Description *string  `json:"description" doc:"at most 200 characters on one line"`
+}
+
+type updateWebhookRequest struct {
+	URL         *string   `json:"url" doc:"http or https; refused on a private address as at registration"`
+	Secret      *string   `json:"secret" doc:"16-200 characters"`
+	EventTypes  *[]string `json:"event_types" doc:"the event types to send; empty: every type"`
+	Description *string   `json:"description" doc:"at most 200 characters on one line"`
+	Enabled     *bool     `json:"enabled" doc:"true enables a disabled endpoint again (its failure time cleared)"`
+}
+
+// createWebhook registers a webhook endpoint; its secret is in this answer
+// only.
+func (s *Server) createWebhook(c *gin.Context) {
+	var req createWebhookRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	out, err := s.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, services.WebhookInput{
+		URL: req.URL, Secret: req.Secret, EventTypes: req.EventTypes, Description: req.Description})
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusCreated, "ok", gin.H{"endpoint": out.Endpoint, "secret": out.Secret})
+}
+
+// listWebhooks lists the endpoints without their secrets.
+func (s *Server) listWebhooks(c *gin.Context) {
+	eps, err := s.svc.ListWebhooks(c.Request.Context())
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"endpoints": eps})
+}
+
+// getWebhook shows one endpoint.
+func (s *Server) getWebhook(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	ep, err := s.svc.GetWebhook(c.Request.Context(), id)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"endpoint": ep})
+}
+
+// updateWebhook changes an endpoint; fields left out stay.
+func (s *Server) updateWebhook(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	var req updateWebhookRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	in := services.WebhookInput{URL: req.URL, Secret: req.Secret, Description: req.Description, Enabled: req.Enabled}
+	if req.EventTypes != nil {
+		in.EventTypes = append([]string{}, *req.EventTypes...)
+	}
+	ep, err := s.svc.UpdateWebhook(c.Request.Context(), web.Principal(c).Name, id, in)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"endpoint": ep})
+}
+
+// deleteWebhook removes an endpoint with its deliveries and their log.
+func (s *Server) deleteWebhook(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	err := s.svc.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{})
+}
+
+// listWebhookAttempts answers an endpoint's delivery log, newest first.
+func (s *Server) listWebhookAttempts(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	limit, ok := queryInt(c, "limit", 100, 1, 1000)
+	if !ok {
+		return
+	}
+	log, err := s.svc.ListWebhookAttempts(c.Request.Context(), id, limit)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"attempts": log})
+}
+
+// resendDelivery sends a delivery again, with the same event id.
+func (s *Server) resendDelivery(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	did, ok := web.PathID(c, "delivery_id")
+	if !ok {
+		return
+	}
+	d, err := s.svc.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"delivery": d})
+}
+
+// listEvents answers a page of the pull feed.
+func (s *Server) listEvents(c *gin.Context) {
+	after, ok := queryInt(c, "after", 0, 0, 1<<62)
+	if !ok {
+		return
+	}
+	limit, ok := queryInt(c, "limit", 100, 1, services.MaxFeedLimit)
+	if !ok {
+		return
+	}
+	page, err := s.svc.ListEvents(c.Request.Context(), int64(after), limit)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	web.Respond(c, http.StatusOK, "ok", gin.H{"events": page.Events, "next": page.Next})
+}
+
+// queryInt reads an optional whole-number query parameter within [lo, hi],
+// answering 400 naming it when it is not one.
+func queryInt(c *gin.Context, name string, def, lo, hi int) (int, bool) {
+	v := c.Query(name)
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		web.RespondError(c, models.Invalid(name, "must be a whole number from %d to %d", lo, hi))
+		return 0, false
+	}
+	return n, true
+}

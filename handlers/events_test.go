@@ -1,0 +1,91 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"couponsvc/models"
+	"couponsvc/services"
+)
+
+// TestWebhooksAPI registers, lists, changes and deletes a webhook endpoint
+// over HTTP: a private address is refused naming url, the secret is in the
+// create answer only, an unknown event type is refused naming event_types.
+func TestWebhooksAPI(t *testing.T) {
+	e := newAPIEnv(t)
+	for _, body := range []string{`{"url":"http://127.0.0.1:9/x"}`, `{"url":"http://169.254.169.254/latest/meta-data"}`} {
+		code, out := e.call(t, "POST", "/api/v1/webhooks", adminToken, nil, body)
+		if code != 400 || out["result"] != "invalid_request" || !strings.Contains(fmt.Sprint(out["error"]), "url") {
+			t.Fatalf("register %s: %d %v, want 400 naming url", body, code, out)
+		}
+	}
+	code, out := e.call(t, "POST", "/api/v1/webhooks", adminToken, nil, `{"url":"https://203.0.113.9/h","event_types":["coupon.nope"]}`)
+	if code != 400 || !strings.Contains(fmt.Sprint(out["error"]), "event_types") {
+		t.Fatalf("unknown type: %d %v, want 400 naming event_types", code, out)
+	}
+	created := e.mustCall(t, 201, "POST", "/api/v1/webhooks", adminToken,
+		`{"url":"https://203.0.113.9/h","event_types":["coupon.claimed","coupon.redeemed"],"secret":"a-secret-of-20-chars"}`)
+	ep := created["endpoint"].(map[string]any)
+	id := int64(ep["id"].(float64))
+	if created["secret"] != "a-secret-of-20-chars" || ep["event_types"] != "coupon.claimed,coupon.redeemed" || ep["enabled"] != true {
+		t.Fatalf("created: %v", created)
+	}
+	list := e.mustCall(t, 200, "GET", "/api/v1/webhooks", adminToken, "")
+	if eps := list["endpoints"].([]any); len(eps) != 1 || strings.Contains(fmt.Sprint(list), "a-secret-of-20-chars") {
+		t.Fatalf("list: %v, want the one endpoint without its secret", list)
+	}
+	path := fmt.Sprintf("/api/v1/webhooks/%d", id)
+	changed := e.mustCall(t, 200, "PATCH", path, adminToken, `{"enabled":false,"event_types":[]}`)
+	if ep := changed["endpoint"].(map[string]any); ep["enabled"] != false || ep["event_types"] != "" || ep["disabled_at"] == nil {
+		t.Fatalf("patch: %v", changed)
+	}
+	if log := e.mustCall(t, 200, "GET", path+"/attempts", adminToken, ""); len(log["attempts"].([]any)) != 0 {
+		t.Fatalf("attempts of a new endpoint: %v", log)
+	}
+	e.mustCall(t, 200, "DELETE", path, adminToken, "")
+	if code, _ := e.call(t, "GET", path, adminToken, nil, ""); code != 404 {
+		t.Fatalf("get a deleted endpoint: %d, want 404", code)
+	}
+}
+
+// TestEventsFeedAPI: the pull feed over HTTP lists the events in id order
+// with next, and refuses a bad after or limit naming it.
+func TestEventsFeedAPI(t *testing.T) {
+	e := newAPIEnv(t)
+	ctx := context.Background()
+	c, err := e.Service.CreateCampaign(ctx, "test", models.Campaign{Name: "Feed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := e.Service.CreateTemplate(ctx, "test", models.Template{CampaignID: c.ID, Name: "Feed", Kind: models.KindFixed,
+		FaceValueCents: 100, TotalStock: 3, PerUserLimit: 1, ValidDays: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := e.Service.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("u%d", i), IdempotencyKey: fmt.Sprintf("k%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := e.mustCall(t, 200, "GET", "/api/v1/events?after=0&limit=2", adminToken, "")
+	evs := page["events"].([]any)
+	if len(evs) != 2 || evs[0].(map[string]any)["type"] != "coupon.claimed" || page["next"] != evs[1].(map[string]any)["id"] {
+		t.Fatalf("first page: %v", page)
+	}
+	data := evs[0].(map[string]any)["data"].(map[string]any)
+	if data["user_id"] != "u0" || data["template_id"] != float64(tp.ID) || data["code"] == "" {
+		t.Fatalf("claimed event data: %v", data)
+	}
+	rest := e.mustCall(t, 200, "GET", fmt.Sprintf("/api/v1/events?after=%v", page["next"]), adminToken, "")
+	if evs := rest["events"].([]any); len(evs) != 2 || evs[1].(map[string]any)["type"] != "template.sold_out" {
+		t.Fatalf("second page: %v, want the last claim and the sold out", rest)
+	}
+	for q, field := range map[string]string{"after=-1": "after", "limit=0": "limit", "limit=1001": "limit", "after=x": "after"} {
+		code, out := e.call(t, "GET", "/api/v1/events?"+q, adminToken, nil, "")
+		if code != 400 || !strings.Contains(fmt.Sprint(out["error"]), field) {
+			t.Errorf("?%s: %d %v, want 400 naming %s", q, code, out, field)
+		}
+	}
+}

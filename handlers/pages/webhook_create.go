@@ -1,0 +1,41 @@
+package pages
+
+import (
+	"net/http"
+	"strings"
+
+	"couponsvc/handlers/web"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+var webhookFields = map[string]string{"url": "url", "event_types": "types", "description": "description"}
+
+// createWebhook registers an endpoint and shows its secret, this once (so
+// it answers the page rather than redirecting).
+func (p *Pages) createWebhook(c *gin.Context) {
+	f := webhookForm{URL: strings.TrimSpace(c.PostForm("url")), Description: c.PostForm("description"),
+		Types: map[string]bool{}, Errors: formErrors{}}
+	types := c.PostFormArray("event_types")
+	for _, t := range types {
+		f.Types[t] = true
+	}
+	if f.URL == "" {
+		f.Errors.add("url", "Enter the address to send the events to, such as https://example.com/hooks/coupons.")
+		p.renderWebhooks(c, http.StatusBadRequest, f, nil, "")
+		return
+	}
+	out, err := p.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, services.WebhookInput{
+		URL: &f.URL, EventTypes: types, Description: &f.Description})
+	if err != nil {
+		if !f.Errors.fromError(err, webhookFields) {
+			p.fail(c, err)
+			return
+		}
+		status, _ := web.StatusOf(err)
+		p.renderWebhooks(c, status, f, nil, "")
+		return
+	}
+	p.renderWebhooks(c, http.StatusCreated, webhookForm{Types: map[string]bool{}, Errors: formErrors{}}, &out.Endpoint, out.Secret)
+}

@@ -1,0 +1,106 @@
+package models
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The event types (docs/events.md). A type's name and its data's fields are
+// part of the public contract and never change meaning.
+const (
+	EventCouponClaimed           = "coupon.claimed"
+	EventCouponRedeemed          = "coupon.redeemed"
+	EventCouponRefunded          = "coupon.refunded"
+	EventCouponRevoked           = "coupon.revoked"
+	EventCouponHeld              = "coupon.held"
+	EventCouponReleased          = "coupon.released"
+	EventCouponHoldExpired       = "coupon.hold_expired"
+	EventTemplateSoldOut         = "template.sold_out"
+	EventTemplatePaused          = "template.paused"
+	EventTemplateResumed         = "template.resumed"
+	EventCampaignBudgetExhausted = "campaign.budget_exhausted"
+)
+
+// EventTypes lists every event type, in the order docs/events.md shows them.
+var EventTypes = []string{
+	EventCouponClaimed, EventCouponRedeemed, EventCouponRefunded, EventCouponRevoked,
+	EventCouponHeld, EventCouponReleased, EventCouponHoldExpired,
+	EventTemplateSoldOut, EventTemplatePaused, EventTemplateResumed, EventCampaignBudgetExhausted,
+}
+
+// IsEventType reports whether name is one of EventTypes.
+func IsEventType(name string) bool {
+	for _, t := range EventTypes {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Event is one row of the outbox: written in the transaction of the change it
+// tells of, so it exists exactly when the change committed. Its JSON is the
+// body of a webhook delivery and an item of the pull feed.
+type Event struct {
+	ID        int64           `gorm:"primaryKey" json:"id" doc:"unique, increasing; a repeat of a delivery carries the same id"`
+	Type      string          `json:"type"`
+	CreatedAt time.Time       `json:"created_at"`
+	Data      json.RawMessage `json:"data" doc:"the event's payload; its fields per type are in docs/events.md"`
+}
+
+// TableName is the outbox table.
+func (Event) TableName() string { return "events" }
+
+// CouponEvent is the data of the coupon.* events: the coupon after the
+// change.
+type CouponEvent struct {
+	CouponID   int64  `json:"coupon_id"`
+	Code       string `json:"code"`
+	TemplateID int64  `json:"template_id"`
+	CampaignID int64  `json:"campaign_id"`
+	UserID     string `json:"user_id"`
+	Status     string `json:"status" doc:"the coupon's stored status after the change"`
+	ValueCents int64  `json:"value_cents"`
+	// OrderID names the order of a redemption, refund, hold, release or
+	// expiry.
+	OrderID          string     `json:"order_id,omitempty"`
+	OrderAmountCents int64      `json:"order_amount_cents,omitempty"`
+	DiscountCents    int64      `json:"discount_cents,omitempty"`
+	ValidUntil       *time.Time `json:"valid_until,omitempty"`
+	HoldExpiresAt    *time.Time `json:"hold_expires_at,omitempty"`
+	StockReturned    bool       `json:"stock_returned,omitempty"`
+	Actor            string     `json:"actor,omitempty"`
+	Reason           string     `json:"reason,omitempty"`
+}
+
+// NewCouponEvent fills a CouponEvent from a coupon.
+func NewCouponEvent(c *Coupon) CouponEvent {
+	e := CouponEvent{CouponID: c.ID, Code: c.Code, TemplateID: c.TemplateID, CampaignID: c.CampaignID,
+		UserID: c.UserID, Status: c.Status, ValueCents: c.ValueCents}
+	until := c.ValidUntil
+	e.ValidUntil = &until
+	if c.OrderID != nil {
+		e.OrderID = *c.OrderID
+	}
+	return e
+}
+
+// TemplateEvent is the data of the template.* events.
+type TemplateEvent struct {
+	TemplateID int64  `json:"template_id"`
+	CampaignID int64  `json:"campaign_id"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	TotalStock int64  `json:"total_stock"`
+	Actor      string `json:"actor,omitempty"`
+}
+
+// BudgetEvent is the data of campaign.budget_exhausted.
+type BudgetEvent struct {
+	CampaignID int64 `json:"campaign_id"`
+	// TemplateID is the template whose claim used the budget up for coupons
+	// of its value.
+	TemplateID           int64 `json:"template_id"`
+	RemainingBudgetCents int64 `json:"remaining_budget_cents"`
+	ValueCents           int64 `json:"value_cents"`
+}
