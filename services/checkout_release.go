@@ -65,6 +65,7 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 			return nil
 		}
 		now := s.now().Truncate(time.Microsecond)
+		var claims []models.Coupon
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?`,
 				HoldReleased, now, orderID, HoldHeld)
@@ -74,11 +75,13 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 			if r.RowsAffected == 0 {
 				return errRaced
 			}
-			return s.freeHeld(tx, actorName(actor), "coupon.release", orderID, "", now)
+			claims, err = s.freeHeld(tx, actorName(actor), "coupon.release", orderID, "", now)
+			return err
 		})
 		if err := txOutcome("order", err); err != nil {
 			return err
 		}
+		s.returnClaims(ctx, claims)
 		o.HoldState = ptrTo(HoldReleased)
 		h, err := s.holdAnswer(ctx, &o)
 		if err != nil {
@@ -90,35 +93,75 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 	return res, err
 }
 
-// freeHeld gives back every coupon the order holds (held → issued), with
-// an audit entry each, and drops them from the order's room, inside tx.
+// freeHeld gives back every coupon the order holds, with an audit entry
+// each, and drops them from the order's room, inside tx: a coupon claimed
+// with a shared code in this order gives its claim back (revoked, slot and
+// ordinal set to NULL: the caller returns them to Redis after the commit,
+// see returnClaims); any other goes back to its holder (held → issued).
 // extra narrows the guard (the expiry pass adds the time).
-func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, now time.Time, extraArgs ...any) error {
-	var ids []int64
-	q := tx.Model(&models.Coupon{}).Where("status = ? AND order_id = ?", models.CouponHeld, orderID)
+func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, now time.Time, extraArgs ...any) (claims []models.Coupon, err error) {
+	var cs []models.Coupon
+	q := tx.Where("status = ? AND order_id = ?", models.CouponHeld, orderID)
 	if extra != "" {
 		q = q.Where(extra, extraArgs...)
 	}
-	if err := q.Order("id").Pluck("id", &ids).Error; err != nil {
-		return err
+	if err := q.Order("id").Find(&cs).Error; err != nil {
+		return nil, err
 	}
-	if len(ids) == 0 {
-		return nil
+	if len(cs) == 0 {
+		return nil, nil
 	}
-	r := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = NULL, hold_expires_at = NULL, version = version + 1, updated_at = ?
-		WHERE id IN ? AND status = ? AND order_id = ?`, models.CouponIssued, now, ids, models.CouponHeld, orderID)
-	if r.Error != nil {
-		return r.Error
-	}
-	if r.RowsAffected != int64(len(ids)) {
-		return errRaced
-	}
-	for _, id := range ids {
-		if err := s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", id), "order="+orderID); err != nil {
-			return err
+	var ids, kept, given []int64
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+		if c.ClaimOrderID != nil && *c.ClaimOrderID == orderID {
+			given = append(given, c.ID)
+			claims = append(claims, c)
+		} else {
+			kept = append(kept, c.ID)
 		}
 	}
-	return dropOrderCoupons(tx, orderID, ids, now)
+	for _, step := range []struct {
+		ids []int64
+		set string
+	}{
+		{kept, "status = ?"},
+		{given, "status = ?, slot = NULL, user_ordinal = NULL"},
+	} {
+		if len(step.ids) == 0 {
+			continue
+		}
+		status := models.CouponIssued
+		if len(step.set) > len("status = ?") {
+			status = models.CouponRevoked
+		}
+		r := tx.Exec(`UPDATE user_coupons SET `+step.set+`, order_id = NULL, hold_expires_at = NULL, version = version + 1, updated_at = ?
+			WHERE id IN ? AND status = ? AND order_id = ?`, status, now, step.ids, models.CouponHeld, orderID)
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		if r.RowsAffected != int64(len(step.ids)) {
+			return nil, errRaced
+		}
+	}
+	for _, c := range cs {
+		detail := "order=" + orderID
+		if c.ClaimOrderID != nil && *c.ClaimOrderID == orderID {
+			detail += fmt.Sprintf(" user=%s claim_returned=true", c.UserID)
+		}
+		if err := s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
+			return nil, err
+		}
+	}
+	return claims, dropOrderCoupons(tx, orderID, ids, now)
+}
+
+// returnClaims gives the slots, budget values and user ordinals of claims
+// given back by a committed transaction to Redis (see returnStock).
+func (s *Service) returnClaims(ctx context.Context, claims []models.Coupon) {
+	for i := range claims {
+		s.returnStock(ctx, &claims[i])
+	}
 }
 
 // ExpireHolds releases the holds past their time (the sweeper runs it every
@@ -137,16 +180,7 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, orderID := range orders {
-		done := false
-		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ? AND hold_expires_at <= ?`,
-				HoldExpired, now, orderID, HoldHeld, now)
-			if r.Error != nil || r.RowsAffected == 0 {
-				return r.Error
-			}
-			done = true
-			return s.freeHeld(tx, "sweeper", "coupon.hold_expire", orderID, "hold_expires_at <= ?", now, now)
-		})
+		done, err := s.expireOrder(ctx, orderID, now)
 		if err != nil {
 			if isDeadlock(err) || errors.Is(err, errRaced) {
 				continue // the next pass tries again
@@ -161,4 +195,27 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 		s.log.Info("released expired holds", "holds", n)
 	}
 	return n, nil
+}
+
+// expireOrder releases the order's hold when it is still held and past its
+// time at now, by the guarded update ExpireHolds describes, and gives its
+// shared-code claims back to Redis after the commit. done says this call
+// released it.
+func (s *Service) expireOrder(ctx context.Context, orderID string, now time.Time) (done bool, err error) {
+	var claims []models.Coupon
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ? AND hold_expires_at <= ?`,
+			HoldExpired, now, orderID, HoldHeld, now)
+		if r.Error != nil || r.RowsAffected == 0 {
+			return r.Error
+		}
+		done = true
+		claims, err = s.freeHeld(tx, "sweeper", "coupon.hold_expire", orderID, "hold_expires_at <= ?", now, now)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	s.returnClaims(ctx, claims)
+	return done, nil
 }

@@ -302,6 +302,16 @@ func (s *Service) reserve(ctx context.Context, t *models.Template, req ClaimRequ
 // (template_id, slot) and (template_id, user_id, user_ordinal) make the
 // database refuse what Redis should not have handed out.
 func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req ClaimRequest, r reservation) (*models.Coupon, error) {
+	c, err := s.buildCoupon(ctx, t, req, r)
+	if err != nil {
+		return nil, err
+	}
+	return c, s.writer.write(ctx, c)
+}
+
+// buildCoupon makes the coupon row of a reservation, with a fresh code, and
+// refuses (errSlotTaken) a slot or ordinal out of the template's range.
+func (s *Service) buildCoupon(ctx context.Context, t *models.Template, req ClaimRequest, r reservation) (*models.Coupon, error) {
 	if r.slot < 1 || r.ordinal < 1 || r.ordinal > t.PerUserLimit {
 		return nil, errSlotTaken
 	}
@@ -333,7 +343,7 @@ func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req Clai
 		UpdatedAt:   now,
 	}
 	c.Code = s.cfg.NewCode()
-	return c, s.writer.write(ctx, c)
+	return c, nil
 }
 
 // replayFromDB answers a claim from the coupon the database holds for its

@@ -32,7 +32,9 @@ type RedeemResult struct {
 	PayableCents     int64
 }
 
-// Redeem uses a coupon on an order (see docs/flows.md).
+// Redeem uses a coupon on an order (see docs/flows.md). A shared code
+// claims a coupon for the user and redeems it at once (see redeemShared); a
+// bearer coupon redeemed with a user_id becomes that user's.
 //
 // The code's check character, the order id, the amount and the owner are
 // checked before anything else; then, under the coupon's lock, the coupon is
@@ -65,6 +67,9 @@ type RedeemResult struct {
 // CodeBusy, CodeUnavailable.
 func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
+	if err != nil && !models.LooksLikeCouponCode(req.CouponCode) && models.IsSharedCode(req.CouponCode) {
+		return s.redeemShared(ctx, req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +88,7 @@ func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult,
 	if err != nil {
 		return nil, err
 	}
-	if req.UserID != "" && c.UserID != req.UserID {
+	if req.UserID != "" && c.UserID != req.UserID && c.UserID != models.BearerUserID {
 		// "Not your coupon" is 403 (docs/result-codes.md). The cashier
 		// holds the code, so saying that it exists tells them nothing new.
 		return nil, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
@@ -143,7 +148,12 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	if s.hooks.afterRedeemDecide != nil {
 		s.hooks.afterRedeemDecide(req.OrderID)
 	}
-	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
+	owner, ownerArgs := takeOwner(c, req.UserID)
+	user := c.UserID
+	if owner != "" {
+		user = req.UserID
+	}
+	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: user, TemplateID: c.TemplateID,
 		OrderAmountCents: req.OrderAmountCents, DiscountCents: discount, Cashier: actorName(req.Cashier), UsedAt: now}
 	if err := s.ensureOrder(ctx, req.OrderID); err != nil {
 		return nil, err
@@ -158,9 +168,9 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
 			return err
 		}
-		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?
-			WHERE id = ? AND status = ? AND version = ?`,
-			models.CouponUsed, req.OrderID, now, now, c.ID, models.CouponIssued, c.Version)
+		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?`+owner+`
+			WHERE id = ? AND status = ? AND version = ?`+ownerGuard(owner),
+			append(append([]any{models.CouponUsed, req.OrderID, now, now}, ownerArgs...), c.ID, models.CouponIssued, c.Version)...)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -183,7 +193,7 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		}
 		return nil, err
 	}
-	c.Status, c.OrderID, c.UsedAt = models.CouponUsed, &req.OrderID, &now
+	c.Status, c.OrderID, c.UsedAt, c.UserID = models.CouponUsed, &req.OrderID, &now, user
 	c.Version++
 	c.UpdatedAt = now
 	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
