@@ -159,9 +159,6 @@ func (s *Service) parseCheckout(req *CheckoutRequest, orderRequired bool) error 
 		if err != nil && !models.LooksLikeCouponCode(raw) && models.IsSharedCode(raw) {
 			code, err = models.ParseSharedCode("coupon_codes", raw)
 			req.shared[i] = true
-			if err == nil && req.UserID == "" {
-				return models.Invalid("user_id", "is required with a shared code (%s): the claim is made for that user", code)
-			}
 		}
 		if err != nil {
 			return err

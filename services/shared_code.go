@@ -60,6 +60,22 @@ func (s *Service) sharedTemplate(ctx context.Context, code string) (*models.Temp
 	return &t, nil
 }
 
+// userRequired answers a code given without a user_id that is not a
+// coupon code: 400 naming user_id when it is the shared code of a live
+// template (its claim needs a user), else the coupon code's own error
+// naming field (a mistyped or malformed coupon code).
+func (s *Service) userRequired(ctx context.Context, field, code string) error {
+	_, err := s.sharedTemplate(ctx, code)
+	switch {
+	case err == nil:
+		return models.Invalid("user_id", "is required with a shared code (%s): the claim is made for that user", code)
+	case models.IsCode(err, models.CodeNotFound):
+		_, perr := models.ParseCouponCode(field, code)
+		return perr
+	}
+	return err
+}
+
 // sharedKey finds the idempotency key of the order's claim with the code
 // and the claim's coupon when it is still live (not given back).
 func (s *Service) sharedKey(ctx context.Context, t *models.Template, user, order string) (rid string, live *models.Coupon, err error) {
@@ -197,6 +213,10 @@ func (s *Service) claimSharedCodes(ctx context.Context, req *CheckoutRequest, ta
 	for i, code := range req.CouponCodes {
 		if i >= len(req.shared) || !req.shared[i] {
 			continue
+		}
+		if req.UserID == "" {
+			s.dropClaims(ctx, claims)
+			return nil, s.userRequired(ctx, "coupon_codes", code)
 		}
 		sc, err := s.claimShared(ctx, code, req.UserID, req.OrderID, take)
 		if err != nil {

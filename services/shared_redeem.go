@@ -37,7 +37,7 @@ func (s *Service) redeemShared(ctx context.Context, req RedeemRequest) (*RedeemR
 		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
 	}
 	if req.UserID == "" {
-		return nil, models.Invalid("user_id", "is required with a shared code (%s): the claim is made for that user", code)
+		return nil, s.userRequired(ctx, "coupon_code", code)
 	}
 	if err := models.ValidateUserID("user_id", req.UserID); err != nil {
 		return nil, err
