@@ -109,6 +109,11 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 		return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "coupon_codes",
 			Message: fmt.Sprintf("order %s already has a hold (%s) with other codes or another amount: release it first", req.OrderID, *o.HoldState)}
 	}
+	for _, sc := range p.claims {
+		if sc != nil {
+			sc.bornAt(now)
+		}
+	}
 	res, err := s.decide(p, req, now)
 	if err != nil {
 		return nil, err

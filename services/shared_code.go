@@ -309,6 +309,15 @@ func (s *Service) withSharedClaims(ctx context.Context, req *CheckoutRequest, op
 	}
 }
 
+// bornAt dates a fresh claim's coupon at now, the time of the transaction
+// that writes it: its validity counts from then, and the step that prices
+// it at now never finds it not yet valid.
+func (sc *sharedClaim) bornAt(now time.Time) {
+	c := sc.coupon
+	c.ClaimedAt, c.UpdatedAt = now, now
+	c.ValidFrom, c.ValidUntil = sc.t.ValidityFor(now)
+}
+
 // sharedCodeOf is the shared code a coupon of t was claimed with at a
 // checkout, or "".
 func sharedCodeOf(c *models.Coupon, t *models.Template) string {

@@ -100,6 +100,7 @@ func (s *Service) retryRedeemClaim(ctx context.Context, t *models.Template, sc *
 	return retryCheckout(ctx, func() error {
 		now := s.now().Truncate(time.Microsecond)
 		discount := t.Discount(req.OrderAmountCents)
+		sc.bornAt(now)
 		row := *sc.coupon
 		row.Status, row.OrderID, row.UsedAt, row.UpdatedAt = models.CouponUsed, &req.OrderID, &now, now
 		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
