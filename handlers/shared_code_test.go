@@ -47,6 +47,9 @@ func TestSharedCodeAPI(t *testing.T) {
 	}
 	st, out = e.post(t, "/api/v1/holds", e.app, hold)
 	e.want(t, "POST", "/api/v1/holds", st, out, 200, "duplicate", 500, 2500)
+	if again := out["coupons"].([]any)[0].(map[string]any); again["coupon_code"] != c["coupon_code"] || again["shared_code"] != "SUMMER10" {
+		t.Fatalf("the repeat answers %v, want the first coupon %v", again, c)
+	}
 	st, out = e.post(t, "/api/v1/holds", e.app, `{"order_id":"web-s2","order_amount_cents":3000,"coupon_codes":["SUMMER10"],"user_id":"alice"}`)
 	e.want(t, "POST", "/api/v1/holds", st, out, 409, "user_limit_reached", -1, 0)
 	st, out = e.post(t, "/api/v1/holds/web-s1/release", e.app, "")

@@ -218,7 +218,7 @@ func (s *Service) holdAnswer(ctx context.Context, o *checkoutOrder) (*CheckoutRe
 	pr := models.Price(o.AmountCents, p.templates)
 	for i, c := range p.coupons {
 		res.Coupons = append(res.Coupons, CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(),
-			DiscountCents: pr.Discounts[i], TemplateID: c.TemplateID})
+			DiscountCents: pr.Discounts[i], TemplateID: c.TemplateID, SharedCode: sharedCodeOf(c, p.templates[i])})
 	}
 	res.DiscountCents = o.DiscountCents
 	res.PayableCents = o.AmountCents - o.DiscountCents
