@@ -7,7 +7,8 @@
 -- in use (a shared template that is not archived) and NULL otherwise; its
 -- unique index makes the database refuse a second live template with the
 -- same code, also when two admins create them at once, and frees the code
--- for reuse when its template is archived.
+-- for reuse when its template is archived. A checkout looks a code up by
+-- shared_code (the same query on both dialects), hence its plain index.
 --
 -- claim_order_id marks a coupon claimed with a shared code inside a hold or
 -- redemption of that order: a release, an expiry or a failed confirm of the
@@ -19,7 +20,8 @@ ALTER TABLE templates
   ADD COLUMN shared_code VARBINARY(32) NOT NULL DEFAULT '',
   ADD COLUMN shared_code_live VARBINARY(32) AS
     (CASE WHEN code_mode = 'shared' AND status <> 'archived' THEN shared_code END) STORED,
-  ADD UNIQUE KEY uq_templates_shared_code (shared_code_live);
+  ADD UNIQUE KEY uq_templates_shared_code (shared_code_live),
+  ADD KEY idx_templates_shared_code (shared_code);
 
 ALTER TABLE user_coupons
   ADD COLUMN claim_order_id VARBINARY(64) NULL,
