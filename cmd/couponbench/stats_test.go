@@ -214,7 +214,7 @@ func TestParseVmRSS(t *testing.T) {
 
 func TestScenarios(t *testing.T) {
 	got, err := scenarios("all")
-	if err != nil || strings.Join(got, ",") != "baseline,claim,limit,flash,rawredeem,redeem,mixed,checkout" {
+	if err != nil || strings.Join(got, ",") != "baseline,claim,limit,flash,rawredeem,redeem,mixed,checkout,sharedcheckout" {
 		t.Errorf("all = %v, %v", got, err)
 	}
 	got, err = scenarios("mixed,flash")
