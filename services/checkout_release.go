@@ -122,21 +122,18 @@ func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, no
 		}
 	}
 	for _, step := range []struct {
-		ids []int64
-		set string
+		ids    []int64
+		status string
+		set    string
 	}{
-		{kept, "status = ?"},
-		{given, "status = ?, slot = NULL, user_ordinal = NULL"},
+		{kept, models.CouponIssued, ""},
+		{given, models.CouponRevoked, ", slot = NULL, user_ordinal = NULL"},
 	} {
 		if len(step.ids) == 0 {
 			continue
 		}
-		status := models.CouponIssued
-		if len(step.set) > len("status = ?") {
-			status = models.CouponRevoked
-		}
-		r := tx.Exec(`UPDATE user_coupons SET `+step.set+`, order_id = NULL, hold_expires_at = NULL, version = version + 1, updated_at = ?
-			WHERE id IN ? AND status = ? AND order_id = ?`, status, now, step.ids, models.CouponHeld, orderID)
+		r := tx.Exec(`UPDATE user_coupons SET status = ?`+step.set+`, order_id = NULL, hold_expires_at = NULL, version = version + 1, updated_at = ?
+			WHERE id IN ? AND status = ? AND order_id = ?`, step.status, now, step.ids, models.CouponHeld, orderID)
 		if r.Error != nil {
 			return nil, r.Error
 		}
