@@ -111,7 +111,7 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 	}
 	for _, sc := range p.claims {
 		if sc != nil {
-			sc.bornAt(now)
+			sc.bornAt(now, s.cfg.Location)
 		}
 	}
 	res, err := s.decide(p, req, now)
@@ -140,7 +140,10 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 			return err
 		}
 		// A fresh claim's coupon is written held by the order; the others
-		// go issued → held (a bearer coupon gets its owner).
+		// go issued → held (a bearer coupon gets its owner). The new row
+		// comes before order_coupons, which needs its id: a row no other
+		// transaction can know of yet keeps the lock order of
+		// docs/checkout.md.
 		onOrder := make([]*models.Coupon, len(p.coupons))
 		for i, c := range p.coupons {
 			onOrder[i] = c

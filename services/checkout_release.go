@@ -121,6 +121,10 @@ func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, no
 			kept = append(kept, c.ID)
 		}
 	}
+	// order_coupons before user_coupons: the lock order of docs/checkout.md.
+	if err := dropOrderCoupons(tx, orderID, ids, now); err != nil {
+		return nil, err
+	}
 	for _, step := range []struct {
 		ids    []int64
 		status string
@@ -150,7 +154,7 @@ func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, no
 			return nil, err
 		}
 	}
-	return claims, dropOrderCoupons(tx, orderID, ids, now)
+	return claims, nil
 }
 
 // returnClaims gives the slots, budget values and user ordinals of claims
@@ -207,6 +211,9 @@ func (s *Service) expireOrder(ctx context.Context, orderID string, now time.Time
 			return r.Error
 		}
 		done = true
+		if s.hooks.afterExpireOrder != nil {
+			s.hooks.afterExpireOrder(orderID)
+		}
 		claims, err = s.freeHeld(tx, "sweeper", "coupon.hold_expire", orderID, "hold_expires_at <= ?", now, now)
 		return err
 	})

@@ -326,7 +326,7 @@ func (s *Service) buildCoupon(ctx context.Context, t *models.Template, req Claim
 		}
 	}
 	now := s.now()
-	from, until := t.ValidityFor(now)
+	from, until := t.ValidityFor(now, s.cfg.Location)
 	slot, ordinal := r.slot, r.ordinal
 	c := &models.Coupon{
 		TemplateID:  t.ID,

@@ -121,7 +121,7 @@ func (s *Service) claimShared(ctx context.Context, code, user, order string, tak
 		}
 	}
 	now := s.now().Truncate(time.Microsecond)
-	from, until := t.ValidityFor(now)
+	from, until := t.ValidityFor(now, s.cfg.Location)
 	sc.coupon = &models.Coupon{Code: code, TemplateID: t.ID, CampaignID: t.CampaignID, UserID: user,
 		Status: models.CouponIssued, ValueCents: t.ValueCents(), ClaimedAt: now, ValidFrom: from, ValidUntil: until,
 		RequestID: sc.rid, UpdatedAt: now}
@@ -312,10 +312,10 @@ func (s *Service) withSharedClaims(ctx context.Context, req *CheckoutRequest, op
 // bornAt dates a fresh claim's coupon at now, the time of the transaction
 // that writes it: its validity counts from then, and the step that prices
 // it at now never finds it not yet valid.
-func (sc *sharedClaim) bornAt(now time.Time) {
+func (sc *sharedClaim) bornAt(now time.Time, loc *time.Location) {
 	c := sc.coupon
 	c.ClaimedAt, c.UpdatedAt = now, now
-	c.ValidFrom, c.ValidUntil = sc.t.ValidityFor(now)
+	c.ValidFrom, c.ValidUntil = sc.t.ValidityFor(now, loc)
 }
 
 // sharedCodeOf is the shared code a coupon of t was claimed with at a

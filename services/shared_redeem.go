@@ -48,7 +48,7 @@ func (s *Service) redeemShared(ctx context.Context, req RedeemRequest) (*RedeemR
 	}
 	// What needs no claim to be refused is refused before claiming.
 	now := s.now().Truncate(time.Microsecond)
-	if from, _ := t.ValidityFor(now); now.Before(from) {
+	if from, _ := t.ValidityFor(now, s.cfg.Location); now.Before(from) {
 		return nil, models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", formatTime(from))
 	}
 	if req.OrderAmountCents < t.MinOrderCents {
@@ -100,7 +100,7 @@ func (s *Service) retryRedeemClaim(ctx context.Context, t *models.Template, sc *
 	return retryCheckout(ctx, func() error {
 		now := s.now().Truncate(time.Microsecond)
 		discount := t.Discount(req.OrderAmountCents)
-		sc.bornAt(now)
+		sc.bornAt(now, s.cfg.Location)
 		row := *sc.coupon
 		row.Status, row.OrderID, row.UsedAt, row.UpdatedAt = models.CouponUsed, &req.OrderID, &now, now
 		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

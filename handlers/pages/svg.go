@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+	"time"
 
 	"couponsvc/services"
 
@@ -71,8 +72,8 @@ type chartTick struct {
 
 // newChart lays out the hours of a template's stats: a pair of bars per hour
 // (claims, redemptions), a y axis with round ticks, an hour label every few
-// hours.
-func newChart(hours []services.HourCount) chart {
+// hours, in the deployment's time zone loc.
+func newChart(hours []services.HourCount, loc *time.Location) chart {
 	c := chart{Width: 720, Height: 240, PlotTop: 12, PlotBottom: 208, PlotLeft: 40, PlotRight: 712, LabelX: 34, LabelY: 228}
 	var top int64
 	for _, h := range hours {
@@ -100,7 +101,7 @@ func newChart(hours []services.HourCount) chart {
 	every := max(len(hours)/6, 1)
 	for i, h := range hours {
 		x := float64(c.PlotLeft) + float64(i)*slot
-		label := h.Hour.UTC().Format("15:04")
+		label := h.Hour.In(loc).Format("15:04")
 		for j, v := range []int64{h.Claims, h.Redemptions} {
 			bh := float64(v) / float64(scaleTop) * plotH
 			what, class := "claims", "bar-claims"
@@ -109,7 +110,7 @@ func newChart(hours []services.HourCount) chart {
 			}
 			c.Bars = append(c.Bars, chartBar{
 				X: x + slot*0.12 + float64(j)*barW, Y: float64(c.PlotBottom) - bh, W: barW, H: bh,
-				Class: class, Title: fmt.Sprintf("%s UTC: %d %s", h.Hour.UTC().Format("2 Jan 15:04"), v, what),
+				Class: class, Title: fmt.Sprintf("%s: %d %s", h.Hour.In(loc).Format("2 Jan 15:04 MST"), v, what),
 			})
 		}
 		if (len(hours)-1-i)%every == 0 {

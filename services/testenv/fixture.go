@@ -188,7 +188,7 @@ func (f *Fixture) Bearer(tp *models.Template, n int) []models.Coupon {
 		next = *top.Max + 1
 	}
 	now := f.Svc.Now().Truncate(time.Microsecond)
-	from, until := tp.ValidityFor(now)
+	from, until := tp.ValidityFor(now, time.UTC)
 	out := make([]models.Coupon, n)
 	for i := range out {
 		slot := next + int64(i)
