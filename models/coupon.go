@@ -12,6 +12,11 @@ const (
 	CouponExpired = "expired"
 )
 
+// BearerUserID is the user_id of a bearer coupon: made in advance, counted
+// against stock, owned by nobody until the first user holds or redeems it
+// with a user_id (docs/shared-codes.md).
+const BearerUserID = ""
+
 // Coupon is one claimed coupon (table user_coupons). Slot and UserOrdinal hold
 // the claim's place in the template's stock (1..total_stock) and in the user's
 // limit (1..per_user_limit); unique indexes on them make the database refuse an
@@ -35,8 +40,12 @@ type Coupon struct {
 	OrderID     *string    `json:"order_id,omitempty"`
 	// HoldExpiresAt is set while the coupon is held for OrderID.
 	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
-	Version       int64      `json:"version"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	// ClaimOrderID is set on a coupon claimed with a shared code inside a
+	// hold or redemption of that order: releasing the order gives the claim
+	// back (docs/shared-codes.md).
+	ClaimOrderID *string   `json:"claim_order_id,omitempty"`
+	Version      int64     `json:"version"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 // TableName keeps the table name of the design notes.

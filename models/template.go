@@ -20,6 +20,12 @@ const (
 
 	TemplateActive = "active"
 	TemplatePaused = "paused"
+	// TemplateArchived is final: the template takes no claims again and its
+	// shared code is free for another template (docs/shared-codes.md).
+	TemplateArchived = "archived"
+
+	CodeModeUnique = "unique" // a code per claimed coupon
+	CodeModeShared = "shared" // one code every shopper types at checkout
 )
 
 // Bounds of a template (see docs/README.md).
@@ -53,9 +59,13 @@ type Template struct {
 	RefundPolicy     string     `json:"refund_policy"`
 	ExtendOnRefund   bool       `json:"extend_on_refund"`
 	Stacking         string     `json:"stacking"`
-	Status           string     `json:"status"`
-	CreatedAt        time.Time  `json:"created_at"`
-	UpdatedAt        time.Time  `json:"updated_at"`
+	CodeMode         string     `json:"code_mode"`
+	// SharedCode is the code of a shared template, upper case (see
+	// ParseSharedCode); empty in code mode unique.
+	SharedCode string    `json:"shared_code,omitempty"`
+	Status     string    `json:"status"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // ValueCents is the budget value of one coupon: its face value (fixed) or its
@@ -69,7 +79,8 @@ func (t *Template) ValueCents() int64 {
 
 // Validate checks every bound of a template (docs/README.md) and names the
 // first field at fault. Defaults: claim_starts_at now, refund_policy restore,
-// stacking exclusive, status active.
+// stacking exclusive, code_mode unique, status active. A shared code is
+// normalised to upper case.
 func (t *Template) Validate() error {
 	t.Name = strings.TrimSpace(t.Name)
 	if err := validateName("name", t.Name); err != nil {
@@ -126,7 +137,35 @@ func (t *Template) Validate() error {
 	if err := eitherOr("stacking", &t.Stacking, StackingExclusive, StackingCombinable); err != nil {
 		return err
 	}
+	if err := t.validateCodeMode(); err != nil {
+		return err
+	}
+	if t.Status == TemplateArchived {
+		return nil
+	}
 	return eitherOr("status", &t.Status, TemplateActive, TemplatePaused)
+}
+
+// validateCodeMode checks code_mode and shared_code together.
+func (t *Template) validateCodeMode() error {
+	if err := eitherOr("code_mode", &t.CodeMode, CodeModeUnique, CodeModeShared); err != nil {
+		return err
+	}
+	if t.CodeMode == CodeModeUnique {
+		if t.SharedCode != "" {
+			return Invalid("shared_code", `is only for code_mode "shared"`)
+		}
+		return nil
+	}
+	if t.SharedCode == "" {
+		return Invalid("shared_code", `is required with code_mode "shared"`)
+	}
+	code, err := ParseSharedCode("shared_code", t.SharedCode)
+	if err != nil {
+		return err
+	}
+	t.SharedCode = code
+	return nil
 }
 
 // eitherOr sets an empty *v to def, and refuses any value but def and other.
@@ -203,10 +242,11 @@ func StartOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
 // Why a template takes no claims (see ClaimRefusal). The claim script in
 // Redis answers with the same words.
 const (
-	RefusedPaused  = "paused"
-	RefusedNotYet  = "not_yet" // before claim_starts_at
-	RefusedClosed  = "closed"  // at or after claim_ends_at
-	RefusedExpired = "expired" // at or after an absolute valid_until
+	RefusedPaused   = "paused"
+	RefusedNotYet   = "not_yet" // before claim_starts_at
+	RefusedClosed   = "closed"  // at or after claim_ends_at
+	RefusedExpired  = "expired" // at or after an absolute valid_until
+	RefusedArchived = "archived"
 )
 
 // ClaimRefusal is the one rule of when a template takes claims, stock and
@@ -216,6 +256,8 @@ const (
 // claim window says: the coupon would be born expired.
 func (t *Template) ClaimRefusal(now time.Time) (reason string, at time.Time) {
 	switch {
+	case t.Status == TemplateArchived:
+		return RefusedArchived, time.Time{}
 	case t.Status != TemplateActive:
 		return RefusedPaused, time.Time{}
 	case now.Before(t.ClaimStartsAt):
@@ -247,6 +289,8 @@ func NotClaimable(reason string, at time.Time) *Error {
 		return Errorf(CodeNotClaimable, "claims closed at %s", when)
 	case RefusedExpired:
 		return Errorf(CodeNotClaimable, "claims closed at %s, when the coupons stopped being valid", when)
+	case RefusedArchived:
+		return Errorf(CodeNotClaimable, "this coupon is archived")
 	}
 	return Errorf(CodeNotClaimable, "this coupon is paused")
 }

@@ -74,12 +74,18 @@ type TemplatePatch struct {
 	ClaimEndsAt      *time.Time
 	ClearClaimEndsAt bool
 	Status           *string
+	// CodeMode and SharedCode switch the template between a code per
+	// coupon and a shared code (docs/shared-codes.md).
+	CodeMode   *string
+	SharedCode *string
 }
 
 // CreateTemplate validates and stores a template and loads its counters into
 // Redis. A template whose coupons would be born expired is refused (see
-// models.Template.ValidateIssuable). Errors: CodeInvalidRequest, CodeNotFound
-// (campaign), CodeUnavailable.
+// models.Template.ValidateIssuable), and so is a shared code another
+// template that is not archived has (the database's unique index decides,
+// also between two creations at once). Errors: CodeInvalidRequest,
+// CodeNotFound (campaign), CodeUnavailable.
 func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error) {
 	now := s.now()
 	if t.ClaimStartsAt.IsZero() {
@@ -87,6 +93,9 @@ func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Tem
 	}
 	if err := t.Validate(); err != nil {
 		return nil, err
+	}
+	if t.Status == models.TemplateArchived {
+		return nil, models.Invalid("status", "must be %q or %q for a new template", models.TemplateActive, models.TemplatePaused)
 	}
 	if err := t.ValidateIssuable(now); err != nil {
 		return nil, err
@@ -102,10 +111,11 @@ func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Tem
 			return &models.Error{Code: models.CodeNotFound, Field: "campaign_id", Message: fmt.Sprintf("campaign %d does not exist", t.CampaignID)}
 		}
 		if err := tx.Create(&t).Error; err != nil {
-			return err
+			return sharedCodeTaken(err, t.SharedCode)
 		}
 		return s.audit(tx, actor, "template.create", fmt.Sprintf("template:%d", t.ID),
-			fmt.Sprintf("name=%q kind=%s stock=%d limit=%d", t.Name, t.Kind, t.TotalStock, t.PerUserLimit))
+			fmt.Sprintf("name=%q kind=%s stock=%d limit=%d code_mode=%s shared_code=%s",
+				t.Name, t.Kind, t.TotalStock, t.PerUserLimit, t.CodeMode, t.SharedCode))
 	})
 	if err != nil {
 		return nil, dbError("template", err)
@@ -228,8 +238,10 @@ func (s *Service) withRemaining(ctx context.Context, ts []models.Template) ([]Te
 	return out, nil
 }
 
-// UpdateTemplate changes a template's name, description, claim window or
-// status. A change of status or claim window binds every instance from the
+// UpdateTemplate changes a template's name, description, claim window,
+// status or code mode. Status archived is final: an archived template
+// takes no claims, changes no more but for its name and description, and
+// its shared code is free for another template (docs/shared-codes.md). A change of status or claim window binds every instance from the
 // answer on: the claim rule in Redis is written before the commit (see
 // publishClaimRule). A template whose coupons would be born expired is not
 // resumed and its claim window not moved (see
@@ -263,10 +275,22 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 		if p.Status != nil {
 			t.Status = *p.Status
 			if t.Status == "" {
-				return models.Invalid("status", `must be "active" or "paused"`)
+				return models.Invalid("status", `must be "active", "paused" or "archived"`)
 			}
 		}
+		if p.CodeMode != nil {
+			t.CodeMode = *p.CodeMode
+			if t.CodeMode == models.CodeModeUnique && p.SharedCode == nil {
+				t.SharedCode = "" // leaving shared mode drops the code
+			}
+		}
+		if p.SharedCode != nil {
+			t.SharedCode = *p.SharedCode
+		}
 		if err := t.Validate(); err != nil {
+			return err
+		}
+		if err := archivedFinal(&before, &t); err != nil {
 			return err
 		}
 		// Pausing or renaming never fails on the validity: only a resume or
@@ -279,10 +303,14 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 		}
 		t.UpdatedAt = s.now()
 		if err := tx.Save(&t).Error; err != nil {
-			return err
+			return sharedCodeTaken(err, t.SharedCode)
 		}
-		if err := s.audit(tx, actor, "template.update", fmt.Sprintf("template:%d", t.ID),
-			fmt.Sprintf("name=%q status=%s", t.Name, t.Status)); err != nil {
+		action := "template.update"
+		if t.Status == models.TemplateArchived && before.Status != models.TemplateArchived {
+			action = "template.archive"
+		}
+		if err := s.audit(tx, actor, action, fmt.Sprintf("template:%d", t.ID),
+			fmt.Sprintf("name=%q status=%s code_mode=%s shared_code=%s", t.Name, t.Status, t.CodeMode, t.SharedCode)); err != nil {
 			return err
 		}
 		if t.Status != before.Status {
@@ -313,4 +341,30 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 // sameTime reports whether two optional times are both absent or equal.
 func sameTime(a, b *time.Time) bool {
 	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
+}
+
+// archivedFinal refuses any change of an archived template but its name and
+// description: archived is final.
+func archivedFinal(before, after *models.Template) error {
+	if before.Status != models.TemplateArchived {
+		return nil
+	}
+	switch {
+	case after.Status != models.TemplateArchived:
+		return models.Invalid("status", "the template is archived, which is final: it cannot be resumed")
+	case after.CodeMode != before.CodeMode || after.SharedCode != before.SharedCode:
+		return models.Invalid("shared_code", "the template is archived: its code mode and code no longer change")
+	case !after.ClaimStartsAt.Equal(before.ClaimStartsAt) || !sameTime(after.ClaimEndsAt, before.ClaimEndsAt):
+		return models.Invalid("claim_starts_at", "the template is archived: its claim window no longer changes")
+	}
+	return nil
+}
+
+// sharedCodeTaken translates the unique index on live shared codes into
+// the answer naming the field; other errors pass through.
+func sharedCodeTaken(err error, code string) error {
+	if index, dup := uniqueViolation(err); dup && index == uniqueSharedCode {
+		return models.Invalid("shared_code", "%s is the code of another template that is not archived", code)
+	}
+	return err
 }

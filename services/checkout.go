@@ -74,19 +74,26 @@ type CheckoutCoupon struct {
 	Message       string      `json:"message,omitempty"`
 	DiscountCents int64       `json:"discount_cents"`
 	TemplateID    int64       `json:"template_id"`
+	// SharedCode is the shared code the coupon was (or, in a validation,
+	// would be) claimed with at this checkout (docs/shared-codes.md).
+	SharedCode string `json:"shared_code,omitempty"`
 }
 
 // CheckoutRequest names an order and the coupons meant for it.
 type CheckoutRequest struct {
 	OrderID          string
 	OrderAmountCents int64
-	CouponCodes      []string
-	// UserID, when given, must hold every coupon.
+	// CouponCodes are coupon codes or shared codes (docs/shared-codes.md).
+	CouponCodes []string
+	// UserID, when given, must hold every coupon (or become the owner of a
+	// bearer coupon); a shared code requires it.
 	UserID string
 	// TTLSeconds is a hold's time to live (5..86400; 0 means 900).
 	TTLSeconds int
 	// Actor is who asks (the caller's name), for the audit entries.
 	Actor string
+	// shared marks the codes parseCheckout read as shared codes.
+	shared []bool
 }
 
 // CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
@@ -107,11 +114,15 @@ type CheckoutResult struct {
 }
 
 // priced is the coupons of a request as read, with their templates, in the
-// order of the request's codes.
+// order of the request's codes. claims holds, at the place of a shared code,
+// its claim for the order (nil elsewhere); fail, a refusal a validation
+// found before pricing (a shared code that could not be claimed now).
 type priced struct {
 	codes     []string
 	coupons   []*models.Coupon
 	templates []*models.Template
+	claims    []*sharedClaim
+	fail      []error
 }
 
 func (s *Service) maxPerOrder() int {
@@ -142,8 +153,13 @@ func (s *Service) parseCheckout(req *CheckoutRequest, orderRequired bool) error 
 	}
 	seen := map[string]bool{}
 	codes := make([]string, len(req.CouponCodes))
+	req.shared = make([]bool, len(req.CouponCodes))
 	for i, raw := range req.CouponCodes {
 		code, err := models.ParseCouponCode("coupon_codes", raw)
+		if err != nil && !models.LooksLikeCouponCode(raw) && models.IsSharedCode(raw) {
+			code, err = models.ParseSharedCode("coupon_codes", raw)
+			req.shared[i] = true
+		}
 		if err != nil {
 			return err
 		}
@@ -159,8 +175,21 @@ func (s *Service) parseCheckout(req *CheckoutRequest, orderRequired bool) error 
 
 // readCoupons reads the request's coupons and their templates.
 func (s *Service) readCoupons(ctx context.Context, codes []string) (*priced, error) {
-	p := &priced{codes: codes}
-	for _, code := range codes {
+	return s.readCheckout(ctx, codes, nil)
+}
+
+// readCheckout reads the request's coupons and their templates; at the
+// place of a claim (claims[i] not nil) it takes the claim's coupon, which
+// is not in the database yet, and the claim's refusal, if any.
+func (s *Service) readCheckout(ctx context.Context, codes []string, claims []*sharedClaim) (*priced, error) {
+	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
+	for i, code := range codes {
+		if i < len(claims) && claims[i] != nil {
+			p.claims[i], p.fail[i] = claims[i], claims[i].refusal
+			p.coupons = append(p.coupons, claims[i].coupon)
+			p.templates = append(p.templates, claims[i].t)
+			continue
+		}
 		c, err := s.couponByCode(ctx, code)
 		if err != nil {
 			return nil, err
@@ -178,8 +207,10 @@ func (s *Service) readCoupons(ctx context.Context, codes []string) (*priced, err
 // couponFits says why one coupon cannot go on the order (nil when it can):
 // the rules of a hold, stacking and minimum aside. A coupon held by orderID
 // itself fits.
+// A bearer coupon (no owner yet) fits any user: holding or redeeming it
+// with a user_id makes that user its owner.
 func couponFits(c *models.Coupon, userID, orderID string, now time.Time) error {
-	if userID != "" && c.UserID != userID {
+	if userID != "" && c.UserID != userID && c.UserID != models.BearerUserID {
 		return &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
 			Message: "this coupon belongs to another user"}
 	}
@@ -254,8 +285,11 @@ func (s *Service) decide(p *priced, req CheckoutRequest, now time.Time) (*Checko
 	var first error
 	for i, c := range p.coupons {
 		cc := CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(), TemplateID: c.TemplateID,
-			DiscountCents: pr.Discounts[i]}
-		err := couponFits(c, req.UserID, req.OrderID, now)
+			DiscountCents: pr.Discounts[i], SharedCode: sharedCodeOf(c, p.templates[i])}
+		err := p.fail[i]
+		if err == nil {
+			err = couponFits(c, req.UserID, req.OrderID, now)
+		}
 		if err == nil && pr.BelowMinimum[i] {
 			err = &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
 				Message: fmt.Sprintf("coupon %s needs an order of at least %d cents", c.Code, p.templates[i].MinOrderCents)}

@@ -30,7 +30,9 @@ type ConfirmRequest struct {
 // the late rule applies: when every coupon is still issued and valid (or
 // still held by this order) and the order still has room for them, confirm
 // takes them again (Late); otherwise it answers hold_expired naming the
-// coupons lost, and confirms nothing. A released hold is never confirmed.
+// coupons lost, and confirms nothing; a hold past its time is then expired
+// at once, giving its shared-code claims back (docs/shared-codes.md). A
+// released hold is never confirmed.
 //
 // Errors: CodeInvalidRequest (field order_id), CodeNotFound (no hold),
 // CodeIdempotencyMismatch (field order_amount_cents), CodeHoldExpired,
@@ -107,6 +109,13 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, req ConfirmRequest
 		}
 	}
 	if len(lost) > 0 {
+		if state == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
+			// The failed confirm ends the hold now rather than at the next
+			// sweep: its shared-code claims go back at once.
+			if _, err := s.expireOrder(ctx, req.OrderID, now); err != nil {
+				s.log.Warn("expire a hold after a failed confirm; the sweeper will", "order", req.OrderID, "err", err)
+			}
+		}
 		return nil, models.Errorf(models.CodeHoldExpired, "the hold of order %s expired and these coupons are no longer free: %s; nothing was confirmed",
 			req.OrderID, strings.Join(lost, ", "))
 	}

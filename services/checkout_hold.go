@@ -43,11 +43,24 @@ func (s *Service) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResul
 	if err := s.ensureOrder(ctx, req.OrderID); err != nil {
 		return nil, err
 	}
-	p, err := s.readCoupons(ctx, req.CouponCodes)
+	var res *CheckoutResult
+	err := s.withSharedClaims(ctx, &req, func(claims []*sharedClaim) error {
+		var err error
+		res, err = s.holdWith(ctx, req, claims)
+		return err
+	})
+	return res, err
+}
+
+// holdWith holds the request's coupons, the fresh claims' coupons among
+// them (written by the hold's transaction), under the locks of the coupons
+// that exist.
+func (s *Service) holdWith(ctx context.Context, req CheckoutRequest, claims []*sharedClaim) (*CheckoutResult, error) {
+	p, err := s.readCheckout(ctx, req.CouponCodes, claims)
 	if err != nil {
 		return nil, err
 	}
-	release, err := s.lockCoupons(ctx, p.coupons)
+	release, err := s.lockCoupons(ctx, existing(p))
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +69,7 @@ func (s *Service) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResul
 	first := true
 	err = retryCheckout(ctx, func() error {
 		if !first {
-			if p, err = s.readCoupons(ctx, req.CouponCodes); err != nil {
+			if p, err = s.readCheckout(ctx, req.CouponCodes, claims); err != nil {
 				return err
 			}
 		}
@@ -65,6 +78,17 @@ func (s *Service) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResul
 		return err
 	})
 	return res, err
+}
+
+// existing is the coupons of p that are in the database (not fresh claims).
+func existing(p *priced) []*models.Coupon {
+	var out []*models.Coupon
+	for i, c := range p.coupons {
+		if p.claims[i] == nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) (*CheckoutResult, error) {
@@ -85,6 +109,11 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 		return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "coupon_codes",
 			Message: fmt.Sprintf("order %s already has a hold (%s) with other codes or another amount: release it first", req.OrderID, *o.HoldState)}
 	}
+	for _, sc := range p.claims {
+		if sc != nil {
+			sc.bornAt(now, s.cfg.Location)
+		}
+	}
 	res, err := s.decide(p, req, now)
 	if err != nil {
 		return nil, err
@@ -95,7 +124,13 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 		}
 	}
 	expires := now.Add(time.Duration(req.TTLSeconds) * time.Second)
-	codes := joinCodes(req.CouponCodes)
+	// The hold's codes are its coupons' codes: a fresh claim's new code in
+	// place of its shared code.
+	list := make([]string, len(p.coupons))
+	for i, c := range p.coupons {
+		list[i] = c.Code
+	}
+	codes := joinCodes(list)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		err := s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, now,
 			` AND (hold_state IS NULL OR hold_state IN ('released', 'expired'))`,
@@ -104,22 +139,47 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 		if err != nil {
 			return err
 		}
-		if err := addOrderCoupons(tx, req.OrderID, p.coupons, now); err != nil {
+		// A fresh claim's coupon is written held by the order; the others
+		// go issued → held (a bearer coupon gets its owner). The new row
+		// comes before order_coupons, which needs its id: a row no other
+		// transaction can know of yet keeps the lock order of
+		// docs/checkout.md.
+		onOrder := make([]*models.Coupon, len(p.coupons))
+		for i, c := range p.coupons {
+			onOrder[i] = c
+			if sc := p.claims[i]; sc != nil {
+				row := *c
+				row.Status, row.OrderID, row.HoldExpiresAt, row.UpdatedAt = models.CouponHeld, &req.OrderID, &expires, now
+				if err := s.insertClaim(tx, sc, &row); err != nil {
+					return err
+				}
+				onOrder[i] = &row
+			}
+		}
+		if err := addOrderCoupons(tx, req.OrderID, onOrder, now); err != nil {
 			return err
 		}
-		for i, c := range p.coupons {
-			r := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, hold_expires_at = ?, version = version + 1, updated_at = ?
-				WHERE id = ? AND status = ? AND version = ?`,
-				models.CouponHeld, req.OrderID, expires, now, c.ID, models.CouponIssued, c.Version)
-			if r.Error != nil {
-				return r.Error
+		for i, c := range onOrder {
+			detail := fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d expires_at=%s",
+				req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents, formatTime(expires))
+			if sc := p.claims[i]; sc != nil {
+				detail += fmt.Sprintf(" user=%s shared_code=%s claimed=true", c.UserID, sc.code)
+			} else {
+				owner, ownerArgs := takeOwner(c, req.UserID)
+				r := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, hold_expires_at = ?, version = version + 1, updated_at = ?`+owner+`
+					WHERE id = ? AND status = ? AND version = ?`+ownerGuard(owner),
+					append(append([]any{models.CouponHeld, req.OrderID, expires, now}, ownerArgs...), c.ID, models.CouponIssued, c.Version)...)
+				if r.Error != nil {
+					return r.Error
+				}
+				if r.RowsAffected == 0 {
+					return errRaced
+				}
+				if owner != "" {
+					detail += " bearer_owner=" + req.UserID
+				}
 			}
-			if r.RowsAffected == 0 {
-				return errRaced
-			}
-			if err := s.audit(tx, actorName(req.Actor), "coupon.hold", fmt.Sprintf("coupon:%d", c.ID),
-				fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d expires_at=%s",
-					req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents, formatTime(expires))); err != nil {
+			if err := s.audit(tx, actorName(req.Actor), "coupon.hold", fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
 				return err
 			}
 			ev := models.NewCouponEvent(c)
@@ -167,7 +227,7 @@ func (s *Service) holdAnswer(ctx context.Context, o *checkoutOrder) (*CheckoutRe
 	pr := models.Price(o.AmountCents, p.templates)
 	for i, c := range p.coupons {
 		res.Coupons = append(res.Coupons, CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(),
-			DiscountCents: pr.Discounts[i], TemplateID: c.TemplateID})
+			DiscountCents: pr.Discounts[i], TemplateID: c.TemplateID, SharedCode: sharedCodeOf(c, p.templates[i])})
 	}
 	res.DiscountCents = o.DiscountCents
 	res.PayableCents = o.AmountCents - o.DiscountCents

@@ -65,6 +65,7 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 			return nil
 		}
 		now := s.now().Truncate(time.Microsecond)
+		var claims []models.Coupon
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?`,
 				HoldReleased, now, orderID, HoldHeld)
@@ -74,11 +75,13 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 			if r.RowsAffected == 0 {
 				return errRaced
 			}
-			return s.freeHeld(tx, actorName(actor), "coupon.release", models.EventCouponReleased, orderID, "", now)
+			claims, err = s.freeHeld(tx, actorName(actor), "coupon.release", models.EventCouponReleased, orderID, "", now)
+			return err
 		})
 		if err := txOutcome("order", err); err != nil {
 			return err
 		}
+		s.returnClaims(ctx, claims)
 		o.HoldState = ptrTo(HoldReleased)
 		h, err := s.holdAnswer(ctx, &o)
 		if err != nil {
@@ -90,51 +93,84 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 	return res, err
 }
 
-// freeHeld gives back every coupon the order holds (held → issued), with
-// an audit entry and an event of type evType each, and drops them from the
-// order's room, inside tx. extra narrows the guard (the expiry pass adds the
-// time).
-func (s *Service) freeHeld(tx *gorm.DB, actor, action, evType, orderID, extra string, now time.Time, extraArgs ...any) error {
+// freeHeld gives back every coupon the order holds, with an audit entry
+// and an event of type evType each (docs/events.md), and drops them from the order's room, inside tx: a coupon claimed
+// with a shared code in this order gives its claim back (revoked, slot and
+// ordinal set to NULL: the caller returns them to Redis after the commit,
+// see returnClaims); any other goes back to its holder (held → issued).
+// extra narrows the guard (the expiry pass adds the time).
+func (s *Service) freeHeld(tx *gorm.DB, actor, action, evType, orderID, extra string, now time.Time, extraArgs ...any) (claims []models.Coupon, err error) {
 	var cs []models.Coupon
 	q := tx.Where("status = ? AND order_id = ?", models.CouponHeld, orderID)
 	if extra != "" {
 		q = q.Where(extra, extraArgs...)
 	}
 	if err := q.Order("id").Find(&cs).Error; err != nil {
-		return err
+		return nil, err
 	}
 	if len(cs) == 0 {
-		return nil
+		return nil, nil
 	}
-	ids := make([]int64, len(cs))
-	for i := range cs {
-		ids[i] = cs[i].ID
+	var ids, kept, given []int64
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+		if c.ClaimOrderID != nil && *c.ClaimOrderID == orderID {
+			given = append(given, c.ID)
+			claims = append(claims, c)
+		} else {
+			kept = append(kept, c.ID)
+		}
 	}
 	// order_coupons before user_coupons: the lock order of docs/checkout.md.
 	if err := dropOrderCoupons(tx, orderID, ids, now); err != nil {
-		return err
+		return nil, err
 	}
-	r := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = NULL, hold_expires_at = NULL, version = version + 1, updated_at = ?
-		WHERE id IN ? AND status = ? AND order_id = ?`, models.CouponIssued, now, ids, models.CouponHeld, orderID)
-	if r.Error != nil {
-		return r.Error
-	}
-	if r.RowsAffected != int64(len(ids)) {
-		return errRaced
+	for _, step := range []struct {
+		ids    []int64
+		status string
+		set    string
+	}{
+		{kept, models.CouponIssued, ""},
+		{given, models.CouponRevoked, ", slot = NULL, user_ordinal = NULL"},
+	} {
+		if len(step.ids) == 0 {
+			continue
+		}
+		r := tx.Exec(`UPDATE user_coupons SET status = ?`+step.set+`, order_id = NULL, hold_expires_at = NULL, version = version + 1, updated_at = ?
+			WHERE id IN ? AND status = ? AND order_id = ?`, step.status, now, step.ids, models.CouponHeld, orderID)
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		if r.RowsAffected != int64(len(step.ids)) {
+			return nil, errRaced
+		}
 	}
 	evs := make([]newEvent, len(cs))
-	for i := range cs {
-		if err := s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", cs[i].ID), "order="+orderID); err != nil {
-			return err
-		}
+	for i, c := range cs {
+		detail := "order=" + orderID
 		ev := models.NewCouponEvent(&cs[i])
-		ev.Status, ev.OrderID, ev.HoldExpiresAt, ev.Actor = models.CouponIssued, orderID, cs[i].HoldExpiresAt, actor
+		ev.Status, ev.OrderID, ev.HoldExpiresAt, ev.Actor = models.CouponIssued, orderID, c.HoldExpiresAt, actor
+		if c.ClaimOrderID != nil && *c.ClaimOrderID == orderID {
+			detail += fmt.Sprintf(" user=%s claim_returned=true", c.UserID)
+			ev.Status = models.CouponRevoked
+		}
+		if err := s.audit(tx, actor, action, fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
+			return nil, err
+		}
 		evs[i] = newEvent{typ: evType, data: ev}
 	}
 	if err := s.emitEvents(tx, evs); err != nil {
-		return err
+		return nil, err
 	}
-	return nil
+	return claims, nil
+}
+
+// returnClaims gives the slots, budget values and user ordinals of claims
+// given back by a committed transaction to Redis (see returnStock).
+func (s *Service) returnClaims(ctx context.Context, claims []models.Coupon) {
+	for i := range claims {
+		s.returnStock(ctx, &claims[i])
+	}
 }
 
 // ExpireHolds releases the holds past their time (the sweeper runs it every
@@ -153,19 +189,7 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, orderID := range orders {
-		done := false
-		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ? AND hold_expires_at <= ?`,
-				HoldExpired, now, orderID, HoldHeld, now)
-			if r.Error != nil || r.RowsAffected == 0 {
-				return r.Error
-			}
-			done = true
-			if s.hooks.afterExpireOrder != nil {
-				s.hooks.afterExpireOrder(orderID)
-			}
-			return s.freeHeld(tx, "sweeper", "coupon.hold_expire", models.EventCouponHoldExpired, orderID, "hold_expires_at <= ?", now, now)
-		})
+		done, err := s.expireOrder(ctx, orderID, now)
 		if err != nil {
 			if isDeadlock(err) || errors.Is(err, errRaced) {
 				continue // the next pass tries again
@@ -180,4 +204,30 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 		s.log.Info("released expired holds", "holds", n)
 	}
 	return n, nil
+}
+
+// expireOrder releases the order's hold when it is still held and past its
+// time at now, by the guarded update ExpireHolds describes, and gives its
+// shared-code claims back to Redis after the commit. done says this call
+// released it.
+func (s *Service) expireOrder(ctx context.Context, orderID string, now time.Time) (done bool, err error) {
+	var claims []models.Coupon
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ? AND hold_expires_at <= ?`,
+			HoldExpired, now, orderID, HoldHeld, now)
+		if r.Error != nil || r.RowsAffected == 0 {
+			return r.Error
+		}
+		done = true
+		if s.hooks.afterExpireOrder != nil {
+			s.hooks.afterExpireOrder(orderID)
+		}
+		claims, err = s.freeHeld(tx, "sweeper", "coupon.hold_expire", models.EventCouponHoldExpired, orderID, "hold_expires_at <= ?", now, now)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	s.returnClaims(ctx, claims)
+	return done, nil
 }

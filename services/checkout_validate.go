@@ -8,7 +8,10 @@ import (
 )
 
 // Validate is a dry run of a hold over 1..5 codes: owner, state, validity,
-// minimum and stacking, priced by models.Price. It writes nothing. A coupon
+// minimum and stacking, priced by models.Price. It writes nothing. A shared
+// code is checked as its claim would be (claim rule, budget, stock, the
+// user's limit) and priced as the coupon it would make; with an order that
+// already claimed with it, that coupon answers. A coupon
 // that does not apply is answered in the result (its word in Result), not as
 // an error.
 //
@@ -18,7 +21,12 @@ func (s *Service) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutR
 	if err := s.parseCheckout(&req, false); err != nil {
 		return nil, err
 	}
-	p, err := s.readCoupons(ctx, req.CouponCodes)
+	// A shared code is checked as its claim would be, taking nothing.
+	claims, err := s.claimSharedCodes(ctx, &req, false)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.readCheckout(ctx, req.CouponCodes, claims)
 	if err != nil {
 		return nil, err
 	}

@@ -370,6 +370,19 @@ func (s *Service) observeDeduct(t *models.Template, code int64, vals []any) {
 // (template_id, slot) and (template_id, user_id, user_ordinal) make the
 // database refuse what Redis should not have handed out.
 func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req ClaimRequest, r reservation) (*models.Coupon, error) {
+	c, err := s.buildCoupon(ctx, t, req, r)
+	if err != nil {
+		return nil, err
+	}
+	if req.code != "" {
+		c.Code = req.code
+	}
+	return c, s.writer.write(ctx, c, req.code != "", claimSideEvents(t, r))
+}
+
+// buildCoupon makes the coupon row of a reservation, with a fresh code, and
+// refuses (errSlotTaken) a slot or ordinal out of the template's range.
+func (s *Service) buildCoupon(ctx context.Context, t *models.Template, req ClaimRequest, r reservation) (*models.Coupon, error) {
 	if r.slot < 1 || r.ordinal < 1 || r.ordinal > t.PerUserLimit {
 		return nil, errSlotTaken
 	}
@@ -401,10 +414,7 @@ func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req Clai
 		UpdatedAt:   now,
 	}
 	c.Code = s.cfg.NewCode()
-	if req.code != "" {
-		c.Code = req.code
-	}
-	return c, s.writer.write(ctx, c, req.code != "", claimSideEvents(t, r))
+	return c, nil
 }
 
 // claimSideEvents are the events a claim writes besides its coupon.claimed

@@ -21,6 +21,7 @@ const (
 	uniqueUseLog        = "uq_use_log_coupon_order"
 	uniqueUsername      = "uq_users_username"
 	uniqueOrderTemplate = "uq_order_coupons_template"
+	uniqueSharedCode    = "uq_templates_shared_code"
 )
 
 // sqliteUniqueColumns maps SQLite's "UNIQUE constraint failed: <columns>" to
@@ -34,6 +35,7 @@ var sqliteUniqueColumns = map[string]string{
 	"users.username": uniqueUsername,
 	"order_coupons.order_id, order_coupons.template_id": uniqueOrderTemplate,
 	"order_returns.order_id, order_returns.return_id":   uniqueReturn,
+	"templates.shared_code":                             uniqueSharedCode,
 }
 
 // uniqueViolation returns the name of the unique index that err violated.

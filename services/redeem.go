@@ -33,7 +33,9 @@ type RedeemResult struct {
 	PayableCents     int64
 }
 
-// Redeem uses a coupon on an order (see docs/flows.md).
+// Redeem uses a coupon on an order (see docs/flows.md). A shared code
+// claims a coupon for the user and redeems it at once (see redeemShared); a
+// bearer coupon redeemed with a user_id becomes that user's.
 //
 // The code's check character, the order id, the amount and the owner are
 // checked before anything else; then, under the coupon's lock, the coupon is
@@ -66,6 +68,9 @@ type RedeemResult struct {
 // CodeBusy, CodeUnavailable.
 func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
+	if err != nil && !models.LooksLikeCouponCode(req.CouponCode) && models.IsSharedCode(req.CouponCode) {
+		return s.redeemShared(ctx, req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +89,7 @@ func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult,
 	if err != nil {
 		return nil, err
 	}
-	if req.UserID != "" && c.UserID != req.UserID {
+	if req.UserID != "" && c.UserID != req.UserID && c.UserID != models.BearerUserID {
 		// "Not your coupon" is 403 (docs/result-codes.md). The cashier
 		// holds the code, so saying that it exists tells them nothing new.
 		return nil, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
@@ -144,7 +149,12 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	if s.hooks.afterRedeemDecide != nil {
 		s.hooks.afterRedeemDecide(req.OrderID)
 	}
-	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
+	owner, ownerArgs := takeOwner(c, req.UserID)
+	user := c.UserID
+	if owner != "" {
+		user = req.UserID
+	}
+	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: user, TemplateID: c.TemplateID,
 		OrderAmountCents: req.OrderAmountCents, DiscountCents: discount, Cashier: actorName(req.Cashier), UsedAt: now}
 	start := time.Now()
 	// Most orders carry one coupon: the first attempt creates the order's
@@ -152,9 +162,9 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	// the commit of a separate insert. When the row is there already, the
 	// attempt rolls back (releasing the lock the failed insert took) and
 	// the redemption takes the room of the existing row.
-	err := s.redeemTx(ctx, t, c, req, &lg, now, true)
+	err := s.redeemTx(ctx, t, c, req, &lg, now, true, owner, ownerArgs)
 	if errors.Is(err, errOrderExists) {
-		err = s.redeemTx(ctx, t, c, req, &lg, now, false)
+		err = s.redeemTx(ctx, t, c, req, &lg, now, false, owner, ownerArgs)
 	}
 	observe(ctx, s.metrics.DBSeconds.WithLabelValues("redeem"), "redeem", start)
 	if err := checkoutTx(err); err != nil {
@@ -167,7 +177,7 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		}
 		return nil, err
 	}
-	c.Status, c.OrderID, c.UsedAt = models.CouponUsed, &req.OrderID, &now
+	c.Status, c.OrderID, c.UsedAt, c.UserID = models.CouponUsed, &req.OrderID, &now, user
 	c.Version++
 	c.UpdatedAt = now
 	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
@@ -180,9 +190,10 @@ var errOrderExists = errors.New("the order's row exists")
 
 // redeemTx writes a redemption in one transaction: the order's room (a new
 // row for the order when newOrder, else a guarded UPDATE of its row), its
-// live coupon, the guarded UPDATE of the coupon and its use log row.
+// live coupon, the guarded UPDATE of the coupon (taking a bearer coupon for
+// its user: owner and ownerArgs, see takeOwner) and its use log row.
 func (s *Service) redeemTx(ctx context.Context, t *models.Template, c *models.Coupon, req RedeemRequest, lg *models.UseLog,
-	now time.Time, newOrder bool) error {
+	now time.Time, newOrder bool, owner string, ownerArgs []any) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The order's row first: its lock and guarded counter refuse a
 		// coupon the order's others cannot share it with.
@@ -203,9 +214,9 @@ func (s *Service) redeemTx(ctx context.Context, t *models.Template, c *models.Co
 		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
 			return err
 		}
-		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?
-			WHERE id = ? AND status = ? AND version = ?`,
-			models.CouponUsed, req.OrderID, now, now, c.ID, models.CouponIssued, c.Version)
+		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?`+owner+`
+			WHERE id = ? AND status = ? AND version = ?`+ownerGuard(owner),
+			append(append([]any{models.CouponUsed, req.OrderID, now, now}, ownerArgs...), c.ID, models.CouponIssued, c.Version)...)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -220,6 +231,7 @@ func (s *Service) redeemTx(ctx context.Context, t *models.Template, c *models.Co
 		}
 		ev := models.NewCouponEvent(c)
 		ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, req.OrderAmountCents, lg.DiscountCents, lg.Cashier
+		ev.UserID = lg.UserID // a bearer coupon's new owner
 		return s.emitEvent(tx, models.EventCouponRedeemed, ev)
 	})
 }

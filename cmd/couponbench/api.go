@@ -249,6 +249,7 @@ type templateSpec struct {
 	limit        int
 	faceValue    int
 	refundPolicy string
+	sharedCode   string // a shared template with this code (sharedcheckout)
 }
 
 // createTemplate creates a campaign without a budget and one fixed-value
@@ -265,7 +266,7 @@ func (c *client) createTemplate(ctx context.Context, spec templateSpec) (int64, 
 	if policy == "" {
 		policy = "restore"
 	}
-	a = c.do(ctx, "POST", "/api/v1/templates", c.admin, map[string]any{
+	body := map[string]any{
 		"campaign_id":      a.body.Campaign.ID,
 		"name":             spec.name,
 		"kind":             "fixed",
@@ -275,7 +276,11 @@ func (c *client) createTemplate(ctx context.Context, spec templateSpec) (int64, 
 		"per_user_limit":   spec.limit,
 		"valid_days":       30,
 		"refund_policy":    policy,
-	}, "")
+	}
+	if spec.sharedCode != "" {
+		body["code_mode"], body["shared_code"] = "shared", spec.sharedCode
+	}
+	a = c.do(ctx, "POST", "/api/v1/templates", c.admin, body, "")
 	if err := mustOK("create template", a, 201, 200); err != nil {
 		return 0, err
 	}

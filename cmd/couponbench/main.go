@@ -69,9 +69,9 @@ type config struct {
 
 // order is the order of -scenario all: each reference next to the scenario it
 // is compared with.
-var order = []string{"baseline", "claim", "limit", "flash", "rawredeem", "redeem", "mixed", "checkout", "rawinsert", "generate", "export"}
+var order = []string{"baseline", "claim", "limit", "flash", "rawredeem", "redeem", "mixed", "checkout", "sharedcheckout", "rawinsert", "generate", "export"}
 
-var serviceScenarios = []string{"claim", "flash", "redeem", "mixed", "checkout", "generate", "export"}
+var serviceScenarios = []string{"claim", "flash", "redeem", "mixed", "checkout", "sharedcheckout", "generate", "export"}
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
@@ -79,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the running couponsvc")
 	fs.StringVar(&c.token, "token", os.Getenv("COUPON_BOOTSTRAP_TOKEN"), "admin API token (default $COUPON_BOOTSTRAP_TOKEN)")
-	fs.StringVar(&c.scenario, "scenario", "all", "flash|claim|redeem|mixed|checkout|baseline|limit|rawredeem|rawinsert|generate|export|all, or a comma list")
+	fs.StringVar(&c.scenario, "scenario", "all", "flash|claim|redeem|mixed|checkout|sharedcheckout|baseline|limit|rawredeem|rawinsert|generate|export|all, or a comma list")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "root@tcp(127.0.0.1:3306)/test", "MariaDB for the baseline and rawredeem references (own tables, dropped after)")
 	fs.StringVar(&c.redisAddr, "redis-addr", "127.0.0.1:6379", "Redis for the limit reference and the memory per coupon")
 	fs.IntVar(&c.concurrency, "concurrency", 256, "requests in flight")
@@ -243,7 +243,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	needService := slices.ContainsFunc(list, func(s string) bool { return slices.Contains(serviceScenarios, s) })
 	needDB := slices.Contains(list, "baseline") || slices.Contains(list, "rawredeem") || slices.Contains(list, "checkout") ||
-		slices.Contains(list, "rawinsert")
+		slices.Contains(list, "rawinsert") ||
+		slices.Contains(list, "sharedcheckout")
 
 	var serviceErr error
 	e := &env{runID: runID, conc: cfg.concurrency, z: z, seed: cfg.seed, rssPID: cfg.servicePID, log: stdout,
@@ -343,6 +344,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 				e.db = db
 			}
 			s = e.runCheckout(sctx)
+		case name == "sharedcheckout":
+			if dbErr == nil {
+				e.db = db
+			}
+			s = e.runSharedCheckout(sctx)
 		}
 		if sctx.Err() == context.DeadlineExceeded && s.Error == "" {
 			s.Error = fmt.Sprintf("did not finish within %s", cfg.timeout)

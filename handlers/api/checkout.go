@@ -14,16 +14,16 @@ import (
 
 type validateRequest struct {
 	OrderAmountCents *int64   `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before any discount"`
-	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 coupon codes, each once"`
-	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user; a shopper's session is always its own user"`
+	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 codes, each once: coupon codes, or shared codes (checked as their claim would be, taking nothing)"`
+	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (a bearer coupon would become theirs); required with a shared code; a shopper's session is always its own user"`
 	OrderID          *string  `json:"order_id" schema:"order_id" doc:"the order: a coupon it already holds applies"`
 }
 
 type holdRequest struct {
 	OrderID          *string  `json:"order_id" binding:"required" schema:"order_id"`
 	OrderAmountCents *int64   `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before any discount"`
-	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 coupon codes, each once: all are held or none"`
-	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise)"`
+	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 codes, each once: all are held or none; a shared code claims a coupon for user_id, held with the others"`
+	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code"`
 	TTLSeconds       *int     `json:"ttl_seconds" doc:"how long the hold lasts: 5 to 86400 seconds (default 900)"`
 }
 

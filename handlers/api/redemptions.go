@@ -11,10 +11,10 @@ import (
 )
 
 type redeemRequest struct {
-	CouponCode       *string `json:"coupon_code" binding:"required" schema:"code"`
+	CouponCode       *string `json:"coupon_code" binding:"required" schema:"checkout_code"`
 	OrderID          *string `json:"order_id" binding:"required" schema:"order_id"`
 	OrderAmountCents *int64  `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before the discount"`
-	UserID           *string `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise)"`
+	UserID           *string `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code, which claims a coupon for this user and uses it"`
 }
 
 // redeemCoupon uses a coupon on an order at checkout: 200 "redeemed" with the

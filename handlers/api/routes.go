@@ -80,7 +80,9 @@ func (s *Server) Routes() []web.Route {
 			}](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "PATCH", Path: "/api/v1/templates/:id", Roles: admin, Handler: s.updateTemplate,
-			Tag: "campaigns", Summary: "Change a template's name, description, claim window or status",
+			Tag: "campaigns", Summary: "Change a template's name, description, claim window, status or code mode",
+			Description: "status archived is final: the template takes no claims and no other change but its name and " +
+				"description, and its shared code is free for another template (audited as template.archive).",
 			Request: web.TypeOf[updateTemplateRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
 				Template models.Template `json:"template"`
 			}](),
@@ -175,14 +177,18 @@ func (s *Server) Routes() []web.Route {
 				"order again answers 200 duplicate with the first answer (its amounts, whatever amount the retry carried). " +
 				"With user_id the coupon must belong to that user (403 forbidden otherwise). A coupon whose redemption " +
 				"by an order was refunded may be redeemed again, by that order or another. A coupon held by an online " +
-				"order → 409 held; a coupon the order's others cannot share it with (stacking) → 409 not_combinable.",
+				"order → 409 held; a coupon the order's others cannot share it with (stacking) → 409 not_combinable. A shared code (with user_id, " +
+				"required) claims a coupon of its template for the user through the claim script (stock, budget, limit) and " +
+				"uses it at once; the same code, user and order again → 200 duplicate. A bearer coupon redeemed with a " +
+				"user_id becomes that user's; without one it stays anonymous.",
 			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[struct {
 				Coupon           models.CouponView `json:"coupon"`
 				OrderAmountCents int64             `json:"order_amount_cents" doc:"the order amount the discount was computed on"`
 				DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped"`
 				PayableCents     int64             `json:"payable_cents" doc:"order amount − discount"`
 			}](),
-			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable"},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable",
+				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
 				422: {"below_minimum"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/refunds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.refundCoupon, Tag: "checkout", Summary: "Refund a coupon's use by a cancelled order",
@@ -206,18 +212,22 @@ func (s *Server) Routes() []web.Route {
 				"changes nothing. result is ok or the word of the first coupon that does not apply (each coupon has its own " +
 				"word). A shopper's session validates only its own coupons (user_id is the shopper's).",
 			Request: web.TypeOf[validateRequest](), Status: 200,
-			Results: []string{"ok", "unauthorized", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable"},
-			Answer:  web.TypeOf[checkoutAnswer](),
-			Errors:  map[int][]string{404: {web.ErrFound}}},
+			Results: []string{"ok", "unauthorized", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable",
+				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable"},
+			Answer: web.TypeOf[checkoutAnswer](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/holds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.holdCoupons, Tag: "checkout", Summary: "Hold coupons for an order while it is paid",
-			Description: "All the codes are held for the order until expires_at, or none. The same order with the same codes " +
+			Description: "All the codes are held for the order until expires_at, or none. A shared code (user_id required) " +
+				"claims a coupon of its template for the user inside the hold (stock, budget, limit, idempotency keyed on " +
+				"template, user and order); a release, an expiry or a failed confirm gives the claim back. The same order with the same codes " +
 				"and amount again → 200 duplicate with the first answer (expires_at unchanged); other codes or amount while " +
 				"held → 422 idempotency_mismatch (release first).",
 			Request: web.TypeOf[holdRequest](), Status: 201, Results: []string{"held"}, Duplicate200: true,
 			Answer: web.TypeOf[checkoutAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound},
-				409: {"held", "not_combinable", "already_used", "revoked", "not_valid_now"},
+				409: {"held", "not_combinable", "already_used", "revoked", "not_valid_now",
+					"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
 				422: {"below_minimum", "idempotency_mismatch"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/holds/:order_id", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.getHold, Tag: "checkout", Summary: "Show an order's hold",

@@ -33,6 +33,8 @@ type createTemplateRequest struct {
 	ExtendOnRefund   *bool   `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
 	Status           *string `json:"status" schema:"template_status"`
 	Stacking         *string `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
+	CodeMode         *string `json:"code_mode" schema:"code_mode"`
+	SharedCode       *string `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types (stored upper case), unique among templates that are not archived"`
 }
 
 // template converts the request (DecodeJSON saw the required fields),
@@ -65,6 +67,12 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 	}
 	if r.Stacking != nil {
 		t.Stacking = *r.Stacking
+	}
+	if r.CodeMode != nil {
+		t.CodeMode = *r.CodeMode
+	}
+	if r.SharedCode != nil {
+		t.SharedCode = *r.SharedCode
 	}
 	starts, err := web.ParseTime("claim_starts_at", r.ClaimStartsAt)
 	if err != nil {
@@ -152,7 +160,9 @@ type updateTemplateRequest struct {
 	Description   web.Optional[string] `json:"description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
 	ClaimStartsAt web.Optional[string] `json:"claim_starts_at" format:"date-time" doc:"RFC 3339"`
 	ClaimEndsAt   web.Optional[string] `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339, or null to remove the end"`
-	Status        web.Optional[string] `json:"status" schema:"template_status"`
+	Status        web.Optional[string] `json:"status" schema:"template_status" doc:"archived is final"`
+	CodeMode      web.Optional[string] `json:"code_mode" schema:"code_mode" doc:"back to unique drops the shared code"`
+	SharedCode    web.Optional[string] `json:"shared_code" schema:"shared_code"`
 }
 
 // patch converts the request, naming the first malformed field.
@@ -160,7 +170,8 @@ func (r *updateTemplateRequest) patch() (services.TemplatePatch, error) {
 	var p services.TemplatePatch
 	var starts *string
 	err := web.FirstErr(r.Name.NotNull("name", &p.Name), r.Description.NotNull("description", &p.Description),
-		r.ClaimStartsAt.NotNull("claim_starts_at", &starts), r.Status.NotNull("status", &p.Status))
+		r.ClaimStartsAt.NotNull("claim_starts_at", &starts), r.Status.NotNull("status", &p.Status),
+		r.CodeMode.NotNull("code_mode", &p.CodeMode), r.SharedCode.NotNull("shared_code", &p.SharedCode))
 	if err != nil {
 		return p, err
 	}

@@ -66,6 +66,7 @@ const historyPage = 50
 // editForm holds what an admin may change on a template, as typed.
 type editForm struct {
 	Name, Description, ClaimStartsAt, ClaimEndsAt string
+	CodeMode, SharedCode                          string
 	Errors                                        formErrors
 }
 
@@ -125,7 +126,7 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 	if edit != nil {
 		page.Edit = *edit
 	} else {
-		page.Edit = editForm{Name: view.Name, Description: view.Description,
+		page.Edit = editForm{Name: view.Name, Description: view.Description, CodeMode: view.CodeMode, SharedCode: view.SharedCode,
 			ClaimStartsAt: p.formValue(view.ClaimStartsAt), Errors: formErrors{}}
 		if view.ClaimEndsAt != nil {
 			page.Edit.ClaimEndsAt = p.formValue(*view.ClaimEndsAt)

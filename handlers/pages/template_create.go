@@ -21,6 +21,7 @@ type templateForm struct {
 	ClaimStartsAt, ClaimEndsAt                   string
 	Validity, ValidDays, ValidFrom, ValidUntil   string
 	RefundPolicy                                 string
+	CodeMode, SharedCode                         string
 	ExtendOnRefund, StartPaused                  bool
 	Errors                                       formErrors
 }
@@ -32,7 +33,7 @@ var templateFields = map[string]string{
 	"min_order_cents": "min_order", "total_stock": "total_stock", "per_user_limit": "per_user_limit",
 	"claim_starts_at": "claim_starts_at", "claim_ends_at": "claim_ends_at", "valid_days": "valid_days",
 	"valid_from": "valid_from", "valid_until": "valid_until", "refund_policy": "refund_policy",
-	"status": "start_paused",
+	"status": "start_paused", "code_mode": "code_mode", "shared_code": "shared_code",
 }
 
 // templateFieldMessages replace the service's messages beside the fields of
@@ -121,6 +122,7 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
 		Validity: c.PostForm("validity"), ValidDays: c.PostForm("valid_days"), ValidFrom: c.PostForm("valid_from"),
 		ValidUntil: c.PostForm("valid_until"), RefundPolicy: c.PostForm("refund_policy"),
+		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
 		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
 		Errors: formErrors{},
 	}
@@ -149,7 +151,11 @@ func (p *Pages) createTemplate(c *gin.Context) {
 func (f *templateForm) template(p *Pages) models.Template {
 	e := f.Errors
 	t := models.Template{Name: f.Name, Description: strings.TrimSpace(f.Description), Kind: f.Kind,
-		RefundPolicy: f.RefundPolicy, ExtendOnRefund: f.ExtendOnRefund, Status: models.TemplateActive}
+		RefundPolicy: f.RefundPolicy, ExtendOnRefund: f.ExtendOnRefund, Status: models.TemplateActive,
+		CodeMode: f.CodeMode}
+	if f.CodeMode == models.CodeModeShared {
+		t.SharedCode = f.SharedCode
+	}
 	t.CampaignID = formInt(e, "campaign_id", f.CampaignID, false)
 	if t.CampaignID <= 0 {
 		e.add("campaign_id", "Choose a campaign.")

@@ -12,16 +12,17 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// setTemplateStatus pauses or resumes a template, then goes back to the page
-// the button was on.
+// setTemplateStatus pauses, resumes or archives a template (archived is
+// final, see docs/shared-codes.md), then goes back to the page the button
+// was on.
 func (p *Pages) setTemplateStatus(c *gin.Context) {
 	id, ok := p.pathID(c, "template")
 	if !ok {
 		return
 	}
 	status := c.PostForm("status")
-	if status != models.TemplateActive && status != models.TemplatePaused {
-		p.renderError(c, http.StatusBadRequest, "That did not work", "Choose to pause or to resume the template.")
+	if status != models.TemplateActive && status != models.TemplatePaused && status != models.TemplateArchived {
+		p.renderError(c, http.StatusBadRequest, "That did not work", "Choose to pause, resume or archive the template.")
 		return
 	}
 	back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/templates/%d", id))
@@ -30,10 +31,8 @@ func (p *Pages) setTemplateStatus(c *gin.Context) {
 		var e *models.Error
 		if asError(err, &e) && e.Code == models.CodeInvalidRequest {
 			// Such as resuming a template whose coupons would be born expired.
-			what := "Not paused: "
-			if status == models.TemplateActive {
-				what = "Not resumed: "
-			}
+			what := map[string]string{models.TemplateActive: "Not resumed: ", models.TemplatePaused: "Not paused: ",
+				models.TemplateArchived: "Not archived: "}[status]
 			p.flash(c, false, what+sentence(strings.ReplaceAll(e.Field, "_", " ")+" "+e.Message))
 			redirect(c, back)
 			return
@@ -42,8 +41,11 @@ func (p *Pages) setTemplateStatus(c *gin.Context) {
 		return
 	}
 	msg := fmt.Sprintf("Paused “%s”: the shop no longer offers it.", out.Name)
-	if status == models.TemplateActive {
+	switch status {
+	case models.TemplateActive:
 		msg = fmt.Sprintf("Resumed “%s”: shoppers can claim it again.", out.Name)
+	case models.TemplateArchived:
+		msg = fmt.Sprintf("Archived “%s”: it takes no claims again, and its shared code is free.", out.Name)
 	}
 	p.flash(c, true, msg)
 	redirect(c, back)

@@ -79,6 +79,8 @@ const (
 var couponCodeParam = "a coupon code: 13 characters of 23456789ABCDEFGHJKLMNPQRSTUVWXYZ with a check character; " +
 	"lower case, spaces and dashes are accepted"
 
+var sharedCodeParam = "a shared code: 4-32 letters, digits and dashes, compared without case, never shaped as a coupon code"
+
 // fieldSchemas say what a Go type cannot: the shape of a string, the range of
 // a number, the values of an enumeration. A request field names one with its
 // schema:"..." tag, a path parameter by its name.
@@ -87,15 +89,21 @@ var fieldSchemas = map[string]map[string]any{
 		"description": "the shop's order id: 1-64 printable ASCII characters without spaces"},
 	"user_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9._:@-]+$",
 		"description": "the shop's user id"},
-	"order_amount":    {"minimum": 1, "maximum": models.MaxMoneyCents},
-	"template_kind":   {"enum": []string{models.KindFixed, models.KindPercent}},
-	"refund_policy":   {"enum": []string{models.RefundRestore, models.RefundRecycle}},
-	"template_status": {"enum": []string{models.TemplateActive, models.TemplatePaused}},
-	"stacking":        {"enum": []string{models.StackingExclusive, models.StackingCombinable}},
-	"token_role":      {"enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
-	"user_role":       {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
-	"id":              {"type": "integer", "format": "int64", "minimum": 1},
-	"code":            {"type": "string", "description": couponCodeParam},
+	"order_amount":  {"minimum": 1, "maximum": models.MaxMoneyCents},
+	"template_kind": {"enum": []string{models.KindFixed, models.KindPercent}},
+	"refund_policy": {"enum": []string{models.RefundRestore, models.RefundRecycle}},
+	"template_status": {"enum": []string{models.TemplateActive, models.TemplatePaused, models.TemplateArchived},
+		"description": "archived (by a change of status only) is final: no claims, and the shared code is free for another template"},
+	"code_mode": {"enum": []string{models.CodeModeUnique, models.CodeModeShared},
+		"description": "unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout"},
+	"shared_code": {"type": "string", "minLength": models.MinSharedCodeLen, "maxLength": models.MaxSharedCodeLen,
+		"pattern": "^[A-Za-z0-9-]+$", "description": sharedCodeParam},
+	"checkout_code": {"type": "string", "description": couponCodeParam + "; or a shared code (" + sharedCodeParam + "), which needs user_id"},
+	"stacking":      {"enum": []string{models.StackingExclusive, models.StackingCombinable}},
+	"token_role":    {"enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
+	"user_role":     {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
+	"id":            {"type": "integer", "format": "int64", "minimum": 1},
+	"code":          {"type": "string", "description": couponCodeParam},
 }
 
 // routeErrors returns the result words of the errors a route answers, by

@@ -170,3 +170,38 @@ func (f *Fixture) Key(cid int64, suffix string) string {
 func (f *Fixture) TemplateKey(cid, tid int64) string {
 	return f.Key(cid, "t:"+strconv.FormatInt(tid, 10))
 }
+
+// Bearer writes n bearer coupons of tp, as bulk code generation makes them
+// (docs/shared-codes.md): user_id empty, status issued, each holding a stock
+// slot (the next free ones) but no user ordinal, valid from now for the
+// template's validity; then it rebuilds the campaign's counters from the
+// database (a reconcile with repair), so that Redis counts their slots.
+func (f *Fixture) Bearer(tp *models.Template, n int) []models.Coupon {
+	f.T.Helper()
+	db := f.Backends.DB
+	var top struct{ Max *int64 }
+	if err := db.Raw("SELECT MAX(slot) AS max FROM user_coupons WHERE template_id = ?", tp.ID).Scan(&top).Error; err != nil {
+		f.T.Fatalf("read the slots of template %d: %v", tp.ID, err)
+	}
+	next := int64(1)
+	if top.Max != nil {
+		next = *top.Max + 1
+	}
+	now := f.Svc.Now().Truncate(time.Microsecond)
+	from, until := tp.ValidityFor(now, time.UTC)
+	out := make([]models.Coupon, n)
+	for i := range out {
+		slot := next + int64(i)
+		out[i] = models.Coupon{Code: models.NewCouponCode(), TemplateID: tp.ID, CampaignID: tp.CampaignID,
+			UserID: models.BearerUserID, Status: models.CouponIssued, Slot: &slot,
+			RequestID: fmt.Sprintf("bearer:%d:%d", tp.ID, slot), ValueCents: tp.ValueCents(),
+			ClaimedAt: now, ValidFrom: from, ValidUntil: until, UpdatedAt: now}
+		if err := db.Create(&out[i]).Error; err != nil {
+			f.T.Fatalf("write bearer coupon %d of template %d: %v", slot, tp.ID, err)
+		}
+	}
+	if _, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: tp.ID, Repair: true, Actor: f.Actor}); err != nil {
+		f.T.Fatalf("load the counters of template %d: %v", tp.ID, err)
+	}
+	return out
+}

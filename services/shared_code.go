@@ -1,0 +1,335 @@
+package services
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// sharedClaim is a shared code of a checkout resolved for one user and
+// order (docs/shared-codes.md): the template, and the coupon the code names
+// for that order. A fresh claim was just reserved in Redis by
+// coupon_deduct.lua and its coupon is not in the database yet: the hold or
+// redemption writes it in its own transaction, then confirms the
+// reservation, or gives the reservation back when it fails.
+type sharedClaim struct {
+	code   string
+	t      *models.Template
+	coupon *models.Coupon
+	// rid is the claim's idempotency key (see sharedRequestID).
+	rid   string
+	fresh bool
+	r     reservation
+	// refusal is why a validation found that the code cannot be claimed
+	// now (the claim script would refuse it); nil otherwise.
+	refusal error
+}
+
+// sharedRequestID is the idempotency key of the claim a shared code makes
+// for a user in an order: keyed on template, user and order, so that a
+// repeat of a hold or redemption meets its first claim (coupon_deduct.lua
+// answers duplicate, the database's unique request_id refuses a second
+// row). gen counts the claims of that template, user and order given back
+// before (released, expired): after a give-back the order may claim again.
+// The user and order are hashed to keep the key short.
+func sharedRequestID(tid int64, user, order string, gen int64) string {
+	h := sha256.Sum256([]byte(user + "\x00" + order))
+	return "shared:" + strconv.FormatInt(tid, 10) + ":" + hex.EncodeToString(h[:16]) + ":" + strconv.FormatInt(gen, 10)
+}
+
+// sharedTemplate returns the template that is not archived whose shared
+// code is code (upper case). Errors: CodeNotFound, CodeUnavailable.
+func (s *Service) sharedTemplate(ctx context.Context, code string) (*models.Template, error) {
+	var t models.Template
+	err := s.db.WithContext(ctx).Where("shared_code = ? AND code_mode = ? AND status <> ?",
+		code, models.CodeModeShared, models.TemplateArchived).Limit(1).Find(&t).Error
+	if err != nil {
+		return nil, dbError("template", err)
+	}
+	if t.ID == 0 {
+		return nil, models.Errorf(models.CodeNotFound, "no coupon and no shared code %s", code)
+	}
+	return &t, nil
+}
+
+// userRequired answers a code given without a user_id that is not a
+// coupon code: 400 naming user_id when it is the shared code of a live
+// template (its claim needs a user), else the coupon code's own error
+// naming field (a mistyped or malformed coupon code).
+func (s *Service) userRequired(ctx context.Context, field, code string) error {
+	_, err := s.sharedTemplate(ctx, code)
+	switch {
+	case err == nil:
+		return models.Invalid("user_id", "is required with a shared code (%s): the claim is made for that user", code)
+	case models.IsCode(err, models.CodeNotFound):
+		_, perr := models.ParseCouponCode(field, code)
+		return perr
+	}
+	return err
+}
+
+// sharedKey finds the idempotency key of the order's claim with the code
+// and the claim's coupon when it is still live (not given back).
+func (s *Service) sharedKey(ctx context.Context, t *models.Template, user, order string) (rid string, live *models.Coupon, err error) {
+	var gen int64
+	if err := s.db.WithContext(ctx).Model(&models.Coupon{}).
+		Where("claim_order_id = ? AND template_id = ? AND user_id = ? AND status = ?", order, t.ID, user, models.CouponRevoked).
+		Count(&gen).Error; err != nil {
+		return "", nil, dbError("coupons", err)
+	}
+	rid = sharedRequestID(t.ID, user, order, gen)
+	var c models.Coupon
+	if err := s.db.WithContext(ctx).Where("request_id = ?", rid).Limit(1).Find(&c).Error; err != nil {
+		return "", nil, dbError("coupon", err)
+	}
+	if c.ID == 0 || c.Status == models.CouponRevoked {
+		return rid, nil, nil
+	}
+	return rid, &c, nil
+}
+
+// claimShared resolves a shared code for the user and order. When the
+// order already has a live claim with it (a repeat), that coupon is
+// answered. Otherwise, with take, the claim is reserved through
+// coupon_deduct.lua (stock, budget, per-user limit, idempotency) and its
+// coupon built, not written; without take (a validation) nothing changes:
+// the coupon is what a claim would make now, and refusal says why a claim
+// would be refused. Errors: CodeNotFound, the claim's refusals (with take),
+// CodeInProgress, CodeUnavailable.
+func (s *Service) claimShared(ctx context.Context, code, user, order string, take bool) (*sharedClaim, error) {
+	t, err := s.sharedTemplate(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	sc := &sharedClaim{code: code, t: t}
+	if order != "" {
+		var live *models.Coupon
+		if sc.rid, live, err = s.sharedKey(ctx, t, user, order); err != nil {
+			return nil, err
+		}
+		if live != nil {
+			sc.coupon = live
+			return sc, nil
+		}
+	}
+	now := s.now().Truncate(time.Microsecond)
+	from, until := t.ValidityFor(now, s.cfg.Location)
+	sc.coupon = &models.Coupon{Code: code, TemplateID: t.ID, CampaignID: t.CampaignID, UserID: user,
+		Status: models.CouponIssued, ValueCents: t.ValueCents(), ClaimedAt: now, ValidFrom: from, ValidUntil: until,
+		RequestID: sc.rid, UpdatedAt: now}
+	if !take {
+		sc.refusal, err = s.wouldClaim(ctx, t, user, now)
+		return sc, err
+	}
+	req := ClaimRequest{TemplateID: t.ID, UserID: user, IdempotencyKey: sc.rid}
+	r, dup, err := s.reserve(ctx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	if dup != "" {
+		// Another request of this order is claiming with the code right now.
+		return nil, &models.Error{Code: models.CodeInProgress, RetryAfterSeconds: 1,
+			Message: fmt.Sprintf("another request of order %s is using the code %s; retry shortly", order, code)}
+	}
+	sc.fresh, sc.r = true, r
+	c, err := s.buildCoupon(ctx, t, req, r)
+	if err != nil {
+		s.release(ctx, t.CampaignID, t.ID, sc.rid, r.member)
+		return nil, err
+	}
+	c.ClaimOrderID = &order
+	sc.coupon = c
+	return sc, nil
+}
+
+// wouldClaim tells, without taking anything, whether coupon_deduct.lua
+// would give the user a coupon of t now: the claim rule, the budget, the
+// stock and the user's limit, in the script's order, read from the
+// counters. It returns the refusal (nil when the claim would pass); its
+// error is a fault.
+func (s *Service) wouldClaim(ctx context.Context, t *models.Template, user string, now time.Time) (refusal, err error) {
+	if err := t.Claimable(now); err != nil {
+		return err, nil
+	}
+	if err := s.ensureLoaded(ctx, t.CampaignID, t.ID); err != nil {
+		return nil, err
+	}
+	budget := s.rdb.Get(ctx, s.keys.budget(t.CampaignID))
+	remaining := s.rdb.HGet(ctx, s.keys.template(t.CampaignID, t.ID), "remaining")
+	held := s.rdb.HGet(ctx, s.keys.users(t.CampaignID, t.ID), user)
+	b, err := budget.Int64()
+	if err != nil {
+		return nil, redisError(err)
+	}
+	left, err := remaining.Int64()
+	if err != nil {
+		return nil, redisError(err)
+	}
+	ords, err := held.Result()
+	if err != nil && !isRedisNil(err) {
+		return nil, redisError(err)
+	}
+	switch {
+	case b >= 0 && b < t.ValueCents():
+		return models.Errorf(models.CodeBudgetExhausted, "the campaign's budget is used up"), nil
+	case left <= 0:
+		return models.Errorf(models.CodeSoldOut, "this coupon is sold out"), nil
+	case countOrdinals(ords) >= t.PerUserLimit:
+		return models.Errorf(models.CodeUserLimitReached, "you already hold the most coupons of this kind you may (%d)", t.PerUserLimit), nil
+	}
+	return nil, nil
+}
+
+// countOrdinals counts the ordinals of a users hash value ("1,3").
+func countOrdinals(list string) int64 {
+	if list == "" {
+		return 0
+	}
+	n := int64(1)
+	for i := 0; i < len(list); i++ {
+		if list[i] == ',' {
+			n++
+		}
+	}
+	return n
+}
+
+// claimSharedCodes resolves every shared code of a checkout request for
+// its user and order (see claimShared), in the request's order. A code
+// that names a live claim of the order is replaced in req.CouponCodes by
+// that coupon's code, as if it had been typed; a fresh claim's new code
+// takes its place too, and its claim is returned at its index. On an error
+// every fresh claim made so far is given back.
+func (s *Service) claimSharedCodes(ctx context.Context, req *CheckoutRequest, take bool) ([]*sharedClaim, error) {
+	claims := make([]*sharedClaim, len(req.CouponCodes))
+	for i, code := range req.CouponCodes {
+		if i >= len(req.shared) || !req.shared[i] {
+			continue
+		}
+		if req.UserID == "" {
+			s.dropClaims(ctx, claims)
+			return nil, s.userRequired(ctx, "coupon_codes", code)
+		}
+		sc, err := s.claimShared(ctx, code, req.UserID, req.OrderID, take)
+		if err != nil {
+			s.dropClaims(ctx, claims)
+			return nil, err
+		}
+		if sc.fresh || !take && sc.coupon.ID == 0 {
+			claims[i] = sc
+		}
+		req.CouponCodes[i] = sc.coupon.Code
+	}
+	return claims, nil
+}
+
+// dropClaims gives back the reservations of fresh claims whose coupons were
+// not written.
+func (s *Service) dropClaims(ctx context.Context, claims []*sharedClaim) {
+	for _, sc := range claims {
+		if sc != nil && sc.fresh {
+			s.release(ctx, sc.t.CampaignID, sc.t.ID, sc.rid, sc.r.member)
+		}
+	}
+}
+
+// keepClaims confirms the reservations of fresh claims whose coupons were
+// committed.
+func (s *Service) keepClaims(ctx context.Context, claims []*sharedClaim) {
+	for _, sc := range claims {
+		if sc != nil && sc.fresh {
+			s.confirmCommitted(ctx, sc.t.CampaignID, sc.rid, sc.r.member)
+		}
+	}
+}
+
+// insertClaim writes a fresh claim's coupon inside tx as row says (held or
+// used by the order). A unique index that refuses it is sorted: the slot
+// or ordinal taken (Redis lost writes: errSlotTaken), the key already
+// written (errRaced: decide again), the code taken (a new code, errRaced).
+func (s *Service) insertClaim(tx *gorm.DB, sc *sharedClaim, row *models.Coupon) error {
+	row.ID = 0
+	err := tx.Create(row).Error
+	if err == nil {
+		// The claim's events, as a claim through the API writes them
+		// (docs/events.md): coupon.claimed, then sold_out or
+		// budget_exhausted when this claim caused them.
+		evs := append([]newEvent{{typ: models.EventCouponClaimed, data: models.NewCouponEvent(row)}}, claimSideEvents(sc.t, sc.r)...)
+		return s.emitEvents(tx, evs)
+	}
+	index, unique := uniqueViolation(err)
+	switch {
+	case !unique:
+		return err
+	case index == uniqueSlot || index == uniqueUserOrdinal:
+		return fmt.Errorf("%w: %v", errSlotTaken, err)
+	case index == uniqueCode:
+		sc.coupon.Code = s.cfg.NewCode()
+	}
+	return fmt.Errorf("%w: %v", errRaced, err)
+}
+
+// withSharedClaims runs a checkout step that may claim with shared codes:
+// claim (with take), run op, then confirm the claims when op succeeded or
+// give them back when it failed. When the database refused a slot or
+// ordinal that Redis handed out (Redis lost writes), the campaign is
+// rebuilt from the database and the whole step starts again, a bounded
+// number of times, as a claim does.
+func (s *Service) withSharedClaims(ctx context.Context, req *CheckoutRequest, op func(claims []*sharedClaim) error) error {
+	codes := append([]string(nil), req.CouponCodes...)
+	for attempt := 1; ; attempt++ {
+		req.CouponCodes = append(req.CouponCodes[:0], codes...)
+		claims, err := s.claimSharedCodes(ctx, req, true)
+		if err != nil {
+			return err
+		}
+		err = op(claims)
+		if err == nil {
+			s.keepClaims(ctx, claims)
+			return nil
+		}
+		s.dropClaims(ctx, claims)
+		if !errors.Is(err, errSlotTaken) {
+			return err
+		}
+		for _, sc := range claims {
+			if sc == nil {
+				continue
+			}
+			s.log.Warn("database refused a shared-code claim; resynchronising the campaign", "campaign", sc.t.CampaignID,
+				"template", sc.t.ID, "attempt", attempt, "err", err)
+			if rerr := s.resync(ctx, sc.t.CampaignID); rerr != nil {
+				return rerr
+			}
+		}
+		if attempt == maxClaimAttempts {
+			return models.Unavailable("the claim", err)
+		}
+	}
+}
+
+// bornAt dates a fresh claim's coupon at now, the time of the transaction
+// that writes it: its validity counts from then, and the step that prices
+// it at now never finds it not yet valid.
+func (sc *sharedClaim) bornAt(now time.Time, loc *time.Location) {
+	c := sc.coupon
+	c.ClaimedAt, c.UpdatedAt = now, now
+	c.ValidFrom, c.ValidUntil = sc.t.ValidityFor(now, loc)
+}
+
+// sharedCodeOf is the shared code a coupon of t was claimed with at a
+// checkout, or "".
+func sharedCodeOf(c *models.Coupon, t *models.Template) string {
+	if c.ClaimOrderID == nil && c.ID != 0 || t.CodeMode != models.CodeModeShared {
+		return ""
+	}
+	return t.SharedCode
+}
