@@ -15,7 +15,8 @@
 --   6 pending  zset of reservations not yet confirmed; member
 --              "tid|user|slot|ordinal|value|request_id", score = reserve time (ms)
 --   7 rule     string: the template's claim rule, "status|opens|ends|until":
---              status "active" (anything else refuses), then unix ms: claims
+--              status "active" (anything else refuses: "campaign" when the
+--              template's campaign is paused, else "paused"), then unix ms: claims
 --              open at opens, close at ends, and none is taken from until on
 --              (absolute validity: the coupon would be born expired); ends and
 --              until are empty when there is none. Written by the service
@@ -42,7 +43,8 @@
 --      tell (no other refusal needs a database read)
 --   3  bad arguments (detail says which)
 --   6  not_claimable: the rule refuses at now; {6, at, 0, remaining, holds,
---      why}: why is "paused", "not_yet" (at = opens), "closed" (at = ends) or
+--      why}: why is "paused", "campaign_paused", "not_yet" (at = opens),
+--      "closed" (at = ends) or
 --      "expired" (at = until); holds as for 2, 4 and 5
 --   12 idempotency_mismatch: the key was used for another template or user
 --   20 not loaded: the budget, template or rule key is missing (Redis
@@ -84,7 +86,8 @@ local holds = ''
 if held ~= '' then holds = 'H' end
 -- 2. The claim rule, in the order of models.Template.ClaimRefusal.
 local why, at
-if status ~= 'active' then why, at = 'paused', 0
+if status == 'campaign' then why, at = 'campaign_paused', 0
+elseif status ~= 'active' then why, at = 'paused', 0
 elseif now < tonumber(opens) then why, at = 'not_yet', tonumber(opens)
 elseif ends ~= '' and now >= tonumber(ends) then why, at = 'closed', tonumber(ends)
 elseif vuntil ~= '' and now >= tonumber(vuntil) then why, at = 'expired', tonumber(vuntil)

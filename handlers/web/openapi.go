@@ -170,7 +170,10 @@ func openAPIDocument(rows []Route) map[string]any {
 			"code":   map[string]any{"type": "integer", "description": "the result code (99: internal error)"},
 			"result": str("the result word: invalid_request, sold_out, busy…"),
 			"error":  str("a message for people"),
-			"field":  str("the request field at fault (invalid_request and a few others)"),
+			"field":  str("the request field at fault (invalid_request and a few others): the first when there are several"),
+			"fields": map[string]any{"type": "array", "description": "every field at fault, when validation found several",
+				"items": object(map[string]any{"field": str("the request field"), "message": str("what is wrong with it")},
+					"field", "message")},
 		}, "code", "result", "error"),
 	}
 	for name, t := range openAPISchemas {
