@@ -376,6 +376,9 @@ var securityMatrix = []matrixRow{
 		body: func(r *rig, who role) string { return `{"name":"sec-` + who.String() + `","budget_cents":0}` }},
 	{method: "GET", route: "/api/v1/campaigns/:id",
 		target: func(r *rig, who role) string { return fmt.Sprintf("/api/v1/campaigns/%d", r.campaignID) }},
+	{method: "PATCH", route: "/api/v1/campaigns/:id",
+		target: func(r *rig, who role) string { return fmt.Sprintf("/api/v1/campaigns/%d", r.campaignID) },
+		body:   func(r *rig, who role) string { return `{"name":"checked by ` + who.String() + `"}` }},
 
 	{method: "POST", route: "/api/v1/templates",
 		body: func(r *rig, who role) string {
@@ -460,6 +463,14 @@ var securityMatrix = []matrixRow{
 	{method: "POST", route: "/admin/templates/:id/status", target: adminTemplatePath("/status")},
 	{method: "POST", route: "/admin/templates/:id/stock", target: adminTemplatePath("/stock")},
 	{method: "POST", route: "/admin/tokens/:id/revoke", target: freshTokenPath("/admin/tokens/%d/revoke")},
+	{method: "GET", route: "/admin/campaigns/:id", target: adminCampaignPath("")},
+	{method: "POST", route: "/admin/campaigns/:id", target: adminCampaignPath("")},
+	{method: "POST", route: "/admin/campaigns/:id/status", target: adminCampaignPath("/status")},
+}
+
+// adminCampaignPath is the console address of the rig's campaign.
+func adminCampaignPath(suffix string) func(*rig, role) string {
+	return func(r *rig, who role) string { return fmt.Sprintf("/admin/campaigns/%d%s", r.campaignID, suffix) }
 }
 
 // callers are the callers of the matrix that hold a role.

@@ -198,6 +198,16 @@ func (s *Service) ListTemplates(ctx context.Context, offeredOnly bool) ([]Templa
 	return s.withRemaining(ctx, ts)
 }
 
+// ListCampaignTemplates returns the templates of one campaign, oldest
+// first, with the stock left. Errors: CodeUnavailable.
+func (s *Service) ListCampaignTemplates(ctx context.Context, campaignID int64) ([]TemplateView, error) {
+	var ts []models.Template
+	if err := s.db.WithContext(ctx).Where("campaign_id = ?", campaignID).Order("id").Find(&ts).Error; err != nil {
+		return nil, dbError("templates", err)
+	}
+	return s.withRemaining(ctx, ts)
+}
+
 // withRemaining reads each template's remaining stock from Redis in one round
 // trip, loading campaigns whose counters are missing.
 func (s *Service) withRemaining(ctx context.Context, ts []models.Template) ([]TemplateView, error) {

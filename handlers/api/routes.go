@@ -77,6 +77,14 @@ func (s *Server) Routes() []web.Route {
 				Remaining *int64          `json:"remaining" doc:"stock left; null when Redis cannot tell"`
 			}](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "PATCH", Path: "/api/v1/campaigns/:id", Roles: admin, Handler: s.updateCampaign,
+			Tag: "campaigns", Summary: "Rename, pause or resume a campaign",
+			Description: "A paused campaign's templates refuse claims with not_claimable (\"this coupon's campaign is paused\") " +
+				"whatever their own status, on every instance from the answer on; resuming gives each template its own state back. Audited.",
+			Request: web.TypeOf[updateCampaignRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Campaign models.Campaign `json:"campaign"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "PATCH", Path: "/api/v1/templates/:id", Roles: admin, Handler: s.updateTemplate,
 			Tag: "campaigns", Summary: "Change a template's name, description, claim window or status",
 			Request: web.TypeOf[updateTemplateRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {

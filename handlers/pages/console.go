@@ -66,9 +66,14 @@ func (p *Pages) showConsole(c *gin.Context) {
 	now := p.now()
 	for _, v := range views {
 		f := figs[v.ID]
-		t := adminTemplate{TemplateView: v, Figures: f, State: templateState(v, now)}
+		i, ok := index[v.CampaignID]
+		var camp *models.Campaign
+		if ok {
+			camp = &page.Campaigns[i].Campaign
+		}
+		t := adminTemplate{TemplateView: v, Figures: f, State: templateState(v, camp, now)}
 		page.Totals.Add(f)
-		if i, ok := index[v.CampaignID]; ok {
+		if ok {
 			page.Campaigns[i].Templates = append(page.Campaigns[i].Templates, t)
 		}
 	}

@@ -141,8 +141,13 @@ func (p *Pages) funcs() template.FuncMap {
 		"codeField": func(id, value, err string) codeField {
 			return codeField{ID: id, Value: value, Error: err}
 		},
+		"fe": func(id, msg string) fieldErr { return fieldErr{ID: id, Msg: msg} },
 	}
 }
+
+// fieldErr is a form field's id and its error ("" for none), for the
+// partials "invalid" and "ferror" (partials.html).
+type fieldErr struct{ ID, Msg string }
 
 // codeField is a coupon code field of a form (partials.html).
 type codeField struct{ ID, Value, Error string }

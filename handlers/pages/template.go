@@ -13,20 +13,25 @@ import (
 
 // Template states on the admin pages.
 const (
-	stateOpen    = "Open"
-	statePaused  = "Paused"
-	stateSoldOut = "Sold out"
-	stateNotYet  = "Not open yet"
-	stateEnded   = "Ended"
+	stateOpen   = "Open"
+	statePaused = "Paused"
+	// stateCampaignPaused: the template is active, its campaign paused.
+	stateCampaignPaused = "Campaign paused"
+	stateSoldOut        = "Sold out"
+	stateNotYet         = "Not open yet"
+	stateEnded          = "Ended"
 )
 
 // templateState says in a word whether a template takes claims now, by the
-// rule the claims follow.
-func templateState(v services.TemplateView, now time.Time) string {
+// rule the claims follow: its own and its campaign's status (camp may be nil
+// when unknown).
+func templateState(v services.TemplateView, camp *models.Campaign, now time.Time) string {
 	reason, _ := v.ClaimRefusal(now)
 	switch {
 	case reason == models.RefusedPaused:
 		return statePaused
+	case camp != nil && camp.Status == models.CampaignPaused:
+		return stateCampaignPaused
 	case reason == models.RefusedNotYet:
 		return stateNotYet
 	case reason != "": // closed, or past the coupons' validity
@@ -113,7 +118,7 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		return
 	}
 	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(),
-		Campaign: camp, State: templateState(*view, p.now()), Stats: stats, Chart: newChart(stats.Hours), Hours: hours,
+		Campaign: camp, State: templateState(*view, camp, p.now()), Stats: stats, Chart: newChart(stats.Hours), Hours: hours,
 		History: history.Entries, Before: max(before, 0), Older: history.Older}
 	if edit != nil {
 		page.Edit = *edit

@@ -91,6 +91,7 @@ var fieldSchemas = map[string]map[string]any{
 	"template_kind":   {"enum": []string{models.KindFixed, models.KindPercent}},
 	"refund_policy":   {"enum": []string{models.RefundRestore, models.RefundRecycle}},
 	"template_status": {"enum": []string{models.TemplateActive, models.TemplatePaused}},
+	"campaign_status": {"enum": []string{models.CampaignActive, models.CampaignPaused}},
 	"stacking":        {"enum": []string{models.StackingExclusive, models.StackingCombinable}},
 	"token_role":      {"enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
 	"user_role":       {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
