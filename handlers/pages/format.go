@@ -104,18 +104,22 @@ func parseMoney(s string) (int64, bool) {
 // <time> elements in the reader's own time zone.
 const (
 	dateTimeLayout = "2 Jan 2006, 15:04 UTC"
-	dateLayout     = "2 Jan 2006"
-	formTimeLayout = "2006-01-02T15:04" // <input type="datetime-local">
+	// dateTimeSecLayout is for records (audit, history), where the order of
+	// events a few seconds apart matters.
+	dateTimeSecLayout = "2 Jan 2006, 15:04:05 UTC"
+	dateLayout        = "2 Jan 2006"
+	formTimeLayout    = "2006-01-02T15:04" // <input type="datetime-local">
 )
 
 // funcs are the template functions of the pages.
 func (p *Pages) funcs() template.FuncMap {
 	return template.FuncMap{
-		"money":      p.money.format,
-		"moneyInput": moneyInput,
-		"dateTime":   func(t time.Time) string { return t.UTC().Format(dateTimeLayout) },
-		"date":       func(t time.Time) string { return t.UTC().Format(dateLayout) },
-		"isoTime":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"money":       p.money.format,
+		"moneyInput":  moneyInput,
+		"dateTime":    func(t time.Time) string { return t.UTC().Format(dateTimeLayout) },
+		"dateTimeSec": func(t time.Time) string { return t.UTC().Format(dateTimeSecLayout) },
+		"date":        func(t time.Time) string { return t.UTC().Format(dateLayout) },
+		"isoTime":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"formTime": func(t *time.Time) string {
 			if t == nil || t.IsZero() {
 				return ""
@@ -141,7 +145,10 @@ func (p *Pages) funcs() template.FuncMap {
 		"codeField": func(id, value, err string) codeField {
 			return codeField{ID: id, Value: value, Error: err}
 		},
-		"fe": func(id, msg string) fieldErr { return fieldErr{ID: id, Msg: msg} },
+		"hasSuffix":   strings.HasSuffix,
+		"list":        func(s ...string) []string { return s },
+		"couponQuery": func(f couponFilterForm) string { return f.query() },
+		"fe":          func(id, msg string) fieldErr { return fieldErr{ID: id, Msg: msg} },
 	}
 }
 

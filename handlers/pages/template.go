@@ -59,7 +59,7 @@ type templatePage struct {
 	// History is a page of the template's audit entries, newest first;
 	// Before is the id it starts before (0: the newest), Older the before-id
 	// of the next page (0: none).
-	History       []models.AuditEntry
+	History       []auditLine
 	Before, Older int64
 }
 
@@ -119,7 +119,7 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 	}
 	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(),
 		Campaign: camp, State: templateState(*view, camp, p.now()), Stats: stats, Chart: newChart(stats.Hours), Hours: hours,
-		History: history.Entries, Before: max(before, 0), Older: history.Older}
+		History: p.auditLines(history.Entries, history.Codes), Before: max(before, 0), Older: history.Older}
 	if edit != nil {
 		page.Edit = *edit
 	} else {

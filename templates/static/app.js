@@ -23,11 +23,13 @@
   function localTimes(root) {
     var full = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
     var day = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
+    var secs = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
     root.querySelectorAll("time[data-local]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) { return; }
+      var kind = el.getAttribute("data-local");
       el.title = el.textContent;
-      el.textContent = el.getAttribute("data-local") === "date" ? day.format(d) : full.format(d);
+      el.textContent = kind === "date" ? day.format(d) : kind === "seconds" ? secs.format(d) : full.format(d);
     });
   }
 
