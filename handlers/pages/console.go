@@ -12,7 +12,8 @@ import (
 
 // adminPage is the data of admin.html: every campaign with its budget and its
 // templates with their figures, all read at At. The figures are shown as sums
-// that add up, so they are not refreshed one by one while the page is open.
+// that add up, so the page's script refreshes them all at once, from a fresh
+// copy of the page (app.js, liveRegions), never one by one.
 type adminPage struct {
 	basePage
 	Campaigns []adminCampaign
