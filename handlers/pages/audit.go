@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -25,7 +26,7 @@ type auditPage struct {
 	// Older is the before-id of the next page (0: none); Query the filter as
 	// an address query, for the pager.
 	Older int64
-	Query string
+	Query template.URL
 }
 
 // auditFilterForm is the filter form of the audit page, as typed.
@@ -71,7 +72,8 @@ func (p *Pages) showAudit(c *gin.Context) {
 			q.Set(k, v)
 		}
 	}
-	page.Query = q.Encode()
+	// Encoded here, so that the page writes it as is.
+	page.Query = template.URL(q.Encode())
 	p.render(c, status, "audit", page)
 }
 

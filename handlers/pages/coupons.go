@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,15 +33,16 @@ type couponFilterForm struct {
 	Errors                       formErrors
 }
 
-// query is the filter as an address query, for the pager.
-func (f couponFilterForm) query() string {
-	q := []string{}
+// query is the filter as an address query, for the pager: encoded here,
+// so that the page writes it as is.
+func (f couponFilterForm) query() template.URL {
+	q := url.Values{}
 	for _, kv := range [][2]string{{"template", f.Template}, {"user", f.User}, {"status", f.Status}, {"code", f.Code}} {
 		if kv[1] != "" {
-			q = append(q, kv[0]+"="+url.QueryEscape(kv[1]))
+			q.Set(kv[0], kv[1])
 		}
 	}
-	return strings.Join(q, "&")
+	return template.URL(q.Encode())
 }
 
 // revokeForm is the revoke form, as typed.
