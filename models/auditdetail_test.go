@@ -8,7 +8,7 @@ import (
 func TestParseAuditDetail(t *testing.T) {
 	for detail, want := range map[string]string{
 		`user=u1 template=3 status_was=issued return_stock=true reason="shared \"publicly\" = x"`: `[{user u1} {template 3} {status_was issued} {return_stock true} {reason shared "publicly" = x}]`,
-		`budget drift=-2 budget_cents=500`: `[{ budget} {drift -2} {budget_cents 500}]`,
+		`budget drift=-2 budget_cents=500`:  `[{ budget} {drift -2} {budget_cents 500}]`,
 		`name="Summer sale" budget_cents=0`: `[{name Summer sale} {budget_cents 0}]`,
 		``:                                  `[]`,
 		`reason="unterminated`:              `[{reason "unterminated}]`,
