@@ -2,10 +2,12 @@ package handlers_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"couponsvc/models"
 	"couponsvc/services"
@@ -35,7 +37,7 @@ func TestPagesWalletHeldCoupon(t *testing.T) {
 	if p.status != http.StatusOK {
 		t.Fatalf("wallet: %v", p)
 	}
-	want := "Reserved for order web-77 until " + res.ExpiresAt.UTC().Format("2 Jan 2006, 15:04 UTC")
+	want := "Reserved for order web-77 until " + res.ExpiresAt.UTC().Format("2 Jan 2006, 15:04:05 UTC")
 	if txt := p.text(); !strings.Contains(txt, "Reserved for an order 1") || !strings.Contains(txt, want) {
 		t.Fatalf("wallet lacks %q: %s", want, txt)
 	}
@@ -222,11 +224,103 @@ func TestPagesPOSCartPreview(t *testing.T) {
 	if p := cart(a.Code+",ZZZZ-ZZZZ-ZZZZZ", "60.00"); p.status != http.StatusBadRequest ||
 		!strings.Contains(p.text(), "This is not a valid coupon code: a character is mistyped.") {
 		t.Fatalf("a mistyped code: %v", p)
-		t.Fatalf("an unknown code: %v", p)
 	}
 	for _, c := range e.userCoupons(t, "shopper") {
 		if c.Status != models.CouponIssued {
 			t.Fatalf("the preview changed coupon %s to %s", c.Code, c.Status)
 		}
+	}
+}
+
+// TestPagesTemplateCountsHeld: the admin's template page counts a coupon
+// held for an online order among those holding a slot, and gives it back to
+// "ready to use" once the hold is released.
+func TestPagesTemplateCountsHeld(t *testing.T) {
+	e := newPageEnv(t)
+	tpl := e.template(t, "$5 off")
+	held := e.claimFor(t, tpl.ID, "shopper")
+	e.claimFor(t, tpl.ID, "shopper2")
+	e.holdFor(t, "web-9", 3000, "shopper", held.Code)
+	admin := e.client(t)
+	admin.login("admin")
+	path := fmt.Sprintf("/admin/templates/%d", tpl.ID)
+	if txt := admin.get(path).text(); !strings.Contains(txt, "2 holding a slot = 1 ready to use + 1 held for an order + 0 expired") {
+		t.Fatalf("template page while held: %s", txt)
+	}
+	if _, err := e.Service.Release(context.Background(), "test", "web-9"); err != nil {
+		t.Fatal(err)
+	}
+	if txt := admin.get(path).text(); !strings.Contains(txt, "2 holding a slot = 2 ready to use + 0 held for an order + 0 expired") {
+		t.Fatalf("template page after the release: %s", txt)
+	}
+}
+
+// TestBrowserPOSCart: in a browser, the cashier types two codes of one
+// order (comma separated) and sees each coupon's discount and the total;
+// then a cart with a coupon below its minimum says which and why. Nothing
+// changes.
+func TestBrowserPOSCart(t *testing.T) {
+	e := newPageEnv(t)
+	two, three := e.combinable(t, "Two off", 200, 0), e.combinable(t, "Three off", 300, 5000)
+	a, b := e.claimFor(t, two.ID, "shopper"), e.claimFor(t, three.ID, "shopper")
+	br := startBrowser(t, e.srv.URL)
+	cashier := br.tab("cashier")
+	cashier.login("cashier", e.passwords["cashier"])
+	cashier.open("/pos")
+	cashier.fill("#code", strings.ToLower(a.Code)+", "+b.Code)
+	cashier.fill("#order_id", "C-77")
+	cashier.fill("#amount", "60")
+	cashier.submit(`form[action="/pos/preview"] button[type="submit"]`)
+	cashier.waitText("[data-cart]", "−$2.00")
+	cashier.waitText("[data-cart]", "−$3.00")
+	cashier.waitText("[data-discount]", "−$5.00")
+	cashier.waitText("[data-payable]", "$55.00")
+	if n := eval[int](cashier, `document.querySelectorAll("[data-cart-line]").length`); n != 2 {
+		t.Fatalf("the cart shows %d lines, want 2", n)
+	}
+	cashier.screenshot("pos-cart")
+
+	cashier.fill("#amount", "40")
+	cashier.submit(`form[action="/pos/preview"] button[type="submit"]`)
+	cashier.waitText("[data-cart]", "Below the minimum order for this coupon.")
+	cashier.waitText("[data-payable]", "$40.00")
+	for _, c := range e.userCoupons(t, "shopper") {
+		if c.Status != models.CouponIssued {
+			t.Fatalf("the cart changed coupon %s to %s", c.Code, c.Status)
+		}
+	}
+}
+
+// TestBrowserWalletHeld: in a browser, the shopper's wallet shows a coupon
+// held for an online order as reserved for that order until the hold's
+// time, without a QR code to present; once the order releases it, it is
+// ready to use again.
+func TestBrowserWalletHeld(t *testing.T) {
+	e := newPageEnv(t)
+	tpl := e.template(t, "$5 off")
+	coupon := e.claimFor(t, tpl.ID, "shopper")
+	res := e.holdFor(t, "web-88", 3000, "shopper", coupon.Code)
+	br := startBrowser(t, e.srv.URL)
+	shopper := br.tab("shopper")
+	shopper.login("shopper", e.passwords["shopper"])
+	shopper.open("/wallet")
+	card := fmt.Sprintf(`[data-coupon="%s"]`, coupon.Code)
+	shopper.waitText(card, "Reserved for order web-88 until ")
+	// The time is shown in the browser's own zone; its datetime is the hold's.
+	until := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).getAttribute("datetime")`, card+" time[data-local]"))
+	if at, err := time.Parse(time.RFC3339, until); err != nil || !at.Equal(res.ExpiresAt.Truncate(time.Second)) {
+		t.Errorf("the wallet shows the hold until %q, want %s", until, res.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if cls := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).className`, card)); !strings.Contains(cls, "coupon-held") {
+		t.Errorf("the held coupon's card has the classes %q, want coupon-held", cls)
+	}
+	shopper.screenshot("wallet-held")
+	if _, err := e.Service.Release(context.Background(), "test", "web-88"); err != nil {
+		t.Fatal(err)
+	}
+	shopper.open("/wallet")
+	shopper.waitText(".wallet-group .section-title", "Ready to use")
+	if txt := shopper.text(card); strings.Contains(txt, "Reserved") {
+		t.Errorf("the released coupon still shows as reserved: %q", txt)
 	}
 }

@@ -41,6 +41,7 @@ var contrastPairs = []struct {
 	{"--focus", "--bg", 3, "the focus ring on the page"},
 	{"--chart-claims", "--card", 3, "chart bars: claims"},
 	{"--chart-redemptions", "--card", 3, "chart bars: redemptions"},
+	{"--chart-refunded", "--card", 3, "chart bars: refunded discounts"},
 	{"--chart-axis", "--card", 4.5, "chart axis labels"},
 }
 

@@ -24,6 +24,9 @@ type RouteInfo struct {
 	Status int
 	// Request is the JSON body's struct, or nil.
 	Request reflect.Type
+	// Raw marks a success answer in another format than JSON (a CSV);
+	// its errors are JSON still.
+	Raw bool
 }
 
 // RouteTable returns every row of the route tables, API first.
@@ -31,7 +34,7 @@ func RouteTable() []RouteInfo {
 	var out []RouteInfo
 	for _, rt := range append((*api.Server)(nil).Routes(), openAPIRoute(nil)) {
 		out = append(out, RouteInfo{Method: rt.Method, Path: rt.Path, Roles: rt.Roles,
-			API: strings.HasPrefix(rt.Path, web.APIPrefix), Status: rt.Status, Request: rt.Request})
+			API: strings.HasPrefix(rt.Path, web.APIPrefix), Status: rt.Status, Request: rt.Request, Raw: rt.Raw != nil})
 	}
 	for _, pr := range (*pages.Pages)(nil).Routes() {
 		out = append(out, RouteInfo{Method: pr.Method, Path: pr.Path, Roles: pr.Roles, Page: true,

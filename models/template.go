@@ -170,11 +170,36 @@ func (t *Template) validateWindows(errs *FieldErrors) {
 }
 
 // ValidityFor returns the validity window of a coupon claimed at claimedAt.
-func (t *Template) ValidityFor(claimedAt time.Time) (from, until time.Time) {
+// A coupon claimed on day D (of the deployment's time zone loc) and valid N
+// days is valid until the end of day D+N: the midnight that starts day
+// D+N+1 there (docs/time.md).
+func (t *Template) ValidityFor(claimedAt time.Time, loc *time.Location) (from, until time.Time) {
 	if t.ValidDays > 0 {
-		return claimedAt, claimedAt.AddDate(0, 0, int(t.ValidDays))
+		return claimedAt, EndOfDays(claimedAt, int(t.ValidDays), loc)
 	}
 	return *t.ValidFrom, *t.ValidUntil
+}
+
+// EndOfDays returns the end of the day n days after t's day in loc: the
+// first instant of the day after, in UTC. A day starts at its first
+// instant, also when its midnight is skipped by a change of the clocks.
+func EndOfDays(t time.Time, n int, loc *time.Location) time.Time {
+	y, m, d := t.In(loc).Date()
+	return StartOfDay(y, m, d+n+1, loc)
+}
+
+// StartOfDay returns the first instant of the day y-m-d (normalised as
+// time.Date does) in loc, in UTC. Where the clocks skip midnight that day
+// (some zones change at 00:00), it is the first instant after the gap.
+func StartOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
+	y, m, d = time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Date() // normalised
+	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	// time.Date may answer an instant of the day before for a midnight in a
+	// gap; the day starts at the end of the gap, at most a few hours on.
+	for t.In(loc).Day() != d {
+		t = t.Add(15 * time.Minute).Truncate(15 * time.Minute)
+	}
+	return t.UTC()
 }
 
 // Why a template takes no claims (see ClaimRefusal). The claim script in

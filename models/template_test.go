@@ -283,14 +283,74 @@ func TestTemplateValidateIssuable(t *testing.T) {
 func TestTemplateValidityFor(t *testing.T) {
 	claimed := t0.Add(90 * time.Minute)
 	f := fixedTemplate()
-	from, until := f.ValidityFor(claimed)
-	if !from.Equal(claimed) || !until.Equal(claimed.AddDate(0, 0, 30)) {
-		t.Errorf("valid_days: %v..%v, want %v..%v", from, until, claimed, claimed.AddDate(0, 0, 30))
+	from, until := f.ValidityFor(claimed, time.UTC)
+	y, m, d := claimed.Date()
+	want := time.Date(y, m, d+31, 0, 0, 0, 0, time.UTC)
+	if !from.Equal(claimed) || !until.Equal(want) {
+		t.Errorf("valid_days: %v..%v, want %v..%v", from, until, claimed, want)
 	}
 	p := percentTemplate()
-	from, until = p.ValidityFor(claimed)
+	from, until = p.ValidityFor(claimed, time.UTC)
 	if !from.Equal(*p.ValidFrom) || !until.Equal(*p.ValidUntil) {
 		t.Errorf("absolute: %v..%v, want %v..%v", from, until, *p.ValidFrom, *p.ValidUntil)
+	}
+}
+
+// A coupon claimed on day D and valid N days is valid until the end of day
+// D+N in the deployment's zone: the midnight that starts D+N+1 there, also
+// across a change of the clocks and when the claim's UTC day differs.
+func TestValidDaysEndOfDay(t *testing.T) {
+	load := func(name string) *time.Location {
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loc
+	}
+	ny, tokyo, santiago := load("America/New_York"), load("Asia/Tokyo"), load("America/Santiago")
+	utc := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	cases := []struct {
+		name    string
+		loc     *time.Location
+		claimed string
+		days    int64
+		until   string // UTC
+	}{
+		// 23:30 in New York on 6 March is 04:30 UTC on the 7th: day D is the 6th.
+		{"NewYorkLateEvening", ny, "2026-03-07T04:30:00Z", 1, "2026-03-08T05:00:00Z"},
+		// The day of the spring change has 23 hours: 8 March ends at 04:00 UTC.
+		{"NewYorkSpringForwardDay", ny, "2026-03-07T15:00:00Z", 1, "2026-03-09T04:00:00Z"},
+		{"NewYorkClaimedOnSpringDay", ny, "2026-03-08T12:00:00Z", 2, "2026-03-11T04:00:00Z"},
+		// 1 November has 25 hours: it ends at 05:00 UTC.
+		{"NewYorkFallBackDay", ny, "2026-10-31T12:00:00Z", 1, "2026-11-02T05:00:00Z"},
+		{"NewYorkInTheRepeatedHour", ny, "2026-11-01T05:30:00Z", 1, "2026-11-03T05:00:00Z"},
+		// 00:30 in Tokyo on 2 March is 15:30 UTC on the 1st: day D is the 2nd.
+		{"TokyoJustAfterMidnight", tokyo, "2026-03-01T15:30:00Z", 1, "2026-03-03T15:00:00Z"},
+		{"TokyoJustBeforeMidnight", tokyo, "2026-03-01T14:59:59Z", 1, "2026-03-02T15:00:00Z"},
+		// Santiago skips from 00:00 to 01:00 on 6 September 2026: that day
+		// starts at 01:00 local (04:00 UTC).
+		{"SantiagoMidnightSkipped", santiago, "2026-09-04T16:00:00Z", 1, "2026-09-06T04:00:00Z"},
+		{"UTC", time.UTC, "2026-03-08T23:59:59Z", 30, "2026-04-08T00:00:00Z"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tp := fixedTemplate()
+			tp.ValidDays = c.days
+			claimed := utc(c.claimed)
+			from, until := tp.ValidityFor(claimed, c.loc)
+			if !from.Equal(claimed) || !until.Equal(utc(c.until)) {
+				t.Fatalf("%v..%v, want until %s (%s local)", from, until, c.until, utc(c.until).In(c.loc))
+			}
+			if l := until.In(c.loc); l.Add(-time.Nanosecond).Day() == l.Day() {
+				t.Fatalf("until %s is not the start of a day", l)
+			}
+		})
 	}
 }
 

@@ -132,6 +132,9 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, req ConfirmRequest
 				return errRaced
 			}
 		}
+		if s.hooks.afterConfirmOrder != nil {
+			s.hooks.afterConfirmOrder(req.OrderID)
+		}
 		for i, c := range p.coupons {
 			var r *gorm.DB
 			if c.Status == models.CouponHeld {

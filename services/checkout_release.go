@@ -105,6 +105,10 @@ func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, no
 	if len(ids) == 0 {
 		return nil
 	}
+	// order_coupons before user_coupons: the lock order of docs/checkout.md.
+	if err := dropOrderCoupons(tx, orderID, ids, now); err != nil {
+		return err
+	}
 	r := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = NULL, hold_expires_at = NULL, version = version + 1, updated_at = ?
 		WHERE id IN ? AND status = ? AND order_id = ?`, models.CouponIssued, now, ids, models.CouponHeld, orderID)
 	if r.Error != nil {
@@ -118,7 +122,7 @@ func (s *Service) freeHeld(tx *gorm.DB, actor, action, orderID, extra string, no
 			return err
 		}
 	}
-	return dropOrderCoupons(tx, orderID, ids, now)
+	return nil
 }
 
 // ExpireHolds releases the holds past their time (the sweeper runs it every
@@ -145,6 +149,9 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 				return r.Error
 			}
 			done = true
+			if s.hooks.afterExpireOrder != nil {
+				s.hooks.afterExpireOrder(orderID)
+			}
 			return s.freeHeld(tx, "sweeper", "coupon.hold_expire", orderID, "hold_expires_at <= ?", now, now)
 		})
 		if err != nil {

@@ -267,8 +267,17 @@ func TestValidateAndUsable(t *testing.T) {
 	if err != nil || res.Result != "not_combinable" {
 		t.Fatalf("validate exclusive %+v %v", res, err)
 	}
-	if n := f.audits("coupon.hold"); n != 0 {
-		t.Fatalf("validate wrote %d audits", n)
+	// A dry run: no audit entry, no order row, every coupon as it was.
+	var audits, orders int64
+	f.Backends.DB.Model(&models.AuditEntry{}).Where("action LIKE ?", "coupon.%").Count(&audits)
+	f.Backends.DB.Table("checkout_orders").Count(&orders)
+	if audits != 0 || orders != 0 {
+		t.Fatalf("validate wrote %d coupon audits and %d order rows", audits, orders)
+	}
+	for _, c := range []*models.Coupon{cf, cp, cx} {
+		if got := f.coupon(c.ID); got.Version != c.Version || got.Status != models.CouponIssued || got.OrderID != nil {
+			t.Fatalf("validate changed coupon %d: %+v", c.ID, got)
+		}
 	}
 	u, err := f.Svc.UsableCoupons(f.Ctx, "u1", 10_000)
 	if err != nil || len(u.Coupons) != 3 || u.Coupons[0].Coupon.Code != cx.Code || u.BestDiscountCents != 2_800 || len(u.Best) != 2 {

@@ -316,7 +316,7 @@ func (s *Service) insertCoupon(ctx context.Context, t *models.Template, req Clai
 		}
 	}
 	now := s.now()
-	from, until := t.ValidityFor(now)
+	from, until := t.ValidityFor(now, s.cfg.Location)
 	slot, ordinal := r.slot, r.ordinal
 	c := &models.Coupon{
 		TemplateID:  t.ID,

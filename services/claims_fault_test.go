@@ -399,7 +399,7 @@ func (f *claimFixture) deductDirect(cid, tid int64, user, key string) string {
 func (f *claimFixture) insertRowOf(tp *models.Template, user, key string, slot, ordinal int64) {
 	f.T.Helper()
 	now := f.Clock.Now()
-	from, until := tp.ValidityFor(now)
+	from, until := tp.ValidityFor(now, time.UTC)
 	c := models.Coupon{Code: models.NewCouponCode(), TemplateID: tp.ID, CampaignID: tp.CampaignID, UserID: user,
 		Status: models.CouponIssued, Slot: &slot, UserOrdinal: &ordinal, RequestID: key, ValueCents: tp.ValueCents(),
 		ClaimedAt: now, ValidFrom: from, ValidUntil: until, UpdatedAt: now}

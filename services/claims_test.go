@@ -226,8 +226,11 @@ func claimOK(t *testing.T) {
 		t.Errorf("code %q does not parse: %v", cp.Code, err)
 	}
 	now := f.Clock.Now()
+	// Valid 30 days: to the end of the 30th day after the claim's (UTC here).
+	y, m, d := now.Date()
 	want := models.Coupon{ID: cp.ID, Code: cp.Code, TemplateID: tp.ID, CampaignID: c.ID, UserID: "u1",
-		Status: models.CouponIssued, ValueCents: 500, ClaimedAt: now, ValidFrom: now, ValidUntil: now.AddDate(0, 0, 30)}
+		Status: models.CouponIssued, ValueCents: 500, ClaimedAt: now, ValidFrom: now,
+		ValidUntil: time.Date(y, m, d+31, 0, 0, 0, 0, time.UTC)}
 	assertCoupon(t, cp, &want, 1, 1)
 	rows := f.Coupons()
 	if len(rows) != 1 {

@@ -55,7 +55,7 @@ func TestMigrateFreshDatabase(t *testing.T) {
 	db, dialect := openUnmigrated(t, testenv.NewFresh(t), t.TempDir())
 
 	want := services.MigrationStatus{Latest: 9, Pending: []string{
-		"0001_init.up.sql", "0002_settings.up.sql", "0003_binary_identities.up.sql", "0004_checkout.up.sql", "0009_campaign_status.up.sql"}}
+		"0001_init.up.sql", "0002_settings.up.sql", "0003_binary_identities.up.sql", "0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0009_campaign_status.up.sql"}}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status before = %+v, want %+v", st, want)
 	}
@@ -142,7 +142,7 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 		}
 
 		want := services.MigrationStatus{Version: 2, Legacy: true, Latest: 9,
-			Pending: []string{"0003_binary_identities.up.sql", "0004_checkout.up.sql", "0009_campaign_status.up.sql"}}
+			Pending: []string{"0003_binary_identities.up.sql", "0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0009_campaign_status.up.sql"}}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status before = %+v, want %+v", st, want)
 		}
@@ -175,7 +175,7 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 	t.Run("all the old runner knew applied: runs only what came after", func(t *testing.T) {
 		db, dialect := openUnmigrated(t, testenv.NewFresh(t), t.TempDir())
 		applyLikeOldRunner(t, db, dialect, "0001_init", "0002_settings", "0003_binary_identities")
-		want := services.MigrationStatus{Version: 3, Legacy: true, Latest: 9, Pending: []string{"0004_checkout.up.sql", "0009_campaign_status.up.sql"}}
+		want := services.MigrationStatus{Version: 3, Legacy: true, Latest: 9, Pending: []string{"0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0009_campaign_status.up.sql"}}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status before = %+v, want %+v", st, want)
 		}

@@ -346,7 +346,8 @@ func redeemErrRevoked(t *testing.T) {
 func redeemErrNotValidNow(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
 	c := f.claim("u1")
-	f.Clock.Advance(24 * time.Hour)
+	// Valid 1 day: until the end of the day after the claim's, at most 48 hours on.
+	f.Clock.Advance(48 * time.Hour)
 	_, err := f.redeem(c, "o1", 10_000)
 	e := wantCode(t, err, models.CodeNotValidNow)
 	if !strings.Contains(e.Message, "expired") {
@@ -723,7 +724,7 @@ func TestListCouponsAndRedemptions(t *testing.T) {
 	c2 := f.claim("u1")
 	f.claim("u2")
 	f.mustRedeem(c1, "o1", 1000)
-	f.Clock.Advance(25 * time.Hour)
+	f.Clock.Advance(48 * time.Hour) // past the end of the day after the claim's
 
 	views, err := f.Svc.ListUserCoupons(f.Ctx, "u1")
 	if err != nil {

@@ -105,3 +105,107 @@ func TestPartialReturnsRace(t *testing.T) {
 		t.Fatalf("returned %d, %v", sum, counts)
 	}
 }
+
+// Partial returns on a table of cases: each step's kept amount, discount
+// kept and clawback are the numbers below, computed by hand, and equal
+// models.Price on the kept amount; the use log rows carry the discount
+// kept; the same return_id again answers duplicate with the first answer;
+// the return that completes the order refunds its coupons.
+func TestPartialReturnsTable(t *testing.T) {
+	type step struct {
+		id                       string
+		returned                 int64
+		kept, discountKept, claw int64
+		exceeds                  bool
+	}
+	type coupon struct {
+		stacking                string
+		face, percent, minOrder int64
+	}
+	cases := []struct {
+		name    string
+		amount  int64
+		coupons []coupon
+		given   int64
+		steps   []step
+	}{
+		{"fixed", 10_000, []coupon{{"", 1_000, 0, 0}}, 1_000, []step{
+			{"r1", 3_000, 7_000, 1_000, 0, false},
+			{"r2", 6_500, 500, 500, 500, false},
+			{"r3", 501, 0, 0, 0, true},
+			{"r4", 500, 0, 0, 500, false},
+		}},
+		{"percent with cap", 10_000, []coupon{{"", 1_500, 20, 0}}, 1_500, []step{
+			{"r1", 2_000, 8_000, 1_500, 0, false},
+			{"r2", 2_000, 6_000, 1_200, 300, false},
+			{"r3", 6_000, 0, 0, 1_200, false},
+		}},
+		{"minimum crossed", 6_000, []coupon{{"", 800, 0, 5_000}}, 800, []step{
+			{"r1", 500, 5_500, 800, 0, false},
+			{"r2", 1_000, 4_500, 0, 800, false},
+			{"r3", 4_501, 0, 0, 0, true},
+			{"r4", 4_500, 0, 0, 0, false},
+		}},
+		{"two coupons", 10_000, []coupon{{models.StackingCombinable, 1_000, 0, 0}, {models.StackingCombinable, 5_000, 10, 0}}, 1_900, []step{
+			{"r1", 5_000, 5_000, 1_400, 500, false},
+			{"r2", 4_500, 500, 500, 900, false},
+			{"r3", 500, 0, 0, 500, false},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newHoldFixture(t, services.Config{})
+			var ts []*models.Template
+			var cs []*models.Coupon
+			for _, c := range tc.coupons {
+				tp := f.tmpl(c.stacking, c.face, c.percent, c.minOrder)
+				ts = append(ts, tp)
+				cs = append(cs, f.claim(tp, "u1"))
+			}
+			if _, err := f.hold("o", tc.amount, 60, cs...); err != nil {
+				t.Fatal(err)
+			}
+			conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o"})
+			if err != nil || conf.DiscountCents != tc.given || models.Price(tc.amount, ts).DiscountCents != tc.given {
+				t.Fatalf("confirm %+v %v, want %d off", conf, err, tc.given)
+			}
+			for _, s := range tc.steps {
+				res, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", s.id, s.returned)
+				if s.exceeds {
+					wantCode(t, err, models.CodeReturnExceedsOrder)
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", s.id, err)
+				}
+				full := s.kept == 0
+				if res.Duplicate || res.KeptAmountCents != s.kept || res.DiscountKeptCents != s.discountKept ||
+					res.ClawbackCents != s.claw || res.FullRefund != full {
+					t.Fatalf("%s: %+v, want kept %d, discount %d, clawback %d", s.id, res, s.kept, s.discountKept, s.claw)
+				}
+				if p := models.Price(s.kept, ts); p.DiscountCents != s.discountKept {
+					t.Fatalf("%s: models.Price on %d gives %d, the table %d", s.id, s.kept, p.DiscountCents, s.discountKept)
+				}
+				again, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", s.id, s.returned)
+				if err != nil || !again.Duplicate || again.KeptAmountCents != s.kept || again.DiscountKeptCents != s.discountKept ||
+					again.ClawbackCents != s.claw {
+					t.Fatalf("%s again: %+v %v", s.id, again, err)
+				}
+				var logged int64
+				if err := f.Backends.DB.Model(&models.UseLog{}).Where("order_id = ? AND undo_flag = ?", "o", false).
+					Select("COALESCE(SUM(discount_cents), 0)").Scan(&logged).Error; err != nil {
+					t.Fatal(err)
+				}
+				if !full && logged != s.discountKept {
+					t.Fatalf("%s: the use log carries %d off, want %d", s.id, logged, s.discountKept)
+				}
+			}
+			for _, c := range cs {
+				if got := f.coupon(c.ID); got.Status != models.CouponIssued || f.useLogs(c.ID) != 0 {
+					t.Fatalf("coupon after the completing return: %s with %d live use log rows", got.Status, f.useLogs(c.ID))
+				}
+			}
+			f.checkInvariants()
+		})
+	}
+}

@@ -64,7 +64,10 @@ type Config struct {
 	MaxCouponsPerOrder int
 	// BootstrapToken, when set, is accepted as an admin API token.
 	BootstrapToken string
-	Logger         *slog.Logger
+	// Location is the deployment's time zone (UTC when nil): the days of
+	// "valid N days" and of the reports are its days (docs/time.md).
+	Location *time.Location
+	Logger   *slog.Logger
 }
 
 // DefaultConfig returns the configuration used when nothing is set.
@@ -133,6 +136,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = d.Logger
 	}
+	if c.Location == nil {
+		c.Location = time.UTC
+	}
 	return c
 }
 
@@ -168,6 +174,10 @@ type testHooks struct {
 	// coupon was read and the redemption decided; afterRedeemUpdate inside
 	// the transaction right after the guarded UPDATE.
 	afterRedeemDecide, afterRedeemUpdate func(orderID string)
+	// afterConfirmOrder is called by Confirm, and afterExpireOrder by
+	// ExpireHolds, inside the transaction right after the guarded UPDATE of
+	// the order's row (which then holds its lock).
+	afterConfirmOrder, afterExpireOrder func(orderID string)
 }
 
 // New returns a Service over the opened backends.
@@ -229,6 +239,9 @@ func (s *Service) Close() { s.writer.close() }
 func (s *Service) Metrics() *Metrics { return s.metrics }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// Location returns the deployment's time zone (docs/time.md).
+func (s *Service) Location() *time.Location { return s.cfg.Location }
 
 // Ready checks that the database and Redis answer.
 func (s *Service) Ready(ctx context.Context) error {

@@ -144,6 +144,7 @@ func TestRatios(t *testing.T) {
 		{Name: "flash", PerSecond: 10000, P99Ms: 40, MaxRSSMB: 120},
 		{Name: "rawredeem", OKPerSecond: 2000},
 		{Name: "redeem", Error: "could not run", OKPerSecond: 5000},
+		{Name: "checkout", Seconds: 10, Results: map[string]int{"redeemed": 8500, "released": 1000, "held": 500}},
 	}}
 	r.computeRatios()
 	got := map[string]Ratio{}
@@ -164,6 +165,16 @@ func TestRatios(t *testing.T) {
 	}
 	if _, ok := got["redeem/rawredeem (redemptions/s)"]; ok {
 		t.Error("a ratio from a scenario that did not run")
+	}
+	// 8500 orders held and confirmed in 10 s against 2000 bare redemptions/s.
+	if x := got["checkout/rawredeem (held+confirmed orders/s)"]; x.Value != 0.425 || !x.Info || x.verdict() != "no target" ||
+		x.Detail != "850 orders/s held and confirmed vs 2000/s" {
+		t.Errorf("checkout/rawredeem: %+v", x)
+	}
+	var md bytes.Buffer
+	writeMarkdown(&md, r)
+	if !strings.Contains(md.String(), "| checkout/rawredeem (held+confirmed orders/s) | 0.425 | — | no target | 850 orders/s held and confirmed vs 2000/s |") {
+		t.Errorf("markdown targets:\n%s", md.String())
 	}
 	var b bytes.Buffer
 	printRatios(&b, r)

@@ -50,6 +50,10 @@ type config struct {
 	SessionKey []byte
 	// Currency is the ISO 4217 code the pages show amounts in (COUPON_CURRENCY).
 	Currency string
+	// Location is the deployment's time zone (COUPON_TIMEZONE, an IANA name,
+	// UTC by default): forms, pages, reports and "valid N days" count days
+	// and read and show times in it (docs/time.md).
+	Location *time.Location
 }
 
 // loadConfig reads the COUPON_* variables (see README.md, Configuration).
@@ -96,6 +100,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.Currency = v
 	}
+	loc, err := loadLocation(getenv("COUPON_TIMEZONE"))
+	if err != nil {
+		return c, err
+	}
+	c.Location = loc
 	if v := getenv("COUPON_IDEMPOTENCY_TTL"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Minute {
@@ -142,6 +151,24 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.Demo = false
 	}
 	return c, nil
+}
+
+// loadLocation reads COUPON_TIMEZONE: an IANA time zone name such as
+// Europe/Paris; empty is UTC. The zone database is embedded (time/tzdata in
+// main.go), so a name works on a machine without one.
+func loadLocation(name string) (*time.Location, error) {
+	if name == "" {
+		return time.UTC, nil
+	}
+	// "Local" would be the machine's zone, which differs between instances.
+	if name == "Local" || strings.TrimSpace(name) != name {
+		return nil, fmt.Errorf("COUPON_TIMEZONE must be an IANA time zone name such as Europe/Paris or America/New_York, not %q", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("COUPON_TIMEZONE must be an IANA time zone name such as Europe/Paris or America/New_York, not %q", name)
+	}
+	return loc, nil
 }
 
 // sessionKeyFile is where the embedded default keeps its session key.

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"syscall"
 	"time"
+	_ "time/tzdata" // COUPON_TIMEZONE works on a machine without a zone database
 
 	"couponsvc/handlers"
 	"couponsvc/services"
@@ -39,8 +40,8 @@ commands:
 
 configuration (environment): COUPON_LISTEN, COUPON_MYSQL_DSN, COUPON_REDIS_ADDR,
 COUPON_REDIS_ADDRS, COUPON_BOOTSTRAP_TOKEN, COUPON_DEMO, COUPON_DATA_DIR,
-COUPON_IDEMPOTENCY_TTL, COUPON_REDIS_PREFIX, COUPON_SESSION_KEY, COUPON_CURRENCY
-(see README.md)
+COUPON_IDEMPOTENCY_TTL, COUPON_REDIS_PREFIX, COUPON_SESSION_KEY, COUPON_CURRENCY,
+COUPON_TIMEZONE (see README.md)
 limits: COUPON_RATE_USER_PER_MIN (20), COUPON_RATE_ADDR_PER_MIN (120),
 COUPON_MAX_INFLIGHT_CLAIMS (512), COUPON_REQUEST_TIMEOUT (10s), COUPON_TRUSTED_PROXIES
 `
@@ -95,6 +96,7 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 		IdempotencyTTL:     cfg.IdempotencyTTL,
 		MaxCouponsPerOrder: cfg.MaxCouponsPerOrder,
 		KeyPrefix:          cfg.RedisPrefix,
+		Location:           cfg.Location,
 		Logger:             logger,
 	})
 	// Runs before b.Close: the coupon writers finish with the database open.
@@ -117,7 +119,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 			}
 		}
 		router := handlers.NewRouter(svc, handlers.Options{Logger: logger, Limits: cfg.Limits, TrustedProxies: cfg.TrustedProxies,
-			Pages: handlers.PageOptions{SessionKey: key, Currency: cfg.Currency}})
+			Pages: handlers.PageOptions{SessionKey: key, Currency: cfg.Currency, Location: cfg.Location}})
 		loadCounters(ctx, svc, logger)
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {

@@ -32,7 +32,7 @@ func TestMigrateStatusCommand(t *testing.T) {
 	}
 
 	wantBefore := "version: none\ndirty: false\nlatest: 9\n" +
-		"pending: 0001_init.up.sql\npending: 0002_settings.up.sql\npending: 0003_binary_identities.up.sql\npending: 0004_checkout.up.sql\npending: 0009_campaign_status.up.sql\n"
+		"pending: 0001_init.up.sql\npending: 0002_settings.up.sql\npending: 0003_binary_identities.up.sql\npending: 0004_checkout.up.sql\npending: 0005_checkout_backfill.up.sql\npending: 0009_campaign_status.up.sql\n"
 	for range 2 { // status changes nothing
 		if out, code := couponsvc("migrate", "status"); out != wantBefore || code != 0 {
 			t.Fatalf("status before: exit %d\n%s\nwant\n%s", code, out, wantBefore)

@@ -209,7 +209,7 @@ func checkValidTemplate(t *testing.T, tpl *models.Template) {
 		t.Fatalf("claim window %v..%v passed", tpl.ClaimStartsAt, tpl.ClaimEndsAt)
 	}
 	claimed := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	from, until := tpl.ValidityFor(claimed)
+	from, until := tpl.ValidityFor(claimed, time.UTC)
 	if !until.After(from) {
 		t.Fatalf("validity %v..%v is empty", from, until)
 	}

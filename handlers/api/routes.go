@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+
 	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
@@ -129,14 +131,15 @@ func (s *Server) Routes() []web.Route {
 			Description: "Uses the coupon on the order and answers the discount and the amount to pay. The same coupon and " +
 				"order again answers 200 duplicate with the first answer (its amounts, whatever amount the retry carried). " +
 				"With user_id the coupon must belong to that user (403 forbidden otherwise). A coupon whose redemption " +
-				"by an order was refunded may be redeemed again, by that order or another.",
+				"by an order was refunded may be redeemed again, by that order or another. A coupon held by an online " +
+				"order → 409 held; a coupon the order's others cannot share it with (stacking) → 409 not_combinable.",
 			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[struct {
 				Coupon           models.CouponView `json:"coupon"`
 				OrderAmountCents int64             `json:"order_amount_cents" doc:"the order amount the discount was computed on"`
 				DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped"`
 				PayableCents     int64             `json:"payable_cents" doc:"order amount − discount"`
 			}](),
-			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now"},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable"},
 				422: {"below_minimum"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/refunds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.refundCoupon, Tag: "checkout", Summary: "Refund a coupon's use by a cancelled order",
@@ -249,6 +252,24 @@ func (s *Server) Routes() []web.Route {
 				User models.User `json:"user"`
 			}](),
 			Errors: map[int][]string{409: {web.ErrBody}}},
+		{Method: "GET", Path: "/api/v1/reports/redemptions.csv", Roles: admin, Handler: s.redemptionsCSV,
+			Tag: "reports", Summary: "Redemptions and discounts by day, template and cashier, as CSV (streamed)",
+			Description: "Days are days of the deployment's time zone (COUPON_TIMEZONE). A redemption counts on the day of its " +
+				"use with its discount as it stands (a partial return lowers it); a refund counts on the day of the refund, " +
+				"with the discount it took back, under the template and cashier of the redemption it undid. Columns: the " +
+				"groupings (day as YYYY-MM-DD; template as template,template_name; cashier), then redemptions, " +
+				"discount_cents, refunds, refunded_discount_cents, net_redemptions, net_discount_cents. Rows are ordered " +
+				"by the groupings; groups without redemptions or refunds have no row.",
+			Query: []web.Param{
+				{Name: "from", Description: "first day, YYYY-MM-DD in the deployment's zone (default: 29 days before to)",
+					Schema: map[string]any{"type": "string", "format": "date"}},
+				{Name: "to", Description: fmt.Sprintf("last day, included (default: today); at most %d days from from", services.MaxReportDays),
+					Schema: map[string]any{"type": "string", "format": "date"}},
+				{Name: "group_by", Description: "a comma list of day, template and cashier (default: day)",
+					Schema: map[string]any{"type": "string", "pattern": "^(day|template|cashier)(,(day|template|cashier)){0,2}$"}},
+			},
+			Status: 200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
+			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/reconcile", Roles: admin, Handler: s.reconcileCounters,
 			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.ReconcileReport](),
 			Errors: map[int][]string{404: {web.ErrFound}}},

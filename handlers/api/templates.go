@@ -28,7 +28,7 @@ type createTemplateRequest struct {
 	ClaimEndsAt      *string `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
 	ValidFrom        *string `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until"`
 	ValidUntil       *string `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from"`
-	ValidDays        *int64  `json:"valid_days" doc:"validity counted from the claim, 1..3650 (instead of valid_from/valid_until)"`
+	ValidDays        *int64  `json:"valid_days" doc:"1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)"`
 	RefundPolicy     *string `json:"refund_policy" schema:"refund_policy"`
 	ExtendOnRefund   *bool   `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
 	Status           *string `json:"status" schema:"template_status"`

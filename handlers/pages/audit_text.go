@@ -128,7 +128,7 @@ func (p *Pages) auditDetails(detail string) []auditDetail {
 			value = "#" + value
 		case f.Key == "expires_at":
 			if t, err := time.Parse(time.RFC3339Nano, value); err == nil {
-				value = t.UTC().Format(dateTimeSecLayout)
+				value = p.dateTime(t)
 			}
 		case f.Key == "reason" || f.Key == "name":
 			value = fmt.Sprintf("“%s”", value)

@@ -100,37 +100,65 @@ func parseMoney(s string) (int64, bool) {
 	return w*100 + f, true
 }
 
-// Times are shown in UTC on the server; the page's script rewrites the
-// <time> elements in the reader's own time zone.
+// Times are read and shown in the deployment's time zone (Options.Location,
+// docs/time.md), on the server: a form and the details beside it show the
+// same wall time, whatever the reader's browser thinks.
 const (
-	dateTimeLayout = "2 Jan 2006, 15:04 UTC"
-	// dateTimeSecLayout is for records (audit, history), where the order of
-	// events a few seconds apart matters.
-	dateTimeSecLayout = "2 Jan 2006, 15:04:05 UTC"
-	dateLayout        = "2 Jan 2006"
-	formTimeLayout    = "2006-01-02T15:04" // <input type="datetime-local">
+	dateTimeLayout = "2 Jan 2006, 15:04:05 MST" // MST: the zone's abbreviation, or its offset
+	dateLayout     = "2 Jan 2006"
+	formTimeLayout = "2006-01-02T15:04" // <input type="datetime-local">
 )
+
+// dateTime writes an instant as the deployment's wall time with seconds and
+// the zone's abbreviation: "8 Mar 2026, 03:00:00 EDT".
+func (p *Pages) dateTime(t time.Time) string { return t.In(p.loc).Format(dateTimeLayout) }
+
+// formValue writes an instant as a datetime-local value in the deployment's
+// zone, with its seconds when it has some, so that saving the form
+// unchanged keeps the instant.
+func (p *Pages) formValue(t time.Time) string {
+	l := t.In(p.loc)
+	if l.Second() != 0 {
+		return l.Format("2006-01-02T15:04:05")
+	}
+	return l.Format(formTimeLayout)
+}
+
+// untilTime writes the end of a validity: a local midnight is the end of
+// the day before ("the end of 8 Mar 2026 (midnight EDT)"), so that a coupon
+// valid until midnight does not read as valid on the day that starts then.
+func (p *Pages) untilTime(t time.Time) string {
+	l := t.In(p.loc)
+	if before := l.Add(-time.Nanosecond); before.Day() != l.Day() {
+		return "the end of " + before.Format(dateLayout) + " (midnight " + l.Format("MST") + ")"
+	}
+	return p.dateTime(t)
+}
 
 // funcs are the template functions of the pages.
 func (p *Pages) funcs() template.FuncMap {
 	return template.FuncMap{
-		"money":       p.money.format,
-		"moneyInput":  moneyInput,
-		"dateTime":    func(t time.Time) string { return t.UTC().Format(dateTimeLayout) },
-		"dateTimeSec": func(t time.Time) string { return t.UTC().Format(dateTimeSecLayout) },
-		"date":        func(t time.Time) string { return t.UTC().Format(dateLayout) },
-		"isoTime":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"money":      p.money.format,
+		"moneyInput": moneyInput,
+		"dateTime":   p.dateTime,
+		// dateTimeSec is for records (audit, histories), where events a few
+		// seconds apart must read in order: dateTime shows the seconds.
+		"dateTimeSec": p.dateTime,
+		"untilTime":   p.untilTime,
+		"date":        func(t time.Time) string { return t.In(p.loc).Format(dateLayout) },
+		"isoTime":     func(t time.Time) string { return t.In(p.loc).Format(time.RFC3339) },
+		"zone":        func() string { return p.loc.String() },
 		"formTime": func(t *time.Time) string {
 			if t == nil || t.IsZero() {
 				return ""
 			}
-			return t.UTC().Format(formTimeLayout)
+			return p.formValue(*t)
 		},
 		"codeGroups": codeGroups,
 		"qr":         qrSVG,
 		"valueText":  p.valueText,
 		"conditions": p.conditions,
-		"validity":   validityText,
+		"validity":   p.validityText,
 		"deref":      deref,
 		"percent": func(part, whole int64) int64 {
 			if whole <= 0 {
@@ -208,16 +236,17 @@ func (p *Pages) conditions(t models.Template) []string {
 	return out
 }
 
-// validityText says how long a template's coupons are valid.
-func validityText(t models.Template) string {
+// validityText says how long a template's coupons are valid: N days after
+// the day of the claim, to midnight of the deployment's zone (docs/time.md).
+func (p *Pages) validityText(t models.Template) string {
 	if t.ValidDays > 0 {
 		if t.ValidDays == 1 {
-			return "Valid for 1 day after you claim it"
+			return "Valid for the day you claim it and 1 more day, until midnight (" + p.loc.String() + ")"
 		}
-		return fmt.Sprintf("Valid for %d days after you claim it", t.ValidDays)
+		return fmt.Sprintf("Valid for the day you claim it and %d more days, until midnight (%s)", t.ValidDays, p.loc.String())
 	}
 	if t.ValidFrom != nil && t.ValidUntil != nil {
-		return "Valid " + t.ValidFrom.UTC().Format(dateLayout) + " to " + t.ValidUntil.UTC().Format(dateLayout)
+		return "Valid " + p.dateTime(*t.ValidFrom) + " to " + p.untilTime(*t.ValidUntil)
 	}
 	return ""
 }

@@ -102,20 +102,47 @@ func formMoney(errs formErrors, field, value string, required bool) int64 {
 	return cents
 }
 
-// formTime reads a datetime-local field (UTC); blank is nil.
-func formTime(errs formErrors, field, value string) *time.Time {
+// formTime reads a datetime-local field as a wall time of the deployment's
+// zone (docs/time.md); blank is nil. A wall time the clocks skip that day
+// (the hour of a spring change) is refused, not moved: the admin picks.
+// A wall time that happens twice (the autumn change) is the first of them.
+func (p *Pages) formTime(errs formErrors, field, value string) *time.Time {
 	value = strings.TrimSpace(value)
 	if value == "" {
 		return nil
 	}
-	for _, layout := range []string{formTimeLayout, "2006-01-02T15:04:05", "2006-01-02 15:04", time.RFC3339, "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, value, time.UTC); err == nil {
-			t = t.UTC()
-			return &t
+	for _, layout := range []string{formTimeLayout, "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		wall, err := time.Parse(layout, value)
+		if err != nil {
+			continue
 		}
+		t := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), 0, p.loc)
+		if t.Format(time.DateTime) != wall.Format(time.DateTime) {
+			errs.add(field, "The clocks skip this time on that day in "+p.loc.String()+": enter a time before or after the change.")
+			return nil
+		}
+		t = firstOccurrence(t).UTC()
+		return &t
+	}
+	if t, err := time.Parse(time.RFC3339, value); err == nil {
+		t = t.UTC()
+		return &t
 	}
 	errs.add(field, "Enter a date and time, such as 2026-03-01 09:00.")
 	return nil
+}
+
+// firstOccurrence returns the first instant that shows t's wall time in
+// t's zone: when the clocks go back, a wall time happens twice.
+func firstOccurrence(t time.Time) time.Time {
+	_, off := t.Zone()
+	for _, back := range []time.Duration{time.Hour, 30 * time.Minute, 2 * time.Hour} {
+		e := t.Add(-back)
+		if _, o := e.Zone(); o != off && e.Format(time.DateTime) == t.Format(time.DateTime) {
+			return e
+		}
+	}
+	return t
 }
 
 // checkOrderID checks an order id as the service will (1 to 64 printable

@@ -73,7 +73,7 @@ func TestChart(t *testing.T) {
 		hours[i].Hour = start.Add(time.Duration(i) * time.Hour)
 	}
 	hours[5].Claims, hours[5].Redemptions, hours[23].Claims = 37, 12, 3
-	c := newChart(hours)
+	c := newChart(hours, time.UTC)
 	if len(c.Bars) != 48 || c.Total != [2]int64{40, 12} || c.Empty {
 		t.Fatalf("chart: %d bars, totals %v, empty %v", len(c.Bars), c.Total, c.Empty)
 	}
@@ -88,7 +88,7 @@ func TestChart(t *testing.T) {
 	if last := c.XTicks[len(c.XTicks)-1]; last.Label != "23:00" {
 		t.Errorf("the last hour label is %s, want the current hour", last.Label)
 	}
-	if empty := newChart(make([]services.HourCount, 24)); !empty.Empty || len(empty.YTicks) != 5 {
+	if empty := newChart(make([]services.HourCount, 24), time.UTC); !empty.Empty || len(empty.YTicks) != 5 {
 		t.Errorf("an empty chart: %+v", empty)
 	}
 	for top, want := range map[int64]int64{0: 1, 3: 1, 5: 2, 9: 5, 37: 10, 101: 50, 999: 500, 1000: 500, 12345: 5000} {
@@ -109,7 +109,7 @@ func TestChartDaysAndEdges(t *testing.T) {
 			hours[i].Hour = start.Add(time.Duration(i) * time.Hour)
 		}
 		hours[0].Claims, hours[n-1].Redemptions = 1000, 1
-		c := newChart(hours)
+		c := newChart(hours, time.UTC)
 		last := c.XTicks[len(c.XTicks)-1]
 		wantLast := hours[n-1].Hour.Format("15:04")
 		if n > 24 {

@@ -33,6 +33,9 @@ type Options struct {
 	SessionKey []byte
 	// Currency is the ISO 4217 code amounts are shown in; "USD" when empty.
 	Currency string
+	// Location is the deployment's time zone: forms read times in it and
+	// pages show them in it (docs/time.md). Nil takes the service's.
+	Location *time.Location
 }
 
 // The Content-Security-Policy of every page: only the service's own assets, no
@@ -54,6 +57,7 @@ type Pages struct {
 	static             fs.FS
 	assets             map[string]string // file name → URL with a content hash
 	money              moneyFormat
+	loc                *time.Location
 }
 
 // New makes the pages of svc.
@@ -69,7 +73,13 @@ func New(svc *services.Service, log *slog.Logger, opts Options) (*Pages, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &Pages{svc: svc, log: log, static: static, money: newMoneyFormat(opts.Currency)}
+	p := &Pages{svc: svc, log: log, static: static, money: newMoneyFormat(opts.Currency), loc: opts.Location}
+	if p.loc == nil {
+		p.loc = time.UTC
+		if svc != nil {
+			p.loc = svc.Location()
+		}
+	}
 	p.store = sessions.NewCookieStore(deriveKey(key, "session-auth"), deriveKey(key, "session-encrypt"))
 	p.store.MaxAge(int(services.SessionTTL.Seconds()))
 	p.csrfPlain = p.newCSRF(deriveKey(key, "csrf"), false)

@@ -75,6 +75,8 @@ func (p *Pages) Routes() []web.Route {
 		{Method: "POST", Path: "/admin/tokens/:id/revoke", Roles: admin, Handler: p.revokeToken,
 			Summary: "Revoke an API token"},
 		{Method: "GET", Path: "/admin/audit", Roles: admin, Handler: p.showAudit, Summary: "The audit log"},
+		{Method: "GET", Path: "/admin/reports", Roles: admin, Handler: p.showReports,
+			Summary: "Redemptions and discounts by day, template and cashier: chart, table and CSV link"},
 	}
 	for i := range rows {
 		rows[i].Page = true

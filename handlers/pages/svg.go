@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+	"time"
 
 	"couponsvc/services"
 
@@ -87,8 +88,9 @@ const axisCharWidth = 6.2
 
 // newChart lays out the hours of a template's stats: a pair of bars per hour
 // (claims, redemptions), a y axis with round ticks, and about six time
-// labels, dated when the hours span more than a day.
-func newChart(hours []services.HourCount) chart {
+// labels in the deployment's time zone loc, dated when the hours span more
+// than a day.
+func newChart(hours []services.HourCount, loc *time.Location) chart {
 	c := chart{Width: 720, Height: 240, AxisWidth: 40, PlotTop: 12, PlotBottom: 208, PlotLeft: 44, PlotRight: 712,
 		LabelX: 34, LabelY: 228}
 	var top int64
@@ -132,11 +134,11 @@ func newChart(hours []services.HourCount) chart {
 			}
 			c.Bars = append(c.Bars, chartBar{
 				X: x + slot*0.12 + float64(j)*barW, Y: float64(c.PlotBottom) - bh, W: barW, H: bh,
-				Class: class, Title: fmt.Sprintf("%s UTC: %d %s", h.Hour.UTC().Format("2 Jan 15:04"), v, what),
+				Class: class, Title: fmt.Sprintf("%s: %d %s", h.Hour.In(loc).Format("2 Jan 15:04 MST"), v, what),
 			})
 		}
 		if (len(hours)-1-i)%every == 0 {
-			c.XTicks = append(c.XTicks, c.xTick(x+slot/2, h.Hour.UTC().Format(layout)))
+			c.XTicks = append(c.XTicks, c.xTick(x+slot/2, h.Hour.In(loc).Format(layout)))
 		}
 	}
 	return c

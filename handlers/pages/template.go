@@ -118,15 +118,15 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		return
 	}
 	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(),
-		Campaign: camp, State: templateState(*view, camp, p.now()), Stats: stats, Chart: newChart(stats.Hours), Hours: hours,
+		Campaign: camp, State: templateState(*view, camp, p.now()), Stats: stats, Chart: newChart(stats.Hours, p.loc), Hours: hours,
 		History: p.auditLines(history.Entries, history.Codes), Before: max(before, 0), Older: history.Older}
 	if edit != nil {
 		page.Edit = *edit
 	} else {
 		page.Edit = editForm{Name: view.Name, Description: view.Description,
-			ClaimStartsAt: view.ClaimStartsAt.UTC().Format(formTimeLayout), Errors: formErrors{}}
+			ClaimStartsAt: p.formValue(view.ClaimStartsAt), Errors: formErrors{}}
 		if view.ClaimEndsAt != nil {
-			page.Edit.ClaimEndsAt = view.ClaimEndsAt.UTC().Format(formTimeLayout)
+			page.Edit.ClaimEndsAt = p.formValue(*view.ClaimEndsAt)
 		}
 	}
 	if stock != nil {

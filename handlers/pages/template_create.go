@@ -127,7 +127,7 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
 		Errors: formErrors{},
 	}
-	t := f.template()
+	t := f.template(p)
 	if len(f.Errors) > 0 {
 		// What was typed cannot be sent: check the rest as the service
 		// would, so that every mistake is named in this one answer.
@@ -151,8 +151,8 @@ func (p *Pages) createTemplate(c *gin.Context) {
 
 // template converts the form; fields that do not apply to the chosen kind or
 // validity are left out, so that a value typed before switching does not
-// count.
-func (f *templateForm) template() models.Template {
+// count. Times are read in the deployment's zone (p.formTime).
+func (f *templateForm) template(p *Pages) models.Template {
 	e := f.Errors
 	t := models.Template{Name: f.Name, Description: strings.TrimSpace(f.Description), Kind: f.Kind,
 		RefundPolicy: f.RefundPolicy, ExtendOnRefund: f.ExtendOnRefund, Status: models.TemplateActive}
@@ -172,13 +172,13 @@ func (f *templateForm) template() models.Template {
 	t.MinOrderCents = formMoney(e, "min_order", f.MinOrder, false)
 	t.TotalStock = formInt(e, "total_stock", f.TotalStock, true)
 	t.PerUserLimit = formInt(e, "per_user_limit", f.PerUserLimit, true)
-	if starts := formTime(e, "claim_starts_at", f.ClaimStartsAt); starts != nil {
+	if starts := p.formTime(e, "claim_starts_at", f.ClaimStartsAt); starts != nil {
 		t.ClaimStartsAt = *starts
 	}
-	t.ClaimEndsAt = formTime(e, "claim_ends_at", f.ClaimEndsAt)
+	t.ClaimEndsAt = p.formTime(e, "claim_ends_at", f.ClaimEndsAt)
 	if f.Validity == "dates" {
-		t.ValidFrom = formTime(e, "valid_from", f.ValidFrom)
-		t.ValidUntil = formTime(e, "valid_until", f.ValidUntil)
+		t.ValidFrom = p.formTime(e, "valid_from", f.ValidFrom)
+		t.ValidUntil = p.formTime(e, "valid_until", f.ValidUntil)
 		if f.ValidFrom == "" {
 			e.add("valid_from", "Enter the first day the coupons are valid.")
 		}

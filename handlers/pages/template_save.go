@@ -30,8 +30,8 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 	if strings.TrimSpace(f.ClaimStartsAt) == "" {
 		f.Errors.add("claim_starts_at", "Enter when claims open.")
 	}
-	patch.ClaimStartsAt = formTime(f.Errors, "claim_starts_at", f.ClaimStartsAt)
-	patch.ClaimEndsAt = formTime(f.Errors, "claim_ends_at", f.ClaimEndsAt)
+	patch.ClaimStartsAt = p.formTime(f.Errors, "claim_starts_at", f.ClaimStartsAt)
+	patch.ClaimEndsAt = p.formTime(f.Errors, "claim_ends_at", f.ClaimEndsAt)
 	patch.ClearClaimEndsAt = strings.TrimSpace(f.ClaimEndsAt) == ""
 	if len(f.Errors) > 0 {
 		// Name every mistake in this one answer, not only the dates'.

@@ -164,10 +164,10 @@ func (p *Pages) redeemProblem(d *services.CouponDetail, orderID string, amount i
 	case models.CouponRevoked:
 		return "code", "This coupon was revoked and cannot be used."
 	case models.CouponExpired:
-		return "code", "This coupon expired on " + cp.ValidUntil.UTC().Format(dateTimeLayout) + "."
+		return "code", "This coupon expired at " + p.untilTime(cp.ValidUntil) + "."
 	}
 	if p.now().Before(cp.ValidFrom) {
-		return "code", "This coupon is not valid until " + cp.ValidFrom.UTC().Format(dateTimeLayout) + "."
+		return "code", "This coupon is not valid until " + p.dateTime(cp.ValidFrom) + "."
 	}
 	if amount < t.MinOrderCents {
 		return "amount", "Below the minimum: this coupon needs an order of at least " + p.money.format(t.MinOrderCents) + "."
@@ -182,7 +182,7 @@ func (p *Pages) usedWords(cp models.CouponView) string {
 		msg += " on order " + *cp.OrderID
 	}
 	if cp.UsedAt != nil {
-		msg += " at " + cp.UsedAt.UTC().Format(dateTimeLayout)
+		msg += " at " + p.dateTime(*cp.UsedAt)
 	}
 	return msg + "."
 }

@@ -1,6 +1,8 @@
 // couponsvc pages: the claim buttons (one idempotency key per click, kept for
-// a retry when the answer was lost), stock figures kept current, times in the
-// reader's time zone, and small form helpers. Pages work without it, except
+// a retry when the answer was lost), stock figures kept current, and small
+// form helpers. Times are written by the server in the deployment's time zone
+// (docs/time.md): a script rewriting them in the reader's zone would make a
+// form and the details beside it disagree. Pages work without it, except
 // the claim button, which calls the JSON API.
 (function () {
   "use strict";
@@ -16,21 +18,6 @@
     var b = new Uint8Array(16);
     window.crypto.getRandomValues(b);
     return Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
-  }
-
-  // ---- times in the reader's time zone ----
-
-  function localTimes(root) {
-    var full = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
-    var day = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
-    var secs = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
-    root.querySelectorAll("time[data-local]").forEach(function (el) {
-      var d = new Date(el.getAttribute("datetime"));
-      if (isNaN(d)) { return; }
-      var kind = el.getAttribute("data-local");
-      el.title = el.textContent;
-      el.textContent = kind === "date" ? day.format(d) : kind === "seconds" ? secs.format(d) : full.format(d);
-    });
   }
 
   // ---- stock figures ----
@@ -261,7 +248,6 @@
             region.replaceChildren.apply(region, Array.prototype.slice.call(fresh.childNodes).map(function (n) {
               return document.importNode(n, true);
             }));
-            localTimes(region);
             confirms(region);
           })
           .catch(function () { /* try again at the next tick */ });
@@ -294,7 +280,6 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    localTimes(document);
     pollStock();
     document.querySelectorAll("[data-claim]").forEach(function (btn) {
       btn.addEventListener("click", function () { claim(btn); });

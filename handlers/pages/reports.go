@@ -1,0 +1,59 @@
+package pages
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// reportsPage is the data of reports.html.
+type reportsPage struct {
+	basePage
+	// From, To and GroupBy are the form's values as typed.
+	From, To, GroupBy string
+	Summary           *services.RedemptionSummary
+	Chart             chart
+	// CSV is the link to the same report as CSV.
+	CSV    string
+	Errors formErrors
+}
+
+// reportGroupings are the groupings the page offers (the CSV takes any).
+var reportGroupings = []struct{ Value, Label string }{
+	{"day", "Day"}, {"template", "Template"}, {"cashier", "Cashier"},
+	{"day,template", "Day and template"}, {"day,cashier", "Day and cashier"},
+	{"template,cashier", "Template and cashier"},
+}
+
+// showReports shows the redemption report (docs/reports.md): discount
+// given and refunded per day as a chart, and the groups asked for as a
+// table with a link to the same figures as CSV.
+func (p *Pages) showReports(c *gin.Context) {
+	req := services.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
+	page := &reportsPage{basePage: basePage{Title: "Reports", Nav: "reports"}, From: req.From, To: req.To,
+		GroupBy: req.GroupBy, Errors: formErrors{}}
+	sum, err := p.svc.RedemptionReport(c.Request.Context(), req)
+	if err != nil {
+		if e, ok := err.(*models.Error); ok && e.Code == models.CodeInvalidRequest && e.Field != "" {
+			page.Errors.add(e.Field, e.Message)
+			p.render(c, http.StatusBadRequest, "reports", page)
+			return
+		}
+		p.fail(c, err)
+		return
+	}
+	q := sum.Query
+	page.Summary, page.From, page.To = sum, q.From, q.To
+	page.GroupBy = strings.Join(q.GroupBy, ",")
+	page.Chart = p.newReportChart(sum.Days, sum.Totals)
+	page.CSV = "/api/v1/reports/redemptions.csv?" + url.Values{"from": {q.From}, "to": {q.To}, "group_by": {page.GroupBy}}.Encode()
+	p.render(c, http.StatusOK, "reports", page)
+}
+
+// Groupings lists the choices of the page's grouping field.
+func (*reportsPage) Groupings() []struct{ Value, Label string } { return reportGroupings }
