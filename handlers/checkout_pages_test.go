@@ -307,7 +307,7 @@ func TestBrowserWalletHeld(t *testing.T) {
 	card := fmt.Sprintf(`[data-coupon="%s"]`, coupon.Code)
 	shopper.waitText(card, "Reserved for order web-88 until ")
 	// The time is shown in the browser's own zone; its datetime is the hold's.
-	until := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).getAttribute("datetime")`, card+" time[data-local]"))
+	until := eval[string](shopper, fmt.Sprintf(`document.querySelector(%q).getAttribute("datetime")`, card+" time[datetime]"))
 	if at, err := time.Parse(time.RFC3339, until); err != nil || !at.Equal(res.ExpiresAt.Truncate(time.Second)) {
 		t.Errorf("the wallet shows the hold until %q, want %s", until, res.ExpiresAt.UTC().Format(time.RFC3339))
 	}
