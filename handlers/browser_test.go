@@ -634,8 +634,8 @@ func TestBrowserAdmin(t *testing.T) {
 	admin.screenshot("admin-reconcile")
 
 	admin.open("/admin/audit")
-	admin.waitText(".table", "reconcile.repair")
-	admin.waitText(".table", "more for the weekend")
+	admin.waitText(".audit-lines", "repaired the counters of template #")
+	admin.waitText(".audit-lines", "more for the weekend")
 	admin.screenshot("admin-audit")
 }
 

@@ -806,7 +806,7 @@ func TestTemplatePageHistoryPages(t *testing.T) {
 	admin := e.client(t)
 	admin.login("admin")
 	history := regexp.MustCompile(`(?s)<h2>History</h2>(.*?)</section>`)
-	entries := regexp.MustCompile(`<li><div><strong>`)
+	entries := regexp.MustCompile(`<li data-audit="`)
 	older := regexp.MustCompile(`href="\?hours=24&amp;before=(\d+)" rel="next">Older</a>`)
 
 	p := admin.get(fmt.Sprintf("/admin/templates/%d", tp.ID))
@@ -835,7 +835,7 @@ func TestTemplatePageHistoryPages(t *testing.T) {
 	if n := len(entries.FindAllString(m[1], -1)); n != 6 {
 		t.Errorf("the older page shows %d entries, want 6", n)
 	}
-	if !strings.Contains(m[1], "template.create") || !strings.Contains(m[1], "restock number 1&#34;") ||
+	if !strings.Contains(m[1], `data-action="template.create"`) || !strings.Contains(m[1], "restock number 1”") ||
 		older.MatchString(m[1]) || !strings.Contains(m[1], `href="?hours=24">Newest</a>`) {
 		t.Errorf("the older page: %s", m[1])
 	}

@@ -187,8 +187,9 @@ func TestRedemptionsAPI(t *testing.T) {
 			t.Fatalf("revoke %v", out)
 		}
 		e.doc.checkAnswer(t, "POST", "/api/v1/coupons/{code}/revoke", 200, out)
+		// A second revoke is refused, saying when, by whom and why.
 		status, out = e.post(t, path, e.admin, `{"return_stock":true,"reason":"lost voucher"}`)
-		wantAnswer(t, status, out, 200, "duplicate", models.CodeDuplicate)
+		wantAnswer(t, status, out, 409, "revoked", models.CodeRevoked)
 		status, out = redeem(e.cashier, "A-5", 5000)
 		wantAnswer(t, status, out, 409, "revoked", models.CodeRevoked)
 		status, out = e.post(t, "/api/v1/coupons/"+mistypeCode(code)+"/revoke", e.admin, `{"reason":"x"}`)

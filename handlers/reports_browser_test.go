@@ -36,17 +36,17 @@ func TestBrowserReports(t *testing.T) {
 
 	// The chart: 3 days, 2 bars each; the days with money have bars of
 	// height, drawn by the browser.
-	if n := eval[int](admin, `document.querySelectorAll("[data-report-chart] svg.chart rect").length`); n != 6 {
+	if n := eval[int](admin, `document.querySelectorAll("[data-report-chart] .chart rect").length`); n != 6 {
 		t.Fatalf("%d bars, want 6", n)
 	}
-	tall := eval[int](admin, `Array.from(document.querySelectorAll("[data-report-chart] svg.chart rect")).filter(function (r) { return r.getBoundingClientRect().height > 10; }).length`)
+	tall := eval[int](admin, `Array.from(document.querySelectorAll("[data-report-chart] .chart rect")).filter(function (r) { return r.getBoundingClientRect().height > 10; }).length`)
 	if tall != 3 { // given on 31 Oct and 1 Nov, refunded on 2 Nov
 		t.Errorf("%d bars drawn with a height, want 3", tall)
 	}
-	if w := eval[float64](admin, `document.querySelector("[data-report-chart] svg.chart").getBoundingClientRect().width`); w < 300 {
+	if w := eval[float64](admin, `document.querySelector("[data-report-chart] .chart").getBoundingClientRect().width`); w < 300 {
 		t.Errorf("the chart is %v px wide", w)
 	}
-	admin.waitText("[data-report-chart] svg.chart", "$10.00")
+	admin.waitText("[data-report-chart] .chart", "$10.00")
 	admin.waitText("[data-report-chart] .legend", "Given ($15.00) Refunded ($5.00)")
 
 	// The table: one row per day and cashier with activity, then the totals.

@@ -378,6 +378,9 @@ var securityMatrix = []matrixRow{
 		body: func(r *rig, who role) string { return `{"name":"sec-` + who.String() + `","budget_cents":0}` }},
 	{method: "GET", route: "/api/v1/campaigns/:id",
 		target: func(r *rig, who role) string { return fmt.Sprintf("/api/v1/campaigns/%d", r.campaignID) }},
+	{method: "PATCH", route: "/api/v1/campaigns/:id",
+		target: func(r *rig, who role) string { return fmt.Sprintf("/api/v1/campaigns/%d", r.campaignID) },
+		body:   func(r *rig, who role) string { return `{"name":"checked by ` + who.String() + `"}` }},
 
 	{method: "POST", route: "/api/v1/templates",
 		body: func(r *rig, who role) string {
@@ -490,6 +493,14 @@ var securityMatrix = []matrixRow{
 	{method: "GET", route: "/admin/webhooks/:id", target: freshWebhookPath("/admin/webhooks/%d")},
 	{method: "POST", route: "/admin/webhooks/:id/delete", target: freshWebhookPath("/admin/webhooks/%d/delete")},
 	{method: "POST", route: "/admin/webhooks/:id/deliveries/:delivery/resend", target: freshDeliveryPath("/admin/webhooks/%d/deliveries/%d/resend")},
+	{method: "GET", route: "/admin/campaigns/:id", target: adminCampaignPath("")},
+	{method: "POST", route: "/admin/campaigns/:id", target: adminCampaignPath("")},
+	{method: "POST", route: "/admin/campaigns/:id/status", target: adminCampaignPath("/status")},
+}
+
+// adminCampaignPath is the console address of the rig's campaign.
+func adminCampaignPath(suffix string) func(*rig, role) string {
+	return func(r *rig, who role) string { return fmt.Sprintf("/admin/campaigns/%d%s", r.campaignID, suffix) }
 }
 
 // callers are the callers of the matrix that hold a role.

@@ -18,7 +18,8 @@
 --              "tid|user|slot|ordinal|value|request_id", score = reserve time (ms)
 --   7 rule     string: the template's claim rule, "status|opens|ends|until":
 --              status "active" (anything else refuses: "archived" as
---              archived, any other as paused), then unix ms: claims
+--              archived, "campaign" when the template's campaign is paused,
+--              any other as paused), then unix ms: claims
 --              open at opens, close at ends, and none is taken from until on
 --              (absolute validity: the coupon would be born expired); ends and
 --              until are empty when there is none. Written by the service
@@ -50,7 +51,8 @@
 --      sell-out (docs/soldout.md)
 --   3  bad arguments (detail says which)
 --   6  not_claimable: the rule refuses at now; {6, at, 0, remaining, holds,
---      why}: why is "paused", "archived", "not_yet" (at = opens), "closed" (at = ends) or
+--      why}: why is "paused", "archived", "campaign_paused", "not_yet" (at = opens),
+--      "closed" (at = ends) or
 --      "expired" (at = until); holds as for 2, 4 and 5
 --   12 idempotency_mismatch: the key was used for another template or user
 --   20 not loaded: the budget, template or rule key is missing (Redis
@@ -93,6 +95,7 @@ if held ~= '' then holds = 'H' end
 -- 2. The claim rule, in the order of models.Template.ClaimRefusal.
 local why, at
 if status == 'archived' then why, at = 'archived', 0
+elseif status == 'campaign' then why, at = 'campaign_paused', 0
 elseif status ~= 'active' then why, at = 'paused', 0
 elseif now < tonumber(opens) then why, at = 'not_yet', tonumber(opens)
 elseif ends ~= '' and now >= tonumber(ends) then why, at = 'closed', tonumber(ends)

@@ -10,26 +10,36 @@ import (
 // campaign share the hash tag {c<ID>} so that one script can touch them all,
 // also on Redis Cluster.
 type Campaign struct {
-	ID          int64     `gorm:"primaryKey" json:"id"`
-	Name        string    `json:"name"`
-	BudgetCents int64     `json:"budget_cents"` // 0 = no budget
-	CreatedAt   time.Time `json:"created_at"`
+	ID          int64  `gorm:"primaryKey" json:"id"`
+	Name        string `json:"name"`
+	BudgetCents int64  `json:"budget_cents"` // 0 = no budget
+	// Status is CampaignActive or CampaignPaused: a paused campaign's
+	// templates take no claims, whatever their own status (docs/flows.md).
+	Status    string    `gorm:"default:active" json:"status"`
+	CreatedAt time.Time `json:"created_at"`
 }
+
+// Campaign statuses.
+const (
+	CampaignActive = "active"
+	CampaignPaused = "paused"
+)
 
 // MaxBudgetCents bounds a campaign budget (one trillion cents), far below what
 // overflows an int64 or a Lua number.
 const MaxBudgetCents = 1_000_000_000_000
 
-// Validate checks the fields an admin sets.
+// Validate checks the fields an admin sets, every one of them: the error
+// names each field at fault (see FieldErrors). An empty status is active.
 func (c *Campaign) Validate() error {
+	var errs FieldErrors
 	c.Name = strings.TrimSpace(c.Name)
-	if err := validateName("name", c.Name); err != nil {
-		return err
-	}
+	errs.Add(validateName("name", c.Name))
 	if c.BudgetCents < 0 || c.BudgetCents > MaxBudgetCents {
-		return Invalid("budget_cents", "must be between 0 (no budget) and %d", int64(MaxBudgetCents))
+		errs.Add(Invalid("budget_cents", "must be between 0 (no budget) and %d", int64(MaxBudgetCents)))
 	}
-	return nil
+	errs.Add(eitherOr("status", &c.Status, CampaignActive, CampaignPaused))
+	return errs.Err()
 }
 
 func validateName(field, name string) error {

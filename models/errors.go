@@ -81,8 +81,12 @@ func (c Code) Word() string {
 // into it at their boundary; handlers map its Code to an HTTP status in one place.
 type Error struct {
 	Code Code
-	// Field names the request field at fault, for CodeInvalidRequest.
+	// Field names the request field at fault, for CodeInvalidRequest: the
+	// first of Fields when there are several.
 	Field string
+	// Fields lists every field at fault when validation found several (see
+	// FieldErrors); Field and Message are then those of the first.
+	Fields []FieldError
 	// Message is for people: it is shown to the caller as is.
 	Message string
 	// Forbidden marks a CodeUnauthorized that is a wrong role or someone else's

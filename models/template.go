@@ -77,73 +77,73 @@ func (t *Template) ValueCents() int64 {
 	return t.FaceValueCents
 }
 
-// Validate checks every bound of a template (docs/README.md) and names the
-// first field at fault. Defaults: claim_starts_at now, refund_policy restore,
-// stacking exclusive, code_mode unique, status active. A shared code is
-// normalised to upper case.
+// Validate checks every bound of a template (docs/README.md) and names every
+// field at fault, the first in Field (see FieldErrors): a form hears of all
+// its mistakes at once. Defaults: claim_starts_at now, refund_policy
+// restore, stacking exclusive, code_mode unique, status active. A shared
+// code is normalised to upper case.
 func (t *Template) Validate() error {
+	var errs FieldErrors
 	t.Name = strings.TrimSpace(t.Name)
-	if err := validateName("name", t.Name); err != nil {
-		return err
-	}
-	if utf8.RuneCountInString(t.Description) > MaxDescriptionRune {
-		return Invalid("description", "must be valid text of at most %d characters", MaxDescriptionRune)
-	}
-	if err := CheckText("description", t.Description, MultiLine); err != nil {
-		return err
-	}
+	errs.Add(CheckTemplateText(t.Name, t.Description))
 	if t.CampaignID <= 0 {
-		return Invalid("campaign_id", "is required")
+		errs.Add(Invalid("campaign_id", "is required"))
 	}
 	switch t.Kind {
 	case KindFixed:
 		if t.FaceValueCents <= 0 || t.FaceValueCents > MaxMoneyCents {
-			return Invalid("face_value_cents", "must be between 1 and %d for a fixed coupon", int64(MaxMoneyCents))
+			errs.Add(Invalid("face_value_cents", "must be between 1 and %d for a fixed coupon", int64(MaxMoneyCents)))
 		}
 		if t.PercentOff != 0 {
-			return Invalid("percent_off", "is only for percent coupons")
+			errs.Add(Invalid("percent_off", "is only for percent coupons"))
 		}
 		if t.MaxDiscountCents != 0 {
-			return Invalid("max_discount_cents", "is only for percent coupons")
+			errs.Add(Invalid("max_discount_cents", "is only for percent coupons"))
 		}
 	case KindPercent:
 		if t.PercentOff < 1 || t.PercentOff > 99 {
-			return Invalid("percent_off", "must be between 1 and 99")
+			errs.Add(Invalid("percent_off", "must be between 1 and 99"))
 		}
 		if t.MaxDiscountCents <= 0 || t.MaxDiscountCents > MaxMoneyCents {
-			return Invalid("max_discount_cents", "must be between 1 and %d for a percent coupon", int64(MaxMoneyCents))
+			errs.Add(Invalid("max_discount_cents", "must be between 1 and %d for a percent coupon", int64(MaxMoneyCents)))
 		}
 		if t.FaceValueCents != 0 {
-			return Invalid("face_value_cents", "is only for fixed coupons")
+			errs.Add(Invalid("face_value_cents", "is only for fixed coupons"))
 		}
 	default:
-		return Invalid("kind", `must be "fixed" or "percent"`)
+		errs.Add(Invalid("kind", `must be "fixed" or "percent"`))
 	}
 	if t.MinOrderCents < 0 || t.MinOrderCents > MaxMoneyCents {
-		return Invalid("min_order_cents", "must be between 0 and %d", int64(MaxMoneyCents))
+		errs.Add(Invalid("min_order_cents", "must be between 0 and %d", int64(MaxMoneyCents)))
 	}
 	if t.TotalStock < 1 || t.TotalStock > MaxTotalStock {
-		return Invalid("total_stock", "must be between 1 and %d", MaxTotalStock)
+		errs.Add(Invalid("total_stock", "must be between 1 and %d", MaxTotalStock))
 	}
 	if t.PerUserLimit < 1 || t.PerUserLimit > MaxPerUserLimit {
-		return Invalid("per_user_limit", "must be between 1 and %d", MaxPerUserLimit)
+		errs.Add(Invalid("per_user_limit", "must be between 1 and %d", MaxPerUserLimit))
 	}
-	if err := t.validateWindows(); err != nil {
-		return err
+	t.validateWindows(&errs)
+	errs.Add(eitherOr("refund_policy", &t.RefundPolicy, RefundRestore, RefundRecycle))
+	errs.Add(eitherOr("stacking", &t.Stacking, StackingExclusive, StackingCombinable))
+	errs.Add(t.validateCodeMode())
+	if t.Status != TemplateArchived {
+		errs.Add(eitherOr("status", &t.Status, TemplateActive, TemplatePaused))
 	}
-	if err := eitherOr("refund_policy", &t.RefundPolicy, RefundRestore, RefundRecycle); err != nil {
-		return err
+	return errs.Err()
+}
+
+// CheckTemplateText checks a template's name (trimmed) and description as
+// Validate does, naming each at fault: an edit form checks them with the rest
+// of what was typed when a date cannot be read.
+func CheckTemplateText(name, description string) error {
+	var errs FieldErrors
+	errs.Add(validateName("name", strings.TrimSpace(name)))
+	if utf8.RuneCountInString(description) > MaxDescriptionRune {
+		errs.Add(Invalid("description", "must be valid text of at most %d characters", MaxDescriptionRune))
+	} else {
+		errs.Add(CheckText("description", description, MultiLine))
 	}
-	if err := eitherOr("stacking", &t.Stacking, StackingExclusive, StackingCombinable); err != nil {
-		return err
-	}
-	if err := t.validateCodeMode(); err != nil {
-		return err
-	}
-	if t.Status == TemplateArchived {
-		return nil
-	}
-	return eitherOr("status", &t.Status, TemplateActive, TemplatePaused)
+	return errs.Err()
 }
 
 // validateCodeMode checks code_mode and shared_code together.
@@ -180,30 +180,29 @@ func eitherOr(field string, v *string, def, other string) error {
 	return nil
 }
 
-func (t *Template) validateWindows() error {
+func (t *Template) validateWindows(errs *FieldErrors) {
 	if t.ClaimEndsAt != nil && !t.ClaimEndsAt.After(t.ClaimStartsAt) {
-		return Invalid("claim_ends_at", "must be after claim_starts_at")
+		errs.Add(Invalid("claim_ends_at", "must be after claim_starts_at"))
 	}
 	absolute := t.ValidFrom != nil || t.ValidUntil != nil
 	switch {
 	case absolute && t.ValidDays != 0:
-		return Invalid("valid_days", "give either valid_days or valid_from and valid_until, not both")
+		errs.Add(Invalid("valid_days", "give either valid_days or valid_from and valid_until, not both"))
 	case absolute:
 		if t.ValidFrom == nil {
-			return Invalid("valid_from", "is required with valid_until")
+			errs.Add(Invalid("valid_from", "is required with valid_until"))
 		}
 		if t.ValidUntil == nil {
-			return Invalid("valid_until", "is required with valid_from")
+			errs.Add(Invalid("valid_until", "is required with valid_from"))
 		}
-		if !t.ValidUntil.After(*t.ValidFrom) {
-			return Invalid("valid_until", "must be after valid_from")
+		if t.ValidFrom != nil && t.ValidUntil != nil && !t.ValidUntil.After(*t.ValidFrom) {
+			errs.Add(Invalid("valid_until", "must be after valid_from"))
 		}
 	default:
 		if t.ValidDays < 1 || t.ValidDays > MaxValidDays {
-			return Invalid("valid_days", "must be between 1 and %d (or give valid_from and valid_until)", MaxValidDays)
+			errs.Add(Invalid("valid_days", "must be between 1 and %d (or give valid_from and valid_until)", MaxValidDays))
 		}
 	}
-	return nil
 }
 
 // ValidityFor returns the validity window of a coupon claimed at claimedAt.
@@ -242,11 +241,13 @@ func StartOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
 // Why a template takes no claims (see ClaimRefusal). The claim script in
 // Redis answers with the same words.
 const (
-	RefusedPaused   = "paused"
-	RefusedNotYet   = "not_yet" // before claim_starts_at
-	RefusedClosed   = "closed"  // at or after claim_ends_at
-	RefusedExpired  = "expired" // at or after an absolute valid_until
-	RefusedArchived = "archived"
+	RefusedPaused = "paused"
+	// RefusedCampaignPaused: the template is active, its campaign paused.
+	RefusedCampaignPaused = "campaign_paused"
+	RefusedNotYet         = "not_yet" // before claim_starts_at
+	RefusedClosed         = "closed"  // at or after claim_ends_at
+	RefusedExpired        = "expired" // at or after an absolute valid_until
+	RefusedArchived       = "archived"
 )
 
 // ClaimRefusal is the one rule of when a template takes claims, stock and
@@ -291,6 +292,9 @@ func NotClaimable(reason string, at time.Time) *Error {
 		return Errorf(CodeNotClaimable, "claims closed at %s, when the coupons stopped being valid", when)
 	case RefusedArchived:
 		return Errorf(CodeNotClaimable, "this coupon is archived")
+	}
+	if reason == RefusedCampaignPaused {
+		return Errorf(CodeNotClaimable, "this coupon's campaign is paused")
 	}
 	return Errorf(CodeNotClaimable, "this coupon is paused")
 }

@@ -158,7 +158,7 @@ func (s *Service) ViewTemplate(ctx context.Context, id int64) (*TemplateView, er
 
 // ViewOffer returns a template on offer (see ListTemplates) with its
 // remaining stock, and CodeNotFound, as for an unknown id, for one that is
-// not: paused, not yet open, closed or past its validity. Errors:
+// not: paused (or its campaign), not yet open, closed or past its validity. Errors:
 // CodeNotFound, CodeUnavailable.
 func (s *Service) ViewOffer(ctx context.Context, id int64) (*TemplateView, error) {
 	t, err := s.GetTemplate(ctx, id)
@@ -166,6 +166,13 @@ func (s *Service) ViewOffer(ctx context.Context, id int64) (*TemplateView, error
 		return nil, err
 	}
 	if t.Claimable(s.now()) != nil {
+		return nil, dbError(fmt.Sprintf("template %d", id), gorm.ErrRecordNotFound)
+	}
+	camp, err := s.GetCampaign(ctx, t.CampaignID)
+	if err != nil {
+		return nil, err
+	}
+	if camp.Status == models.CampaignPaused {
 		return nil, dbError(fmt.Sprintf("template %d", id), gorm.ErrRecordNotFound)
 	}
 	return s.viewTemplate(ctx, t)
@@ -181,13 +188,15 @@ func (s *Service) viewTemplate(ctx context.Context, t *models.Template) (*Templa
 
 // ListTemplates returns templates with the stock left, newest campaign
 // first: all of them, or when offeredOnly only those on offer, which take
-// claims now as far as the template goes (models.Template.Claimable; sold
-// out ones included). What is not on offer yet stays hidden from shoppers.
+// claims now as far as the template and its campaign go
+// (models.Template.Claimable, the campaign not paused; sold out ones
+// included). What is not on offer yet stays hidden from shoppers.
 func (s *Service) ListTemplates(ctx context.Context, offeredOnly bool) ([]TemplateView, error) {
 	var ts []models.Template
 	q := s.db.WithContext(ctx).Order("campaign_id DESC, id")
 	if offeredOnly {
-		q = q.Where("status = ?", models.TemplateActive)
+		q = q.Where("status = ?", models.TemplateActive).
+			Where("campaign_id NOT IN (?)", s.db.Model(&models.Campaign{}).Select("id").Where("status = ?", models.CampaignPaused))
 	}
 	if err := q.Find(&ts).Error; err != nil {
 		return nil, dbError("templates", err)
@@ -195,6 +204,16 @@ func (s *Service) ListTemplates(ctx context.Context, offeredOnly bool) ([]Templa
 	if offeredOnly {
 		now := s.now()
 		ts = slices.DeleteFunc(ts, func(t models.Template) bool { return t.Claimable(now) != nil })
+	}
+	return s.withRemaining(ctx, ts)
+}
+
+// ListCampaignTemplates returns the templates of one campaign, oldest
+// first, with the stock left. Errors: CodeUnavailable.
+func (s *Service) ListCampaignTemplates(ctx context.Context, campaignID int64) ([]TemplateView, error) {
+	var ts []models.Template
+	if err := s.db.WithContext(ctx).Where("campaign_id = ?", campaignID).Order("id").Find(&ts).Error; err != nil {
+		return nil, dbError("templates", err)
 	}
 	return s.withRemaining(ctx, ts)
 }
@@ -251,8 +270,13 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 	var t models.Template
 	sent := false // the rule went to Redis, or may have
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		// The row stays locked until the commit, so that concurrent changes
-		// reach Redis in the order they commit.
+		// The campaign's row, then the template's, stay locked until the
+		// commit, so that concurrent changes of either reach Redis in the
+		// order they commit; UpdateCampaign locks in the same order.
+		camp, err := lockTemplateCampaign(tx, id)
+		if err != nil {
+			return err
+		}
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).First(&t, id).Error; err != nil {
 			return err
 		}
@@ -324,7 +348,7 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 			}
 		}
 		sent = true
-		return s.publishClaimRule(ctx, &t)
+		return s.publishClaimRule(ctx, &t, camp.Status)
 	})
 	if err != nil {
 		if sent {
@@ -336,6 +360,24 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 	s.templates.forget(id)
 	s.soldOut.forget(id)
 	return &t, nil
+}
+
+// lockTemplateCampaign locks and returns the campaign of template id (a
+// template never changes campaign, so reading its campaign_id unlocked first
+// is safe).
+func lockTemplateCampaign(tx *gorm.DB, id int64) (*models.Campaign, error) {
+	var cid int64
+	if err := tx.Model(&models.Template{}).Where("id = ?", id).Pluck("campaign_id", &cid).Error; err != nil {
+		return nil, err
+	}
+	if cid == 0 {
+		return nil, gorm.ErrRecordNotFound
+	}
+	var camp models.Campaign
+	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).First(&camp, cid).Error; err != nil {
+		return nil, err
+	}
+	return &camp, nil
 }
 
 // sameTime reports whether two optional times are both absent or equal.

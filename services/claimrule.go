@@ -8,14 +8,20 @@ import (
 	"couponsvc/models"
 )
 
-// claimRule encodes models.Template.ClaimRefusal for coupon_deduct.lua:
-// "status|opens|ends|until", times in unix milliseconds, ends and until
-// empty when there is none. The script gets the caller's clock in whole
+// claimRule encodes models.Template.ClaimRefusal, and the status of the
+// template's campaign, for coupon_deduct.lua: "status|opens|ends|until",
+// times in unix milliseconds, ends and until empty when there is none; status
+// is the template's, or "campaign" when the template is active and its
+// campaign paused (docs/flows.md). The script gets the caller's clock in whole
 // milliseconds (rounded down), so opens is rounded up and ends and until
 // down: at a boundary the script refuses whenever ClaimRefusal does.
-func claimRule(t *models.Template) string {
+func claimRule(t *models.Template, campaignStatus string) string {
 	b := make([]byte, 0, 64)
-	b = append(b, t.Status...)
+	if t.Status == models.TemplateActive && campaignStatus == models.CampaignPaused {
+		b = append(b, ruleCampaignPaused...)
+	} else {
+		b = append(b, t.Status...)
+	}
 	b = append(b, '|')
 	b = strconv.AppendInt(b, ceilMilli(t.ClaimStartsAt), 10)
 	b = append(b, '|')
@@ -28,6 +34,10 @@ func claimRule(t *models.Template) string {
 	}
 	return string(b)
 }
+
+// ruleCampaignPaused is the status word of a claim rule whose template is
+// active in a paused campaign.
+const ruleCampaignPaused = "campaign"
 
 // ceilMilli is t in unix milliseconds, rounded up.
 func ceilMilli(t time.Time) int64 {
@@ -44,8 +54,8 @@ func ceilMilli(t time.Time) int64 {
 // after both: a change of status or claim window then binds every instance
 // from the answer on; the row's lock orders concurrent changes, so Redis
 // keeps the last one committed; and a failed write rolls the change back.
-func (s *Service) publishClaimRule(ctx context.Context, t *models.Template) error {
-	if err := s.rdb.Set(ctx, s.keys.rule(t.CampaignID, t.ID), claimRule(t), 0).Err(); err != nil {
+func (s *Service) publishClaimRule(ctx context.Context, t *models.Template, campaignStatus string) error {
+	if err := s.rdb.Set(ctx, s.keys.rule(t.CampaignID, t.ID), claimRule(t, campaignStatus), 0).Err(); err != nil {
 		return redisError(err)
 	}
 	return nil

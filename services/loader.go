@@ -206,7 +206,7 @@ func (s *Service) readCampaignSnapshot(ctx context.Context, cid int64) (*campaig
 			snap.budgetRemaining = max(c.BudgetCents-used, 0)
 		}
 		for _, t := range ts {
-			tsnap, err := readTemplateSnapshot(tx, &t)
+			tsnap, err := readTemplateSnapshot(tx, &t, c.Status)
 			if err != nil {
 				return err
 			}
@@ -220,7 +220,7 @@ func (s *Service) readCampaignSnapshot(ctx context.Context, cid int64) (*campaig
 	return snap, nil
 }
 
-func readTemplateSnapshot(tx *gorm.DB, t *models.Template) (*templateSnapshot, error) {
+func readTemplateSnapshot(tx *gorm.DB, t *models.Template, campaignStatus string) (*templateSnapshot, error) {
 	var slots []int64
 	if err := tx.Model(&models.Coupon{}).Where("template_id = ? AND slot IS NOT NULL", t.ID).
 		Order("slot").Pluck("slot", &slots).Error; err != nil {
@@ -235,7 +235,7 @@ func readTemplateSnapshot(tx *gorm.DB, t *models.Template) (*templateSnapshot, e
 		return nil, err
 	}
 	ts := &templateSnapshot{id: t.ID, total: t.TotalStock, limit: t.PerUserLimit, value: t.ValueCents(), next: 1,
-		rule: claimRule(t)}
+		rule: claimRule(t, campaignStatus)}
 	var free strings.Builder
 	for _, slot := range slots {
 		for ; ts.next < slot; ts.next++ {

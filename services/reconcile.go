@@ -187,6 +187,21 @@ func (s *Service) Reconcile(ctx context.Context, req ReconcileRequest) (*Reconci
 		return nil, err
 	}
 	report.StaleHolds = stale
+	run := ReconcileRun{At: s.now().UTC(), By: actorName(req.Actor), Repair: req.Repair, Checked: len(report.Templates),
+		Drifted: report.Drifted() + report.BudgetsDrifted()}
+	for _, d := range report.Templates {
+		if d.Repaired {
+			run.Repaired++
+		}
+	}
+	for _, d := range report.Campaigns {
+		if d.Repaired {
+			run.Repaired++
+		}
+	}
+	if req.TemplateID == 0 {
+		s.noteRun(ctx, s.keys.lastReconcile(), run)
+	}
 	return report, nil
 }
 

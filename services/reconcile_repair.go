@@ -114,6 +114,8 @@ func (s *Service) RepairPass(ctx context.Context) (RepairStats, error) {
 	if err := s.checkDueCampaigns(ctx, &st, &budget); err != nil {
 		return st, err
 	}
+	s.noteRun(ctx, s.keys.lastRepairPass(), ReconcileRun{At: s.now().UTC(), By: repairActor, Repair: true,
+		Checked: st.Checked, Drifted: st.Repaired + st.BudgetsRepaired, Repaired: st.Repaired + st.BudgetsRepaired})
 	if st.Repaired > 0 || st.BudgetsRepaired > 0 {
 		s.log.Warn("reconciliation pass repaired drifted counters", "checked", st.Checked, "repaired", st.Repaired,
 			"budgets_repaired", st.BudgetsRepaired)

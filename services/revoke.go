@@ -12,12 +12,10 @@ import (
 	"gorm.io/gorm"
 )
 
-// RevokeResult is the answer to a revocation. Duplicate is set when the
-// coupon was already revoked and nothing changed. StockReturned tells that the
+// RevokeResult is the answer to a revocation. StockReturned tells that the
 // coupon no longer holds a slot of its template: its stock, budget value and
 // user ordinal are back in the pool.
 type RevokeResult struct {
-	Duplicate     bool
 	Coupon        models.CouponView
 	StockReturned bool
 }
@@ -33,13 +31,14 @@ type RevokeResult struct {
 // coupon keeps counting against the template's stock and the holder's limit
 // (for a coupon taken away for abuse).
 //
-// Revoking a revoked coupon again answers duplicate and changes nothing,
-// except that a revocation that asks for the stock back on a coupon revoked
-// without it returns the stock then (with its own audit entry). A used coupon
-// is refused with CodeAlreadyUsed: its order must be refunded first.
+// Revoking a revoked coupon again is refused with CodeRevoked, saying when,
+// by whom and why it was revoked, and changes nothing, except that a
+// revocation that asks for the stock back on a coupon revoked without it
+// returns the stock then (with its own audit entry). A used coupon is
+// refused with CodeAlreadyUsed: its order must be refunded first.
 //
 // Errors: CodeInvalidRequest (field code or reason), CodeNotFound,
-// CodeAlreadyUsed, CodeBusy, CodeUnavailable.
+// CodeAlreadyUsed, CodeRevoked, CodeBusy, CodeUnavailable.
 func (s *Service) Revoke(ctx context.Context, actor, code string, returnStock bool, reason string) (*RevokeResult, error) {
 	code, err := models.ParseCouponCode("code", code)
 	if err != nil {
@@ -74,7 +73,7 @@ func (s *Service) revokeOnce(ctx context.Context, actor string, c *models.Coupon
 	case models.CouponIssued, models.CouponHeld:
 	case models.CouponRevoked:
 		if !returnStock || c.Slot == nil {
-			return &RevokeResult{Duplicate: true, Coupon: c.View(now), StockReturned: c.Slot == nil}, nil, nil
+			return nil, nil, s.alreadyRevoked(ctx, c)
 		}
 		action = "coupon.return_stock"
 	case models.CouponUsed:

@@ -5,6 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
+	"couponsvc/services"
 
 	"github.com/gin-gonic/gin"
 )
@@ -38,5 +39,29 @@ func (s *Server) getCampaign(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.GetCampaign(c.Request.Context(), id)
+	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaign": out})
+}
+
+type updateCampaignRequest struct {
+	Name   web.Optional[string] `json:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	Status web.Optional[string] `json:"status" schema:"campaign_status" doc:"paused: none of the campaign's templates takes claims (not_claimable) until it is active again"`
+}
+
+// updateCampaign renames, pauses or resumes a campaign.
+func (s *Server) updateCampaign(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	var req updateCampaignRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	var p services.CampaignPatch
+	if err := web.FirstErr(req.Name.NotNull("name", &p.Name), req.Status.NotNull("status", &p.Status)); err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	out, err := s.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, p)
 	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaign": out})
 }

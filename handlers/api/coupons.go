@@ -15,7 +15,7 @@ type revokeRequest struct {
 }
 
 // revokeCoupon takes a coupon away from its holder (admin), with the reason in
-// the audit log: 200 "ok"; a coupon already revoked → 200 "duplicate".
+// the audit log: 200 "ok"; a coupon already revoked → 409 "revoked".
 func (s *Server) revokeCoupon(c *gin.Context) {
 	var req revokeRequest
 	if !web.BindJSON(c, &req) {
@@ -27,7 +27,7 @@ func (s *Server) revokeCoupon(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "ok"), gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+	web.Respond(c, http.StatusOK, "ok", gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
 }
 
 // getCoupon shows a coupon, with its effective status, and its template.

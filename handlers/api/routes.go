@@ -79,6 +79,14 @@ func (s *Server) Routes() []web.Route {
 				Remaining *int64          `json:"remaining" doc:"stock left; null when Redis cannot tell"`
 			}](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "PATCH", Path: "/api/v1/campaigns/:id", Roles: admin, Handler: s.updateCampaign,
+			Tag: "campaigns", Summary: "Rename, pause or resume a campaign",
+			Description: "A paused campaign's templates refuse claims with not_claimable (\"this coupon's campaign is paused\") " +
+				"whatever their own status, on every instance from the answer on; resuming gives each template its own state back. Audited.",
+			Request: web.TypeOf[updateCampaignRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
+				Campaign models.Campaign `json:"campaign"`
+			}](),
+			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "PATCH", Path: "/api/v1/templates/:id", Roles: admin, Handler: s.updateTemplate,
 			Tag: "campaigns", Summary: "Change a template's name, description, claim window, status or code mode",
 			Description: "status archived is final: the template takes no claims and no other change but its name and " +
@@ -308,13 +316,14 @@ func (s *Server) Routes() []web.Route {
 			Tag: "coupons", Summary: "Revoke a coupon",
 			Description: "An issued (or expired) coupon is revoked, with an audit entry of who and why. With return_stock its " +
 				"stock, budget and the holder's limit go back to the pool; without it the revoked coupon keeps counting " +
-				"against both. A revoked coupon again → 200 duplicate (unless it now asks for the stock back). A used " +
+				"against both. A revoked coupon again → 409 revoked, saying when, by whom and why it was revoked (unless " +
+				"it now asks for the stock back of a coupon revoked without it: 200 ok, the stock returned). A used " +
 				"coupon → 409 already_used: refund its order first.",
-			Request: web.TypeOf[revokeRequest](), Status: 200, Results: []string{"ok", "duplicate"}, Answer: web.TypeOf[struct {
+			Request: web.TypeOf[revokeRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
 				Coupon        models.CouponView `json:"coupon"`
 				StockReturned bool              `json:"stock_returned" doc:"the coupon no longer holds stock"`
 			}](),
-			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used"}, 429: {"busy"}}},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
 			Handler: s.listUserCoupons, Tag: "coupons", Summary: "List a user's coupons",
 			Description: "Newest first, at most 1000, each with its effective status (an issued coupon past valid_until is " +

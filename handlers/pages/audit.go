@@ -1,29 +1,108 @@
 package pages
 
 import (
+	"html/template"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-	"couponsvc/models"
+	"couponsvc/services"
 
 	"github.com/gin-gonic/gin"
 )
 
-// auditCount is how many audit entries the audit page lists.
-const auditCount = 300
+// auditPageSize is how many audit entries the audit page lists at once.
+const auditPageSize = 50
 
 // auditPage is the data of audit.html.
 type auditPage struct {
 	basePage
-	Entries []models.AuditEntry
+	Filter  auditFilterForm
+	Actions []string
+	Lines   []auditLine
+	// Older is the before-id of the next page (0: none); Query the filter as
+	// an address query, for the pager.
+	Older int64
+	Query template.URL
 }
 
-// showAudit lists the newest audit entries: who did what to which object,
-// when and why.
+// auditFilterForm is the filter form of the audit page, as typed.
+type auditFilterForm struct {
+	Actor, Action, Target, From, To string
+	Before                          int64
+	Errors                          formErrors
+}
+
+var auditFilterFields = map[string]string{"actor": "actor", "action": "action", "target": "target",
+	"since": "from", "until": "to"}
+
+// showAudit lists the audit log as sentences, newest first, filtered by who,
+// what, which object and which days, one page at a time.
 func (p *Pages) showAudit(c *gin.Context) {
-	entries, err := p.svc.ListAudit(c.Request.Context(), auditCount)
-	if err != nil {
-		p.fail(c, err)
-		return
+	f := auditFilterForm{Actor: strings.TrimSpace(c.Query("actor")), Action: c.Query("action"),
+		Target: strings.TrimSpace(c.Query("target")), From: c.Query("from"), To: c.Query("to"), Errors: formErrors{}}
+	f.Before, _ = strconv.ParseInt(c.Query("before"), 10, 64)
+	page := &auditPage{basePage: basePage{Title: "Audit log", Nav: "audit"}, Filter: f, Actions: auditActions()}
+	filter := services.AuditFilter{Actor: f.Actor, Action: f.Action, Target: f.Target, Before: f.Before, Limit: auditPageSize}
+	filter.Since = formDay(f.Errors, "from", f.From)
+	if to := formDay(f.Errors, "to", f.To); !to.IsZero() {
+		filter.Until = to.AddDate(0, 0, 1) // the whole day
 	}
-	p.render(c, http.StatusOK, "audit", &auditPage{basePage: basePage{Title: "Audit log", Nav: "audit"}, Entries: entries})
+	status := http.StatusOK
+	if len(f.Errors) == 0 {
+		res, err := p.svc.SearchAudit(c.Request.Context(), filter)
+		switch {
+		case err == nil:
+			page.Lines, page.Older = p.auditLines(res.Entries, res.Codes), res.Older
+		case f.Errors.fromError(err, auditFilterFields):
+		default:
+			p.fail(c, err)
+			return
+		}
+	}
+	if len(f.Errors) > 0 {
+		status = http.StatusBadRequest
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"actor": f.Actor, "action": f.Action, "target": f.Target, "from": f.From, "to": f.To} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	// Encoded here, so that the page writes it as is.
+	page.Query = template.URL(q.Encode())
+	p.render(c, status, "audit", page)
+}
+
+// formDay reads a date field (YYYY-MM-DD, UTC); blank is the zero time.
+func formDay(errs formErrors, field, value string) time.Time {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return time.Time{}
+	}
+	d, err := time.ParseInLocation("2006-01-02", value, time.UTC)
+	if err != nil {
+		errs.add(field, "Enter a day, such as 2026-03-01.")
+	}
+	return d
+}
+
+// auditActions are the choices of the action filter: each kind of object
+// ("coupon." for all of them), then each action.
+func auditActions() []string {
+	kinds := map[string]bool{}
+	var out []string
+	for a := range auditVerbs {
+		out = append(out, a)
+		kind, _, _ := strings.Cut(a, ".")
+		kinds[kind+"."] = true
+	}
+	for k := range kinds {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -24,6 +24,23 @@ type newCampaignPage struct {
 
 var campaignFields = map[string]string{"name": "name", "budget_cents": "budget"}
 
+// campaignErrors puts a service's error beside each field of a campaign
+// form, in the form's words; a field with a message already keeps it. It
+// reports whether err was one the form can show.
+func campaignErrors(errs formErrors, err error) bool {
+	fresh := formErrors{}
+	if !fresh.fromError(err, campaignFields) {
+		return false
+	}
+	if _, bad := fresh["budget"]; bad {
+		fresh["budget"] = "Enter the budget, or leave it empty for no budget."
+	}
+	for field, msg := range fresh {
+		errs.add(field, msg)
+	}
+	return true
+}
+
 // showNewCampaign shows an empty campaign form.
 func (p *Pages) showNewCampaign(c *gin.Context) {
 	p.render(c, http.StatusOK, "campaign_new", &newCampaignPage{basePage: basePage{Title: "New campaign", Nav: "admin"},
@@ -35,18 +52,18 @@ func (p *Pages) createCampaign(c *gin.Context) {
 	f := campaignForm{Name: c.PostForm("name"), Budget: c.PostForm("budget"), Errors: formErrors{}}
 	budget := formMoney(f.Errors, "budget", f.Budget, false)
 	page := &newCampaignPage{basePage: basePage{Title: "New campaign", Nav: "admin"}, Form: f}
+	camp := models.Campaign{Name: f.Name, BudgetCents: budget}
 	if len(f.Errors) > 0 {
+		// Name every mistake in this one answer, not only the budget's.
+		campaignErrors(f.Errors, camp.Validate())
 		p.render(c, http.StatusBadRequest, "campaign_new", page)
 		return
 	}
-	out, err := p.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, models.Campaign{Name: f.Name, BudgetCents: budget})
+	out, err := p.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
 	if err != nil {
-		if !f.Errors.fromError(err, campaignFields) {
+		if !campaignErrors(f.Errors, err) {
 			p.fail(c, err)
 			return
-		}
-		if _, bad := f.Errors["budget"]; bad {
-			f.Errors["budget"] = "Enter the budget, or leave it empty for no budget."
 		}
 		status, _ := web.StatusOf(err)
 		p.render(c, status, "campaign_new", page)

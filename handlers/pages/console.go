@@ -12,7 +12,8 @@ import (
 
 // adminPage is the data of admin.html: every campaign with its budget and its
 // templates with their figures, all read at At. The figures are shown as sums
-// that add up, so they are not refreshed one by one while the page is open.
+// that add up, so the page's script refreshes them all at once, from a fresh
+// copy of the page (app.js, liveRegions), never one by one.
 type adminPage struct {
 	basePage
 	Campaigns []adminCampaign
@@ -66,9 +67,14 @@ func (p *Pages) showConsole(c *gin.Context) {
 	now := p.now()
 	for _, v := range views {
 		f := figs[v.ID]
-		t := adminTemplate{TemplateView: v, Figures: f, State: templateState(v, now)}
+		i, ok := index[v.CampaignID]
+		var camp *models.Campaign
+		if ok {
+			camp = &page.Campaigns[i].Campaign
+		}
+		t := adminTemplate{TemplateView: v, Figures: f, State: templateState(v, camp, now)}
 		page.Totals.Add(f)
-		if i, ok := index[v.CampaignID]; ok {
+		if ok {
 			page.Campaigns[i].Templates = append(page.Campaigns[i].Templates, t)
 		}
 	}

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"couponsvc/handlers/web"
@@ -10,10 +11,12 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// revokeRefusals say the refusals of a revocation beside their field.
+// revokeRefusals say the refusals of a revocation beside their field; a
+// second revocation says when, by whom and why the first was made.
 var revokeRefusals = map[models.Code]refusal{
 	models.CodeNotFound:    {"code", "No coupon has this code."},
 	models.CodeAlreadyUsed: {"code", ""},
+	models.CodeRevoked:     {"code", ""},
 }
 
 // revokeCoupon takes a coupon away from its holder, with the reason in the
@@ -29,7 +32,7 @@ func (p *Pages) revokeCoupon(c *gin.Context) {
 		f.Errors.add("reason", "Say why, for the audit log.")
 	}
 	if len(f.Errors) > 0 {
-		p.render(c, http.StatusBadRequest, "coupons", page)
+		p.renderRevoke(c, http.StatusBadRequest, page)
 		return
 	}
 	res, err := p.svc.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
@@ -39,19 +42,30 @@ func (p *Pages) revokeCoupon(c *gin.Context) {
 			return
 		}
 		status, _ := web.StatusOf(err)
-		p.render(c, status, "coupons", page)
+		p.renderRevoke(c, status, page)
 		return
 	}
 	code := codeGroups(res.Coupon.Code)
 	msg := "Revoked " + code + " of " + res.Coupon.UserID + "."
-	switch {
-	case res.Duplicate:
-		msg = code + " was already revoked; nothing changed."
-	case res.StockReturned:
+	if res.StockReturned {
 		msg += " Its stock went back to the pool."
-	default:
+	} else {
 		msg += " It still counts against the stock and the holder's limit."
 	}
 	p.flash(c, true, msg)
 	redirect(c, "/admin/coupons?code="+res.Coupon.Code)
+}
+
+// renderRevoke answers the coupons page with the revoke form sent back, and
+// the coupon it names shown with its history when it exists.
+func (p *Pages) renderRevoke(c *gin.Context, status int, page *couponsPage) {
+	if code := page.Revoke.Code; code != "" {
+		c.Request.URL.RawQuery = "code=" + url.QueryEscape(code)
+	}
+	if !p.fillCoupons(c, page) {
+		return
+	}
+	// The lookup's own complaint about the code is the revoke form's.
+	delete(page.Filter.Errors, "code")
+	p.render(c, status, "coupons", page)
 }

@@ -1,7 +1,10 @@
 package pages
 
 import (
+	"html/template"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"couponsvc/models"
@@ -10,13 +13,36 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// couponsPage is the data of coupons.html: look a coupon up by its code, and
-// revoke it.
+// couponsPage is the data of coupons.html: the coupons that match the
+// filters, one page at a time; a coupon looked up by its code with its
+// history; and the revoke form.
 type couponsPage struct {
 	basePage
-	Lookup string
-	Found  *services.CouponDetail
-	Revoke revokeForm
+	Filter    couponFilterForm
+	List      services.CouponPage
+	Templates []services.TemplateView
+	Found     *services.CouponHistory
+	Audit     []auditLine
+	Revoke    revokeForm
+}
+
+// couponFilterForm is the filter form of the coupon list, as typed.
+type couponFilterForm struct {
+	Template, User, Status, Code string
+	Before                       int64
+	Errors                       formErrors
+}
+
+// query is the filter as an address query, for the pager: encoded here,
+// so that the page writes it as is.
+func (f couponFilterForm) query() template.URL {
+	q := url.Values{}
+	for _, kv := range [][2]string{{"template", f.Template}, {"user", f.User}, {"status", f.Status}, {"code", f.Code}} {
+		if kv[1] != "" {
+			q.Set(kv[0], kv[1])
+		}
+	}
+	return template.URL(q.Encode())
 }
 
 // revokeForm is the revoke form, as typed.
@@ -28,25 +54,66 @@ type revokeForm struct {
 
 var revokeFields = map[string]string{"code": "code", "coupon_code": "code", "reason": "reason"}
 
-// showCoupons shows the lookup and, for a code given, the coupon with the
-// revoke form filled in.
+var couponFilterFields = map[string]string{"template_id": "template", "user_id": "user", "status": "status", "code": "code"}
+
+// couponPageSize is how many coupons the list shows at once.
+const couponPageSize = 50
+
+// showCoupons lists coupons by template, holder, status or code; a code
+// given shows that coupon with its history and the revoke form filled in.
 func (p *Pages) showCoupons(c *gin.Context) {
 	page := &couponsPage{basePage: basePage{Title: "Coupons", Nav: "coupons"}, Revoke: revokeForm{Errors: formErrors{}}}
-	page.Lookup = strings.TrimSpace(c.Query("code"))
-	if page.Lookup != "" {
-		d, err := p.svc.GetCoupon(c.Request.Context(), page.Lookup)
-		switch {
-		case err == nil:
-			page.Found = d
-			page.Revoke.Code = d.Coupon.Code
-		case models.IsCode(err, models.CodeNotFound):
-			page.Revoke.Errors.add("lookup", "No coupon has this code.")
-		case models.IsCode(err, models.CodeInvalidRequest):
-			page.Revoke.Errors.fromError(err, map[string]string{"code": "lookup"})
-		default:
+	if !p.fillCoupons(c, page) {
+		return
+	}
+	status := http.StatusOK
+	if len(page.Filter.Errors) > 0 {
+		status = http.StatusBadRequest
+	}
+	p.render(c, status, "coupons", page)
+}
+
+// fillCoupons reads the filters of the address and fills the list and the
+// coupon found; it answers the error page and reports false on a fault.
+func (p *Pages) fillCoupons(c *gin.Context, page *couponsPage) bool {
+	ctx := c.Request.Context()
+	f := couponFilterForm{Template: strings.TrimSpace(c.Query("template")), User: strings.TrimSpace(c.Query("user")),
+		Status: c.Query("status"), Code: strings.TrimSpace(c.Query("code")), Errors: formErrors{}}
+	f.Before, _ = strconv.ParseInt(c.Query("before"), 10, 64)
+	page.Filter = f
+	ts, err := p.svc.ListTemplates(ctx, false)
+	if err != nil {
+		p.fail(c, err)
+		return false
+	}
+	page.Templates = ts
+	filter := services.CouponFilter{UserID: f.User, Status: f.Status, Code: f.Code, Before: f.Before, Limit: couponPageSize}
+	if f.Template != "" {
+		filter.TemplateID = formInt(f.Errors, "template", f.Template, false)
+	}
+	list, err := p.svc.ListCoupons(ctx, filter)
+	if err != nil {
+		if !f.Errors.fromError(err, couponFilterFields) {
 			p.fail(c, err)
-			return
+			return false
 		}
 	}
-	p.render(c, http.StatusOK, "coupons", page)
+	page.List = list
+	if f.Code != "" && len(f.Errors) == 0 {
+		h, err := p.svc.GetCouponHistory(ctx, f.Code)
+		switch {
+		case err == nil:
+			page.Found = h
+			if page.Revoke.Code == "" {
+				page.Revoke.Code = h.Coupon.Code
+			}
+			page.Audit = p.auditLines(h.Audit, map[int64]string{h.Coupon.ID: h.Coupon.Code})
+		case models.IsCode(err, models.CodeNotFound):
+			f.Errors.add("code", "No coupon has this code.")
+		default:
+			p.fail(c, err)
+			return false
+		}
+	}
+	return true
 }

@@ -142,10 +142,13 @@ func (p *Pages) funcs() template.FuncMap {
 		"jobKind":    jobKind,
 		"moneyInput": moneyInput,
 		"dateTime":   p.dateTime,
-		"untilTime":  p.untilTime,
-		"date":       func(t time.Time) string { return t.In(p.loc).Format(dateLayout) },
-		"isoTime":    func(t time.Time) string { return t.In(p.loc).Format(time.RFC3339) },
-		"zone":       func() string { return p.loc.String() },
+		// dateTimeSec is for records (audit, histories), where events a few
+		// seconds apart must read in order: dateTime shows the seconds.
+		"dateTimeSec": p.dateTime,
+		"untilTime":   p.untilTime,
+		"date":        func(t time.Time) string { return t.In(p.loc).Format(dateLayout) },
+		"isoTime":     func(t time.Time) string { return t.In(p.loc).Format(time.RFC3339) },
+		"zone":        func() string { return p.loc.String() },
 		"formTime": func(t *time.Time) string {
 			if t == nil || t.IsZero() {
 				return ""
@@ -171,8 +174,17 @@ func (p *Pages) funcs() template.FuncMap {
 		"codeField": func(id, value, err string) codeField {
 			return codeField{ID: id, Value: value, Error: err}
 		},
+		"hasSuffix":   strings.HasSuffix,
+		"int64":       func(n int) int64 { return int64(n) },
+		"list":        func(s ...string) []string { return s },
+		"couponQuery": func(f couponFilterForm) template.URL { return f.query() },
+		"fe":          func(id, msg string) fieldErr { return fieldErr{ID: id, Msg: msg} },
 	}
 }
+
+// fieldErr is a form field's id and its error ("" for none), for the
+// partials "invalid" and "ferror" (partials.html).
+type fieldErr struct{ ID, Msg string }
 
 // codeField is a coupon code field of a form (partials.html).
 type codeField struct{ ID, Value, Error string }

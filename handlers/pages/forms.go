@@ -15,31 +15,43 @@ import (
 // form as a whole.
 type formErrors map[string]string
 
-// add keeps the first message of a field.
+// add keeps the first message of a field; the form as a whole ("") gathers
+// each of its messages.
 func (f formErrors) add(field, msg string) {
-	if _, ok := f[field]; !ok {
+	have, ok := f[field]
+	switch {
+	case !ok:
 		f[field] = msg
+	case field == "" && msg != "" && !strings.Contains(have, msg):
+		f[field] = have + " " + msg
 	}
 }
 
 // fromError puts a service's error beside the field it names (through
-// fields, which maps API field names to form field names), or on the form.
-// It reports whether err was a domain error that the form can show.
+// fields, which maps API field names to form field names), or on the form;
+// an error naming several fields puts each beside its own. It reports
+// whether err was a domain error that the form can show.
 func (f formErrors) fromError(err error, fields map[string]string) bool {
 	var e *models.Error
 	if !asError(err, &e) || e.Code == models.CodeInternal || e.Code == models.CodeUnavailable {
 		return false
 	}
-	field := e.Field
-	if mapped, ok := fields[field]; ok {
-		field = mapped
+	named := models.FieldsOf(err)
+	if len(named) == 0 {
+		named = []models.FieldError{{Field: e.Field, Message: e.Message}}
 	}
-	if _, known := fields[e.Field]; !known && e.Field != "" {
-		// A field this form does not have: name it in the message.
-		f.add("", sentence(strings.ReplaceAll(e.Field, "_", " ")+" "+e.Message))
-		return true
+	for _, fe := range named {
+		field, known := fields[fe.Field]
+		switch {
+		case known:
+			f.add(field, fieldMessage(fe.Message))
+		case fe.Field != "":
+			// A field this form does not have: name it in the message.
+			f.add("", sentence(strings.ReplaceAll(fe.Field, "_", " ")+" "+fe.Message))
+		default:
+			f.add("", fieldMessage(fe.Message))
+		}
 	}
-	f.add(field, fieldMessage(e.Message))
 	return true
 }
 

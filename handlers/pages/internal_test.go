@@ -97,3 +97,46 @@ func TestChart(t *testing.T) {
 		}
 	}
 }
+
+// TestChartDaysAndEdges: over 3 and 7 days the time labels carry the date,
+// none crosses the edges of the chart, and a count of 1 among 1,000 still
+// draws a bar.
+func TestChartDaysAndEdges(t *testing.T) {
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, n := range []int{24, 72, 168} {
+		hours := make([]services.HourCount, n)
+		for i := range hours {
+			hours[i].Hour = start.Add(time.Duration(i) * time.Hour)
+		}
+		hours[0].Claims, hours[n-1].Redemptions = 1000, 1
+		c := newChart(hours, time.UTC)
+		last := c.XTicks[len(c.XTicks)-1]
+		wantLast := hours[n-1].Hour.Format("15:04")
+		if n > 24 {
+			wantLast = hours[n-1].Hour.Format("2 Jan 15:04")
+		}
+		if last.Label != wantLast {
+			t.Errorf("%d hours: last label %q, want %q", n, last.Label, wantLast)
+		}
+		for _, x := range c.XTicks {
+			half := float64(len(x.Label)) * axisCharWidth / 2
+			left, right := x.Pos-half, x.Pos+half
+			switch x.Anchor {
+			case "end":
+				left, right = x.Pos-2*half, x.Pos
+			case "start":
+				left, right = x.Pos, x.Pos+2*half
+			}
+			if left < float64(c.AxisWidth) || right > float64(c.Width) {
+				t.Errorf("%d hours: label %q spans %.0f..%.0f, outside the plot %d..%d", n, x.Label, left, right, c.AxisWidth, c.Width)
+			}
+		}
+		small := c.Bars[len(c.Bars)-1] // the last hour's redemptions: 1
+		if small.H < minBarHeight || small.Y+small.H != float64(c.PlotBottom) {
+			t.Errorf("%d hours: the bar of 1 among 1000 is %+v, want at least %v high on the baseline", n, small, minBarHeight)
+		}
+		if zero := c.Bars[1]; zero.H != 0 { // the first hour's redemptions: 0
+			t.Errorf("%d hours: a bar of 0 is %v high", n, zero.H)
+		}
+	}
+}

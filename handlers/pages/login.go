@@ -19,10 +19,14 @@ import (
 // loginPage is the data of login.html.
 type loginPage struct {
 	basePage
-	Username  string
-	Next      string
-	Error     string
-	LoggedOut bool
+	Username string
+	Next     string
+	Error    string
+	// Errors are the fields' own: each empty one is named.
+	Errors formErrors
+	// WrongPassword marks both fields invalid, described by Error.
+	WrongPassword bool
+	LoggedOut     bool
 }
 
 // showLogin shows the login form; a logged-in user goes to their home page.
@@ -41,9 +45,15 @@ func (p *Pages) showLogin(c *gin.Context) {
 func (p *Pages) login(c *gin.Context) {
 	username := strings.TrimSpace(c.PostForm("username"))
 	next := safeNext(c.PostForm("next"))
-	page := &loginPage{basePage: basePage{Title: "Log in", Nav: "login"}, Username: username, Next: next}
-	if username == "" || c.PostForm("password") == "" {
-		page.Error = "Enter your username and password."
+	page := &loginPage{basePage: basePage{Title: "Log in", Nav: "login"}, Username: username, Next: next,
+		Errors: formErrors{}}
+	if username == "" {
+		page.Errors.add("username", "Enter your username.")
+	}
+	if c.PostForm("password") == "" {
+		page.Errors.add("password", "Enter your password.")
+	}
+	if len(page.Errors) > 0 {
 		p.render(c, http.StatusBadRequest, "login", page)
 		return
 	}
@@ -54,7 +64,7 @@ func (p *Pages) login(c *gin.Context) {
 	switch {
 	case err == nil:
 	case asError(err, &e) && e.Code == models.CodeUnauthorized:
-		page.Error = "Wrong username or password."
+		page.Error, page.WrongPassword = "Wrong username or password.", true
 		p.render(c, http.StatusUnauthorized, "login", page)
 		return
 	case asError(err, &e) && e.Code == models.CodeRateLimited:

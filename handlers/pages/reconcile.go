@@ -21,6 +21,10 @@ type reconcilePage struct {
 	// that drifted.
 	Budgets        []budgetRow
 	BudgetsDrifted int64
+	// Last says when a check and the background repair pass last ran;
+	// LastUnknown that Redis could not tell.
+	Last        services.ReconcileRuns
+	LastUnknown bool
 }
 
 type reconcileRow struct {
@@ -87,6 +91,9 @@ func (p *Pages) showReconcile(c *gin.Context) {
 			page.Budgets = append(page.Budgets, budgetRow{CampaignBudgetDrift: d, Name: camps[d.CampaignID], IsDrift: d.Drifted()})
 		}
 	}
+	last, err := p.svc.LastReconcile(c.Request.Context())
+	// The page explains and offers the check even when Redis cannot say.
+	page.Last, page.LastUnknown = last, err != nil
 	p.render(c, http.StatusOK, "reconcile", page)
 }
 

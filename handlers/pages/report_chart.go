@@ -12,7 +12,7 @@ import (
 // SVG: no script, nothing inline for the CSP to refuse): a pair of bars a
 // day, the discount given and the discount refunded, a y axis in money.
 func (p *Pages) newReportChart(days []services.ReportRow, totals services.ReportRow) chart {
-	c := chart{Width: 720, Height: 240, PlotTop: 12, PlotBottom: 208, PlotLeft: 64, PlotRight: 712, LabelX: 58, LabelY: 228}
+	c := chart{Width: 720, Height: 240, AxisWidth: 60, PlotTop: 12, PlotBottom: 208, PlotLeft: 64, PlotRight: 712, LabelX: 58, LabelY: 228}
 	var top int64
 	for _, d := range days {
 		top = max(top, d.DiscountCents, d.RefundedDiscountCents)
@@ -42,6 +42,9 @@ func (p *Pages) newReportChart(days []services.ReportRow, totals services.Report
 		day, _ := time.Parse(time.DateOnly, d.Day)
 		for j, v := range []int64{d.DiscountCents, d.RefundedDiscountCents} {
 			bh := float64(v) / float64(scaleTop) * plotH
+			if v > 0 {
+				bh = max(bh, minBarHeight)
+			}
 			class, what := "bar-discount", fmt.Sprintf("%s given in %d %s", p.money.format(v), d.Redemptions, plural(d.Redemptions, "redemption", "redemptions"))
 			if j == 1 {
 				class, what = "bar-refunded", fmt.Sprintf("%s refunded in %d %s", p.money.format(v), d.Refunds, plural(d.Refunds, "refund", "refunds"))
@@ -50,7 +53,7 @@ func (p *Pages) newReportChart(days []services.ReportRow, totals services.Report
 				Class: class, Title: day.Format("Mon 2 Jan 2006") + ": " + what})
 		}
 		if (len(days)-1-i)%every == 0 {
-			c.XTicks = append(c.XTicks, chartTick{Pos: x + slot/2, Label: day.Format("2 Jan")})
+			c.XTicks = append(c.XTicks, c.xTick(x+slot/2, day.Format("2 Jan")))
 		}
 	}
 	return c

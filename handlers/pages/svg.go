@@ -42,9 +42,11 @@ func qrSVG(code string) template.HTML {
 }
 
 // chart is a bar chart of claims and redemptions per hour, drawn on the
-// server as SVG.
+// server as SVG in two parts: the y axis, which stays in place, and the plot,
+// which scrolls sideways on a narrow screen (partials.html, "chart").
 type chart struct {
-	Width, Height int
+	Width, Height int // of the whole chart; the plot is Width-AxisWidth wide
+	AxisWidth     int
 	PlotTop       int
 	PlotBottom    int
 	PlotLeft      int
@@ -59,6 +61,9 @@ type chart struct {
 	Label         string
 }
 
+// PlotWidth is the width of the plot's part.
+func (c chart) PlotWidth() int { return c.Width - c.AxisWidth }
+
 type chartBar struct {
 	X, Y, W, H float64
 	Class      string
@@ -68,13 +73,26 @@ type chartBar struct {
 type chartTick struct {
 	Pos   float64
 	Label string
+	// Anchor is the label's text-anchor: "middle", or "end" and "start"
+	// for a label that would otherwise cross the edge of the chart.
+	Anchor string
 }
 
+// minBarHeight is the height of the bar of a small non-zero count, so that
+// one claim among a thousand still shows.
+const minBarHeight = 2.0
+
+// axisCharWidth is about the width of a digit or letter of the 11 px axis
+// labels, to keep them inside the chart.
+const axisCharWidth = 6.2
+
 // newChart lays out the hours of a template's stats: a pair of bars per hour
-// (claims, redemptions), a y axis with round ticks, an hour label every few
-// hours, in the deployment's time zone loc.
+// (claims, redemptions), a y axis with round ticks, and about six time
+// labels in the deployment's time zone loc, dated when the hours span more
+// than a day.
 func newChart(hours []services.HourCount, loc *time.Location) chart {
-	c := chart{Width: 720, Height: 240, PlotTop: 12, PlotBottom: 208, PlotLeft: 40, PlotRight: 712, LabelX: 34, LabelY: 228}
+	c := chart{Width: 720, Height: 240, AxisWidth: 40, PlotTop: 12, PlotBottom: 208, PlotLeft: 44, PlotRight: 712,
+		LabelX: 34, LabelY: 228}
 	var top int64
 	for _, h := range hours {
 		top = max(top, h.Claims, h.Redemptions)
@@ -96,14 +114,20 @@ func newChart(hours []services.HourCount, loc *time.Location) chart {
 	if len(hours) == 0 {
 		return c
 	}
+	layout := "15:04"
+	if len(hours) > 24 {
+		layout = "2 Jan 15:04"
+	}
 	slot := float64(c.PlotRight-c.PlotLeft) / float64(len(hours))
 	barW := max(slot*0.36, 1)
 	every := max(len(hours)/6, 1)
 	for i, h := range hours {
 		x := float64(c.PlotLeft) + float64(i)*slot
-		label := h.Hour.In(loc).Format("15:04")
 		for j, v := range []int64{h.Claims, h.Redemptions} {
 			bh := float64(v) / float64(scaleTop) * plotH
+			if v > 0 {
+				bh = max(bh, minBarHeight)
+			}
 			what, class := "claims", "bar-claims"
 			if j == 1 {
 				what, class = "redemptions", "bar-redemptions"
@@ -114,10 +138,23 @@ func newChart(hours []services.HourCount, loc *time.Location) chart {
 			})
 		}
 		if (len(hours)-1-i)%every == 0 {
-			c.XTicks = append(c.XTicks, chartTick{Pos: x + slot/2, Label: label})
+			c.XTicks = append(c.XTicks, c.xTick(x+slot/2, h.Hour.In(loc).Format(layout)))
 		}
 	}
 	return c
+}
+
+// xTick places a time label centred on pos, or against the edge of the plot
+// it would cross.
+func (c chart) xTick(pos float64, label string) chartTick {
+	half := float64(len(label)) * axisCharWidth / 2
+	switch {
+	case pos+half > float64(c.Width)-2:
+		return chartTick{Pos: float64(c.Width) - 2, Label: label, Anchor: "end"}
+	case pos-half < float64(c.AxisWidth)+2:
+		return chartTick{Pos: float64(c.AxisWidth) + 2, Label: label, Anchor: "start"}
+	}
+	return chartTick{Pos: pos, Label: label, Anchor: "middle"}
 }
 
 // niceStep picks a round tick step so that about four ticks cover top.

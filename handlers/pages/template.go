@@ -13,20 +13,25 @@ import (
 
 // Template states on the admin pages.
 const (
-	stateOpen    = "Open"
-	statePaused  = "Paused"
-	stateSoldOut = "Sold out"
-	stateNotYet  = "Not open yet"
-	stateEnded   = "Ended"
+	stateOpen   = "Open"
+	statePaused = "Paused"
+	// stateCampaignPaused: the template is active, its campaign paused.
+	stateCampaignPaused = "Campaign paused"
+	stateSoldOut        = "Sold out"
+	stateNotYet         = "Not open yet"
+	stateEnded          = "Ended"
 )
 
 // templateState says in a word whether a template takes claims now, by the
-// rule the claims follow.
-func templateState(v services.TemplateView, now time.Time) string {
+// rule the claims follow: its own and its campaign's status (camp may be nil
+// when unknown).
+func templateState(v services.TemplateView, camp *models.Campaign, now time.Time) string {
 	reason, _ := v.ClaimRefusal(now)
 	switch {
 	case reason == models.RefusedPaused:
 		return statePaused
+	case camp != nil && camp.Status == models.CampaignPaused:
+		return stateCampaignPaused
 	case reason == models.RefusedNotYet:
 		return stateNotYet
 	case reason != "": // closed, or past the coupons' validity
@@ -54,7 +59,7 @@ type templatePage struct {
 	// History is a page of the template's audit entries, newest first;
 	// Before is the id it starts before (0: the newest), Older the before-id
 	// of the next page (0: none).
-	History       []models.AuditEntry
+	History       []auditLine
 	Before, Older int64
 	// Jobs are the template's latest jobs, with their progress.
 	Jobs []models.Job
@@ -121,8 +126,8 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		return
 	}
 	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(), Jobs: jobs,
-		Campaign: camp, State: templateState(*view, p.now()), Stats: stats, Chart: newChart(stats.Hours, p.loc), Hours: hours,
-		History: history.Entries, Before: max(before, 0), Older: history.Older}
+		Campaign: camp, State: templateState(*view, camp, p.now()), Stats: stats, Chart: newChart(stats.Hours, p.loc), Hours: hours,
+		History: p.auditLines(history.Entries, history.Codes), Before: max(before, 0), Older: history.Older}
 	if edit != nil {
 		page.Edit = *edit
 	} else {

@@ -63,21 +63,24 @@ var bornExpiredMessages = map[string]string{
 	"claim_ends_at":   "Claims must close by the time the coupons stop being valid, or the last ones claimed would already be expired.",
 }
 
-// templateErrors puts a service's error beside the field of a template form
-// it names (through fields), in the form's words. It reports whether err was
-// one the form can show.
+// templateErrors puts a service's error beside each field of a template
+// form it names (through fields), in the form's words; a field that has a
+// message already (the form's own check of what was typed) keeps it. It
+// reports whether err was one the form can show.
 func templateErrors(errs formErrors, err error, fields map[string]string) bool {
-	if !errs.fromError(err, fields) {
+	fresh := formErrors{}
+	if !fresh.fromError(err, fields) {
 		return false
 	}
 	words := templateFieldMessages
 	if errors.Is(err, models.ErrBornExpired) {
 		words = bornExpiredMessages
 	}
-	for field, msg := range words {
-		if _, bad := errs[field]; bad {
-			errs[field] = msg
+	for field, msg := range fresh {
+		if w, ok := words[field]; ok {
+			msg = w
 		}
+		errs.add(field, msg)
 	}
 	return true
 }
@@ -128,6 +131,9 @@ func (p *Pages) createTemplate(c *gin.Context) {
 	}
 	t := f.template(p)
 	if len(f.Errors) > 0 {
+		// What was typed cannot be sent: check the rest as the service
+		// would, so that every mistake is named in this one answer.
+		templateErrors(f.Errors, t.Validate(), templateFields)
 		p.renderNewTemplate(c, http.StatusBadRequest, f)
 		return
 	}

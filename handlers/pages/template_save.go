@@ -45,6 +45,8 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 	patch.ClaimEndsAt = p.formTime(f.Errors, "claim_ends_at", f.ClaimEndsAt)
 	patch.ClearClaimEndsAt = strings.TrimSpace(f.ClaimEndsAt) == ""
 	if len(f.Errors) > 0 {
+		// Name every mistake in this one answer, not only the dates'.
+		templateErrors(f.Errors, models.CheckTemplateText(name, desc), editFields)
 		p.renderTemplate(c, http.StatusBadRequest, &f, nil)
 		return
 	}

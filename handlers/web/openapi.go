@@ -98,12 +98,13 @@ var fieldSchemas = map[string]map[string]any{
 		"description": "unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout"},
 	"shared_code": {"type": "string", "minLength": models.MinSharedCodeLen, "maxLength": models.MaxSharedCodeLen,
 		"pattern": "^[A-Za-z0-9-]+$", "description": sharedCodeParam},
-	"checkout_code": {"type": "string", "description": couponCodeParam + "; or a shared code (" + sharedCodeParam + "), which needs user_id"},
-	"stacking":      {"enum": []string{models.StackingExclusive, models.StackingCombinable}},
-	"token_role":    {"enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
-	"user_role":     {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
-	"id":            {"type": "integer", "format": "int64", "minimum": 1},
-	"code":          {"type": "string", "description": couponCodeParam},
+	"checkout_code":   {"type": "string", "description": couponCodeParam + "; or a shared code (" + sharedCodeParam + "), which needs user_id"},
+	"campaign_status": {"enum": []string{models.CampaignActive, models.CampaignPaused}},
+	"stacking":        {"enum": []string{models.StackingExclusive, models.StackingCombinable}},
+	"token_role":      {"enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
+	"user_role":       {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
+	"id":              {"type": "integer", "format": "int64", "minimum": 1},
+	"code":            {"type": "string", "description": couponCodeParam},
 }
 
 // routeErrors returns the result words of the errors a route answers, by
@@ -178,7 +179,10 @@ func openAPIDocument(rows []Route) map[string]any {
 			"code":   map[string]any{"type": "integer", "description": "the result code (99: internal error)"},
 			"result": str("the result word: invalid_request, sold_out, busy…"),
 			"error":  str("a message for people"),
-			"field":  str("the request field at fault (invalid_request and a few others)"),
+			"field":  str("the request field at fault (invalid_request and a few others): the first when there are several"),
+			"fields": map[string]any{"type": "array", "description": "every field at fault, when validation found several",
+				"items": object(map[string]any{"field": str("the request field"), "message": str("what is wrong with it")},
+					"field", "message")},
 		}, "code", "result", "error"),
 	}
 	for name, t := range openAPISchemas {

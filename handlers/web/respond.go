@@ -119,6 +119,9 @@ type errorBody struct {
 	Result string      `json:"result"`
 	Error  string      `json:"error"`
 	Field  string      `json:"field,omitempty"`
+	// Fields lists every field at fault when there are several; Field and
+	// Error name the first, for clients that read one.
+	Fields []models.FieldError `json:"fields,omitempty"`
 }
 
 // RespondError writes the body of an error: its code, result word, a message
@@ -132,6 +135,9 @@ func RespondError(c *gin.Context, err error) {
 		if e.Field != "" {
 			body.Field = e.Field
 			body.Error = e.Field + ": " + e.Message
+		}
+		if len(e.Fields) > 1 {
+			body.Fields = e.Fields
 		}
 		if e.RetryAfterSeconds > 0 {
 			c.Header("Retry-After", strconv.Itoa(e.RetryAfterSeconds))

@@ -376,6 +376,42 @@
     });
   }
 
+  // ---- live regions ----
+
+  // liveRegions reloads each [data-live] part of the page (the console's
+  // figures) every data-live seconds from a fresh copy of the page, as a
+  // whole: every figure of it is read at one moment, so its sums still add
+  // up. A region with the keyboard focus in it waits for the next tick.
+  function liveRegions() {
+    if (!window.fetch || !window.DOMParser) { return; }
+    document.querySelectorAll("[data-live]").forEach(function (region, i) {
+      var secs = parseInt(region.getAttribute("data-live"), 10) || 10;
+      setInterval(function () {
+        if (document.hidden || region.contains(document.activeElement)) { return; }
+        fetch(window.location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+          .then(function (r) { return r.ok ? r.text() : null; })
+          .then(function (html) {
+            if (!html || region.contains(document.activeElement)) { return; }
+            var fresh = new DOMParser().parseFromString(html, "text/html").querySelectorAll("[data-live]")[i];
+            if (!fresh) { return; }
+            region.replaceChildren.apply(region, Array.prototype.slice.call(fresh.childNodes).map(function (n) {
+              return document.importNode(n, true);
+            }));
+            confirms(region);
+          })
+          .catch(function () { /* try again at the next tick */ });
+      }, secs * 1000);
+    });
+  }
+
+  function confirms(root) {
+    root.querySelectorAll("form[data-confirm]").forEach(function (form) {
+      form.addEventListener("submit", function (e) {
+        if (!window.confirm(form.getAttribute("data-confirm"))) { e.preventDefault(); }
+      });
+    });
+  }
+
   // ---- jobs ----
 
   // followJobs keeps the progress of the jobs on the page current
@@ -438,11 +474,8 @@
     document.querySelectorAll("[data-claim]").forEach(function (btn) {
       btn.addEventListener("click", function () { claim(btn); });
     });
-    document.querySelectorAll("form[data-confirm]").forEach(function (form) {
-      form.addEventListener("submit", function (e) {
-        if (!window.confirm(form.getAttribute("data-confirm"))) { e.preventDefault(); }
-      });
-    });
+    confirms(document);
+    liveRegions();
     document.querySelectorAll("form[data-template-form]").forEach(toggleFields);
     scanners();
     focusChosen();

@@ -1,0 +1,59 @@
+package pages
+
+import (
+	"net/http"
+
+	"couponsvc/models"
+	"couponsvc/services"
+
+	"github.com/gin-gonic/gin"
+)
+
+// campaignPage is the data of campaign.html: a campaign, its edit form, its
+// pause button and its templates.
+type campaignPage struct {
+	basePage
+	Campaign  models.Campaign
+	Templates []campaignTemplate
+	Form      campaignForm
+}
+
+type campaignTemplate struct {
+	services.TemplateView
+	State string
+}
+
+// showCampaign shows a campaign with its edit form.
+func (p *Pages) showCampaign(c *gin.Context) {
+	p.renderCampaign(c, http.StatusOK, nil)
+}
+
+// renderCampaign shows a campaign's page; form, when given, is the edit form
+// sent back with its errors.
+func (p *Pages) renderCampaign(c *gin.Context, status int, form *campaignForm) {
+	id, ok := p.pathID(c, "campaign")
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	camp, err := p.svc.GetCampaign(ctx, id)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	views, err := p.svc.ListCampaignTemplates(ctx, id)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	page := &campaignPage{basePage: basePage{Title: camp.Name, Nav: "admin"}, Campaign: *camp,
+		Form: campaignForm{Name: camp.Name, Errors: formErrors{}}}
+	if form != nil {
+		page.Form = *form
+	}
+	now := p.now()
+	for _, v := range views {
+		page.Templates = append(page.Templates, campaignTemplate{TemplateView: v, State: templateState(v, camp, now)})
+	}
+	p.render(c, status, "campaign", page)
+}
