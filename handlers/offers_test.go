@@ -54,7 +54,8 @@ func (e *pageEnv) hiddenOffers(t *testing.T) map[string]*models.Template {
 // TestTemplateVisibility: anonymous callers, shoppers, app and cashier
 // tokens see a template by id only when the list shows it, and otherwise
 // the same not_found as for an id that does not exist; admins see all. The
-// shop page shows what the list shows.
+// shop page shows what the list shows, and lists offers opening later last
+// with their opening time.
 func TestTemplateVisibility(t *testing.T) {
 	e := newPageEnv(t)
 	ctx := context.Background()
@@ -137,6 +138,16 @@ func TestTemplateVisibility(t *testing.T) {
 		for _, c := range []*pageClient{anon, shopper, adminPage} {
 			p := c.get("/")
 			for name, tp := range hidden {
+				if name == "not yet" {
+					// Offers opening later are listed last, with their
+					// opening time and no claim button (docs/pages.md).
+					_, upcoming, _ := strings.Cut(p.body, "data-upcoming")
+					if !strings.Contains(upcoming, tp.Name) || !strings.Contains(upcoming, "Opens ") ||
+						strings.Contains(p.body, fmt.Sprintf(`data-claim="%d"`, tp.ID)) {
+						t.Errorf("the shop does not list %s as opening later, without a claim button", name)
+					}
+					continue
+				}
 				if strings.Contains(p.body, fmt.Sprintf(`data-offer="%d"`, tp.ID)) || strings.Contains(p.body, tp.Name) {
 					t.Errorf("the shop shows %s", name)
 				}

@@ -134,7 +134,7 @@ func (s *Service) maxPerOrder() int {
 
 // parseCheckout checks what every checkout request carries; orderRequired
 // says whether order_id must be given.
-func (s *Service) parseCheckout(req *CheckoutRequest, orderRequired bool) error {
+func (s *Service) parseCheckout(ctx context.Context, req *CheckoutRequest, orderRequired bool) error {
 	if orderRequired || req.OrderID != "" {
 		if err := validateOrderID(req.OrderID); err != nil {
 			return err
@@ -156,7 +156,9 @@ func (s *Service) parseCheckout(req *CheckoutRequest, orderRequired bool) error 
 	req.shared = make([]bool, len(req.CouponCodes))
 	for i, raw := range req.CouponCodes {
 		code, err := models.ParseCouponCode("coupon_codes", raw)
-		if err != nil && !models.LooksLikeCouponCode(raw) && models.IsSharedCode(raw) {
+		if shared, serr := s.readsAsShared(ctx, raw, err); serr != nil {
+			return serr
+		} else if shared {
 			code, err = models.ParseSharedCode("coupon_codes", raw)
 			req.shared[i] = true
 		}

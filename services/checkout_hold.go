@@ -31,7 +31,7 @@ import (
 // CodeBelowMinimum, CodeNotCombinable, CodeIdempotencyMismatch, CodeBusy,
 // CodeUnavailable.
 func (s *Service) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
-	if err := s.parseCheckout(&req, true); err != nil {
+	if err := s.parseCheckout(ctx, &req, true); err != nil {
 		return nil, err
 	}
 	if req.TTLSeconds == 0 {

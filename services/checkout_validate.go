@@ -18,7 +18,7 @@ import (
 // Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id or
 // coupon_codes), CodeNotFound (a code no coupon has), CodeUnavailable.
 func (s *Service) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
-	if err := s.parseCheckout(&req, false); err != nil {
+	if err := s.parseCheckout(ctx, &req, false); err != nil {
 		return nil, err
 	}
 	// A shared code is checked as its claim would be, taking nothing.

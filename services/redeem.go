@@ -68,7 +68,9 @@ type RedeemResult struct {
 // CodeBusy, CodeUnavailable.
 func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
-	if err != nil && !models.LooksLikeCouponCode(req.CouponCode) && models.IsSharedCode(req.CouponCode) {
+	if shared, serr := s.readsAsShared(ctx, req.CouponCode, err); serr != nil {
+		return nil, serr
+	} else if shared {
 		return s.redeemShared(ctx, req)
 	}
 	if err != nil {

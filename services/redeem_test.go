@@ -415,7 +415,9 @@ func TestRedeemBadInput(t *testing.T) {
 		forbidden bool
 	}{
 		{"MistypedCode", services.RedeemRequest{CouponCode: mistype(c.Code), OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
-		{"ShortCode", services.RedeemRequest{CouponCode: c.Code[:8], OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
+		{"ShortCode", services.RedeemRequest{CouponCode: c.Code[:3], OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
+		// Eight characters may be an imported code (docs/jobs.md): looked up, not refused.
+		{"EightCharacters", services.RedeemRequest{CouponCode: c.Code[:8], OrderID: "o1", OrderAmountCents: 1000}, models.CodeNotFound, "", false},
 		{"EmptyCode", services.RedeemRequest{OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
 		{"CodeWithO", services.RedeemRequest{CouponCode: "O" + c.Code[1:], OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
 		{"UnknownCode", services.RedeemRequest{CouponCode: unknown, OrderID: "o1", OrderAmountCents: 1000}, models.CodeNotFound, "", false},

@@ -273,6 +273,11 @@ type testHooks struct {
 
 // New returns a Service over the opened backends.
 func New(b *Backends, cfg Config) *Service {
+	if b.Dialect == DialectSQLite && cfg.JobBatch <= 0 {
+		// A job's batch holds SQLite's one connection while it commits:
+		// smaller batches keep every other request's wait for it short.
+		cfg.JobBatch = 1000
+	}
 	cfg = cfg.withDefaults()
 	hot := pipelined(b.Redis)
 	s := &Service{

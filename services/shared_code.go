@@ -60,6 +60,31 @@ func (s *Service) sharedTemplate(ctx context.Context, code string) (*models.Temp
 	return &t, nil
 }
 
+// readsAsShared decides how a typed code is read at checkout. A code of the
+// random coupon form is a coupon code. Any other well-formed shared code is
+// a shared code when a live template has it; otherwise it is read as a
+// coupon code, since imported and patterned coupon codes share its
+// alphabet (docs/shared-codes.md). parseErr is the code's error as a
+// coupon code: with one, the code can only be a shared code.
+// Errors: CodeUnavailable.
+func (s *Service) readsAsShared(ctx context.Context, raw string, parseErr error) (bool, error) {
+	if models.LooksLikeCouponCode(raw) || !models.IsSharedCode(raw) {
+		return false, nil
+	}
+	if parseErr != nil {
+		return true, nil
+	}
+	code, _ := models.ParseSharedCode("coupon_code", raw)
+	_, err := s.sharedTemplate(ctx, code)
+	switch {
+	case err == nil:
+		return true, nil
+	case models.IsCode(err, models.CodeNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
 // userRequired answers a code given without a user_id that is not a
 // coupon code: 400 naming user_id when it is the shared code of a live
 // template (its claim needs a user), else the coupon code's own error
