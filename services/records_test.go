@@ -157,7 +157,7 @@ func TestListCoupons(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, c.want)
 		}
 	}
-	_, err := f.Svc.ListCoupons(f.Ctx, services.CouponFilter{Status: "gone", Code: "nope", UserID: "a|b"})
+	_, err := f.Svc.ListCoupons(f.Ctx, services.CouponFilter{Status: "gone", Code: "n!", UserID: "a|b"})
 	var fields []string
 	for _, fe := range models.FieldsOf(err) {
 		fields = append(fields, fe.Field)
