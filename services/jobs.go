@@ -175,6 +175,12 @@ func (s *Service) RunJobOnce(ctx context.Context) (bool, error) {
 	case models.IsCode(err, models.CodeUnavailable):
 		s.releaseLease(run)
 		return true, err
+	case models.IsCode(err, models.CodeInProgress), models.IsCode(err, models.CodeBusy):
+		// A claim of the job's own key is still pending (a killed run's
+		// reservation, settled by the sweeper) or a lock is taken: the
+		// batch runs again at a later poll, where it answers as a replay.
+		s.releaseLease(run)
+		return true, nil
 	}
 	return true, s.finishJob(ctx, run, models.JobFailed, err.Error())
 }
