@@ -2,9 +2,11 @@ package services_test
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/csv"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -412,4 +414,89 @@ func TestPruneJobs(t *testing.T) {
 	if len(f.Coupons()) != 4 {
 		t.Fatalf("pruning a job removed coupons")
 	}
+}
+
+// repeatOnce is randomness whose second block of size bytes repeats the
+// first, then fresh: the second batch of a generation job draws the very
+// codes of the first.
+type repeatOnce struct {
+	mu    sync.Mutex
+	size  int
+	first []byte
+	sent  int
+}
+
+func (r *repeatOnce) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range p {
+		switch {
+		case r.sent < r.size:
+			var b [1]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return i, err
+			}
+			r.first = append(r.first, b[0])
+			p[i] = b[0]
+		case r.sent < 2*r.size:
+			p[i] = r.first[r.sent-r.size]
+		default:
+			if _, err := rand.Read(p[i : i+1]); err != nil {
+				return i, err
+			}
+		}
+		r.sent++
+	}
+	return len(p), nil
+}
+
+// TestGenerateDrawsAgainOnACollision makes the job's second batch draw the
+// codes of its first: the unique index refuses it, the batch draws fresh
+// codes and is written again, and the job ends with exactly its codes,
+// each once, all in its result.
+func TestGenerateDrawsAgainOnACollision(t *testing.T) {
+	const count, batch = 2000, 500
+	p, err := models.ParsePattern("pattern", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newJobFixture(t, services.Config{JobBatch: batch, Rand: &repeatOnce{size: batch * p.Random()}})
+	c := f.Campaign(0)
+	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: count})
+	j, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, count, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runAll(f.Svc)
+
+	j = f.job(j.ID)
+	if j.State != models.JobDone || j.Done != count || j.Errors != 0 {
+		t.Fatalf("job = %+v, want done, %d rows, no errors", j, count)
+	}
+	var n, codes, slots, maxSlot, requests int64
+	row := f.Backends.DB.Raw(`SELECT COUNT(*), COUNT(DISTINCT code), COUNT(DISTINCT slot), MAX(slot), COUNT(DISTINCT request_id)
+		FROM user_coupons WHERE template_id = ?`, tp.ID).Row()
+	if err := row.Scan(&n, &codes, &slots, &maxSlot, &requests); err != nil {
+		t.Fatal(err)
+	}
+	if n != count || codes != count || slots != count || maxSlot != count || requests != count {
+		t.Fatalf("%d coupons, %d codes, %d slots up to %d, %d request ids; want %d of each", n, codes, slots, maxSlot, requests, count)
+	}
+	listed := map[string]bool{}
+	for _, rec := range f.result(j.ID)[1:] {
+		listed[rec[0]] = true
+	}
+	var stored []string
+	if err := f.Backends.DB.Raw("SELECT code FROM user_coupons WHERE template_id = ?", tp.ID).Scan(&stored).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range stored {
+		if !listed[code] {
+			t.Fatalf("code %s is stored but not in the job's result", code)
+		}
+	}
+	if len(listed) != count {
+		t.Fatalf("result lists %d distinct codes, want %d", len(listed), count)
+	}
+	f.assertNoDrift(tp.ID, count)
 }
