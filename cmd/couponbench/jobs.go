@@ -91,15 +91,34 @@ func (e *env) runGenerate(ctx context.Context) *Summary {
 func runRawInsert(ctx context.Context, db *sql.DB, runID string, n int) *Summary {
 	s := &Summary{Name: "rawinsert", OKWord: "code", Concurrency: 1,
 		Params: fmt.Sprintf("%d rows, INSERT of 1000 rows, 5000 a transaction, unique code, request id and slot", n)}
-	tbl := "bench_bulk_" + runID
-	defer dropTables(db, tbl)
-	err := execAll(ctx, db, "CREATE TABLE "+tbl+` (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+	return rawInsert(ctx, db, s, "bench_bulk_"+runID, runID, n, "CREATE TABLE %s "+rawInsertColumns)
+}
+
+// runRawSchema is rawinsert into a copy of the service's own user_coupons
+// table (CREATE TABLE LIKE: every column and index it has, all of them kept
+// up by each row; no foreign key): what plain INSERTs reach on the schema
+// the generation job writes to. db must be the service's database.
+func runRawSchema(ctx context.Context, db *sql.DB, runID string, n int) *Summary {
+	s := &Summary{Name: "rawschema", OKWord: "code", Concurrency: 1,
+		Params: fmt.Sprintf("%d rows, as rawinsert, into a copy of the service's user_coupons (all its indexes)", n)}
+	return rawInsert(ctx, db, s, "bench_schema_"+runID, runID, n, "CREATE TABLE %s LIKE user_coupons")
+}
+
+// rawInsertColumns is rawinsert's table: the columns the rows fill and the
+// unique indexes of user_coupons.
+const rawInsertColumns = `(id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
 		code VARBINARY(64) NOT NULL, template_id BIGINT NOT NULL, campaign_id BIGINT NOT NULL, user_id VARBINARY(64) NOT NULL,
 		status VARCHAR(10) NOT NULL, slot BIGINT NULL, user_ordinal BIGINT NULL, request_id VARBINARY(128) NOT NULL,
 		value_cents BIGINT NOT NULL, claimed_at DATETIME(6) NOT NULL, valid_from DATETIME(6) NOT NULL,
 		valid_until DATETIME(6) NOT NULL, version BIGINT NOT NULL DEFAULT 0, updated_at DATETIME(6) NOT NULL,
 		UNIQUE KEY uq_code (code), UNIQUE KEY uq_request (request_id), UNIQUE KEY uq_slot (template_id, slot),
-		UNIQUE KEY uq_user_ordinal (template_id, user_id, user_ordinal), KEY idx_template_id (template_id, id)) ENGINE=InnoDB`)
+		UNIQUE KEY uq_user_ordinal (template_id, user_id, user_ordinal), KEY idx_template_id (template_id, id)) ENGINE=InnoDB`
+
+// rawInsert creates table tbl by create (a format with the table's name) and
+// writes n rows into it as rawinsert describes.
+func rawInsert(ctx context.Context, db *sql.DB, s *Summary, tbl, runID string, n int, create string) *Summary {
+	defer dropTables(db, tbl)
+	err := execAll(ctx, db, fmt.Sprintf(create, tbl))
 	if err != nil {
 		s.Error = err.Error()
 		return s

@@ -324,6 +324,25 @@ func (r *Report) computeRatios() {
 		}
 		r.Ratios = append(r.Ratios, newRatio("checkout/rawredeem (held+confirmed orders/s)", confirmed/raw.OKPerSecond, 0.5, false, detail))
 	}
+	// The shared code's checkout: every order answered (held with the
+	// code and confirmed, or refused at the hold as sold out or over the
+	// limit) per second, against the same bare redemption.
+	if c, raw := get("sharedcheckout"), get("rawredeem"); c != nil && raw != nil && raw.OKPerSecond > 0 && c.Error == "" {
+		r.Ratios = append(r.Ratios, newRatio("sharedcheckout/rawredeem (orders/s)", c.PerSecond/raw.OKPerSecond, 0.4, false,
+			fmt.Sprintf("%.0f orders/s (%.0f redeemed/s) vs %.0f/s", c.PerSecond, c.OKPerSecond, raw.OKPerSecond)))
+	}
+	// Generation is an absolute target, shown beside plain INSERTs of the
+	// same rows: into a table with user_coupons' unique indexes, and into
+	// a copy of user_coupons itself.
+	if g := get("generate"); g != nil && g.Error == "" {
+		var refs []string
+		for _, ref := range []string{"rawinsert", "rawschema"} {
+			if x := get(ref); x != nil && x.OKPerSecond > 0 {
+				refs = append(refs, fmt.Sprintf("%s %.0f/s (%.2fx)", ref, x.OKPerSecond, g.OKPerSecond/x.OKPerSecond))
+			}
+		}
+		r.Ratios = append(r.Ratios, newRatio("generate (codes/s)", g.OKPerSecond, 50000, false, strings.Join(refs, "; ")))
+	}
 }
 
 // printRatios writes the targets section.
