@@ -63,25 +63,36 @@ func (s *Service) Confirm(ctx context.Context, req ConfirmRequest) (*CheckoutRes
 	}
 	defer release()
 	var res *CheckoutResult
-	first := true
+	read := &o
 	err = retryCheckout(ctx, func() error {
-		if !first {
+		if read == nil {
 			if p, err = s.readCoupons(ctx, codes); err != nil {
 				return err
 			}
+			o, _, err = s.readOrder(ctx, req.OrderID)
+			if err != nil {
+				return err
+			}
 		}
-		first = false
-		res, err = s.confirmOnce(ctx, p, req)
+		stale := read != nil
+		read = nil
+		res, err = s.confirmOnce(ctx, p, o, req, stale)
 		return err
 	})
 	return res, err
 }
 
-func (s *Service) confirmOnce(ctx context.Context, p *priced, req ConfirmRequest) (*CheckoutResult, error) {
+// confirmOnce decides and writes a confirm on the order and coupons as read
+// (p, o). stale says they were read before the coupons' locks were taken:
+// a confirm then goes ahead on them, since the guards of its UPDATEs
+// (hold_state, the coupons' status, order and version) refuse any change
+// made since and the confirm is decided anew (errRetry); a refusal, or a
+// late confirm that takes coupons again, is only decided on a read made
+// under the locks.
+func (s *Service) confirmOnce(ctx context.Context, p *priced, o checkoutOrder, req ConfirmRequest, stale bool) (*CheckoutResult, error) {
 	now := s.now().Truncate(time.Microsecond)
-	o, _, err := s.readOrder(ctx, req.OrderID)
-	if err != nil {
-		return nil, err
+	if o.HoldState == nil {
+		return nil, models.Errorf(models.CodeNotFound, "order %s has no hold", req.OrderID)
 	}
 	state := *o.HoldState
 	switch state {
@@ -93,6 +104,9 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, req ConfirmRequest
 		res.Duplicate = true
 		return res, nil
 	case HoldReleased:
+		if stale {
+			return nil, errRetry
+		}
 		return nil, models.Errorf(models.CodeHoldExpired, "the hold of order %s was released: hold the coupons again", req.OrderID)
 	}
 	// Each coupon is held by this order (kept), or issued and valid (taken
@@ -108,6 +122,12 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, req ConfirmRequest
 			lost = append(lost, c.Code)
 		}
 	}
+	if stale && (len(lost) > 0 || len(retake) > 0) {
+		// The order may have been read before the coupons changed: the
+		// late rule and the refusal are decided on a read made under the
+		// locks.
+		return nil, errRetry
+	}
 	if len(lost) > 0 {
 		if state == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
 			// The failed confirm ends the hold now rather than at the next
@@ -122,7 +142,7 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, req ConfirmRequest
 	late := state == HoldExpired || len(retake) > 0 || (o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt))
 	pr := models.Price(o.AmountCents, p.templates)
 	actor := actorName(req.Cashier)
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if len(retake) > 0 {
 			if err := s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(retake), o.AmountCents, now,
 				` AND hold_state = '`+state+`'`, `, hold_state = ?`, HoldConfirmed); err != nil {
@@ -183,10 +203,7 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, req ConfirmRequest
 	}
 	o.HoldState = ptrTo(HoldConfirmed)
 	o.DiscountCents = pr.DiscountCents
-	res, err := s.holdAnswer(ctx, &o)
-	if err != nil {
-		return nil, err
-	}
+	res := holdAnswerOf(&o, p)
 	res.Late = late
 	return res, nil
 }

@@ -40,9 +40,6 @@ func (s *Service) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResul
 	if req.TTLSeconds < MinHoldTTL || req.TTLSeconds > MaxHoldTTL {
 		return nil, models.Invalid("ttl_seconds", "must be between %d and %d", MinHoldTTL, MaxHoldTTL)
 	}
-	if err := s.ensureOrder(ctx, req.OrderID); err != nil {
-		return nil, err
-	}
 	var res *CheckoutResult
 	err := s.withSharedClaims(ctx, &req, func(claims []*sharedClaim) error {
 		var err error
@@ -93,7 +90,7 @@ func existing(p *priced) []*models.Coupon {
 
 func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) (*CheckoutResult, error) {
 	now := s.now().Truncate(time.Microsecond)
-	o, _, err := s.readOrder(ctx, req.OrderID)
+	o, found, err := s.readOrder(ctx, req.OrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -132,10 +129,23 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 	}
 	codes := joinCodes(list)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, now,
-			` AND (hold_state IS NULL OR hold_state IN ('released', 'expired'))`,
-			`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?`,
-			HoldHeld, codes, expires, res.DiscountCents)
+		var err error
+		if found {
+			err = s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, now,
+				` AND (hold_state IS NULL OR hold_state IN ('released', 'expired'))`,
+				`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?`,
+				HoldHeld, codes, expires, res.DiscountCents)
+		} else {
+			// Most holds are of a new order: its row is written here, with
+			// the hold, first in the transaction like takeRoom's UPDATE.
+			err = tx.Exec(`INSERT INTO checkout_orders (order_id, stacking, coupons, amount_cents, returned_cents,
+				hold_state, hold_codes, hold_expires_at, discount_cents, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+				req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents,
+				HoldHeld, codes, expires, res.DiscountCents, now).Error
+			if _, dup := uniqueViolation(err); dup {
+				return errOrderExists
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -191,6 +201,9 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 		}
 		return nil
 	})
+	if errors.Is(err, errOrderExists) {
+		return nil, errRetry // another request wrote the order's row first: decide on it
+	}
 	if errors.Is(err, errNoRoom) {
 		// Another hold of this order may have come first: the fresh read
 		// answers it (duplicate or idempotency_mismatch).
@@ -209,6 +222,19 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 // holdAnswer rebuilds the answer of an order's hold from the database: its
 // coupons priced as they were held.
 func (s *Service) holdAnswer(ctx context.Context, o *checkoutOrder) (*CheckoutResult, error) {
+	if o.HoldCodes == nil || *o.HoldCodes == "" {
+		return holdAnswerOf(o, nil), nil
+	}
+	p, err := s.readCoupons(ctx, strings.Split(*o.HoldCodes, ","))
+	if err != nil {
+		return nil, err
+	}
+	return holdAnswerOf(o, p), nil
+}
+
+// holdAnswerOf is holdAnswer with the hold's coupons and templates in hand
+// (p, in the order of its codes; nil when it has none).
+func holdAnswerOf(o *checkoutOrder, p *priced) *CheckoutResult {
 	res := &CheckoutResult{OrderID: o.OrderID, ExpiresAt: o.HoldExpiresAt, OrderAmountCents: o.AmountCents, Coupons: []CheckoutCoupon{}}
 	if o.HoldState != nil {
 		res.State = *o.HoldState
@@ -217,12 +243,8 @@ func (s *Service) holdAnswer(ctx context.Context, o *checkoutOrder) (*CheckoutRe
 	if res.State == HoldConfirmed {
 		res.Result = "redeemed"
 	}
-	if o.HoldCodes == nil || *o.HoldCodes == "" {
-		return res, nil
-	}
-	p, err := s.readCoupons(ctx, strings.Split(*o.HoldCodes, ","))
-	if err != nil {
-		return nil, err
+	if p == nil {
+		return res
 	}
 	pr := models.Price(o.AmountCents, p.templates)
 	for i, c := range p.coupons {
@@ -231,7 +253,7 @@ func (s *Service) holdAnswer(ctx context.Context, o *checkoutOrder) (*CheckoutRe
 	}
 	res.DiscountCents = o.DiscountCents
 	res.PayableCents = o.AmountCents - o.DiscountCents
-	return res, nil
+	return res
 }
 
 // GetHold returns the order's hold: state held, confirmed, released or
