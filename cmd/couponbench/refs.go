@@ -148,19 +148,52 @@ func baselineClaim(ctx context.Context, db *sql.DB, update, insert, user, code s
 // the coupon and the INSERT of its use log, on distinct coupons, with nothing
 // else around it.
 func runRawRedeem(ctx context.Context, db *sql.DB, runID string, n, conc int, seed uint64) *Summary {
+	return rawRedemptions(ctx, db, runID, n, conc, seed, false)
+}
+
+// runRawOrder is rawredeem writing every row a redemption of the service
+// writes: besides the coupon's UPDATE and its use log row, the order's row
+// (its own table), the order's coupon row and an event of about the size
+// of the service's (a 5-statement transaction against rawredeem's 2).
+func runRawOrder(ctx context.Context, db *sql.DB, runID string, n, conc int, seed uint64) *Summary {
+	return rawRedemptions(ctx, db, runID, n, conc, seed, true)
+}
+
+// rawRedemptions runs rawredeem, or raworder when withOrder.
+func rawRedemptions(ctx context.Context, db *sql.DB, runID string, n, conc int, seed uint64, withOrder bool) *Summary {
 	s := &Summary{Name: "rawredeem", OKWord: "redeemed", Concurrency: conc,
 		Params: fmt.Sprintf("MariaDB tx per redemption (UPDATE coupon + INSERT log), %d distinct coupons in random order", n)}
-	cpn, logt := "bench_ucoupon_"+runID, "bench_use_log_"+runID
+	if withOrder {
+		s.Name = "raworder"
+		s.Params = fmt.Sprintf("MariaDB tx per redemption with the service's rows (INSERT order, order coupon, UPDATE coupon, INSERT log, event), %d distinct coupons in random order", n)
+	}
+	cpn, logt := "bench_ucoupon_"+runID+s.Name, "bench_use_log_"+runID+s.Name
+	ord, oc, evt := "bench_order_"+runID, "bench_order_coupon_"+runID, "bench_event_"+runID
 	defer dropTables(db, cpn, logt)
-	err := execAll(ctx, db,
-		"CREATE TABLE "+cpn+` (id BIGINT PRIMARY KEY, code VARCHAR(32) NOT NULL, template_id BIGINT NOT NULL,
+	var err error
+	if withOrder {
+		defer dropTables(db, ord, oc, evt)
+		err = execAll(ctx, db,
+			"CREATE TABLE "+ord+` (order_id VARBINARY(64) NOT NULL PRIMARY KEY, stacking VARCHAR(12) NOT NULL,
+			coupons BIGINT NOT NULL, amount_cents BIGINT NOT NULL, discount_cents BIGINT NOT NULL, updated_at DATETIME(6) NOT NULL) ENGINE=InnoDB`,
+			"CREATE TABLE "+oc+` (order_id VARBINARY(64) NOT NULL, coupon_id BIGINT NOT NULL, template_id BIGINT NOT NULL,
+			created_at DATETIME(6) NOT NULL, PRIMARY KEY (order_id, coupon_id), UNIQUE KEY uq_template (order_id, template_id),
+			KEY idx_coupon (coupon_id)) ENGINE=InnoDB`,
+			"CREATE TABLE "+evt+` (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, type VARCHAR(40) NOT NULL,
+			created_at DATETIME(6) NOT NULL, data BLOB NOT NULL) ENGINE=InnoDB`,
+		)
+	}
+	if err == nil {
+		err = execAll(ctx, db,
+			"CREATE TABLE "+cpn+` (id BIGINT PRIMARY KEY, code VARCHAR(32) NOT NULL, template_id BIGINT NOT NULL,
 			user_id VARCHAR(64) NOT NULL, status VARCHAR(16) NOT NULL, order_id VARCHAR(64) NULL,
 			used_at DATETIME(3) NULL, version BIGINT NOT NULL DEFAULT 0, UNIQUE KEY uk_code (code)) ENGINE=InnoDB`,
-		"CREATE TABLE "+logt+` (id BIGINT PRIMARY KEY AUTO_INCREMENT, coupon_id BIGINT NOT NULL,
+			"CREATE TABLE "+logt+` (id BIGINT PRIMARY KEY AUTO_INCREMENT, coupon_id BIGINT NOT NULL,
 			order_id VARCHAR(64) NOT NULL, user_id VARCHAR(64) NOT NULL, template_id BIGINT NOT NULL,
 			order_amount_cents BIGINT NOT NULL, discount_cents BIGINT NOT NULL, used_at DATETIME(3) NOT NULL,
 			undo_flag TINYINT NOT NULL DEFAULT 0, UNIQUE KEY uk_coupon_order (coupon_id, order_id)) ENGINE=InnoDB`,
-	)
+		)
+	}
 	if err != nil {
 		s.Error = err.Error()
 		return s
@@ -189,7 +222,11 @@ func runRawRedeem(ctx context.Context, db *sql.DB, runID string, n, conc int, se
 	t, elapsed := drive(ctx, n, conc, func(ctx context.Context, _, i int) sample {
 		start := time.Now()
 		id := order[i]
-		kind, err := rawRedeem(ctx, db, update, insert, int64(id+1), fmt.Sprintf("ro%d", id), fmt.Sprintf("ru%d", id))
+		var orderRows []string
+		if withOrder {
+			orderRows = []string{ord, oc, evt}
+		}
+		kind, err := rawRedeem(ctx, db, update, insert, int64(id+1), fmt.Sprintf("ro%d", id), fmt.Sprintf("ru%d", id), orderRows)
 		if err != nil {
 			f.add("redeem %d: %v", i, err)
 		}
@@ -210,13 +247,26 @@ func runRawRedeem(ctx context.Context, db *sql.DB, runID string, n, conc int, se
 	return s
 }
 
-// rawRedeem is one bare redemption transaction.
-func rawRedeem(ctx context.Context, db *sql.DB, update, insert string, id int64, order, user string) (string, error) {
+// rawRedeem is one bare redemption transaction; with orderRows (the order,
+// order coupon and event tables) it also writes the rows the service's
+// redemption writes, in the service's order.
+func rawRedeem(ctx context.Context, db *sql.DB, update, insert string, id int64, order, user string, orderRows []string) (string, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return "error", err
 	}
 	defer tx.Rollback()
+	if orderRows != nil {
+		now := time.Now().UTC()
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+orderRows[0]+" (order_id, stacking, coupons, amount_cents, discount_cents, updated_at) VALUES (?, 'exclusive', 1, 10000, 0, ?)",
+			order, now); err != nil {
+			return "error", err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+orderRows[1]+" (order_id, coupon_id, template_id, created_at) VALUES (?, ?, 1, ?)",
+			order, id, now); err != nil {
+			return "error", err
+		}
+	}
 	res, err := tx.ExecContext(ctx, update, order, id, 0)
 	if err != nil {
 		return "error", err
@@ -226,6 +276,15 @@ func rawRedeem(ctx context.Context, db *sql.DB, update, insert string, id int64,
 	}
 	if _, err := tx.ExecContext(ctx, insert, id, order, user); err != nil {
 		return "error", err
+	}
+	if orderRows != nil {
+		data := fmt.Sprintf(`{"coupon_id":%d,"code":"R%d","template_id":1,"campaign_id":1,"user_id":%q,"status":"used","value_cents":500,`+
+			`"order_id":%q,"order_amount_cents":10000,"discount_cents":500,"actor":"token:bench","valid_from":"2026-12-01T00:00:00Z",`+
+			`"valid_until":"2026-12-31T00:00:00Z","version":1}`, id, id, user, order)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+orderRows[2]+" (type, created_at, data) VALUES ('coupon.redeemed', ?, ?)",
+			time.Now().UTC(), data); err != nil {
+			return "error", err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return "error", err
