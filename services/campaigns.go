@@ -124,6 +124,7 @@ func (s *Service) CreateTemplate(ctx context.Context, actor string, t models.Tem
 	if err := s.ensureLoaded(ctx, t.CampaignID, t.ID); err != nil {
 		s.log.Warn("load the new template's counters", "template", t.ID, "err", err)
 	}
+	s.templates.forget(t.ID) // a shared code looked up as no template's has one now
 	return &t, nil
 }
 

@@ -379,6 +379,14 @@ type templateCache struct {
 	mu    sync.Mutex
 	ttl   time.Duration
 	items map[int64]cachedTemplate
+	// shared maps a shared code to the live template that has it (0: none),
+	// for checkout's reading of typed codes (see sharedTemplate).
+	shared map[string]cachedShared
+}
+
+type cachedShared struct {
+	id      int64
+	fetched time.Time
 }
 
 type cachedTemplate struct {
@@ -402,10 +410,34 @@ func (c *templateCache) put(t models.Template, now time.Time) {
 	c.items[t.ID] = cachedTemplate{t: t, fetched: now}
 }
 
+// forget drops template id, and every shared code looked up: a change of
+// one template may give or take any code.
 func (c *templateCache) forget(id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.items, id)
+	clear(c.shared)
+}
+
+// getShared returns the template id of a shared code looked up less than
+// ttl ago (0: no live template has it).
+func (c *templateCache) getShared(code string, now time.Time) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it, ok := c.shared[code]
+	if !ok || now.Sub(it.fetched) > c.ttl {
+		return 0, false
+	}
+	return it.id, true
+}
+
+func (c *templateCache) putShared(code string, id int64, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shared == nil || len(c.shared) > 10_000 {
+		c.shared = map[string]cachedShared{} // bounded: typed codes come from callers
+	}
+	c.shared[code] = cachedShared{id: id, fetched: now}
 }
 
 // Now returns the service's clock (UTC), for callers that show effective

@@ -46,17 +46,33 @@ func sharedRequestID(tid int64, user, order string, gen int64) string {
 }
 
 // sharedTemplate returns the template that is not archived whose shared
-// code is code (upper case). Errors: CodeNotFound, CodeUnavailable.
+// code is code (upper case). The answer, either way, is reused for
+// TemplateCacheTTL as the template itself is: every checkout with a typed
+// code asks it once or twice, and most of them are refused by Redis
+// without any other read. Errors: CodeNotFound, CodeUnavailable.
 func (s *Service) sharedTemplate(ctx context.Context, code string) (*models.Template, error) {
+	notFound := models.Errorf(models.CodeNotFound, "no coupon and no shared code %s", code)
+	if id, ok := s.templates.getShared(code, time.Now()); ok {
+		if id == 0 {
+			return nil, notFound
+		}
+		if t, ok := s.templates.get(id, time.Now()); ok && t.CodeMode == models.CodeModeShared &&
+			t.SharedCode == code && t.Status != models.TemplateArchived {
+			return &t, nil
+		}
+	}
 	var t models.Template
 	err := s.db.WithContext(ctx).Where("shared_code = ? AND code_mode = ? AND status <> ?",
 		code, models.CodeModeShared, models.TemplateArchived).Limit(1).Find(&t).Error
 	if err != nil {
 		return nil, dbError("template", err)
 	}
+	now := time.Now()
+	s.templates.putShared(code, t.ID, now)
 	if t.ID == 0 {
-		return nil, models.Errorf(models.CodeNotFound, "no coupon and no shared code %s", code)
+		return nil, notFound
 	}
+	s.templates.put(t, now)
 	return &t, nil
 }
 

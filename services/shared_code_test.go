@@ -345,3 +345,39 @@ func TestSharedCodeHold(t *testing.T) {
 		f.assertNoDrift()
 	})
 }
+
+// TestSharedCodeLookupFollowsChanges: the instance reuses what it looked up
+// about a typed code for a second, but a change of a template on it is seen
+// at once: a code looked up as nobody's works as soon as a template takes
+// it, and stops as soon as the template is archived or gives it up.
+func TestSharedCodeLookupFollowsChanges(t *testing.T) {
+	f := newSharedFixture(t, 5, 1)
+	if _, err := f.hold("o1", "ann", "winter20", 1000, 60); !models.IsCode(err, models.CodeNotFound) {
+		t.Fatalf("hold with a code no template has: %v, want not_found", err)
+	}
+	winter := f.template(f.campaign.ID, 5, 1, 700, func(tp *models.Template) {
+		tp.CodeMode, tp.SharedCode = models.CodeModeShared, "winter20"
+	})
+	res, err := f.hold("o1", "ann", "winter20", 1000, 60)
+	if err != nil || res.Result != "held" || res.DiscountCents != 700 || res.Coupons[0].TemplateID != winter.ID {
+		t.Fatalf("hold right after the template took the code: %+v %v", res, err)
+	}
+	code := "spring30"
+	if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", winter.ID, services.TemplatePatch{SharedCode: &code}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.hold("o2", "bob", "winter20", 1000, 60); !models.IsCode(err, models.CodeNotFound) {
+		t.Fatalf("hold with the code given up: %v, want not_found", err)
+	}
+	res, err = f.hold("o2", "bob", "spring30", 1000, 60)
+	if err != nil || res.Result != "held" || res.Coupons[0].TemplateID != winter.ID {
+		t.Fatalf("hold with the new code: %+v %v", res, err)
+	}
+	archived := models.TemplateArchived
+	if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", f.tp.ID, services.TemplatePatch{Status: &archived}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.hold("o3", "cat", "summer10", 1000, 60); !models.IsCode(err, models.CodeNotFound) {
+		t.Fatalf("hold with an archived template's code: %v, want not_found", err)
+	}
+}
