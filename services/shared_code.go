@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"couponsvc/models"
@@ -41,8 +42,24 @@ type sharedClaim struct {
 // before (released, expired): after a give-back the order may claim again.
 // The user and order are hashed to keep the key short.
 func sharedRequestID(tid int64, user, order string, gen int64) string {
+	return sharedRequestPrefix(tid, user, order) + strconv.FormatInt(gen, 10)
+}
+
+// sharedRequestPrefix is what the keys of every generation of a template,
+// user and order's claims with a shared code start with.
+func sharedRequestPrefix(tid int64, user, order string) string {
 	h := sha256.Sum256([]byte(user + "\x00" + order))
-	return "shared:" + strconv.FormatInt(tid, 10) + ":" + hex.EncodeToString(h[:16]) + ":" + strconv.FormatInt(gen, 10)
+	return "shared:" + strconv.FormatInt(tid, 10) + ":" + hex.EncodeToString(h[:16]) + ":"
+}
+
+// sharedPrefixOf is sharedRequestPrefix of a key made by sharedRequestID;
+// ok is false for any other key.
+func sharedPrefixOf(requestID string) (prefix string, ok bool) {
+	if !strings.HasPrefix(requestID, "shared:") {
+		return "", false
+	}
+	i := strings.LastIndexByte(requestID, ':')
+	return requestID[:i+1], true
 }
 
 // sharedTemplate returns the template that is not archived whose shared
@@ -151,6 +168,13 @@ func (s *Service) claimShared(ctx context.Context, code, user, order string, tak
 		return nil, err
 	}
 	sc := &sharedClaim{code: code, t: t}
+	if take && order != "" && s.soldOut.refuse(t, user, sharedRequestPrefix(t.ID, user, order), s.now()) {
+		// Sold out, and this user never claimed with the code for this
+		// order (or the memory would know the key's prefix): the script
+		// would refuse it too. No database read, no Redis call.
+		s.metrics.SoldOutFromMemory.Inc()
+		return nil, soldOutRefusal()
+	}
 	if order != "" {
 		var live *models.Coupon
 		if sc.rid, live, err = s.sharedKey(ctx, t, user, order); err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // sharedFixture is a claim fixture with a shared template "SUMMER10".
@@ -380,4 +382,64 @@ func TestSharedCodeLookupFollowsChanges(t *testing.T) {
 	if _, err := f.hold("o3", "cat", "summer10", 1000, 60); !models.IsCode(err, models.CodeNotFound) {
 		t.Fatalf("hold with an archived template's code: %v, want not_found", err)
 	}
+}
+
+// TestSharedCodeSoldOutMemory: once a shared template sold out, a hold with
+// its code by an order that never claimed with it is answered sold_out from
+// the instance's memory (no database read, no Redis call), as the script
+// would; the order that holds the last coupon still gets its duplicate, and
+// stock given back on the instance is seen at once.
+func TestSharedCodeSoldOutMemory(t *testing.T) {
+	f := newSharedFixture(t, 1, 1)
+	fromMemory := func() int {
+		var m dto.Metric
+		if err := f.Svc.Metrics().SoldOutFromMemory.Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return int(m.GetCounter().GetValue())
+	}
+	first, err := f.hold("o1", "ann", "summer10", 1000, 60)
+	if err != nil || first.Result != "held" {
+		t.Fatalf("hold of the last coupon: %+v %v", first, err)
+	}
+	if _, err := f.hold("o2", "bob", "summer10", 1000, 60); !models.IsCode(err, models.CodeSoldOut) {
+		t.Fatalf("hold after the sell-out: %v, want sold_out", err)
+	}
+	for i := 0; !f.Svc.SoldOutLearnt(f.tp.ID); i++ {
+		if i == 5000 {
+			t.Fatal("the sell-out was never learnt")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := fromMemory(); n != 0 {
+		t.Fatalf("%d answers from memory before the sell-out was learnt", n)
+	}
+	before := f.redisState()
+	for _, h := range []struct{ order, user string }{{"o3", "cat"}, {"o2", "bob"}, {"o4", "ann"}} {
+		if _, err := f.hold(h.order, h.user, "summer10", 1000, 60); !models.IsCode(err, models.CodeSoldOut) {
+			t.Fatalf("hold %s by %s: %v, want sold_out", h.order, h.user, err)
+		}
+	}
+	if n := fromMemory(); n != 3 {
+		t.Fatalf("%d answers from memory, want 3", n)
+	}
+	f.assertRedisUnchanged(before)
+	again, err := f.hold("o1", "ann", "summer10", 1000, 60)
+	if err != nil || !again.Duplicate || again.Coupons[0].CouponCode != first.Coupons[0].CouponCode {
+		t.Fatalf("replay of the holding order: %+v %v, want its duplicate", again, err)
+	}
+	if n := fromMemory(); n != 3 {
+		t.Fatalf("the replay was answered from memory (%d)", n)
+	}
+	if _, err := f.Svc.Release(f.Ctx, "shop", "o1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.hold("o3", "cat", "summer10", 1000, 60)
+	if err != nil || res.Result != "held" {
+		t.Fatalf("hold after the coupon was given back: %+v %v", res, err)
+	}
+	if n := fromMemory(); n != 3 {
+		t.Fatalf("%d answers from memory, want still 3", n)
+	}
+	f.assertNoDrift()
 }

@@ -199,7 +199,7 @@ func (s *Service) readHolders(ctx context.Context, t *models.Template) (string, 
 			return "", nil // unreadable: keep nothing rather than guess
 		}
 		if m.TemplateID == t.ID {
-			holders[claimKey(m.UserID, m.RequestID)] = struct{}{}
+			addHolder(holders, m.UserID, m.RequestID)
 		}
 	}
 	var rows []struct{ UserID, RequestID string }
@@ -211,7 +211,17 @@ func (s *Service) readHolders(ctx context.Context, t *models.Template) (string, 
 		return "", nil
 	}
 	for _, r := range rows {
-		holders[claimKey(r.UserID, r.RequestID)] = struct{}{}
+		addHolder(holders, r.UserID, r.RequestID)
 	}
 	return gen, holders
+}
+
+// addHolder records a claim that may be replayed: its key, and for a claim
+// with a shared code the prefix every generation of its order's key shares,
+// which a checkout with the code asks about before it knows the generation.
+func addHolder(holders map[string]struct{}, user, requestID string) {
+	holders[claimKey(user, requestID)] = struct{}{}
+	if prefix, ok := sharedPrefixOf(requestID); ok {
+		holders[claimKey(user, prefix)] = struct{}{}
+	}
 }
