@@ -19,6 +19,7 @@ const (
 	EventTemplatePaused          = "template.paused"
 	EventTemplateResumed         = "template.resumed"
 	EventCampaignBudgetExhausted = "campaign.budget_exhausted"
+	EventOrderReturned           = "order.returned"
 )
 
 // EventTypes lists every event type, in the order docs/events.md shows them.
@@ -26,6 +27,7 @@ var EventTypes = []string{
 	EventCouponClaimed, EventCouponRedeemed, EventCouponRefunded, EventCouponRevoked,
 	EventCouponHeld, EventCouponReleased, EventCouponHoldExpired,
 	EventTemplateSoldOut, EventTemplatePaused, EventTemplateResumed, EventCampaignBudgetExhausted,
+	EventOrderReturned,
 }
 
 // IsEventType reports whether name is one of EventTypes.
@@ -103,4 +105,21 @@ type BudgetEvent struct {
 	TemplateID           int64 `json:"template_id"`
 	RemainingBudgetCents int64 `json:"remaining_budget_cents"`
 	ValueCents           int64 `json:"value_cents"`
+}
+
+// OrderReturnEvent is the data of order.returned: one return of an order,
+// partial or the one that completes it, with the order's figures after it.
+type OrderReturnEvent struct {
+	OrderID             string `json:"order_id"`
+	ReturnID            string `json:"return_id"`
+	ReturnedAmountCents int64  `json:"returned_amount_cents" doc:"this return"`
+	OrderAmountCents    int64  `json:"order_amount_cents"`
+	ReturnedTotalCents  int64  `json:"returned_total_cents" doc:"every return of the order so far, this one included"`
+	KeptAmountCents     int64  `json:"kept_amount_cents"`
+	DiscountKeptCents   int64  `json:"discount_kept_cents"`
+	ClawbackCents       int64  `json:"clawback_cents"`
+	// FullRefund tells that this return completed the order: its coupons
+	// are refunded (each with its coupon.refunded event).
+	FullRefund bool   `json:"full_refund"`
+	Actor      string `json:"actor,omitempty"`
 }

@@ -343,26 +343,86 @@ func (s *Service) readOrder(ctx context.Context, orderID string) (o checkoutOrde
 // cap reached), answered not_combinable. The row lock serialises every
 // request on the order, so two of them never both see room for one.
 // holdSet, when not empty, is extra SET of a hold's columns.
+//
+// One order has one amount (docs/checkout.md, "One amount per order"): the
+// first redemption or hold sets amount_cents, and no later one changes it,
+// nor the returns recorded against it (returned_cents), even when every
+// coupon left the order meanwhile. A request with another amount matches no
+// row and is answered idempotency_mismatch.
 func (s *Service) takeRoom(tx *gorm.DB, orderID, stacking string, n int, amount int64, now time.Time, guard, holdSet string, holdArgs ...any) error {
 	// amount_cents and stacking come before coupons: MySQL evaluates the SET
-	// left to right, and the CASE must see the count before this change.
+	// left to right, and the CASEs must see the row before this change.
 	sql := `UPDATE checkout_orders SET
-		amount_cents = CASE WHEN coupons = 0 THEN ? ELSE amount_cents END,
-		returned_cents = CASE WHEN coupons = 0 THEN 0 ELSE returned_cents END,
+		amount_cents = CASE WHEN amount_cents = 0 THEN ? ELSE amount_cents END,
 		stacking = CASE WHEN coupons = 0 THEN ? ELSE stacking END,
 		coupons = coupons + ?, updated_at = ?` + holdSet + `
-		WHERE order_id = ? AND (coupons = 0 OR (stacking = ? AND ? = ? AND coupons + ? <= ?))` + guard
+		WHERE order_id = ? AND (amount_cents = 0 OR amount_cents = ?)
+		AND (coupons = 0 OR (stacking = ? AND ? = ? AND coupons + ? <= ?))` + guard
 	args := []any{amount, stacking, n, now}
 	args = append(args, holdArgs...)
-	args = append(args, orderID, models.StackingCombinable, stacking, models.StackingCombinable, n, s.maxPerOrder())
+	args = append(args, orderID, amount, models.StackingCombinable, stacking, models.StackingCombinable, n, s.maxPerOrder())
 	res := tx.Exec(sql, args...)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
+		var o checkoutOrder
+		if err := tx.Where("order_id = ?", orderID).Limit(1).Find(&o).Error; err != nil {
+			return err
+		}
+		if o.OrderID != "" && o.AmountCents != 0 && o.AmountCents != amount {
+			return amountMismatch(orderID, o.AmountCents)
+		}
 		return errNoRoom
 	}
 	return nil
+}
+
+// amountMismatch answers a request that names an order with another amount
+// than the one it has.
+func amountMismatch(orderID string, amount int64) error {
+	return &models.Error{Code: models.CodeIdempotencyMismatch, Field: "order_amount_cents",
+		Message: fmt.Sprintf("order %s is for %d cents: every redemption, hold and confirm of an order carries its one amount", orderID, amount)}
+}
+
+// discountLeft is what the order leaves for one more coupon's discount,
+// read inside tx after the order's row lock was taken (so no other request
+// on the order changes it before tx ends): its amount, less its returns,
+// less the discounts of its used coupons (their live use log rows) and of a
+// hold that still holds coupons. A coupon redeemed one step at a time is
+// priced on it, so that the discounts of an order never sum over its amount
+// (docs/checkout.md, "One amount per order").
+func discountLeft(tx *gorm.DB, orderID string) (left, kept int64, err error) {
+	var row struct{ Kept, Used, Held int64 }
+	err = tx.Raw(`SELECT o.amount_cents - o.returned_cents AS kept,
+		COALESCE((SELECT SUM(l.discount_cents) FROM order_coupons oc
+			JOIN coupon_use_log l ON l.coupon_id = oc.coupon_id AND l.order_id = oc.order_id AND l.undo_flag = ?
+			WHERE oc.order_id = o.order_id), 0) AS used,
+		CASE WHEN o.hold_state = ? THEN o.discount_cents ELSE 0 END AS held
+		FROM checkout_orders o WHERE o.order_id = ?`, false, HoldHeld, orderID).Scan(&row).Error
+	if err != nil {
+		return 0, 0, err
+	}
+	return max(row.Kept-row.Used-row.Held, 0), row.Kept, nil
+}
+
+// priceOnOrder is the discount of a coupon redeemed one step at a time on
+// an order that has a row, inside tx after the order's row lock was taken:
+// the template's discount on what the order leaves (discountLeft). A coupon
+// that would discount nothing is refused not_combinable rather than used up.
+func priceOnOrder(tx *gorm.DB, t *models.Template, orderID string) (int64, error) {
+	left, kept, err := discountLeft(tx, orderID)
+	if err != nil {
+		return 0, err
+	}
+	if d := t.Discount(left); d > 0 {
+		return d, nil
+	}
+	if kept == 0 {
+		return 0, models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
+	}
+	return 0, models.Errorf(models.CodeNotCombinable,
+		"the coupons of order %s already discount %d of its %d cents: this coupon would discount nothing", orderID, kept-left, kept)
 }
 
 // errNoRoom is returned inside a transaction whose order had no room.

@@ -147,7 +147,6 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
 			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
 	}
-	discount := t.Discount(req.OrderAmountCents)
 	if s.hooks.afterRedeemDecide != nil {
 		s.hooks.afterRedeemDecide(req.OrderID)
 	}
@@ -157,7 +156,7 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 		user = req.UserID
 	}
 	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: user, TemplateID: c.TemplateID,
-		OrderAmountCents: req.OrderAmountCents, DiscountCents: discount, Cashier: actorName(req.Cashier), UsedAt: now}
+		OrderAmountCents: req.OrderAmountCents, DiscountCents: t.Discount(req.OrderAmountCents), Cashier: actorName(req.Cashier), UsedAt: now}
 	start := time.Now()
 	// Most orders carry one coupon: the first attempt creates the order's
 	// row inside the transaction, with the room already taken, which saves
@@ -182,8 +181,8 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	c.Status, c.OrderID, c.UsedAt, c.UserID = models.CouponUsed, &req.OrderID, &now, user
 	c.Version++
 	c.UpdatedAt = now
-	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
-		PayableCents: req.OrderAmountCents - discount}, nil
+	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
+		PayableCents: req.OrderAmountCents - lg.DiscountCents}, nil
 }
 
 // errOrderExists is returned inside a transaction that tried to create the
@@ -210,8 +209,17 @@ func (s *Service) redeemTx(ctx context.Context, t *models.Template, c *models.Co
 			if err != nil {
 				return err
 			}
-		} else if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
-			return err
+		} else {
+			if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
+				return err
+			}
+			// Under the row's lock: priced on what the order's other
+			// coupons and returns leave of its amount.
+			d, err := priceOnOrder(tx, t, req.OrderID)
+			if err != nil {
+				return err
+			}
+			lg.DiscountCents = d
 		}
 		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
 			return err

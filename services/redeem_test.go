@@ -388,12 +388,20 @@ func redeemAgainAfterRefundSameOrder(t *testing.T) {
 	c := f.claim("u1")
 	f.mustRedeem(c, "o1", 10_000)
 	f.mustRefund(c, "o1")
-	res := f.mustRedeem(c, "o1", 300)
-	if res.DiscountCents != 300 || res.PayableCents != 0 {
+	// The order keeps its one amount after the refund (docs/checkout.md).
+	_, err := f.redeem(c, "o1", 300)
+	if e := wantCode(t, err, models.CodeIdempotencyMismatch); e.Field != "order_amount_cents" {
+		t.Fatalf("field %q", e.Field)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.Version != 2 {
+		t.Fatalf("the refused redemption changed the coupon: %+v", got)
+	}
+	res := f.mustRedeem(c, "o1", 10_000)
+	if res.DiscountCents != 500 || res.PayableCents != 9_500 {
 		t.Fatalf("second redemption %+v", res)
 	}
 	logs := f.logs(c.ID)
-	if len(logs) != 1 || logs[0].UndoFlag || logs[0].UndoneAt != nil || logs[0].OrderAmountCents != 300 {
+	if len(logs) != 1 || logs[0].UndoFlag || logs[0].UndoneAt != nil || logs[0].OrderAmountCents != 10_000 || logs[0].DiscountCents != 500 {
 		t.Fatalf("use log %+v", logs)
 	}
 	if got := f.coupon(c.ID); got.Status != models.CouponUsed || got.Version != 3 {

@@ -91,6 +91,10 @@ func (s *Service) returnOnce(ctx context.Context, actor, orderID, returnID strin
 		return nil, dbError("return", err)
 	}
 	if prev.ID != 0 {
+		if prev.ReturnedAmountCents != returned {
+			return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "returned_amount_cents",
+				Message: fmt.Sprintf("return %s of order %s was recorded for %d cents: a return_id names one return", returnID, orderID, prev.ReturnedAmountCents)}
+		}
 		return &ReturnResult{Duplicate: true, KeptAmountCents: prev.KeptAmountCents, DiscountKeptCents: prev.DiscountKeptCents,
 			ClawbackCents: prev.ClawbackCents, FullRefund: prev.FullRefund}, nil
 	}
@@ -160,9 +164,15 @@ func (s *Service) returnOnce(ctx context.Context, actor, orderID, returnID strin
 			}
 			return err
 		}
-		return s.audit(tx, actor, "order.return", "order:"+orderID,
+		if err := s.audit(tx, actor, "order.return", "order:"+orderID,
 			fmt.Sprintf("return_id=%s returned_amount_cents=%d kept_amount_cents=%d discount_kept_cents=%d clawback_cents=%d full=%t",
-				returnID, returned, res.KeptAmountCents, res.DiscountKeptCents, res.ClawbackCents, res.FullRefund))
+				returnID, returned, res.KeptAmountCents, res.DiscountKeptCents, res.ClawbackCents, res.FullRefund)); err != nil {
+			return err
+		}
+		return s.emitEvent(tx, models.EventOrderReturned, models.OrderReturnEvent{OrderID: orderID, ReturnID: returnID,
+			ReturnedAmountCents: returned, OrderAmountCents: cur.AmountCents, ReturnedTotalCents: cur.ReturnedCents,
+			KeptAmountCents: res.KeptAmountCents, DiscountKeptCents: res.DiscountKeptCents, ClawbackCents: res.ClawbackCents,
+			FullRefund: res.FullRefund, Actor: actor})
 	})
 	if err := txOutcome("order", err); err != nil {
 		return nil, err

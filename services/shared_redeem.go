@@ -99,12 +99,18 @@ func (s *Service) redeemClaimed(ctx context.Context, code string, req RedeemRequ
 func (s *Service) retryRedeemClaim(ctx context.Context, t *models.Template, sc *sharedClaim, req RedeemRequest, out **RedeemResult) error {
 	return retryCheckout(ctx, func() error {
 		now := s.now().Truncate(time.Microsecond)
-		discount := t.Discount(req.OrderAmountCents)
+		var discount int64
 		sc.bornAt(now, s.cfg.Location)
 		row := *sc.coupon
 		row.Status, row.OrderID, row.UsedAt, row.UpdatedAt = models.CouponUsed, &req.OrderID, &now, now
 		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
+				return err
+			}
+			// Priced under the row's lock on what the order leaves, as
+			// any one-step redemption (priceOnOrder).
+			var err error
+			if discount, err = priceOnOrder(tx, t, req.OrderID); err != nil {
 				return err
 			}
 			if err := s.insertClaim(tx, sc, &row); err != nil {
