@@ -408,20 +408,21 @@ func discountLeft(tx *gorm.DB, orderID string) (left, kept int64, err error) {
 
 // priceOnOrder is the discount of a coupon redeemed one step at a time on
 // an order that has a row, inside tx after the order's row lock was taken:
-// the template's discount on what the order leaves (discountLeft). A coupon
+// the template's discount on what the order leaves (discountLeft), and what
+// the order then pays (its kept amount less every discount on it). A coupon
 // that would discount nothing is refused not_combinable rather than used up.
-func priceOnOrder(tx *gorm.DB, t *models.Template, orderID string) (int64, error) {
+func priceOnOrder(tx *gorm.DB, t *models.Template, orderID string) (discount, payable int64, err error) {
 	left, kept, err := discountLeft(tx, orderID)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if d := t.Discount(left); d > 0 {
-		return d, nil
+		return d, left - d, nil
 	}
 	if kept == 0 {
-		return 0, models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
+		return 0, 0, models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
 	}
-	return 0, models.Errorf(models.CodeNotCombinable,
+	return 0, 0, models.Errorf(models.CodeNotCombinable,
 		"the coupons of order %s already discount %d of its %d cents: this coupon would discount nothing", orderID, kept-left, kept)
 }
 

@@ -58,14 +58,14 @@ func TestRedeemStepsStayWithinOrder(t *testing.T) {
 	if got := f.coupon(b.ID); got.Status != models.CouponIssued || got.Version != 0 {
 		t.Fatalf("the refused coupon changed: %+v", got)
 	}
-	// A percent coupon is priced on the 100 left: 10 off.
+	// A percent coupon is priced on the 100 left: 10 off; the order pays 90.
 	res, err = f.redeem(p, "till-1", 600)
-	if err != nil || res.DiscountCents != 10 || res.PayableCents != 590 {
+	if err != nil || res.DiscountCents != 10 || res.PayableCents != 90 {
 		t.Fatalf("percent: %+v %v", res, err)
 	}
-	// 500 off with 90 left: 90 off.
+	// 500 off with 90 left: 90 off; the order pays nothing.
 	res, err = f.redeem(b, "till-1", 600)
-	if err != nil || res.DiscountCents != 90 || res.PayableCents != 510 {
+	if err != nil || res.DiscountCents != 90 || res.PayableCents != 0 {
 		t.Fatalf("second fixed: %+v %v", res, err)
 	}
 	// Nothing left: refused, the coupon stays the shopper's.
@@ -90,7 +90,7 @@ func TestRedeemStepsStayWithinOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err = f.redeem(c, "till-1", 600)
-	if err != nil || res.DiscountCents != 500 {
+	if err != nil || res.DiscountCents != 500 || res.PayableCents != 0 {
 		t.Fatalf("after a refund: %+v %v", res, err)
 	}
 	if _, _, discounts, _ := f.orderFigures("till-1"); discounts != 600 {
@@ -109,7 +109,7 @@ func TestRedeemStepNextToHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := f.redeem(step, "web-1", 600)
-	if err != nil || res.DiscountCents != 100 {
+	if err != nil || res.DiscountCents != 100 || res.PayableCents != 0 {
 		t.Fatalf("next to the hold: %+v %v", res, err)
 	}
 	conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "web-1"})
@@ -182,7 +182,7 @@ func TestReturnsAfterRefundAndRedeemAgain(t *testing.T) {
 	wantCode(t, err, models.CodeIdempotencyMismatch)
 	// Again with its amount: priced on the 1 cent kept.
 	res, err := f.redeem(c, "o", 10_000)
-	if err != nil || res.DiscountCents != 1 || res.PayableCents != 9_999 {
+	if err != nil || res.DiscountCents != 1 || res.PayableCents != 0 {
 		t.Fatalf("again: %+v %v", res, err)
 	}
 	_, err = f.Svc.ReturnPart(f.Ctx, "pos", "o", "r2", 8_000)

@@ -54,9 +54,15 @@ type RedeemResult struct {
 // guard makes a stale read harmless, and the transaction stays two statements
 // long (on SQLite it holds the one writer; on MySQL the coupon's row lock).
 //
+// An order has one amount (docs/checkout.md, "One amount per order"): a
+// redemption on an order that has another is refused idempotency_mismatch,
+// and on an order that carries other coupons or returns the discount is
+// priced under the order's row lock on what the order leaves (priceOnOrder),
+// so that the discounts of an order never sum over its amount.
+//
 // A coupon whose redemption by an order was refunded may be redeemed by the
-// same order again: the refunded use log row is made live again with the new
-// amounts (the unique index keeps one row per coupon and order, so the row
+// same order again, with the order's amount: the refunded use log row is made
+// live again with the new discount (the unique index keeps one row per coupon and order, so the row
 // shows the latest redemption; the refund's audit entry keeps the history).
 //
 // Errors: CodeInvalidRequest (field coupon_code, order_id, order_amount_cents or
@@ -64,7 +70,9 @@ type RedeemResult struct {
 // coupon belongs to another user), CodeAlreadyUsed, CodeRevoked,
 // CodeNotValidNow, CodeBelowMinimum, CodeHeld (another order holds it),
 // CodeNotCombinable (the order carries a coupon this one cannot share it
-// with: the order's row in checkout_orders refuses it, see takeRoom),
+// with: the order's row in checkout_orders refuses it, see takeRoom; or
+// nothing is left of its amount to discount), CodeIdempotencyMismatch
+// (field order_amount_cents: the order has another amount),
 // CodeBusy, CodeUnavailable.
 func (s *Service) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
@@ -163,9 +171,10 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	// the commit of a separate insert. When the row is there already, the
 	// attempt rolls back (releasing the lock the failed insert took) and
 	// the redemption takes the room of the existing row.
-	err := s.redeemTx(ctx, t, c, req, &lg, now, true, owner, ownerArgs)
+	payable := req.OrderAmountCents - lg.DiscountCents
+	err := s.redeemTx(ctx, t, c, req, &lg, now, true, owner, ownerArgs, &payable)
 	if errors.Is(err, errOrderExists) {
-		err = s.redeemTx(ctx, t, c, req, &lg, now, false, owner, ownerArgs)
+		err = s.redeemTx(ctx, t, c, req, &lg, now, false, owner, ownerArgs, &payable)
 	}
 	observe(ctx, s.metrics.DBSeconds.WithLabelValues("redeem"), "redeem", start)
 	if err := checkoutTx(err); err != nil {
@@ -182,7 +191,7 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	c.Version++
 	c.UpdatedAt = now
 	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
-		PayableCents: req.OrderAmountCents - lg.DiscountCents}, nil
+		PayableCents: payable}, nil
 }
 
 // errOrderExists is returned inside a transaction that tried to create the
@@ -192,9 +201,11 @@ var errOrderExists = errors.New("the order's row exists")
 // redeemTx writes a redemption in one transaction: the order's room (a new
 // row for the order when newOrder, else a guarded UPDATE of its row), its
 // live coupon, the guarded UPDATE of the coupon (taking a bearer coupon for
-// its user: owner and ownerArgs, see takeOwner) and its use log row.
+// its user: owner and ownerArgs, see takeOwner) and its use log row. On an
+// order that has a row, the discount (lg) and what the order then pays
+// (payable) are priced under the row's lock (priceOnOrder).
 func (s *Service) redeemTx(ctx context.Context, t *models.Template, c *models.Coupon, req RedeemRequest, lg *models.UseLog,
-	now time.Time, newOrder bool, owner string, ownerArgs []any) error {
+	now time.Time, newOrder bool, owner string, ownerArgs []any, payable *int64) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The order's row first: its lock and guarded counter refuse a
 		// coupon the order's others cannot share it with.
@@ -215,11 +226,11 @@ func (s *Service) redeemTx(ctx context.Context, t *models.Template, c *models.Co
 			}
 			// Under the row's lock: priced on what the order's other
 			// coupons and returns leave of its amount.
-			d, err := priceOnOrder(tx, t, req.OrderID)
+			d, pay, err := priceOnOrder(tx, t, req.OrderID)
 			if err != nil {
 				return err
 			}
-			lg.DiscountCents = d
+			lg.DiscountCents, *payable = d, pay
 		}
 		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
 			return err

@@ -53,11 +53,14 @@ type ReturnResult struct {
 // return_id)). The return that brings the kept amount to 0 is a full refund:
 // after its commit each coupon is refunded as Refund does (restore or
 // recycle by its template). The same return_id again → duplicate with the
-// first answer (and a full refund cut short by a crash is finished then).
+// first answer (and a full refund cut short by a crash is finished then);
+// with another amount → idempotency_mismatch. Each return writes an
+// order.returned event in its transaction (docs/events.md).
 //
 // Errors: CodeInvalidRequest (field order_id, return_id or
 // returned_amount_cents), CodeNotRedeemed (the order has no used coupons),
-// CodeReturnExceedsOrder, CodeBusy, CodeUnavailable.
+// CodeReturnExceedsOrder, CodeIdempotencyMismatch (field
+// returned_amount_cents), CodeBusy, CodeUnavailable.
 func (s *Service) ReturnPart(ctx context.Context, actor, orderID, returnID string, returned int64) (*ReturnResult, error) {
 	if err := validateOrderID(orderID); err != nil {
 		return nil, err

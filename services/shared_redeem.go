@@ -99,7 +99,7 @@ func (s *Service) redeemClaimed(ctx context.Context, code string, req RedeemRequ
 func (s *Service) retryRedeemClaim(ctx context.Context, t *models.Template, sc *sharedClaim, req RedeemRequest, out **RedeemResult) error {
 	return retryCheckout(ctx, func() error {
 		now := s.now().Truncate(time.Microsecond)
-		var discount int64
+		var discount, payable int64
 		sc.bornAt(now, s.cfg.Location)
 		row := *sc.coupon
 		row.Status, row.OrderID, row.UsedAt, row.UpdatedAt = models.CouponUsed, &req.OrderID, &now, now
@@ -110,7 +110,7 @@ func (s *Service) retryRedeemClaim(ctx context.Context, t *models.Template, sc *
 			// Priced under the row's lock on what the order leaves, as
 			// any one-step redemption (priceOnOrder).
 			var err error
-			if discount, err = priceOnOrder(tx, t, req.OrderID); err != nil {
+			if discount, payable, err = priceOnOrder(tx, t, req.OrderID); err != nil {
 				return err
 			}
 			if err := s.insertClaim(tx, sc, &row); err != nil {
@@ -133,7 +133,7 @@ func (s *Service) retryRedeemClaim(ctx context.Context, t *models.Template, sc *
 			return err
 		}
 		*out = &RedeemResult{Coupon: row.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
-			PayableCents: req.OrderAmountCents - discount}
+			PayableCents: payable}
 		return nil
 	})
 }

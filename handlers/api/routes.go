@@ -185,25 +185,27 @@ func (s *Server) Routes() []web.Route {
 				"order again answers 200 duplicate with the first answer (its amounts, whatever amount the retry carried). " +
 				"With user_id the coupon must belong to that user (403 forbidden otherwise). A coupon whose redemption " +
 				"by an order was refunded may be redeemed again, by that order or another. A coupon held by an online " +
-				"order → 409 held; a coupon the order's others cannot share it with (stacking) → 409 not_combinable. A shared code (with user_id, " +
+				"order → 409 held; a coupon the order's others cannot share it with (stacking), or that would discount nothing " +
+				"(the order's coupons already discount all of it) → 409 not_combinable. An order has one amount: another " +
+				"order_amount_cents than its first redemption's or hold's → 422 idempotency_mismatch. A shared code (with user_id, " +
 				"required) claims a coupon of its template for the user through the claim script (stock, budget, limit) and " +
 				"uses it at once; the same code, user and order again → 200 duplicate. A bearer coupon redeemed with a " +
 				"user_id becomes that user's; without one it stays anonymous.",
 			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[struct {
 				Coupon           models.CouponView `json:"coupon"`
 				OrderAmountCents int64             `json:"order_amount_cents" doc:"the order amount the discount was computed on"`
-				DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped"`
-				PayableCents     int64             `json:"payable_cents" doc:"order amount − discount"`
+				DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave"`
+				PayableCents     int64             `json:"payable_cents" doc:"order amount − every discount on the order"`
 			}](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
-				422: {"below_minimum"}, 429: {"busy"}}},
+				422: {"below_minimum", "idempotency_mismatch"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/refunds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.refundCoupon, Tag: "checkout", Summary: "Refund a coupon's use by a cancelled order",
 			Description: "Restore policy: the coupon is issued again to its holder (with extend_on_refund its validity moves " +
 				"forward by the time the order held it; without it, a coupon that expired meanwhile comes back expired). " +
 				"Recycle policy: the coupon is revoked and its stock, budget and the holder's limit go back to the pool " +
-				"(stock_returned). Again → 200 duplicate.",
+				"(stock_returned). Again → 200 duplicate. A partial return (return_id) again with another amount → 422 idempotency_mismatch.",
 			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[struct {
 				Coupon            *models.CouponView `json:"coupon,omitempty" doc:"a whole refund: the coupon"`
 				StockReturned     *bool              `json:"stock_returned,omitempty" doc:"a whole refund: the coupon went back to the pool (policy recycle)"`
@@ -213,7 +215,7 @@ func (s *Server) Routes() []web.Route {
 				ClawbackCents     *int64             `json:"clawback_cents,omitempty" doc:"a partial return: the discount given before this return less the discount kept"`
 				FullRefund        bool               `json:"full_refund,omitempty" doc:"a partial return that completed the order: its coupons were refunded by their templates' policy"`
 			}](),
-			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 422: {"return_exceeds_order"}, 429: {"busy"}}},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 422: {"return_exceeds_order", "idempotency_mismatch"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/checkout/validate", Roles: web.Roles(models.RoleCashier, models.RoleApp, models.RoleShopper),
 			Handler: s.validateCheckout, Tag: "checkout", Summary: "Price a cart of coupons for an order (a dry run)",
 			Description: "Applies every rule of a hold (owner, state, validity, minimum, stacking) to 1-5 codes and prices them; " +
