@@ -184,8 +184,10 @@ func TestMigrateBackfillsCheckoutOrders(t *testing.T) {
 
 	// Stacking against the old coupons: the exclusive order takes no other
 	// coupon; the combinable one takes a combinable coupon but no exclusive one.
+	// Each with its order's amount (docs/checkout.md, "One amount per order").
+	amounts := map[string]int64{"one": 10_000, "two": 20_000}
 	redeem := func(c *models.Coupon, order string) error {
-		_, err := svc.Redeem(ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 20_000})
+		_, err := svc.Redeem(ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amounts[order]})
 		return err
 	}
 	wantCode(t, redeem(free, "one"), models.CodeNotCombinable)
