@@ -286,3 +286,53 @@ func TestReturnEvents(t *testing.T) {
 		t.Fatalf("%d coupon.refunded events, want 1", refunded)
 	}
 }
+
+// A shared code redeemed on an order with another amount is refused and its
+// claim given back; with the order's amount it is priced on what the
+// order's other coupon leaves.
+func TestRedeemSharedCodeOneAmount(t *testing.T) {
+	combinable := func(tp *models.Template) { tp.Stacking = models.StackingCombinable }
+	f := newSharedFixture(t, 5, 1, combinable)
+	other := f.template(f.campaign.ID, 5, 1, 500, combinable)
+	c := f.MustClaim(other.ID, "dan", "other-1").Coupon
+	if res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "mix", OrderAmountCents: 600}); err != nil || res.DiscountCents != 500 {
+		t.Fatalf("first: %+v %v", res, err)
+	}
+	before := f.remaining()
+	_, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 700, UserID: "dan"})
+	if e := wantCode(t, err, models.CodeIdempotencyMismatch); e.Field != "order_amount_cents" {
+		t.Fatalf("field %q", e.Field)
+	}
+	if f.remaining() != before || f.ordinals("dan") != "" {
+		t.Fatalf("the refused redemption kept its claim: remaining %d (was %d), ordinals %q", f.remaining(), before, f.ordinals("dan"))
+	}
+	res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 600, UserID: "dan"})
+	if err != nil || res.DiscountCents != 100 || res.PayableCents != 0 {
+		t.Fatalf("with the order's amount: %+v %v", res, err)
+	}
+	f.assertNoDrift()
+}
+
+// A hold replacing a released one carries the order's amount.
+func TestHoldAgainOneAmount(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	c := f.claim(f.tmpl("", 500, 0, 0), "u1")
+	if _, err := f.hold("web-2", 600, 60, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.Release(f.Ctx, "shop", "web-2"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.hold("web-2", 700, 60, c)
+	if e := wantCode(t, err, models.CodeIdempotencyMismatch); e.Field != "order_amount_cents" {
+		t.Fatalf("field %q", e.Field)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponIssued {
+		t.Fatalf("the refused hold changed the coupon: %+v", got)
+	}
+	res, err := f.hold("web-2", 600, 60, c)
+	if err != nil || res.DiscountCents != 500 || res.PayableCents != 100 {
+		t.Fatalf("with the order's amount: %+v %v", res, err)
+	}
+	f.checkInvariants()
+}
