@@ -394,17 +394,38 @@ func amountMismatch(orderID string, amount int64) error {
 // (docs/checkout.md, "One amount per order").
 func discountLeft(tx *gorm.DB, orderID string) (left, kept int64, err error) {
 	var row struct{ Kept, Used, Held int64 }
-	err = tx.Raw(`SELECT o.amount_cents - o.returned_cents AS kept,
-		COALESCE((SELECT SUM(l.discount_cents) FROM order_coupons oc
-			JOIN coupon_use_log l ON l.coupon_id = oc.coupon_id AND l.order_id = oc.order_id AND l.undo_flag = ?
-			WHERE oc.order_id = o.order_id), 0) AS used,
-		CASE WHEN o.hold_state = ? THEN o.discount_cents ELSE 0 END AS held
-		FROM checkout_orders o WHERE o.order_id = ?`, false, HoldHeld, orderID).Scan(&row).Error
+	err = tx.Raw(discountsSQL, false, HoldHeld, orderID).Scan(&row).Error
 	if err != nil {
 		return 0, 0, err
 	}
 	return max(row.Kept-row.Used-row.Held, 0), row.Kept, nil
 }
+
+// checkDiscounts refuses, inside tx after the order's row lock was taken,
+// a hold or a confirm that would bring the order's discounts (its used
+// coupons' and its held hold's) over what it kept of its amount: a hold or
+// a late confirm next to coupons redeemed one step at a time
+// (docs/checkout.md, "One amount per order").
+func checkDiscounts(tx *gorm.DB, orderID string) error {
+	var row struct{ Kept, Used, Held int64 }
+	if err := tx.Raw(discountsSQL, false, HoldHeld, orderID).Scan(&row).Error; err != nil {
+		return err
+	}
+	if over := row.Used + row.Held - row.Kept; over > 0 {
+		return models.Errorf(models.CodeNotCombinable,
+			"the coupons of order %s would discount %d cents of its %d: those redeemed on it already leave too little", orderID, row.Used+row.Held, row.Kept)
+	}
+	return nil
+}
+
+// discountsSQL reads an order's kept amount, the discounts of its used
+// coupons (their live use log rows) and of its hold while held.
+const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
+		COALESCE((SELECT SUM(l.discount_cents) FROM order_coupons oc
+			JOIN coupon_use_log l ON l.coupon_id = oc.coupon_id AND l.order_id = oc.order_id AND l.undo_flag = ?
+			WHERE oc.order_id = o.order_id), 0) AS used,
+		CASE WHEN o.hold_state = ? THEN o.discount_cents ELSE 0 END AS held
+		FROM checkout_orders o WHERE o.order_id = ?`
 
 // priceOnOrder is the discount of a coupon redeemed one step at a time on
 // an order that has a row, inside tx after the order's row lock was taken:

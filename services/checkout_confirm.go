@@ -196,7 +196,8 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, o checkoutOrder, r
 				return err
 			}
 		}
-		return nil
+		// A late confirm, next to coupons redeemed meanwhile (docs/checkout.md).
+		return checkDiscounts(tx, req.OrderID)
 	})
 	if err := checkoutTx(err); err != nil {
 		return nil, err

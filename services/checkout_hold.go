@@ -149,6 +149,12 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 		if err != nil {
 			return err
 		}
+		if found {
+			// Next to coupons redeemed one step at a time (docs/checkout.md).
+			if err := checkDiscounts(tx, req.OrderID); err != nil {
+				return err
+			}
+		}
 		// A fresh claim's coupon is written held by the order; the others
 		// go issued → held (a bearer coupon gets its owner). The new row
 		// comes before order_coupons, which needs its id: a row no other

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"couponsvc/models"
 	"couponsvc/services"
@@ -333,6 +334,48 @@ func TestHoldAgainOneAmount(t *testing.T) {
 	res, err := f.hold("web-2", 600, 60, c)
 	if err != nil || res.DiscountCents != 500 || res.PayableCents != 100 {
 		t.Fatalf("with the order's amount: %+v %v", res, err)
+	}
+	f.checkInvariants()
+}
+
+// A hold next to coupons redeemed one step at a time, and a late confirm
+// after one was redeemed while the hold was expired, never bring the
+// order's discounts over its amount: refused not_combinable, nothing taken.
+func TestHoldAndLateConfirmNextToSteps(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	step := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	held := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	if _, err := f.redeem(step, "mix-1", 600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.hold("mix-1", 600, 60, held)
+	wantCode(t, err, models.CodeNotCombinable)
+	if got := f.coupon(held.ID); got.Status != models.CouponIssued {
+		t.Fatalf("the refused hold took its coupon: %+v", got)
+	}
+
+	// Held first, expired, then a coupon redeemed one step: the late
+	// confirm would give 500 more on the 100 left.
+	if _, err := f.hold("mix-2", 600, 5, held); err != nil {
+		t.Fatal(err)
+	}
+	f.Clock.Advance(6 * time.Second)
+	if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 1 {
+		t.Fatalf("expire: %d %v", n, err)
+	}
+	other := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	if res, err := f.redeem(other, "mix-2", 600); err != nil || res.DiscountCents != 500 {
+		t.Fatalf("step after the expiry: %+v %v", res, err)
+	}
+	_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "mix-2"})
+	wantCode(t, err, models.CodeNotCombinable)
+	if got := f.coupon(held.ID); got.Status != models.CouponIssued {
+		t.Fatalf("the refused confirm used its coupon: %+v", got)
+	}
+	for _, order := range []string{"mix-1", "mix-2"} {
+		if _, _, discounts, _ := f.orderFigures(order); discounts != 500 {
+			t.Fatalf("order %s: %d off, want 500", order, discounts)
+		}
 	}
 	f.checkInvariants()
 }
