@@ -68,6 +68,10 @@ func newRouter(svc *services.Service, opts Options, extra ...web.Route) *gin.Eng
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// Paths are matched escaped and their parameters unescaped: an escaped
+	// "/" in an order id (a%2Fb) reaches its route and is refused there by
+	// name (400 order_id), instead of not routing at all.
+	r.UseRawPath = true
 	r.ContextWithFallback = true
 	web.TrustProxies(r, opts.TrustedProxies, opts.Logger)
 	apiRows := append(append(a.Routes(), openAPIRoute(nil)), extra...)

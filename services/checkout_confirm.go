@@ -19,7 +19,8 @@ type ConfirmRequest struct {
 	Cashier          string
 }
 
-// Confirm turns every coupon held by the order into a redemption, in one
+// Confirm turns every coupon held by the order into a redemption (each still
+// within its validity: a coupon past valid_until is lost), in one
 // transaction under the coupons' locks: each coupon goes held → used with
 // `UPDATE ... WHERE id=? AND status='held' AND order_id=? AND version=?` and
 // gets its coupon_use_log row (unique (coupon_id, order_id)), and the
@@ -109,13 +110,15 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, o checkoutOrder, r
 		}
 		return nil, models.Errorf(models.CodeHoldExpired, "the hold of order %s was released: hold the coupons again", req.OrderID)
 	}
-	// Each coupon is held by this order (kept), or issued and valid (taken
-	// again), or lost.
+	// Each coupon is held by this order and still valid (kept), or issued
+	// and valid (taken again), or lost: a coupon past its valid_until is
+	// never redeemed, whatever its hold says (docs/checkout.md).
 	var lost []string
 	var retake []*models.Coupon
 	for _, c := range p.coupons {
 		switch {
-		case c.Status == models.CouponHeld && c.OrderID != nil && *c.OrderID == req.OrderID:
+		case c.Status == models.CouponHeld && c.OrderID != nil && *c.OrderID == req.OrderID &&
+			!now.Before(c.ValidFrom) && now.Before(c.ValidUntil):
 		case c.Status == models.CouponIssued && couponFits(c, "", "", now) == nil:
 			retake = append(retake, c)
 		default:
@@ -136,7 +139,7 @@ func (s *Service) confirmOnce(ctx context.Context, p *priced, o checkoutOrder, r
 				s.log.Warn("expire a hold after a failed confirm; the sweeper will", "order", req.OrderID, "err", err)
 			}
 		}
-		return nil, models.Errorf(models.CodeHoldExpired, "the hold of order %s expired and these coupons are no longer free: %s; nothing was confirmed",
+		return nil, models.Errorf(models.CodeHoldExpired, "the hold of order %s expired and these coupons are no longer free or valid: %s; nothing was confirmed",
 			req.OrderID, strings.Join(lost, ", "))
 	}
 	late := state == HoldExpired || len(retake) > 0 || (o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt))

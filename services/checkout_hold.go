@@ -12,7 +12,8 @@ import (
 	"gorm.io/gorm"
 )
 
-// Hold binds every coupon of the request to the order until now + TTL, all
+// Hold binds every coupon of the request to the order until now + TTL (or
+// the earliest valid_until of the coupons, when that comes first), all
 // or none, in one transaction: the order's row takes the coupons' room under
 // the stacking rules (guarded UPDATE, see takeRoom), order_coupons lists
 // them (one per template), and each coupon goes issued → held with
@@ -94,6 +95,15 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 	if err != nil {
 		return nil, err
 	}
+	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
+		// The order's own hold is past its time: expired to everyone,
+		// swept or not (docs/checkout.md), so it ends now and the request
+		// is decided as a new hold.
+		if _, err := s.expireOrder(ctx, req.OrderID, now); err != nil {
+			return nil, txOutcome("holds", err)
+		}
+		return nil, errRetry
+	}
 	if o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
 		if o.HoldCodes != nil && *o.HoldCodes == joinCodes(req.CouponCodes) && o.AmountCents == req.OrderAmountCents {
 			res, err := s.holdAnswer(ctx, &o)
@@ -115,12 +125,25 @@ func (s *Service) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) 
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range p.coupons {
+	for i, c := range p.coupons {
+		if p.claims[i] == nil && lapsedHold(c, now) {
+			// Held by a hold past its time that the sweeper has not
+			// released yet: it ends now, and the coupon is read again.
+			return nil, s.expireLapsed(ctx, c, now)
+		}
 		if c.Status != models.CouponIssued {
 			return nil, errRetry // held by this order without its row saying so: settle on a fresh read
 		}
 	}
+	// A hold never outlives its coupons: it ends at the earliest
+	// valid_until among them when that comes before its TTL
+	// (docs/checkout.md).
 	expires := now.Add(time.Duration(req.TTLSeconds) * time.Second)
+	for _, c := range p.coupons {
+		if c.ValidUntil.Before(expires) {
+			expires = c.ValidUntil
+		}
+	}
 	// The hold's codes are its coupons' codes: a fresh claim's new code in
 	// place of its shared code.
 	list := make([]string, len(p.coupons))

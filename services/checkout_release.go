@@ -21,7 +21,8 @@ type ReleaseResult struct {
 // Release gives the coupons held by the order back to their holders
 // (held → issued) and ends the hold, in one transaction under the coupons'
 // locks, guarded by the hold's state and each coupon's status and order.
-// Again (or after the hold expired) → duplicate; after confirm →
+// Again (or after the hold expired, whether or not the sweeper ran: a hold
+// past its time is expired here first) → duplicate; after confirm →
 // already_used (refund instead).
 //
 // Errors: CodeInvalidRequest (field order_id), CodeNotFound (no hold),
@@ -65,6 +66,15 @@ func (s *Service) Release(ctx context.Context, actor, orderID string) (*ReleaseR
 			return nil
 		}
 		now := s.now().Truncate(time.Microsecond)
+		if o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
+			// Past its time the hold is expired, swept or not
+			// (docs/checkout.md): it ends now as the sweeper would end it,
+			// and the release answers as after an expiry.
+			if _, err := s.expireOrder(ctx, orderID, now); err != nil {
+				return txOutcome("holds", err)
+			}
+			return errRetry
+		}
 		var claims []models.Coupon
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?`,

@@ -271,18 +271,10 @@ func (s *Service) returnStock(ctx context.Context, c *models.Coupon) {
 	}
 }
 
-// validateOrderID checks an order id: 1-64 printable ASCII characters without
-// spaces, so that an order id read back from a receipt is the same string.
+// validateOrderID checks an order id by the one rule, models.ValidateOrderID
+// (docs/checkout.md, "Order ids").
 func validateOrderID(s string) error {
-	if len(s) < 1 || len(s) > 64 {
-		return models.Invalid("order_id", "must be 1 to 64 characters")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return models.Invalid("order_id", "must be printable ASCII without spaces")
-		}
-	}
-	return nil
+	return models.ValidateOrderID("order_id", s)
 }
 
 // actorName fits who acted (a username or "token:<name>") into the 100

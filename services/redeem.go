@@ -140,7 +140,7 @@ func (s *Service) redeemOnce(ctx context.Context, t *models.Template, c *models.
 	case models.CouponRevoked:
 		return nil, models.Errorf(models.CodeRevoked, "this coupon was revoked")
 	case models.CouponHeld:
-		return nil, heldError(c)
+		return nil, s.expireLapsed(ctx, c, now) // a hold past its time ends now (docs/checkout.md)
 	case models.CouponIssued:
 	default:
 		return nil, fmt.Errorf("coupon %d has the unknown status %q", c.ID, c.Status)

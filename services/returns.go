@@ -65,8 +65,8 @@ func (s *Service) ReturnPart(ctx context.Context, actor, orderID, returnID strin
 	if err := validateOrderID(orderID); err != nil {
 		return nil, err
 	}
-	if err := validateOrderID(returnID); err != nil {
-		return nil, models.Invalid("return_id", "must be 1 to 64 printable ASCII characters without spaces")
+	if err := models.ValidateOrderID("return_id", returnID); err != nil {
+		return nil, err
 	}
 	if returned < 1 || returned > models.MaxMoneyCents {
 		return nil, models.Invalid("returned_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -386,7 +387,7 @@ func (c *client) hold(ctx context.Context, order, code, user string, amount, ttl
 
 // settle confirms or releases an order's hold (what: "confirm" or "release").
 func (c *client) settle(ctx context.Context, order, what string) answer {
-	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds/"+order+"/"+what, c.app, nil, ""))
+	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds/"+url.PathEscape(order)+"/"+what, c.app, nil, ""))
 }
 
 // checkoutAnswer reads the result fields of a checkout answer only: its

@@ -24,7 +24,7 @@ type holdRequest struct {
 	OrderAmountCents *int64   `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before any discount"`
 	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 codes, each once: all are held or none; a shared code claims a coupon for user_id, held with the others"`
 	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code"`
-	TTLSeconds       *int     `json:"ttl_seconds" doc:"how long the hold lasts: 5 to 86400 seconds (default 900)"`
+	TTLSeconds       *int     `json:"ttl_seconds" doc:"how long the hold lasts: 5 to 86400 seconds (default 900); a hold never lasts past the earliest valid_until of its coupons (expires_at says when it ends)"`
 }
 
 type confirmRequest struct {

@@ -145,22 +145,16 @@ func firstOccurrence(t time.Time) time.Time {
 	return t
 }
 
-// checkOrderID checks an order id as the service will (1 to 64 printable
-// characters without spaces), so that the cashier hears of a typo at once.
+// checkOrderID checks an order id by the service's one rule
+// (models.ValidateOrderID), so that the cashier hears of a typo at once.
 func checkOrderID(errs formErrors, field, id string) {
-	if id == "" {
+	switch {
+	case id == "":
 		errs.add(field, "Enter the order number.")
-		return
-	}
-	if len(id) > 64 {
+	case len(id) > models.MaxOrderIDLen:
 		errs.add(field, "An order number has at most 64 characters.")
-		return
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] < 0x21 || id[i] > 0x7e {
-			errs.add(field, "An order number has letters, digits and signs only, no spaces.")
-			return
-		}
+	case models.ValidateOrderID(field, id) != nil:
+		errs.add(field, "An order number has letters, digits and . _ : @ - only (no spaces or slashes), and not dots alone.")
 	}
 }
 

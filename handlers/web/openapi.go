@@ -85,8 +85,8 @@ var sharedCodeParam = "a shared code: 4-32 letters, digits and dashes, compared 
 // a number, the values of an enumeration. A request field names one with its
 // schema:"..." tag, a path parameter by its name.
 var fieldSchemas = map[string]map[string]any{
-	"order_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[!-~]+$",
-		"description": "the shop's order id: 1-64 printable ASCII characters without spaces"},
+	"order_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9._:@-]*[A-Za-z0-9_:@-][A-Za-z0-9._:@-]*$",
+		"description": "the shop's order id: 1-64 characters of A-Z a-z 0-9 . _ : @ -, not dots only (models.ValidateOrderID)"},
 	"user_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9._:@-]+$",
 		"description": "the shop's user id"},
 	"order_amount":  {"minimum": 1, "maximum": models.MaxMoneyCents},
