@@ -18,6 +18,7 @@ const (
 	EventTemplateSoldOut         = "template.sold_out"
 	EventTemplatePaused          = "template.paused"
 	EventTemplateResumed         = "template.resumed"
+	EventTemplateArchived        = "template.archived"
 	EventCampaignBudgetExhausted = "campaign.budget_exhausted"
 )
 
@@ -25,7 +26,7 @@ const (
 var EventTypes = []string{
 	EventCouponClaimed, EventCouponRedeemed, EventCouponRefunded, EventCouponRevoked,
 	EventCouponHeld, EventCouponReleased, EventCouponHoldExpired,
-	EventTemplateSoldOut, EventTemplatePaused, EventTemplateResumed, EventCampaignBudgetExhausted,
+	EventTemplateSoldOut, EventTemplatePaused, EventTemplateResumed, EventTemplateArchived, EventCampaignBudgetExhausted,
 }
 
 // IsEventType reports whether name is one of EventTypes.
