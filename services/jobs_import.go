@@ -73,6 +73,8 @@ func (s *Service) StartImport(ctx context.Context, actor string, tid int64, file
 	if codeCol < 0 {
 		return nil, models.Invalid("file", "needs a header line with a column named code (and optionally user_id)")
 	}
+	// The rows as the job reads them back (readImportRows): the file's
+	// values as sent, not a file for people, so not through CSVWriter.
 	var out chunker
 	w := csv.NewWriter(&out)
 	var total int64
@@ -284,7 +286,7 @@ func (s *Service) importBatch(ctx context.Context, run *jobRun, batch []importRo
 	}
 	slices.SortFunc(refused, func(a, b importRefusal) int { return int(a.row.line - b.row.line) })
 	var report bytes.Buffer
-	w := csv.NewWriter(&report)
+	w := NewCSVWriter(&report)
 	for _, r := range refused {
 		_ = w.Write([]string{strconv.FormatInt(r.row.line, 10), r.row.code, r.reason})
 	}

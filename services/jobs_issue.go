@@ -154,7 +154,7 @@ func (s *Service) runIssue(ctx context.Context, run *jobRun) error {
 			return err
 		}
 		var report bytes.Buffer
-		w := csv.NewWriter(&report)
+		w := NewCSVWriter(&report)
 		var refused int64
 		for i, u := range batch {
 			if results[i] != IssueClaimed {
