@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"couponsvc/models"
+	"couponsvc/services"
 )
 
 // TestJobsAPI runs a job of each kind through the API: 202 with the job,
@@ -185,6 +186,24 @@ func TestJobsAPI(t *testing.T) {
 		status, raw := call("POST", base+"/codes/import", "text/csv", big)
 		if status != 413 || decode(raw)["field"] != "file" {
 			t.Fatalf("import of %d bytes: %d %s, want 413 naming file", len(big), status, raw)
+		}
+	})
+	t.Run("ErrArchived", func(t *testing.T) {
+		// An archived template makes no coupons, by any job (docs/jobs.md).
+		archived := models.TemplateArchived
+		if _, err := env.Service.UpdateTemplate(ctx, "test", tp.ID, services.TemplatePatch{Status: &archived}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct{ target, contentType, body string }{
+			{base + "/codes", "application/json", `{"count":1}`},
+			{base + "/codes/import", "text/csv", "code\nARCHIVED-0001\n"},
+			{base + "/issue", "application/json", `{"user_ids":["erin"]}`},
+		} {
+			status, raw := call("POST", tt.target, tt.contentType, tt.body)
+			if out := decode(raw); status != 409 || out["result"] != "not_claimable" ||
+				out["error"] != "the template is archived: it makes no more coupons" {
+				t.Errorf("POST %s: %d %s, want 409 not_claimable", tt.target, status, raw)
+			}
 		}
 	})
 }

@@ -18,6 +18,7 @@ const (
 	EventTemplateSoldOut         = "template.sold_out"
 	EventTemplatePaused          = "template.paused"
 	EventTemplateResumed         = "template.resumed"
+	EventTemplateArchived        = "template.archived"
 	EventCampaignBudgetExhausted = "campaign.budget_exhausted"
 	EventOrderReturned           = "order.returned"
 )
@@ -26,8 +27,8 @@ const (
 var EventTypes = []string{
 	EventCouponClaimed, EventCouponRedeemed, EventCouponRefunded, EventCouponRevoked,
 	EventCouponHeld, EventCouponReleased, EventCouponHoldExpired,
-	EventTemplateSoldOut, EventTemplatePaused, EventTemplateResumed, EventCampaignBudgetExhausted,
-	EventOrderReturned,
+	EventTemplateSoldOut, EventTemplatePaused, EventTemplateResumed, EventTemplateArchived,
+	EventOrderReturned, EventCampaignBudgetExhausted,
 }
 
 // IsEventType reports whether name is one of EventTypes.

@@ -340,8 +340,11 @@ func (s *Service) UpdateTemplate(ctx context.Context, actor string, id int64, p 
 		}
 		if t.Status != before.Status {
 			typ := models.EventTemplatePaused
-			if t.Status == models.TemplateActive {
+			switch t.Status {
+			case models.TemplateActive:
 				typ = models.EventTemplateResumed
+			case models.TemplateArchived:
+				typ = models.EventTemplateArchived
 			}
 			if err := s.emitEvent(tx, typ, models.TemplateEvent{TemplateID: t.ID, CampaignID: t.CampaignID, Name: t.Name,
 				Status: t.Status, TotalStock: t.TotalStock, Actor: actor}); err != nil {

@@ -391,3 +391,48 @@ func newServerAt(t *testing.T, addr string, h http.Handler) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// TestEventTemplateArchived: archiving a template, from active or paused,
+// writes template.archived (never template.paused), and an endpoint may
+// take that type alone.
+func TestEventTemplateArchived(t *testing.T) {
+	f := testenv.NewFixture(t, webhookConfig())
+	rcv := newReceiver(t, f.Backends.DB, f.Clock.Now)
+	rcv.register(t, f.Svc, models.EventTemplateArchived)
+	runDispatcher(t, f.Svc)
+	c := f.Campaign(0)
+	t1 := f.Template(models.Template{CampaignID: c.ID})
+	t2 := f.Template(models.Template{CampaignID: c.ID})
+	set := func(tid int64, status string) {
+		t.Helper()
+		if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", tid, services.TemplatePatch{Status: &status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(t1.ID, models.TemplatePaused)
+	set(t1.ID, models.TemplateArchived)
+	set(t2.ID, models.TemplateArchived)
+	_, byType := eventIDs(t, f.Backends.DB)
+	if want := map[string]int{models.EventTemplatePaused: 1, models.EventTemplateArchived: 2}; fmt.Sprint(byType) != fmt.Sprint(want) {
+		t.Fatalf("events by type = %v, want %v", byType, want)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(rcv.received()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	var got []string
+	for _, e := range rcv.events {
+		var data models.TemplateEvent
+		if err := json.Unmarshal(e.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %d %s %s", e.Type, data.TemplateID, data.Status, data.Actor))
+	}
+	sort.Strings(got)
+	want := []string{fmt.Sprintf("template.archived %d archived admin", t1.ID), fmt.Sprintf("template.archived %d archived admin", t2.ID)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("delivered %q, want %q", got, want)
+	}
+}

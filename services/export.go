@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
-	"encoding/csv"
 	"io"
 	"strconv"
 	"time"
@@ -52,7 +51,7 @@ func (s *Service) CheckExport(ctx context.Context, tid int64, f ExportFilter) er
 func (s *Service) ExportCoupons(ctx context.Context, tid int64, f ExportFilter, w io.Writer) (int64, error) {
 	now := s.now()
 	bw := bufio.NewWriterSize(w, 64<<10)
-	cw := csv.NewWriter(bw)
+	cw := NewCSVWriter(bw)
 	if _, err := bw.WriteString(ExportHeader + "\n"); err != nil {
 		return 0, err
 	}

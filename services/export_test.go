@@ -55,6 +55,13 @@ func (s *Service) SetJobHook(afterBatch func(jobID, done int64) bool) {
 	s.hooks.afterJobBatch = afterBatch
 }
 
+// SetJobCommitHook makes every generate and import batch of s call
+// beforeCommit after it took its stock, right before the transaction that
+// writes its coupons.
+func (s *Service) SetJobCommitHook(beforeCommit func(jobID int64)) {
+	s.hooks.beforeJobCommit = beforeCommit
+}
+
 // EmitRolledBack writes an event of type typ in a transaction that then
 // rolls back, as a change failing after its event was written does.
 func (s *Service) EmitRolledBack(ctx context.Context, typ string) error {

@@ -29,8 +29,9 @@ const insertRows = 1000
 // each from pattern (empty: the plain random code). The stock and budget
 // must cover them now; claims that take stock while the job runs may leave
 // the last rows refused (counted in errors, the reason in the job's message).
-// Errors: CodeInvalidRequest (count, pattern), CodeNotFound, CodeSoldOut,
-// CodeBudgetExhausted, CodeUnavailable.
+// Errors: CodeInvalidRequest (count, pattern), CodeNotFound,
+// CodeNotClaimable (the template is archived or its coupons expired, see
+// mintRefusal), CodeSoldOut, CodeBudgetExhausted, CodeUnavailable.
 func (s *Service) StartGenerate(ctx context.Context, actor string, tid, count int64, pattern string) (*models.Job, error) {
 	if count < 1 || count > MaxGenerateCount {
 		return nil, models.Invalid("count", "must be between 1 and %d", MaxGenerateCount)
@@ -40,6 +41,9 @@ func (s *Service) StartGenerate(ctx context.Context, actor string, tid, count in
 	}
 	t, err := s.GetTemplate(ctx, tid)
 	if err != nil {
+		return nil, err
+	}
+	if err := mintRefusal(t, s.now()); err != nil {
 		return nil, err
 	}
 	if err := s.checkStockFor(ctx, t, count); err != nil {
@@ -138,6 +142,9 @@ func (s *Service) runGenerate(ctx context.Context, run *jobRun) error {
 			return ctx.Err()
 		}
 		n := int(min(int64(s.cfg.JobBatch), j.Total-j.Done))
+		if err := s.checkLive(ctx, run); err != nil {
+			return err
+		}
 		unlock, err := s.lockBatch(ctx, t)
 		if err != nil {
 			return err
@@ -163,7 +170,11 @@ func (s *Service) runGenerate(ctx context.Context, run *jobRun) error {
 				unlock()
 				return err
 			}
+			s.beforeJobCommit(j.ID)
 			err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+				if err := s.lockLive(tx, run); err != nil {
+					return err
+				}
 				if err := s.insertBearer(tx, t, rows); err != nil {
 					return err
 				}
@@ -187,10 +198,11 @@ func (s *Service) runGenerate(ctx context.Context, run *jobRun) error {
 
 // batchFailed settles a batch that did not commit: the slots it took in
 // Redis go back by rebuilding the campaign's counters from the database
-// when another runner has the job; otherwise the job stops, and the pass
-// that resumes it rebuilds them.
+// when another runner has the job or the job ends for its template no
+// longer being live; otherwise the job stops, and the pass that resumes it
+// rebuilds them.
 func (s *Service) batchFailed(ctx context.Context, t *models.Template, err error) error {
-	if err == errLeaseLost {
+	if err == errLeaseLost || isNotLive(err) {
 		if rerr := s.resync(context.WithoutCancel(ctx), t.CampaignID); rerr != nil {
 			s.log.Warn("resynchronise after a lost job lease; reconciliation will", "campaign", t.CampaignID, "err", rerr)
 		}

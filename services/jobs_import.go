@@ -44,10 +44,14 @@ type importRow struct {
 // that imports each row (docs/jobs.md). The file's rows are checked by the
 // job, which reports each refused row; here only its form is: a file that is
 // not CSV, has no code column or no rows is refused whole. Errors:
-// CodeInvalidRequest (file), CodeNotFound, CodeUnavailable.
+// CodeInvalidRequest (file), CodeNotFound, CodeNotClaimable (the template
+// is archived or its coupons expired, see mintRefusal), CodeUnavailable.
 func (s *Service) StartImport(ctx context.Context, actor string, tid int64, file io.Reader) (*models.Job, error) {
 	t, err := s.GetTemplate(ctx, tid)
 	if err != nil {
+		return nil, err
+	}
+	if err := mintRefusal(t, s.now()); err != nil {
 		return nil, err
 	}
 	r := csv.NewReader(file)
@@ -69,6 +73,8 @@ func (s *Service) StartImport(ctx context.Context, actor string, tid int64, file
 	if codeCol < 0 {
 		return nil, models.Invalid("file", "needs a header line with a column named code (and optionally user_id)")
 	}
+	// The rows as the job reads them back (readImportRows): the file's
+	// values as sent, not a file for people, so not through CSVWriter.
 	var out chunker
 	w := csv.NewWriter(&out)
 	var total int64
@@ -180,6 +186,9 @@ type importRefusal struct {
 
 func (s *Service) importBatch(ctx context.Context, run *jobRun, batch []importRow, seen map[string]bool) error {
 	j, t := run.job, run.t
+	if err := s.checkLive(ctx, run); err != nil {
+		return err
+	}
 	var refused []importRefusal
 	codes := make([]string, len(batch))
 	var cands []int
@@ -277,12 +286,16 @@ func (s *Service) importBatch(ctx context.Context, run *jobRun, batch []importRo
 	}
 	slices.SortFunc(refused, func(a, b importRefusal) int { return int(a.row.line - b.row.line) })
 	var report bytes.Buffer
-	w := csv.NewWriter(&report)
+	w := NewCSVWriter(&report)
 	for _, r := range refused {
 		_ = w.Write([]string{strconv.FormatInt(r.row.line, 10), r.row.code, r.reason})
 	}
 	w.Flush()
+	s.beforeJobCommit(j.ID)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.lockLive(tx, run); err != nil {
+			return err
+		}
 		if err := s.insertBearer(tx, t, rows); err != nil {
 			return err
 		}

@@ -36,7 +36,8 @@ const (
 // StartIssue queues a job that gives each user of the list a coupon of the
 // template through the claim path (docs/jobs.md). A user listed twice gets
 // one coupon. Errors: CodeInvalidRequest (user_ids, naming the first bad
-// one), CodeNotFound, CodeUnavailable.
+// one), CodeNotFound, CodeNotClaimable (the template is archived or its
+// coupons expired, see mintRefusal), CodeUnavailable.
 func (s *Service) StartIssue(ctx context.Context, actor string, tid int64, userIDs []string) (*models.Job, error) {
 	if len(userIDs) == 0 || len(userIDs) > MaxIssueUsers {
 		return nil, models.Invalid("user_ids", "must list 1 to %d users", MaxIssueUsers)
@@ -48,6 +49,9 @@ func (s *Service) StartIssue(ctx context.Context, actor string, tid int64, userI
 	}
 	t, err := s.GetTemplate(ctx, tid)
 	if err != nil {
+		return nil, err
+	}
+	if err := mintRefusal(t, s.now()); err != nil {
 		return nil, err
 	}
 	var out chunker
@@ -130,6 +134,9 @@ func (s *Service) runIssue(ctx context.Context, run *jobRun) error {
 			return ctx.Err()
 		}
 		batch := users[j.Done:min(j.Done+issueBatch, int64(len(users)))]
+		if err := s.checkLive(ctx, run); err != nil {
+			return err
+		}
 		results, codes := make([]string, len(batch)), make([]string, len(batch))
 		var todo []int
 		for i, u := range batch {
@@ -147,7 +154,7 @@ func (s *Service) runIssue(ctx context.Context, run *jobRun) error {
 			return err
 		}
 		var report bytes.Buffer
-		w := csv.NewWriter(&report)
+		w := NewCSVWriter(&report)
 		var refused int64
 		for i, u := range batch {
 			if results[i] != IssueClaimed {

@@ -265,6 +265,9 @@ type testHooks struct {
 	// afterJobBatch is called after each committed batch of a job; when it
 	// returns true the runner stops as a killed process would.
 	afterJobBatch func(jobID, done int64) bool
+	// beforeJobCommit is called by a generate or import batch after it took
+	// its stock, right before the transaction that writes its coupons.
+	beforeJobCommit func(jobID int64)
 	// afterConfirmOrder is called by Confirm, and afterExpireOrder by
 	// ExpireHolds, inside the transaction right after the guarded UPDATE of
 	// the order's row (which then holds its lock).

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/csv"
 	"net/http"
 	"strconv"
 
@@ -23,7 +22,7 @@ var reportColumns = []string{"redemptions", "discount_cents", "refunds", "refund
 // whole one.
 func (s *Server) redemptionsCSV(c *gin.Context) {
 	req := services.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
-	w := csv.NewWriter(c.Writer)
+	w := services.NewCSVWriter(c.Writer)
 	var q services.ReportQuery
 	started := false
 	err := s.svc.StreamRedemptionReport(c.Request.Context(), req, func(rq services.ReportQuery) error {

@@ -116,7 +116,7 @@ func (s *Server) Routes() []web.Route {
 				"against stock and budget now: more than is left → 409. A pattern keeps at least 40 bits of randomness " +
 				"(8 #), else 400 naming pattern. Poll the job; its result CSV lists the codes.",
 			Request: web.TypeOf[generateRequest](), Status: 202, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
-			Errors: map[int][]string{404: {web.ErrFound}, 409: {"sold_out", "budget_exhausted"}}},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"sold_out", "budget_exhausted", "not_claimable"}}},
 		{Method: "POST", Path: "/api/v1/templates/:id/codes/import", Roles: admin, Handler: s.importCodes,
 			Tag: "jobs", Summary: "Import codes from a CSV file (a job)",
 			Description: "A text/csv body of up to 50 MiB: a header with a code column and an optional user_id column, " +
@@ -126,7 +126,7 @@ func (s *Server) Routes() []web.Route {
 			RawRequest: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
 			MaxBody:    services.MaxImportBytes,
 			Status:     202, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
-			Errors: map[int][]string{404: {web.ErrFound}}},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_claimable"}}},
 		{Method: "POST", Path: "/api/v1/templates/:id/issue", Roles: admin, Handler: s.issueCoupons,
 			Tag: "jobs", Summary: "Give a coupon to each user of a list (a job)",
 			Description: "JSON {user_ids} (1 to 100,000) or a text/csv body (a user_id column, or a user id a line). " +
@@ -136,7 +136,7 @@ func (s *Server) Routes() []web.Route {
 			RawRequest: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
 			MaxBody:    maxIssueBody,
 			Status:     202, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
-			Errors: map[int][]string{404: {web.ErrFound}}},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_claimable"}}},
 		{Method: "GET", Path: "/api/v1/templates/:id/coupons.csv", Roles: admin, Handler: s.exportCoupons,
 			Tag: "jobs", Summary: "Export a template's coupons as CSV (streamed)",
 			Description: "Every coupon of the template, in id order, streamed in constant memory: " +
