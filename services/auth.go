@@ -145,7 +145,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*models.
 		s.tokens.put(hash, nil)
 		return nil, bad
 	}
-	p := &models.Principal{Name: "token:" + rec.Name, Role: rec.Role}
+	p := &models.Principal{Name: "token:" + rec.Name, Role: rec.Role, TokenID: rec.ID}
 	s.tokens.put(hash, p)
 	return p, nil
 }
