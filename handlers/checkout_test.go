@@ -92,12 +92,13 @@ func TestCheckoutValidateHoldConfirmAPI(t *testing.T) {
 	}
 	st, out = e.post(t, "/api/v1/checkout/validate", e.app, `{"order_amount_cents":900,"coupon_codes":["`+c1+`"]}`)
 	e.want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "below_minimum", 0, 900)
+	// Another user's coupon is not_found, as a code no coupon has.
 	st, out = e.post(t, "/api/v1/checkout/validate", e.app, `{"order_amount_cents":3000,"coupon_codes":["`+c1+`"],"user_id":"bob"}`)
-	e.want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "unauthorized", 0, 3000)
+	e.want(t, "POST", "/api/v1/checkout/validate", st, out, 404, "not_found", -1, 0)
 	// A shopper validates as themself: bob's session cannot price alice's coupon.
 	st, out = e.call(t, "POST", "/api/v1/checkout/validate", "", map[string]string{sessionHeader: "bob"},
 		`{"order_amount_cents":3000,"coupon_codes":["`+c1+`"]}`)
-	e.want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "unauthorized", 0, 3000)
+	e.want(t, "POST", "/api/v1/checkout/validate", st, out, 404, "not_found", -1, 0)
 	if s := e.couponStatus(t, c1); s != models.CouponIssued {
 		t.Fatalf("validate changed the coupon: %s", s)
 	}

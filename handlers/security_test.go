@@ -435,7 +435,8 @@ var securityMatrix = []matrixRow{
 		body: func(r *rig, who role) string { return `{"repair":false}` }},
 	{method: "GET", route: "/api/v1/users/:user_id/coupons/usable", owner: map[role]int{asOtherShopper: 403},
 		target: func(r *rig, who role) string { return "/api/v1/users/alice/coupons/usable?order_amount_cents=5000" }},
-	{method: "POST", route: "/api/v1/checkout/validate",
+	// Another shopper's coupon is answered as a code no coupon has.
+	{method: "POST", route: "/api/v1/checkout/validate", owner: map[role]int{asOtherShopper: 404},
 		body: func(r *rig, who role) string {
 			return `{"coupon_codes":["` + r.coupon("alice") + `"],"order_amount_cents":5000}`
 		}},

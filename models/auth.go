@@ -40,6 +40,9 @@ type Principal struct {
 	Role string
 	// UserID is the user_id a shopper acts as (their username); empty otherwise.
 	UserID string
+	// TokenID is the id of the API token (api_tokens.id) of the request;
+	// 0 for the bootstrap token and for a page session.
+	TokenID int64
 }
 
 // ValidateUserID checks a shop user id: 1-64 characters of A-Z a-z 0-9 . _ : @ -.

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,9 +23,23 @@ import (
 // tokenPrefix starts every API token, so that a leaked one is easy to find.
 const tokenPrefix = "cps_"
 
-// tokenCacheTTL bounds how long a revoked token may still be accepted by an
-// instance that saw it just before.
+// tokenCacheTTL bounds how long an instance keeps a token look-up, so that
+// API calls do not read the token table each time. A revocation does not
+// wait for it: a cached token is checked against its revoked marker in Redis
+// at every request (docs/flows.md, "Revoke an API token").
 const tokenCacheTTL = 5 * time.Second
+
+// revokedMarkerTTL is how long a token's revoked marker stays in Redis. It
+// must outlive every look-up an instance cached before the revocation
+// committed (tokenCacheTTL after the commit); after it, the database, where
+// the token is revoked, answers alone.
+const revokedMarkerTTL = time.Hour
+
+// revokedToken is the revoked marker of API token id: "1" from just before
+// its revocation commits (docs/redis-keys.md).
+func (k keys) revokedToken(id int64) string {
+	return k.prefix + "token:revoked:" + strconv.FormatInt(id, 10)
+}
 
 // CreateToken makes an API token for role (admin, cashier or app). The token
 // is returned once; only its SHA-256 hash is stored.
@@ -86,12 +101,17 @@ func (s *Service) ListTokens(ctx context.Context) ([]TokenView, error) {
 	return out, nil
 }
 
-// RevokeToken stops a token from working (within tokenCacheTTL on every
-// instance), with an audit entry. A token already revoked is left as it is
-// and reported as a duplicate. Errors: CodeNotFound, CodeUnavailable.
+// RevokeToken stops a token from working on every instance from its answer
+// on, with an audit entry. The token's revoked marker is written to Redis
+// inside the transaction, before the commit (as a claim rule is): every
+// instance checks it at each request with the token, so a look-up cached
+// before the revocation is not believed after it; a marker that cannot be
+// written rolls the revocation back (CodeUnavailable). A token already
+// revoked is left as it is (its marker written again) and reported as a
+// duplicate. Errors: CodeNotFound, CodeUnavailable.
 func (s *Service) RevokeToken(ctx context.Context, actor string, id int64) (*TokenView, bool, error) {
 	var rec models.APIToken
-	duplicate := false
+	duplicate, marked := false, false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.APIToken{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", s.now())
 		if res.Error != nil {
@@ -100,6 +120,10 @@ func (s *Service) RevokeToken(ctx context.Context, actor string, id int64) (*Tok
 		if err := tx.First(&rec, id).Error; err != nil {
 			return err
 		}
+		if err := s.rdb.Set(ctx, s.keys.revokedToken(id), "1", revokedMarkerTTL).Err(); err != nil {
+			return redisError(err)
+		}
+		marked = true
 		if res.RowsAffected == 0 {
 			duplicate = true
 			return nil
@@ -108,14 +132,52 @@ func (s *Service) RevokeToken(ctx context.Context, actor string, id int64) (*Tok
 	})
 	s.tokens.clear()
 	if err != nil {
+		if marked && !duplicate {
+			s.settleRevokedMarker(ctx, id)
+		}
 		return nil, false, dbError(fmt.Sprintf("token %d", id), err)
 	}
 	v := tokenView(rec)
 	return &v, duplicate, nil
 }
 
-// AuthenticateToken returns who holds a bearer token.
-// Errors: CodeUnauthorized, CodeUnavailable.
+// settleRevokedMarker deletes the revoked marker of a revocation whose
+// commit failed, unless the database shows the token revoked after all (a
+// commit whose answer was lost). When the database cannot say, the marker
+// stays: the token is refused until it lapses, rather than let through.
+func (s *Service) settleRevokedMarker(ctx context.Context, id int64) {
+	ctx = context.WithoutCancel(ctx)
+	var rec models.APIToken
+	if err := s.db.WithContext(ctx).First(&rec, id).Error; err != nil {
+		s.log.Warn("a token revocation failed and the token cannot be read: it stays refused until its marker lapses",
+			"token", id, "lapses_in", revokedMarkerTTL, "err", err)
+		return
+	}
+	if rec.RevokedAt != nil {
+		return
+	}
+	if err := s.rdb.Del(ctx, s.keys.revokedToken(id)).Err(); err != nil {
+		s.log.Warn("a token revocation failed and its marker could not be deleted: the token stays refused until it lapses",
+			"token", id, "lapses_in", revokedMarkerTTL, "err", err)
+	}
+}
+
+// tokenRevoked asks Redis whether token id carries a revoked marker.
+func (s *Service) tokenRevoked(ctx context.Context, id int64) (bool, error) {
+	n, err := s.hot.Exists(ctx, s.keys.revokedToken(id)).Result()
+	if err != nil {
+		return false, redisError(err)
+	}
+	return n > 0, nil
+}
+
+// AuthenticateToken returns who holds a bearer token. A look-up cached by
+// this instance is believed only while Redis shows no revoked marker for the
+// token; a token read from the database is refused when it is revoked there
+// or marked (a revocation committing). When Redis cannot be asked, the
+// database answers alone, uncached: it is the authority, and a revocation
+// cannot commit without writing its marker.
+// Errors: CodeUnauthorized, CodeUnavailable (the database).
 func (s *Service) AuthenticateToken(ctx context.Context, token string) (*models.Principal, error) {
 	bad := &models.Error{Code: models.CodeUnauthorized, Message: "the API token is not valid"}
 	if token == "" || len(token) > 200 {
@@ -126,11 +188,21 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*models.
 		subtle.ConstantTimeCompare([]byte(hash), []byte(hashToken(s.cfg.BootstrapToken))) == 1 {
 		return &models.Principal{Name: "token:bootstrap", Role: models.RoleAdmin}, nil
 	}
+	redisDown := false
 	if p, ok := s.tokens.get(hash); ok {
 		if p == nil {
 			return nil, bad
 		}
-		return p, nil
+		revoked, err := s.tokenRevoked(ctx, p.TokenID)
+		switch {
+		case err != nil:
+			redisDown = true // the database answers below
+		case revoked:
+			s.tokens.put(hash, nil)
+			return nil, bad
+		default:
+			return p, nil
+		}
 	}
 	var rec models.APIToken
 	err := s.db.WithContext(ctx).Where("token_hash = ?", hash).First(&rec).Error
@@ -145,8 +217,17 @@ func (s *Service) AuthenticateToken(ctx context.Context, token string) (*models.
 		s.tokens.put(hash, nil)
 		return nil, bad
 	}
-	p := &models.Principal{Name: "token:" + rec.Name, Role: rec.Role}
-	s.tokens.put(hash, p)
+	p := &models.Principal{Name: "token:" + rec.Name, Role: rec.Role, TokenID: rec.ID}
+	if !redisDown {
+		revoked, err := s.tokenRevoked(ctx, rec.ID)
+		if err == nil && revoked {
+			return nil, bad // its revocation is committing
+		}
+		redisDown = err != nil
+	}
+	if !redisDown {
+		s.tokens.put(hash, p)
+	}
 	return p, nil
 }
 

@@ -12,11 +12,17 @@ import (
 // code is checked as its claim would be (claim rule, budget, stock, the
 // user's limit) and priced as the coupon it would make; with an order that
 // already claimed with it, that coupon answers. A coupon
-// that does not apply is answered in the result (its word in Result), not as
-// an error.
+// that does not apply is answered in the result (its word in Result, the
+// word a hold would answer), not as an error; every coupon a refusal
+// concerns carries its word on its line, stacking included.
+//
+// With a user_id, another user's coupon is answered exactly as a code no
+// coupon has (docs/checkout.md, "Validate"): validation is no oracle of
+// which codes exist.
 //
 // Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id or
-// coupon_codes), CodeNotFound (a code no coupon has), CodeUnavailable.
+// coupon_codes), CodeNotFound (a code no coupon has, or another user's
+// coupon), CodeUnavailable.
 func (s *Service) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
 	if err := s.parseCheckout(ctx, &req, false); err != nil {
 		return nil, err
@@ -26,12 +32,70 @@ func (s *Service) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutR
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.readCheckout(ctx, req.CouponCodes, claims)
+	p, err := s.readValidate(ctx, req, claims)
 	if err != nil {
 		return nil, err
 	}
 	res, _ := s.decide(p, req, s.now())
+	markStacking(res, p.templates, s.maxPerOrder())
 	return res, nil
+}
+
+// readValidate reads the request's coupons and their templates as
+// readCheckout does, code by code in the request's order, and answers the
+// first code that is no coupon or, with a user_id, another user's coupon
+// with one and the same not_found: the same error, read with the same one
+// look-up, before any template is read.
+func (s *Service) readValidate(ctx context.Context, req CheckoutRequest, claims []*sharedClaim) (*priced, error) {
+	codes := req.CouponCodes
+	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
+	for i, code := range codes {
+		if i < len(claims) && claims[i] != nil {
+			p.claims[i], p.fail[i] = claims[i], claims[i].refusal
+			p.coupons = append(p.coupons, claims[i].coupon)
+			p.templates = append(p.templates, claims[i].t)
+			continue
+		}
+		c, err := s.couponByCode(ctx, code)
+		if err != nil {
+			return nil, err
+		}
+		if req.UserID != "" && c.UserID != req.UserID && c.UserID != models.BearerUserID {
+			return nil, noSuchCoupon(code, nil)
+		}
+		t, err := s.template(ctx, c.TemplateID)
+		if err != nil {
+			return nil, err
+		}
+		p.coupons = append(p.coupons, c)
+		p.templates = append(p.templates, t)
+	}
+	return p, nil
+}
+
+// markStacking puts not_combinable on the line of each coupon the stacking
+// rules refuse that has no other refusal: every coupon past the cap, the
+// second coupon of a template, and an exclusive coupon among others.
+// Result stays the word a hold would answer (decide).
+func markStacking(res *CheckoutResult, ts []*models.Template, maxPerOrder int) {
+	seen := map[int64]bool{}
+	for i, t := range ts {
+		var err *models.Error
+		switch {
+		case i >= maxPerOrder:
+			err = models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
+		case seen[t.ID]:
+			err = models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
+		case len(ts) > 1 && t.Stacking != models.StackingCombinable:
+			err = models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
+		}
+		seen[t.ID] = true
+		if err == nil || i >= len(res.Coupons) || res.Coupons[i].Code != models.CodeOK {
+			continue
+		}
+		cc := &res.Coupons[i]
+		cc.Result, cc.Code, cc.Message, cc.DiscountCents = err.Code.Word(), err.Code, err.Message, 0
+	}
 }
 
 // UsableCoupon is one of a user's coupons that applies to an order amount.

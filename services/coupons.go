@@ -110,12 +110,18 @@ func (s *Service) couponByCode(ctx context.Context, code string) (*models.Coupon
 	var c models.Coupon
 	err := s.db.WithContext(ctx).Where("code = ?", code).First(&c).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, &models.Error{Code: models.CodeNotFound, Message: fmt.Sprintf("no coupon has the code %s", code), Err: err}
+		return nil, noSuchCoupon(code, err)
 	}
 	if err != nil {
 		return nil, dbError("coupon", err)
 	}
 	return &c, nil
+}
+
+// noSuchCoupon is the answer to a code no coupon has; validation gives it
+// for another user's coupon too, word for word (docs/checkout.md).
+func noSuchCoupon(code string, cause error) *models.Error {
+	return &models.Error{Code: models.CodeNotFound, Message: fmt.Sprintf("no coupon has the code %s", code), Err: cause}
 }
 
 // couponByID reads a coupon afresh (outside any transaction, so that MySQL

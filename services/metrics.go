@@ -37,7 +37,8 @@ type Metrics struct {
 	// ReconcileActions counts reconciliation findings and repairs, by action.
 	ReconcileActions *prometheus.CounterVec
 	// Refused counts requests refused before any work, by reason
-	// ("rate_limited_user", "rate_limited_addr", "rate_limited_token", "shed").
+	// ("rate_limited_user", "rate_limited_addr", "rate_limited_token",
+	// "rate_limited_validate_caller", "rate_limited_validate_user", "shed").
 	Refused *prometheus.CounterVec
 	// SoldOutFromMemory counts claims answered sold_out from this instance's
 	// memory of a sell-out, without Redis (docs/soldout.md).

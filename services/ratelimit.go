@@ -72,10 +72,18 @@ func (l *RateLimiter) AllowAddr(ctx context.Context, addr string) error {
 }
 
 func (l *RateLimiter) allow(ctx context.Context, key string, perMinute int, who string) error {
+	return allowN(ctx, l.lim, l.prefix+key, perMinute, 1, "claims from "+who)
+}
+
+// allowN takes n from the budget of key (perMinute a minute; off when 0):
+// nil when allowed, a CodeRateLimited error with RetryAfterSeconds saying
+// "too many <what> (at most perMinute a minute)" when not, CodeUnavailable
+// when Redis cannot be asked. n above perMinute takes the whole budget.
+func allowN(ctx context.Context, lim *redis_rate.Limiter, key string, perMinute, n int, what string) error {
 	if perMinute <= 0 {
 		return nil
 	}
-	res, err := l.lim.Allow(ctx, l.prefix+key, redis_rate.PerMinute(perMinute))
+	res, err := lim.AllowN(ctx, key, redis_rate.PerMinute(perMinute), min(max(n, 1), perMinute))
 	if err != nil {
 		return redisError(err)
 	}
@@ -84,7 +92,52 @@ func (l *RateLimiter) allow(ctx context.Context, key string, perMinute int, who 
 	}
 	retry := max(1, int(math.Ceil(res.RetryAfter.Seconds())))
 	return &models.Error{Code: models.CodeRateLimited, RetryAfterSeconds: retry,
-		Message: fmt.Sprintf("too many claims from %s (at most %d a minute); try again in %d s", who, perMinute, retry)}
+		Message: fmt.Sprintf("too many %s (at most %d a minute); try again in %d s", what, perMinute, retry)}
+}
+
+// ValidateLimits are the abuse limits on validations (Service.Validate), in
+// coupon codes validated a minute: each code of a validation is one guess
+// at a code. A zero limit is off.
+type ValidateLimits struct {
+	// PerCaller bounds the codes one API token (or one page session's
+	// user) validates, for whichever users.
+	PerCaller int
+	// PerUser bounds the codes validated for one user_id, whoever sends
+	// them.
+	PerUser int
+}
+
+// ValidateLimiter counts validated codes per caller and per user in Redis
+// (GCRA, shared by all instances), as RateLimiter counts claims, and answers
+// Redis faults the same way (CodeUnavailable, never unlimited). Its counters
+// are "rate:<KeyPrefix>rl:validate:caller:<caller>" and
+// "rate:<KeyPrefix>rl:validate:user:<user_id>", each living at most a
+// minute.
+type ValidateLimiter struct {
+	lim    *redis_rate.Limiter
+	prefix string
+	limits ValidateLimits
+}
+
+// NewValidateLimiter returns the validation limiter of this service's Redis.
+func (s *Service) NewValidateLimiter(limits ValidateLimits) *ValidateLimiter {
+	return &ValidateLimiter{lim: redis_rate.NewLimiter(s.hot), prefix: s.keys.prefix + "rl:validate:", limits: limits}
+}
+
+// Limits returns the limits the limiter applies.
+func (l *ValidateLimiter) Limits() ValidateLimits { return l.limits }
+
+// AllowCaller takes n validated codes from the budget of caller, a name of
+// who sends them that no other caller shares ("token:<id>" for an API
+// token). Errors as RateLimiter.AllowUser.
+func (l *ValidateLimiter) AllowCaller(ctx context.Context, caller string, n int) error {
+	return allowN(ctx, l.lim, l.prefix+"caller:"+caller, l.limits.PerCaller, n, "coupon codes validated by this caller")
+}
+
+// AllowUser takes n validated codes from the budget of userID. Errors as
+// RateLimiter.AllowUser.
+func (l *ValidateLimiter) AllowUser(ctx context.Context, userID string, n int) error {
+	return allowN(ctx, l.lim, l.prefix+"user:"+userID, l.limits.PerUser, n, "coupon codes validated for this user")
 }
 
 // AddrKey returns the part of a client address that a per-address limit

@@ -251,6 +251,11 @@ const (
 	defaultClaimsPerAddr     = 120 // a minute; an office or a mobile carrier's NAT shares one address
 	defaultMaxInflightClaims = 512
 	defaultBadTokensPerAddr  = 30 // a minute
+	// Validation counts codes: a shop backend validates the carts of all its
+	// shoppers with one token; one shopper re-validates a cart of up to 5
+	// codes as it changes.
+	defaultValidatesPerCaller = 1200 // codes a minute
+	defaultValidatesPerUser   = 120  // codes a minute
 )
 
 // loadLimits reads the limits; 0 turns a rate limit or the in-flight bound off.
@@ -261,12 +266,18 @@ func loadLimits(getenv func(string) string, c *config) error {
 		MaxInflightClaims: defaultMaxInflightClaims,
 		BadTokensPerAddr:  defaultBadTokensPerAddr,
 		RequestTimeout:    handlers.DefaultRequestTimeout,
+
+		ValidatesPerCaller: defaultValidatesPerCaller,
+		ValidatesPerUser:   defaultValidatesPerUser,
 	}
 	for name, dst := range map[string]*int{
 		"COUPON_RATE_USER_PER_MIN":      &c.Limits.ClaimsPerUser,
 		"COUPON_RATE_ADDR_PER_MIN":      &c.Limits.ClaimsPerAddr,
 		"COUPON_MAX_INFLIGHT_CLAIMS":    &c.Limits.MaxInflightClaims,
 		"COUPON_RATE_BAD_TOKEN_PER_MIN": &c.Limits.BadTokensPerAddr,
+
+		"COUPON_RATE_VALIDATE_PER_MIN":      &c.Limits.ValidatesPerCaller,
+		"COUPON_RATE_VALIDATE_USER_PER_MIN": &c.Limits.ValidatesPerUser,
 	} {
 		if v := getenv(name); v != "" {
 			n, err := strconv.Atoi(v)

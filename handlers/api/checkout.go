@@ -75,8 +75,9 @@ func optionalUserID(p *string) (string, error) {
 }
 
 // validateCheckout prices a cart of coupons for an order without changing
-// anything: 200 with "ok" or the word of the first coupon that does not
-// apply. A shopper's session validates only its own coupons.
+// anything: 200 with "ok" or the word a hold would answer. A shopper's
+// session validates only its own coupons. Each code counts against the
+// caller's and the user's validation limits (docs/checkout.md, "Validate").
 func (s *Server) validateCheckout(c *gin.Context) {
 	var req validateRequest
 	if !web.BindJSON(c, &req) {
@@ -104,12 +105,47 @@ func (s *Server) validateCheckout(c *gin.Context) {
 			return
 		}
 	}
+	if err := s.admitValidate(c, userID, len(req.CouponCodes)); err != nil {
+		web.RespondError(c, err)
+		return
+	}
 	res, err := s.svc.Validate(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return
 	}
 	web.Respond(c, http.StatusOK, res.Result, checkoutPayload(res))
+}
+
+// admitValidate takes n validated codes (at most a cart's 5) from the
+// budget of the caller (the API token, or the page session's user) and of
+// userID, when given and well formed; it returns the refusal when a budget
+// is spent (429 rate_limited with Retry-After) or Redis cannot be asked.
+func (s *Server) admitValidate(c *gin.Context, userID string, n int) error {
+	if s.validates == nil {
+		return nil
+	}
+	n = min(max(n, 1), services.DefaultMaxCouponsPerOrder)
+	p := web.Principal(c)
+	caller := "session:" + p.Name
+	if viaToken(c) {
+		caller = "token:bootstrap"
+		if p.TokenID > 0 {
+			caller = "token:" + strconv.FormatInt(p.TokenID, 10)
+		}
+	}
+	if err := s.validates.AllowCaller(c.Request.Context(), caller, n); err != nil {
+		s.claims.countRefusal(err, "rate_limited_validate_caller")
+		return err
+	}
+	if userID == "" || models.ValidateUserID("user_id", userID) != nil {
+		return nil
+	}
+	if err := s.validates.AllowUser(c.Request.Context(), userID, n); err != nil {
+		s.claims.countRefusal(err, "rate_limited_validate_user")
+		return err
+	}
+	return nil
 }
 
 // usableCoupons lists a user's coupons that apply to an order amount, best

@@ -24,6 +24,9 @@ type Server struct {
 	claims *claimGuard
 	// badTokens counts failed token look-ups per address; nil when off.
 	badTokens *services.BadTokenLimiter
+	// validates counts validated codes per caller and per user; nil when
+	// both limits are off.
+	validates *services.ValidateLimiter
 	// sessionPrincipal returns the logged-in user of a page session, or nil.
 	sessionPrincipal func(*gin.Context) *models.Principal
 	metrics          http.Handler
@@ -36,6 +39,9 @@ func New(svc *services.Service, log *slog.Logger, limits web.Limits, sessionPrin
 		claims: newClaimGuard(svc, limits), metrics: promhttp.HandlerFor(svc.Metrics().Registry, promhttp.HandlerOpts{})}
 	if limits.BadTokensPerAddr > 0 {
 		s.badTokens = svc.NewBadTokenLimiter(limits.BadTokensPerAddr)
+	}
+	if limits.ValidatesPerCaller > 0 || limits.ValidatesPerUser > 0 {
+		s.validates = svc.NewValidateLimiter(services.ValidateLimits{PerCaller: limits.ValidatesPerCaller, PerUser: limits.ValidatesPerUser})
 	}
 	return s
 }

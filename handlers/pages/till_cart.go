@@ -97,18 +97,17 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 		return
 	}
 	cart := &cartPreview{AmountCents: res.OrderAmountCents, DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
-	failed := false
 	for _, cc := range res.Coupons {
 		line := cartLine{Code: codeGroups(cc.CouponCode), DiscountCents: cc.DiscountCents}
 		if cc.Code != models.CodeOK {
-			line.Problem, failed = inWords(cc.Code, cc.Message), true
+			line.Problem = inWords(cc.Code, cc.Message)
 		}
 		cart.Lines = append(cart.Lines, line)
 	}
 	status := http.StatusOK
 	if res.Result != models.CodeOK.Word() {
 		status = http.StatusConflict
-		if !failed {
+		if res.Result == models.CodeNotCombinable.Word() {
 			cart.Problem = cartWords[models.CodeNotCombinable]
 		} else {
 			cart.Problem = "Not every coupon applies: no discount until the ones marked are taken off."

@@ -25,6 +25,12 @@ type Limits struct {
 	// one client address; over it, every bearer request from the address is
 	// answered 429 until the next look-up would be allowed (0: off).
 	BadTokensPerAddr int
+	// ValidatesPerCaller bounds the coupon codes one API token (or one page
+	// session's user) validates a minute, for whichever users (0: off).
+	ValidatesPerCaller int
+	// ValidatesPerUser bounds the coupon codes validated for one user_id a
+	// minute, whoever sends them (0: off).
+	ValidatesPerUser int
 	// MaxInflightClaims bounds the claims this instance works on at once;
 	// beyond it a claim is answered 503 at once rather than queued (0: no
 	// bound).

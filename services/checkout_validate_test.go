@@ -1,0 +1,136 @@
+package services_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"couponsvc/models"
+	"couponsvc/services"
+)
+
+// validateLines checks a validation's result and the word and discount of
+// each of its lines, in the order of the codes.
+func validateLines(t *testing.T, res *services.CheckoutResult, err error, result string, words []string, discounts []int64) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if res.Result != result || len(res.Coupons) != len(words) {
+		t.Fatalf("validate: result %s with %d lines %+v, want %s with %d", res.Result, len(res.Coupons), res.Coupons, result, len(words))
+	}
+	for i, cc := range res.Coupons {
+		if cc.Result != words[i] || cc.Code.Word() != words[i] || cc.DiscountCents != discounts[i] {
+			t.Fatalf("validate line %d: %+v, want %s with discount %d (lines %+v)", i, cc, words[i], discounts[i], res.Coupons)
+		}
+		if (cc.Message == "") != (words[i] == "ok") {
+			t.Fatalf("validate line %d: message %q for %s", i, cc.Message, words[i])
+		}
+	}
+	if result != "ok" && (res.DiscountCents != 0 || res.PayableCents != res.OrderAmountCents) {
+		t.Fatalf("a refused validation prices %d off, %d to pay", res.DiscountCents, res.PayableCents)
+	}
+}
+
+// TestValidateStackingOnItsLine: a cart the stacking rules refuse names
+// not_combinable on the line of each coupon the refusal concerns (the
+// exclusive one, the second of a template, the one past the cap), never ok
+// on every line under a refused result; the result is the word the hold
+// answers.
+func TestValidateStackingOnItsLine(t *testing.T) {
+	f := newHoldFixture(t, services.Config{MaxCouponsPerOrder: 2})
+	fixed := f.tmpl(models.StackingCombinable, 2_000, 0, 0)
+	other := f.tmpl(models.StackingCombinable, 1_000, 0, 0)
+	third := f.tmpl(models.StackingCombinable, 500, 0, 0)
+	ex := f.tmpl(models.StackingExclusive, 2_500, 0, 0)
+	high := f.tmpl(models.StackingCombinable, 300, 0, 50_000)
+	cf, cf2, co, ct, cx, ch := f.claim(fixed, "u1"), f.claim(fixed, "u1"), f.claim(other, "u1"), f.claim(third, "u1"),
+		f.claim(ex, "u1"), f.claim(high, "u1")
+	validate := func(codes ...*models.Coupon) (*services.CheckoutResult, error) {
+		req := services.CheckoutRequest{OrderAmountCents: 10_000, UserID: "u1"}
+		for _, c := range codes {
+			req.CouponCodes = append(req.CouponCodes, c.Code)
+		}
+		return f.Svc.Validate(f.Ctx, req)
+	}
+
+	t.Run("ExclusiveAmongOthers", func(t *testing.T) {
+		res, err := validate(cf, cx)
+		validateLines(t, res, err, "not_combinable", []string{"ok", "not_combinable"}, []int64{2_000, 0})
+		if !strings.Contains(res.Coupons[1].Message, "exclusive") {
+			t.Fatalf("the exclusive coupon's line: %+v", res.Coupons[1])
+		}
+		_, herr := f.hold("stack-1", 10_000, 60, cf, cx)
+		wantCode(t, herr, models.CodeNotCombinable)
+	})
+	t.Run("SecondOfATemplate", func(t *testing.T) {
+		res, err := validate(cf, cf2)
+		validateLines(t, res, err, "not_combinable", []string{"ok", "not_combinable"}, []int64{2_000, 0})
+	})
+	t.Run("PastTheCap", func(t *testing.T) {
+		res, err := validate(cf, co, ct)
+		validateLines(t, res, err, "not_combinable", []string{"ok", "ok", "not_combinable"}, []int64{2_000, 1_000, 0})
+	})
+	t.Run("WithAnotherRefusal", func(t *testing.T) {
+		// The hold answers the coupon's own refusal first; the exclusive
+		// coupon's line still says why it cannot go on the order.
+		res, err := validate(cx, ch)
+		validateLines(t, res, err, "below_minimum", []string{"not_combinable", "below_minimum"}, []int64{0, 0})
+		_, herr := f.hold("stack-2", 10_000, 60, cx, ch)
+		wantCode(t, herr, models.CodeBelowMinimum)
+	})
+	t.Run("CombinableCartStillOK", func(t *testing.T) {
+		res, err := validate(cf, co)
+		validateLines(t, res, err, "ok", []string{"ok", "ok"}, []int64{2_000, 1_000})
+		if res.DiscountCents != 3_000 || res.PayableCents != 7_000 {
+			t.Fatalf("combinable cart: %+v", res)
+		}
+	})
+	f.checkInvariants()
+}
+
+// TestValidateOtherUsersCouponIsNotFound: with a user_id, another user's
+// coupon is answered exactly as a code no coupon has (the same error, word
+// and message, the code aside), wherever it stands in the cart; the user's
+// own coupons and a bearer coupon still validate.
+func TestValidateOtherUsersCouponIsNotFound(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl(models.StackingCombinable, 500, 0, 0)
+	tp2 := f.tmpl(models.StackingCombinable, 300, 0, 0)
+	mine, theirs := f.claim(tp, "ann"), f.claim(tp2, "bob")
+	bearer := f.Bearer(f.tmpl(models.StackingCombinable, 200, 0, 0), 1)[0]
+	unknown := models.NewCouponCode()
+	validate := func(user string, codes ...string) (*services.CheckoutResult, error) {
+		return f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 1_000, UserID: user, CouponCodes: codes})
+	}
+	// refusal returns the not_found error and its message with the code
+	// named replaced by "<code>".
+	refusal := func(code string, err error) (*models.Error, string) {
+		t.Helper()
+		var e *models.Error
+		if !errors.As(err, &e) || e.Code != models.CodeNotFound || !strings.Contains(e.Message, code) {
+			t.Fatalf("validate %s: %v, want not_found naming it", code, err)
+		}
+		return e, strings.ReplaceAll(e.Message, code, "<code>")
+	}
+
+	ue, umsg := refusal(unknown, func() error { _, err := validate("ann", unknown); return err }())
+	te, tmsg := refusal(theirs.Code, func() error { _, err := validate("ann", theirs.Code); return err }())
+	if umsg != tmsg || ue.Field != te.Field || ue.Forbidden != te.Forbidden || ue.RetryAfterSeconds != te.RetryAfterSeconds {
+		t.Fatalf("unknown code %+v and another user's coupon %+v answered differently", ue, te)
+	}
+	// The first such code of the cart is named, whichever kind it is.
+	_, err := validate("ann", mine.Code, theirs.Code, unknown)
+	refusal(theirs.Code, err)
+	_, err = validate("ann", mine.Code, unknown, theirs.Code)
+	refusal(unknown, err)
+
+	res, err := validate("ann", mine.Code, bearer.Code)
+	validateLines(t, res, err, "ok", []string{"ok", "ok"}, []int64{500, 200})
+	// Without a user_id (the till) the owner is not checked.
+	res, err = validate("", theirs.Code)
+	validateLines(t, res, err, "ok", []string{"ok"}, []int64{300})
+	// bob sees his own.
+	res, err = validate("bob", theirs.Code, bearer.Code)
+	validateLines(t, res, err, "ok", []string{"ok", "ok"}, []int64{300, 200})
+}
