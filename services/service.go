@@ -109,6 +109,11 @@ type Config struct {
 	// (COUPON_RETENTION, 30 days); PruneInterval how often they are pruned
 	// (1h).
 	Retention, PruneInterval time.Duration
+	// ReportBudget bounds the work of one redemption report, page or CSV
+	// (DefaultReportBudget); ExportBudget that of one coupons export
+	// (DefaultExportBudget). Past it the request ends with an error that
+	// says so (docs/reports.md, docs/jobs.md).
+	ReportBudget, ExportBudget time.Duration
 }
 
 // DefaultConfig returns the configuration used when nothing is set.
@@ -143,6 +148,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DBTimeout <= 0 {
 		c.DBTimeout = d.DBTimeout
+	}
+	if c.ReportBudget <= 0 {
+		c.ReportBudget = DefaultReportBudget
+	}
+	if c.ExportBudget <= 0 {
+		c.ExportBudget = DefaultExportBudget
 	}
 	if c.LoginsPerAccount <= 0 {
 		c.LoginsPerAccount = 10

@@ -178,16 +178,16 @@ func PathID(c *gin.Context, name string) (int64, bool) {
 	return id, true
 }
 
-// ParseTime parses an optional RFC 3339 time field; nil stays nil.
+// ParseTime parses an optional RFC 3339 time field (models.ParseTime, which
+// checks its range); nil stays nil.
 func ParseTime(field string, s *string) (*time.Time, error) {
 	if s == nil {
 		return nil, nil
 	}
-	t, err := time.Parse(time.RFC3339, *s)
+	t, err := models.ParseTime(field, *s)
 	if err != nil {
-		return nil, models.Invalid(field, "must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
+		return nil, err
 	}
-	t = t.UTC()
 	return &t, nil
 }
 
