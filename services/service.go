@@ -347,7 +347,10 @@ func (s *Service) Close() { s.writer.close() }
 // Metrics returns the service's Prometheus metrics.
 func (s *Service) Metrics() *Metrics { return s.metrics }
 
-func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+// now is the service's clock to the microsecond, what the database keeps:
+// an answer made from memory and one read back show the same instant
+// (docs/time.md).
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
 
 // Location returns the deployment's time zone (docs/time.md).
 func (s *Service) Location() *time.Location { return s.cfg.Location }
