@@ -100,3 +100,82 @@ func TestBodyTooLarge(t *testing.T) {
 		}
 	})
 }
+
+// TestBodyIsTheObject: a body that is not the documented object (null, an
+// array, a string, a number) is 400, on PATCH and on confirm too; a key given
+// twice, in any case, is 400 naming it; nothing changes.
+func TestBodyIsTheObject(t *testing.T) {
+	e := newAPIEnv(t)
+	e.mustCall(t, 201, "POST", "/api/v1/campaigns", adminToken, `{"name":"Spring","budget_cents":0}`)
+	cashier := e.mustCall(t, 201, "POST", "/api/v1/tokens", adminToken, `{"role":"cashier","name":"till"}`)["token"].(string)
+	before := e.counts(t)
+	for _, c := range []struct{ method, path, token, body, field, msg string }{
+		{"PATCH", "/api/v1/campaigns/1", adminToken, `null`, "body", "must be a JSON object"},
+		{"PATCH", "/api/v1/campaigns/1", adminToken, ` []`, "body", "must be a JSON object"},
+		{"PATCH", "/api/v1/campaigns/1", adminToken, `"paused"`, "body", "must be a JSON object"},
+		{"PATCH", "/api/v1/campaigns/1", adminToken, `12`, "body", "must be a JSON object"},
+		{"PATCH", "/api/v1/templates/1", adminToken, `null`, "body", "must be a JSON object"},
+		{"POST", "/api/v1/holds/order-1/confirm", cashier, `null`, "body", "must be a JSON object"},
+		{"POST", "/api/v1/holds/order-1/confirm", cashier, `[{"order_amount_cents":1}]`, "body", "must be a JSON object"},
+		{"POST", "/api/v1/campaigns", adminToken, `{"name":"a","budget_cents":0,"name":"b"}`, "name", "appears more than once in the body"},
+		{"POST", "/api/v1/campaigns", adminToken, `{"name":"a","budget_cents":0,"Name":"b"}`, "Name", "appears more than once in the body"},
+		{"PATCH", "/api/v1/campaigns/1", adminToken, `{"status":"paused","status":"active"}`, "status", "appears more than once in the body"},
+	} {
+		code, out := e.call(t, c.method, c.path, c.token, nil, c.body)
+		if code != 400 || out["result"] != "invalid_request" || out["field"] != c.field || out["error"] != c.field+": "+c.msg {
+			t.Errorf("%s %s %s: %d %v, want 400 %s: %s", c.method, c.path, c.body, code, out, c.field, c.msg)
+		}
+	}
+	if after := e.counts(t); !equalCounts(before, after) {
+		t.Fatalf("bodies that are not the object changed the database: %v -> %v", before, after)
+	}
+	if out := e.mustCall(t, 200, "GET", "/api/v1/campaigns/1", adminToken, ""); out["campaign"].(map[string]any)["status"] != "active" {
+		t.Fatalf("the campaign changed: %v", out)
+	}
+}
+
+// TestBodyLimitOfEveryRoute: each route takes the body its row documents
+// (x-max-body-bytes in the OpenAPI document): a route that takes no body,
+// like resend, refuses one over 1 KiB with 413, with or without a length,
+// before anything is done; a small one is ignored.
+func TestBodyLimitOfEveryRoute(t *testing.T) {
+	e := newAPIEnv(t)
+	doc := fetchOpenAPI(t, e)
+	for path, limit := range map[string]float64{
+		"/api/v1/webhooks/{id}/deliveries/{delivery_id}/resend": 1 << 10,
+		"/api/v1/tokens/{id}/revoke":                            1 << 10,
+		"/api/v1/campaigns":                                     64 << 10,
+		"/api/v1/templates/{id}/codes/import":                   50 << 20,
+	} {
+		if got := doc.paths[path]["post"]["x-max-body-bytes"]; got != limit {
+			t.Errorf("%s documents a body of at most %v bytes, want %v", path, got, limit)
+		}
+	}
+	token := e.mustCall(t, 201, "POST", "/api/v1/tokens", adminToken, `{"role":"app","name":"shop"}`)["token_info"].(map[string]any)
+	revoke := fmt.Sprintf("/api/v1/tokens/%v/revoke", token["id"])
+	const want = `{"code":3,"result":"invalid_request","error":"body: must be empty: this request takes no body (at most 1 KiB is ignored)","field":"body"}`
+	for _, path := range []string{"/api/v1/webhooks/1/deliveries/1/resend", revoke} {
+		for _, chunked := range []bool{false, true} {
+			req := httptest.NewRequest("POST", path, strings.NewReader(`{"x":"`+strings.Repeat("a", 1<<20)+`"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+adminToken)
+			if chunked {
+				req.ContentLength = -1
+			}
+			rec := httptest.NewRecorder()
+			e.router.ServeHTTP(rec, req)
+			if rec.Code != http.StatusRequestEntityTooLarge || strings.TrimSpace(rec.Body.String()) != want {
+				t.Errorf("%s, 1 MiB body, chunked %t: %d %s", path, chunked, rec.Code, rec.Body)
+			}
+		}
+	}
+	if out := e.mustCall(t, 200, "GET", "/api/v1/tokens", adminToken, ""); fmt.Sprint(out["tokens"].([]any)[0].(map[string]any)["revoked_at"]) != "<nil>" {
+		t.Fatalf("an oversized revoke revoked the token: %v", out)
+	}
+	// A small body where none is taken is ignored, as before.
+	e.mustCall(t, 200, "POST", revoke, adminToken, `{}`)
+	code, out := e.call(t, "POST", "/api/v1/webhooks/1/deliveries/1/resend", adminToken, nil, `{"why":"again"}`)
+	if code != 404 || out["result"] != "not_found" {
+		t.Fatalf("resend with a small body: %d %v", code, out)
+	}
+}

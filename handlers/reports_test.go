@@ -237,3 +237,27 @@ func TestTemplateFormInZone(t *testing.T) {
 		t.Errorf("the coupon page does not show the end of 10 March: %s", p.text())
 	}
 }
+
+// TestReportBudget: a report or an export that runs out of its time budget
+// ends with 503 unavailable saying so (no Retry-After: the same request would
+// run out again), never with a hang nor an empty 200 (docs/reports.md).
+func TestReportBudget(t *testing.T) {
+	e := newPageEnvWith(t, services.Config{ReportBudget: time.Nanosecond, ExportBudget: time.Nanosecond})
+	five := e.template(t, "$5 off")
+	admin := e.client(t)
+	admin.login("admin")
+	for _, c := range []struct{ path, want string }{
+		{"/api/v1/reports/redemptions.csv", `{"code":15,"result":"unavailable","error":"the report took longer than its time budget of 1ns: ask for a shorter range"}`},
+		{fmt.Sprintf("/api/v1/templates/%d/coupons.csv", five.ID), `{"code":15,"result":"unavailable","error":"the export took longer than its time budget of 1ns: ask for a shorter range"}`},
+	} {
+		p := admin.api("GET", c.path, "", nil)
+		if p.status != http.StatusServiceUnavailable || p.body != c.want || p.header.Get("Retry-After") != "" {
+			t.Errorf("%s: %v (Retry-After %q), want 503 %s", c.path, p, p.header.Get("Retry-After"), c.want)
+		}
+	}
+	p := admin.get("/admin/reports")
+	if msg := fieldErrorOf(p.body, "report-to"); p.status != http.StatusServiceUnavailable ||
+		msg != "the report took longer than its time budget of 1ns: ask for a shorter range" {
+		t.Errorf("the report page: %d %q", p.status, msg)
+	}
+}

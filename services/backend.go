@@ -126,7 +126,7 @@ func OpenBackends(ctx context.Context, cfg BackendConfig) (*Backends, error) {
 func OpenDB(cfg BackendConfig) (*gorm.DB, string, error) {
 	gcfg := &gorm.Config{
 		Logger:                 logger.Discard,
-		NowFunc:                func() time.Time { return time.Now().UTC() },
+		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		SkipDefaultTransaction: true, // services open the transactions they need
 		PrepareStmt:            false,
 	}

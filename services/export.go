@@ -47,8 +47,17 @@ func (s *Service) CheckExport(ctx context.Context, tid int64, f ExportFilter) er
 // page at a time by id (keyset), and flushes each page to w, so its memory
 // stays the same for ten coupons or ten million (docs/jobs.md). Call
 // CheckExport first. Errors: CodeUnavailable; an error after the first page
-// leaves w with a cut file, which the caller can only end.
+// leaves w with a cut file, which the caller can only end. The export takes
+// at most Config.ExportBudget: past it, CodeUnavailable saying so.
 func (s *Service) ExportCoupons(ctx context.Context, tid int64, f ExportFilter, w io.Writer) (int64, error) {
+	ctx, cancel := withBudget(ctx, s.cfg.ExportBudget)
+	defer cancel()
+	n, err := s.exportCoupons(ctx, tid, f, w)
+	return n, budgetError(ctx, err, "export", s.cfg.ExportBudget)
+}
+
+// exportCoupons is ExportCoupons within its budget.
+func (s *Service) exportCoupons(ctx context.Context, tid int64, f ExportFilter, w io.Writer) (int64, error) {
 	now := s.now()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cw := NewCSVWriter(bw)

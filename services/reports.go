@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -21,6 +22,40 @@ const (
 
 // MaxReportDays bounds a report's range: a leap year.
 const MaxReportDays = 366
+
+// DefaultReportBudget bounds the work of one report (Config.ReportBudget):
+// below the request's own timeout (10s), so that the answer is the report's
+// error, which says what to do.
+const DefaultReportBudget = 8 * time.Second
+
+// DefaultExportBudget bounds one coupons export (Config.ExportBudget): below
+// the 30 minutes the server gives a stream to be written.
+const DefaultExportBudget = 20 * time.Minute
+
+// errOverBudget is the cause of a report's or an export's context when its
+// time budget ran out.
+var errOverBudget = errors.New("over its time budget")
+
+// withBudget bounds the work of a report or an export by budget.
+func withBudget(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, budget, errOverBudget)
+}
+
+// budgetError turns the error of a report or an export whose budget ran out
+// into one that says so: 503 unavailable, without Retry-After, since the same
+// request again would run out again (docs/reports.md). Other errors are
+// returned as they are.
+func budgetError(ctx context.Context, err error, what string, budget time.Duration) error {
+	if err == nil || !errors.Is(context.Cause(ctx), errOverBudget) {
+		return err
+	}
+	return &models.Error{Code: models.CodeUnavailable, Err: fmt.Errorf("%w: %w", errOverBudget, err), Message: fmt.Sprintf(
+		"the %s took longer than its time budget of %s: ask for a shorter range", what, budget)}
+}
+
+// OverBudget reports the error of a report or an export that ran out of its
+// time budget.
+func OverBudget(err error) bool { return errors.Is(err, errOverBudget) }
 
 // DefaultReportDays is the range of a report that names no dates: the last
 // 30 days, today included.
@@ -51,12 +86,18 @@ type ReportQuery struct {
 // Has reports whether the report groups by g.
 func (q ReportQuery) Has(g string) bool { return slices.Contains(q.GroupBy, g) }
 
-// Days returns the dates of the range, oldest first.
+// Days returns the dates of the range, oldest first. Their number is that of
+// the checked range (at most MaxReportDays), whatever the dates.
 func (q ReportQuery) Days() []string {
-	var out []string
-	d, _ := time.Parse(time.DateOnly, q.From)
-	for ; d.Format(time.DateOnly) <= q.To; d = d.AddDate(0, 0, 1) {
-		out = append(out, d.Format(time.DateOnly))
+	from, err1 := time.Parse(time.DateOnly, q.From)
+	to, err2 := time.Parse(time.DateOnly, q.To)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	n := min(int(to.Sub(from).Hours()/24)+1, MaxReportDays)
+	out := make([]string, 0, max(n, 0))
+	for i := range n {
+		out = append(out, from.AddDate(0, 0, i).Format(time.DateOnly))
 	}
 	return out
 }
@@ -102,19 +143,22 @@ func (s *Service) CheckReport(req ReportRequest) (ReportQuery, error) {
 	today := s.now().In(loc)
 	to := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
 	if v := strings.TrimSpace(req.To); v != "" {
-		d, err := time.Parse(time.DateOnly, v)
+		d, err := models.ParseDate("to", v)
 		if err != nil {
-			return q, models.Invalid("to", "must be a date such as 2026-03-31, not %q", v)
+			return q, err
 		}
 		to = d
 	}
 	from := to.AddDate(0, 0, -(DefaultReportDays - 1))
 	if v := strings.TrimSpace(req.From); v != "" {
-		d, err := time.Parse(time.DateOnly, v)
+		d, err := models.ParseDate("from", v)
 		if err != nil {
-			return q, models.Invalid("from", "must be a date such as 2026-03-01, not %q", v)
+			return q, err
 		}
 		from = d
+	}
+	if err := models.CheckDate("from", from); err != nil {
+		return q, err // from left out, 29 days before a to early in MinYear
 	}
 	if to.Before(from) {
 		return q, models.Invalid("to", "must be on or after from (%s)", from.Format(time.DateOnly))
@@ -155,13 +199,21 @@ func (s *Service) CheckReport(req ReportRequest) (ReportQuery, error) {
 // returned as it is. On MySQL the groups are written as the database hands
 // them over; SQLite has one connection, which the service must not hold
 // while a slow client reads, so there the groups (at most a year of days
-// times templates times cashiers) are read first.
+// times templates times cashiers) are read first. The whole takes at most
+// Config.ReportBudget: past it, CodeUnavailable saying so (budgetError).
 // Errors: CodeInvalidRequest, CodeUnavailable.
 func (s *Service) StreamRedemptionReport(ctx context.Context, req ReportRequest, start func(ReportQuery) error, each func(ReportRow) error) error {
 	q, err := s.CheckReport(req)
 	if err != nil {
 		return err
 	}
+	ctx, cancel := withBudget(ctx, s.cfg.ReportBudget)
+	defer cancel()
+	return budgetError(ctx, s.streamReport(ctx, q, start, each), "report", s.cfg.ReportBudget)
+}
+
+// streamReport is StreamRedemptionReport of a checked query.
+func (s *Service) streamReport(ctx context.Context, q ReportQuery, start func(ReportQuery) error, each func(ReportRow) error) error {
 	names, err := s.templateNames(ctx, q)
 	if err != nil {
 		return err

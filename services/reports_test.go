@@ -266,6 +266,13 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 		{"TooLong", services.ReportRequest{From: "2025-01-01", To: "2026-01-02"}, "to"},
 		{"GroupByUnknown", services.ReportRequest{GroupBy: "week"}, "group_by"},
 		{"GroupByTwice", services.ReportRequest{GroupBy: "day,day"}, "group_by"},
+		// Dates are within the years 2000 to 2100 (models.CheckDate).
+		{"Year9999", services.ReportRequest{From: "9999-12-31", To: "9999-12-31"}, "to"},
+		{"FromYear9999", services.ReportRequest{From: "9999-12-31", To: "2026-01-01"}, "from"},
+		{"ToYear0000", services.ReportRequest{From: "2026-01-01", To: "0000-01-01"}, "to"},
+		{"FromBefore2000", services.ReportRequest{From: "1999-12-31", To: "2000-01-02"}, "from"},
+		{"ToAfter2100", services.ReportRequest{From: "2100-12-31", To: "2101-01-01"}, "to"},
+		{"DefaultFromBefore2000", services.ReportRequest{To: "2000-01-05"}, "from"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -292,4 +299,31 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 			t.Fatalf("366 days: %v", err)
 		}
 	})
+}
+
+// TestRedemptionReportBounds: the widest ranges allowed are answered, and the
+// work of a report is bounded by its budget: past it the report ends with
+// unavailable saying so, before anything is written.
+func TestRedemptionReportBounds(t *testing.T) {
+	f := testenv.NewFixtureAt(t, services.Config{}, mustUTC(t, "2026-03-10T16:00:00Z"))
+	for _, r := range [][2]string{{"2000-01-01", "2000-12-31"}, {"2099-12-31", "2100-12-31"}} {
+		q, err := f.Svc.CheckReport(services.ReportRequest{From: r[0], To: r[1]})
+		if err != nil || len(q.Days()) != 366 || q.Days()[365] != r[1] {
+			t.Fatalf("%v: %v, %d days", r, err, len(q.Days()))
+		}
+	}
+	slow := testenv.NewFixtureAt(t, services.Config{ReportBudget: time.Nanosecond}, mustUTC(t, "2026-03-10T16:00:00Z"))
+	started := false
+	err := slow.Svc.StreamRedemptionReport(slow.Ctx, services.ReportRequest{}, func(services.ReportQuery) error {
+		started = true
+		return nil
+	}, func(services.ReportRow) error { return nil })
+	var e *models.Error
+	if !errors.As(err, &e) || e.Code != models.CodeUnavailable || e.RetryAfterSeconds != 0 ||
+		e.Message != "the report took longer than its time budget of 1ns: ask for a shorter range" || started {
+		t.Fatalf("over budget: %v (started %t)", err, started)
+	}
+	if _, err := slow.Svc.RedemptionReport(slow.Ctx, services.ReportRequest{}); models.ErrorCode(err) != models.CodeUnavailable {
+		t.Fatalf("summary over budget: %v", err)
+	}
 }

@@ -109,6 +109,11 @@ type Config struct {
 	// (COUPON_RETENTION, 30 days); PruneInterval how often they are pruned
 	// (1h).
 	Retention, PruneInterval time.Duration
+	// ReportBudget bounds the work of one redemption report, page or CSV
+	// (DefaultReportBudget); ExportBudget that of one coupons export
+	// (DefaultExportBudget). Past it the request ends with an error that
+	// says so (docs/reports.md, docs/jobs.md).
+	ReportBudget, ExportBudget time.Duration
 }
 
 // DefaultConfig returns the configuration used when nothing is set.
@@ -143,6 +148,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DBTimeout <= 0 {
 		c.DBTimeout = d.DBTimeout
+	}
+	if c.ReportBudget <= 0 {
+		c.ReportBudget = DefaultReportBudget
+	}
+	if c.ExportBudget <= 0 {
+		c.ExportBudget = DefaultExportBudget
 	}
 	if c.LoginsPerAccount <= 0 {
 		c.LoginsPerAccount = 10
@@ -339,7 +350,10 @@ func (s *Service) Close() { s.writer.close() }
 // Metrics returns the service's Prometheus metrics.
 func (s *Service) Metrics() *Metrics { return s.metrics }
 
-func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+// now is the service's clock to the microsecond, what the database keeps:
+// an answer made from memory and one read back show the same instant
+// (docs/time.md).
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
 
 // Location returns the deployment's time zone (docs/time.md).
 func (s *Service) Location() *time.Location { return s.cfg.Location }

@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -57,7 +56,7 @@ func checkoutPayload(r *services.CheckoutResult) gin.H {
 		h["state"] = r.State
 	}
 	if r.ExpiresAt != nil {
-		h["expires_at"] = r.ExpiresAt.UTC().Format(time.RFC3339)
+		h["expires_at"] = web.FormatTime(*r.ExpiresAt)
 	}
 	return h
 }

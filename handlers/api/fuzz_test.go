@@ -80,6 +80,10 @@ func addDecodeSeeds(f *testing.F) {
 		{`{"user_id":true}`, "application/json"},
 		{`{"user_id":"a","user_id":"b"}`, "application/json"},
 		{`{"USER_ID":"a"}`, "application/json"},
+		{`{"user_id":"a","User_Id":"b"}`, "application/json"},
+		{`{"a":{"b":1,"b":2}}`, "application/json"},
+		{`[{"user_id":"a"}]`, "application/json"},
+		{` 0`, "application/json"},
 	} {
 		f.Add([]byte(s.body), s.ct)
 	}
@@ -95,9 +99,43 @@ func FuzzDecodeJSON(f *testing.F) {
 			dst := newRequest()
 			r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
 			r.Header.Set("Content-Type", contentType)
-			checkInvalid(t, "decodeJSON", web.DecodeJSON(r, dst))
+			err := web.DecodeJSON(r, dst)
+			checkInvalid(t, "decodeJSON", err)
+			if trimmed := bytes.TrimSpace(body); err == nil && (len(trimmed) == 0 || trimmed[0] != '{') {
+				t.Fatalf("a body that is not an object passed: %q", body)
+			}
 		}
 	})
+}
+
+// TestDecodeJSONStrict: a body is the documented object, each key once
+// (compared as encoding/json matches them, regardless of case, at any
+// depth); the error names the key given twice.
+func TestDecodeJSONStrict(t *testing.T) {
+	for _, c := range []struct{ body, field, msg string }{
+		{`null`, "body", "must be a JSON object"},
+		{` [ ]`, "body", "must be a JSON object"},
+		{`"text"`, "body", "must be a JSON object"},
+		{`0`, "body", "must be a JSON object"},
+		{`false`, "body", "must be a JSON object"},
+		{`{"user_id":"a","user_id":"b"}`, "user_id", "appears more than once in the body"},
+		{`{"user_id":"a","USER_ID":"b"}`, "USER_ID", "appears more than once in the body"},
+		{`{"user_id":{"x":[1,{"y":1,"y":2}]}}`, "y", "appears more than once in the body"},
+		{`{"":1,"":2}`, "body", "holds a field twice"},
+		{`{"user_id":"a"}`, "", ""},
+		{`{"user_id":"a","x":{"user_id":1}}`, "x", "is not a known field"}, // the same name at another depth is no duplicate
+	} {
+		r := httptest.NewRequest("POST", "/", bytes.NewReader([]byte(c.body)))
+		r.Header.Set("Content-Type", "application/json")
+		err := web.DecodeJSON(r, &claimRequest{})
+		var e *models.Error
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%s: %v", c.body, err)
+		case c.field != "" && (!errors.As(err, &e) || e.Field != c.field || e.Message != c.msg):
+			t.Errorf("%s: %v, want %s: %s", c.body, err, c.field, c.msg)
+		}
+	}
 }
 
 // FuzzCreateTemplate: a create-template body goes through decoding, the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"couponsvc/models"
 	"couponsvc/services"
 
 	"github.com/gin-gonic/gin"
@@ -84,8 +85,11 @@ func formDay(errs formErrors, field, value string) time.Time {
 		return time.Time{}
 	}
 	d, err := time.ParseInLocation("2006-01-02", value, time.UTC)
-	if err != nil {
+	switch {
+	case err != nil:
 		errs.add(field, "Enter a day, such as 2026-03-01.")
+	case models.CheckDate(field, d) != nil:
+		errs.add(field, dateRangeMsg)
 	}
 	return d
 }

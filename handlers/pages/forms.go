@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -122,15 +123,27 @@ func (p *Pages) formTime(errs formErrors, field, value string) *time.Time {
 			return nil
 		}
 		t = firstOccurrence(t).UTC()
-		return &t
+		return checkedFormTime(errs, field, t)
 	}
 	if t, err := time.Parse(time.RFC3339, value); err == nil {
-		t = t.UTC()
-		return &t
+		return checkedFormTime(errs, field, t.UTC())
 	}
 	errs.add(field, "Enter a date and time, such as 2026-03-01 09:00.")
 	return nil
 }
+
+// checkedFormTime keeps t when models.CheckDate, the check of every date a
+// request names, lets it through; else it says why beside the field.
+func checkedFormTime(errs formErrors, field string, t time.Time) *time.Time {
+	if models.CheckDate(field, t) != nil {
+		errs.add(field, dateRangeMsg)
+		return nil
+	}
+	return &t
+}
+
+// dateRangeMsg is the pages' sentence for a date that models.CheckDate refuses.
+var dateRangeMsg = fmt.Sprintf("Enter a date within the years %d to %d.", models.MinYear, models.MaxYear)
 
 // firstOccurrence returns the first instant that shows t's wall time in
 // t's zone: when the clocks go back, a wall time happens twice.

@@ -44,6 +44,12 @@ func (p *Pages) showReports(c *gin.Context) {
 			p.render(c, http.StatusBadRequest, "reports", page)
 			return
 		}
+		if e, ok := err.(*models.Error); ok && services.OverBudget(err) {
+			// Said beside the range, the thing to shorten (docs/reports.md).
+			page.Errors.add("to", e.Message)
+			p.render(c, http.StatusServiceUnavailable, "reports", page)
+			return
+		}
 		p.fail(c, err)
 		return
 	}

@@ -34,7 +34,8 @@ func BodyTooLarge(err error) bool {
 }
 
 // BindJSON decodes the request body strictly into dst: JSON content type, at
-// most 64 KiB, one object, no unknown fields, numbers that fit, every field
+// most 64 KiB, one object (not null, an array or another value), no key
+// twice, no unknown fields, numbers that fit, every field
 // tagged binding:"required" present. On failure it
 // answers 400 (415 for another content type, 413 for a body over 64 KiB)
 // naming the field, and returns false.
@@ -85,6 +86,15 @@ func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
 		// sent.
 		return invalidUTF8(body)
 	}
+	if bytes.TrimSpace(body)[0] != '{' {
+		// null would decode into the struct as nothing at all, an empty
+		// change taken for a valid one; an array, a string or a number is
+		// not the documented object either.
+		return models.Invalid("body", "must be a JSON object")
+	}
+	if err := duplicateKey(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -94,6 +104,65 @@ func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
 		return models.Invalid("body", "must hold exactly one JSON object")
 	}
 	return missingField(dst)
+}
+
+// duplicateKey names the first key that an object of body, at any depth,
+// holds twice: encoding/json would keep the last silently, and it matches
+// names regardless of case, so keys are compared the same way. A body that
+// is not valid JSON is left to the decoder to name.
+func duplicateKey(body []byte) error {
+	type frame struct {
+		object, expectKey bool
+		keys              map[string]bool
+	}
+	var stack []*frame
+	top := func() *frame {
+		if len(stack) == 0 {
+			return nil
+		}
+		return stack[len(stack)-1]
+	}
+	valueDone := func() {
+		if f := top(); f != nil && f.object {
+			f.expectKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if f := top(); f != nil && f.object && f.expectKey {
+			key, ok := tok.(string)
+			if !ok { // the object's end
+				stack = stack[:len(stack)-1]
+				valueDone()
+				continue
+			}
+			fold := strings.ToLower(key)
+			if f.keys[fold] {
+				if key == "" || !utf8.ValidString(key) || len(key) > 100 {
+					return models.Invalid("body", "holds a field twice")
+				}
+				return models.Invalid(key, "appears more than once in the body")
+			}
+			f.keys[fold], f.expectKey = true, false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, expectKey: true, keys: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
 }
 
 // missingField names the first field tagged binding:"required" (a pointer)
@@ -178,16 +247,16 @@ func PathID(c *gin.Context, name string) (int64, bool) {
 	return id, true
 }
 
-// ParseTime parses an optional RFC 3339 time field; nil stays nil.
+// ParseTime parses an optional RFC 3339 time field (models.ParseTime, which
+// checks its range); nil stays nil.
 func ParseTime(field string, s *string) (*time.Time, error) {
 	if s == nil {
 		return nil, nil
 	}
-	t, err := time.Parse(time.RFC3339, *s)
+	t, err := models.ParseTime(field, *s)
 	if err != nil {
-		return nil, models.Invalid(field, "must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
+		return nil, err
 	}
-	t = t.UTC()
 	return &t, nil
 }
 

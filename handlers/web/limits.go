@@ -1,10 +1,15 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+
+	"couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )
@@ -50,6 +55,48 @@ const DefaultRequestTimeout = 10 * time.Second
 // JSON body by its length and names it.
 const maxRequestBytes = MaxBodyBytes + 1
 
+// MaxEmptyBody bounds the body of an API route that takes none (its row has
+// no Request nor RawRequest): such a body is ignored, and one larger is
+// answered 413 before the handler runs (docs/result-codes.md).
+const MaxEmptyBody = 1 << 10
+
+// ErrBodyNotTaken refuses a body over MaxEmptyBody on a route that takes none.
+var ErrBodyNotTaken = WithStatus(http.StatusRequestEntityTooLarge,
+	models.Invalid("body", "must be empty: this request takes no body (at most 1 KiB is ignored)"))
+
+// TakesNoBody reports an API route whose row declares no request body.
+func (rt Route) TakesNoBody() bool {
+	return strings.HasPrefix(rt.Path, APIPrefix) && !rt.Page && !rt.Asset && rt.Request == nil &&
+		rt.RawRequest == nil && rt.MaxBody == 0
+}
+
+// BodyLimit is the largest body the route takes, as the OpenAPI document says
+// (x-max-body-bytes): its MaxBody, MaxEmptyBody when it takes none, else
+// MaxBodyBytes.
+func (rt Route) BodyLimit() int64 {
+	switch {
+	case rt.MaxBody > 0:
+		return rt.MaxBody
+	case rt.TakesNoBody():
+		return MaxEmptyBody
+	}
+	return MaxBodyBytes
+}
+
+// emptyBodyTooLarge reports a body over MaxEmptyBody, by its length or, sent
+// without one, by reading at most that much of it.
+func emptyBodyTooLarge(r *http.Request) bool {
+	if r.ContentLength > MaxEmptyBody {
+		return true
+	}
+	if r.ContentLength >= 0 || r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	b, _ := io.ReadAll(io.LimitReader(r.Body, MaxEmptyBody+1))
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return len(b) > MaxEmptyBody
+}
+
 // longRequest bounds the upload of a large body or the stream of an export.
 const longRequest = 30 * time.Minute
 
@@ -62,13 +109,17 @@ func LimitRequest(timeout time.Duration, routes ...Route) gin.HandlerFunc {
 	}
 	special := map[string]Route{}
 	for _, rt := range routes {
-		if rt.MaxBody > 0 || rt.Streams {
+		if rt.MaxBody > 0 || rt.Streams || rt.TakesNoBody() {
 			special[rt.Method+" "+rt.Path] = rt
 		}
 	}
 	return func(c *gin.Context) {
 		limit, timeout := int64(maxRequestBytes), timeout
 		if rt, ok := special[c.Request.Method+" "+c.FullPath()]; ok {
+			if rt.TakesNoBody() && emptyBodyTooLarge(c.Request) {
+				RespondError(c, ErrBodyNotTaken)
+				return
+			}
 			// The server's read and write deadlines are set for small
 			// requests; an upload or a stream of millions of rows gets
 			// longer (a server that cannot move them ignores this).

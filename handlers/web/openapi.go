@@ -322,7 +322,12 @@ func (rt Route) operation() map[string]any {
 		responses[itoa(status)] = map[string]any{"$ref": "#/components/responses/" + itoa(status)}
 		lines = append(lines, itoa(status)+": "+strings.Join(errs[status], ", "))
 	}
+	if rt.TakesNoBody() {
+		responses["413"] = map[string]any{"description": "invalid_request: this request takes no body; one over 1 KiB is refused",
+			"content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+	}
 	o["responses"] = responses
+	o["x-max-body-bytes"] = rt.BodyLimit()
 	if len(lines) > 0 {
 		o["x-error-results"] = lines
 	}

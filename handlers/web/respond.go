@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"couponsvc/models"
 
@@ -155,4 +156,11 @@ func RespondError(c *gin.Context, err error) {
 			"status", status, "err", err)
 	}
 	c.AbortWithStatusJSON(status, body)
+}
+
+// FormatTime writes an instant of a JSON answer as encoding/json writes every
+// other one: RFC 3339 in UTC, to the microsecond the database keeps, the
+// fraction's trailing zeros left out (docs/time.md).
+func FormatTime(t time.Time) string {
+	return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
 }
