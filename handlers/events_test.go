@@ -21,12 +21,12 @@ func TestWebhooksAPI(t *testing.T) {
 			t.Fatalf("register %s: %d %v, want 400 naming url", body, code, out)
 		}
 	}
-	code, out := e.call(t, "POST", "/api/v1/webhooks", adminToken, nil, `{"url":"https://203.0.113.9/h","event_types":["coupon.nope"]}`)
+	code, out := e.call(t, "POST", "/api/v1/webhooks", adminToken, nil, `{"url":"https://8.8.8.8/h","event_types":["coupon.nope"]}`)
 	if code != 400 || !strings.Contains(fmt.Sprint(out["error"]), "event_types") {
 		t.Fatalf("unknown type: %d %v, want 400 naming event_types", code, out)
 	}
 	created := e.mustCall(t, 201, "POST", "/api/v1/webhooks", adminToken,
-		`{"url":"https://203.0.113.9/h","event_types":["coupon.claimed","coupon.redeemed"],"secret":"a-secret-of-20-chars"}`)
+		`{"url":"https://8.8.8.8/h","event_types":["coupon.claimed","coupon.redeemed"],"secret":"a-secret-of-20-chars"}`)
 	ep := created["endpoint"].(map[string]any)
 	id := int64(ep["id"].(float64))
 	if created["secret"] != "a-secret-of-20-chars" || ep["event_types"] != "coupon.claimed,coupon.redeemed" || ep["enabled"] != true {
@@ -47,6 +47,27 @@ func TestWebhooksAPI(t *testing.T) {
 	e.mustCall(t, 200, "DELETE", path, adminToken, "")
 	if code, _ := e.call(t, "GET", path, adminToken, nil, ""); code != 404 {
 		t.Fatalf("get a deleted endpoint: %d, want 404", code)
+	}
+}
+
+// TestWebhooksAPISpecialAddresses: addresses of the special-purpose
+// registries, and IPv6 addresses carrying a private IPv4 address, are 400
+// naming url; a secret of spaces is 400 naming secret; nothing is made.
+func TestWebhooksAPISpecialAddresses(t *testing.T) {
+	e := newAPIEnv(t)
+	for _, u := range []string{"http://[64:ff9b::7f00:1]/x", "http://[2002:a00:1::1]/x", "http://[::127.0.0.1]/x",
+		"http://198.18.0.1/x", "http://240.0.0.1/x", "http://192.0.0.8/x", "http://255.255.255.255/x", "http://[2001:db8::1]/x"} {
+		code, out := e.call(t, "POST", "/api/v1/webhooks", adminToken, nil, fmt.Sprintf(`{"url":%q}`, u))
+		if code != 400 || out["result"] != "invalid_request" || !strings.Contains(fmt.Sprint(out["error"]), "url") {
+			t.Errorf("register %s: %d %v, want 400 naming url", u, code, out)
+		}
+	}
+	code, out := e.call(t, "POST", "/api/v1/webhooks", adminToken, nil, `{"url":"https://8.8.8.8/h","secret":"                    "}`)
+	if code != 400 || out["result"] != "invalid_request" || !strings.Contains(fmt.Sprint(out["error"]), "secret") {
+		t.Fatalf("a secret of 20 spaces: %d %v, want 400 naming secret", code, out)
+	}
+	if list := e.mustCall(t, 200, "GET", "/api/v1/webhooks", adminToken, ""); len(list["endpoints"].([]any)) != 0 {
+		t.Fatalf("endpoints after refusals: %v, want none", list)
 	}
 }
 

@@ -450,7 +450,7 @@ var securityMatrix = []matrixRow{
 	{method: "POST", route: "/api/v1/holds/:order_id/release", target: heldOrderPath("/release")},
 
 	{method: "POST", route: "/api/v1/webhooks",
-		body: func(r *rig, who role) string { return `{"url":"https://203.0.113.10/hook-` + who.String() + `"}` }},
+		body: func(r *rig, who role) string { return `{"url":"https://8.8.8.8/hook-` + who.String() + `"}` }},
 	{method: "GET", route: "/api/v1/webhooks/:id", target: freshWebhookPath("/api/v1/webhooks/%d")},
 	{method: "PATCH", route: "/api/v1/webhooks/:id", target: freshWebhookPath("/api/v1/webhooks/%d"),
 		body: func(r *rig, who role) string { return `{"description":"sec-` + who.String() + `"}` }},
@@ -588,7 +588,7 @@ func jobPath(suffix string) func(r *rig, who role) string {
 // freshWebhookPath registers a webhook endpoint and names it in format.
 func freshWebhookPath(format string) func(r *rig, who role) string {
 	return func(r *rig, who role) string {
-		u := "https://203.0.113.10/sec-" + who.String()
+		u := "https://8.8.8.8/sec-" + who.String()
 		w, err := r.Env.Service.CreateWebhook(context.Background(), "test", services.WebhookInput{URL: &u})
 		if err != nil {
 			r.t.Fatalf("create a webhook: %v", err)
@@ -606,7 +606,7 @@ func freshDeliveryPath(format string) func(r *rig, who role) string {
 
 func freshDelivery(r *rig, who role, format string) string {
 	ctx := context.Background()
-	u := "https://203.0.113.10/sec-resend-" + who.String()
+	u := "https://8.8.8.8/sec-resend-" + who.String()
 	w, err := r.Env.Service.CreateWebhook(ctx, "test", services.WebhookInput{URL: &u})
 	if err != nil {
 		r.t.Fatalf("create a webhook: %v", err)

@@ -127,3 +127,33 @@ func TestSharedCodePages(t *testing.T) {
 		t.Fatalf("reuse the code of an archived template: %v", p)
 	}
 }
+
+// TestSharedCodeNormalFormAPI: a shared code made with a dash is kept in its
+// normal form (no dash), a second template with the code spelt without the
+// dash is 400 naming shared_code, and the code typed with spaces or dashes
+// is found at checkout.
+func TestSharedCodeNormalFormAPI(t *testing.T) {
+	e := newHoldAPI(t)
+	body := func(code string) string {
+		return fmt.Sprintf(`{"campaign_id":%d,"name":"Poster","kind":"fixed","face_value_cents":500,"total_stock":5,`+
+			`"per_user_limit":1,"valid_days":30,"code_mode":"shared","shared_code":%q}`, e.campaignID, code)
+	}
+	out := e.mustCall(t, 201, "POST", "/api/v1/templates", adminToken, body("SUMMER-8931"))
+	if tpl := out["template"].(map[string]any); tpl["shared_code"] != "SUMMER8931" {
+		t.Fatalf("template %v, want shared_code SUMMER8931", tpl)
+	}
+	for _, code := range []string{"SUMMER8931", "summer 8931"} {
+		st, out := e.post(t, "/api/v1/templates", adminToken, body(code))
+		if st != 400 || out["result"] != "invalid_request" || !strings.Contains(out["error"].(string), "shared_code") {
+			t.Fatalf("a second live template with %q: %d %v", code, st, out)
+		}
+	}
+	for _, typed := range []string{"SUMMER 8931", "summer-8931", "Summer8931"} {
+		st, out := e.post(t, "/api/v1/checkout/validate", e.app,
+			fmt.Sprintf(`{"order_amount_cents":3000,"coupon_codes":[%q],"user_id":"alice"}`, typed))
+		e.want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "ok", 500, 2500)
+		if c := out["coupons"].([]any)[0].(map[string]any); c["shared_code"] != "SUMMER8931" {
+			t.Fatalf("validate %q: coupon %v", typed, c)
+		}
+	}
+}

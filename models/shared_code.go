@@ -1,37 +1,41 @@
 package models
 
-import "strings"
-
 // Bounds of a shared code (docs/shared-codes.md).
 const (
 	MinSharedCodeLen = 4
 	MaxSharedCodeLen = 32
 )
 
-// ParseSharedCode normalises a shared code as a person may type it: 4-32
-// letters, digits and dashes, compared without case, so it is returned in
-// upper case. A code that reads as a coupon code (ParseCouponCode accepts
-// it) is refused: at checkout a code is first read as a coupon code, and a
-// poster code must never name someone's coupon. The field name is used in
-// the error.
+// ParseSharedCode reads a shared code as a person may type it and returns
+// its normal form, the one form stored and looked up (docs/shared-codes.md):
+// letters in upper case, dashes and spaces dropped, as a coupon code is read
+// (ParseCouponCode). The normal form is 4-32 letters and digits, so
+// "summer-8931", "SUMMER 8931" and "SUMMER8931" are one code. A code that
+// reads as a coupon code (LooksLikeCouponCode) is refused: at checkout a
+// code is first read as a coupon code, and a poster code must never name
+// someone's coupon. The field name is used in the error.
 func ParseSharedCode(field, s string) (string, error) {
-	if len(s) < MinSharedCodeLen || len(s) > MaxSharedCodeLen {
-		return "", Invalid(field, "must be %d to %d letters, digits and dashes", MinSharedCodeLen, MaxSharedCodeLen)
+	if len(s) > maxTypedCodeLen {
+		return "", Invalid(field, "must be %d to %d letters and digits (dashes and spaces are dropped)", MinSharedCodeLen, MaxSharedCodeLen)
 	}
-	b := []byte(s)
-	for i, c := range b {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
+		case c == '-' || c == ' ':
+			continue
 		case c >= 'a' && c <= 'z':
-			b[i] = c - ('a' - 'A')
-		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+			c -= 'a' - 'A'
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		default:
-			return "", Invalid(field, "must be letters, digits and dashes: %q is none of them", rune(c))
+			return "", Invalid(field, "must be letters, digits, dashes and spaces: %q is none of them", rune(c))
 		}
+		b = append(b, c)
+	}
+	if len(b) < MinSharedCodeLen || len(b) > MaxSharedCodeLen {
+		return "", Invalid(field, "must be %d to %d letters and digits (dashes and spaces are dropped)", MinSharedCodeLen, MaxSharedCodeLen)
 	}
 	code := string(b)
-	if strings.Trim(code, "-") == "" {
-		return "", Invalid(field, "must hold a letter or a digit")
-	}
 	if LooksLikeCouponCode(code) {
 		return "", Invalid(field, "reads as a coupon code (%d characters of the code alphabet once dashes are dropped): choose another", CodeBodyLen+1)
 	}

@@ -38,6 +38,9 @@ const legacyTable = "schema_migrations"
 // (GET_LOCK) for the whole run, so that two instances that start together
 // apply each file once; on SQLite the run is one write transaction.
 func Migrate(ctx context.Context, db *gorm.DB, dialect string) error {
+	if err := checkSharedCodesFold(ctx, db, dialect); err != nil {
+		return err
+	}
 	m, err := openMigrator(ctx, db, dialect)
 	if err != nil {
 		return err

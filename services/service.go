@@ -103,7 +103,8 @@ type Config struct {
 	// Jitter returns a number in [0, 1): the jitter of webhook retries; tests
 	// fix it.
 	Jitter func() float64
-	// Resolver resolves the hosts of endpoints at registration.
+	// Resolver resolves the hosts of endpoints at registration and at each
+	// connection.
 	Resolver *net.Resolver
 	// Retention is how long events, deliveries and finished jobs are kept
 	// (COUPON_RETENTION, 30 days); PruneInterval how often they are pruned
@@ -310,7 +311,7 @@ func New(b *Backends, cfg Config) *Service {
 		tokens:        tokenCache{items: map[string]cachedToken{}},
 		metrics:       NewMetrics(),
 		owner:         newOwner(),
-		webhookClient: newWebhookClient(cfg.WebhookTimeout, cfg.WebhookAllowPrivate),
+		webhookClient: newWebhookClient(cfg.WebhookTimeout, cfg.WebhookAllowPrivate, cfg.Resolver),
 	}
 	writers := cfg.CouponWriters
 	if b.Dialect == DialectSQLite {

@@ -443,3 +443,91 @@ func TestSharedCodeSoldOutMemory(t *testing.T) {
 	}
 	f.assertNoDrift()
 }
+
+// TestSharedCodeNormalForm: a shared code is stored and looked up in one
+// normal form, upper case with dashes and spaces dropped
+// (docs/shared-codes.md): spellings that differ only by case, dashes or
+// spaces are one code, for uniqueness (also when created at once) and at
+// checkout.
+func TestSharedCodeNormalForm(t *testing.T) {
+	f := newSharedFixture(t, 10, 1)
+	create := func(code string) (*models.Template, error) {
+		return f.Svc.CreateTemplate(f.Ctx, "test", models.Template{CampaignID: f.campaign.ID, Name: "other", Kind: models.KindFixed,
+			FaceValueCents: 100, TotalStock: 5, PerUserLimit: 1, ValidDays: 3, CodeMode: models.CodeModeShared, SharedCode: code})
+	}
+	tp, err := create("Summer-8931")
+	if err != nil || tp.SharedCode != "SUMMER8931" {
+		t.Fatalf("create Summer-8931: %+v %v, want the code stored as SUMMER8931", tp, err)
+	}
+	t.Run("ErrTakenInAnySpelling", func(t *testing.T) {
+		for _, code := range []string{"SUMMER8931", "summer 8931", "SUM-MER-89-31", " SUMMER8931 ", "SUMMER10", "summer-10", "SUMMER 1 0"} {
+			_, err := create(code)
+			assertClaimCode(t, err, models.CodeInvalidRequest, "shared_code")
+		}
+		other := f.template(f.campaign.ID, 5, 1, 100)
+		shared, code := models.CodeModeShared, "summer-8931"
+		_, err := f.Svc.UpdateTemplate(f.Ctx, "admin", other.ID, services.TemplatePatch{CodeMode: &shared, SharedCode: &code})
+		assertClaimCode(t, err, models.CodeInvalidRequest, "shared_code")
+		var n int64
+		f.Backends.DB.Model(&models.Template{}).Where("code_mode = ?", models.CodeModeShared).Count(&n)
+		if n != 2 {
+			t.Fatalf("%d shared templates, want 2", n)
+		}
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, code := range []string{"A-B-C", "ab 1", "ABCD EFGH JKLM N", "SUMMER_8932", "SUMMER\t8932"} {
+			_, err := create(code)
+			assertClaimCode(t, err, models.CodeInvalidRequest, "shared_code")
+		}
+	})
+	t.Run("CheckoutInAnySpelling", func(t *testing.T) {
+		for _, typed := range []string{"SUMMER8931", "summer 8931", "Summer-8931", "S U M M E R - 8 9 3 1"} {
+			res, err := f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{typed}, UserID: "ann"})
+			if err != nil || res.Result != "ok" || res.Coupons[0].TemplateID != tp.ID || res.Coupons[0].SharedCode != "SUMMER8931" {
+				t.Fatalf("validate %q: %+v %v", typed, res, err)
+			}
+		}
+		res, err := f.hold("o-spaced", "ann", "summer 8931", 1000, 60)
+		if err != nil || res.Coupons[0].TemplateID != tp.ID {
+			t.Fatalf("hold with spaces: %+v %v", res, err)
+		}
+		// The same order typing the code another way is the same claim.
+		again, err := f.hold("o-spaced", "ann", "SUMMER-8931", 1000, 60)
+		if err != nil || !again.Duplicate || again.Coupons[0].CouponCode != res.Coupons[0].CouponCode {
+			t.Fatalf("hold again with dashes: %+v %v", again, err)
+		}
+		rr, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer 10", OrderID: "r-spaced", UserID: "bob", OrderAmountCents: 1000})
+		if err != nil || rr.Duplicate || rr.DiscountCents != 500 || rr.Coupon.TemplateID != f.tp.ID || rr.Coupon.Status != models.CouponUsed {
+			t.Fatalf("redeem with spaces: %+v %v", rr, err)
+		}
+	})
+	t.Run("ConcurrentCreateSpellings", func(t *testing.T) {
+		spellings := []string{"AUTUMN-27", "autumn27", "Autumn 27", "AUT-UMN-27", "autumn-2-7", "AUTUMN27", " autumn 27", "AuTuMn-27"}
+		var wg sync.WaitGroup
+		errs := make([]error, len(spellings))
+		start := make(chan struct{})
+		for i, code := range spellings {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, errs[i] = create(code)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			if err == nil {
+				ok++
+				continue
+			}
+			assertClaimCode(t, err, models.CodeInvalidRequest, "shared_code")
+		}
+		var n int64
+		f.Backends.DB.Model(&models.Template{}).Where("shared_code = ?", "AUTUMN27").Count(&n)
+		if ok != 1 || n != 1 {
+			t.Fatalf("%d of %d creations succeeded, %d rows have AUTUMN27; want 1 and 1: %v", ok, len(spellings), n, errs)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"couponsvc/models"
 
@@ -46,10 +47,29 @@ func normalizeEventTypes(types []string) (string, error) {
 	return strings.Join(out, ","), nil
 }
 
-// checkSecret bounds an endpoint's secret.
+// MinSecretChars is the least number of characters other than whitespace
+// an endpoint's secret holds (docs/events.md).
+const MinSecretChars = 16
+
+// checkSecret bounds an endpoint's secret: at most 200 bytes of single-line
+// text, no whitespace at either end, and at least MinSecretChars characters
+// that are not whitespace, so that a secret of spaces (or "a" and 15 spaces)
+// signs nothing anyone could not guess.
 func checkSecret(secret string) error {
-	if len(secret) < 16 || len(secret) > 200 {
-		return models.Invalid("secret", "must be 16 to 200 characters")
+	if len(secret) > 200 {
+		return models.Invalid("secret", "must be at most 200 characters")
+	}
+	if strings.TrimSpace(secret) != secret {
+		return models.Invalid("secret", "must not start or end with whitespace")
+	}
+	n := 0
+	for _, r := range secret {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	if n < MinSecretChars {
+		return models.Invalid("secret", "must hold at least %d characters that are not whitespace", MinSecretChars)
 	}
 	return models.CheckText("secret", secret, models.SingleLine)
 }

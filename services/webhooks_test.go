@@ -3,7 +3,10 @@ package services_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -262,9 +265,15 @@ func TestWebhookPrivateAddresses(t *testing.T) {
 			t.Errorf("register %s: %v, want invalid_request naming url", u, err)
 		}
 	}
-	public := "https://203.0.113.7/hook"
-	if _, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &public}); err != nil {
+	// A public address is taken (and removed again: no delivery leaves
+	// the test).
+	public := "https://8.8.8.8/hook"
+	pub, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &public})
+	if err != nil {
 		t.Fatalf("register a public address: %v", err)
+	}
+	if err := f.Svc.DeleteWebhook(f.Ctx, "admin", pub.Endpoint.ID); err != nil {
+		t.Fatal(err)
 	}
 	// An endpoint registered where private addresses are allowed, sent from
 	// an instance where they are not: the dialer refuses the address.
@@ -276,8 +285,8 @@ func TestWebhookPrivateAddresses(t *testing.T) {
 		t.Fatalf("register with private addresses allowed: %v", err)
 	}
 	pauseTemplate(t, f)
-	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 2 || err != nil {
-		t.Fatalf("dispatch = %d, %v; want the two endpoints tried", n, err)
+	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+		t.Fatalf("dispatch = %d, %v; want the endpoint tried", n, err)
 	}
 	log := attempts(t, f.Svc, w.Endpoint.ID)
 	if len(log) != 1 || log[0].OK || !strings.Contains(log[0].Error, "private") {
@@ -346,5 +355,131 @@ func TestPrune(t *testing.T) {
 	all, _ := eventIDs(t, f.Backends.DB)
 	if len(all) != 2 {
 		t.Fatalf("%d events kept, want 2 (the one on its way, the recent one)", len(all))
+	}
+}
+
+// fakeResolver answers A and AAAA queries for the names of hosts from
+// memory (NXDOMAIN for any other name), over an in-process stream
+// connection: a host name can resolve to any address in a test.
+func fakeResolver(hosts map[string][]netip.Addr) *net.Resolver {
+	serve := func(c net.Conn) {
+		defer c.Close()
+		for {
+			var n [2]byte
+			if _, err := io.ReadFull(c, n[:]); err != nil {
+				return
+			}
+			q := make([]byte, int(n[0])<<8|int(n[1]))
+			if _, err := io.ReadFull(c, q); err != nil || len(q) < 12 {
+				return
+			}
+			// The question: labels up to the empty one, then type and class.
+			i, name := 12, ""
+			for i < len(q) && q[i] != 0 {
+				l := int(q[i])
+				if i+1+l > len(q) {
+					return
+				}
+				name += string(q[i+1:i+1+l]) + "."
+				i += 1 + l
+			}
+			if i+5 > len(q) {
+				return
+			}
+			qtype := int(q[i+1])<<8 | int(q[i+2])
+			question := q[12 : i+5]
+			addrs, known := hosts[strings.TrimSuffix(strings.ToLower(name), ".")]
+			var answers []byte
+			count := 0
+			for _, a := range addrs {
+				if a.Is4() && qtype == 1 || a.Is6() && qtype == 28 {
+					rdata := a.AsSlice()
+					answers = append(answers, 0xc0, 0x0c, 0, byte(qtype), 0, 1, 0, 0, 0, 60, 0, byte(len(rdata)))
+					answers = append(answers, rdata...)
+					count++
+				}
+			}
+			flags := byte(0x80) // no error
+			if !known {
+				flags = 0x83 // NXDOMAIN
+			}
+			resp := append([]byte{q[0], q[1], 0x81, flags, 0, 1, 0, byte(count), 0, 0, 0, 0}, question...)
+			resp = append(resp, answers...)
+			if _, err := c.Write(append([]byte{byte(len(resp) >> 8), byte(len(resp))}, resp...)); err != nil {
+				return
+			}
+		}
+	}
+	return &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		client, server := net.Pipe()
+		go serve(server)
+		return client, nil
+	}}
+}
+
+// TestWebhookSpecialPurposeAfterDNS: a host name that resolves to a NAT64
+// address carrying a private IPv4 address is refused at registration, and
+// an endpoint registered where such addresses are allowed is refused at
+// the connection, after resolution, by an instance where they are not.
+func TestWebhookSpecialPurposeAfterDNS(t *testing.T) {
+	res := fakeResolver(map[string][]netip.Addr{
+		"nat64.example": {netip.MustParseAddr("64:ff9b::a00:5")},
+		"bench.example": {netip.MustParseAddr("198.18.0.7")},
+	})
+	cfg := services.Config{DispatchInterval: 10 * time.Millisecond, Resolver: res}
+	f := testenv.NewFixture(t, cfg)
+	for _, u := range []string{"http://nat64.example/hook", "https://bench.example/hook"} {
+		_, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u})
+		if !models.IsCode(err, models.CodeInvalidRequest) || !strings.Contains(err.Error(), "url") ||
+			!strings.Contains(err.Error(), "resolves to") {
+			t.Errorf("register %s: %v, want invalid_request naming url (resolves to a special-purpose address)", u, err)
+		}
+	}
+	allowCfg := cfg
+	allowCfg.WebhookAllowPrivate = true
+	allowing := f.Env.NewService(allowCfg)
+	u := "http://nat64.example:9/hook"
+	w, err := allowing.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u})
+	if err != nil {
+		t.Fatalf("register with private addresses allowed: %v", err)
+	}
+	pauseTemplate(t, f)
+	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+		t.Fatalf("dispatch = %d, %v; want the endpoint tried", n, err)
+	}
+	log := attempts(t, f.Svc, w.Endpoint.ID)
+	if len(log) != 1 || log[0].OK || !strings.Contains(log[0].Error, "special-purpose: 64:ff9b::a00:5") {
+		t.Fatalf("delivery log = %+v, want one refusal of 64:ff9b::a00:5 at the connection", log)
+	}
+}
+
+// TestWebhookSecret: a secret of whitespace, or with too little besides
+// whitespace, or with whitespace at an end, is 400 naming secret, at
+// creation and on a change, and changes nothing.
+func TestWebhookSecret(t *testing.T) {
+	f := testenv.NewFixture(t, services.Config{})
+	u := "https://8.8.8.8/hook"
+	for _, s := range []string{strings.Repeat(" ", 20), strings.Repeat("\t", 20), "a" + strings.Repeat(" ", 19),
+		"abcd efgh ijkl mno", " abcdefghijklmnopq", "abcdefghijklmnopq ", "abcdefghijklmnop\n", strings.Repeat("x", 201)} {
+		_, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u, Secret: &s})
+		if !models.IsCode(err, models.CodeInvalidRequest) || !strings.Contains(err.Error(), "secret") {
+			t.Errorf("create with secret %q: %v, want invalid_request naming secret", s, err)
+		}
+	}
+	if eps, err := f.Svc.ListWebhooks(f.Ctx); err != nil || len(eps) != 0 {
+		t.Fatalf("endpoints after refusals: %d %v, want none", len(eps), err)
+	}
+	good := "abcd efgh ijkl mnop"
+	w, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u, Secret: &good})
+	if err != nil || w.Secret != good {
+		t.Fatalf("create with 16 characters besides spaces: %+v %v", w, err)
+	}
+	spaces := strings.Repeat(" ", 20)
+	_, err = f.Svc.UpdateWebhook(f.Ctx, "admin", w.Endpoint.ID, services.WebhookInput{Secret: &spaces})
+	if !models.IsCode(err, models.CodeInvalidRequest) || !strings.Contains(err.Error(), "secret") {
+		t.Fatalf("change to a secret of spaces: %v, want invalid_request naming secret", err)
+	}
+	if ep, err := f.Svc.GetWebhook(f.Ctx, w.Endpoint.ID); err != nil || ep.Secret != good {
+		t.Fatalf("secret after the refused change: %+v %v", ep, err)
 	}
 }

@@ -34,7 +34,7 @@ type createTemplateRequest struct {
 	Status           *string `json:"status" schema:"template_status"`
 	Stacking         *string `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
 	CodeMode         *string `json:"code_mode" schema:"code_mode"`
-	SharedCode       *string `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types (stored upper case), unique among templates that are not archived"`
+	SharedCode       *string `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
 }
 
 // template converts the request (DecodeJSON saw the required fields),
