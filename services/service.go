@@ -19,6 +19,7 @@ import (
 
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 )
 
@@ -109,6 +110,11 @@ type Config struct {
 	// (COUPON_RETENTION, 30 days); PruneInterval how often they are pruned
 	// (1h).
 	Retention, PruneInterval time.Duration
+	// PasswordCost is the bcrypt cost of the password hashes this instance
+	// makes (bcrypt.DefaultCost). A stored hash keeps the cost it was made
+	// with. Tests lower it: under the race detector one hash at the default
+	// cost takes seconds.
+	PasswordCost int
 }
 
 // DefaultConfig returns the configuration used when nothing is set.
@@ -129,6 +135,9 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
+	if c.PasswordCost < bcrypt.MinCost || c.PasswordCost > bcrypt.MaxCost {
+		c.PasswordCost = bcrypt.DefaultCost
+	}
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = d.KeyPrefix
 	}
@@ -253,6 +262,9 @@ type Service struct {
 	webhookClient *http.Client
 	// hooks stay nil in production; tests set them (export_test.go).
 	hooks testHooks
+	// dummyHash is checked against when a login names no user, so that it
+	// takes the time of a real check (made with cfg.PasswordCost, once).
+	dummyHash func() []byte
 }
 
 // testHooks are points of a flow where a test pauses a request to make a race
@@ -297,6 +309,11 @@ func New(b *Backends, cfg Config) *Service {
 		metrics:       NewMetrics(),
 		owner:         newOwner(),
 		webhookClient: newWebhookClient(cfg.WebhookTimeout, cfg.WebhookAllowPrivate),
+		dummyHash: sync.OnceValue(func() []byte {
+			// withDefaults keeps the cost in range, so this cannot fail.
+			h, _ := bcrypt.GenerateFromPassword([]byte("not a password of anyone"), cfg.PasswordCost)
+			return h
+		}),
 	}
 	writers := cfg.CouponWriters
 	if b.Dialect == DialectSQLite {
