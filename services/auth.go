@@ -286,7 +286,7 @@ func (s *Service) CreateUser(ctx context.Context, actor, username, password, rol
 	if err := models.ValidateRole("role", role, false); err != nil {
 		return nil, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cfg.PasswordCost)
 	if err != nil {
 		return nil, fmt.Errorf("hash the password: %w", err)
 	}
@@ -317,12 +317,10 @@ func (s *Service) AuthenticatePassword(ctx context.Context, username, password s
 	}
 	hash := []byte(u.PasswordHash)
 	if u.ID == 0 {
-		hash = dummyHash
+		hash = s.dummyHash()
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u.ID == 0 {
 		return nil, &models.Error{Code: models.CodeUnauthorized, Message: "wrong username or password"}
 	}
 	return &u, nil
 }
-
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)

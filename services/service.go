@@ -19,6 +19,7 @@ import (
 
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 )
 
@@ -115,6 +116,11 @@ type Config struct {
 	// (DefaultExportBudget). Past it the request ends with an error that
 	// says so (docs/reports.md, docs/jobs.md).
 	ReportBudget, ExportBudget time.Duration
+	// PasswordCost is the bcrypt cost of the password hashes this instance
+	// makes (bcrypt.DefaultCost). A stored hash keeps the cost it was made
+	// with. Tests lower it: under the race detector one hash at the default
+	// cost takes seconds.
+	PasswordCost int
 }
 
 // DefaultConfig returns the configuration used when nothing is set.
@@ -135,6 +141,9 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
+	if c.PasswordCost < bcrypt.MinCost || c.PasswordCost > bcrypt.MaxCost {
+		c.PasswordCost = bcrypt.DefaultCost
+	}
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = d.KeyPrefix
 	}
@@ -265,6 +274,9 @@ type Service struct {
 	webhookClient *http.Client
 	// hooks stay nil in production; tests set them (export_test.go).
 	hooks testHooks
+	// dummyHash is checked against when a login names no user, so that it
+	// takes the time of a real check (made with cfg.PasswordCost, once).
+	dummyHash func() []byte
 }
 
 // testHooks are points of a flow where a test pauses a request to make a race
@@ -312,6 +324,11 @@ func New(b *Backends, cfg Config) *Service {
 		metrics:       NewMetrics(),
 		owner:         newOwner(),
 		webhookClient: newWebhookClient(cfg.WebhookTimeout, cfg.WebhookAllowPrivate, cfg.Resolver),
+		dummyHash: sync.OnceValue(func() []byte {
+			// withDefaults keeps the cost in range, so this cannot fail.
+			h, _ := bcrypt.GenerateFromPassword([]byte("not a password of anyone"), cfg.PasswordCost)
+			return h
+		}),
 	}
 	writers := cfg.CouponWriters
 	if b.Dialect == DialectSQLite {

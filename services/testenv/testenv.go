@@ -20,6 +20,8 @@ import (
 
 	"couponsvc/services"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
@@ -109,6 +111,7 @@ func New(t testing.TB, cfg services.Config) *Env {
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 		}
 	}
+	cfg = quickPasswords(cfg)
 	env.Backends = b
 	env.Config = cfg
 	env.Service = services.New(b, cfg)
@@ -123,9 +126,19 @@ func (e *Env) NewService(cfg services.Config) *services.Service {
 	if cfg.Logger == nil {
 		cfg.Logger = e.Config.Logger
 	}
-	svc := services.New(e.Backends, cfg)
+	svc := services.New(e.Backends, quickPasswords(cfg))
 	e.cleanups = append(e.cleanups, svc.Close)
 	return svc
+}
+
+// quickPasswords gives cfg bcrypt's lowest cost unless the test chose one:
+// under the race detector a hash at the default cost takes seconds, and the
+// suites log in thousands of times. What a login checks is the same.
+func quickPasswords(cfg services.Config) services.Config {
+	if cfg.PasswordCost == 0 {
+		cfg.PasswordCost = bcrypt.MinCost
+	}
+	return cfg
 }
 
 // FlushRedis deletes every Redis key of this test, as a restart without
