@@ -54,10 +54,16 @@ func (Coupon) TableName() string { return "user_coupons" }
 // EffectiveStatus is the status shown to people: an issued coupon past its
 // validity is expired.
 func (c *Coupon) EffectiveStatus(now time.Time) string {
-	if c.Status == CouponIssued && !now.Before(c.ValidUntil) {
+	status := c.Status
+	if status == CouponHeld && c.HoldExpiresAt != nil && !now.Before(*c.HoldExpiresAt) {
+		// A hold past its time is over for everyone, whether or not the
+		// sweeper has written it yet (docs/checkout.md).
+		status = CouponIssued
+	}
+	if status == CouponIssued && !now.Before(c.ValidUntil) {
 		return CouponExpired
 	}
-	return c.Status
+	return status
 }
 
 // CouponView is a coupon as the API shows it, with its effective status.

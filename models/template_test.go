@@ -377,6 +377,27 @@ func TestCouponEffectiveStatus(t *testing.T) {
 	}
 }
 
+// A held coupon is shown held until its hold's time, then as the issued (or
+// expired) coupon the expiry makes it, whether or not the sweeper ran.
+func TestCouponEffectiveStatusOfAHold(t *testing.T) {
+	until := t0.Add(-time.Hour)
+	c := models.Coupon{Status: models.CouponHeld, ValidUntil: t0, HoldExpiresAt: &until}
+	cases := []struct {
+		now  time.Time
+		want string
+	}{
+		{until.Add(-time.Microsecond), models.CouponHeld},
+		{until, models.CouponIssued},
+		{t0.Add(-time.Microsecond), models.CouponIssued},
+		{t0, models.CouponExpired},
+	}
+	for _, tc := range cases {
+		if got := c.EffectiveStatus(tc.now); got != tc.want {
+			t.Errorf("held until %v, at %v = %s, want %s", until, tc.now, got, tc.want)
+		}
+	}
+}
+
 func TestCampaignValidate(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		for _, c := range []models.Campaign{

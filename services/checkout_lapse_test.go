@@ -189,6 +189,25 @@ func TestLapsedHoldExpiredBeforeSweep(t *testing.T) {
 		expiredOnce(f, "a")
 	})
 
+	t.Run("UsableAndShownFree", func(t *testing.T) {
+		f, c := lapsed(t, "a")
+		u, err := f.Svc.UsableCoupons(f.Ctx, "u1", 10_000)
+		if err != nil || len(u.Coupons) != 1 || u.Coupons[0].Coupon.ID != c.ID ||
+			u.Coupons[0].Coupon.Status != models.CouponIssued || u.Coupons[0].DiscountCents != 500 ||
+			len(u.Best) != 1 || u.Best[0] != c.Code || u.BestDiscountCents != 500 {
+			t.Fatalf("usable coupons of u1 %+v %v, want the coupon of the lapsed hold, issued, 500 off", u, err)
+		}
+		d, err := f.Svc.GetCoupon(f.Ctx, c.Code)
+		if err != nil || d.Coupon.Status != models.CouponIssued {
+			t.Fatalf("coupon %+v %v, want shown issued", d, err)
+		}
+		// Shown free, not written: the sweeper still ends the hold once.
+		if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 1 {
+			t.Fatalf("sweep: %d %v, want 1", n, err)
+		}
+		f.checkInvariants()
+	})
+
 	t.Run("SameOrderHoldsAgain", func(t *testing.T) {
 		f, c := lapsed(t, "a")
 		res, err := f.hold("a", 10_000, 60, c)

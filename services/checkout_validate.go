@@ -128,12 +128,16 @@ func (s *Service) UsableCoupons(ctx context.Context, userID string, amount int64
 	if amount < 1 || amount > models.MaxMoneyCents {
 		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
 	}
+	now := s.now()
 	var cs []models.Coupon
-	if err := s.db.WithContext(ctx).Where("user_id = ? AND status = ?", userID, models.CouponIssued).
+	// A coupon whose hold is past its time is free to use, swept or not
+	// (docs/checkout.md).
+	if err := s.db.WithContext(ctx).
+		Where("user_id = ? AND (status = ? OR (status = ? AND hold_expires_at <= ?))",
+			userID, models.CouponIssued, models.CouponHeld, now).
 		Order("id").Limit(maxUserCoupons).Find(&cs).Error; err != nil {
 		return nil, dbError("coupons", err)
 	}
-	now := s.now()
 	out := &Usable{Coupons: []UsableCoupon{}, Best: []string{}}
 	tmpl := map[string]*models.Template{}
 	for i := range cs {
