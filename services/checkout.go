@@ -184,6 +184,13 @@ func (s *Service) readCoupons(ctx context.Context, codes []string) (*priced, err
 // place of a claim (claims[i] not nil) it takes the claim's coupon, which
 // is not in the database yet, and the claim's refusal, if any.
 func (s *Service) readCheckout(ctx context.Context, codes []string, claims []*sharedClaim) (*priced, error) {
+	return s.readOwnCoupons(ctx, codes, claims, "")
+}
+
+// readOwnCoupons is readCheckout, code by code in the request's order; with an
+// owner, the first code that is another user's (not bearer) coupon is
+// answered as a code no coupon has, before any template is read.
+func (s *Service) readOwnCoupons(ctx context.Context, codes []string, claims []*sharedClaim, owner string) (*priced, error) {
 	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
 	for i, code := range codes {
 		if i < len(claims) && claims[i] != nil {
@@ -195,6 +202,9 @@ func (s *Service) readCheckout(ctx context.Context, codes []string, claims []*sh
 		c, err := s.couponByCode(ctx, code)
 		if err != nil {
 			return nil, err
+		}
+		if owner != "" && c.UserID != owner && c.UserID != models.BearerUserID {
+			return nil, noSuchCoupon(code, nil)
 		}
 		t, err := s.template(ctx, c.TemplateID)
 		if err != nil {

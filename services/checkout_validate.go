@@ -32,45 +32,15 @@ func (s *Service) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutR
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.readValidate(ctx, req, claims)
+	// With a user_id, another user's coupon is answered as a code no coupon
+	// has: the same not_found, after the same one look-up (docs/checkout.md).
+	p, err := s.readOwnCoupons(ctx, req.CouponCodes, claims, req.UserID)
 	if err != nil {
 		return nil, err
 	}
 	res, _ := s.decide(p, req, s.now())
 	markStacking(res, p.templates, s.maxPerOrder())
 	return res, nil
-}
-
-// readValidate reads the request's coupons and their templates as
-// readCheckout does, code by code in the request's order, and answers the
-// first code that is no coupon or, with a user_id, another user's coupon
-// with one and the same not_found: the same error, read with the same one
-// look-up, before any template is read.
-func (s *Service) readValidate(ctx context.Context, req CheckoutRequest, claims []*sharedClaim) (*priced, error) {
-	codes := req.CouponCodes
-	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
-	for i, code := range codes {
-		if i < len(claims) && claims[i] != nil {
-			p.claims[i], p.fail[i] = claims[i], claims[i].refusal
-			p.coupons = append(p.coupons, claims[i].coupon)
-			p.templates = append(p.templates, claims[i].t)
-			continue
-		}
-		c, err := s.couponByCode(ctx, code)
-		if err != nil {
-			return nil, err
-		}
-		if req.UserID != "" && c.UserID != req.UserID && c.UserID != models.BearerUserID {
-			return nil, noSuchCoupon(code, nil)
-		}
-		t, err := s.template(ctx, c.TemplateID)
-		if err != nil {
-			return nil, err
-		}
-		p.coupons = append(p.coupons, c)
-		p.templates = append(p.templates, t)
-	}
-	return p, nil
 }
 
 // markStacking puts not_combinable on the line of each coupon the stacking
