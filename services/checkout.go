@@ -251,37 +251,6 @@ func couponFits(c *models.Coupon, userID, orderID string, now time.Time) error {
 	return nil
 }
 
-// lapsedHold says whether c is held by a hold that is past its time at now.
-func lapsedHold(c *models.Coupon, now time.Time) bool {
-	return c.Status == models.CouponHeld && c.HoldExpiresAt != nil && !now.Before(*c.HoldExpiresAt)
-}
-
-// expireLapsed ends at once the hold that keeps c past its time, by the
-// sweeper's guarded expiry of its order (expireOrder): a hold past its time
-// is expired to everyone whether or not the sweeper ran (docs/checkout.md).
-// It answers errRetry when c is to be read again (the hold ended now, or c
-// changed meanwhile) and heldError when c is still held as read.
-func (s *Service) expireLapsed(ctx context.Context, c *models.Coupon, now time.Time) error {
-	if !lapsedHold(c, now) || c.OrderID == nil {
-		return heldError(c)
-	}
-	done, err := s.expireOrder(ctx, *c.OrderID, now)
-	if err != nil {
-		return txOutcome("holds", err)
-	}
-	if done {
-		return errRetry
-	}
-	cur, err := s.couponByID(ctx, c.ID)
-	if err != nil {
-		return err
-	}
-	if cur.Version != c.Version {
-		return errRetry
-	}
-	return heldError(c)
-}
-
 // heldError names the order that holds the coupon and until when.
 func heldError(c *models.Coupon) error {
 	order, until := "another order", ""
