@@ -2,6 +2,8 @@ package services_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -375,6 +377,47 @@ func TestHoldAndLateConfirmNextToSteps(t *testing.T) {
 	for _, order := range []string{"mix-1", "mix-2"} {
 		if _, _, discounts, _ := f.orderFigures(order); discounts != 500 {
 			t.Fatalf("order %s: %d off, want 500", order, discounts)
+		}
+	}
+	f.checkInvariants()
+}
+
+// Property: for any order amount and any fixed-value combinable coupons
+// redeemed one step at a time, each coupon takes min(its value, what the
+// order leaves), the answer's payable is what is left, a coupon meeting
+// nothing left is refused and stays its holder's, and the order's use log
+// sums to exactly min(amount, sum of values). The seed is logged.
+func TestRedeemStepsProperty(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	f := newHoldFixture(t, services.Config{})
+	for i := 0; i < 20; i++ {
+		order := fmt.Sprintf("prop-%d", i)
+		amount := 1 + rng.Int64N(3_000)
+		left, sum := amount, int64(0)
+		for k := 1 + rng.IntN(5); k > 0; k-- {
+			value := 1 + rng.Int64N(2_000)
+			sum += value
+			c := f.claim(f.tmpl(models.StackingCombinable, value, 0, 0), "u1")
+			res, err := f.redeem(c, order, amount)
+			if left == 0 {
+				wantCode(t, err, models.CodeNotCombinable)
+				if got := f.coupon(c.ID); got.Status != models.CouponIssued {
+					t.Fatalf("seed %d order %s: refused coupon is %s", seed, order, got.Status)
+				}
+				continue
+			}
+			want := min(value, left)
+			if err != nil || res.DiscountCents != want || res.PayableCents != left-want {
+				t.Fatalf("seed %d order %s (amount %d, %d left): %d off coupon gave %+v %v, want %d off, payable %d",
+					seed, order, amount, left, value, res, err, want, left-want)
+			}
+			left -= want
+		}
+		got, _, discounts, _ := f.orderFigures(order)
+		if got != amount || discounts != min(amount, sum) || discounts != amount-left {
+			t.Fatalf("seed %d order %s: amount %d, discounts %d; want %d and %d", seed, order, got, discounts, amount, min(amount, sum))
 		}
 	}
 	f.checkInvariants()
