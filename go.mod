@@ -21,6 +21,7 @@ require (
 	golang.org/x/crypto v0.59.0
 	gorm.io/driver/mysql v1.6.0
 	gorm.io/gorm v1.31.2
+	pgregory.net/rapid v1.3.0
 )
 
 require (

@@ -1,0 +1,167 @@
+package pricing
+
+import (
+	"cmp"
+	"slices"
+)
+
+// The kinds of discount.
+const (
+	KindFixed        = "fixed"          // FaceValueCents off the targeted lines, once per order
+	KindPercent      = "percent"        // PercentOff of the targeted lines, at most MaxDiscountCents
+	KindFixedPerItem = "fixed_per_item" // FaceValueCents off each targeted unit, at most its price
+	KindBuyXGetY     = "buy_x_get_y"    // of each set of Buy+Get units, GetPercent off its Get cheapest
+	KindTiered       = "tiered"         // the highest tier met on the targeted subtotal
+	KindFreeShipping = "free_shipping"  // the shipping, at most MaxDiscountCents
+)
+
+// What a coupon applies to.
+const (
+	AppliesToOrder    = "order"    // every discountable line
+	AppliesToItems    = "items"    // the discountable lines its Match selects
+	AppliesToShipping = "shipping" // the shipping
+)
+
+// Coupon is what pricing needs of a coupon: its code and its template's
+// rule. Currency empty matches any cart (the deployment's one currency).
+type Coupon struct {
+	Code      string
+	Currency  string
+	Kind      string
+	AppliesTo string
+	Match     Match
+	// FaceValueCents: fixed, fixed_per_item. PercentOff: percent.
+	FaceValueCents, PercentOff int64
+	// MaxDiscountCents caps the coupon's discount (0: no cap; every kind but
+	// fixed has one when its template is valid).
+	MaxDiscountCents int64
+	// MinOrderCents and MinQuantity are checked on the targeted lines'
+	// subtotal and units before any discount (for shipping: on the
+	// discountable lines').
+	MinOrderCents, MinQuantity int64
+	// buy_x_get_y: sets of BuyQuantity+GetQuantity units, GetPercent off the
+	// GetQuantity cheapest of each, at most MaxApplications sets (0: no
+	// limit but MaxDiscountCents).
+	BuyQuantity, GetQuantity, GetPercent, MaxApplications int64
+	// Tiers, for tiered, in increasing MinCents.
+	Tiers []Tier
+	// Priority orders the coupons of one cart: lower first (default 100).
+	Priority int64
+}
+
+// Tier is one step of a tiered coupon: from MinCents of targeted subtotal,
+// OffCents off, or PercentOff of the targeted lines.
+type Tier struct {
+	MinCents, OffCents, PercentOff int64
+}
+
+// Match selects lines for AppliesToItems: a line matches when it meets any
+// include list (or every line when no include list is given) and no exclude
+// list. Lists sorted in increasing order (Sort) are searched by halves; the
+// templates keep them so.
+type Match struct {
+	SKUs, ProductIDs, CategoryIDs                      []string
+	ExcludeSKUs, ExcludeProductIDs, ExcludeCategoryIDs []string
+}
+
+// Sort sorts every list and drops repeated entries.
+func (m *Match) Sort() {
+	for _, l := range []*[]string{&m.SKUs, &m.ProductIDs, &m.CategoryIDs, &m.ExcludeSKUs, &m.ExcludeProductIDs, &m.ExcludeCategoryIDs} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+}
+
+func (m *Match) matches(l *Line) bool {
+	if has(m.ExcludeSKUs, l.SKU) || has(m.ExcludeProductIDs, l.ProductID) || hasAny(m.ExcludeCategoryIDs, l.CategoryIDs) {
+		return false
+	}
+	if len(m.SKUs) == 0 && len(m.ProductIDs) == 0 && len(m.CategoryIDs) == 0 {
+		return true
+	}
+	return has(m.SKUs, l.SKU) || has(m.ProductIDs, l.ProductID) || hasAny(m.CategoryIDs, l.CategoryIDs)
+}
+
+func has(list []string, v string) bool {
+	if v == "" || len(list) == 0 {
+		return false
+	}
+	if _, ok := slices.BinarySearch(list, v); ok {
+		return true
+	}
+	if slices.IsSorted(list) {
+		return false
+	}
+	return slices.Contains(list, v) // a list nobody sorted: slower, still right
+}
+
+func hasAny(list, vs []string) bool {
+	for _, v := range vs {
+		if has(list, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// targets reports whether the coupon may discount line l (shipping aside).
+func (c *Coupon) targets(l *Line) bool {
+	if l.NotDiscountable || l.Quantity <= 0 || l.UnitPriceCents <= 0 {
+		return false
+	}
+	switch c.AppliesTo {
+	case AppliesToShipping:
+		return false
+	case AppliesToItems:
+		return c.Match.matches(l)
+	}
+	return true
+}
+
+func (c *Coupon) onShipping() bool {
+	return c.Kind == KindFreeShipping || c.AppliesTo == AppliesToShipping
+}
+
+// isPercent tells the coupons priced as a share of what is left (percent,
+// buy_x_get_y and percent tiers) from those priced as an amount: amounts go
+// first, as they always have.
+func (c *Coupon) isPercent() bool {
+	switch c.Kind {
+	case KindPercent, KindBuyXGetY:
+		return true
+	case KindTiered:
+		return len(c.Tiers) > 0 && c.Tiers[0].PercentOff > 0
+	}
+	return false
+}
+
+// size is what "larger first" compares within amounts and within percents.
+func (c *Coupon) size() int64 {
+	switch c.Kind {
+	case KindFixed, KindFixedPerItem:
+		return c.FaceValueCents
+	case KindPercent:
+		return c.PercentOff
+	case KindBuyXGetY:
+		return c.GetPercent
+	}
+	return c.MaxDiscountCents
+}
+
+// compareOrder is the order the coupons of a cart apply in: priority (lower
+// first), then amounts before percents, larger first, then code.
+func compareOrder(a, b *Coupon) int {
+	if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
+		return c
+	}
+	if ap, bp := a.isPercent(), b.isPercent(); ap != bp {
+		if bp {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(b.size(), a.size()); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Code, b.Code)
+}

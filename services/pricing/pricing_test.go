@@ -1,0 +1,185 @@
+package pricing_test
+
+import (
+	"reflect"
+	"testing"
+
+	"couponsvc/services/pricing"
+)
+
+func lines(prices ...int64) []pricing.Line {
+	out := make([]pricing.Line, len(prices))
+	for i, p := range prices {
+		out[i] = pricing.Line{ID: string(rune('a' + i)), SKU: "sku-" + string(rune('a'+i)), Quantity: 1, UnitPriceCents: p}
+	}
+	return out
+}
+
+func lineDiscounts(r pricing.Result) []int64 {
+	out := make([]int64, len(r.Lines))
+	for i, l := range r.Lines {
+		out[i] = l.DiscountCents
+	}
+	return out
+}
+
+func TestFixedOverThreeEqualLinesTiesToTheEarlierLine(t *testing.T) {
+	cart := pricing.Cart{Lines: lines(1000, 1000, 1000)}
+	r := pricing.Price(&cart, []pricing.Coupon{{Code: "A", Kind: pricing.KindFixed, FaceValueCents: 1000}})
+	if got, want := lineDiscounts(r), []int64{334, 333, 333}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+	if r.DiscountCents != 1000 || r.PayableCents != 2000 || r.Coupons[0].DiscountCents != 1000 {
+		t.Fatalf("discount %d payable %d coupon %d", r.DiscountCents, r.PayableCents, r.Coupons[0].DiscountCents)
+	}
+}
+
+func TestBuyTwoGetOneSetsFromTheTop(t *testing.T) {
+	// Units 30, 20, 10, 10: one set 30+20+10, whose 10 is free; the other 10
+	// is in no set and pays. The 10 off is spread over the set's units by
+	// what they cost: 5, 3.33, 1.67 -> 5, 3, 2 (largest remainder).
+	cart := pricing.Cart{Lines: lines(30, 20, 10, 10)}
+	c := pricing.Coupon{Code: "B2G1", Kind: pricing.KindBuyXGetY, BuyQuantity: 2, GetQuantity: 1, GetPercent: 100, MaxDiscountCents: 1000}
+	r := pricing.Price(&cart, []pricing.Coupon{c})
+	if got, want := lineDiscounts(r), []int64{5, 3, 2, 0}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+	if r.DiscountCents != 10 || r.PayableCents != 60 {
+		t.Fatalf("discount %d payable %d, want 10 and 60", r.DiscountCents, r.PayableCents)
+	}
+	// Returning the 30 (kept the free one) gives back what was paid for it.
+	parts := r.Coupons[0].Lines[0].Units
+	if refund, disc := pricing.Return(30, parts, 0, 1); refund != 25 || disc != 5 {
+		t.Fatalf("return of the 30: refund %d discount %d, want 25 and 5", refund, disc)
+	}
+}
+
+func TestBuyXGetYInOneLineAndMaxApplications(t *testing.T) {
+	// Seven T-shirts at 1,000, buy 2 get 1 free, at most 2 sets: 6 units in
+	// sets, 2,000 off, spread over those 6 units (333.33 each: 334, 334,
+	// 333...), the seventh pays in full.
+	cart := pricing.Cart{Lines: []pricing.Line{{ID: "t", SKU: "tee", Quantity: 7, UnitPriceCents: 1000}}}
+	c := pricing.Coupon{Code: "B2G1", Kind: pricing.KindBuyXGetY, BuyQuantity: 2, GetQuantity: 1, GetPercent: 100, MaxApplications: 2, MaxDiscountCents: 100000}
+	r := pricing.Price(&cart, []pricing.Coupon{c})
+	want := []pricing.UnitRun{{First: 0, Count: 2, PerUnitCents: 334}, {First: 2, Count: 4, PerUnitCents: 333}}
+	if r.DiscountCents != 2000 || !reflect.DeepEqual(r.Coupons[0].Lines[0].Units, want) {
+		t.Fatalf("discount %d units %+v, want 2000 and %+v", r.DiscountCents, r.Coupons[0].Lines[0].Units, want)
+	}
+	if refund, disc := pricing.Return(1000, want, 6, 1); refund != 1000 || disc != 0 {
+		t.Fatalf("seventh unit: refund %d discount %d", refund, disc)
+	}
+}
+
+func TestPercentOnShoesNotOnSaleItems(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "1", SKU: "boot-42", CategoryIDs: []string{"shoes"}, Quantity: 1, UnitPriceCents: 8000},
+		{ID: "2", SKU: "sandal-sale", CategoryIDs: []string{"sale", "shoes"}, Quantity: 1, UnitPriceCents: 3000},
+		{ID: "3", SKU: "sock", CategoryIDs: []string{"socks"}, Quantity: 2, UnitPriceCents: 500},
+	}}
+	c := pricing.Coupon{Code: "SHOES20", Kind: pricing.KindPercent, PercentOff: 20, MaxDiscountCents: 100000,
+		AppliesTo: pricing.AppliesToItems, Match: pricing.Match{CategoryIDs: []string{"shoes"}, ExcludeCategoryIDs: []string{"sale"}}}
+	r := pricing.Price(&cart, []pricing.Coupon{c})
+	if got, want := lineDiscounts(r), []int64{1600, 0, 0}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+	// min_order_cents counts only the targeted lines: 8,000 is below 9,000.
+	c.MinOrderCents = 9000
+	r = pricing.Price(&cart, []pricing.Coupon{c})
+	if r.DiscountCents != 0 || r.Coupons[0].Refusal != pricing.RefusalBelowMinimum {
+		t.Fatalf("below minimum: discount %d refusal %q", r.DiscountCents, r.Coupons[0].Refusal)
+	}
+}
+
+func TestFreeShippingCappedAndOverAMinimum(t *testing.T) {
+	cart := pricing.Cart{Lines: lines(4000, 2000), ShippingCents: 1500}
+	c := pricing.Coupon{Code: "SHIP", Kind: pricing.KindFreeShipping, MaxDiscountCents: 1000, MinOrderCents: 5000}
+	r := pricing.Price(&cart, []pricing.Coupon{c})
+	if r.ShippingDiscountCents != 1000 || r.DiscountCents != 1000 || r.PayableCents != 6500 || r.Coupons[0].ShippingCents != 1000 {
+		t.Fatalf("shipping %d discount %d payable %d", r.ShippingDiscountCents, r.DiscountCents, r.PayableCents)
+	}
+	if got := lineDiscounts(r); !reflect.DeepEqual(got, []int64{0, 0}) {
+		t.Fatalf("free shipping touched the lines: %v", got)
+	}
+	small := pricing.Cart{Lines: lines(4000), ShippingCents: 1500}
+	if r := pricing.Price(&small, []pricing.Coupon{c}); r.DiscountCents != 0 || r.Coupons[0].Refusal != pricing.RefusalBelowMinimum {
+		t.Fatalf("under 50: discount %d refusal %q", r.DiscountCents, r.Coupons[0].Refusal)
+	}
+}
+
+func TestTierBoundaryExactlyMet(t *testing.T) {
+	c := pricing.Coupon{Code: "TIER", Kind: pricing.KindTiered, MaxDiscountCents: 10000,
+		Tiers: []pricing.Tier{{MinCents: 10000, OffCents: 1500}, {MinCents: 20000, OffCents: 4000}}}
+	for _, tc := range []struct {
+		sub, want int64
+		refusal   string
+	}{{9999, 0, pricing.RefusalBelowMinimum}, {10000, 1500, ""}, {19999, 1500, ""}, {20000, 4000, ""}, {50000, 4000, ""}} {
+		cart := pricing.Cart{Lines: lines(tc.sub)}
+		r := pricing.Price(&cart, []pricing.Coupon{c})
+		if r.DiscountCents != tc.want || r.Coupons[0].Refusal != tc.refusal {
+			t.Errorf("subtotal %d: discount %d refusal %q, want %d %q", tc.sub, r.DiscountCents, r.Coupons[0].Refusal, tc.want, tc.refusal)
+		}
+	}
+}
+
+func TestFixedPerItemAtMostEachUnitsPrice(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "1", SKU: "tee", Quantity: 2, UnitPriceCents: 1500},
+		{ID: "2", SKU: "cap", Quantity: 1, UnitPriceCents: 600},
+	}}
+	c := pricing.Coupon{Code: "TEN", Kind: pricing.KindFixedPerItem, FaceValueCents: 1000, MaxDiscountCents: 100000}
+	r := pricing.Price(&cart, []pricing.Coupon{c})
+	if got, want := lineDiscounts(r), []int64{2000, 600}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+}
+
+func TestPriorityThenAmountsBeforePercents(t *testing.T) {
+	cart := pricing.Cart{Lines: lines(10000)}
+	pct := pricing.Coupon{Code: "P10", Kind: pricing.KindPercent, PercentOff: 10, MaxDiscountCents: 100000}
+	fix := pricing.Coupon{Code: "F10", Kind: pricing.KindFixed, FaceValueCents: 1000}
+	// Same priority: the fixed first (1,000), then 10% of 9,000.
+	r := pricing.Price(&cart, []pricing.Coupon{pct, fix})
+	if r.Coupons[0].DiscountCents != 900 || r.Coupons[1].DiscountCents != 1000 {
+		t.Fatalf("default priority: %d %d", r.Coupons[0].DiscountCents, r.Coupons[1].DiscountCents)
+	}
+	// The percent's lower priority puts it first: 10% of 10,000, then 1,000.
+	pct.Priority = 10
+	fix.Priority = 100
+	r = pricing.Price(&cart, []pricing.Coupon{pct, fix})
+	if r.Coupons[0].DiscountCents != 1000 || r.Coupons[1].DiscountCents != 1000 {
+		t.Fatalf("percent first: %d %d", r.Coupons[0].DiscountCents, r.Coupons[1].DiscountCents)
+	}
+	if r.Lines[0].Coupons[0].Code != "P10" || r.Lines[0].Coupons[1].Code != "F10" {
+		t.Fatalf("line parts not in the order applied: %+v", r.Lines[0].Coupons)
+	}
+}
+
+func TestCurrencyMismatchAndNotDiscountable(t *testing.T) {
+	cart := pricing.Cart{Currency: "EUR", Lines: []pricing.Line{
+		{ID: "gift", Quantity: 1, UnitPriceCents: 5000, NotDiscountable: true},
+		{ID: "item", Quantity: 1, UnitPriceCents: 1000},
+	}}
+	usd := pricing.Coupon{Code: "USD", Currency: "USD", Kind: pricing.KindFixed, FaceValueCents: 500}
+	eur := pricing.Coupon{Code: "EUR", Currency: "EUR", Kind: pricing.KindFixed, FaceValueCents: 5000}
+	r := pricing.Price(&cart, []pricing.Coupon{usd, eur})
+	if r.Coupons[0].Refusal != pricing.RefusalCurrency || r.Coupons[0].DiscountCents != 0 {
+		t.Fatalf("USD coupon on a EUR cart: %+v", r.Coupons[0])
+	}
+	if got := lineDiscounts(r); !reflect.DeepEqual(got, []int64{0, 1000}) {
+		t.Fatalf("lines %v, want the gift card untouched and the item at most its price", got)
+	}
+}
+
+func TestReturnsInAnySplitGiveBackTheWholeDiscount(t *testing.T) {
+	// 1,000 off 3 units of 999: 334, 333, 333. Returned as 1 then 2 units:
+	// 334 then 666 of discount, 665 then 1,332 of refund.
+	cart := pricing.Cart{Lines: []pricing.Line{{ID: "x", Quantity: 3, UnitPriceCents: 999}}}
+	r := pricing.Price(&cart, []pricing.Coupon{{Code: "F", Kind: pricing.KindFixed, FaceValueCents: 1000}})
+	parts := r.Coupons[0].Lines[0].Units
+	if refund, disc := pricing.Return(999, parts, 0, 1); refund != 665 || disc != 334 {
+		t.Fatalf("first return: refund %d discount %d", refund, disc)
+	}
+	if refund, disc := pricing.Return(999, parts, 1, 2); refund != 1332 || disc != 666 {
+		t.Fatalf("second return: refund %d discount %d", refund, disc)
+	}
+}
