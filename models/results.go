@@ -10,8 +10,9 @@ type Result struct {
 	// is answered with, in the cases Meaning names.
 	Status int
 	Also   []int
-	// RetryAfter is the Retry-After header the answer carries: "1" (one
-	// second), "n" (the seconds the limit says) or "" (none).
+	// RetryAfter is the Retry-After header the answer carries, but where
+	// Meaning says otherwise: "1" (one second), "n" (the seconds the limit
+	// says) or "" (none). The error sets it (Error.RetryAfterSeconds).
 	RetryAfter string
 	Meaning    string
 }
@@ -46,7 +47,7 @@ var Results = []Result{
 	{Code: CodeNotRedeemed, Word: "not_redeemed", Status: 409, Meaning: "the order does not hold the coupon, or has no redeemed coupons"},
 	{Code: CodeUnauthorized, Word: "unauthorized", Status: 401, Meaning: "no, malformed, unknown or revoked credentials where a role is needed"},
 	{Code: CodeUnauthorized, Word: "forbidden", Status: 403, Meaning: "the wrong role, or someone else's coupon or user"},
-	{Code: CodeUnavailable, Word: "unavailable", Status: 503, RetryAfter: "1", Meaning: "Redis or the database cannot be reached, or the instance sheds load"},
+	{Code: CodeUnavailable, Word: "unavailable", Status: 503, RetryAfter: "1", Meaning: "Redis or the database cannot be reached, or the instance sheds load; a report past its time budget (without Retry-After)"},
 	{Code: CodeRateLimited, Word: "rate_limited", Status: 429, RetryAfter: "n", Meaning: "too many requests a minute from one user, caller or address"},
 	{Code: CodeRevoked, Word: "revoked", Status: 409, Meaning: "the coupon was revoked"},
 	{Code: CodeInProgress, Word: "in_progress", Status: 409, RetryAfter: "1", Meaning: "the first request with this Idempotency-Key has not written its coupon yet"},
