@@ -8,8 +8,9 @@ import (
 	"fmt"
 )
 
-// Code is a result code of the API (docs/result-codes.md). Its number and its
-// word are part of the public contract and never change meaning.
+// Code is a result code of the API (docs/result-codes.md). Its number, its
+// words and their HTTP statuses are part of the public contract and never
+// change meaning; they are rows of the result table (Results).
 type Code int
 
 // The result codes (see docs/result-codes.md).
@@ -42,43 +43,13 @@ const (
 	CodeInternal Code = 99
 )
 
-var codeWords = map[Code]string{
-	CodeOK:                  "ok",
-	CodeDuplicate:           "duplicate",
-	CodeSoldOut:             "sold_out",
-	CodeInvalidRequest:      "invalid_request",
-	CodeUserLimitReached:    "user_limit_reached",
-	CodeBudgetExhausted:     "budget_exhausted",
-	CodeNotClaimable:        "not_claimable",
-	CodeAlreadyUsed:         "already_used",
-	CodeNotValidNow:         "not_valid_now",
-	CodeBelowMinimum:        "below_minimum",
-	CodeNotFound:            "not_found",
-	CodeBusy:                "busy",
-	CodeIdempotencyMismatch: "idempotency_mismatch",
-	CodeNotRedeemed:         "not_redeemed",
-	CodeUnauthorized:        "unauthorized",
-	CodeUnavailable:         "unavailable",
-	CodeRateLimited:         "rate_limited",
-	CodeRevoked:             "revoked",
-	CodeInProgress:          "in_progress",
-	CodeHeld:                "held",
-	CodeNotCombinable:       "not_combinable",
-	CodeHoldExpired:         "hold_expired",
-	CodeReturnExceedsOrder:  "return_exceeds_order",
-	CodeInternal:            "internal",
-}
-
-// Word returns the "result" word of the code in API bodies.
-func (c Code) Word() string {
-	if w, ok := codeWords[c]; ok {
-		return w
-	}
-	return "internal"
-}
+// Word returns the "result" word of the code in error bodies: its first row
+// of the result table (results.go), "internal" for a code without one.
+func (c Code) Word() string { return c.Result().Word }
 
 // Error is the one domain error of couponsvc. Services translate driver errors
-// into it at their boundary; handlers map its Code to an HTTP status in one place.
+// into it at their boundary; handlers answer it with the status and word of its
+// row of the result table (Error.Result).
 type Error struct {
 	Code Code
 	// Field names the request field at fault, for CodeInvalidRequest: the

@@ -367,7 +367,7 @@ func (s *Server) Routes() []web.Route {
 			Tag: "admin", Summary: "Create a user of the pages", Request: web.TypeOf[createUserRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
 				User models.User `json:"user"`
 			}](),
-			Errors: map[int][]string{409: {web.ErrBody}}},
+			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "GET", Path: "/api/v1/reports/redemptions.csv", Roles: admin, Handler: s.redemptionsCSV,
 			Tag: "reports", Summary: "Redemptions and discounts by day, template and cashier, as CSV (streamed)",
 			Description: "Days are days of the deployment's time zone (COUPON_TIMEZONE). A redemption counts on the day of its " +

@@ -16,35 +16,6 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// httpStatus maps each result code to its HTTP status, in one place (see
-// docs/result-codes.md).
-var httpStatus = map[models.Code]int{
-	models.CodeOK:                  http.StatusOK,
-	models.CodeDuplicate:           http.StatusOK,
-	models.CodeSoldOut:             http.StatusConflict,
-	models.CodeInvalidRequest:      http.StatusBadRequest,
-	models.CodeUserLimitReached:    http.StatusConflict,
-	models.CodeBudgetExhausted:     http.StatusConflict,
-	models.CodeNotClaimable:        http.StatusConflict,
-	models.CodeAlreadyUsed:         http.StatusConflict,
-	models.CodeNotValidNow:         http.StatusConflict,
-	models.CodeBelowMinimum:        http.StatusUnprocessableEntity,
-	models.CodeNotFound:            http.StatusNotFound,
-	models.CodeBusy:                http.StatusTooManyRequests,
-	models.CodeIdempotencyMismatch: http.StatusUnprocessableEntity,
-	models.CodeNotRedeemed:         http.StatusConflict,
-	models.CodeUnauthorized:        http.StatusUnauthorized,
-	models.CodeUnavailable:         http.StatusServiceUnavailable,
-	models.CodeRateLimited:         http.StatusTooManyRequests,
-	models.CodeRevoked:             http.StatusConflict,
-	models.CodeInProgress:          http.StatusConflict,
-	models.CodeHeld:                http.StatusConflict,
-	models.CodeNotCombinable:       http.StatusConflict,
-	models.CodeHoldExpired:         http.StatusConflict,
-	models.CodeReturnExceedsOrder:  http.StatusUnprocessableEntity,
-	models.CodeInternal:            http.StatusInternalServerError,
-}
-
 // statusError is a domain error that HTTP answers with a more precise status
 // than its code's: a wrong method (405) or body media type (415) is an
 // invalid_request to the caller's program, and the status tells which.
@@ -68,17 +39,13 @@ func StatusOf(err error) (int, string) {
 	if se := (*statusError)(nil); errors.As(err, &se) {
 		return se.status, e.Code.Word()
 	}
-	if e.Code == models.CodeUnauthorized && e.Forbidden {
-		return http.StatusForbidden, "forbidden"
-	}
 	if e == ErrBodyTooLarge {
 		return http.StatusRequestEntityTooLarge, e.Code.Word()
 	}
-	status, ok := httpStatus[e.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	return status, e.Code.Word()
+	// The status and word of its row of the result table (models.Results,
+	// docs/result-codes.md): forbidden (403) for a Forbidden error.
+	r := e.Result()
+	return r.Status, r.Word
 }
 
 // Respond writes a success body: {"code":0|1,"result":word,...payload}.
