@@ -252,7 +252,11 @@ func (d *openAPIDoc) requestBodySchema(method, path string) map[string]any {
 	if js == nil {
 		return nil // another media type only (a CSV upload)
 	}
-	return js["schema"].(map[string]any)
+	schema := js["schema"].(map[string]any)
+	if r, ok := schema["$ref"].(string); ok {
+		schema = resolveRef(d.raw, r)
+	}
+	return schema
 }
 
 // jsonType is the JSON Schema type a decoded field of Go type t takes.
