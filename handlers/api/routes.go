@@ -16,9 +16,11 @@ import (
 // Adding an endpoint is one row and a handler: write the handler (a method of
 // *Server taking *gin.Context), its request struct with json tags (doc:"..."
 // for the description, binding:"required" for a field that must be present:
-// the decoder refuses a body without it), and add a row below naming the method, path, roles, handler, request type,
-// answer payload, success status and result words, and the error result words
-// the handler answers besides those every route shares (see web.Route.Errors).
+// the decoder refuses a body without it), its answer struct (answers.go; the
+// handler sends it with web.Respond, which refuses another type), and add a
+// row below naming the method, path, roles, handler, request type, answer
+// type, success status and result words, and the error result words the
+// handler answers besides those every route shares (see web.Route.Errors).
 // TestRouteOneRowIsAnEndpoint (handlers/routes_internal_test.go) does just
 // that. TestOpenAPIMatchesRouter, TestOpenAPIRequestBodies and
 // TestSecurityMatrix then check the new endpoint; the last one wants a row of

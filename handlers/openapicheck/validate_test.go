@@ -174,11 +174,17 @@ func TestRecorder(t *testing.T) {
 			c.JSON(404, gin.H{"result": "not_found"})
 		}
 	})
-	r.NoRoute(func(c *gin.Context) { c.JSON(404, gin.H{"result": 3}) })
+	r.NoRoute(func(c *gin.Context) {
+		if c.Request.URL.Path == "/page" {
+			c.JSON(405, gin.H{"result": "invalid_request"})
+			return
+		}
+		c.JSON(404, gin.H{"result": 3})
+	})
 	get := func(path string) {
 		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
 	}
-	for _, path := range []string{"/things/good", "/things/none", "/things/text", "/api/unknown"} {
+	for _, path := range []string{"/things/good", "/things/none", "/things/text", "/api/unknown", "/page"} {
 		get(path)
 	}
 	if len(failures) != 1 || !strings.Contains(failures[0], "body.result: 3, want string") {
@@ -189,8 +195,8 @@ func TestRecorder(t *testing.T) {
 		!strings.Contains(failures[2], "body.parts: required but missing") || !strings.Contains(failures[3], "body.at: required but missing") {
 		t.Errorf("failures: %q, want three more about the bad answer", failures)
 	}
-	if answers, routes := rec.Answers(); answers != 4 || routes != 1 {
-		t.Errorf("%d answers of %d routes checked, want 4 of 1", answers, routes)
+	if answers, routes := rec.Answers(); answers != 5 || routes != 1 {
+		t.Errorf("%d answers of %d routes checked, want 5 of 1", answers, routes)
 	}
 	if got := rec.Unchecked([]string{"GET /things/:id", "POST /things/:id"}); fmt.Sprint(got) != "[POST /things/:id]" {
 		t.Errorf("unchecked: %v, want [POST /things/:id]", got)
