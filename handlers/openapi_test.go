@@ -391,3 +391,73 @@ func TestOpenAPIRoles(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPINamedSchemas: every request body and JSON answer of the API is
+// a named schema of components/schemas ($ref), and so is every object
+// inside one: no schema is an inlined struct.
+func TestOpenAPINamedSchemas(t *testing.T) {
+	doc := fetchOpenAPI(t, newAPIEnv(t))
+	named := 0
+	for _, rt := range handlers.RouteTable() {
+		if rt.Page {
+			continue
+		}
+		op := doc.paths[ginParam.ReplaceAllString(rt.Path, "{$1}")][strings.ToLower(rt.Method)]
+		if rt.Request != nil {
+			s := fmt.Sprint(op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"])
+			if !strings.HasPrefix(s, "map[$ref:#/components/schemas/") {
+				t.Errorf("%s %s: the request body is %s, not a named schema", rt.Method, rt.Path, s)
+			}
+			named++
+		}
+		for status, resp := range op["responses"].(map[string]any) {
+			resp := resp.(map[string]any)
+			if r, ok := resp["$ref"].(string); ok {
+				resp = resolveRef(doc.raw, r)
+			}
+			content, _ := resp["content"].(map[string]any)
+			js, _ := content["application/json"].(map[string]any)
+			if js == nil || rt.Raw && status[0] == '2' {
+				continue
+			}
+			schema := js["schema"].(map[string]any)
+			if all, ok := schema["allOf"].([]any); ok {
+				schema = all[0].(map[string]any) // beside it: the route's result words
+			}
+			if s := fmt.Sprint(schema); !strings.HasPrefix(s, "map[$ref:#/components/schemas/") {
+				t.Errorf("%s %s: the answer %s is %s, not a named schema", rt.Method, rt.Path, status, s)
+			}
+			named++
+		}
+	}
+	schemas := doc.raw["components"].(map[string]any)["schemas"].(map[string]any)
+	var walk func(at string, s map[string]any)
+	walk = func(at string, s map[string]any) {
+		for k, v := range s {
+			switch k {
+			case "properties":
+				for name, p := range v.(map[string]any) {
+					p := p.(map[string]any)
+					if _, inline := p["properties"]; inline {
+						t.Errorf("%s.%s is an inlined struct: %v", at, name, p)
+					}
+					walk(at+"."+name, p)
+				}
+			case "items", "additionalProperties":
+				if sub, ok := v.(map[string]any); ok {
+					if _, inline := sub["properties"]; inline {
+						t.Errorf("%s (%s) is an inlined struct: %v", at, k, sub)
+					}
+					walk(at+"[]", sub)
+				}
+			}
+		}
+	}
+	for name, s := range schemas {
+		walk(name, s.(map[string]any))
+	}
+	if named < 100 {
+		t.Errorf("only %d named bodies and answers", named)
+	}
+	t.Logf("%d request bodies and answers named, %d component schemas", named, len(schemas))
+}
