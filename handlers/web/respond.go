@@ -111,6 +111,9 @@ func Write[T any](c *gin.Context, status int, result string, payload T) {
 		return
 	}
 	body, err := json.Marshal(payload)
+	if err == nil && body[0] != '{' {
+		err = fmt.Errorf("the answer %T is not a JSON object: %.40s", payload, body)
+	}
 	if err != nil {
 		RespondError(c, err)
 		return

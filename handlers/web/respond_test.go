@@ -45,6 +45,7 @@ func TestRespondSendsTheRowsType(t *testing.T) {
 		}
 	})
 	r.GET("/none", func(c *gin.Context) { web.Respond(c, http.StatusOK, "ok", web.NoPayload{}) })
+	r.GET("/nil", func(c *gin.Context) { web.Respond(c, http.StatusOK, "ok", (*thingAnswer)(nil)) })
 	for _, tc := range []struct {
 		path   string
 		status int
@@ -55,6 +56,7 @@ func TestRespondSendsTheRowsType(t *testing.T) {
 		{"/things/other", 500, `{"code":99,"result":"internal","error":"internal error"}`},
 		{"/things/error", 404, `{"code":10,"result":"not_found","error":"no such thing"}`},
 		{"/none", 200, `{"code":0,"result":"ok","error":""}`},
+		{"/nil", 500, `{"code":99,"result":"internal","error":"internal error"}`},
 	} {
 		rec := httptest.NewRecorder()
 		r.ServeHTTP(rec, httptest.NewRequest("GET", tc.path, nil))
