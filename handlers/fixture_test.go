@@ -78,6 +78,7 @@ func newFixture(t *testing.T, options ...fixtureOption) *fixture {
 	if s.opts.Logger == nil {
 		s.opts.Logger = env.Config.Logger
 	}
+	s.opts.Middleware = append(s.opts.Middleware, checkAnswers(t))
 	f := &fixture{Env: env, router: handlers.NewRouter(env.Service, s.opts)}
 	if s.serve {
 		f.srv = httptest.NewServer(f.router)

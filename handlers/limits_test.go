@@ -169,7 +169,7 @@ func TestClaimRateLimits(t *testing.T) {
 		t.Cleanup(func() { dead.Close() })
 		down := services.New(&services.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
 			services.Config{KeyPrefix: r.Env.Prefix, Logger: r.Env.Config.Logger})
-		r.router = handlers.NewRouter(down, handlers.Options{Logger: r.Env.Config.Logger, SessionPrincipal: testShopperSession,
+		r.router = handlers.NewRouter(down, handlers.Options{Logger: r.Env.Config.Logger, SessionPrincipal: testShopperSession, Middleware: checkedAnswers(t),
 			Limits: handlers.Limits{ClaimsPerUser: 1, ClaimsPerAddr: 1, MaxInflightClaims: 4}})
 		for i := range 3 {
 			for _, q := range []req{{}, {shopper: "s1"}} {
@@ -267,7 +267,7 @@ func TestBodyLimits(t *testing.T) {
 		t.Fatalf("a body of 10 MiB: %v, want 413 naming the body", a)
 	}
 	// A claim counted by the per-user limit is bounded the same way.
-	r.router = handlers.NewRouter(r.Env.Service, handlers.Options{Logger: r.Env.Config.Logger, Limits: handlers.Limits{ClaimsPerUser: 5}})
+	r.router = handlers.NewRouter(r.Env.Service, handlers.Options{Logger: r.Env.Config.Logger, Middleware: checkedAnswers(t), Limits: handlers.Limits{ClaimsPerUser: 5}})
 	a = r.claim("", req{body: `{"user_id":"big"}` + strings.Repeat(" ", maxBody)})
 	if a.status != 413 || a.body["field"] != "body" {
 		t.Fatalf("a claim of 64 KiB + 17: %v, want 413 naming the body", a)

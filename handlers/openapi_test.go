@@ -11,10 +11,12 @@ import (
 	"testing"
 
 	"couponsvc/handlers"
+	"couponsvc/handlers/openapicheck"
 )
 
 // openAPIDoc is the served document, decoded loosely.
 type openAPIDoc struct {
+	bytes []byte
 	raw   map[string]any
 	paths map[string]map[string]map[string]any // path → method → operation
 }
@@ -27,7 +29,7 @@ func fetchOpenAPI(t *testing.T, e *apiEnv) *openAPIDoc {
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
 		t.Fatalf("GET /api/openapi.json: %d %s", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	doc := &openAPIDoc{}
+	doc := &openAPIDoc{bytes: rec.Body.Bytes()}
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc.raw); err != nil {
 		t.Fatalf("the document is not JSON: %v", err)
 	}
@@ -153,92 +155,26 @@ func resolveRef(root map[string]any, ref string) map[string]any {
 }
 
 // checkAnswer validates an answer body against the document's schema of that
-// operation and status: the keys, the required ones, and the types.
+// operation and status (openapicheck: the keys, the required ones, the types,
+// the enumerations, null).
 func (d *openAPIDoc) checkAnswer(t *testing.T, method, path string, status int, body map[string]any) {
 	t.Helper()
-	op := d.paths[path][strings.ToLower(method)]
-	if op == nil {
-		t.Fatalf("%s %s is not documented", method, path)
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	resp, _ := op["responses"].(map[string]any)[fmt.Sprint(status)].(map[string]any)
-	if resp == nil {
-		t.Fatalf("%s %s: status %d is not documented", method, path, status)
+	checked, err := openapicheck.Parse(d.bytes)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r, ok := resp["$ref"].(string); ok {
-		resp = resolveRef(d.raw, r)
-	}
-	schema := resp["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
-	for _, err := range d.validate(schema, body, "body") {
+	for _, err := range checked.CheckAnswer(method, ginPathOf(path), status, b) {
 		t.Errorf("%s %s %d: %s", method, path, status, err)
 	}
 }
 
-func (d *openAPIDoc) validate(schema map[string]any, v any, at string) []string {
-	if r, ok := schema["$ref"].(string); ok {
-		schema = resolveRef(d.raw, r)
-	}
-	if v == nil {
-		if schema["nullable"] == true {
-			return nil
-		}
-		return []string{at + ": null where the schema does not allow it"}
-	}
-	var errs []string
-	switch schema["type"] {
-	case "object":
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: %T, want an object", at, v)}
-		}
-		props, _ := schema["properties"].(map[string]any)
-		for k, x := range obj {
-			ps, ok := props[k].(map[string]any)
-			if !ok {
-				if props != nil && schema["additionalProperties"] == false {
-					errs = append(errs, at+"."+k+": not in the schema")
-				}
-				continue
-			}
-			errs = append(errs, d.validate(ps, x, at+"."+k)...)
-		}
-		req, _ := schema["required"].([]any)
-		for _, k := range req {
-			if _, ok := obj[k.(string)]; !ok {
-				errs = append(errs, fmt.Sprintf("%s.%s: required but missing", at, k))
-			}
-		}
-	case "array":
-		arr, ok := v.([]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: %T, want an array", at, v)}
-		}
-		items, _ := schema["items"].(map[string]any)
-		for i, x := range arr {
-			errs = append(errs, d.validate(items, x, fmt.Sprintf("%s[%d]", at, i))...)
-		}
-	case "integer":
-		if f, ok := v.(float64); !ok || f != float64(int64(f)) {
-			errs = append(errs, fmt.Sprintf("%s: %v, want an integer", at, v))
-		}
-	case "boolean":
-		if _, ok := v.(bool); !ok {
-			errs = append(errs, fmt.Sprintf("%s: %v, want a boolean", at, v))
-		}
-	case "string":
-		if _, ok := v.(string); !ok {
-			errs = append(errs, fmt.Sprintf("%s: %v, want a string", at, v))
-		}
-	}
-	if enum, ok := schema["enum"].([]any); ok {
-		found := false
-		for _, e := range enum {
-			found = found || fmt.Sprint(e) == fmt.Sprint(v)
-		}
-		if !found {
-			errs = append(errs, fmt.Sprintf("%s: %v not in %v", at, v, enum))
-		}
-	}
-	return errs
+// ginPathOf turns OpenAPI's /templates/{id} into gin's /templates/:id.
+func ginPathOf(path string) string {
+	return regexp.MustCompile(`\{([^}]+)\}`).ReplaceAllString(path, ":$1")
 }
 
 // requestBodySchema returns the documented JSON body of an operation, or nil.
@@ -252,7 +188,11 @@ func (d *openAPIDoc) requestBodySchema(method, path string) map[string]any {
 	if js == nil {
 		return nil // another media type only (a CSV upload)
 	}
-	return js["schema"].(map[string]any)
+	schema := js["schema"].(map[string]any)
+	if r, ok := schema["$ref"].(string); ok {
+		schema = resolveRef(d.raw, r)
+	}
+	return schema
 }
 
 // jsonType is the JSON Schema type a decoded field of Go type t takes.
@@ -450,4 +390,74 @@ func TestOpenAPIRoles(t *testing.T) {
 			t.Errorf("%s %s: the description does not name the roles %v: %v", rt.Method, rt.Path, rt.Roles, op["description"])
 		}
 	}
+}
+
+// TestOpenAPINamedSchemas: every request body and JSON answer of the API is
+// a named schema of components/schemas ($ref), and so is every object
+// inside one: no schema is an inlined struct.
+func TestOpenAPINamedSchemas(t *testing.T) {
+	doc := fetchOpenAPI(t, newAPIEnv(t))
+	named := 0
+	for _, rt := range handlers.RouteTable() {
+		if rt.Page {
+			continue
+		}
+		op := doc.paths[ginParam.ReplaceAllString(rt.Path, "{$1}")][strings.ToLower(rt.Method)]
+		if rt.Request != nil {
+			s := fmt.Sprint(op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"])
+			if !strings.HasPrefix(s, "map[$ref:#/components/schemas/") {
+				t.Errorf("%s %s: the request body is %s, not a named schema", rt.Method, rt.Path, s)
+			}
+			named++
+		}
+		for status, resp := range op["responses"].(map[string]any) {
+			resp := resp.(map[string]any)
+			if r, ok := resp["$ref"].(string); ok {
+				resp = resolveRef(doc.raw, r)
+			}
+			content, _ := resp["content"].(map[string]any)
+			js, _ := content["application/json"].(map[string]any)
+			if js == nil || rt.Raw && status[0] == '2' {
+				continue
+			}
+			schema := js["schema"].(map[string]any)
+			if all, ok := schema["allOf"].([]any); ok {
+				schema = all[0].(map[string]any) // beside it: the route's result words
+			}
+			if s := fmt.Sprint(schema); !strings.HasPrefix(s, "map[$ref:#/components/schemas/") {
+				t.Errorf("%s %s: the answer %s is %s, not a named schema", rt.Method, rt.Path, status, s)
+			}
+			named++
+		}
+	}
+	schemas := doc.raw["components"].(map[string]any)["schemas"].(map[string]any)
+	var walk func(at string, s map[string]any)
+	walk = func(at string, s map[string]any) {
+		for k, v := range s {
+			switch k {
+			case "properties":
+				for name, p := range v.(map[string]any) {
+					p := p.(map[string]any)
+					if _, inline := p["properties"]; inline {
+						t.Errorf("%s.%s is an inlined struct: %v", at, name, p)
+					}
+					walk(at+"."+name, p)
+				}
+			case "items", "additionalProperties":
+				if sub, ok := v.(map[string]any); ok {
+					if _, inline := sub["properties"]; inline {
+						t.Errorf("%s (%s) is an inlined struct: %v", at, k, sub)
+					}
+					walk(at+"[]", sub)
+				}
+			}
+		}
+	}
+	for name, s := range schemas {
+		walk(name, s.(map[string]any))
+	}
+	if named < 100 {
+		t.Errorf("only %d named bodies and answers", named)
+	}
+	t.Logf("%d request bodies and answers named, %d component schemas", named, len(schemas))
 }

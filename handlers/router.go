@@ -30,6 +30,9 @@ type Options struct {
 	// TrustedProxies lists the reverse proxies (addresses or CIDRs) whose
 	// X-Forwarded-For names the client; none by default.
 	TrustedProxies []string
+	// Middleware runs on every request after its observation, before the
+	// route's own chain (the handler tests record the answers with it).
+	Middleware []gin.HandlerFunc
 }
 
 // PageOptions configure the server-rendered pages.
@@ -78,6 +81,7 @@ func newRouter(svc *services.Service, opts Options, extra ...web.Route) *gin.Eng
 	pageRows := p.Routes()
 	r.Use(web.LimitRequest(opts.Limits.RequestTimeout, append(slices.Clone(apiRows), pageRows...)...))
 	r.Use(web.Observe(svc, opts.Logger), recoverPanic)
+	r.Use(opts.Middleware...)
 
 	doc := openAPIRoute(sync.OnceValue(func() []byte { return web.OpenAPIJSON(append(apiRows, pageRows...)) }))
 	for _, rt := range apiRows {

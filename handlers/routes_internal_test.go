@@ -22,6 +22,11 @@ type pingRequest struct {
 	Echo *string `json:"echo" binding:"required" doc:"what to say back"`
 }
 
+// pingAnswer is its answer.
+type pingAnswer struct {
+	Echo string `json:"echo" doc:"what was said"`
+}
+
 // ping is the handler of that endpoint.
 func ping(c *gin.Context) {
 	var req pingRequest
@@ -32,7 +37,7 @@ func ping(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"echo": *req.Echo})
+	web.Respond(c, http.StatusOK, "ok", pingAnswer{Echo: *req.Echo})
 }
 
 // TestRouteOneRowIsAnEndpoint adds one row and a handler to the table, and
@@ -42,9 +47,7 @@ func TestRouteOneRowIsAnEndpoint(t *testing.T) {
 	env := testenv.New(t, services.Config{})
 	row := web.Route{Method: "POST", Path: "/api/v1/ping", Roles: web.Roles(models.RoleCashier, models.RoleAdmin),
 		Handler: ping, Tag: "admin", Summary: "Say something back", Request: web.TypeOf[pingRequest](),
-		Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-			Echo string `json:"echo" doc:"what was said"`
-		}]()}
+		Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[pingAnswer]()}
 	router := newRouter(env.Service, Options{Logger: env.Config.Logger}, row)
 
 	tokens := map[string]string{}
@@ -102,6 +105,16 @@ func TestRouteOneRowIsAnEndpoint(t *testing.T) {
 	}
 	body := op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
 	answer := op["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"]
+	// Both are named schemas: the request's, and the answer's with the
+	// route's result words beside it.
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	if got := fmt.Sprint(body); got != "map[$ref:#/components/schemas/PingRequest]" {
+		t.Errorf("documented body: %s, want a reference to PingRequest", got)
+	}
+	if got := fmt.Sprint(answer.(map[string]any)["allOf"].([]any)[0]); got != "map[$ref:#/components/schemas/PingAnswer]" {
+		t.Errorf("documented answer: %s, want a reference to PingAnswer", got)
+	}
+	body, answer = schemas["PingRequest"], schemas["PingAnswer"]
 	for what, got := range map[string]string{
 		"roles":  fmt.Sprint(op["x-roles"]),
 		"body":   fmt.Sprint(body),

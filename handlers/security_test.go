@@ -1063,7 +1063,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	t.Cleanup(func() { dead.Close() })
 	down := services.New(&services.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
 		services.Config{KeyPrefix: r.Env.Prefix, Logger: logger, BootstrapToken: rigBootstrapToken})
-	downRouter := handlers.NewRouter(down, handlers.Options{Logger: logger, SessionPrincipal: testShopperSession,
+	downRouter := handlers.NewRouter(down, handlers.Options{Logger: logger, SessionPrincipal: testShopperSession, Middleware: checkedAnswers(t),
 		Limits: handlers.Limits{ClaimsPerUser: 5, ClaimsPerAddr: 5}})
 	hr := httptest.NewRequest("POST", fmt.Sprintf("/api/v1/templates/%d/claim", r.templateID), strings.NewReader(`{"user_id":"u1"}`))
 	hr.Header.Set("Content-Type", "application/json")

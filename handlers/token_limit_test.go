@@ -46,7 +46,7 @@ func TestBadTokenLimit(t *testing.T) {
 
 	// Another instance learns the address is over at its first failed
 	// look-up, and refuses its valid token from then on.
-	other := handlers.NewRouter(r.Env.NewService(r.Env.Config), handlers.Options{Logger: r.Env.Config.Logger,
+	other := handlers.NewRouter(r.Env.NewService(r.Env.Config), handlers.Options{Logger: r.Env.Config.Logger, Middleware: checkedAnswers(t),
 		Limits: handlers.Limits{BadTokensPerAddr: limit}})
 	first := r.router
 	r.router = other

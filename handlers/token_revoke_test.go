@@ -14,7 +14,7 @@ import (
 func TestTokenRevokeTwoInstances(t *testing.T) {
 	a := newAPIEnv(t)
 	svcB := a.Env.NewService(services.Config{BootstrapToken: adminToken})
-	b := &apiEnv{&fixture{Env: a.Env, router: handlers.NewRouter(svcB, handlers.Options{Logger: a.Env.Config.Logger})}}
+	b := &apiEnv{&fixture{Env: a.Env, router: handlers.NewRouter(svcB, handlers.Options{Logger: a.Env.Config.Logger, Middleware: checkedAnswers(t)})}}
 
 	created := a.mustCall(t, 201, "POST", "/api/v1/tokens", adminToken, `{"role":"app","name":"shop backend"}`)
 	secret := created["token"].(string)

@@ -91,7 +91,7 @@ func TestValidateRateLimits(t *testing.T) {
 		t.Cleanup(func() { dead.Close() })
 		down := services.New(&services.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
 			services.Config{KeyPrefix: r.Env.Prefix, Logger: r.Env.Config.Logger})
-		r.router = handlers.NewRouter(down, handlers.Options{Logger: r.Env.Config.Logger, SessionPrincipal: testShopperSession,
+		r.router = handlers.NewRouter(down, handlers.Options{Logger: r.Env.Config.Logger, SessionPrincipal: testShopperSession, Middleware: checkedAnswers(t),
 			Limits: handlers.Limits{ValidatesPerCaller: 100, ValidatesPerUser: 100}})
 		for _, q := range []req{{}, {shopper: "u1"}} {
 			a := r.validate("u1", q, code)

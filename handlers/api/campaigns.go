@@ -25,12 +25,12 @@ func (s *Server) createCampaign(c *gin.Context) {
 		camp.BudgetCents = *req.BudgetCents
 	}
 	out, err := s.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
-	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"campaign": out})
+	web.Answer(c, err, http.StatusCreated, "ok", campaignAnswer{Campaign: valueOf(out)})
 }
 
 func (s *Server) listCampaigns(c *gin.Context) {
 	out, err := s.svc.ListCampaigns(c.Request.Context())
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaigns": out})
+	web.Answer(c, err, http.StatusOK, "ok", campaignsAnswer{Campaigns: out})
 }
 
 func (s *Server) getCampaign(c *gin.Context) {
@@ -39,7 +39,7 @@ func (s *Server) getCampaign(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.GetCampaign(c.Request.Context(), id)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaign": out})
+	web.Answer(c, err, http.StatusOK, "ok", campaignAnswer{Campaign: valueOf(out)})
 }
 
 type updateCampaignRequest struct {
@@ -63,5 +63,5 @@ func (s *Server) updateCampaign(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, p)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaign": out})
+	web.Answer(c, err, http.StatusOK, "ok", campaignAnswer{Campaign: valueOf(out)})
 }

@@ -42,21 +42,22 @@ type checkoutAnswer struct {
 	PayableCents     int64                     `json:"payable_cents" doc:"order amount − discount"`
 }
 
-// checkoutPayload is the JSON payload of a checkout answer.
-func checkoutPayload(r *services.CheckoutResult) gin.H {
-	h := gin.H{"late": r.Late, "coupons": r.Coupons, "order_amount_cents": r.OrderAmountCents,
-		"discount_cents": r.DiscountCents, "payable_cents": r.PayableCents}
+// releaseAnswer is a release's answer: the hold released, or nothing when
+// there was none to show.
+type releaseAnswer struct {
+	*checkoutAnswer
+}
+
+// checkoutPayload is the payload of a checkout answer.
+func checkoutPayload(r *services.CheckoutResult) checkoutAnswer {
+	h := checkoutAnswer{OrderID: r.OrderID, State: r.State, Late: r.Late, Coupons: r.Coupons,
+		OrderAmountCents: r.OrderAmountCents, DiscountCents: r.DiscountCents, PayableCents: r.PayableCents}
 	if r.Coupons == nil {
-		h["coupons"] = []services.CheckoutCoupon{}
-	}
-	if r.OrderID != "" {
-		h["order_id"] = r.OrderID
-	}
-	if r.State != "" {
-		h["state"] = r.State
+		h.Coupons = []services.CheckoutCoupon{}
 	}
 	if r.ExpiresAt != nil {
-		h["expires_at"] = web.FormatTime(*r.ExpiresAt)
+		at := web.FormatTime(*r.ExpiresAt)
+		h.ExpiresAt = &at
 	}
 	return h
 }
@@ -174,7 +175,7 @@ func (s *Server) usableCoupons(c *gin.Context) {
 	if best == nil {
 		best = []string{}
 	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"coupons": coupons, "best": best, "best_discount_cents": out.BestDiscountCents})
+	web.Respond(c, http.StatusOK, "ok", usableAnswer{services.Usable{Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents}})
 }
 
 // holdCoupons holds every coupon of the request for the order, or none: 201
@@ -253,9 +254,10 @@ func (s *Server) releaseHold(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	payload := gin.H{}
+	var payload releaseAnswer
 	if res.Hold != nil {
-		payload = checkoutPayload(res.Hold)
+		hold := checkoutPayload(res.Hold)
+		payload.checkoutAnswer = &hold
 	}
 	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "released"), payload)
 }

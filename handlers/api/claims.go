@@ -71,5 +71,5 @@ func (s *Server) claimCoupon(c *gin.Context) {
 	if res.Duplicate {
 		status, result = http.StatusOK, models.CodeDuplicate.Word()
 	}
-	web.Respond(c, status, result, gin.H{"coupon": res.Coupon.View(s.svc.Now()), "remaining": res.Remaining})
+	web.Respond(c, status, result, claimAnswer{Coupon: res.Coupon.View(s.svc.Now()), Remaining: res.Remaining})
 }

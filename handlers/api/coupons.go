@@ -27,7 +27,7 @@ func (s *Server) revokeCoupon(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+	web.Respond(c, http.StatusOK, "ok", revokeAnswer{Coupon: res.Coupon, StockReturned: res.StockReturned})
 }
 
 // getCoupon shows a coupon, with its effective status, and its template.
@@ -37,7 +37,7 @@ func (s *Server) getCoupon(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"coupon": d.Coupon, "template": d.Template})
+	web.Respond(c, http.StatusOK, "ok", couponAnswer{CouponDetail: *d})
 }
 
 // listUserCoupons lists a user's coupons with their effective status. A
@@ -49,5 +49,5 @@ func (s *Server) listUserCoupons(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.ListUserCoupons(c.Request.Context(), userID)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"coupons": out})
+	web.Answer(c, err, http.StatusOK, "ok", couponsAnswer{Coupons: out})
 }

@@ -45,9 +45,9 @@ type jobAnswer struct {
 	ResultURL string  `json:"result_url"`
 }
 
-func answerJob(j *models.Job) gin.H {
+func answerJob(j *models.Job) jobAnswer {
 	v := jobView{Job: *j, ResultURL: "/api/v1/jobs/" + strconv.FormatInt(j.ID, 10) + "/result.csv"}
-	return gin.H{"job": v, "state": j.State, "done": j.Done, "total": j.Total, "errors": j.Errors, "result_url": v.ResultURL}
+	return jobAnswer{Job: v, State: j.State, Done: j.Done, Total: j.Total, Errors: j.Errors, ResultURL: v.ResultURL}
 }
 
 // generateCodes queues a job making bearer codes: 202 with the job.

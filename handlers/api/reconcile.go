@@ -38,9 +38,5 @@ func (s *Server) reconcileCounters(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	answer := gin.H{"templates": report.Templates, "campaigns": report.Campaigns}
-	if len(report.StaleHolds) > 0 {
-		answer["stale_holds"] = report.StaleHolds
-	}
-	web.Respond(c, http.StatusOK, "ok", answer)
+	web.Respond(c, http.StatusOK, "ok", reconcileAnswer{ReconcileReport: *report})
 }

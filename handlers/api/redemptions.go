@@ -40,6 +40,6 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "redeemed"), gin.H{"coupon": res.Coupon, "order_amount_cents": res.OrderAmountCents,
-		"discount_cents": res.DiscountCents, "payable_cents": res.PayableCents})
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "redeemed"), redeemAnswer{Coupon: res.Coupon, OrderAmountCents: res.OrderAmountCents,
+		DiscountCents: res.DiscountCents, PayableCents: res.PayableCents})
 }

@@ -52,10 +52,10 @@ func (s *Server) refundCoupon(c *gin.Context) {
 		return
 	}
 	if r := res.Return; r != nil {
-		web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), gin.H{"partial": true,
-			"kept_amount_cents": r.KeptAmountCents, "discount_kept_cents": r.DiscountKeptCents,
-			"clawback_cents": r.ClawbackCents, "full_refund": r.FullRefund})
+		web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Partial: true,
+			KeptAmountCents: &r.KeptAmountCents, DiscountKeptCents: &r.DiscountKeptCents,
+			ClawbackCents: &r.ClawbackCents, FullRefund: &r.FullRefund})
 		return
 	}
-	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), gin.H{"coupon": res.Coupon, "stock_returned": res.StockReturned})
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Coupon: &res.Coupon, StockReturned: &res.StockReturned})
 }

@@ -16,9 +16,11 @@ import (
 // Adding an endpoint is one row and a handler: write the handler (a method of
 // *Server taking *gin.Context), its request struct with json tags (doc:"..."
 // for the description, binding:"required" for a field that must be present:
-// the decoder refuses a body without it), and add a row below naming the method, path, roles, handler, request type,
-// answer payload, success status and result words, and the error result words
-// the handler answers besides those every route shares (see web.Route.Errors).
+// the decoder refuses a body without it), its answer struct (answers.go; the
+// handler sends it with web.Respond, which refuses another type), and add a
+// row below naming the method, path, roles, handler, request type, answer
+// type, success status and result words, and the error result words the
+// handler answers besides those every route shares (see web.Route.Errors).
 // TestRouteOneRowIsAnEndpoint (handlers/routes_internal_test.go) does just
 // that. TestOpenAPIMatchesRouter, TestOpenAPIRequestBodies and
 // TestSecurityMatrix then check the new endpoint; the last one wants a row of
@@ -32,9 +34,9 @@ func (s *Server) Routes() []web.Route {
 	return []web.Route{
 		// Operations.
 		{Method: "GET", Path: "/healthz", Handler: s.healthz,
-			Tag: "operations", Summary: "The process is up", Status: 200, Results: []string{"ok"}},
+			Tag: "operations", Summary: "The process is up", Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[web.NoPayload]()},
 		{Method: "GET", Path: "/readyz", Handler: s.readyz,
-			Tag: "operations", Summary: "The database and Redis answer", Status: 200, Results: []string{"ok"},
+			Tag: "operations", Summary: "The database and Redis answer", Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[web.NoPayload](),
 			Errors: map[int][]string{503: {web.ErrDown}}},
 		{Method: "GET", Path: "/metrics", Handler: s.serveMetrics,
 			Tag: "operations", Summary: "Prometheus metrics (text exposition format)",
@@ -42,24 +44,16 @@ func (s *Server) Routes() []web.Route {
 
 		// Campaigns and templates.
 		{Method: "POST", Path: "/api/v1/campaigns", Roles: admin, Handler: s.createCampaign,
-			Tag: "campaigns", Summary: "Create a campaign", Request: web.TypeOf[createCampaignRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Campaign models.Campaign `json:"campaign"`
-			}]()},
+			Tag: "campaigns", Summary: "Create a campaign", Request: web.TypeOf[createCampaignRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[campaignAnswer]()},
 		{Method: "GET", Path: "/api/v1/campaigns", Roles: admin, Handler: s.listCampaigns,
 			Tag: "campaigns", Summary: "List the campaigns",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Campaigns []models.Campaign `json:"campaigns"`
-			}]()},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[campaignsAnswer]()},
 		{Method: "GET", Path: "/api/v1/campaigns/:id", Roles: admin, Handler: s.getCampaign,
 			Tag: "campaigns", Summary: "Show a campaign",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Campaign models.Campaign `json:"campaign"`
-			}](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[campaignAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/templates", Roles: admin, Handler: s.createTemplate,
-			Tag: "campaigns", Summary: "Create a coupon template", Request: web.TypeOf[createTemplateRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Template models.Template `json:"template"`
-			}](),
+			Tag: "campaigns", Summary: "Create a coupon template", Request: web.TypeOf[createTemplateRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[templateAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "GET", Path: "/api/v1/templates", Handler: s.listTemplates,
 			Tag: "campaigns", Summary: "List the templates on offer, with the stock left",
@@ -67,46 +61,33 @@ func (s *Server) Routes() []web.Route {
 				"(sold out ones included); with all=1 an admin sees every template.",
 			Query: []web.Param{{Name: "all", Description: "1: every template, also paused, not yet open or closed ones (admin only)",
 				Schema: map[string]any{"type": "string", "enum": []string{"1"}}}},
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Templates []services.TemplateView `json:"templates"`
-			}](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[templatesAnswer](),
 			Errors: map[int][]string{403: {web.ErrForb}}},
 		{Method: "GET", Path: "/api/v1/templates/:id", Handler: s.getTemplate,
 			Tag: "campaigns", Summary: "Show a template with the stock left",
 			Description: "Admins see every template; anyone else only one the list shows them, and 404 for another.",
-			Status:      200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Template  models.Template `json:"template"`
-				Remaining *int64          `json:"remaining" doc:"stock left; null when Redis cannot tell"`
-			}](),
+			Status:      200, Results: []string{"ok"}, Answer: web.TypeOf[templateStockAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "PATCH", Path: "/api/v1/campaigns/:id", Roles: admin, Handler: s.updateCampaign,
 			Tag: "campaigns", Summary: "Rename, pause or resume a campaign",
 			Description: "A paused campaign's templates refuse claims with not_claimable (\"this coupon's campaign is paused\") " +
 				"whatever their own status, on every instance from the answer on; resuming gives each template its own state back. Audited.",
-			Request: web.TypeOf[updateCampaignRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Campaign models.Campaign `json:"campaign"`
-			}](),
+			Request: web.TypeOf[updateCampaignRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[campaignAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "PATCH", Path: "/api/v1/templates/:id", Roles: admin, Handler: s.updateTemplate,
 			Tag: "campaigns", Summary: "Change a template's name, description, claim window, status or code mode",
 			Description: "status archived is final: the template takes no claims and no other change but its name and " +
 				"description, and its shared code is free for another template (audited as template.archive).",
-			Request: web.TypeOf[updateTemplateRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Template models.Template `json:"template"`
-			}](),
+			Request: web.TypeOf[updateTemplateRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[templateAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/templates/:id/stock", Roles: admin, Handler: s.addStock,
-			Tag: "campaigns", Summary: "Add stock to a template", Request: web.TypeOf[addStockRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Template models.Template `json:"template"`
-			}](),
+			Tag: "campaigns", Summary: "Add stock to a template", Request: web.TypeOf[addStockRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[templateAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "GET", Path: "/api/v1/templates/:id/stats", Roles: admin, Handler: s.templateStats,
 			Tag: "campaigns", Summary: "A template's figures and its activity per hour",
 			Query: []web.Param{{Name: "hours", Description: "how many hours of activity (default 24)",
 				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": services.MaxStatsHours}}},
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Stats services.TemplateStats `json:"stats"`
-			}](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[statsAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
 
 		// Bulk codes, import, export, issue to a list, jobs (docs/jobs.md).
@@ -170,10 +151,7 @@ func (s *Server) Routes() []web.Route {
 			Header: []web.Param{{Name: "Idempotency-Key", Required: true,
 				Description: "1-128 printable ASCII; a retry with the same key answers the first result",
 				Schema:      map[string]any{"type": "string", "minLength": 1, "maxLength": 128}}},
-			Status: 201, Results: []string{"claimed"}, Duplicate200: true, Answer: web.TypeOf[struct {
-				Coupon    models.CouponView `json:"coupon"`
-				Remaining int64             `json:"remaining" doc:"stock left after this claim"`
-			}](),
+			Status: 201, Results: []string{"claimed"}, Duplicate200: true, Answer: web.TypeOf[claimAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound},
 				409: {"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
 				422: {"idempotency_mismatch"}, 429: {"rate_limited"}}},
@@ -191,12 +169,7 @@ func (s *Server) Routes() []web.Route {
 				"required) claims a coupon of its template for the user through the claim script (stock, budget, limit) and " +
 				"uses it at once; the same code, user and order again → 200 duplicate. A bearer coupon redeemed with a " +
 				"user_id becomes that user's; without one it stays anonymous.",
-			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[struct {
-				Coupon           models.CouponView `json:"coupon"`
-				OrderAmountCents int64             `json:"order_amount_cents" doc:"the order amount the discount was computed on"`
-				DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave"`
-				PayableCents     int64             `json:"payable_cents" doc:"order amount − every discount on the order"`
-			}](),
+			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[redeemAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
 				422: {"below_minimum", "idempotency_mismatch"}, 429: {"busy"}}},
@@ -206,15 +179,7 @@ func (s *Server) Routes() []web.Route {
 				"forward by the time the order held it; without it, a coupon that expired meanwhile comes back expired). " +
 				"Recycle policy: the coupon is revoked and its stock, budget and the holder's limit go back to the pool " +
 				"(stock_returned). Again → 200 duplicate. A partial return (return_id) again with another amount → 422 idempotency_mismatch.",
-			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[struct {
-				Coupon            *models.CouponView `json:"coupon,omitempty" doc:"a whole refund: the coupon"`
-				StockReturned     *bool              `json:"stock_returned,omitempty" doc:"a whole refund: the coupon went back to the pool (policy recycle)"`
-				Partial           bool               `json:"partial,omitempty" doc:"a partial return (return_id and returned_amount_cents)"`
-				KeptAmountCents   *int64             `json:"kept_amount_cents,omitempty" doc:"a partial return: the order amount less every return so far"`
-				DiscountKeptCents *int64             `json:"discount_kept_cents,omitempty" doc:"a partial return: the discount the order's coupons give on the kept amount"`
-				ClawbackCents     *int64             `json:"clawback_cents,omitempty" doc:"a partial return: the discount given before this return less the discount kept"`
-				FullRefund        bool               `json:"full_refund,omitempty" doc:"a partial return that completed the order: its coupons were refunded by their templates' policy"`
-			}](),
+			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[refundAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 422: {"return_exceeds_order", "idempotency_mismatch"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/checkout/validate", Roles: web.Roles(models.RoleCashier, models.RoleApp, models.RoleShopper),
 			Handler: s.validateCheckout, Tag: "checkout", Summary: "Price a cart of coupons for an order (a dry run)",
@@ -257,7 +222,7 @@ func (s *Server) Routes() []web.Route {
 		{Method: "POST", Path: "/api/v1/holds/:order_id/release", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.releaseHold, Tag: "checkout", Summary: "Release an order's hold: its coupons go back to their holders",
 			Description: "Again, or after the hold expired → 200 duplicate; after confirm → 409 already_used (refund instead).",
-			Status:      200, Results: []string{"released", "duplicate"}, Answer: web.TypeOf[checkoutAnswer](),
+			Status:      200, Results: []string{"released", "duplicate"}, Answer: web.TypeOf[releaseAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used"}, 429: {"busy"}}},
 
 		// Events and webhooks (docs/events.md).
@@ -268,53 +233,43 @@ func (s *Server) Routes() []web.Route {
 			Query: []web.Param{
 				{Name: "after", Description: "the last event id read (0: from the oldest kept)", Schema: map[string]any{"type": "integer", "minimum": 0}},
 				{Name: "limit", Description: "at most this many events (default 100)", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": services.MaxFeedLimit}}},
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.EventPage](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[eventsAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/webhooks", Roles: admin, Handler: s.createWebhook,
 			Tag: "events", Summary: "Register a webhook endpoint",
 			Description: "Each event of its types is POSTed to the URL, signed with the secret (Couponsvc-Signature), " +
 				"and retried for at least 3 days until a 2xx answer (docs/events.md).",
-			Request: web.TypeOf[createWebhookRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[services.CreatedWebhook]()},
+			Request: web.TypeOf[createWebhookRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[webhookCreatedAnswer]()},
 		{Method: "GET", Path: "/api/v1/webhooks", Roles: admin, Handler: s.listWebhooks,
 			Tag: "events", Summary: "List the webhook endpoints (without their secrets)",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Endpoints []models.WebhookEndpoint `json:"endpoints"`
-			}]()},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[endpointsAnswer]()},
 		{Method: "GET", Path: "/api/v1/webhooks/:id", Roles: admin, Handler: s.getWebhook,
 			Tag: "events", Summary: "Show a webhook endpoint",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Endpoint models.WebhookEndpoint `json:"endpoint"`
-			}](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[endpointAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "PATCH", Path: "/api/v1/webhooks/:id", Roles: admin, Handler: s.updateWebhook,
 			Tag: "events", Summary: "Change a webhook endpoint, or enable it again",
-			Request: web.TypeOf[updateWebhookRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Endpoint models.WebhookEndpoint `json:"endpoint"`
-			}](),
+			Request: web.TypeOf[updateWebhookRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[endpointAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "DELETE", Path: "/api/v1/webhooks/:id", Roles: admin, Handler: s.deleteWebhook,
 			Tag: "events", Summary: "Remove a webhook endpoint with its deliveries and their log",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct{}](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[web.NoPayload](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "GET", Path: "/api/v1/webhooks/:id/attempts", Roles: admin, Handler: s.listWebhookAttempts,
 			Tag: "events", Summary: "An endpoint's delivery log, newest first",
 			Query: []web.Param{{Name: "limit", Description: "at most this many lines (default 100)",
 				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}}},
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Attempts []models.WebhookAttempt `json:"attempts"`
-			}](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[attemptsAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/webhooks/:id/deliveries/:delivery_id/resend", Roles: admin, Handler: s.resendDelivery,
 			Tag: "events", Summary: "Send a delivery again (the same event, the same id)",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Delivery models.WebhookDelivery `json:"delivery"`
-			}](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[deliveryAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 
 		// Coupons.
 		{Method: "GET", Path: "/api/v1/coupons/:code", Roles: web.Roles(models.RoleCashier, models.RoleAdmin, models.RoleApp),
 			Handler: s.getCoupon, Tag: "coupons", Summary: "Show a coupon and its template",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.CouponDetail](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[couponAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/coupons/:code/revoke", Roles: admin, Handler: s.revokeCoupon,
 			Tag: "coupons", Summary: "Revoke a coupon",
@@ -323,50 +278,36 @@ func (s *Server) Routes() []web.Route {
 				"against both. A revoked coupon again → 409 revoked, saying when, by whom and why it was revoked (unless " +
 				"it now asks for the stock back of a coupon revoked without it: 200 ok, the stock returned). A used " +
 				"coupon → 409 already_used: refund its order first.",
-			Request: web.TypeOf[revokeRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Coupon        models.CouponView `json:"coupon"`
-				StockReturned bool              `json:"stock_returned" doc:"the coupon no longer holds stock"`
-			}](),
+			Request: web.TypeOf[revokeRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[revokeAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
 			Handler: s.listUserCoupons, Tag: "coupons", Summary: "List a user's coupons",
 			Description: "Newest first, at most 1000, each with its effective status (an issued coupon past valid_until is " +
 				"expired). A shopper sees only their own.",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Coupons []models.CouponView `json:"coupons"`
-			}]()},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[couponsAnswer]()},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons/usable", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
 			Handler: s.usableCoupons, Tag: "coupons", Summary: "A user's coupons that apply to an order amount, best first",
 			Description: "Each coupon with its discount alone, largest first, and best: the codes of the combination the " +
 				"stacking rules allow with the largest total discount. A shopper sees only their own.",
 			Query: []web.Param{{Name: "order_amount_cents", Required: true, Description: "the order's amount, before any discount",
 				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": models.MaxMoneyCents}}},
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.Usable](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[usableAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
 
 		// Administration.
 		{Method: "POST", Path: "/api/v1/tokens", Roles: admin, Handler: s.createToken,
-			Tag: "admin", Summary: "Create an API token (shown once)", Request: web.TypeOf[createTokenRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Token     string          `json:"token" doc:"the token: shown this once, stored hashed"`
-				TokenInfo models.APIToken `json:"token_info"`
-			}]()},
+			Tag: "admin", Summary: "Create an API token (shown once)", Request: web.TypeOf[createTokenRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[tokenCreatedAnswer]()},
 		{Method: "GET", Path: "/api/v1/tokens", Roles: admin, Handler: s.listTokens,
 			Tag: "admin", Summary: "List the API tokens (never their secrets), newest first",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Tokens []services.TokenView `json:"tokens"`
-			}]()},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[tokensAnswer]()},
 		{Method: "POST", Path: "/api/v1/tokens/:id/revoke", Roles: admin, Handler: s.revokeToken,
 			Tag: "admin", Summary: "Revoke an API token",
 			Description: "The token stops working at once on this instance and within 5 seconds on the others, with an " +
 				"audit entry. A revoked token again → 200 duplicate.",
-			Status: 200, Results: []string{"ok", "duplicate"}, Answer: web.TypeOf[struct {
-				Token services.TokenView `json:"token"`
-			}](),
+			Status: 200, Results: []string{"ok", "duplicate"}, Answer: web.TypeOf[tokenAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/users", Roles: admin, Handler: s.createUser,
-			Tag: "admin", Summary: "Create a user of the pages", Request: web.TypeOf[createUserRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				User models.User `json:"user"`
-			}](),
+			Tag: "admin", Summary: "Create a user of the pages", Request: web.TypeOf[createUserRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[userAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "GET", Path: "/api/v1/reports/redemptions.csv", Roles: admin, Handler: s.redemptionsCSV,
 			Tag: "reports", Summary: "Redemptions and discounts by day, template and cashier, as CSV (streamed)",
@@ -387,7 +328,7 @@ func (s *Server) Routes() []web.Route {
 			Status: 200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/reconcile", Roles: admin, Handler: s.reconcileCounters,
-			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.ReconcileReport](),
+			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[reconcileAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 	}
 }

@@ -47,7 +47,8 @@ func New(svc *services.Service, log *slog.Logger, limits web.Limits, sessionPrin
 }
 
 // Chain returns the middleware of an API row, before its handler: the
-// credentials under /api/v1, the row's guard, then its role check.
+// credentials under /api/v1, the row's guard, its role check, then what
+// makes its handler answer the row's Answer type (web.ExpectAnswer).
 func (s *Server) Chain(rt web.Route) []gin.HandlerFunc {
 	var chain []gin.HandlerFunc
 	if strings.HasPrefix(rt.Path, web.APIPrefix) {
@@ -59,6 +60,9 @@ func (s *Server) Chain(rt web.Route) []gin.HandlerFunc {
 	if rt.Roles != nil {
 		chain = append(chain, requireRole(rt.Roles...))
 	}
+	if expect := web.ExpectAnswer(rt); expect != nil {
+		chain = append(chain, expect)
+	}
 	return chain
 }
 
@@ -66,7 +70,7 @@ func (s *Server) Chain(rt web.Route) []gin.HandlerFunc {
 func (s *Server) admitClaim(c *gin.Context) { s.claims.admit(c) }
 
 func (s *Server) healthz(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"code": models.CodeOK, "result": "ok", "error": ""})
+	web.Write(c, http.StatusOK, "ok", web.NoPayload{})
 }
 
 func (s *Server) readyz(c *gin.Context) {
@@ -74,7 +78,7 @@ func (s *Server) readyz(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, "ok", nil)
+	web.Respond(c, http.StatusOK, "ok", web.NoPayload{})
 }
 
 // serveMetrics serves the Prometheus text format.

@@ -29,5 +29,5 @@ func (s *Server) templateStats(c *gin.Context) {
 		hours = h
 	}
 	stats, err := s.svc.TemplateStats(c.Request.Context(), id, hours)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"stats": stats})
+	web.Answer(c, err, http.StatusOK, "ok", statsAnswer{Stats: valueOf(stats)})
 }

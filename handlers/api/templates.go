@@ -104,7 +104,7 @@ func (s *Server) createTemplate(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
-	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"template": out})
+	web.Answer(c, err, http.StatusCreated, "ok", templateAnswer{Template: valueOf(out)})
 }
 
 // listTemplates lists the templates on offer (active, claim window open,
@@ -130,7 +130,7 @@ func (s *Server) listTemplates(c *gin.Context) {
 	if out == nil {
 		out = []services.TemplateView{}
 	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"templates": out})
+	web.Respond(c, http.StatusOK, "ok", templatesAnswer{Templates: out})
 }
 
 func (s *Server) getTemplate(c *gin.Context) {
@@ -149,7 +149,7 @@ func (s *Server) getTemplate(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"template": out.Template, "remaining": out.Remaining})
+	web.Respond(c, http.StatusOK, "ok", templateStockAnswer{Template: out.Template, Remaining: out.Remaining})
 }
 
 // updateTemplateRequest holds what PATCH may change. A field left out keeps
@@ -204,7 +204,7 @@ func (s *Server) updateTemplate(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, p)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"template": out})
+	web.Answer(c, err, http.StatusOK, "ok", templateAnswer{Template: valueOf(out)})
 }
 
 type addStockRequest struct {
@@ -222,5 +222,5 @@ func (s *Server) addStock(c *gin.Context) {
 		return
 	}
 	out, err := s.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, *req.Delta, *req.Reason)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"template": out})
+	web.Answer(c, err, http.StatusOK, "ok", templateAnswer{Template: valueOf(out)})
 }

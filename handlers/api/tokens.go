@@ -24,14 +24,14 @@ func (s *Server) createToken(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusCreated, "ok", gin.H{"token": token, "token_info": rec})
+	web.Respond(c, http.StatusCreated, "ok", tokenCreatedAnswer{Token: token, TokenInfo: *rec})
 }
 
 // listTokens lists the API tokens, revoked ones included, without their
 // secrets.
 func (s *Server) listTokens(c *gin.Context) {
 	tokens, err := s.svc.ListTokens(c.Request.Context())
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"tokens": tokens})
+	web.Answer(c, err, http.StatusOK, "ok", tokensAnswer{Tokens: tokens})
 }
 
 // revokeToken stops a token from working: 200 "ok"; a token already revoked
@@ -46,5 +46,5 @@ func (s *Server) revokeToken(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, web.Replayed(duplicate, "ok"), gin.H{"token": tok})
+	web.Respond(c, http.StatusOK, web.Replayed(duplicate, "ok"), tokenAnswer{Token: *tok})
 }

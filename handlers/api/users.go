@@ -20,5 +20,5 @@ func (s *Server) createUser(c *gin.Context) {
 		return
 	}
 	u, err := s.svc.CreateUser(c.Request.Context(), web.Principal(c).Name, *req.Username, *req.Password, *req.Role)
-	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"user": u})
+	web.Answer(c, err, http.StatusCreated, "ok", userAnswer{User: valueOf(u)})
 }

@@ -39,13 +39,13 @@ func (s *Server) createWebhook(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusCreated, "ok", gin.H{"endpoint": out.Endpoint, "secret": out.Secret})
+	web.Respond(c, http.StatusCreated, "ok", webhookCreatedAnswer{CreatedWebhook: *out})
 }
 
 // listWebhooks lists the endpoints without their secrets.
 func (s *Server) listWebhooks(c *gin.Context) {
 	eps, err := s.svc.ListWebhooks(c.Request.Context())
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"endpoints": eps})
+	web.Answer(c, err, http.StatusOK, "ok", endpointsAnswer{Endpoints: eps})
 }
 
 // getWebhook shows one endpoint.
@@ -55,7 +55,7 @@ func (s *Server) getWebhook(c *gin.Context) {
 		return
 	}
 	ep, err := s.svc.GetWebhook(c.Request.Context(), id)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"endpoint": ep})
+	web.Answer(c, err, http.StatusOK, "ok", endpointAnswer{Endpoint: valueOf(ep)})
 }
 
 // updateWebhook changes an endpoint; fields left out stay.
@@ -73,7 +73,7 @@ func (s *Server) updateWebhook(c *gin.Context) {
 		in.EventTypes = append([]string{}, *req.EventTypes...)
 	}
 	ep, err := s.svc.UpdateWebhook(c.Request.Context(), web.Principal(c).Name, id, in)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"endpoint": ep})
+	web.Answer(c, err, http.StatusOK, "ok", endpointAnswer{Endpoint: valueOf(ep)})
 }
 
 // deleteWebhook removes an endpoint with its deliveries and their log.
@@ -83,7 +83,7 @@ func (s *Server) deleteWebhook(c *gin.Context) {
 		return
 	}
 	err := s.svc.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{})
+	web.Answer(c, err, http.StatusOK, "ok", web.NoPayload{})
 }
 
 // listWebhookAttempts answers an endpoint's delivery log, newest first.
@@ -97,7 +97,7 @@ func (s *Server) listWebhookAttempts(c *gin.Context) {
 		return
 	}
 	log, err := s.svc.ListWebhookAttempts(c.Request.Context(), id, limit)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"attempts": log})
+	web.Answer(c, err, http.StatusOK, "ok", attemptsAnswer{Attempts: log})
 }
 
 // resendDelivery sends a delivery again, with the same event id.
@@ -111,7 +111,7 @@ func (s *Server) resendDelivery(c *gin.Context) {
 		return
 	}
 	d, err := s.svc.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
-	web.Answer(c, err, http.StatusOK, "ok", gin.H{"delivery": d})
+	web.Answer(c, err, http.StatusOK, "ok", deliveryAnswer{Delivery: valueOf(d)})
 }
 
 // listEvents answers a page of the pull feed.
@@ -129,7 +129,7 @@ func (s *Server) listEvents(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, "ok", gin.H{"events": page.Events, "next": page.Next})
+	web.Respond(c, http.StatusOK, "ok", eventsAnswer{EventPage: *page})
 }
 
 // queryInt reads an optional whole-number query parameter within [lo, hi],

@@ -7,10 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
 )
 
 // OpenAPIJSON is the OpenAPI 3 document of the rows, indented: the JSON API
@@ -24,27 +22,9 @@ func OpenAPIJSON(rows []Route) []byte {
 	return b
 }
 
-// The schemas of the answers, from the Go types the handlers render, so that
-// a field added to a model shows in the document. Elsewhere a field of one of
-// these types refers to its schema.
-var openAPISchemas = map[string]reflect.Type{
-	"Campaign":      reflect.TypeFor[models.Campaign](),
-	"Template":      reflect.TypeFor[models.Template](),
-	"TemplateView":  reflect.TypeFor[services.TemplateView](),
-	"Coupon":        reflect.TypeFor[models.CouponView](),
-	"APIToken":      reflect.TypeFor[models.APIToken](),
-	"User":          reflect.TypeFor[models.User](),
-	"TemplateDrift": reflect.TypeFor[services.TemplateDrift](),
-	"TemplateStats": reflect.TypeFor[services.TemplateStats](),
-}
-
 func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
 
 func arrayOf(s map[string]any) map[string]any { return map[string]any{"type": "array", "items": s} }
-
-func str(description string) map[string]any {
-	return map[string]any{"type": "string", "description": description}
-}
 
 func nullable(s map[string]any) map[string]any {
 	out := map[string]any{"nullable": true}
@@ -167,30 +147,18 @@ func openAPIDocument(rows []Route) map[string]any {
 		}
 		paths[p][strings.ToLower(method)] = op
 	}
+	cs := newComponents()
+	errorSchema := cs.named(reflect.TypeFor[ErrorBody](), false, false)
 	for _, rt := range rows {
 		if rt.Page {
 			add(rt.Method, rt.Path, rt.pageOperation())
 		} else {
-			add(rt.Method, rt.Path, rt.operation())
+			add(rt.Method, rt.Path, rt.operation(cs, errorSchema))
 		}
-	}
-	schemas := map[string]any{
-		"Error": object(map[string]any{
-			"code":   map[string]any{"type": "integer", "description": "the result code (99: internal error)"},
-			"result": str("the result word: invalid_request, sold_out, busy…"),
-			"error":  str("a message for people"),
-			"field":  str("the request field at fault (invalid_request and a few others): the first when there are several"),
-			"fields": map[string]any{"type": "array", "description": "every field at fault, when validation found several",
-				"items": object(map[string]any{"field": str("the request field"), "message": str("what is wrong with it")},
-					"field", "message")},
-		}, "code", "result", "error"),
-	}
-	for name, t := range openAPISchemas {
-		schemas[name] = typeSchema(t, false)
 	}
 	errResponse := func(description string, retryAfter bool) map[string]any {
 		r := map[string]any{"description": description,
-			"content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+			"content": map[string]any{"application/json": map[string]any{"schema": errorSchema}}}
 		if retryAfter {
 			r["headers"] = map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before trying again",
 				"schema": map[string]any{"type": "integer"}}}
@@ -219,7 +187,7 @@ func openAPIDocument(rows []Route) map[string]any {
 		},
 		"paths": paths,
 		"components": map[string]any{
-			"schemas": schemas,
+			"schemas": cs.schemas,
 			"securitySchemes": map[string]any{
 				"bearer":  map[string]any{"type": "http", "scheme": "bearer", "description": "an API token (role admin, cashier or app)"},
 				"session": map[string]any{"type": "apiKey", "in": "cookie", "name": SessionCookie, "description": "the session of a logged-in user"},
@@ -240,8 +208,9 @@ func openAPIDocument(rows []Route) map[string]any {
 	}
 }
 
-// operation renders a route of the API.
-func (rt Route) operation() map[string]any {
+// operation renders a route of the API; the schemas of its request and
+// answer types go to cs.
+func (rt Route) operation(cs *components, errorSchema map[string]any) map[string]any {
 	o := map[string]any{
 		"tags":        []string{rt.Tag},
 		"summary":     rt.Summary,
@@ -271,7 +240,7 @@ func (rt Route) operation() map[string]any {
 	}
 	content := map[string]any{}
 	if rt.Request != nil {
-		content["application/json"] = map[string]any{"schema": typeSchema(rt.Request, true)}
+		content["application/json"] = map[string]any{"schema": cs.named(rt.Request, true, false)}
 	}
 	if rt.RawRequest != nil {
 		content[rt.RawRequest.MediaType] = map[string]any{"schema": rt.RawRequest.Schema}
@@ -287,28 +256,29 @@ func (rt Route) operation() map[string]any {
 	case rt.Results == nil:
 		responses[itoa(rt.Status)] = map[string]any{"description": rt.Summary}
 	default:
-		props := map[string]any{
-			"code":   map[string]any{"type": "integer", "enum": []int{0, 1}, "description": "0 done, 1 duplicate"},
-			"result": str("one of: " + strings.Join(rt.Results, ", ")),
-			"error":  str("empty"),
+		if rt.Answer == nil {
+			panic("couponsvc: " + rt.Method + " " + rt.Path + " answers JSON: its row must name its Answer type") // a bug caught by any test
 		}
-		required := []string{"code", "result", "error"}
-		if rt.Answer != nil {
-			payload := typeSchema(rt.Answer, false)
-			for k, v := range payload["properties"].(map[string]any) {
-				props[k] = v
+		answer := cs.named(rt.Answer, false, true)
+		// The answer's schema, with the result words of this route.
+		schema := func(results []string) map[string]any {
+			codes := []int{0}
+			if slices.Contains(results, "duplicate") {
+				codes = []int{0, 1}
+				if len(results) == 1 {
+					codes = []int{1}
+				}
 			}
-			if req, ok := payload["required"].([]string); ok {
-				required = append(required, req...)
-			}
+			return map[string]any{"allOf": []any{answer, map[string]any{"type": "object", "properties": map[string]any{
+				"code":   map[string]any{"type": "integer", "enum": codes},
+				"result": map[string]any{"type": "string", "enum": results, "description": "one of: " + strings.Join(results, ", ")},
+			}}}}
 		}
-		sort.Strings(required)
-		schema := object(props, required...)
 		responses[itoa(rt.Status)] = map[string]any{"description": strings.Join(rt.Results, " or "),
-			"content": map[string]any{"application/json": map[string]any{"schema": schema}}}
+			"content": map[string]any{"application/json": map[string]any{"schema": schema(rt.Results)}}}
 		if rt.Duplicate200 {
 			responses["200"] = map[string]any{"description": "duplicate: a replay, answered with the first result",
-				"content": map[string]any{"application/json": map[string]any{"schema": schema}}}
+				"content": map[string]any{"application/json": map[string]any{"schema": schema([]string{"duplicate"})}}}
 		}
 	}
 	errs := routeErrors(rt)
@@ -324,7 +294,7 @@ func (rt Route) operation() map[string]any {
 	}
 	if rt.TakesNoBody() {
 		responses["413"] = map[string]any{"description": "invalid_request: this request takes no body; one over 1 KiB is refused",
-			"content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+			"content": map[string]any{"application/json": map[string]any{"schema": errorSchema}}}
 	}
 	o["responses"] = responses
 	o["x-max-body-bytes"] = rt.BodyLimit()
@@ -406,135 +376,3 @@ func operationID(method, path string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-var (
-	timeType        = reflect.TypeFor[time.Time]()
-	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
-	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-)
-
-// ownJSON tells a type that writes (in an answer) or reads (in a request) its
-// own JSON, such as json.RawMessage: its Go type says nothing of the JSON.
-func ownJSON(t reflect.Type, request bool) bool {
-	if request {
-		return reflect.PointerTo(t).Implements(jsonUnmarshaler)
-	}
-	return t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler)
-}
-
-// schemaOf is the schema of a field's type: a reference to the component
-// schema of that type, or the type's own schema.
-func schemaOf(t reflect.Type, request bool) map[string]any {
-	for name, ct := range openAPISchemas {
-		if ct == t {
-			return ref(name)
-		}
-	}
-	return typeSchema(t, request)
-}
-
-// typeSchema derives a JSON schema from a Go type the way encoding/json renders
-// or reads it: json tags, "-" (left out), embedded structs (their fields
-// inlined, shadowed by the outer ones), doc:"..." tags (descriptions). In an
-// answer a field is required unless omitempty and a pointer is nullable; in a
-// request (a body decoded strictly, no other fields allowed) a field is
-// required when tagged binding:"required", and an optional pointer field is
-// nullable (null reads as left out).
-func typeSchema(t reflect.Type, request bool) map[string]any {
-	switch {
-	case t == timeType:
-		return map[string]any{"type": "string", "format": "date-time"}
-	case t.Kind() == reflect.Pointer:
-		return nullable(typeSchema(t.Elem(), request))
-	case ownJSON(t, request):
-		return map[string]any{} // any JSON value; the field's format or schema tag says which
-	case t.Kind() == reflect.Slice:
-		return arrayOf(schemaOf(t.Elem(), request))
-	case t.Kind() == reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), request)}
-	case t.Kind() == reflect.Struct:
-		props := map[string]any{}
-		required := map[string]bool{}
-		structFields(t, props, required, request)
-		var req []string
-		for name := range required {
-			req = append(req, name)
-		}
-		sort.Strings(req)
-		return object(props, req...)
-	case t.Kind() == reflect.Bool:
-		return map[string]any{"type": "boolean"}
-	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
-		return map[string]any{"type": "integer", "format": "int64"}
-	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
-		return map[string]any{"type": "number"}
-	case t.Kind() == reflect.String:
-		return map[string]any{"type": "string"}
-	}
-	return map[string]any{}
-}
-
-func structFields(t reflect.Type, props map[string]any, required map[string]bool, request bool) {
-	// Embedded structs first, so that the outer struct's fields shadow theirs.
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
-			structFields(f.Type, props, required, request)
-		}
-	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if !f.IsExported() || tag == "-" || f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		isRequired := !strings.Contains(opts, "omitempty")
-		if request {
-			isRequired = f.Tag.Get("binding") == "required"
-		}
-		if isRequired {
-			required[name] = true
-		} else {
-			delete(required, name)
-		}
-		props[name] = fieldSchema(f, request, isRequired)
-	}
-}
-
-// fieldSchema is the schema of a struct field with what its tags add.
-func fieldSchema(f reflect.StructField, request, isRequired bool) map[string]any {
-	t := f.Type
-	if request && t.Kind() == reflect.Pointer {
-		t = t.Elem() // nullable only when optional, below
-	}
-	if o, ok := reflect.Zero(t).Interface().(optionalField); ok {
-		t = o.ValueType() // documented as its value; nullable when tagged so, below
-	}
-	s := schemaOf(t, request)
-	if _, isRef := s["$ref"]; isRef {
-		return s // OpenAPI 3.0 ignores whatever stands beside a $ref
-	}
-	if format := f.Tag.Get("format"); format != "" {
-		s = map[string]any{"type": "string", "format": format}
-	}
-	if name := f.Tag.Get("schema"); name != "" {
-		extra, ok := fieldSchemas[name]
-		if !ok {
-			panic("couponsvc: no field schema " + name + " for " + f.Name) // a bug caught by any test
-		}
-		for k, v := range extra {
-			s[k] = v
-		}
-	}
-	if doc := f.Tag.Get("doc"); doc != "" {
-		s["description"] = doc
-	}
-	if request && (f.Type.Kind() == reflect.Pointer && !isRequired || f.Tag.Get("nullable") == "true") {
-		s["nullable"] = true
-	}
-	return s
-}

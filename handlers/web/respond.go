@@ -5,9 +5,12 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -48,27 +51,79 @@ func StatusOf(err error) (int, string) {
 	return r.Status, r.Word
 }
 
-// Respond writes a success body: {"code":0|1,"result":word,...payload}.
-func Respond(c *gin.Context, status int, result string, payload gin.H) {
-	body := gin.H{"code": models.CodeOK, "result": result, "error": ""}
-	if result == models.CodeDuplicate.Word() {
-		body["code"] = models.CodeDuplicate
-	}
-	for k, v := range payload {
-		body[k] = v
+// Respond writes a success body: {"code":0|1,"result":word,"error":"",
+// ...payload}, the fields of payload (a named answer type, the Answer of the
+// route's row) after the first three. The route's chain tells Respond which
+// type its row names (ExpectAnswer): another type is a bug, answered as an
+// internal error so that any test of the route finds it.
+func Respond[T any](c *gin.Context, status int, result string, payload T) {
+	if want, ok := c.Get(answerTypeKey); ok && want != reflect.TypeFor[T]() {
+		RespondError(c, fmt.Errorf("the handler answers %v, its route's row names %v", reflect.TypeFor[T](), want))
+		return
 	}
 	c.Set(ResultKey, result)
-	c.JSON(status, body)
+	Write(c, status, result, payload)
+}
+
+// Write writes a success body as Respond does, without checking its type
+// or giving its result word to the request's metrics (the health check).
+func Write[T any](c *gin.Context, status int, result string, payload T) {
+	code := models.CodeOK
+	if result == models.CodeDuplicate.Word() {
+		code = models.CodeDuplicate
+	}
+	head, err := json.Marshal(Envelope{Code: code, Result: result})
+	if err != nil {
+		RespondError(c, err)
+		return
+	}
+	body, err := json.Marshal(payload)
+	if err == nil && body[0] != '{' {
+		err = fmt.Errorf("the answer %T is not a JSON object: %.40s", payload, body)
+	}
+	if err != nil {
+		RespondError(c, err)
+		return
+	}
+	// Both are objects: the payload's fields go inside the envelope's braces.
+	if len(body) > 2 {
+		head = append(append(head[:len(head)-1], ','), body[1:]...)
+	}
+	c.Data(status, "application/json; charset=utf-8", head)
 }
 
 // Answer writes err when there is one, and else the success body (Respond).
-func Answer(c *gin.Context, err error, status int, result string, payload gin.H) {
+func Answer[T any](c *gin.Context, err error, status int, result string, payload T) {
 	if err != nil {
 		RespondError(c, err)
 		return
 	}
 	Respond(c, status, result, payload)
 }
+
+// answerTypeKey is the gin context key of the answer type of the request's
+// route (ExpectAnswer).
+const answerTypeKey = "couponsvc.answer"
+
+// ExpectAnswer returns the middleware that tells Respond the answer type of
+// the route's row, or nil when the row has none.
+func ExpectAnswer(rt Route) gin.HandlerFunc {
+	if rt.Answer == nil {
+		return nil
+	}
+	return func(c *gin.Context) { c.Set(answerTypeKey, rt.Answer) }
+}
+
+// Envelope is what every success answer starts with; the payload's fields
+// follow (Respond).
+type Envelope struct {
+	Code   models.Code `json:"code" doc:"0 done, 1 duplicate (a replay, answered with the first answer)"`
+	Result string      `json:"result" doc:"the result word"`
+	Error  string      `json:"error" doc:"empty"`
+}
+
+// NoPayload is the answer of a route that says no more than its result.
+type NoPayload struct{}
 
 // Replayed is the result word of an answer: "duplicate" for a replay that
 // changed nothing, else result.
@@ -79,17 +134,17 @@ func Replayed(duplicate bool, result string) string {
 	return result
 }
 
-// errorBody is the JSON of every error answer. A struct, not a gin.H: a flash
+// ErrorBody is the JSON of every error answer. A struct, not a map: a flash
 // sale answers "sold_out" thousands of times a second, and encoding/json
 // sorts a map's keys on every call.
-type errorBody struct {
-	Code   models.Code `json:"code"`
-	Result string      `json:"result"`
-	Error  string      `json:"error"`
-	Field  string      `json:"field,omitempty"`
+type ErrorBody struct {
+	Code   models.Code `json:"code" doc:"the result code (99: internal error)"`
+	Result string      `json:"result" doc:"the result word: invalid_request, sold_out, busy…"`
+	Error  string      `json:"error" doc:"a message for people"`
+	Field  string      `json:"field,omitempty" doc:"the request field at fault (invalid_request and a few others): the first when there are several"`
 	// Fields lists every field at fault when there are several; Field and
 	// Error name the first, for clients that read one.
-	Fields []models.FieldError `json:"fields,omitempty"`
+	Fields []models.FieldError `json:"fields,omitempty" doc:"every field at fault, when validation found several"`
 }
 
 // RespondError writes the body of an error: its code, result word, a message
@@ -97,7 +152,7 @@ type errorBody struct {
 func RespondError(c *gin.Context, err error) {
 	status, word := StatusOf(err)
 	var e *models.Error
-	body := errorBody{Code: models.CodeInternal, Result: word, Error: "internal error"}
+	body := ErrorBody{Code: models.CodeInternal, Result: word, Error: "internal error"}
 	if errors.As(err, &e) {
 		body.Code, body.Error = e.Code, e.Message
 		if e.Field != "" {

@@ -29,12 +29,13 @@ type Route struct {
 	Handler gin.HandlerFunc
 
 	Tag, Summary, Description string
-	// Request is the JSON body's struct (nil: no body).
+	// Request is the JSON body's named struct (nil: no body).
 	Request reflect.Type
 	// Query and Header list the parameters besides the path's.
 	Query, Header []Param
-	// Status and Results of the success answer; Answer is the struct of its
-	// payload (the keys beside code, result and error).
+	// Status and Results of the success answer; Answer is the named struct
+	// of its payload (the keys after code, result and error), which the
+	// handler sends with Respond and the document describes by its name.
 	Status  int
 	Results []string
 	Answer  reflect.Type
