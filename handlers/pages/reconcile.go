@@ -48,22 +48,11 @@ func (p *Pages) campaignNames(c *gin.Context) (map[int64]string, error) {
 }
 
 // reconcileNamed compares Redis with the database (and repairs what drifted
-// with repair), and names the templates and campaigns of the report; on a
-// fault it answers the error page and reports false.
-func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (report *services.ReconcileReport,
-	templates, campaigns map[int64]string, ok bool) {
-	report, templates, campaigns, err := p.reconcileNames(c, repair)
-	if err != nil {
-		p.fail(c, err)
-		return nil, nil, nil, false
-	}
-	return report, templates, campaigns, true
-}
-
-// reconcileNames is reconcileNamed that returns the fault.
-func (p *Pages) reconcileNames(c *gin.Context, repair bool) (report *services.ReconcileReport,
-	templates, campaigns map[int64]string, err error) {
-	report, err = p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
+// with repair), and names the templates and campaigns of the report.
+func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (*services.ReconcileReport,
+	map[int64]string, map[int64]string, error) {
+	var templates, campaigns map[int64]string
+	report, err := p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
 	if err == nil {
 		templates, err = p.templateNames(c)
 	}
@@ -83,8 +72,9 @@ const maxRepairLines = 8
 func (p *Pages) showReconcile(c *gin.Context) {
 	page := &reconcilePage{basePage: basePage{Title: "Reconcile", Nav: "reconcile"}}
 	if c.Query("run") == "1" {
-		report, names, camps, ok := p.reconcileNamed(c, false)
-		if !ok {
+		report, names, camps, err := p.reconcileNamed(c, false)
+		if err != nil {
+			p.fail(c, err)
 			return
 		}
 		page.Ran = true
@@ -110,7 +100,7 @@ func (p *Pages) showReconcile(c *gin.Context) {
 func (p *Pages) runReconcile(c *gin.Context) {
 	handleForm(p, c, formPost[noInput]{read: readNothing,
 		act: func(noInput) (outcome, error) {
-			report, names, camps, err := p.reconcileNames(c, true)
+			report, names, camps, err := p.reconcileNamed(c, true)
 			if err != nil {
 				return outcome{}, err
 			}
