@@ -21,13 +21,12 @@ const auditPageSize = 50
 // auditPage is the data of audit.html.
 type auditPage struct {
 	basePage
-	Filter  auditFilterForm
-	Actions []string
-	Lines   []auditLine
-	// Older is the before-id of the next page (0: none); Query the filter as
-	// an address query, for the pager.
-	Older int64
+	Filter auditFilterForm
+	Bar    filterBar
+	Lines  []auditLine
+	// Query is the filter as an address query; Pager links the pages.
 	Query template.URL
+	Pager pager
 }
 
 // auditFilterForm is the filter form of the audit page, as typed.
@@ -46,7 +45,8 @@ func (p *Pages) showAudit(c *gin.Context) {
 	f := auditFilterForm{Actor: strings.TrimSpace(c.Query("actor")), Action: c.Query("action"),
 		Target: strings.TrimSpace(c.Query("target")), From: c.Query("from"), To: c.Query("to"), Errors: formErrors{}}
 	f.Before, _ = strconv.ParseInt(c.Query("before"), 10, 64)
-	page := &auditPage{basePage: basePage{Title: "Audit log", Nav: "audit"}, Filter: f, Actions: auditActions()}
+	page := &auditPage{basePage: basePage{Title: "Audit log", Nav: "audit"}, Filter: f}
+	var older int64
 	filter := services.AuditFilter{Actor: f.Actor, Action: f.Action, Target: f.Target, Before: f.Before, Limit: auditPageSize}
 	filter.Since = formDay(f.Errors, "from", f.From)
 	if to := formDay(f.Errors, "to", f.To); !to.IsZero() {
@@ -57,7 +57,7 @@ func (p *Pages) showAudit(c *gin.Context) {
 		res, err := p.svc.SearchAudit(c.Request.Context(), filter)
 		switch {
 		case err == nil:
-			page.Lines, page.Older = p.auditLines(res.Entries, res.Codes), res.Older
+			page.Lines, older = p.auditLines(res.Entries, res.Codes), res.Older
 		case f.Errors.fromError(err, auditFilterFields):
 		default:
 			p.fail(c, err)
@@ -75,7 +75,28 @@ func (p *Pages) showAudit(c *gin.Context) {
 	}
 	// Encoded here, so that the page writes it as is.
 	page.Query = template.URL(q.Encode())
+	page.Bar, page.Pager = f.bar(), newPager("/admin/audit", page.Query, f.Before, older)
 	p.render(c, status, "audit", page)
+}
+
+// bar is the audit page's filter bar.
+func (f auditFilterForm) bar() filterBar {
+	actions := []filterOption{{"", "anything"}}
+	for _, a := range auditActions() {
+		label := a
+		if strings.HasSuffix(a, ".") {
+			label += " (all)"
+		}
+		actions = append(actions, filterOption{a, label})
+	}
+	return filterBar{Action: "/admin/audit", Clear: true, Submit: "Filter", Errors: f.Errors, Fields: []filterField{
+		{Name: "actor", ID: "f-actor", Label: "Who", Type: "text", Value: f.Actor, Placeholder: "anyone"},
+		{Name: "action", ID: "f-action", Label: "What", Type: "select", Value: f.Action, Options: actions},
+		{Name: "target", ID: "f-target", Label: "Object", Hint: "coupon code or template:5", Type: "text", Value: f.Target,
+			Verbatim: true},
+		{Name: "from", ID: "f-from", Label: "From (UTC)", Type: "date", Value: f.From},
+		{Name: "to", ID: "f-to", Label: "To (UTC)", Type: "date", Value: f.To},
+	}}
 }
 
 // formDay reads a date field (YYYY-MM-DD, UTC); blank is the zero time.

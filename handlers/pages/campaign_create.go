@@ -50,25 +50,23 @@ func (p *Pages) showNewCampaign(c *gin.Context) {
 // createCampaign creates a campaign and goes on to its first template.
 func (p *Pages) createCampaign(c *gin.Context) {
 	f := campaignForm{Name: c.PostForm("name"), Budget: c.PostForm("budget"), Errors: formErrors{}}
-	budget := formMoney(f.Errors, "budget", f.Budget, false)
-	page := &newCampaignPage{basePage: basePage{Title: "New campaign", Nav: "admin"}, Form: f}
-	camp := models.Campaign{Name: f.Name, BudgetCents: budget}
-	if len(f.Errors) > 0 {
+	handleForm(p, c, formPost[models.Campaign]{errs: f.Errors,
+		read: func() models.Campaign {
+			return models.Campaign{Name: f.Name, BudgetCents: formMoney(f.Errors, "budget", f.Budget, false)}
+		},
 		// Name every mistake in this one answer, not only the budget's.
-		campaignErrors(f.Errors, camp.Validate())
-		p.render(c, http.StatusBadRequest, "campaign_new", page)
-		return
-	}
-	out, err := p.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
-	if err != nil {
-		if !campaignErrors(f.Errors, err) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.render(c, status, "campaign_new", page)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Created the campaign “%s”. Now add its first coupon template.", out.Name))
-	redirect(c, fmt.Sprintf("/admin/templates/new?campaign=%d", out.ID))
+		recheck: func(camp models.Campaign) error { return camp.Validate() },
+		act: func(camp models.Campaign) (outcome, error) {
+			out, err := p.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Created the campaign “%s”. Now add its first coupon template.", out.Name),
+				fmt.Sprintf("/admin/templates/new?campaign=%d", out.ID)), nil
+		},
+		refused: func(_ models.Campaign, err error) bool { return campaignErrors(f.Errors, err) },
+		show: func(status int) {
+			p.render(c, status, "campaign_new", &newCampaignPage{basePage: basePage{Title: "New campaign", Nav: "admin"}, Form: f})
+		},
+	})
 }

@@ -17,16 +17,15 @@ func (p *Pages) saveCampaign(c *gin.Context) {
 		return
 	}
 	f := campaignForm{Name: c.PostForm("name"), Errors: formErrors{}}
-	out, err := p.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, services.CampaignPatch{Name: &f.Name})
-	if err != nil {
-		if !campaignErrors(f.Errors, err) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.renderCampaign(c, status, &f)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Saved the campaign “%s”.", out.Name))
-	redirect(c, fmt.Sprintf("/admin/campaigns/%d", id))
+	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
+		act: func(noInput) (outcome, error) {
+			out, err := p.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, services.CampaignPatch{Name: &f.Name})
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Saved the campaign “%s”.", out.Name), fmt.Sprintf("/admin/campaigns/%d", id)), nil
+		},
+		refused: func(_ noInput, err error) bool { return campaignErrors(f.Errors, err) },
+		show:    func(status int) { p.renderCampaign(c, status, &f) },
+	})
 }

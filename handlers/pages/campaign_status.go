@@ -2,7 +2,6 @@ package pages
 
 import (
 	"fmt"
-	"net/http"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -18,21 +17,28 @@ func (p *Pages) setCampaignStatus(c *gin.Context) {
 	if !ok {
 		return
 	}
-	status := c.PostForm("status")
-	if status != models.CampaignActive && status != models.CampaignPaused {
-		p.renderError(c, http.StatusBadRequest, "That did not work", "Choose to pause or to resume the campaign.")
-		return
-	}
-	back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/campaigns/%d", id))
-	out, err := p.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, services.CampaignPatch{Status: &status})
-	if err != nil {
-		p.fail(c, err)
-		return
-	}
-	msg := fmt.Sprintf("Paused the campaign “%s”: none of its coupons can be claimed until it is resumed.", out.Name)
-	if status == models.CampaignActive {
-		msg = fmt.Sprintf("Resumed the campaign “%s”: its templates that are not paused themselves take claims again.", out.Name)
-	}
-	p.flash(c, true, msg)
-	redirect(c, back)
+	errs := formErrors{}
+	handleForm(p, c, formPost[string]{errs: errs,
+		read: func() string {
+			status := c.PostForm("status")
+			if status != models.CampaignActive && status != models.CampaignPaused {
+				errs.add("", "Choose to pause or to resume the campaign.")
+			}
+			return status
+		},
+		act: func(status string) (outcome, error) {
+			back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/campaigns/%d", id))
+			out, err := p.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, services.CampaignPatch{Status: &status})
+			if err != nil {
+				return outcome{}, err
+			}
+			msg := fmt.Sprintf("Paused the campaign “%s”: none of its coupons can be claimed until it is resumed.", out.Name)
+			if status == models.CampaignActive {
+				msg = fmt.Sprintf("Resumed the campaign “%s”: its templates that are not paused themselves take claims again.", out.Name)
+			}
+			return done(msg, back), nil
+		},
+		// A button, not a form to correct: the mistake gets a page of its own.
+		show: func(status int) { p.renderError(c, status, "That did not work", errs[""]) },
+	})
 }

@@ -2,7 +2,6 @@ package pages
 
 import (
 	"fmt"
-	"net/http"
 
 	"couponsvc/handlers/web"
 
@@ -16,23 +15,20 @@ func (p *Pages) startGenerate(c *gin.Context) {
 		return
 	}
 	f := generateForm{Count: c.PostForm("count"), Pattern: c.PostForm("pattern"), Errors: formErrors{}}
-	count := formInt(f.Errors, "count", f.Count, true)
-	if len(f.Errors) > 0 {
-		p.renderJobs(c, http.StatusBadRequest, &f)
-		return
-	}
-	j, err := p.svc.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
-	if err != nil {
-		if !f.Errors.fromError(err, map[string]string{"count": "count", "pattern": "pattern"}) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.renderJobs(c, status, &f)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Making %d codes: job %d is queued.", count, j.ID))
-	redirect(c, fmt.Sprintf("/admin/jobs/%d", j.ID))
+	handleForm(p, c, formPost[int64]{errs: f.Errors,
+		read: func() int64 { return formInt(f.Errors, "count", f.Count, true) },
+		act: func(count int64) (outcome, error) {
+			j, err := p.svc.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Making %d codes: job %d is queued.", count, j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+		},
+		refused: func(_ int64, err error) bool {
+			return f.Errors.fromError(err, map[string]string{"count": "count", "pattern": "pattern"})
+		},
+		show: func(status int) { p.renderJobs(c, status, &f) },
+	})
 }
 
 // jobResultURL is where a job's result CSV is downloaded (the API route,

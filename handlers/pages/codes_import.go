@@ -3,6 +3,7 @@ package pages
 import (
 	"errors"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 
 	"couponsvc/handlers/web"
@@ -22,32 +23,34 @@ func (p *Pages) startImport(c *gin.Context) {
 		return
 	}
 	f := importForm{Errors: formErrors{}}
-	fh, err := c.FormFile("file")
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			f.Errors.add("file", "This file is larger than 50 MiB.")
-		} else {
-			f.Errors.add("file", "Choose a CSV file.")
-		}
-		p.renderJobs(c, http.StatusBadRequest, &f)
-		return
-	}
-	file, err := fh.Open()
-	if err != nil {
-		p.fail(c, err)
-		return
-	}
-	defer file.Close()
-	j, err := p.svc.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
-	if err != nil {
-		if models.ErrorCode(err) != models.CodeInvalidRequest || !f.Errors.fromError(err, map[string]string{"file": "file"}) {
-			p.fail(c, err)
-			return
-		}
-		p.renderJobs(c, http.StatusBadRequest, &f)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Importing %d rows: job %d is queued.", j.Total, j.ID))
-	redirect(c, fmt.Sprintf("/admin/jobs/%d", j.ID))
+	handleForm(p, c, formPost[*multipart.FileHeader]{errs: f.Errors,
+		read: func() *multipart.FileHeader {
+			fh, err := c.FormFile("file")
+			var tooLarge *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooLarge):
+				f.Errors.add("file", "This file is larger than 50 MiB.")
+			case err != nil:
+				f.Errors.add("file", "Choose a CSV file.")
+			}
+			return fh
+		},
+		act: func(fh *multipart.FileHeader) (outcome, error) {
+			file, err := fh.Open()
+			if err != nil {
+				return outcome{}, err
+			}
+			defer file.Close()
+			j, err := p.svc.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Importing %d rows: job %d is queued.", j.Total, j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+		},
+		refused: func(_ *multipart.FileHeader, err error) bool {
+			return models.ErrorCode(err) == models.CodeInvalidRequest && f.Errors.fromError(err, map[string]string{"file": "file"})
+		},
+		status: func(error) int { return http.StatusBadRequest },
+		show:   func(status int) { p.renderJobs(c, status, &f) },
+	})
 }

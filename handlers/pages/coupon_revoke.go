@@ -1,7 +1,6 @@
 package pages
 
 import (
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -25,35 +24,33 @@ func (p *Pages) revokeCoupon(c *gin.Context) {
 	f := revokeForm{Code: strings.TrimSpace(c.PostForm("code")), Reason: c.PostForm("reason"),
 		ReturnStock: c.PostForm("return_stock") != "", Errors: formErrors{}}
 	page := &couponsPage{basePage: basePage{Title: "Coupons", Nav: "coupons"}, Revoke: f}
-	if f.Code == "" {
-		f.Errors.add("code", "Enter the coupon code.")
-	}
-	if strings.TrimSpace(f.Reason) == "" {
-		f.Errors.add("reason", "Say why, for the audit log.")
-	}
-	if len(f.Errors) > 0 {
-		p.renderRevoke(c, http.StatusBadRequest, page)
-		return
-	}
-	res, err := p.svc.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
-	if err != nil {
-		if !f.Errors.fromRefusal(err, revokeRefusals, revokeFields) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.renderRevoke(c, status, page)
-		return
-	}
-	code := codeGroups(res.Coupon.Code)
-	msg := "Revoked " + code + " of " + res.Coupon.UserID + "."
-	if res.StockReturned {
-		msg += " Its stock went back to the pool."
-	} else {
-		msg += " It still counts against the stock and the holder's limit."
-	}
-	p.flash(c, true, msg)
-	redirect(c, "/admin/coupons?code="+res.Coupon.Code)
+	handleForm(p, c, formPost[noInput]{errs: f.Errors,
+		read: func() noInput {
+			if f.Code == "" {
+				f.Errors.add("code", "Enter the coupon code.")
+			}
+			if strings.TrimSpace(f.Reason) == "" {
+				f.Errors.add("reason", "Say why, for the audit log.")
+			}
+			return noInput{}
+		},
+		act: func(noInput) (outcome, error) {
+			res, err := p.svc.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
+			if err != nil {
+				return outcome{}, err
+			}
+			code := codeGroups(res.Coupon.Code)
+			msg := "Revoked " + code + " of " + res.Coupon.UserID + "."
+			if res.StockReturned {
+				msg += " Its stock went back to the pool."
+			} else {
+				msg += " It still counts against the stock and the holder's limit."
+			}
+			return done(msg, "/admin/coupons?code="+res.Coupon.Code), nil
+		},
+		refused: func(_ noInput, err error) bool { return f.Errors.fromRefusal(err, revokeRefusals, revokeFields) },
+		show:    func(status int) { p.renderRevoke(c, status, page) },
+	})
 }
 
 // renderRevoke answers the coupons page with the revoke form sent back, and

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -19,6 +20,8 @@ import (
 type couponsPage struct {
 	basePage
 	Filter    couponFilterForm
+	Bar       filterBar
+	Pager     pager
 	List      services.CouponPage
 	Templates []services.TemplateView
 	Found     *services.CouponHistory
@@ -43,6 +46,24 @@ func (f couponFilterForm) query() template.URL {
 		}
 	}
 	return template.URL(q.Encode())
+}
+
+// bar is the coupon list's filter bar, offering the templates ts.
+func (f couponFilterForm) bar(ts []services.TemplateView) filterBar {
+	templates := []filterOption{{"", "any"}}
+	for _, t := range ts {
+		templates = append(templates, filterOption{strconv.FormatInt(t.ID, 10), fmt.Sprintf("%s (#%d)", t.Name, t.ID)})
+	}
+	statuses := []filterOption{{"", "any"}}
+	for _, s := range []string{models.CouponIssued, models.CouponExpired, models.CouponHeld, models.CouponUsed, models.CouponRevoked} {
+		statuses = append(statuses, filterOption{s, s})
+	}
+	return filterBar{Action: "/admin/coupons", Clear: true, Submit: "Find", Errors: f.Errors, Fields: []filterField{
+		{Name: "template", ID: "f-template", Label: "Template", Type: "select", Value: f.Template, Options: templates},
+		{Name: "user", ID: "f-user", Label: "Holder", Type: "text", Value: f.User, Placeholder: "anyone", Verbatim: true},
+		{Name: "status", ID: "f-status", Label: "Status", Type: "select", Value: f.Status, Options: statuses},
+		{Name: "code", ID: "lookup", Label: "Code", Type: "text", Value: f.Code, Code: true},
+	}}
 }
 
 // revokeForm is the revoke form, as typed.
@@ -99,6 +120,7 @@ func (p *Pages) fillCoupons(c *gin.Context, page *couponsPage) bool {
 		}
 	}
 	page.List = list
+	page.Bar, page.Pager = f.bar(ts), newPager("/admin/coupons", f.query(), f.Before, list.Older)
 	if f.Code != "" && len(f.Errors) == 0 {
 		h, err := p.svc.GetCouponHistory(ctx, f.Code)
 		switch {

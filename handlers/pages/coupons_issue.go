@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"couponsvc/handlers/web"
-	"couponsvc/models"
 	"couponsvc/services"
 
 	"github.com/gin-gonic/gin"
@@ -19,19 +18,23 @@ func (p *Pages) startIssue(c *gin.Context) {
 		return
 	}
 	f := issueForm{UserIDs: c.PostForm("user_ids"), Errors: formErrors{}}
-	users, err := services.ParseUserList(strings.NewReader(f.UserIDs))
-	if err == nil {
-		var j *models.Job
-		if j, err = p.svc.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users); err == nil {
-			p.flash(c, true, fmt.Sprintf("Issuing to %d users: job %d is queued.", len(users), j.ID))
-			redirect(c, fmt.Sprintf("/admin/jobs/%d", j.ID))
-			return
-		}
-	}
-	if !f.Errors.fromError(err, map[string]string{"file": "user_ids", "user_ids": "user_ids"}) {
-		p.fail(c, err)
-		return
-	}
-	status, _ := web.StatusOf(err)
-	p.renderJobs(c, status, &f)
+	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
+		act: func(noInput) (outcome, error) {
+			// The list is read by the service's rule, its mistakes said as
+			// the service's are.
+			users, err := services.ParseUserList(strings.NewReader(f.UserIDs))
+			if err != nil {
+				return outcome{}, err
+			}
+			j, err := p.svc.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Issuing to %d users: job %d is queued.", len(users), j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+		},
+		refused: func(_ noInput, err error) bool {
+			return f.Errors.fromError(err, map[string]string{"file": "user_ids", "user_ids": "user_ids"})
+		},
+		show: func(status int) { p.renderJobs(c, status, &f) },
+	})
 }

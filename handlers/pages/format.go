@@ -174,11 +174,8 @@ func (p *Pages) funcs() template.FuncMap {
 		"codeField": func(id, value, err string) codeField {
 			return codeField{ID: id, Value: value, Error: err}
 		},
-		"hasSuffix":   strings.HasSuffix,
-		"int64":       func(n int) int64 { return int64(n) },
-		"list":        func(s ...string) []string { return s },
-		"couponQuery": func(f couponFilterForm) template.URL { return f.query() },
-		"fe":          func(id, msg string) fieldErr { return fieldErr{ID: id, Msg: msg} },
+		"int64": func(n int) int64 { return int64(n) },
+		"fe":    func(id, msg string) fieldErr { return fieldErr{ID: id, Msg: msg} },
 	}
 }
 

@@ -47,45 +47,55 @@ func (p *Pages) login(c *gin.Context) {
 	next := safeNext(c.PostForm("next"))
 	page := &loginPage{basePage: basePage{Title: "Log in", Nav: "login"}, Username: username, Next: next,
 		Errors: formErrors{}}
-	if username == "" {
-		page.Errors.add("username", "Enter your username.")
-	}
-	if c.PostForm("password") == "" {
-		page.Errors.add("password", "Enter your password.")
-	}
-	if len(page.Errors) > 0 {
-		p.render(c, http.StatusBadRequest, "login", page)
-		return
-	}
-	sid, u, err := p.svc.Login(c.Request.Context(), services.LoginRequest{
-		Username: username, Password: c.PostForm("password"), Addr: c.ClientIP(),
+	handleForm(p, c, formPost[noInput]{errs: page.Errors,
+		read: func() noInput {
+			if username == "" {
+				page.Errors.add("username", "Enter your username.")
+			}
+			if c.PostForm("password") == "" {
+				page.Errors.add("password", "Enter your password.")
+			}
+			return noInput{}
+		},
+		act: func(noInput) (outcome, error) {
+			sid, u, err := p.svc.Login(c.Request.Context(), services.LoginRequest{
+				Username: username, Password: c.PostForm("password"), Addr: c.ClientIP(),
+			})
+			if err != nil {
+				return outcome{}, err
+			}
+			// End the session this browser had, and start from a fresh cookie, so
+			// that nothing set before the login carries over.
+			sess := p.session(c)
+			if old, _ := sess.Values[sidKey].(string); old != "" {
+				_ = p.svc.Logout(c.Request.Context(), old)
+			}
+			sess.Values = map[any]any{sidKey: sid}
+			p.saveSession(c, sess)
+			p.dropCSRFCookie(c)
+			return outcome{to: firstNonEmpty(next, homeFor(u.Role))}, nil
+		},
+		refused: func(_ noInput, err error) bool {
+			var e *models.Error
+			switch {
+			case asError(err, &e) && e.Code == models.CodeUnauthorized:
+				page.Error, page.WrongPassword = "Wrong username or password.", true
+			case asError(err, &e) && e.Code == models.CodeRateLimited:
+				c.Header("Retry-After", fmt.Sprint(e.RetryAfterSeconds))
+				page.Error = "Too many login attempts. Please wait " + waitWords(e.RetryAfterSeconds) + " and try again."
+			default:
+				return false
+			}
+			return true
+		},
+		status: func(err error) int {
+			if models.IsCode(err, models.CodeRateLimited) {
+				return http.StatusTooManyRequests
+			}
+			return http.StatusUnauthorized
+		},
+		show: func(status int) { p.render(c, status, "login", page) },
 	})
-	var e *models.Error
-	switch {
-	case err == nil:
-	case asError(err, &e) && e.Code == models.CodeUnauthorized:
-		page.Error, page.WrongPassword = "Wrong username or password.", true
-		p.render(c, http.StatusUnauthorized, "login", page)
-		return
-	case asError(err, &e) && e.Code == models.CodeRateLimited:
-		c.Header("Retry-After", fmt.Sprint(e.RetryAfterSeconds))
-		page.Error = "Too many login attempts. Please wait " + waitWords(e.RetryAfterSeconds) + " and try again."
-		p.render(c, http.StatusTooManyRequests, "login", page)
-		return
-	default:
-		p.fail(c, err)
-		return
-	}
-	// End the session this browser had, and start from a fresh cookie, so
-	// that nothing set before the login carries over.
-	sess := p.session(c)
-	if old, _ := sess.Values[sidKey].(string); old != "" {
-		_ = p.svc.Logout(c.Request.Context(), old)
-	}
-	sess.Values = map[any]any{sidKey: sid}
-	p.saveSession(c, sess)
-	p.dropCSRFCookie(c)
-	redirect(c, firstNonEmpty(next, homeFor(u.Role)))
 }
 
 // maxNextLen bounds a "next" address; a longer one is not kept.

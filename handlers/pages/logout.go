@@ -21,18 +21,21 @@ func (p *Pages) showLogout(c *gin.Context) {
 // logout ends the session on the server (a copy of the cookie stops working
 // too) and removes the cookies.
 func (p *Pages) logout(c *gin.Context) {
-	sess := p.session(c)
-	if sid, _ := sess.Values[sidKey].(string); sid != "" {
-		if err := p.svc.Logout(c.Request.Context(), sid); err != nil {
-			p.fail(c, err)
-			return
-		}
-	}
-	sess.Values = map[any]any{}
-	sess.Options.MaxAge = -1
-	p.saveSession(c, sess)
-	p.dropCSRFCookie(c)
-	redirect(c, "/login?bye=1")
+	handleForm(p, c, formPost[noInput]{read: readNothing,
+		act: func(noInput) (outcome, error) {
+			sess := p.session(c)
+			if sid, _ := sess.Values[sidKey].(string); sid != "" {
+				if err := p.svc.Logout(c.Request.Context(), sid); err != nil {
+					return outcome{}, err
+				}
+			}
+			sess.Values = map[any]any{}
+			sess.Options.MaxAge = -1
+			p.saveSession(c, sess)
+			p.dropCSRFCookie(c)
+			return outcome{to: "/login?bye=1"}, nil
+		},
+	})
 }
 
 // dropCSRFCookie removes the CSRF cookie at login and logout, so that each

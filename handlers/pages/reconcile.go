@@ -48,10 +48,10 @@ func (p *Pages) campaignNames(c *gin.Context) (map[int64]string, error) {
 }
 
 // reconcileNamed compares Redis with the database (and repairs what drifted
-// with repair), and names the templates and campaigns of the report; on a
-// fault it answers the error page and reports false.
-func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (report *services.ReconcileReport,
-	templates, campaigns map[int64]string, ok bool) {
+// with repair), and names the templates and campaigns of the report.
+func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (*services.ReconcileReport,
+	map[int64]string, map[int64]string, error) {
+	var templates, campaigns map[int64]string
 	report, err := p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
 	if err == nil {
 		templates, err = p.templateNames(c)
@@ -59,11 +59,7 @@ func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (report *services.Re
 	if err == nil {
 		campaigns, err = p.campaignNames(c)
 	}
-	if err != nil {
-		p.fail(c, err)
-		return nil, nil, nil, false
-	}
-	return report, templates, campaigns, true
+	return report, templates, campaigns, err
 }
 
 // maxRepairLines bounds the lines of the repair summary kept for the next
@@ -76,8 +72,9 @@ const maxRepairLines = 8
 func (p *Pages) showReconcile(c *gin.Context) {
 	page := &reconcilePage{basePage: basePage{Title: "Reconcile", Nav: "reconcile"}}
 	if c.Query("run") == "1" {
-		report, names, camps, ok := p.reconcileNamed(c, false)
-		if !ok {
+		report, names, camps, err := p.reconcileNamed(c, false)
+		if err != nil {
+			p.fail(c, err)
 			return
 		}
 		page.Ran = true
@@ -101,10 +98,21 @@ func (p *Pages) showReconcile(c *gin.Context) {
 // are rebuilt from the database, with an audit entry per template. The page
 // that follows shows what was repaired and a fresh comparison.
 func (p *Pages) runReconcile(c *gin.Context) {
-	report, names, camps, ok := p.reconcileNamed(c, true)
-	if !ok {
-		return
-	}
+	handleForm(p, c, formPost[noInput]{read: readNothing,
+		act: func(noInput) (outcome, error) {
+			report, names, camps, err := p.reconcileNamed(c, true)
+			if err != nil {
+				return outcome{}, err
+			}
+			p.flashRepairs(c, report, names, camps)
+			return outcome{to: "/admin/reconcile?run=1"}, nil
+		},
+	})
+}
+
+// flashRepairs keeps a line for the next page per template and campaign
+// repaired, at most maxRepairLines of them, or says that nothing drifted.
+func (p *Pages) flashRepairs(c *gin.Context, report *services.ReconcileReport, names, camps map[int64]string) {
 	repaired := 0
 	for _, d := range report.Templates {
 		if !d.Repaired {
@@ -138,7 +146,6 @@ func (p *Pages) runReconcile(c *gin.Context) {
 		p.flash(c, true, fmt.Sprintf("Checked %d templates and %d campaign budgets: Redis agrees with the database, nothing to repair.",
 			len(report.Templates), len(report.Campaigns)))
 	}
-	redirect(c, "/admin/reconcile?run=1")
 }
 
 func deref(n *int64) int64 {

@@ -16,6 +16,7 @@ type reportsPage struct {
 	basePage
 	// From, To and GroupBy are the form's values as typed.
 	From, To, GroupBy string
+	Bar               filterBar
 	Summary           *services.RedemptionSummary
 	Chart             chart
 	// CSV is the link to the same report as CSV.
@@ -24,7 +25,7 @@ type reportsPage struct {
 }
 
 // reportGroupings are the groupings the page offers (the CSV takes any).
-var reportGroupings = []struct{ Value, Label string }{
+var reportGroupings = []filterOption{
 	{"day", "Day"}, {"template", "Template"}, {"cashier", "Cashier"},
 	{"day,template", "Day and template"}, {"day,cashier", "Day and cashier"},
 	{"template,cashier", "Template and cashier"},
@@ -37,17 +38,21 @@ func (p *Pages) showReports(c *gin.Context) {
 	req := services.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
 	page := &reportsPage{basePage: basePage{Title: "Reports", Nav: "reports"}, From: req.From, To: req.To,
 		GroupBy: req.GroupBy, Errors: formErrors{}}
+	show := func(status int) {
+		page.Bar = page.bar(p.loc.String())
+		p.render(c, status, "reports", page)
+	}
 	sum, err := p.svc.RedemptionReport(c.Request.Context(), req)
 	if err != nil {
 		if e, ok := err.(*models.Error); ok && e.Code == models.CodeInvalidRequest && e.Field != "" {
 			page.Errors.add(e.Field, e.Message)
-			p.render(c, http.StatusBadRequest, "reports", page)
+			show(http.StatusBadRequest)
 			return
 		}
 		if e, ok := err.(*models.Error); ok && services.OverBudget(err) {
 			// Said beside the range, the thing to shorten (docs/reports.md).
 			page.Errors.add("to", e.Message)
-			p.render(c, http.StatusServiceUnavailable, "reports", page)
+			show(http.StatusServiceUnavailable)
 			return
 		}
 		p.fail(c, err)
@@ -58,8 +63,14 @@ func (p *Pages) showReports(c *gin.Context) {
 	page.GroupBy = strings.Join(q.GroupBy, ",")
 	page.Chart = p.newReportChart(sum.Days, sum.Totals)
 	page.CSV = "/api/v1/reports/redemptions.csv?" + url.Values{"from": {q.From}, "to": {q.To}, "group_by": {page.GroupBy}}.Encode()
-	p.render(c, http.StatusOK, "reports", page)
+	show(http.StatusOK)
 }
 
-// Groupings lists the choices of the page's grouping field.
-func (*reportsPage) Groupings() []struct{ Value, Label string } { return reportGroupings }
+// bar is the report's filter bar: the days (in zone) and the grouping.
+func (page *reportsPage) bar(zone string) filterBar {
+	return filterBar{Action: "/admin/reports", Mark: "data-report-form", Submit: "Show", Errors: page.Errors, Fields: []filterField{
+		{Name: "from", ID: "report-from", Label: "From (" + zone + ")", Type: "date", Value: page.From},
+		{Name: "to", ID: "report-to", Label: "To, included", Type: "date", Value: page.To},
+		{Name: "group_by", ID: "report-group", Label: "Group by", Type: "select", Value: page.GroupBy, Options: reportGroupings},
+	}}
+}

@@ -4,7 +4,6 @@ import (
 	"couponsvc/handlers/web"
 
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -20,27 +19,26 @@ func (p *Pages) addStock(c *gin.Context) {
 		return
 	}
 	f := stockForm{Delta: c.PostForm("delta"), Reason: c.PostForm("reason"), Errors: formErrors{}}
-	delta := formInt(f.Errors, "delta", f.Delta, true)
-	if _, bad := f.Errors["delta"]; !bad && delta < 1 {
-		f.Errors.add("delta", "Enter how many coupons to add, 1 or more.")
-	}
-	if strings.TrimSpace(f.Reason) == "" {
-		f.Errors.add("reason", "Say why, for the audit log.")
-	}
-	if len(f.Errors) > 0 {
-		p.renderTemplate(c, http.StatusBadRequest, nil, &f)
-		return
-	}
-	out, err := p.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, delta, f.Reason)
-	if err != nil {
-		if !f.Errors.fromError(err, stockFields) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.renderTemplate(c, status, nil, &f)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Added %d to “%s”: the stock is now %d.", delta, out.Name, out.TotalStock))
-	redirect(c, fmt.Sprintf("/admin/templates/%d", id))
+	handleForm(p, c, formPost[int64]{errs: f.Errors,
+		read: func() int64 {
+			delta := formInt(f.Errors, "delta", f.Delta, true)
+			if _, bad := f.Errors["delta"]; !bad && delta < 1 {
+				f.Errors.add("delta", "Enter how many coupons to add, 1 or more.")
+			}
+			if strings.TrimSpace(f.Reason) == "" {
+				f.Errors.add("reason", "Say why, for the audit log.")
+			}
+			return delta
+		},
+		act: func(delta int64) (outcome, error) {
+			out, err := p.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, delta, f.Reason)
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Added %d to “%s”: the stock is now %d.", delta, out.Name, out.TotalStock),
+				fmt.Sprintf("/admin/templates/%d", id)), nil
+		},
+		refused: func(_ int64, err error) bool { return f.Errors.fromError(err, stockFields) },
+		show:    func(status int) { p.renderTemplate(c, status, nil, &f) },
+	})
 }

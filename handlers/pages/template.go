@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"html/template"
 	"net/http"
 	"strconv"
 	"time"
@@ -57,10 +58,11 @@ type templatePage struct {
 	Edit  editForm
 	Stock stockForm
 	// History is a page of the template's audit entries, newest first;
-	// Before is the id it starts before (0: the newest), Older the before-id
-	// of the next page (0: none).
-	History       []auditLine
-	Before, Older int64
+	// Before is the id it starts before (0: the newest), Pager links the
+	// pages.
+	History []auditLine
+	Before  int64
+	Pager   pager
 	// Jobs are the template's latest jobs, with their progress.
 	Jobs []models.Job
 }
@@ -127,7 +129,8 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 	}
 	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(), Jobs: jobs,
 		Campaign: camp, State: templateState(*view, camp, p.now()), Stats: stats, Chart: newChart(stats.Hours, p.loc), Hours: hours,
-		History: p.auditLines(history.Entries, history.Codes), Before: max(before, 0), Older: history.Older}
+		History: p.auditLines(history.Entries, history.Codes), Before: max(before, 0),
+		Pager: newPager("", template.URL("hours="+strconv.Itoa(hours)), max(before, 0), history.Older)}
 	if edit != nil {
 		page.Edit = *edit
 	} else {

@@ -129,26 +129,21 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
 		Errors: formErrors{},
 	}
-	t := f.template(p)
-	if len(f.Errors) > 0 {
+	handleForm(p, c, formPost[models.Template]{errs: f.Errors,
+		read: func() models.Template { return f.template(p) },
 		// What was typed cannot be sent: check the rest as the service
 		// would, so that every mistake is named in this one answer.
-		templateErrors(f.Errors, t.Validate(), templateFields)
-		p.renderNewTemplate(c, http.StatusBadRequest, f)
-		return
-	}
-	out, err := p.svc.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
-	if err != nil {
-		if !templateErrors(f.Errors, err, templateFields) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.renderNewTemplate(c, status, f)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Created “%s”.", out.Name))
-	redirect(c, fmt.Sprintf("/admin/templates/%d", out.ID))
+		recheck: func(t models.Template) error { return t.Validate() },
+		act: func(t models.Template) (outcome, error) {
+			out, err := p.svc.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Created “%s”.", out.Name), fmt.Sprintf("/admin/templates/%d", out.ID)), nil
+		},
+		refused: func(_ models.Template, err error) bool { return templateErrors(f.Errors, err, templateFields) },
+		show:    func(status int) { p.renderNewTemplate(c, status, f) },
+	})
 }
 
 // template converts the form; fields that do not apply to the chosen kind or

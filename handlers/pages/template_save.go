@@ -2,7 +2,6 @@ package pages
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 
 	"couponsvc/handlers/web"
@@ -29,6 +28,27 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 	f := editForm{Name: c.PostForm("name"), Description: c.PostForm("description"),
 		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
 		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")), Errors: formErrors{}}
+	handleForm(p, c, formPost[services.TemplatePatch]{errs: f.Errors,
+		read: func() services.TemplatePatch { return f.patch(p) },
+		// Name every mistake in this one answer, not only the dates'.
+		recheck: func(patch services.TemplatePatch) error {
+			return models.CheckTemplateText(*patch.Name, *patch.Description)
+		},
+		act: func(patch services.TemplatePatch) (outcome, error) {
+			out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, patch)
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Saved “%s”.", out.Name), fmt.Sprintf("/admin/templates/%d", id)), nil
+		},
+		refused: func(_ services.TemplatePatch, err error) bool { return templateErrors(f.Errors, err, editFields) },
+		show:    func(status int) { p.renderTemplate(c, status, &f, nil) },
+	})
+}
+
+// patch converts the edit form, its mistakes going to f.Errors. Times are
+// read in the deployment's zone (p.formTime).
+func (f *editForm) patch(p *Pages) services.TemplatePatch {
 	name, desc := f.Name, strings.TrimSpace(f.Description)
 	patch := services.TemplatePatch{Name: &name, Description: &desc}
 	if f.CodeMode != "" {
@@ -44,22 +64,5 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 	patch.ClaimStartsAt = p.formTime(f.Errors, "claim_starts_at", f.ClaimStartsAt)
 	patch.ClaimEndsAt = p.formTime(f.Errors, "claim_ends_at", f.ClaimEndsAt)
 	patch.ClearClaimEndsAt = strings.TrimSpace(f.ClaimEndsAt) == ""
-	if len(f.Errors) > 0 {
-		// Name every mistake in this one answer, not only the dates'.
-		templateErrors(f.Errors, models.CheckTemplateText(name, desc), editFields)
-		p.renderTemplate(c, http.StatusBadRequest, &f, nil)
-		return
-	}
-	out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, patch)
-	if err != nil {
-		if !templateErrors(f.Errors, err, editFields) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.renderTemplate(c, status, &f, nil)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Saved “%s”.", out.Name))
-	redirect(c, fmt.Sprintf("/admin/templates/%d", id))
+	return patch
 }

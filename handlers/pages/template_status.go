@@ -2,7 +2,6 @@ package pages
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 
 	"couponsvc/handlers/web"
@@ -20,33 +19,38 @@ func (p *Pages) setTemplateStatus(c *gin.Context) {
 	if !ok {
 		return
 	}
-	status := c.PostForm("status")
-	if status != models.TemplateActive && status != models.TemplatePaused && status != models.TemplateArchived {
-		p.renderError(c, http.StatusBadRequest, "That did not work", "Choose to pause, resume or archive the template.")
-		return
-	}
-	back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/templates/%d", id))
-	out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, services.TemplatePatch{Status: &status})
-	if err != nil {
-		var e *models.Error
-		if asError(err, &e) && e.Code == models.CodeInvalidRequest {
-			// Such as resuming a template whose coupons would be born expired.
-			what := map[string]string{models.TemplateActive: "Not resumed: ", models.TemplatePaused: "Not paused: ",
-				models.TemplateArchived: "Not archived: "}[status]
-			p.flash(c, false, what+sentence(strings.ReplaceAll(e.Field, "_", " ")+" "+e.Message))
-			redirect(c, back)
-			return
-		}
-		p.fail(c, err)
-		return
-	}
-	msg := fmt.Sprintf("Paused “%s”: the shop no longer offers it.", out.Name)
-	switch status {
-	case models.TemplateActive:
-		msg = fmt.Sprintf("Resumed “%s”: shoppers can claim it again.", out.Name)
-	case models.TemplateArchived:
-		msg = fmt.Sprintf("Archived “%s”: it takes no claims again, and its shared code is free.", out.Name)
-	}
-	p.flash(c, true, msg)
-	redirect(c, back)
+	errs := formErrors{}
+	handleForm(p, c, formPost[string]{errs: errs,
+		read: func() string {
+			status := c.PostForm("status")
+			if status != models.TemplateActive && status != models.TemplatePaused && status != models.TemplateArchived {
+				errs.add("", "Choose to pause, resume or archive the template.")
+			}
+			return status
+		},
+		act: func(status string) (outcome, error) {
+			back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/templates/%d", id))
+			out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, services.TemplatePatch{Status: &status})
+			if err != nil {
+				var e *models.Error
+				if asError(err, &e) && e.Code == models.CodeInvalidRequest {
+					// Such as resuming a template whose coupons would be born expired.
+					what := map[string]string{models.TemplateActive: "Not resumed: ", models.TemplatePaused: "Not paused: ",
+						models.TemplateArchived: "Not archived: "}[status]
+					return outcome{failed: what + sentence(strings.ReplaceAll(e.Field, "_", " ")+" "+e.Message), to: back}, nil
+				}
+				return outcome{}, err
+			}
+			msg := fmt.Sprintf("Paused “%s”: the shop no longer offers it.", out.Name)
+			switch status {
+			case models.TemplateActive:
+				msg = fmt.Sprintf("Resumed “%s”: shoppers can claim it again.", out.Name)
+			case models.TemplateArchived:
+				msg = fmt.Sprintf("Archived “%s”: it takes no claims again, and its shared code is free.", out.Name)
+			}
+			return done(msg, back), nil
+		},
+		// A button, not a form to correct: the mistake gets a page of its own.
+		show: func(status int) { p.renderError(c, status, "That did not work", errs[""]) },
+	})
 }

@@ -187,19 +187,6 @@ func namesByID[T any](rows []T, idName func(T) (int64, string)) map[int64]string
 	return out
 }
 
-// redeemForm reads the checkout form for a preview or a redemption; when it
-// is not filled in right it shows it again with the errors (400) and reports
-// false.
-func (p *Pages) redeemForm(c *gin.Context) (page *posPage, code string, amount int64, ok bool) {
-	f, code, amount := readRedeemForm(c)
-	page = &posPage{Redeem: f}
-	if len(f.Errors) > 0 {
-		p.renderPOS(c, http.StatusBadRequest, page)
-		return page, "", 0, false
-	}
-	return page, code, amount, true
-}
-
 // readRedeemForm reads and checks the checkout form; the code comes back
 // normalised.
 func readRedeemForm(c *gin.Context) (f redeemForm, code string, amount int64) {

@@ -73,29 +73,39 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 	f := redeemForm{Code: strings.TrimSpace(c.PostForm("code")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
 		Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
 	page := &posPage{Redeem: f}
-	if len(codes) > services.DefaultMaxCouponsPerOrder {
-		f.Errors.add("code", "Enter at most 5 codes, separated by commas.")
-	}
-	checkOrderID(f.Errors, "order_id", f.OrderID)
-	amount := readOrderAmount(f.Errors, f.Amount)
-	if len(f.Errors) > 0 {
-		p.renderPOS(c, http.StatusBadRequest, page)
-		return
-	}
-	res, err := p.svc.Validate(c.Request.Context(), services.CheckoutRequest{OrderID: f.OrderID,
-		OrderAmountCents: amount, CouponCodes: codes})
-	if err != nil {
-		if !f.Errors.fromRefusal(err, cartRefusals, cartFields) {
-			p.fail(c, err)
-			return
-		}
-		status := http.StatusBadRequest
-		if models.IsCode(err, models.CodeNotFound) {
-			status = http.StatusNotFound
-		}
-		p.renderPOS(c, status, page)
-		return
-	}
+	handleForm(p, c, formPost[int64]{errs: f.Errors,
+		read: func() int64 {
+			if len(codes) > services.DefaultMaxCouponsPerOrder {
+				f.Errors.add("code", "Enter at most 5 codes, separated by commas.")
+			}
+			checkOrderID(f.Errors, "order_id", f.OrderID)
+			return readOrderAmount(f.Errors, f.Amount)
+		},
+		// Pricing changes nothing: its answer is the page.
+		act: func(amount int64) (outcome, error) {
+			res, err := p.svc.Validate(c.Request.Context(), services.CheckoutRequest{OrderID: f.OrderID,
+				OrderAmountCents: amount, CouponCodes: codes})
+			if err != nil {
+				return outcome{}, err
+			}
+			p.showCart(c, page, res)
+			return outcome{}, nil
+		},
+		refused: func(_ int64, err error) bool { return f.Errors.fromRefusal(err, cartRefusals, cartFields) },
+		status: func(err error) int {
+			if models.IsCode(err, models.CodeNotFound) {
+				return http.StatusNotFound
+			}
+			return http.StatusBadRequest
+		},
+		show: func(status int) { p.renderPOS(c, status, page) },
+	})
+}
+
+// showCart shows the checkout with the pricing of several codes: each
+// one's discount or why it does not apply, and the totals (409 when not
+// every one applies).
+func (p *Pages) showCart(c *gin.Context, page *posPage, res *services.CheckoutResult) {
 	cart := &cartPreview{AmountCents: res.OrderAmountCents, DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
 	for _, cc := range res.Coupons {
 		line := cartLine{Code: codeGroups(cc.CouponCode), DiscountCents: cc.DiscountCents}

@@ -122,15 +122,19 @@ func holdFocus(page *holdPage) string {
 	return "hold-order"
 }
 
-// holdForm reads the order number of a confirm or release post; when it is
-// not right it shows the page again with the error (400) and reports false.
-func (p *Pages) holdForm(c *gin.Context) (*holdPage, bool) {
+// postHold is a confirm or release post: it reads the order number and acts
+// on its hold, or shows the page again with the reason it could not.
+func (p *Pages) postHold(c *gin.Context, act func(page *holdPage) (outcome, error)) {
 	page := &holdPage{OrderID: strings.TrimSpace(c.PostForm("order_id")), Errors: formErrors{}}
-	if checkOrderID(page.Errors, "order_id", page.OrderID); len(page.Errors) > 0 {
-		p.renderHold(c, http.StatusBadRequest, page)
-		return page, false
-	}
-	return page, true
+	handleForm(p, c, formPost[noInput]{errs: page.Errors,
+		read: func() noInput {
+			checkOrderID(page.Errors, "order_id", page.OrderID)
+			return noInput{}
+		},
+		act:     func(noInput) (outcome, error) { return act(page) },
+		refused: func(_ noInput, err error) bool { return page.Errors.fromRefusal(err, holdRefusals, holdFields) },
+		show:    func(status int) { p.renderHold(c, status, page) },
+	})
 }
 
 // couponCount says how many coupons, in words.

@@ -12,32 +12,30 @@ import (
 // checkout shows the discount and the amount to pay (after a redirect); on
 // refusal the form comes back with the reason beside the field.
 func (p *Pages) redeemAtTill(c *gin.Context) {
-	page, code, amount, ok := p.redeemForm(c)
-	if !ok {
-		return
-	}
-	f := page.Redeem
-	ctx := c.Request.Context()
-	res, err := p.svc.Redeem(ctx, services.RedeemRequest{
-		CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name,
+	f, code, amount := readRedeemForm(c)
+	page := &posPage{Redeem: f}
+	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
+		act: func(noInput) (outcome, error) {
+			ctx := c.Request.Context()
+			res, err := p.svc.Redeem(ctx, services.RedeemRequest{
+				CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name,
+			})
+			if err != nil {
+				return outcome{}, err
+			}
+			msg := "Redeemed on order " + f.OrderID + ": " + p.money.format(res.DiscountCents) + " off, the customer pays " +
+				p.money.format(res.PayableCents) + "."
+			if res.Duplicate {
+				msg = "Already redeemed on order " + f.OrderID + " (nothing changed): " + p.money.format(res.DiscountCents) +
+					" off, the customer pays " + p.money.format(res.PayableCents) + "."
+			}
+			return done(msg, "/pos"), nil
+		},
+		refused: func(_ noInput, err error) bool {
+			return p.redeemRefusal(c, err, code, f.OrderID, amount, f.Errors)
+		},
+		show: func(status int) { p.renderPOS(c, status, page) },
 	})
-	if err != nil {
-		status, _ := web.StatusOf(err)
-		if !p.redeemRefusal(c, err, code, f.OrderID, amount, page.Redeem.Errors) {
-			p.fail(c, err)
-			return
-		}
-		p.renderPOS(c, status, page)
-		return
-	}
-	msg := "Redeemed on order " + f.OrderID + ": " + p.money.format(res.DiscountCents) + " off, the customer pays " +
-		p.money.format(res.PayableCents) + "."
-	if res.Duplicate {
-		msg = "Already redeemed on order " + f.OrderID + " (nothing changed): " + p.money.format(res.DiscountCents) +
-			" off, the customer pays " + p.money.format(res.PayableCents) + "."
-	}
-	p.flash(c, true, msg)
-	redirect(c, "/pos")
 }
 
 // redeemRefusals say the refusals of a redemption beside their field, when

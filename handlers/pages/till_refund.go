@@ -1,8 +1,6 @@
 package pages
 
 import (
-	"net/http"
-
 	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
@@ -24,29 +22,24 @@ func (p *Pages) refundAtTill(c *gin.Context) {
 	code, shown, orderID := readCodeOrder(c, f.Errors, refundFields)
 	f.Code, f.OrderID = shown, orderID
 	page := &posPage{Refund: f}
-	if len(f.Errors) > 0 {
-		p.renderPOS(c, http.StatusBadRequest, page)
-		return
-	}
-	res, err := p.svc.Refund(c.Request.Context(), services.RefundRequest{CouponCode: code, OrderID: f.OrderID,
-		Cashier: web.Principal(c).Name})
-	if err != nil {
-		status, _ := web.StatusOf(err)
-		if !f.Errors.fromRefusal(err, refundRefusals, refundFields) {
-			p.fail(c, err)
-			return
-		}
-		p.renderPOS(c, status, page)
-		return
-	}
-	where := "the coupon is back in the customer's wallet."
-	if res.StockReturned {
-		where = "the coupon went back to the pool, so someone else can claim it."
-	}
-	msg := "Refunded order " + f.OrderID + ": " + where
-	if res.Duplicate {
-		msg = "Order " + f.OrderID + " was already refunded (nothing changed): " + where
-	}
-	p.flash(c, true, msg)
-	redirect(c, "/pos")
+	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
+		act: func(noInput) (outcome, error) {
+			res, err := p.svc.Refund(c.Request.Context(), services.RefundRequest{CouponCode: code, OrderID: f.OrderID,
+				Cashier: web.Principal(c).Name})
+			if err != nil {
+				return outcome{}, err
+			}
+			where := "the coupon is back in the customer's wallet."
+			if res.StockReturned {
+				where = "the coupon went back to the pool, so someone else can claim it."
+			}
+			msg := "Refunded order " + f.OrderID + ": " + where
+			if res.Duplicate {
+				msg = "Order " + f.OrderID + " was already refunded (nothing changed): " + where
+			}
+			return done(msg, "/pos"), nil
+		},
+		refused: func(_ noInput, err error) bool { return f.Errors.fromRefusal(err, refundRefusals, refundFields) },
+		show:    func(status int) { p.renderPOS(c, status, page) },
+	})
 }

@@ -1,7 +1,6 @@
 package pages
 
 import (
-	"net/http"
 	"strings"
 
 	"couponsvc/handlers/web"
@@ -24,38 +23,36 @@ func (p *Pages) returnPart(c *gin.Context) {
 	f := returnForm{OrderID: strings.TrimSpace(c.PostForm("order_id")), ReturnID: strings.TrimSpace(c.PostForm("return_id")),
 		Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
 	page := &holdPage{Return: f, Errors: formErrors{}}
-	checkOrderID(f.Errors, "return_order_id", f.OrderID)
-	if f.ReturnID == "" {
-		f.Errors.add("return_id", "Enter the return number.")
-	}
-	amount := formMoney(f.Errors, "amount", f.Amount, true)
-	if _, bad := f.Errors["amount"]; !bad && (amount <= 0 || amount > models.MaxMoneyCents) {
-		f.Errors.add("amount", "The returned amount must be more than zero.")
-	}
-	if len(f.Errors) > 0 {
-		p.renderHold(c, http.StatusBadRequest, page)
-		return
-	}
-	res, err := p.svc.ReturnPart(c.Request.Context(), web.Principal(c).Name, f.OrderID, f.ReturnID, amount)
-	if err != nil {
-		if !f.Errors.fromRefusal(err, returnRefusals, returnFields) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.renderHold(c, status, page)
-		return
-	}
-	msg := "Return " + f.ReturnID + " of order " + f.OrderID + " recorded: the customer keeps " +
-		p.money.format(res.KeptAmountCents) + " with " + p.money.format(res.DiscountKeptCents) + " off; " +
-		p.money.format(res.ClawbackCents) + " of discount taken back."
-	if res.FullRefund {
-		msg = "Return " + f.ReturnID + " of order " + f.OrderID + " recorded: the whole order is returned, so its coupons were refunded."
-	}
-	if res.Duplicate {
-		msg = "Return " + f.ReturnID + " of order " + f.OrderID + " was already recorded (nothing changed): the customer keeps " +
-			p.money.format(res.KeptAmountCents) + " with " + p.money.format(res.DiscountKeptCents) + " off."
-	}
-	p.flash(c, true, msg)
-	redirect(c, "/pos/hold")
+	handleForm(p, c, formPost[int64]{errs: f.Errors,
+		read: func() int64 {
+			checkOrderID(f.Errors, "return_order_id", f.OrderID)
+			if f.ReturnID == "" {
+				f.Errors.add("return_id", "Enter the return number.")
+			}
+			amount := formMoney(f.Errors, "amount", f.Amount, true)
+			if _, bad := f.Errors["amount"]; !bad && (amount <= 0 || amount > models.MaxMoneyCents) {
+				f.Errors.add("amount", "The returned amount must be more than zero.")
+			}
+			return amount
+		},
+		act: func(amount int64) (outcome, error) {
+			res, err := p.svc.ReturnPart(c.Request.Context(), web.Principal(c).Name, f.OrderID, f.ReturnID, amount)
+			if err != nil {
+				return outcome{}, err
+			}
+			msg := "Return " + f.ReturnID + " of order " + f.OrderID + " recorded: the customer keeps " +
+				p.money.format(res.KeptAmountCents) + " with " + p.money.format(res.DiscountKeptCents) + " off; " +
+				p.money.format(res.ClawbackCents) + " of discount taken back."
+			if res.FullRefund {
+				msg = "Return " + f.ReturnID + " of order " + f.OrderID + " recorded: the whole order is returned, so its coupons were refunded."
+			}
+			if res.Duplicate {
+				msg = "Return " + f.ReturnID + " of order " + f.OrderID + " was already recorded (nothing changed): the customer keeps " +
+					p.money.format(res.KeptAmountCents) + " with " + p.money.format(res.DiscountKeptCents) + " off."
+			}
+			return done(msg, "/pos/hold"), nil
+		},
+		refused: func(_ int64, err error) bool { return f.Errors.fromRefusal(err, returnRefusals, returnFields) },
+		show:    func(status int) { p.renderHold(c, status, page) },
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"couponsvc/handlers/web"
-	"couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )
@@ -16,19 +15,19 @@ func (p *Pages) revokeToken(c *gin.Context) {
 	if !ok {
 		return
 	}
-	tok, duplicate, err := p.svc.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
-	if models.ErrorCode(err) == models.CodeNotFound {
-		p.notFound(c, "token")
-		return
-	}
-	if err != nil {
-		p.fail(c, err)
-		return
-	}
-	if duplicate {
-		p.flash(c, true, fmt.Sprintf("The token %q was already revoked; nothing changed.", tok.Name))
-	} else {
-		p.flash(c, true, fmt.Sprintf("Revoked the token %q (%s): programs using it are refused from now on.", tok.Name, tok.Role))
-	}
-	redirect(c, "/admin/tokens")
+	handleForm(p, c, formPost[noInput]{read: readNothing,
+		act: func(noInput) (outcome, error) {
+			tok, duplicate, err := p.svc.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
+			if err != nil {
+				return outcome{}, err
+			}
+			if duplicate {
+				return done(fmt.Sprintf("The token %q was already revoked; nothing changed.", tok.Name), "/admin/tokens"), nil
+			}
+			return done(fmt.Sprintf("Revoked the token %q (%s): programs using it are refused from now on.", tok.Name, tok.Role),
+				"/admin/tokens"), nil
+		},
+		refused: notFoundOnly,
+		show:    func(int) { p.notFound(c, "token") },
+	})
 }

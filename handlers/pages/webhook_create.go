@@ -17,25 +17,28 @@ var webhookFields = map[string]string{"url": "url", "event_types": "types", "des
 func (p *Pages) createWebhook(c *gin.Context) {
 	f := webhookForm{URL: strings.TrimSpace(c.PostForm("url")), Description: c.PostForm("description"),
 		Types: map[string]bool{}, Errors: formErrors{}}
-	types := c.PostFormArray("event_types")
-	for _, t := range types {
-		f.Types[t] = true
-	}
-	if f.URL == "" {
-		f.Errors.add("url", "Enter the address to send the events to, such as https://example.com/hooks/coupons.")
-		p.renderWebhooks(c, http.StatusBadRequest, f, nil, "")
-		return
-	}
-	out, err := p.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, services.WebhookInput{
-		URL: &f.URL, EventTypes: types, Description: &f.Description})
-	if err != nil {
-		if !f.Errors.fromError(err, webhookFields) {
-			p.fail(c, err)
-			return
-		}
-		status, _ := web.StatusOf(err)
-		p.renderWebhooks(c, status, f, nil, "")
-		return
-	}
-	p.renderWebhooks(c, http.StatusCreated, webhookForm{Types: map[string]bool{}, Errors: formErrors{}}, &out.Endpoint, out.Secret)
+	handleForm(p, c, formPost[[]string]{errs: f.Errors,
+		read: func() []string {
+			types := c.PostFormArray("event_types")
+			for _, t := range types {
+				f.Types[t] = true
+			}
+			if f.URL == "" {
+				f.Errors.add("url", "Enter the address to send the events to, such as https://example.com/hooks/coupons.")
+			}
+			return types
+		},
+		act: func(types []string) (outcome, error) {
+			out, err := p.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, services.WebhookInput{
+				URL: &f.URL, EventTypes: types, Description: &f.Description})
+			if err != nil {
+				return outcome{}, err
+			}
+			// The secret is shown this once: the answer is the page, not a redirect.
+			p.renderWebhooks(c, http.StatusCreated, webhookForm{Types: map[string]bool{}, Errors: formErrors{}}, &out.Endpoint, out.Secret)
+			return outcome{}, nil
+		},
+		refused: func(_ []string, err error) bool { return f.Errors.fromError(err, webhookFields) },
+		show:    func(status int) { p.renderWebhooks(c, status, f, nil, "") },
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"couponsvc/handlers/web"
-	"couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )
@@ -16,15 +15,12 @@ func (p *Pages) deleteWebhook(c *gin.Context) {
 	if !ok {
 		return
 	}
-	err := p.svc.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
-	if models.ErrorCode(err) == models.CodeNotFound {
-		p.notFound(c, "webhook")
-		return
-	}
-	if err != nil {
-		p.fail(c, err)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Deleted the webhook %d: nothing more is sent to it.", id))
-	redirect(c, "/admin/webhooks")
+	handleForm(p, c, formPost[noInput]{read: readNothing,
+		act: func(noInput) (outcome, error) {
+			err := p.svc.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
+			return done(fmt.Sprintf("Deleted the webhook %d: nothing more is sent to it.", id), "/admin/webhooks"), err
+		},
+		refused: notFoundOnly,
+		show:    func(int) { p.notFound(c, "webhook") },
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"couponsvc/handlers/web"
-	"couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )
@@ -22,15 +21,15 @@ func (p *Pages) resendDelivery(c *gin.Context) {
 		p.notFound(c, "delivery")
 		return
 	}
-	d, err := p.svc.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
-	if models.ErrorCode(err) == models.CodeNotFound {
-		p.notFound(c, "delivery")
-		return
-	}
-	if err != nil {
-		p.fail(c, err)
-		return
-	}
-	p.flash(c, true, fmt.Sprintf("Event %d will be sent again within a second.", d.EventID))
-	redirect(c, fmt.Sprintf("/admin/webhooks/%d", id))
+	handleForm(p, c, formPost[noInput]{read: readNothing,
+		act: func(noInput) (outcome, error) {
+			d, err := p.svc.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
+			if err != nil {
+				return outcome{}, err
+			}
+			return done(fmt.Sprintf("Event %d will be sent again within a second.", d.EventID), fmt.Sprintf("/admin/webhooks/%d", id)), nil
+		},
+		refused: notFoundOnly,
+		show:    func(int) { p.notFound(c, "delivery") },
+	})
 }
