@@ -41,3 +41,15 @@ func (s *Service) expireLapsed(ctx context.Context, c *models.Coupon, now time.T
 	}
 	return heldError(c)
 }
+
+// RunSweeper settles stale reservations and releases expired holds every
+// SweepInterval until ctx ends.
+func (s *Service) RunSweeper(ctx context.Context) {
+	s.runEvery(ctx, s.cfg.SweepInterval, "sweep stale reservations", func(ctx context.Context) error {
+		_, err := s.Sweep(ctx)
+		if _, herr := s.ExpireHolds(ctx); err == nil {
+			err = herr
+		}
+		return err
+	})
+}

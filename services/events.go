@@ -46,7 +46,7 @@ func (s *Service) emitEvents(tx *gorm.DB, evs []newEvent) error {
 		}
 		rows[i] = &models.Event{Type: e.typ, CreatedAt: now, Data: data}
 	}
-	if len(rows) == 1 || !s.writer.rereadIDs {
+	if len(rows) == 1 || !s.rereadIDs {
 		if err := tx.Create(&rows).Error; err != nil {
 			return err
 		}

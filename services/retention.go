@@ -90,3 +90,32 @@ func pruneIDs(db *gorm.DB, model any, where string, args ...any) (int64, error) 
 		}
 	}
 }
+
+// PruneJobs deletes the finished jobs (done or failed) that finished before
+// the cutoff, with their stored input and result, and returns how many.
+// Running and queued jobs are never pruned. Errors: CodeUnavailable.
+func (s *Service) PruneJobs(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	for {
+		var ids []int64
+		err := s.db.WithContext(ctx).Model(&models.Job{}).
+			Where("state IN ? AND finished_at < ?", []string{models.JobDone, models.JobFailed}, before.UTC()).
+			Order("id").Limit(500).Pluck("id", &ids).Error
+		if err != nil {
+			return n, dbError("jobs", err)
+		}
+		if len(ids) == 0 {
+			return n, nil
+		}
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Where("job_id IN ?", ids).Delete(&models.JobChunk{}).Error; err != nil {
+				return err
+			}
+			return tx.Where("id IN ?", ids).Delete(&models.Job{}).Error
+		})
+		if err != nil {
+			return n, dbError("jobs", err)
+		}
+		n += int64(len(ids))
+	}
+}

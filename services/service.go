@@ -266,6 +266,9 @@ type Service struct {
 	tokens  tokenCache
 	metrics *Metrics
 	writer  *couponWriter
+	// rereadIDs says that MySQL may not number the rows of one INSERT
+	// consecutively, so that their ids are read back (couponwriter.go).
+	rereadIDs bool
 	// owner names this instance in the job leases it takes.
 	owner string
 	// endpoints are the enabled webhook endpoints emitEvents fans out to;
@@ -337,6 +340,7 @@ func New(b *Backends, cfg Config) *Service {
 		writers = 4
 	}
 	rereadIDs := b.Dialect == DialectMySQL && !consecutiveIDs(b.DB, cfg.DBTimeout)
+	s.rereadIDs = rereadIDs
 	s.writer = newCouponWriter(b.DB, rereadIDs, writers, cfg.CouponBatch, cfg.DBTimeout,
 		cfg.NewCode, func(n int) { s.metrics.CouponBatchRows.Observe(float64(n)) }, s.emitClaimEvents)
 	return s
@@ -478,3 +482,20 @@ func (c *templateCache) putShared(code string, id int64, now time.Time) {
 // Now returns the service's clock (UTC), for callers that show effective
 // statuses.
 func (s *Service) Now() time.Time { return s.now() }
+
+// runEvery runs pass at once and then every interval until ctx ends; a pass
+// that fails is logged as what, and the next one runs on time.
+func (s *Service) runEvery(ctx context.Context, every time.Duration, what string, pass func(context.Context) error) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if err := pass(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn(what, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -3,7 +3,6 @@ package services
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"couponsvc/models"
 
@@ -12,35 +11,6 @@ import (
 
 // sweepBatch bounds the reservations one pass settles per campaign.
 const sweepBatch = 200
-
-// RunSweeper settles stale reservations and releases expired holds every
-// SweepInterval until ctx ends.
-func (s *Service) RunSweeper(ctx context.Context) {
-	s.runEvery(ctx, s.cfg.SweepInterval, "sweep stale reservations", func(ctx context.Context) error {
-		_, err := s.Sweep(ctx)
-		if _, herr := s.ExpireHolds(ctx); err == nil {
-			err = herr
-		}
-		return err
-	})
-}
-
-// runEvery runs pass at once and then every interval until ctx ends; a pass
-// that fails is logged as what, and the next one runs on time.
-func (s *Service) runEvery(ctx context.Context, every time.Duration, what string, pass func(context.Context) error) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		if err := pass(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn(what, "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
 
 // SweepStats counts what one sweep did.
 type SweepStats struct {
