@@ -160,3 +160,13 @@ func (s *Service) couponCodes(ctx context.Context, entries []models.AuditEntry) 
 func (s *Service) ListTemplateAudit(ctx context.Context, templateID int64, limit int, beforeID int64) (AuditPage, error) {
 	return s.SearchAudit(ctx, AuditFilter{Target: fmt.Sprintf("template:%d", templateID), Before: beforeID, Limit: limit})
 }
+
+// ListAudit returns the newest audit entries first, at most limit.
+func (s *Service) ListAudit(ctx context.Context, limit int) ([]models.AuditEntry, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	var out []models.AuditEntry
+	err := s.db.WithContext(ctx).Order("id DESC").Limit(limit).Find(&out).Error
+	return out, dbError("audit log", err)
+}

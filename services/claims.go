@@ -53,10 +53,6 @@ type ClaimResult struct {
 // refused a slot or ordinal that Redis handed out (Redis had lost a write).
 const maxClaimAttempts = 5
 
-// recentWindow is how long a confirmed reservation still counts as in flight
-// for a reload: far longer than a reload's read of the database takes.
-const recentWindow = time.Minute
-
 // reservation is what coupon_deduct.lua handed out.
 type reservation struct {
 	slot, ordinal, remaining int64

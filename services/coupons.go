@@ -297,3 +297,23 @@ func actorName(s string) string {
 
 // formatTime shows a time to people (UTC, RFC 3339).
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// dropOrderCoupons removes coupons from the order's live coupons and gives
+// their room back, inside tx, after taking the order's row lock (lockOrder).
+func dropOrderCoupons(tx *gorm.DB, orderID string, ids []int64, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := lockOrder(tx, orderID, now); err != nil {
+		return err
+	}
+	res := tx.Exec(`DELETE FROM order_coupons WHERE order_id = ? AND coupon_id IN ?`, orderID, ids)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil
+	}
+	return tx.Exec(`UPDATE checkout_orders SET coupons = coupons - ?, updated_at = ? WHERE order_id = ?`,
+		res.RowsAffected, now, orderID).Error
+}

@@ -274,3 +274,19 @@ func (w *couponWriter) readIDs(tx *gorm.DB, rows []*models.Coupon) error {
 	}
 	return nil
 }
+
+// emitClaimEvents writes the events of a batch of claimed coupons inside the
+// transaction that inserts them: coupon.claimed for each, then the events its
+// claim adds (claimSideEvents).
+func (s *Service) emitClaimEvents(tx *gorm.DB, rows []*couponWrite) error {
+	evs := make([]newEvent, 0, len(rows))
+	for _, r := range rows {
+		evs = append(evs, newEvent{typ: models.EventCouponClaimed, data: models.NewCouponEvent(r.c)})
+		evs = append(evs, r.events...)
+	}
+	return s.emitEvents(tx, evs)
+}
+
+// Close stops the service's background writers once the coupon rows they
+// hold are written. Call it after the last request has finished.
+func (s *Service) Close() { s.writer.close() }

@@ -113,3 +113,6 @@ func redisError(err error) error {
 
 // isRedisNil reports a missing key.
 func isRedisNil(err error) bool { return errors.Is(err, redis.Nil) }
+
+// uniqueReturn is the index that keeps each return of an order once.
+const uniqueReturn = "uq_order_returns_return"

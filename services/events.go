@@ -163,15 +163,3 @@ func (s *Service) ListEvents(ctx context.Context, after int64, limit int) (*Even
 	page.Next = prev
 	return page, nil
 }
-
-// emitClaimEvents writes the events of a batch of claimed coupons inside the
-// transaction that inserts them: coupon.claimed for each, then the events its
-// claim adds (claimSideEvents).
-func (s *Service) emitClaimEvents(tx *gorm.DB, rows []*couponWrite) error {
-	evs := make([]newEvent, 0, len(rows))
-	for _, r := range rows {
-		evs = append(evs, newEvent{typ: models.EventCouponClaimed, data: models.NewCouponEvent(r.c)})
-		evs = append(evs, r.events...)
-	}
-	return s.emitEvents(tx, evs)
-}

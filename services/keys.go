@@ -1,6 +1,9 @@
 package services
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // keys names the Redis keys of couponsvc. Every key of a campaign carries the
 // hash tag {c<campaign_id>} so that a script over them runs on one Redis
@@ -56,3 +59,7 @@ func (k keys) deductKeys(cid, tid int64, requestID string) []string {
 	return []string{k.budget(cid), tpl, tpl + ":free", tpl + ":users", k.idem(cid, requestID), k.pending(cid),
 		tpl + ":rule"}
 }
+
+// recentWindow is how long a confirmed reservation still counts as in flight
+// for a reload: far longer than a reload's read of the database takes.
+const recentWindow = time.Minute

@@ -263,3 +263,21 @@ func readTemplateSnapshot(tx *gorm.DB, t *models.Template, campaignStatus string
 	ts.users = users.String()
 	return ts, nil
 }
+
+type campaignTemplates struct {
+	cid  int64
+	tids []int64
+}
+
+// byCampaign groups templates ordered by campaign.
+func byCampaign(ts []models.Template) []campaignTemplates {
+	var out []campaignTemplates
+	for _, t := range ts {
+		if n := len(out); n > 0 && out[n-1].cid == t.CampaignID {
+			out[n-1].tids = append(out[n-1].tids, t.ID)
+			continue
+		}
+		out = append(out, campaignTemplates{cid: t.CampaignID, tids: []int64{t.ID}})
+	}
+	return out
+}

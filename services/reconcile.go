@@ -230,24 +230,6 @@ func (s *Service) staleHolds(ctx context.Context, repair bool) ([]StaleHold, err
 	return out, nil
 }
 
-type campaignTemplates struct {
-	cid  int64
-	tids []int64
-}
-
-// byCampaign groups templates ordered by campaign.
-func byCampaign(ts []models.Template) []campaignTemplates {
-	var out []campaignTemplates
-	for _, t := range ts {
-		if n := len(out); n > 0 && out[n-1].cid == t.CampaignID {
-			out[n-1].tids = append(out[n-1].tids, t.ID)
-			continue
-		}
-		out = append(out, campaignTemplates{cid: t.CampaignID, tids: []int64{t.ID}})
-	}
-	return out
-}
-
 // reconcileCampaign compares the given templates of one campaign and its
 // budget (nil for a campaign without one) and, with repair, rebuilds the
 // campaign's counters when any of them drifted.

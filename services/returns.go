@@ -26,9 +26,6 @@ type orderReturn struct {
 
 func (orderReturn) TableName() string { return "order_returns" }
 
-// uniqueReturn is the index that keeps each return of an order once.
-const uniqueReturn = "uq_order_returns_return"
-
 // ReturnResult is the answer to a partial return.
 type ReturnResult struct {
 	Duplicate bool

@@ -365,10 +365,6 @@ func pipelined(rdb redis.UniversalClient) redis.Cmdable {
 	return ap
 }
 
-// Close stops the service's background writers once the coupon rows they
-// hold are written. Call it after the last request has finished.
-func (s *Service) Close() { s.writer.close() }
-
 // Metrics returns the service's Prometheus metrics.
 func (s *Service) Metrics() *Metrics { return s.metrics }
 
@@ -400,16 +396,6 @@ func (s *Service) Ready(ctx context.Context) error {
 // audit writes an audit entry inside tx.
 func (s *Service) audit(tx *gorm.DB, actor, action, target, detail string) error {
 	return tx.Create(&models.AuditEntry{Actor: actor, Action: action, Target: target, Detail: detail, CreatedAt: s.now()}).Error
-}
-
-// ListAudit returns the newest audit entries first, at most limit.
-func (s *Service) ListAudit(ctx context.Context, limit int) ([]models.AuditEntry, error) {
-	if limit <= 0 || limit > 1000 {
-		limit = 100
-	}
-	var out []models.AuditEntry
-	err := s.db.WithContext(ctx).Order("id DESC").Limit(limit).Find(&out).Error
-	return out, dbError("audit log", err)
 }
 
 // templateCache keeps templates read on the claim path for a short time, so

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"couponsvc/models"
@@ -50,16 +49,6 @@ func sharedRequestID(tid int64, user, order string, gen int64) string {
 func sharedRequestPrefix(tid int64, user, order string) string {
 	h := sha256.Sum256([]byte(user + "\x00" + order))
 	return "shared:" + strconv.FormatInt(tid, 10) + ":" + hex.EncodeToString(h[:16]) + ":"
-}
-
-// sharedPrefixOf is sharedRequestPrefix of a key made by sharedRequestID;
-// ok is false for any other key.
-func sharedPrefixOf(requestID string) (prefix string, ok bool) {
-	if !strings.HasPrefix(requestID, "shared:") {
-		return "", false
-	}
-	i := strings.LastIndexByte(requestID, ':')
-	return requestID[:i+1], true
 }
 
 // sharedTemplate returns the template that is not archived whose shared
@@ -388,13 +377,4 @@ func (sc *sharedClaim) bornAt(now time.Time, loc *time.Location) {
 	c := sc.coupon
 	c.ClaimedAt, c.UpdatedAt = now, now
 	c.ValidFrom, c.ValidUntil = sc.t.ValidityFor(now, loc)
-}
-
-// sharedCodeOf is the shared code a coupon of t was claimed with at a
-// checkout, or "".
-func sharedCodeOf(c *models.Coupon, t *models.Template) string {
-	if c.ClaimOrderID == nil && c.ID != 0 || t.CodeMode != models.CodeModeShared {
-		return ""
-	}
-	return t.SharedCode
 }

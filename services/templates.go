@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
+	"slices"
 	"time"
 )
 
@@ -105,4 +106,56 @@ func (s *Service) withRemaining(ctx context.Context, ts []models.Template) ([]Te
 		}
 	}
 	return out, nil
+}
+
+// byID reads the row of id afresh (outside any transaction, so that MySQL
+// answers from the latest committed state); what names it in a not-found
+// error.
+func byID[T any](ctx context.Context, db *gorm.DB, what string, id int64) (*T, error) {
+	var row T
+	if err := db.WithContext(ctx).First(&row, id).Error; err != nil {
+		return nil, dbError(fmt.Sprintf("%s %d", what, id), err)
+	}
+	return &row, nil
+}
+
+// GetCampaign returns one campaign. Errors: CodeNotFound, CodeUnavailable.
+func (s *Service) GetCampaign(ctx context.Context, id int64) (*models.Campaign, error) {
+	return byID[models.Campaign](ctx, s.db, "campaign", id)
+}
+
+// ListCampaigns returns every campaign, oldest first.
+func (s *Service) ListCampaigns(ctx context.Context) ([]models.Campaign, error) {
+	var out []models.Campaign
+	err := s.db.WithContext(ctx).Order("id").Find(&out).Error
+	return out, dbError("campaigns", err)
+}
+
+// ListTemplates returns templates with the stock left, newest campaign
+// first: all of them, or when offeredOnly only those on offer, which take
+// claims now as far as the template and its campaign go
+// (models.Template.Claimable, the campaign not paused; sold out ones
+// included). What is not on offer yet stays hidden from shoppers.
+func (s *Service) ListTemplates(ctx context.Context, offeredOnly bool) ([]TemplateView, error) {
+	var ts []models.Template
+	q := s.db.WithContext(ctx).Order("campaign_id DESC, id")
+	if offeredOnly {
+		q = q.Where("status = ?", models.TemplateActive).
+			Where("campaign_id NOT IN (?)", s.db.Model(&models.Campaign{}).Select("id").Where("status = ?", models.CampaignPaused))
+	}
+	if err := q.Find(&ts).Error; err != nil {
+		return nil, dbError("templates", err)
+	}
+	if offeredOnly {
+		now := s.now()
+		ts = slices.DeleteFunc(ts, func(t models.Template) bool { return t.Claimable(now) != nil })
+	}
+	return s.withRemaining(ctx, ts)
+}
+
+// TemplateView is a template with the stock left, as Redis counts it.
+type TemplateView struct {
+	models.Template
+	// Remaining is the stock left; nil when Redis cannot tell right now.
+	Remaining *int64 `json:"remaining"`
 }
