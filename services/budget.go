@@ -33,3 +33,11 @@ func budgetError(ctx context.Context, err error, what string, budget time.Durati
 	return &models.Error{Code: models.CodeUnavailable, Err: fmt.Errorf("%w: %w", errOverBudget, err), Message: fmt.Sprintf(
 		"the %s took longer than its time budget of %s: ask for a shorter range", what, budget)}
 }
+
+// errOverBudget is the cause of a report's or an export's context when its
+// time budget ran out.
+var errOverBudget = errors.New("over its time budget")
+
+// OverBudget reports the error of a report or an export that ran out of its
+// time budget.
+func OverBudget(err error) bool { return errors.Is(err, errOverBudget) }

@@ -482,19 +482,6 @@ func addOrderCoupons(tx *gorm.DB, orderID string, cs []*models.Coupon, now time.
 	return nil
 }
 
-// lockOrder takes the order's row lock inside tx. Every transaction that
-// touches an order's tables takes its checkout_orders row first, then
-// order_coupons, then user_coupons, then coupon_use_log (docs/checkout.md,
-// "Lock order"): two flows on one order then wait for each other instead of
-// deadlocking. A flow whose first statement is a guarded UPDATE of the row
-// (hold, confirm, release, expiry, a return) has the lock already; refund
-// and revoke, which start from a coupon, call this first. An order without
-// a row (redeemed before checkout_orders existed and not backfilled) has no
-// lock to take and nothing of the order's to change.
-func lockOrder(tx *gorm.DB, orderID string, now time.Time) error {
-	return tx.Exec(`UPDATE checkout_orders SET updated_at = ? WHERE order_id = ?`, now, orderID).Error
-}
-
 // lockCoupons takes the locks of the coupons, in id order so that two
 // requests never wait on each other; release gives them back.
 func (s *Service) lockCoupons(ctx context.Context, cs []*models.Coupon) (release func(), err error) {

@@ -3,7 +3,6 @@ package services
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -22,14 +21,6 @@ const (
 
 // MaxReportDays bounds a report's range: a leap year.
 const MaxReportDays = 366
-
-// errOverBudget is the cause of a report's or an export's context when its
-// time budget ran out.
-var errOverBudget = errors.New("over its time budget")
-
-// OverBudget reports the error of a report or an export that ran out of its
-// time budget.
-func OverBudget(err error) bool { return errors.Is(err, errOverBudget) }
 
 // DefaultReportDays is the range of a report that names no dates: the last
 // 30 days, today included.
