@@ -11,6 +11,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/claims"
 	"couponsvc/services/testenv"
 
 	"github.com/redis/go-redis/v9"
@@ -390,7 +392,7 @@ func claimDuplicateWhileNotClaimable(t *testing.T) {
 	tp := f.template(c.ID, 3, 2, 100)
 	first := f.MustClaim(tp.ID, "u1", "k1")
 	paused := models.TemplatePaused
-	if _, err := f.Svc.UpdateTemplate(f.Ctx, "test", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := f.Svc.UpdateTemplate(f.Ctx, "test", tp.ID, admin.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.Claim(tp.ID, "u1", "k1")
@@ -479,18 +481,18 @@ func claimErrInvalidRequest(t *testing.T) {
 	tp := f.template(c.ID, 5, 1, 100)
 	before := f.redisState()
 	for _, r := range []struct {
-		req   services.ClaimRequest
+		req   claims.ClaimRequest
 		field string
 	}{
-		{services.ClaimRequest{TemplateID: 0, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
-		{services.ClaimRequest{TemplateID: -1, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "", IdempotencyKey: "k"}, "user_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: strings.Repeat("u", 65), IdempotencyKey: "k"}, "user_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u|1", IdempotencyKey: "k"}, "user_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "ü", IdempotencyKey: "k"}, "user_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: ""}, "Idempotency-Key"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: strings.Repeat("k", 129)}, "Idempotency-Key"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k\n"}, "Idempotency-Key"},
+		{claims.ClaimRequest{TemplateID: 0, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
+		{claims.ClaimRequest{TemplateID: -1, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "", IdempotencyKey: "k"}, "user_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: strings.Repeat("u", 65), IdempotencyKey: "k"}, "user_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u|1", IdempotencyKey: "k"}, "user_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "ü", IdempotencyKey: "k"}, "user_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: ""}, "Idempotency-Key"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: strings.Repeat("k", 129)}, "Idempotency-Key"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k\n"}, "Idempotency-Key"},
 	} {
 		_, err := f.Svc.Claim(f.Ctx, r.req)
 		assertClaimCode(t, err, models.CodeInvalidRequest, r.field)

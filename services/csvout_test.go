@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/services"
+	"couponsvc/services/core"
 )
 
 // TestCSVWriterNeutralizesFormulas: every cell that begins with =, +, -,
@@ -25,7 +25,7 @@ func TestCSVWriterNeutralizesFormulas(t *testing.T) {
 	}
 	sent := fmt.Sprintf("%q", in)
 	var b bytes.Buffer
-	w := services.NewCSVWriter(&b)
+	w := core.NewCSVWriter(&b)
 	if err := w.Write(in); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,10 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 )
 
@@ -85,7 +89,7 @@ func TestIdentityIdempotencyKeys(t *testing.T) {
 		t.Fatalf("ben's claim answered the coupon of %s", third.Coupon.UserID)
 	}
 	// Each key replays its own claim, byte for byte.
-	for key, want := range map[string]*services.ClaimResult{"Order-Key-1": first, "order-key-1": second} {
+	for key, want := range map[string]*claims.ClaimResult{"Order-Key-1": first, "order-key-1": second} {
 		res, err := f.Claim(tp.ID, "ann", key)
 		if err != nil || !res.Duplicate || res.Coupon.ID != want.Coupon.ID {
 			t.Errorf("replay of %q: %+v, %v; want coupon %d", key, res, err, want.Coupon.ID)
@@ -100,8 +104,8 @@ func TestIdentityIdempotencyKeys(t *testing.T) {
 func TestIdentityOrders(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("ann")
-	redeem := func(order, cashier string) (*services.RedeemResult, error) {
-		return f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 2000, Cashier: cashier})
+	redeem := func(order, cashier string) (*checkout.RedeemResult, error) {
+		return f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 2000, Cashier: cashier})
 	}
 	if res, err := redeem("order-7", "casey"); err != nil || res.Duplicate {
 		t.Fatalf("redeem for order-7: %+v, %v", res, err)
@@ -178,7 +182,7 @@ func TestIdentityUsernames(t *testing.T) {
 		t.Fatalf("create casey twice: %v", err)
 	}
 	login := func(username, password, addr string) (*models.User, error) {
-		_, u, err := svc.Login(ctx, services.LoginRequest{Username: username, Password: password, Addr: addr})
+		_, u, err := svc.Login(ctx, admin.LoginRequest{Username: username, Password: password, Addr: addr})
 		return u, err
 	}
 	for username, password := range map[string]string{"casey": "casey's password", "Casey": "Casey's password"} {
@@ -259,7 +263,7 @@ var identityColumns = map[string][]string{
 func TestIdentityColumnsBinary(t *testing.T) {
 	env := testenv.New(t, services.Config{})
 	db := env.Backends.DB
-	if env.Backends.Dialect != services.DialectMySQL {
+	if env.Backends.Dialect != core.DialectMySQL {
 		var sqls []string
 		if err := db.Raw("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").Scan(&sqls).Error; err != nil {
 			t.Fatal(err)

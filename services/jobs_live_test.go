@@ -8,6 +8,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
 )
 
 const archivedStop = "not_claimable: the template is archived: it makes no more coupons; the job stopped and makes nothing more"
@@ -16,7 +17,7 @@ const archivedStop = "not_claimable: the template is archived: it makes no more 
 func (f *jobFixture) archive(tid int64) {
 	f.T.Helper()
 	st := models.TemplateArchived
-	if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", tid, services.TemplatePatch{Status: &st}); err != nil {
+	if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", tid, admin.TemplatePatch{Status: &st}); err != nil {
 		f.T.Fatalf("archive template %d: %v", tid, err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	codesvc "couponsvc/services/codes"
+	"couponsvc/services/reconcile"
 	"couponsvc/services/testenv"
 )
 
@@ -24,7 +26,7 @@ func newJobFixture(t *testing.T, cfg services.Config) *jobFixture {
 }
 
 // runAll runs svc's jobs until none is left to take.
-func (f *jobFixture) runAll(svc *services.Service) {
+func (f *jobFixture) runAll(svc *services.App) {
 	f.T.Helper()
 	for {
 		ran, err := svc.RunJobOnce(f.Ctx)
@@ -63,7 +65,7 @@ func (f *jobFixture) result(id int64) [][]string {
 // assertNoDrift checks that Redis agrees with the database for tid.
 func (f *jobFixture) assertNoDrift(tid, wantLive int64) {
 	f.T.Helper()
-	rep, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: tid})
+	rep, err := f.Svc.Reconcile(f.Ctx, reconcile.ReconcileRequest{TemplateID: tid})
 	if err != nil {
 		f.T.Fatalf("reconcile: %v", err)
 	}
@@ -153,7 +155,7 @@ func TestGenerateJob(t *testing.T) {
 		assertJobCode(t, err, models.CodeInvalidRequest, "pattern")
 	})
 	t.Run("ErrCount", func(t *testing.T) {
-		for _, n := range []int64{0, -1, services.MaxGenerateCount + 1} {
+		for _, n := range []int64{0, -1, codesvc.MaxGenerateCount + 1} {
 			_, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, n, "")
 			assertJobCode(t, err, models.CodeInvalidRequest, "count")
 		}
@@ -365,13 +367,13 @@ func TestParseUserList(t *testing.T) {
 		"name,user_id\nA,alice\nB,bob\n\n": "alice,bob",
 		"alice\nbob\n":                     "alice,bob",
 	} {
-		got, err := services.ParseUserList(strings.NewReader(in))
+		got, err := codesvc.ParseUserList(strings.NewReader(in))
 		if err != nil || strings.Join(got, ",") != want {
 			t.Errorf("ParseUserList(%q) = %v, %v; want %s", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "user_id\n", "user_id\nnot ok\n"} {
-		_, err := services.ParseUserList(strings.NewReader(in))
+		_, err := codesvc.ParseUserList(strings.NewReader(in))
 		assertJobCode(t, err, models.CodeInvalidRequest, "file")
 	}
 }

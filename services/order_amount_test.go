@@ -12,6 +12,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 )
 
@@ -35,8 +36,8 @@ func (f *holdFixture) orderFigures(orderID string) (amount, returned, discounts,
 	return row.AmountCents, row.ReturnedCents, discounts, returns
 }
 
-func (f *holdFixture) redeem(c *models.Coupon, order string, amount int64) (*services.RedeemResult, error) {
-	return f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "till"})
+func (f *holdFixture) redeem(c *models.Coupon, order string, amount int64) (*checkout.RedeemResult, error) {
+	return f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "till"})
 }
 
 // Combinable coupons redeemed one step at a time on one order: each is
@@ -89,7 +90,7 @@ func TestRedeemStepsStayWithinOrder(t *testing.T) {
 		t.Fatalf("replay: %+v %v", res, err)
 	}
 	// A refund gives its discount back to the order: the next coupon takes it.
-	if _, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: a.Code, OrderID: "till-1", Cashier: "till"}); err != nil {
+	if _, err := f.Svc.Refund(f.Ctx, checkout.RefundRequest{CouponCode: a.Code, OrderID: "till-1", Cashier: "till"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err = f.redeem(c, "till-1", 600)
@@ -115,7 +116,7 @@ func TestRedeemStepNextToHold(t *testing.T) {
 	if err != nil || res.DiscountCents != 100 || res.PayableCents != 0 {
 		t.Fatalf("next to the hold: %+v %v", res, err)
 	}
-	conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "web-1"})
+	conf, err := f.Svc.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "web-1"})
 	if err != nil || conf.DiscountCents != 500 {
 		t.Fatalf("confirm: %+v %v", conf, err)
 	}
@@ -177,7 +178,7 @@ func TestReturnsAfterRefundAndRedeemAgain(t *testing.T) {
 	if _, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r1", 9_999); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: c.Code, OrderID: "o", Cashier: "pos"}); err != nil {
+	if _, err := f.Svc.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: "o", Cashier: "pos"}); err != nil {
 		t.Fatal(err)
 	}
 	// Again with another amount: the order has one.
@@ -298,18 +299,18 @@ func TestRedeemSharedCodeOneAmount(t *testing.T) {
 	f := newSharedFixture(t, 5, 1, combinable)
 	other := f.template(f.campaign.ID, 5, 1, 500, combinable)
 	c := f.MustClaim(other.ID, "dan", "other-1").Coupon
-	if res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "mix", OrderAmountCents: 600}); err != nil || res.DiscountCents != 500 {
+	if res, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "mix", OrderAmountCents: 600}); err != nil || res.DiscountCents != 500 {
 		t.Fatalf("first: %+v %v", res, err)
 	}
 	before := f.remaining()
-	_, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 700, UserID: "dan"})
+	_, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 700, UserID: "dan"})
 	if e := wantCode(t, err, models.CodeIdempotencyMismatch); e.Field != "order_amount_cents" {
 		t.Fatalf("field %q", e.Field)
 	}
 	if f.remaining() != before || f.ordinals("dan") != "" {
 		t.Fatalf("the refused redemption kept its claim: remaining %d (was %d), ordinals %q", f.remaining(), before, f.ordinals("dan"))
 	}
-	res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 600, UserID: "dan"})
+	res, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 600, UserID: "dan"})
 	if err != nil || res.DiscountCents != 100 || res.PayableCents != 0 {
 		t.Fatalf("with the order's amount: %+v %v", res, err)
 	}
@@ -369,7 +370,7 @@ func TestHoldAndLateConfirmNextToSteps(t *testing.T) {
 	if res, err := f.redeem(other, "mix-2", 600); err != nil || res.DiscountCents != 500 {
 		t.Fatalf("step after the expiry: %+v %v", res, err)
 	}
-	_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "mix-2"})
+	_, err = f.Svc.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "mix-2"})
 	wantCode(t, err, models.CodeNotCombinable)
 	if got := f.coupon(held.ID); got.Status != models.CouponIssued {
 		t.Fatalf("the refused confirm used its coupon: %+v", got)

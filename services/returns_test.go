@@ -7,6 +7,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 )
 
@@ -18,7 +19,7 @@ func TestPartialReturns(t *testing.T) {
 	if _, err := f.hold("ret", 10_000, 60, cf, cp); err != nil {
 		t.Fatal(err)
 	}
-	conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "ret"})
+	conf, err := f.Svc.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "ret"})
 	if err != nil || conf.DiscountCents != 2_800 {
 		t.Fatalf("confirm %+v %v", conf, err)
 	}
@@ -52,7 +53,7 @@ func TestPartialReturns(t *testing.T) {
 	_, err = f.Svc.ReturnPart(f.Ctx, "pos", "ret", "r3", 4_501)
 	wantCode(t, err, models.CodeReturnExceedsOrder)
 	// Through Refund, as the refunds endpoint takes it.
-	rr, err := f.Svc.Refund(f.Ctx, services.RefundRequest{OrderID: "ret", ReturnID: "r4", ReturnedAmountCents: 4_500, Cashier: "pos"})
+	rr, err := f.Svc.Refund(f.Ctx, checkout.RefundRequest{OrderID: "ret", ReturnID: "r4", ReturnedAmountCents: 4_500, Cashier: "pos"})
 	if err != nil || rr.Return == nil {
 		t.Fatalf("refund with a return id: %+v %v", rr, err)
 	}
@@ -77,7 +78,7 @@ func TestPartialReturns(t *testing.T) {
 func TestPartialReturnsRace(t *testing.T) {
 	f := newHoldFixture(t, services.Config{})
 	c := f.claim(f.tmpl("", 500, 0, 0), "u1")
-	if _, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "race", OrderAmountCents: 10_000}); err != nil {
+	if _, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "race", OrderAmountCents: 10_000}); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -165,7 +166,7 @@ func TestPartialReturnsTable(t *testing.T) {
 			if _, err := f.hold("o", tc.amount, 60, cs...); err != nil {
 				t.Fatal(err)
 			}
-			conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o"})
+			conf, err := f.Svc.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o"})
 			if err != nil || conf.DiscountCents != tc.given || models.Price(tc.amount, ts).DiscountCents != tc.given {
 				t.Fatalf("confirm %+v %v, want %d off", conf, err, tc.given)
 			}

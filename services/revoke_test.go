@@ -9,6 +9,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 )
 
@@ -154,7 +155,7 @@ func TestRevokeRaceRedeem(t *testing.T) {
 		var dup bool
 		kind := "redeem"
 		if i%2 == 0 {
-			var res *services.RedeemResult
+			var res *checkout.RedeemResult
 			res, err = f.redeem(c, fmt.Sprintf("o%d", i), 10_000)
 			dup = err == nil && res.Duplicate
 		} else {

@@ -5,7 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -57,7 +57,7 @@ func (s *Server) updateCampaign(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	var p services.CampaignPatch
+	var p admin.CampaignPatch
 	if err := web.FirstErr(req.Name.NotNull("name", &p.Name), req.Status.NotNull("status", &p.Status)); err != nil {
 		web.RespondError(c, err)
 		return

@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -36,18 +36,18 @@ type checkoutAnswer struct {
 	State            string                    `json:"state,omitempty" doc:"the hold: held, confirmed, released or expired"`
 	Late             bool                      `json:"late" doc:"confirmed after the hold expired, the coupons being still free"`
 	ExpiresAt        *string                   `json:"expires_at,omitempty" doc:"when the hold ends (RFC 3339, UTC)"`
-	Coupons          []services.CheckoutCoupon `json:"coupons"`
+	Coupons          []checkout.CheckoutCoupon `json:"coupons"`
 	OrderAmountCents int64                     `json:"order_amount_cents"`
 	DiscountCents    int64                     `json:"discount_cents" doc:"the coupons' discounts together (models.Price)"`
 	PayableCents     int64                     `json:"payable_cents" doc:"order amount − discount"`
 }
 
 // checkoutPayload is the JSON payload of a checkout answer.
-func checkoutPayload(r *services.CheckoutResult) gin.H {
+func checkoutPayload(r *checkout.CheckoutResult) gin.H {
 	h := gin.H{"late": r.Late, "coupons": r.Coupons, "order_amount_cents": r.OrderAmountCents,
 		"discount_cents": r.DiscountCents, "payable_cents": r.PayableCents}
 	if r.Coupons == nil {
-		h["coupons"] = []services.CheckoutCoupon{}
+		h["coupons"] = []checkout.CheckoutCoupon{}
 	}
 	if r.OrderID != "" {
 		h["order_id"] = r.OrderID
@@ -95,7 +95,7 @@ func (s *Server) validateCheckout(c *gin.Context) {
 		}
 		userID = p.UserID
 	}
-	sr := services.CheckoutRequest{OrderAmountCents: *req.OrderAmountCents, CouponCodes: req.CouponCodes,
+	sr := checkout.CheckoutRequest{OrderAmountCents: *req.OrderAmountCents, CouponCodes: req.CouponCodes,
 		UserID: userID, Actor: web.Principal(c).Name}
 	if req.OrderID != nil {
 		sr.OrderID = *req.OrderID
@@ -124,7 +124,7 @@ func (s *Server) admitValidate(c *gin.Context, userID string, n int) error {
 	if s.validates == nil {
 		return nil
 	}
-	n = min(max(n, 1), services.DefaultMaxCouponsPerOrder)
+	n = min(max(n, 1), checkout.DefaultMaxCouponsPerOrder)
 	p := web.Principal(c)
 	caller := "session:" + p.Name
 	if viaToken(c) {
@@ -168,7 +168,7 @@ func (s *Server) usableCoupons(c *gin.Context) {
 	}
 	coupons := out.Coupons
 	if coupons == nil {
-		coupons = []services.UsableCoupon{}
+		coupons = []checkout.UsableCoupon{}
 	}
 	best := out.Best
 	if best == nil {
@@ -190,7 +190,7 @@ func (s *Server) holdCoupons(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	sr := services.CheckoutRequest{OrderID: *req.OrderID, OrderAmountCents: *req.OrderAmountCents,
+	sr := checkout.CheckoutRequest{OrderID: *req.OrderID, OrderAmountCents: *req.OrderAmountCents,
 		CouponCodes: req.CouponCodes, UserID: userID, Actor: web.Principal(c).Name}
 	if req.TTLSeconds != nil {
 		if *req.TTLSeconds < 5 || *req.TTLSeconds > 86400 {
@@ -229,7 +229,7 @@ func (s *Server) confirmHold(c *gin.Context) {
 	if c.Request.ContentLength != 0 && !web.BindJSON(c, &req) {
 		return
 	}
-	sr := services.ConfirmRequest{OrderID: c.Param("order_id"), Cashier: web.Principal(c).Name}
+	sr := checkout.ConfirmRequest{OrderID: c.Param("order_id"), Cashier: web.Principal(c).Name}
 	if req.OrderAmountCents != nil {
 		if *req.OrderAmountCents < 1 || *req.OrderAmountCents > models.MaxMoneyCents {
 			web.RespondError(c, models.Invalid("order_amount_cents", "must be between 1 and %d (or left out)", int64(models.MaxMoneyCents)))

@@ -7,7 +7,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/claims"
 
 	"github.com/gin-gonic/gin"
 )
@@ -45,10 +45,10 @@ func (s *Server) claimCoupon(c *gin.Context) {
 	default:
 		userID = *req.UserID
 	}
-	creq := services.ClaimRequest{TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key"),
+	creq := claims.ClaimRequest{TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key"),
 		Admit: func(context.Context) error { return s.claims.allowUser(c, userID) }}
 	res, err := s.svc.Claim(c.Request.Context(), creq)
-	var refused *services.AdmitError
+	var refused *claims.AdmitError
 	if errors.As(err, &refused) {
 		// The limit counts new claims: a replay still gets the first answer.
 		// Only a refused claim pays for the look-up.

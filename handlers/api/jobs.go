@@ -10,7 +10,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )
@@ -82,7 +82,7 @@ func (s *Server) importCodes(c *gin.Context) {
 	body := &cutReader{r: c.Request.Body}
 	j, err := s.svc.StartImport(c.Request.Context(), web.Principal(c).Name, id, body)
 	if body.cut {
-		err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", services.MaxImportBytes>>20))
+		err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", codes.MaxImportBytes>>20))
 	}
 	if err != nil {
 		web.RespondError(c, err)
@@ -101,7 +101,7 @@ func (s *Server) issueCoupons(c *gin.Context) {
 	var users []string
 	if isCSV(c) {
 		body := &cutReader{r: c.Request.Body}
-		list, err := services.ParseUserList(body)
+		list, err := codes.ParseUserList(body)
 		if body.cut {
 			err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", maxIssueBody>>20))
 		}
@@ -156,7 +156,7 @@ func (s *Server) downloadJobResult(c *gin.Context) {
 		return
 	}
 	c.Header("Content-Type", "text/csv; charset=utf-8")
-	c.Header("Content-Disposition", `attachment; filename="`+services.JobResultName(j)+`"`)
+	c.Header("Content-Disposition", `attachment; filename="`+codes.JobResultName(j)+`"`)
 	c.Status(http.StatusOK)
 	if err := s.svc.WriteJobResult(c.Request.Context(), id, c.Writer); err != nil {
 		s.log.Warn("job result cut", "job", id, "err", err)
@@ -169,7 +169,7 @@ func (s *Server) exportCoupons(c *gin.Context) {
 	if !ok {
 		return
 	}
-	f := services.ExportFilter{Status: c.Query("status")}
+	f := codes.ExportFilter{Status: c.Query("status")}
 	for _, q := range []struct {
 		name string
 		dst  *time.Time

@@ -5,7 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -24,7 +24,7 @@ func (s *Server) refundCoupon(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	sr := services.RefundRequest{OrderID: *req.OrderID, Cashier: web.Principal(c).Name}
+	sr := checkout.RefundRequest{OrderID: *req.OrderID, Cashier: web.Principal(c).Name}
 	partial := req.ReturnID != nil || req.ReturnedAmountCents != nil
 	switch {
 	case partial && req.ReturnID == nil:

@@ -5,7 +5,13 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	adminsvc "couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/codes"
+	"couponsvc/services/core"
+	"couponsvc/services/events"
+	"couponsvc/services/reconcile"
+	"couponsvc/services/reports"
 )
 
 // Routes is the table of the operational endpoints and the JSON API: every
@@ -68,7 +74,7 @@ func (s *Server) Routes() []web.Route {
 			Query: []web.Param{{Name: "all", Description: "1: every template, also paused, not yet open or closed ones (admin only)",
 				Schema: map[string]any{"type": "string", "enum": []string{"1"}}}},
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Templates []services.TemplateView `json:"templates"`
+				Templates []core.TemplateView `json:"templates"`
 			}](),
 			Errors: map[int][]string{403: {web.ErrForb}}},
 		{Method: "GET", Path: "/api/v1/templates/:id", Handler: s.getTemplate,
@@ -103,9 +109,9 @@ func (s *Server) Routes() []web.Route {
 		{Method: "GET", Path: "/api/v1/templates/:id/stats", Roles: admin, Handler: s.templateStats,
 			Tag: "campaigns", Summary: "A template's figures and its activity per hour",
 			Query: []web.Param{{Name: "hours", Description: "how many hours of activity (default 24)",
-				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": services.MaxStatsHours}}},
+				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": reports.MaxStatsHours}}},
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Stats services.TemplateStats `json:"stats"`
+				Stats reports.TemplateStats `json:"stats"`
 			}](),
 			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
 
@@ -124,7 +130,7 @@ func (s *Server) Routes() []web.Route {
 				"bad_characters, duplicate_in_file, already_exists, over_stock, bad_user_id, or a claim's refusal " +
 				"for a row with a user_id (user_limit_reached, budget_exhausted, not_claimable).",
 			RawRequest: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
-			MaxBody:    services.MaxImportBytes,
+			MaxBody:    codes.MaxImportBytes,
 			Status:     202, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_claimable"}}},
 		{Method: "POST", Path: "/api/v1/templates/:id/issue", Roles: admin, Handler: s.issueCoupons,
@@ -140,7 +146,7 @@ func (s *Server) Routes() []web.Route {
 		{Method: "GET", Path: "/api/v1/templates/:id/coupons.csv", Roles: admin, Handler: s.exportCoupons,
 			Tag: "jobs", Summary: "Export a template's coupons as CSV (streamed)",
 			Description: "Every coupon of the template, in id order, streamed in constant memory: " +
-				services.ExportHeader + ". status is an effective status; from and to bound claimed_at.",
+				codes.ExportHeader + ". status is an effective status; from and to bound claimed_at.",
 			Query: []web.Param{
 				{Name: "status", Description: "issued, held, used, revoked or expired", Schema: map[string]any{"type": "string",
 					"enum": []string{"issued", "held", "used", "revoked", "expired"}}},
@@ -267,14 +273,14 @@ func (s *Server) Routes() []web.Route {
 				"(a rolled back change), so that a reader never skips one (docs/events.md).",
 			Query: []web.Param{
 				{Name: "after", Description: "the last event id read (0: from the oldest kept)", Schema: map[string]any{"type": "integer", "minimum": 0}},
-				{Name: "limit", Description: "at most this many events (default 100)", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": services.MaxFeedLimit}}},
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.EventPage](),
+				{Name: "limit", Description: "at most this many events (default 100)", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": events.MaxFeedLimit}}},
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[events.EventPage](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/webhooks", Roles: admin, Handler: s.createWebhook,
 			Tag: "events", Summary: "Register a webhook endpoint",
 			Description: "Each event of its types is POSTed to the URL, signed with the secret (Couponsvc-Signature), " +
 				"and retried for at least 3 days until a 2xx answer (docs/events.md).",
-			Request: web.TypeOf[createWebhookRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[services.CreatedWebhook]()},
+			Request: web.TypeOf[createWebhookRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[events.CreatedWebhook]()},
 		{Method: "GET", Path: "/api/v1/webhooks", Roles: admin, Handler: s.listWebhooks,
 			Tag: "events", Summary: "List the webhook endpoints (without their secrets)",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
@@ -314,7 +320,7 @@ func (s *Server) Routes() []web.Route {
 		// Coupons.
 		{Method: "GET", Path: "/api/v1/coupons/:code", Roles: web.Roles(models.RoleCashier, models.RoleAdmin, models.RoleApp),
 			Handler: s.getCoupon, Tag: "coupons", Summary: "Show a coupon and its template",
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.CouponDetail](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[core.CouponDetail](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/coupons/:code/revoke", Roles: admin, Handler: s.revokeCoupon,
 			Tag: "coupons", Summary: "Revoke a coupon",
@@ -341,7 +347,7 @@ func (s *Server) Routes() []web.Route {
 				"stacking rules allow with the largest total discount. A shopper sees only their own.",
 			Query: []web.Param{{Name: "order_amount_cents", Required: true, Description: "the order's amount, before any discount",
 				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": models.MaxMoneyCents}}},
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.Usable](),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[checkout.Usable](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
 
 		// Administration.
@@ -353,14 +359,14 @@ func (s *Server) Routes() []web.Route {
 		{Method: "GET", Path: "/api/v1/tokens", Roles: admin, Handler: s.listTokens,
 			Tag: "admin", Summary: "List the API tokens (never their secrets), newest first",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[struct {
-				Tokens []services.TokenView `json:"tokens"`
+				Tokens []adminsvc.TokenView `json:"tokens"`
 			}]()},
 		{Method: "POST", Path: "/api/v1/tokens/:id/revoke", Roles: admin, Handler: s.revokeToken,
 			Tag: "admin", Summary: "Revoke an API token",
 			Description: "The token stops working at once on this instance and within 5 seconds on the others, with an " +
 				"audit entry. A revoked token again → 200 duplicate.",
 			Status: 200, Results: []string{"ok", "duplicate"}, Answer: web.TypeOf[struct {
-				Token services.TokenView `json:"token"`
+				Token adminsvc.TokenView `json:"token"`
 			}](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/users", Roles: admin, Handler: s.createUser,
@@ -379,7 +385,7 @@ func (s *Server) Routes() []web.Route {
 			Query: []web.Param{
 				{Name: "from", Description: "first day, YYYY-MM-DD in the deployment's zone (default: 29 days before to)",
 					Schema: map[string]any{"type": "string", "format": "date"}},
-				{Name: "to", Description: fmt.Sprintf("last day, included (default: today); at most %d days from from", services.MaxReportDays),
+				{Name: "to", Description: fmt.Sprintf("last day, included (default: today); at most %d days from from", reports.MaxReportDays),
 					Schema: map[string]any{"type": "string", "format": "date"}},
 				{Name: "group_by", Description: "a comma list of day, template and cashier (default: day)",
 					Schema: map[string]any{"type": "string", "pattern": "^(day|template|cashier)(,(day|template|cashier)){0,2}$"}},
@@ -387,7 +393,7 @@ func (s *Server) Routes() []web.Route {
 			Status: 200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/reconcile", Roles: admin, Handler: s.reconcileCounters,
-			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[services.ReconcileReport](),
+			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[reconcile.ReconcileReport](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 	}
 }

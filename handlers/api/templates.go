@@ -5,7 +5,8 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -128,7 +129,7 @@ func (s *Server) listTemplates(c *gin.Context) {
 		return
 	}
 	if out == nil {
-		out = []services.TemplateView{}
+		out = []core.TemplateView{}
 	}
 	web.Respond(c, http.StatusOK, "ok", gin.H{"templates": out})
 }
@@ -166,8 +167,8 @@ type updateTemplateRequest struct {
 }
 
 // patch converts the request, naming the first malformed field.
-func (r *updateTemplateRequest) patch() (services.TemplatePatch, error) {
-	var p services.TemplatePatch
+func (r *updateTemplateRequest) patch() (admin.TemplatePatch, error) {
+	var p admin.TemplatePatch
 	var starts *string
 	err := web.FirstErr(r.Name.NotNull("name", &p.Name), r.Description.NotNull("description", &p.Description),
 		r.ClaimStartsAt.NotNull("claim_starts_at", &starts), r.Status.NotNull("status", &p.Status),

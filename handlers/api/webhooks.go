@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/events"
 
 	"github.com/gin-gonic/gin"
 )
@@ -33,7 +33,7 @@ func (s *Server) createWebhook(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	out, err := s.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, services.WebhookInput{
+	out, err := s.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, events.WebhookInput{
 		URL: req.URL, Secret: req.Secret, EventTypes: req.EventTypes, Description: req.Description})
 	if err != nil {
 		web.RespondError(c, err)
@@ -68,7 +68,7 @@ func (s *Server) updateWebhook(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	in := services.WebhookInput{URL: req.URL, Secret: req.Secret, Description: req.Description, Enabled: req.Enabled}
+	in := events.WebhookInput{URL: req.URL, Secret: req.Secret, Description: req.Description, Enabled: req.Enabled}
 	if req.EventTypes != nil {
 		in.EventTypes = append([]string{}, *req.EventTypes...)
 	}
@@ -120,7 +120,7 @@ func (s *Server) listEvents(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, ok := queryInt(c, "limit", 100, 1, services.MaxFeedLimit)
+	limit, ok := queryInt(c, "limit", 100, 1, events.MaxFeedLimit)
 	if !ok {
 		return
 	}

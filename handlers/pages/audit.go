@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -47,7 +47,7 @@ func (p *Pages) showAudit(c *gin.Context) {
 		Target: strings.TrimSpace(c.Query("target")), From: c.Query("from"), To: c.Query("to"), Errors: formErrors{}}
 	f.Before, _ = strconv.ParseInt(c.Query("before"), 10, 64)
 	page := &auditPage{basePage: basePage{Title: "Audit log", Nav: "audit"}, Filter: f, Actions: auditActions()}
-	filter := services.AuditFilter{Actor: f.Actor, Action: f.Action, Target: f.Target, Before: f.Before, Limit: auditPageSize}
+	filter := admin.AuditFilter{Actor: f.Actor, Action: f.Action, Target: f.Target, Before: f.Before, Limit: auditPageSize}
 	filter.Since = formDay(f.Errors, "from", f.From)
 	if to := formDay(f.Errors, "to", f.To); !to.IsZero() {
 		filter.Until = to.AddDate(0, 0, 1) // the whole day

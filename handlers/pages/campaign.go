@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -19,7 +19,7 @@ type campaignPage struct {
 }
 
 type campaignTemplate struct {
-	services.TemplateView
+	core.TemplateView
 	State string
 }
 

@@ -5,7 +5,8 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
+	"couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )
@@ -17,20 +18,20 @@ import (
 type adminPage struct {
 	basePage
 	Campaigns []adminCampaign
-	Totals    services.TemplateFigures
+	Totals    reports.TemplateFigures
 	Templates int
 	At        time.Time
 }
 
 type adminCampaign struct {
 	models.Campaign
-	Figures   services.CampaignFigures
+	Figures   reports.CampaignFigures
 	Templates []adminTemplate
 }
 
 type adminTemplate struct {
-	services.TemplateView
-	Figures services.TemplateFigures
+	core.TemplateView
+	Figures reports.TemplateFigures
 	State   string
 }
 

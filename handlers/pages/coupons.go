@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -19,9 +20,9 @@ import (
 type couponsPage struct {
 	basePage
 	Filter    couponFilterForm
-	List      services.CouponPage
-	Templates []services.TemplateView
-	Found     *services.CouponHistory
+	List      admin.CouponPage
+	Templates []core.TemplateView
+	Found     *admin.CouponHistory
 	Audit     []auditLine
 	Revoke    revokeForm
 }
@@ -87,7 +88,7 @@ func (p *Pages) fillCoupons(c *gin.Context, page *couponsPage) bool {
 		return false
 	}
 	page.Templates = ts
-	filter := services.CouponFilter{UserID: f.User, Status: f.Status, Code: f.Code, Before: f.Before, Limit: couponPageSize}
+	filter := admin.CouponFilter{UserID: f.User, Status: f.Status, Code: f.Code, Before: f.Before, Limit: couponPageSize}
 	if f.Template != "" {
 		filter.TemplateID = formInt(f.Errors, "template", f.Template, false)
 	}

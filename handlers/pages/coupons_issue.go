@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )
@@ -19,7 +19,7 @@ func (p *Pages) startIssue(c *gin.Context) {
 		return
 	}
 	f := issueForm{UserIDs: c.PostForm("user_ids"), Errors: formErrors{}}
-	users, err := services.ParseUserList(strings.NewReader(f.UserIDs))
+	users, err := codes.ParseUserList(strings.NewReader(f.UserIDs))
 	if err == nil {
 		var j *models.Job
 		if j, err = p.svc.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users); err == nil {

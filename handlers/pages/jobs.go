@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )
@@ -96,6 +96,6 @@ func (p *Pages) showJob(c *gin.Context) {
 		p.fail(c, err)
 		return
 	}
-	p.render(c, http.StatusOK, "job", &jobPage{basePage: basePage{Title: "Job " + services.JobResultName(j), Nav: "admin"},
+	p.render(c, http.StatusOK, "job", &jobPage{basePage: basePage{Title: "Job " + codes.JobResultName(j), Nav: "admin"},
 		Job: j, Template: t, Result: jobResultURL(j.ID)})
 }

@@ -11,7 +11,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -57,7 +57,7 @@ func (p *Pages) login(c *gin.Context) {
 		p.render(c, http.StatusBadRequest, "login", page)
 		return
 	}
-	sid, u, err := p.svc.Login(c.Request.Context(), services.LoginRequest{
+	sid, u, err := p.svc.Login(c.Request.Context(), admin.LoginRequest{
 		Username: username, Password: c.PostForm("password"), Addr: c.ClientIP(),
 	})
 	var e *models.Error

@@ -17,6 +17,7 @@ import (
 	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
 	"couponsvc/templates"
 
 	"github.com/gin-gonic/gin"
@@ -47,7 +48,7 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // checkout and the admin console, with login, sessions and CSRF. Its route
 // table is routes.go; each page action has a file named after it.
 type Pages struct {
-	svc   *services.Service
+	svc   *services.App
 	log   *slog.Logger
 	store *sessions.CookieStore
 	// csrfPlain and csrfTLS check CSRF tokens for requests over plain HTTP and
@@ -61,7 +62,7 @@ type Pages struct {
 }
 
 // New makes the pages of svc.
-func New(svc *services.Service, log *slog.Logger, opts Options) (*Pages, error) {
+func New(svc *services.App, log *slog.Logger, opts Options) (*Pages, error) {
 	key := opts.SessionKey
 	if len(key) == 0 {
 		key = make([]byte, 32)
@@ -81,7 +82,7 @@ func New(svc *services.Service, log *slog.Logger, opts Options) (*Pages, error) 
 		}
 	}
 	p.store = sessions.NewCookieStore(deriveKey(key, "session-auth"), deriveKey(key, "session-encrypt"))
-	p.store.MaxAge(int(services.SessionTTL.Seconds()))
+	p.store.MaxAge(int(admin.SessionTTL.Seconds()))
 	p.csrfPlain = p.newCSRF(deriveKey(key, "csrf"), false)
 	p.csrfTLS = p.newCSRF(deriveKey(key, "csrf"), true)
 	if p.assets, err = assetURLs(static); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/reconcile"
 
 	"github.com/gin-gonic/gin"
 )
@@ -23,12 +23,12 @@ type reconcilePage struct {
 	BudgetsDrifted int64
 	// Last says when a check and the background repair pass last ran;
 	// LastUnknown that Redis could not tell.
-	Last        services.ReconcileRuns
+	Last        reconcile.ReconcileRuns
 	LastUnknown bool
 }
 
 type reconcileRow struct {
-	services.TemplateDrift
+	reconcile.TemplateDrift
 	Name     string
 	Expected int64
 	IsDrift  bool
@@ -36,7 +36,7 @@ type reconcileRow struct {
 
 // budgetRow is a campaign's budget line of the report.
 type budgetRow struct {
-	services.CampaignBudgetDrift
+	reconcile.CampaignBudgetDrift
 	Name    string
 	IsDrift bool
 }
@@ -50,9 +50,9 @@ func (p *Pages) campaignNames(c *gin.Context) (map[int64]string, error) {
 // reconcileNamed compares Redis with the database (and repairs what drifted
 // with repair), and names the templates and campaigns of the report; on a
 // fault it answers the error page and reports false.
-func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (report *services.ReconcileReport,
+func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (report *reconcile.ReconcileReport,
 	templates, campaigns map[int64]string, ok bool) {
-	report, err := p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
+	report, err := p.svc.Reconcile(c.Request.Context(), reconcile.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
 	if err == nil {
 		templates, err = p.templateNames(c)
 	}

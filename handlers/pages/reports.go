@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
+	"couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )
@@ -16,7 +17,7 @@ type reportsPage struct {
 	basePage
 	// From, To and GroupBy are the form's values as typed.
 	From, To, GroupBy string
-	Summary           *services.RedemptionSummary
+	Summary           *reports.RedemptionSummary
 	Chart             chart
 	// CSV is the link to the same report as CSV.
 	CSV    string
@@ -34,7 +35,7 @@ var reportGroupings = []struct{ Value, Label string }{
 // given and refunded per day as a chart, and the groups asked for as a
 // table with a link to the same figures as CSV.
 func (p *Pages) showReports(c *gin.Context) {
-	req := services.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
+	req := reports.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
 	page := &reportsPage{basePage: basePage{Title: "Reports", Nav: "reports"}, From: req.From, To: req.To,
 		GroupBy: req.GroupBy, Errors: formErrors{}}
 	sum, err := p.svc.RedemptionReport(c.Request.Context(), req)
@@ -44,7 +45,7 @@ func (p *Pages) showReports(c *gin.Context) {
 			p.render(c, http.StatusBadRequest, "reports", page)
 			return
 		}
-		if e, ok := err.(*models.Error); ok && services.OverBudget(err) {
+		if e, ok := err.(*models.Error); ok && core.OverBudget(err) {
 			// Said beside the range, the thing to shorten (docs/reports.md).
 			page.Errors.add("to", e.Message)
 			p.render(c, http.StatusServiceUnavailable, "reports", page)

@@ -9,7 +9,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -38,7 +38,7 @@ type shopCampaign struct {
 }
 
 type shopOffer struct {
-	services.TemplateView
+	core.TemplateView
 	State string
 	// Held is how many live coupons of it the shopper holds.
 	Held int64

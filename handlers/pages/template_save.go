@@ -7,7 +7,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -30,7 +30,7 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
 		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")), Errors: formErrors{}}
 	name, desc := f.Name, strings.TrimSpace(f.Description)
-	patch := services.TemplatePatch{Name: &name, Description: &desc}
+	patch := admin.TemplatePatch{Name: &name, Description: &desc}
 	if f.CodeMode != "" {
 		mode, code := f.CodeMode, f.SharedCode
 		patch.CodeMode = &mode

@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -174,7 +174,7 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 // templateNames maps template ids to names.
 func (p *Pages) templateNames(c *gin.Context) (map[int64]string, error) {
 	views, err := p.svc.ListTemplates(c.Request.Context(), false)
-	return namesByID(views, func(v services.TemplateView) (int64, string) { return v.ID, v.Name }), err
+	return namesByID(views, func(v core.TemplateView) (int64, string) { return v.ID, v.Name }), err
 }
 
 // namesByID maps the ids of rows to their names.
@@ -222,7 +222,7 @@ func readOrderAmount(errs formErrors, value string) int64 {
 
 // redeemProblem says, in a cashier's words, why a coupon cannot be redeemed
 // on this order, and beside which field; "" when it can.
-func (p *Pages) redeemProblem(d *services.CouponDetail, orderID string, amount int64) (field, msg string) {
+func (p *Pages) redeemProblem(d *core.CouponDetail, orderID string, amount int64) (field, msg string) {
 	cp, t := d.Coupon, d.Template
 	switch cp.Status {
 	case models.CouponUsed:

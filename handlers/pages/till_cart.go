@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -73,7 +73,7 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 	f := redeemForm{Code: strings.TrimSpace(c.PostForm("code")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
 		Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
 	page := &posPage{Redeem: f}
-	if len(codes) > services.DefaultMaxCouponsPerOrder {
+	if len(codes) > checkout.DefaultMaxCouponsPerOrder {
 		f.Errors.add("code", "Enter at most 5 codes, separated by commas.")
 	}
 	checkOrderID(f.Errors, "order_id", f.OrderID)
@@ -82,7 +82,7 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 		p.renderPOS(c, http.StatusBadRequest, page)
 		return
 	}
-	res, err := p.svc.Validate(c.Request.Context(), services.CheckoutRequest{OrderID: f.OrderID,
+	res, err := p.svc.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
 		OrderAmountCents: amount, CouponCodes: codes})
 	if err != nil {
 		if !f.Errors.fromRefusal(err, cartRefusals, cartFields) {

@@ -3,7 +3,7 @@ package pages
 import (
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -18,7 +18,7 @@ func (p *Pages) redeemAtTill(c *gin.Context) {
 	}
 	f := page.Redeem
 	ctx := c.Request.Context()
-	res, err := p.svc.Redeem(ctx, services.RedeemRequest{
+	res, err := p.svc.Redeem(ctx, checkout.RedeemRequest{
 		CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name,
 	})
 	if err != nil {

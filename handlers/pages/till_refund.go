@@ -5,7 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -28,7 +28,7 @@ func (p *Pages) refundAtTill(c *gin.Context) {
 		p.renderPOS(c, http.StatusBadRequest, page)
 		return
 	}
-	res, err := p.svc.Refund(c.Request.Context(), services.RefundRequest{CouponCode: code, OrderID: f.OrderID,
+	res, err := p.svc.Refund(c.Request.Context(), checkout.RefundRequest{CouponCode: code, OrderID: f.OrderID,
 		Cashier: web.Principal(c).Name})
 	if err != nil {
 		status, _ := web.StatusOf(err)

@@ -3,7 +3,7 @@ package pages
 import (
 	"net/http"
 
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -11,7 +11,7 @@ import (
 // tokensPage is the data of tokens.html.
 type tokensPage struct {
 	basePage
-	Tokens []services.TokenView
+	Tokens []admin.TokenView
 }
 
 // showTokens lists the API tokens, revoked ones included, with a revoke

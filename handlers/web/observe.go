@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -21,11 +22,11 @@ const slowCall = 100 * time.Millisecond
 // Observe gives each request an id (X-Request-ID) and a trace, counts
 // it by route and result, times it, and logs it with the time of each step
 // when it is slow.
-func Observe(svc *services.Service, log *slog.Logger) gin.HandlerFunc {
+func Observe(svc *services.App, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) { observe(svc, log, c) }
 }
 
-func observe(svc *services.Service, log *slog.Logger, c *gin.Context) {
+func observe(svc *services.App, log *slog.Logger, c *gin.Context) {
 	start := time.Now()
 	id := c.GetHeader("X-Request-ID")
 	if id == "" || len(id) > 64 {
@@ -34,7 +35,7 @@ func observe(svc *services.Service, log *slog.Logger, c *gin.Context) {
 		id = hex.EncodeToString(b[:])
 	}
 	c.Header("X-Request-ID", id)
-	ctx, trace := services.WithTrace(c.Request.Context())
+	ctx, trace := core.WithTrace(c.Request.Context())
 	c.Request = c.Request.WithContext(ctx)
 
 	c.Next()

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
+	"couponsvc/services/reconcile"
+	"couponsvc/services/reports"
 )
 
 // OpenAPIJSON is the OpenAPI 3 document of the rows, indented: the JSON API
@@ -30,12 +32,12 @@ func OpenAPIJSON(rows []Route) []byte {
 var openAPISchemas = map[string]reflect.Type{
 	"Campaign":      reflect.TypeFor[models.Campaign](),
 	"Template":      reflect.TypeFor[models.Template](),
-	"TemplateView":  reflect.TypeFor[services.TemplateView](),
+	"TemplateView":  reflect.TypeFor[core.TemplateView](),
 	"Coupon":        reflect.TypeFor[models.CouponView](),
 	"APIToken":      reflect.TypeFor[models.APIToken](),
 	"User":          reflect.TypeFor[models.User](),
-	"TemplateDrift": reflect.TypeFor[services.TemplateDrift](),
-	"TemplateStats": reflect.TypeFor[services.TemplateStats](),
+	"TemplateDrift": reflect.TypeFor[reconcile.TemplateDrift](),
+	"TemplateStats": reflect.TypeFor[reports.TemplateStats](),
 }
 
 func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }

@@ -10,6 +10,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/claims"
+	"couponsvc/services/reconcile"
 )
 
 // Clock is a test's clock: real time shifted by an offset the test moves
@@ -56,7 +58,7 @@ type Fixture struct {
 	*Env
 	T     *testing.T
 	Ctx   context.Context
-	Svc   *services.Service
+	Svc   *services.App
 	Clock *Clock
 	// Actor is who creates the campaigns and templates ("test").
 	Actor string
@@ -134,12 +136,12 @@ func (f *Fixture) Template(tp models.Template, edit ...func(*models.Template)) *
 }
 
 // Claim claims a coupon of template tid for user under key.
-func (f *Fixture) Claim(tid int64, user, key string) (*services.ClaimResult, error) {
-	return f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: tid, UserID: user, IdempotencyKey: key})
+func (f *Fixture) Claim(tid int64, user, key string) (*claims.ClaimResult, error) {
+	return f.Svc.Claim(f.Ctx, claims.ClaimRequest{TemplateID: tid, UserID: user, IdempotencyKey: key})
 }
 
 // MustClaim claims a coupon that must be issued (not a replay).
-func (f *Fixture) MustClaim(tid int64, user, key string) *services.ClaimResult {
+func (f *Fixture) MustClaim(tid int64, user, key string) *claims.ClaimResult {
 	f.T.Helper()
 	res, err := f.Claim(tid, user, key)
 	if err != nil {
@@ -200,7 +202,7 @@ func (f *Fixture) Bearer(tp *models.Template, n int) []models.Coupon {
 			f.T.Fatalf("write bearer coupon %d of template %d: %v", slot, tp.ID, err)
 		}
 	}
-	if _, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: tp.ID, Repair: true, Actor: f.Actor}); err != nil {
+	if _, err := f.Svc.Reconcile(f.Ctx, reconcile.ReconcileRequest{TemplateID: tp.ID, Repair: true, Actor: f.Actor}); err != nil {
 		f.T.Fatalf("load the counters of template %d: %v", tp.ID, err)
 	}
 	return out
