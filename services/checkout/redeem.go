@@ -207,6 +207,33 @@ var errOrderExists = errors.New("the order's row exists")
 // (payable) are priced under the row's lock (priceOnOrder).
 func (s *Checkout) redeemTx(ctx context.Context, t *models.Template, c *models.Coupon, req RedeemRequest, lg *models.UseLog,
 	now time.Time, newOrder bool, owner string, ownerArgs []any, payable *int64) error {
+	return s.redeemTxWith(ctx, t, req, lg, now, newOrder, payable, func(tx *gorm.DB) (*models.Coupon, error) {
+		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
+			return nil, err
+		}
+		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?`+owner+`
+			WHERE id = ? AND status = ? AND version = ?`+ownerGuard(owner),
+			append(append([]any{models.CouponUsed, req.OrderID, now, now}, ownerArgs...), c.ID, models.CouponIssued, c.Version)...)
+		if res.Error != nil {
+			return nil, res.Error
+		}
+		if res.RowsAffected == 0 {
+			return nil, core.ErrRaced
+		}
+		if s.Hooks.AfterRedeemUpdate != nil {
+			s.Hooks.AfterRedeemUpdate(req.OrderID)
+		}
+		return c, nil
+	})
+}
+
+// redeemTxWith is the one transaction of every redemption, of an issued
+// coupon (redeemTx) or of a shared code's fresh claim (retryRedeemClaim):
+// the order's room, then write, which lists the coupon on the order and
+// writes its row used by the order (returning the coupon its event tells
+// of), then the use log row and the event.
+func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req RedeemRequest, lg *models.UseLog,
+	now time.Time, newOrder bool, payable *int64, write func(tx *gorm.DB) (*models.Coupon, error)) error {
 	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The order's row first: its lock and guarded counter refuse a
 		// coupon the order's others cannot share it with.
@@ -233,21 +260,11 @@ func (s *Checkout) redeemTx(ctx context.Context, t *models.Template, c *models.C
 			}
 			lg.DiscountCents, *payable = d, pay
 		}
-		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
+		c, err := write(tx)
+		if err != nil {
 			return err
 		}
-		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?`+owner+`
-			WHERE id = ? AND status = ? AND version = ?`+ownerGuard(owner),
-			append(append([]any{models.CouponUsed, req.OrderID, now, now}, ownerArgs...), c.ID, models.CouponIssued, c.Version)...)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return core.ErrRaced
-		}
-		if s.Hooks.AfterRedeemUpdate != nil {
-			s.Hooks.AfterRedeemUpdate(req.OrderID)
-		}
+		lg.CouponID = c.ID
 		if err := writeUseLog(tx, lg); err != nil {
 			return err
 		}

@@ -100,40 +100,27 @@ func (s *Checkout) redeemClaimed(ctx context.Context, code string, req RedeemReq
 func (s *Checkout) retryRedeemClaim(ctx context.Context, t *models.Template, sc *sharedClaim, req RedeemRequest, out **RedeemResult) error {
 	return retryCheckout(ctx, func() error {
 		now := s.Clock().Truncate(time.Microsecond)
-		var discount, payable int64
 		sc.bornAt(now, s.Cfg.Location)
 		row := *sc.coupon
 		row.Status, row.OrderID, row.UsedAt, row.UpdatedAt = models.CouponUsed, &req.OrderID, &now, now
-		err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
-				return err
-			}
-			// Priced under the row's lock on what the order leaves, as
-			// any one-step redemption (priceOnOrder).
-			var err error
-			if discount, payable, err = priceOnOrder(tx, t, req.OrderID); err != nil {
-				return err
-			}
+		lg := &models.UseLog{OrderID: req.OrderID, UserID: row.UserID, TemplateID: row.TemplateID,
+			OrderAmountCents: req.OrderAmountCents, Cashier: core.ActorName(req.Cashier), UsedAt: now}
+		var payable int64
+		// The order's row exists (ensureOrder): priced under its lock on
+		// what the order leaves, as any one-step redemption (priceOnOrder).
+		err := s.redeemTxWith(ctx, t, req, lg, now, false, &payable, func(tx *gorm.DB) (*models.Coupon, error) {
 			if err := s.insertClaim(tx, sc, &row); err != nil {
-				return err
+				return nil, err
 			}
 			if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{&row}, now); err != nil {
-				return err
+				return nil, err
 			}
-			lg := &models.UseLog{CouponID: row.ID, OrderID: req.OrderID, UserID: row.UserID,
-				TemplateID: row.TemplateID, OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
-				Cashier: core.ActorName(req.Cashier), UsedAt: now}
-			if err := writeUseLog(tx, lg); err != nil {
-				return err
-			}
-			ev := models.NewCouponEvent(&row)
-			ev.OrderAmountCents, ev.DiscountCents, ev.Actor = req.OrderAmountCents, discount, lg.Cashier
-			return s.events.EmitEvent(tx, models.EventCouponRedeemed, ev)
+			return &row, nil
 		})
 		if err := checkoutTx(err); err != nil {
 			return err
 		}
-		*out = &RedeemResult{Coupon: row.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: discount,
+		*out = &RedeemResult{Coupon: row.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
 			PayableCents: payable}
 		return nil
 	})
