@@ -96,11 +96,11 @@ func TestOrderLockRaceRefundRevokeHoldExpiry(t *testing.T) {
 		a, b, c, e := f.claim(tA, user), f.claim(tB, user), f.claim(tC, user), f.claim(tE, user)
 		x := fmt.Sprintf("lock-%d", round)
 		redeem := func(cp *models.Coupon) error {
-			_, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: cp.Code, OrderID: x, OrderAmountCents: 10_000})
+			_, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: cp.Code, OrderID: x, OrderAmountCents: 10_000})
 			return err
 		}
 		refundB := func() error {
-			_, err := f.Svc.Refund(f.Ctx, checkout.RefundRequest{CouponCode: b.Code, OrderID: x, Cashier: "pos"})
+			_, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: b.Code, OrderID: x, Cashier: "pos"})
 			return err
 		}
 		if err := redeem(b); err != nil {
@@ -117,13 +117,13 @@ func TestOrderLockRaceRefundRevokeHoldExpiry(t *testing.T) {
 					fail(round, "refund", err)
 				}
 			case 1:
-				if _, err := f.Svc.Revoke(f.Ctx, "admin", a.Code, false, "lock order test"); err != nil {
+				if _, err := f.Admin.Revoke(f.Ctx, "admin", a.Code, false, "lock order test"); err != nil {
 					fail(round, "revoke", err)
 				}
 			case 2:
 				// The hold's state expires whether or not the revoke took
 				// its coupon first.
-				if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 1 {
+				if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 1 {
 					fail(round, "expiry", fmt.Errorf("released %d holds, want 1 (%v)", n, err))
 				}
 			}

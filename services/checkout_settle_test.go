@@ -89,7 +89,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 		var n int
 		go func() {
 			var err error
-			n, err = f.Svc.ExpireHolds(f.Ctx)
+			n, err = f.Checkout.ExpireHolds(f.Ctx)
 			expired <- err
 		}()
 		time.Sleep(200 * time.Millisecond) // the expiry is waiting for the order's row
@@ -107,7 +107,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 		if f.audits("coupon.hold_expire") != 0 || f.audits("coupon.confirm") != 1 {
 			t.Fatalf("audits: expire %d confirm %d", f.audits("coupon.hold_expire"), f.audits("coupon.confirm"))
 		}
-		if g, err := f.Svc.GetHold(f.Ctx, "o1"); err != nil || g.State != checkout.HoldConfirmed {
+		if g, err := f.Checkout.GetHold(f.Ctx, "o1"); err != nil || g.State != checkout.HoldConfirmed {
 			t.Fatalf("hold %+v %v", g, err)
 		}
 		f.checkInvariants()
@@ -127,7 +127,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 		p.wait(t)
 		conf := make(chan confirmed, 1)
 		go func() {
-			res, err := f.Svc.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
+			res, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
 			conf <- confirmed{res, err}
 		}()
 		time.Sleep(200 * time.Millisecond) // the confirm is waiting for the order's row

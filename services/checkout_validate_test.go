@@ -52,7 +52,7 @@ func TestValidateStackingOnItsLine(t *testing.T) {
 		for _, c := range codes {
 			req.CouponCodes = append(req.CouponCodes, c.Code)
 		}
-		return f.Svc.Validate(f.Ctx, req)
+		return f.Checkout.Validate(f.Ctx, req)
 	}
 
 	t.Run("ExclusiveAmongOthers", func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestValidateOtherUsersCouponIsNotFound(t *testing.T) {
 	bearer := f.Bearer(f.tmpl(models.StackingCombinable, 200, 0, 0), 1)[0]
 	unknown := models.NewCouponCode()
 	validate := func(user string, codes ...string) (*checkout.CheckoutResult, error) {
-		return f.Svc.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 1_000, UserID: user, CouponCodes: codes})
+		return f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 1_000, UserID: user, CouponCodes: codes})
 	}
 	// refusal returns the not_found error and its message with the code
 	// named replaced by "<code>".

@@ -81,7 +81,7 @@ func TestTemplateBornExpired(t *testing.T) {
 				tp := models.Template{CampaignID: c.ID, Name: "x", Kind: models.KindFixed, FaceValueCents: 100,
 					TotalStock: 5, PerUserLimit: 1}
 				c2.edit(&tp)
-				_, err := f.Svc.CreateTemplate(f.Ctx, "test", tp)
+				_, err := f.Admin.CreateTemplate(f.Ctx, "test", tp)
 				assertClaimCode(t, err, models.CodeInvalidRequest, c2.field)
 			})
 		}
@@ -140,13 +140,13 @@ func TestTemplateBornExpired(t *testing.T) {
 		f.assertAgree(c, tp, last)
 	})
 	t.Run("NotOffered", func(t *testing.T) {
-		views, err := f.Svc.ListTemplates(f.Ctx, true)
+		views, err := f.Core.ListTemplates(f.Ctx, true)
 		if err != nil || len(views) != 0 {
 			t.Fatalf("on offer: %d templates, %v; want none", len(views), err)
 		}
-		_, err = f.Svc.ViewOffer(f.Ctx, tp.ID)
+		_, err = f.Core.ViewOffer(f.Ctx, tp.ID)
 		assertClaimCode(t, err, models.CodeNotFound)
-		if all, err := f.Svc.ListTemplates(f.Ctx, false); err != nil || len(all) != 2 {
+		if all, err := f.Core.ListTemplates(f.Ctx, false); err != nil || len(all) != 2 {
 			t.Fatalf("all: %d templates, %v; want 2", len(all), err)
 		}
 	})

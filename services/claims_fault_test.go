@@ -240,7 +240,7 @@ func claimFaultErrUnavailableOutcomeUnknown(t *testing.T) {
 	_, err = f.Claim(tp.ID, "u1", "k1")
 	assertClaimCode(t, err, models.CodeInProgress)
 	f.Clock.Advance(time.Second)
-	st, err := f.Svc.Sweep(f.Ctx)
+	st, err := f.Claims.Sweep(f.Ctx)
 	if err != nil || st.Released != 1 || st.Confirmed != 0 {
 		t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
 	}
@@ -327,11 +327,11 @@ func claimFaultOKSweepKilledProcess(t *testing.T) {
 	if n := f.Env.Backends.Redis.ZCard(f.Ctx, f.Key(c.ID, "pending")).Val(); n != 2 {
 		t.Fatalf("%d pending, want 2", n)
 	}
-	if st, err := f.Svc.Sweep(f.Ctx); err != nil || st != (claimsvc.SweepStats{}) {
+	if st, err := f.Claims.Sweep(f.Ctx); err != nil || st != (claimsvc.SweepStats{}) {
 		t.Fatalf("sweep of young reservations = %+v, %v; want nothing done", st, err)
 	}
 	f.Clock.Advance(51 * time.Millisecond)
-	st, err := f.Svc.Sweep(f.Ctx)
+	st, err := f.Claims.Sweep(f.Ctx)
 	if err != nil || st != (claimsvc.SweepStats{Confirmed: 1, Released: 1}) {
 		t.Fatalf("sweep = %+v, %v; want 1 confirmed, 1 released", st, err)
 	}
@@ -343,7 +343,7 @@ func claimFaultOKSweepKilledProcess(t *testing.T) {
 	if n := rdb.Exists(f.Ctx, f.Key(c.ID, "idem:k1")).Val(); n != 0 {
 		t.Errorf("k1 still held after its reservation %s was given back", m1)
 	}
-	if st, err := f.Svc.Sweep(f.Ctx); err != nil || st != (claimsvc.SweepStats{}) {
+	if st, err := f.Claims.Sweep(f.Ctx); err != nil || st != (claimsvc.SweepStats{}) {
 		t.Fatalf("second sweep = %+v, %v; want nothing done", st, err)
 	}
 	// k2 answers its coupon; k1 claims afresh, in the slot it had.
@@ -369,7 +369,7 @@ func claimFaultOKSweepKeyOfAnotherCampaign(t *testing.T) {
 	before := f.redisState()
 	f.deductDirect(b.ID, tb.ID, "u1", "k1")
 	f.Clock.Advance(time.Second)
-	st, err := f.Svc.Sweep(f.Ctx)
+	st, err := f.Claims.Sweep(f.Ctx)
 	if err != nil || st != (claimsvc.SweepStats{Released: 1}) {
 		t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
 	}
@@ -390,7 +390,7 @@ func (f *claimFixture) deductDirect(cid, tid int64, user, key string) string {
 	if vals[0].(int64) != lua.DeductReserved {
 		f.T.Fatalf("coupon_deduct.lua = %v, want reserved", vals)
 	}
-	tp, err := f.Svc.GetTemplate(f.Ctx, tid)
+	tp, err := f.Core.GetTemplate(f.Ctx, tid)
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 	close(gate)
 	wg.Wait()
 	// A quiet moment: whatever reads the counters loads what is missing.
-	if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil {
+	if _, err := f.Core.ListTemplates(f.Ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -153,7 +153,7 @@ func (f *claimFixture) assertAgree(c *models.Campaign, ts ...*models.Template) {
 		f.T.Errorf("campaign %d: Redis budget %q, want %s", c.ID, got, wantBudget)
 	}
 	for _, tp := range ts {
-		tp, err := f.Svc.GetTemplate(f.Ctx, tp.ID)
+		tp, err := f.Core.GetTemplate(f.Ctx, tp.ID)
 		if err != nil {
 			f.T.Fatal(err)
 		}
@@ -392,7 +392,7 @@ func claimDuplicateWhileNotClaimable(t *testing.T) {
 	tp := f.template(c.ID, 3, 2, 100)
 	first := f.MustClaim(tp.ID, "u1", "k1")
 	paused := models.TemplatePaused
-	if _, err := f.Svc.UpdateTemplate(f.Ctx, "test", tp.ID, admin.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := f.Admin.UpdateTemplate(f.Ctx, "test", tp.ID, admin.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.Claim(tp.ID, "u1", "k1")
@@ -494,7 +494,7 @@ func claimErrInvalidRequest(t *testing.T) {
 		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: strings.Repeat("k", 129)}, "Idempotency-Key"},
 		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k\n"}, "Idempotency-Key"},
 	} {
-		_, err := f.Svc.Claim(f.Ctx, r.req)
+		_, err := f.Claims.Claim(f.Ctx, r.req)
 		assertClaimCode(t, err, models.CodeInvalidRequest, r.field)
 	}
 	f.assertRedisUnchanged(before)
@@ -570,7 +570,7 @@ func TestClaimIdempotency(t *testing.T) {
 			w := setup(t)
 			f := w.f
 			// Load every campaign first, so that nothing is left to change.
-			if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil {
+			if _, err := f.Core.ListTemplates(f.Ctx, false); err != nil {
 				t.Fatal(err)
 			}
 			before := f.redisState()
@@ -599,7 +599,7 @@ func TestClaimIdempotency(t *testing.T) {
 			if cs := f.Coupons(); len(cs) != 1 || cs[0].ID != w.first.ID {
 				t.Fatalf("coupons %+v, want only coupon %d", cs, w.first.ID)
 			}
-			if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil { // loads what was not
+			if _, err := f.Core.ListTemplates(f.Ctx, false); err != nil { // loads what was not
 				t.Fatal(err)
 			}
 			f.assertAgree(w.a, w.a1, w.a2)

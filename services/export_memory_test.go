@@ -42,11 +42,11 @@ func TestExportBoundedMemory(t *testing.T) {
 	f := newJobFixture(t, services.Config{JobBatch: 5000})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: int64(count)})
-	if _, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, int64(count), ""); err != nil {
+	if _, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, int64(count), ""); err != nil {
 		t.Fatal(err)
 	}
 	f.runAll(f.Svc)
-	if err := f.Svc.CheckExport(f.Ctx, tp.ID, codesvc.ExportFilter{}); err != nil {
+	if err := f.Codes.CheckExport(f.Ctx, tp.ID, codesvc.ExportFilter{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -74,7 +74,7 @@ func TestExportBoundedMemory(t *testing.T) {
 		}
 	}()
 	var out lineCounter
-	n, err := f.Svc.ExportCoupons(f.Ctx, tp.ID, codesvc.ExportFilter{}, &out)
+	n, err := f.Codes.ExportCoupons(f.Ctx, tp.ID, codesvc.ExportFilter{}, &out)
 	close(stop)
 	wg.Wait()
 	if err != nil || n != int64(count) || out.lines != int64(count)+1 {
@@ -97,14 +97,14 @@ func TestExportFilters(t *testing.T) {
 	a := f.MustClaim(tp.ID, "alice", "k1").Coupon
 	f.Clock.Advance(time.Hour)
 	b := f.MustClaim(tp.ID, "alice", "k2").Coupon
-	if _, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: b.Code, OrderID: "o1", OrderAmountCents: 1000, Cashier: "c"}); err != nil {
+	if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: b.Code, OrderID: "o1", OrderAmountCents: 1000, Cashier: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(31 * 24 * time.Hour) // a expires
 	export := func(flt codesvc.ExportFilter) []string {
 		t.Helper()
 		var buf bytes.Buffer
-		if _, err := f.Svc.ExportCoupons(f.Ctx, tp.ID, flt, &buf); err != nil {
+		if _, err := f.Codes.ExportCoupons(f.Ctx, tp.ID, flt, &buf); err != nil {
 			t.Fatal(err)
 		}
 		var codes []string
@@ -138,7 +138,7 @@ func TestExportFilters(t *testing.T) {
 		{codesvc.ExportFilter{Status: "lost"}, "status"},
 		{codesvc.ExportFilter{From: b.ClaimedAt, To: a.ClaimedAt}, "to"},
 	} {
-		assertJobCode(t, f.Svc.CheckExport(f.Ctx, tp.ID, tt.f), models.CodeInvalidRequest, tt.field)
+		assertJobCode(t, f.Codes.CheckExport(f.Ctx, tp.ID, tt.f), models.CodeInvalidRequest, tt.field)
 	}
-	assertJobCode(t, f.Svc.CheckExport(f.Ctx, 999999, codesvc.ExportFilter{}), models.CodeNotFound, "")
+	assertJobCode(t, f.Codes.CheckExport(f.Ctx, 999999, codesvc.ExportFilter{}), models.CodeNotFound, "")
 }

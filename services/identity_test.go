@@ -46,7 +46,7 @@ func TestIdentityClaimsPerUser(t *testing.T) {
 		t.Fatalf("%d coupons, want %d", len(f.Coupons()), len(caseVariants))
 	}
 	for _, user := range caseVariants {
-		cs, err := f.Svc.ListUserCoupons(f.Ctx, user)
+		cs, err := f.Core.ListUserCoupons(f.Ctx, user)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestIdentityClaimsPerUser(t *testing.T) {
 		_, err := f.Claim(tp.ID, user, fmt.Sprintf("identity-again-%d", i))
 		assertClaimCode(t, err, models.CodeUserLimitReached)
 	}
-	if cs, err := f.Svc.ListUserCoupons(f.Ctx, "cASEY6213"); err != nil || len(cs) != 0 {
+	if cs, err := f.Core.ListUserCoupons(f.Ctx, "cASEY6213"); err != nil || len(cs) != 0 {
 		t.Errorf("coupons of cASEY6213, who claimed none: %+v, %v", cs, err)
 	}
 	f.assertAgree(c, tp)
@@ -105,7 +105,7 @@ func TestIdentityOrders(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("ann")
 	redeem := func(order, cashier string) (*checkout.RedeemResult, error) {
-		return f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 2000, Cashier: cashier})
+		return f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 2000, Cashier: cashier})
 	}
 	if res, err := redeem("order-7", "casey"); err != nil || res.Duplicate {
 		t.Fatalf("redeem for order-7: %+v, %v", res, err)
@@ -140,7 +140,7 @@ func TestIdentityOrders(t *testing.T) {
 
 	// The cashiers casey and Casey each see their own redemptions.
 	for cashier, order := range map[string]string{"casey": "order-7", "Casey": "ORDER-7"} {
-		rs, err := f.Svc.ListCashierRedemptions(f.Ctx, cashier, 10)
+		rs, err := f.Core.ListCashierRedemptions(f.Ctx, cashier, 10)
 		if err != nil || len(rs) != 1 || rs[0].OrderID != order {
 			t.Errorf("redemptions of cashier %s: %+v, %v; want only %s", cashier, rs, err, order)
 		}
@@ -153,7 +153,7 @@ func TestIdentityCouponCodes(t *testing.T) {
 	// A code is typed in capitals or not, with or without dashes: the one
 	// normalisation there is, before the lookup.
 	lower := strings.ToLower(c.Code[:4] + "-" + c.Code[4:8] + "-" + c.Code[8:])
-	if d, err := f.Svc.GetCoupon(f.Ctx, lower); err != nil || d.Coupon.ID != c.ID {
+	if d, err := f.Core.GetCoupon(f.Ctx, lower); err != nil || d.Coupon.ID != c.ID {
 		t.Fatalf("GetCoupon(%q) = %+v, %v", lower, d, err)
 	}
 	// Accented and full-width look-alikes are no code characters.
@@ -162,7 +162,7 @@ func TestIdentityCouponCodes(t *testing.T) {
 		c.Code[:1] + "\u0301" + c.Code[1:],                           // a combining accent
 		strings.Map(func(r rune) rune { return r + 0xFEE0 }, c.Code), // full width
 	} {
-		_, err := f.Svc.GetCoupon(f.Ctx, variant)
+		_, err := f.Core.GetCoupon(f.Ctx, variant)
 		assertClaimCode(t, err, models.CodeInvalidRequest, "code")
 	}
 }

@@ -24,20 +24,20 @@ func TestSearchAudit(t *testing.T) {
 	start := f.Clock.Now()
 	f.Clock.Advance(time.Hour)
 	for i := range 7 {
-		if _, err := f.Svc.AddStock(f.Ctx, "stocker", f.tmpl.ID, 1, fmt.Sprintf("more %d", i)); err != nil {
+		if _, err := f.Admin.AddStock(f.Ctx, "stocker", f.tmpl.ID, 1, fmt.Sprintf("more %d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f.Clock.Advance(time.Hour)
-	if _, err := f.Svc.Revoke(f.Ctx, "admin-ann", c2.Code, false, "abuse"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin-ann", c2.Code, false, "abuse"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c1.Code, OrderID: "O-1", Cashier: "cashier"}); err != nil {
+	if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c1.Code, OrderID: "O-1", Cashier: "cashier"}); err != nil {
 		t.Fatal(err)
 	}
 	search := func(flt admin.AuditFilter) admin.AuditPage {
 		t.Helper()
-		page, err := f.Svc.SearchAudit(f.Ctx, flt)
+		page, err := f.Admin.SearchAudit(f.Ctx, flt)
 		if err != nil {
 			t.Fatalf("search %+v: %v", flt, err)
 		}
@@ -95,7 +95,7 @@ func TestSearchAudit(t *testing.T) {
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		_, err := f.Svc.SearchAudit(f.Ctx, admin.AuditFilter{Target: "not a code", Since: start, Until: start,
+		_, err := f.Admin.SearchAudit(f.Ctx, admin.AuditFilter{Target: "not a code", Since: start, Until: start,
 			Actor: strings.Repeat("a", 101)})
 		var fields []string
 		for _, fe := range models.FieldsOf(err) {
@@ -119,14 +119,14 @@ func TestListCoupons(t *testing.T) {
 	if _, err := f.redeem(cs[0], "O-1", 10_000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Revoke(f.Ctx, "admin-ann", cs[2].Code, true, "shared publicly"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin-ann", cs[2].Code, true, "shared publicly"); err != nil {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(72 * time.Hour) // the issued ones expire (valid to the end of the next day)
 	c6 := f.claim("u4")
 	list := func(flt admin.CouponFilter) string {
 		t.Helper()
-		p, err := f.Svc.ListCoupons(f.Ctx, flt)
+		p, err := f.Admin.ListCoupons(f.Ctx, flt)
 		if err != nil {
 			t.Fatalf("list %+v: %v", flt, err)
 		}
@@ -159,7 +159,7 @@ func TestListCoupons(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, c.want)
 		}
 	}
-	_, err := f.Svc.ListCoupons(f.Ctx, admin.CouponFilter{Status: "gone", Code: "n!", UserID: "a|b"})
+	_, err := f.Admin.ListCoupons(f.Ctx, admin.CouponFilter{Status: "gone", Code: "n!", UserID: "a|b"})
 	var fields []string
 	for _, fe := range models.FieldsOf(err) {
 		fields = append(fields, fe.Field)
@@ -168,7 +168,7 @@ func TestListCoupons(t *testing.T) {
 		t.Errorf("bad filters: %v, fields %v; want user_id, code and status", err, fields)
 	}
 
-	h, err := f.Svc.GetCouponHistory(f.Ctx, cs[2].Code)
+	h, err := f.Admin.GetCouponHistory(f.Ctx, cs[2].Code)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestListCoupons(t *testing.T) {
 		h.Revocation.Actor != "admin-ann" || len(h.Audit) != 1 || len(h.Uses) != 0 {
 		t.Fatalf("history of the revoked coupon: %+v", h)
 	}
-	h, err = f.Svc.GetCouponHistory(f.Ctx, cs[0].Code)
+	h, err = f.Admin.GetCouponHistory(f.Ctx, cs[0].Code)
 	if err != nil {
 		t.Fatal(err)
 	}

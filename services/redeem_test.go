@@ -84,7 +84,7 @@ func (f *checkoutFixture) liveLogs(couponID int64) []models.UseLog {
 }
 
 func (f *checkoutFixture) redeem(c *models.Coupon, order string, amount int64) (*checkout.RedeemResult, error) {
-	return f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "cashier"})
+	return f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "cashier"})
 }
 
 func (f *checkoutFixture) mustRedeem(c *models.Coupon, order string, amount int64) *checkout.RedeemResult {
@@ -97,7 +97,7 @@ func (f *checkoutFixture) mustRedeem(c *models.Coupon, order string, amount int6
 }
 
 func (f *checkoutFixture) refund(c *models.Coupon, order string) (*checkout.RefundResult, error) {
-	return f.Svc.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "cashier"})
+	return f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "cashier"})
 }
 
 func (f *checkoutFixture) mustRefund(c *models.Coupon, order string) *checkout.RefundResult {
@@ -119,7 +119,7 @@ func (f *checkoutFixture) lockKey(c *models.Coupon) string {
 // counters from the database when Redis lost them.
 func (f *checkoutFixture) remaining() int64 {
 	f.T.Helper()
-	v, err := f.Svc.ViewTemplate(f.Ctx, f.tmpl.ID)
+	v, err := f.Core.ViewTemplate(f.Ctx, f.tmpl.ID)
 	if err != nil || v.Remaining == nil {
 		f.T.Fatalf("view template: %+v, %v", v, err)
 	}
@@ -277,7 +277,7 @@ func redeemOK(t *testing.T) {
 func redeemOKWithOwner(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
-	res, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: strings.ToLower(c.Code[:4]) + "-" + c.Code[4:],
+	res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: strings.ToLower(c.Code[:4]) + "-" + c.Code[4:],
 		OrderID: "o1", OrderAmountCents: 300, UserID: "u1", Cashier: "pos-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -334,7 +334,7 @@ func redeemErrAlreadyUsed(t *testing.T) {
 func redeemErrRevoked(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
-	if _, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "fraud"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "fraud"); err != nil {
 		t.Fatal(err)
 	}
 	_, err := f.redeem(c, "o1", 10_000)
@@ -442,7 +442,7 @@ func TestRedeemBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.Cashier = "cashier"
-			_, err := f.Svc.Redeem(f.Ctx, tc.req)
+			_, err := f.Checkout.Redeem(f.Ctx, tc.req)
 			e := wantCode(t, err, tc.code)
 			if e.Field != tc.field || e.Forbidden != tc.forbidden {
 				t.Fatalf("field %q forbidden %t, want %q %t (%v)", e.Field, e.Forbidden, tc.field, tc.forbidden, err)
@@ -631,7 +631,7 @@ func TestRedeemLockLost(t *testing.T) {
 			}
 			waitUntil(t, "the lock is gone", func() bool { n, _ := rdb.Exists(f.Ctx, key).Result(); return n == 0 })
 			go func() {
-				res, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "fast", OrderAmountCents: 1000, Cashier: "b"})
+				res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "fast", OrderAmountCents: 1000, Cashier: "b"})
 				fastDone <- outcome{res, err}
 			}()
 			// On MySQL the second redemption reads the coupon, takes the free
@@ -737,7 +737,7 @@ func TestListCouponsAndRedemptions(t *testing.T) {
 	f.mustRedeem(c1, "o1", 1000)
 	f.Clock.Advance(48 * time.Hour) // past the end of the day after the claim's
 
-	views, err := f.Svc.ListUserCoupons(f.Ctx, "u1")
+	views, err := f.Core.ListUserCoupons(f.Ctx, "u1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,26 +748,26 @@ func TestListCouponsAndRedemptions(t *testing.T) {
 	if len(views) != 2 || status[c1.ID] != models.CouponUsed || status[c2.ID] != models.CouponExpired {
 		t.Fatalf("views %+v", views)
 	}
-	d, err := f.Svc.GetCoupon(f.Ctx, strings.ToLower(c2.Code))
+	d, err := f.Core.GetCoupon(f.Ctx, strings.ToLower(c2.Code))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Coupon.ID != c2.ID || d.Coupon.Status != models.CouponExpired || d.Template.ID != f.tmpl.ID {
 		t.Fatalf("detail %+v", d)
 	}
-	_, err = f.Svc.GetCoupon(f.Ctx, mistype(c2.Code))
+	_, err = f.Core.GetCoupon(f.Ctx, mistype(c2.Code))
 	if e := wantCode(t, err, models.CodeInvalidRequest); e.Field != "code" {
 		t.Fatalf("field %q", e.Field)
 	}
-	_, err = f.Svc.GetCoupon(f.Ctx, models.NewCouponCode())
+	_, err = f.Core.GetCoupon(f.Ctx, models.NewCouponCode())
 	wantCode(t, err, models.CodeNotFound)
-	_, err = f.Svc.ListUserCoupons(f.Ctx, "")
+	_, err = f.Core.ListUserCoupons(f.Ctx, "")
 	wantCode(t, err, models.CodeInvalidRequest)
-	if views, err := f.Svc.ListUserCoupons(f.Ctx, "nobody"); err != nil || len(views) != 0 {
+	if views, err := f.Core.ListUserCoupons(f.Ctx, "nobody"); err != nil || len(views) != 0 {
 		t.Fatalf("nobody: %v %v", views, err)
 	}
 
-	uses, err := f.Svc.ListCashierRedemptions(f.Ctx, "cashier", 10)
+	uses, err := f.Core.ListCashierRedemptions(f.Ctx, "cashier", 10)
 	if err != nil || len(uses) != 1 || uses[0].CouponID != c1.ID {
 		t.Fatalf("uses %+v %v", uses, err)
 	}

@@ -109,7 +109,7 @@ func refundBadInput(t *testing.T) {
 		{"UnknownCode", models.NewCouponCode(), "o1", "", models.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.Svc.Refund(f.Ctx, checkout.RefundRequest{CouponCode: tc.code, OrderID: tc.order, Cashier: "x"})
+			_, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: tc.code, OrderID: tc.order, Cashier: "x"})
 			if e := wantCode(t, err, tc.want); e.Field != tc.field {
 				t.Fatalf("field %q, want %q", e.Field, tc.field)
 			}

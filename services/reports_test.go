@@ -47,7 +47,7 @@ func newReportFixture(t *testing.T, loc *time.Location, events []reportEvent) *r
 		res := f.MustClaim(f.templates[e.template].ID, "shopper", fmt.Sprint("claim-", i))
 		f.Clock.Set(mustUTC(t, e.at))
 		order := fmt.Sprint("order-", i)
-		if _, err := f.Svc.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: res.Coupon.Code, OrderID: order,
+		if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: res.Coupon.Code, OrderID: order,
 			OrderAmountCents: e.amount, Cashier: e.cashier}); err != nil {
 			t.Fatalf("redeem %d: %v", i, err)
 		}
@@ -58,7 +58,7 @@ func newReportFixture(t *testing.T, loc *time.Location, events []reportEvent) *r
 	}
 	for _, r := range refunds {
 		f.Clock.Set(r.at)
-		if _, err := f.Svc.Refund(f.Ctx, checkout.RefundRequest{CouponCode: r.code, OrderID: r.order, Cashier: "x"}); err != nil {
+		if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: r.code, OrderID: r.order, Cashier: "x"}); err != nil {
 			t.Fatalf("refund %s: %v", r.order, err)
 		}
 	}
@@ -119,7 +119,7 @@ func (f *reportFixture) stream(req reports.ReportRequest) []reports.ReportRow {
 	f.T.Helper()
 	var rows []reports.ReportRow
 	started := 0
-	err := f.Svc.StreamRedemptionReport(f.Ctx, req, func(reports.ReportQuery) error { started++; return nil },
+	err := f.Reports.StreamRedemptionReport(f.Ctx, req, func(reports.ReportQuery) error { started++; return nil },
 		func(r reports.ReportRow) error {
 			if started != 1 {
 				f.T.Fatalf("a row before the start")
@@ -210,7 +210,7 @@ func TestRedemptionReportDaysInZone(t *testing.T) {
 		}
 	})
 	t.Run("Summary", func(t *testing.T) {
-		sum, err := f.Svc.RedemptionReport(f.Ctx, reports.ReportRequest{From: "2026-03-06", To: "2026-03-10", GroupBy: "template"})
+		sum, err := f.Reports.RedemptionReport(f.Ctx, reports.ReportRequest{From: "2026-03-06", To: "2026-03-10", GroupBy: "template"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			called := false
-			err := f.Svc.StreamRedemptionReport(f.Ctx, c.req, func(reports.ReportQuery) error { called = true; return nil },
+			err := f.Reports.StreamRedemptionReport(f.Ctx, c.req, func(reports.ReportQuery) error { called = true; return nil },
 				func(reports.ReportRow) error { return nil })
 			var e *models.Error
 			if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || e.Field != c.field || called {
@@ -289,7 +289,7 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 	}
 	t.Run("Defaults", func(t *testing.T) {
 		// 16:00 UTC on 10 March is 01:00 on 11 March in Tokyo.
-		q, err := f.Svc.CheckReport(reports.ReportRequest{})
+		q, err := f.Reports.CheckReport(reports.ReportRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 			!q.Start.Equal(mustUTC(t, "2026-02-09T15:00:00Z")) || !q.End.Equal(mustUTC(t, "2026-03-11T15:00:00Z")) {
 			t.Fatalf("query %+v", q)
 		}
-		if q, err := f.Svc.CheckReport(reports.ReportRequest{From: "2025-01-01", To: "2026-01-01"}); err != nil || len(q.Days()) != 366 {
+		if q, err := f.Reports.CheckReport(reports.ReportRequest{From: "2025-01-01", To: "2026-01-01"}); err != nil || len(q.Days()) != 366 {
 			t.Fatalf("366 days: %v", err)
 		}
 	})
@@ -309,7 +309,7 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 func TestRedemptionReportBounds(t *testing.T) {
 	f := testenv.NewFixtureAt(t, services.Config{}, mustUTC(t, "2026-03-10T16:00:00Z"))
 	for _, r := range [][2]string{{"2000-01-01", "2000-12-31"}, {"2099-12-31", "2100-12-31"}} {
-		q, err := f.Svc.CheckReport(reports.ReportRequest{From: r[0], To: r[1]})
+		q, err := f.Reports.CheckReport(reports.ReportRequest{From: r[0], To: r[1]})
 		if err != nil || len(q.Days()) != 366 || q.Days()[365] != r[1] {
 			t.Fatalf("%v: %v, %d days", r, err, len(q.Days()))
 		}

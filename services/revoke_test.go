@@ -25,7 +25,7 @@ func revokeOKReturnStock(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
 	c := f.claim("u1")
 	f.claim("u2")
-	res, err := f.Svc.Revoke(f.Ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
+	res, err := f.Admin.Revoke(f.Ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
 	if err != nil || !res.StockReturned || res.Coupon.Status != models.CouponRevoked {
 		t.Fatalf("revoke %+v, %v", res, err)
 	}
@@ -51,7 +51,7 @@ func revokeOKReturnStock(t *testing.T) {
 func revokeOKKeepStock(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
 	c := f.claim("u1")
-	res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
+	res, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
 	if err != nil || res.StockReturned || res.Coupon.Slot == nil {
 		t.Fatalf("revoke %+v, %v", res, err)
 	}
@@ -65,7 +65,7 @@ func revokeOKKeepStock(t *testing.T) {
 
 	// Revoking again is refused, saying when, by whom and why; asking for
 	// the stock back returns it.
-	_, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
+	_, err = f.Admin.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
 	wantCode(t, err, models.CodeRevoked)
 	var first models.AuditEntry
 	if err := f.Env.Backends.DB.Where("action = ?", "coupon.revoke").First(&first).Error; err != nil {
@@ -77,14 +77,14 @@ func revokeOKKeepStock(t *testing.T) {
 	if f.remaining() != 1 || f.coupon(c.ID).Version != 1 {
 		t.Fatal("the refused revoke changed something")
 	}
-	res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
+	res, err = f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
 	if err != nil || !res.StockReturned || res.Coupon.Slot != nil {
 		t.Fatalf("return stock %+v, %v", res, err)
 	}
 	if f.remaining() != 2 {
 		t.Fatalf("remaining %d", f.remaining())
 	}
-	_, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
+	_, err = f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
 	wantCode(t, err, models.CodeRevoked)
 	if f.remaining() != 2 || f.coupon(c.ID).Version != 2 {
 		t.Fatal("the refused revoke changed something")
@@ -97,7 +97,7 @@ func revokeExpiredCoupon(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
 	c := f.claim("u1")
 	f.Clock.Advance(48 * time.Hour)
-	res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "expired, clean up")
+	res, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "expired, clean up")
 	if err != nil || res.Coupon.Status != models.CouponRevoked {
 		t.Fatalf("revoke %+v, %v", res, err)
 	}
@@ -108,7 +108,7 @@ func revokeErrAlreadyUsed(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
 	f.mustRedeem(c, "o1", 10_000)
-	_, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "too late")
+	_, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "too late")
 	e := wantCode(t, err, models.CodeAlreadyUsed)
 	if !strings.Contains(e.Message, "o1") {
 		t.Fatalf("message %q", e.Message)
@@ -131,7 +131,7 @@ func revokeBadInput(t *testing.T) {
 		{"UnknownCode", models.NewCouponCode(), "r", "", models.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.Svc.Revoke(f.Ctx, "admin", tc.code, true, tc.reason)
+			_, err := f.Admin.Revoke(f.Ctx, "admin", tc.code, true, tc.reason)
 			if e := wantCode(t, err, tc.want); e.Field != tc.field {
 				t.Fatalf("field %q, want %q", e.Field, tc.field)
 			}
@@ -160,7 +160,7 @@ func TestRevokeRaceRedeem(t *testing.T) {
 			dup = err == nil && res.Duplicate
 		} else {
 			kind = "revoke"
-			_, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "race")
+			_, err = f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "race")
 		}
 		mu.Lock()
 		defer mu.Unlock()

@@ -33,7 +33,7 @@ func newSoldOutFixture(t *testing.T) *soldOutFixture {
 // fromMemory is how many claims svc answered from its memory of a sell-out.
 func (f *soldOutFixture) fromMemory() int {
 	var m dto.Metric
-	if err := f.Svc.Metrics().SoldOutFromMemory.Write(&m); err != nil {
+	if err := f.Core.Metrics().SoldOutFromMemory.Write(&m); err != nil {
 		f.T.Fatal(err)
 	}
 	return int(m.GetCounter().GetValue())
@@ -44,7 +44,7 @@ func (f *soldOutFixture) fromMemory() int {
 func (f *soldOutFixture) waitLearnt() {
 	f.T.Helper()
 	for range 5000 {
-		if f.Svc.SoldOutLearnt(f.tmpl.ID) {
+		if f.Core.SoldOutLearnt(f.tmpl.ID) {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -160,7 +160,7 @@ func TestSoldOutMemory(t *testing.T) {
 	f.waitLearnt()
 
 	// Stock added on svc itself is known at once.
-	if _, err := f.Svc.AddStock(f.Ctx, "admin", f.tmpl.ID, 1, "more"); err != nil {
+	if _, err := f.Admin.AddStock(f.Ctx, "admin", f.tmpl.ID, 1, "more"); err != nil {
 		t.Fatalf("add stock: %v", err)
 	}
 	f.expect(f.Svc, "u9", "k9", "claimed")
@@ -200,7 +200,7 @@ func TestSoldOutMemoryPaused(t *testing.T) {
 // sold_out.
 func TestSoldOutMemoryRace(t *testing.T) {
 	f := newSoldOutFixture(t)
-	if _, err := f.Svc.AddStock(f.Ctx, "admin", f.tmpl.ID, 3, "race"); err != nil {
+	if _, err := f.Admin.AddStock(f.Ctx, "admin", f.tmpl.ID, 3, "race"); err != nil {
 		t.Fatal(err)
 	}
 	const n = 40
