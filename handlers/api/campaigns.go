@@ -24,12 +24,12 @@ func (s *Server) createCampaign(c *gin.Context) {
 	if req.BudgetCents != nil {
 		camp.BudgetCents = *req.BudgetCents
 	}
-	out, err := s.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
+	out, err := s.admin.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
 	web.Answer(c, err, http.StatusCreated, "ok", gin.H{"campaign": out})
 }
 
 func (s *Server) listCampaigns(c *gin.Context) {
-	out, err := s.svc.ListCampaigns(c.Request.Context())
+	out, err := s.core.ListCampaigns(c.Request.Context())
 	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaigns": out})
 }
 
@@ -38,7 +38,7 @@ func (s *Server) getCampaign(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, err := s.svc.GetCampaign(c.Request.Context(), id)
+	out, err := s.core.GetCampaign(c.Request.Context(), id)
 	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaign": out})
 }
 
@@ -62,6 +62,6 @@ func (s *Server) updateCampaign(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	out, err := s.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, p)
+	out, err := s.admin.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, p)
 	web.Answer(c, err, http.StatusOK, "ok", gin.H{"campaign": out})
 }

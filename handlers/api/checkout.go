@@ -108,7 +108,7 @@ func (s *Server) validateCheckout(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	res, err := s.svc.Validate(c.Request.Context(), sr)
+	res, err := s.checkout.Validate(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -161,7 +161,7 @@ func (s *Server) usableCoupons(c *gin.Context) {
 		web.RespondError(c, models.Invalid("order_amount_cents", "must be a whole number of cents between 1 and %d", int64(models.MaxMoneyCents)))
 		return
 	}
-	out, err := s.svc.UsableCoupons(c.Request.Context(), userID, amount)
+	out, err := s.checkout.UsableCoupons(c.Request.Context(), userID, amount)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -199,7 +199,7 @@ func (s *Server) holdCoupons(c *gin.Context) {
 		}
 		sr.TTLSeconds = *req.TTLSeconds
 	}
-	res, err := s.svc.Hold(c.Request.Context(), sr)
+	res, err := s.checkout.Hold(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -213,7 +213,7 @@ func (s *Server) holdCoupons(c *gin.Context) {
 
 // getHold shows an order's hold and its state.
 func (s *Server) getHold(c *gin.Context) {
-	res, err := s.svc.GetHold(c.Request.Context(), c.Param("order_id"))
+	res, err := s.checkout.GetHold(c.Request.Context(), c.Param("order_id"))
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -237,7 +237,7 @@ func (s *Server) confirmHold(c *gin.Context) {
 		}
 		sr.OrderAmountCents = *req.OrderAmountCents
 	}
-	res, err := s.svc.Confirm(c.Request.Context(), sr)
+	res, err := s.checkout.Confirm(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -248,7 +248,7 @@ func (s *Server) confirmHold(c *gin.Context) {
 // releaseHold gives the order's held coupons back when its payment failed:
 // 200 "released"; again (or after the hold expired) → 200 "duplicate".
 func (s *Server) releaseHold(c *gin.Context) {
-	res, err := s.svc.Release(c.Request.Context(), web.Principal(c).Name, c.Param("order_id"))
+	res, err := s.checkout.Release(c.Request.Context(), web.Principal(c).Name, c.Param("order_id"))
 	if err != nil {
 		web.RespondError(c, err)
 		return

@@ -35,7 +35,7 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 		}
 		sr.UserID = *req.UserID
 	}
-	res, err := s.svc.Redeem(c.Request.Context(), sr)
+	res, err := s.checkout.Redeem(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return

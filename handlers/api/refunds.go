@@ -46,7 +46,7 @@ func (s *Server) refundCoupon(c *gin.Context) {
 	default:
 		sr.CouponCode = *req.CouponCode
 	}
-	res, err := s.svc.Refund(c.Request.Context(), sr)
+	res, err := s.checkout.Refund(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return

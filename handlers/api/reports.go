@@ -26,7 +26,7 @@ func (s *Server) redemptionsCSV(c *gin.Context) {
 	w := core.NewCSVWriter(c.Writer)
 	var q reports.ReportQuery
 	started := false
-	err := s.svc.StreamRedemptionReport(c.Request.Context(), req, func(rq reports.ReportQuery) error {
+	err := s.reports.StreamRedemptionReport(c.Request.Context(), req, func(rq reports.ReportQuery) error {
 		q, started = rq, true
 		c.Header("Content-Type", "text/csv; charset=utf-8")
 		c.Header("Content-Disposition", `attachment; filename="redemptions_`+rq.From+`_`+rq.To+`.csv"`)

@@ -19,9 +19,18 @@ import (
 
 // Server holds what the API's handlers need.
 type Server struct {
-	svc    *services.App
-	log    *slog.Logger
-	claims *claimGuard
+	// The aggregates the API calls, each through the methods it uses
+	// (services.go).
+	core       Core
+	events     Events
+	claimer    Claims
+	codes      Codes
+	checkout   Checkout
+	reconciler Reconciler
+	reports    Reports
+	admin      Admin
+	log        *slog.Logger
+	claims     *claimGuard
 	// badTokens counts failed token look-ups per address; nil when off.
 	badTokens *core.BadTokenLimiter
 	// validates counts validated codes per caller and per user; nil when
@@ -35,7 +44,8 @@ type Server struct {
 // New returns the API of svc. sessionPrincipal, when not nil, lets the API
 // accept the session of a logged-in user of the pages.
 func New(svc *services.App, log *slog.Logger, limits web.Limits, sessionPrincipal func(*gin.Context) *models.Principal) *Server {
-	s := &Server{svc: svc, log: log, sessionPrincipal: sessionPrincipal,
+	s := &Server{core: svc.Core, events: svc.Events, claimer: svc.Claims, codes: svc.Codes, checkout: svc.Checkout,
+		reconciler: svc.Reconciler, reports: svc.Reports, admin: svc.Admin, log: log, sessionPrincipal: sessionPrincipal,
 		claims: newClaimGuard(svc, limits), metrics: promhttp.HandlerFor(svc.Metrics().Registry, promhttp.HandlerOpts{})}
 	if limits.BadTokensPerAddr > 0 {
 		s.badTokens = svc.NewBadTokenLimiter(limits.BadTokensPerAddr)
@@ -70,7 +80,7 @@ func (s *Server) healthz(c *gin.Context) {
 }
 
 func (s *Server) readyz(c *gin.Context) {
-	if err := s.svc.Ready(c.Request.Context()); err != nil {
+	if err := s.core.Ready(c.Request.Context()); err != nil {
 		web.RespondError(c, err)
 		return
 	}

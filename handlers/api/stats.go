@@ -28,6 +28,6 @@ func (s *Server) templateStats(c *gin.Context) {
 		}
 		hours = h
 	}
-	stats, err := s.svc.TemplateStats(c.Request.Context(), id, hours)
+	stats, err := s.reports.TemplateStats(c.Request.Context(), id, hours)
 	web.Answer(c, err, http.StatusOK, "ok", gin.H{"stats": stats})
 }
