@@ -54,7 +54,7 @@ func (p *Pages) showAudit(c *gin.Context) {
 	}
 	status := http.StatusOK
 	if len(f.Errors) == 0 {
-		res, err := p.svc.SearchAudit(c.Request.Context(), filter)
+		res, err := p.admin.SearchAudit(c.Request.Context(), filter)
 		switch {
 		case err == nil:
 			page.Lines, page.Older = p.auditLines(res.Entries, res.Codes), res.Older

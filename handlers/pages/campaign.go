@@ -36,12 +36,12 @@ func (p *Pages) renderCampaign(c *gin.Context, status int, form *campaignForm) {
 		return
 	}
 	ctx := c.Request.Context()
-	camp, err := p.svc.GetCampaign(ctx, id)
+	camp, err := p.core.GetCampaign(ctx, id)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	views, err := p.svc.ListCampaignTemplates(ctx, id)
+	views, err := p.admin.ListCampaignTemplates(ctx, id)
 	if err != nil {
 		p.fail(c, err)
 		return

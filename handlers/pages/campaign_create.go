@@ -59,7 +59,7 @@ func (p *Pages) createCampaign(c *gin.Context) {
 		p.render(c, http.StatusBadRequest, "campaign_new", page)
 		return
 	}
-	out, err := p.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
+	out, err := p.admin.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
 	if err != nil {
 		if !campaignErrors(f.Errors, err) {
 			p.fail(c, err)

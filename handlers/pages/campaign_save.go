@@ -17,7 +17,7 @@ func (p *Pages) saveCampaign(c *gin.Context) {
 		return
 	}
 	f := campaignForm{Name: c.PostForm("name"), Errors: formErrors{}}
-	out, err := p.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, admin.CampaignPatch{Name: &f.Name})
+	out, err := p.admin.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, admin.CampaignPatch{Name: &f.Name})
 	if err != nil {
 		if !campaignErrors(f.Errors, err) {
 			p.fail(c, err)

@@ -24,7 +24,7 @@ func (p *Pages) setCampaignStatus(c *gin.Context) {
 		return
 	}
 	back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/campaigns/%d", id))
-	out, err := p.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, admin.CampaignPatch{Status: &status})
+	out, err := p.admin.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, admin.CampaignPatch{Status: &status})
 	if err != nil {
 		p.fail(c, err)
 		return

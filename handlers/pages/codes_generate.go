@@ -21,7 +21,7 @@ func (p *Pages) startGenerate(c *gin.Context) {
 		p.renderJobs(c, http.StatusBadRequest, &f)
 		return
 	}
-	j, err := p.svc.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
+	j, err := p.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
 	if err != nil {
 		if !f.Errors.fromError(err, map[string]string{"count": "count", "pattern": "pattern"}) {
 			p.fail(c, err)

@@ -39,7 +39,7 @@ func (p *Pages) startImport(c *gin.Context) {
 		return
 	}
 	defer file.Close()
-	j, err := p.svc.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
+	j, err := p.codes.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
 	if err != nil {
 		if models.ErrorCode(err) != models.CodeInvalidRequest || !f.Errors.fromError(err, map[string]string{"file": "file"}) {
 			p.fail(c, err)

@@ -38,22 +38,22 @@ type adminTemplate struct {
 // showConsole shows the console's overview.
 func (p *Pages) showConsole(c *gin.Context) {
 	ctx := c.Request.Context()
-	camps, err := p.svc.ListCampaigns(ctx)
+	camps, err := p.core.ListCampaigns(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	views, err := p.svc.ListTemplates(ctx, false)
+	views, err := p.core.ListTemplates(ctx, false)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	figs, err := p.svc.ListTemplateFigures(ctx)
+	figs, err := p.reports.ListTemplateFigures(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	campFigs, err := p.svc.ListCampaignFigures(ctx)
+	campFigs, err := p.reports.ListCampaignFigures(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -35,7 +35,7 @@ func (p *Pages) revokeCoupon(c *gin.Context) {
 		p.renderRevoke(c, http.StatusBadRequest, page)
 		return
 	}
-	res, err := p.svc.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
+	res, err := p.admin.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
 	if err != nil {
 		if !f.Errors.fromRefusal(err, revokeRefusals, revokeFields) {
 			p.fail(c, err)

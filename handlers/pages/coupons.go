@@ -82,7 +82,7 @@ func (p *Pages) fillCoupons(c *gin.Context, page *couponsPage) bool {
 		Status: c.Query("status"), Code: strings.TrimSpace(c.Query("code")), Errors: formErrors{}}
 	f.Before, _ = strconv.ParseInt(c.Query("before"), 10, 64)
 	page.Filter = f
-	ts, err := p.svc.ListTemplates(ctx, false)
+	ts, err := p.core.ListTemplates(ctx, false)
 	if err != nil {
 		p.fail(c, err)
 		return false
@@ -92,7 +92,7 @@ func (p *Pages) fillCoupons(c *gin.Context, page *couponsPage) bool {
 	if f.Template != "" {
 		filter.TemplateID = formInt(f.Errors, "template", f.Template, false)
 	}
-	list, err := p.svc.ListCoupons(ctx, filter)
+	list, err := p.admin.ListCoupons(ctx, filter)
 	if err != nil {
 		if !f.Errors.fromError(err, couponFilterFields) {
 			p.fail(c, err)
@@ -101,7 +101,7 @@ func (p *Pages) fillCoupons(c *gin.Context, page *couponsPage) bool {
 	}
 	page.List = list
 	if f.Code != "" && len(f.Errors) == 0 {
-		h, err := p.svc.GetCouponHistory(ctx, f.Code)
+		h, err := p.admin.GetCouponHistory(ctx, f.Code)
 		switch {
 		case err == nil:
 			page.Found = h

@@ -22,7 +22,7 @@ func (p *Pages) startIssue(c *gin.Context) {
 	users, err := codes.ParseUserList(strings.NewReader(f.UserIDs))
 	if err == nil {
 		var j *models.Job
-		if j, err = p.svc.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users); err == nil {
+		if j, err = p.codes.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users); err == nil {
 			p.flash(c, true, fmt.Sprintf("Issuing to %d users: job %d is queued.", len(users), j.ID))
 			redirect(c, fmt.Sprintf("/admin/jobs/%d", j.ID))
 			return

@@ -57,7 +57,7 @@ func (p *Pages) login(c *gin.Context) {
 		p.render(c, http.StatusBadRequest, "login", page)
 		return
 	}
-	sid, u, err := p.svc.Login(c.Request.Context(), admin.LoginRequest{
+	sid, u, err := p.admin.Login(c.Request.Context(), admin.LoginRequest{
 		Username: username, Password: c.PostForm("password"), Addr: c.ClientIP(),
 	})
 	var e *models.Error
@@ -80,7 +80,7 @@ func (p *Pages) login(c *gin.Context) {
 	// that nothing set before the login carries over.
 	sess := p.session(c)
 	if old, _ := sess.Values[sidKey].(string); old != "" {
-		_ = p.svc.Logout(c.Request.Context(), old)
+		_ = p.admin.Logout(c.Request.Context(), old)
 	}
 	sess.Values = map[any]any{sidKey: sid}
 	p.saveSession(c, sess)

@@ -23,7 +23,7 @@ func (p *Pages) showLogout(c *gin.Context) {
 func (p *Pages) logout(c *gin.Context) {
 	sess := p.session(c)
 	if sid, _ := sess.Values[sidKey].(string); sid != "" {
-		if err := p.svc.Logout(c.Request.Context(), sid); err != nil {
+		if err := p.admin.Logout(c.Request.Context(), sid); err != nil {
 			p.fail(c, err)
 			return
 		}

@@ -43,7 +43,7 @@ type budgetRow struct {
 
 // campaignNames maps campaign ids to names.
 func (p *Pages) campaignNames(c *gin.Context) (map[int64]string, error) {
-	camps, err := p.svc.ListCampaigns(c.Request.Context())
+	camps, err := p.core.ListCampaigns(c.Request.Context())
 	return namesByID(camps, func(cp models.Campaign) (int64, string) { return cp.ID, cp.Name }), err
 }
 
@@ -52,7 +52,7 @@ func (p *Pages) campaignNames(c *gin.Context) (map[int64]string, error) {
 // fault it answers the error page and reports false.
 func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (report *reconcile.ReconcileReport,
 	templates, campaigns map[int64]string, ok bool) {
-	report, err := p.svc.Reconcile(c.Request.Context(), reconcile.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
+	report, err := p.reconciler.Reconcile(c.Request.Context(), reconcile.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
 	if err == nil {
 		templates, err = p.templateNames(c)
 	}
@@ -91,7 +91,7 @@ func (p *Pages) showReconcile(c *gin.Context) {
 			page.Budgets = append(page.Budgets, budgetRow{CampaignBudgetDrift: d, Name: camps[d.CampaignID], IsDrift: d.Drifted()})
 		}
 	}
-	last, err := p.svc.LastReconcile(c.Request.Context())
+	last, err := p.reconciler.LastReconcile(c.Request.Context())
 	// The page explains and offers the check even when Redis cannot say.
 	page.Last, page.LastUnknown = last, err != nil
 	p.render(c, http.StatusOK, "reconcile", page)

@@ -38,7 +38,7 @@ func (p *Pages) showReports(c *gin.Context) {
 	req := reports.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
 	page := &reportsPage{basePage: basePage{Title: "Reports", Nav: "reports"}, From: req.From, To: req.To,
 		GroupBy: req.GroupBy, Errors: formErrors{}}
-	sum, err := p.svc.RedemptionReport(c.Request.Context(), req)
+	sum, err := p.reports.RedemptionReport(c.Request.Context(), req)
 	if err != nil {
 		if e, ok := err.(*models.Error); ok && e.Code == models.CodeInvalidRequest && e.Field != "" {
 			page.Errors.add(e.Field, e.Message)

@@ -190,7 +190,7 @@ func (p *Pages) sessionUser(c *gin.Context) (*admin.Session, error) {
 	if sid == "" {
 		return nil, nil
 	}
-	return p.svc.LookupSession(c.Request.Context(), sid)
+	return p.admin.LookupSession(c.Request.Context(), sid)
 }
 
 // loadSession makes the logged-in user the request's principal.

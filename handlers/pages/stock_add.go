@@ -31,7 +31,7 @@ func (p *Pages) addStock(c *gin.Context) {
 		p.renderTemplate(c, http.StatusBadRequest, nil, &f)
 		return
 	}
-	out, err := p.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, delta, f.Reason)
+	out, err := p.admin.AddStock(c.Request.Context(), web.Principal(c).Name, id, delta, f.Reason)
 	if err != nil {
 		if !f.Errors.fromError(err, stockFields) {
 			p.fail(c, err)

@@ -100,28 +100,28 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 	if h, err := strconv.Atoi(c.Query("hours")); err == nil && h >= 1 && h <= reports.MaxStatsHours {
 		hours = h
 	}
-	view, err := p.svc.ViewTemplate(ctx, id)
+	view, err := p.core.ViewTemplate(ctx, id)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	stats, err := p.svc.TemplateStats(ctx, id, hours)
+	stats, err := p.reports.TemplateStats(ctx, id, hours)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	camp, err := p.svc.GetCampaign(ctx, view.CampaignID)
+	camp, err := p.core.GetCampaign(ctx, view.CampaignID)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
 	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
-	history, err := p.svc.ListTemplateAudit(ctx, id, historyPage, before)
+	history, err := p.admin.ListTemplateAudit(ctx, id, historyPage, before)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	jobs, err := p.svc.ListJobs(ctx, id, 5)
+	jobs, err := p.codes.ListJobs(ctx, id, 5)
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -100,7 +100,7 @@ func (p *Pages) showNewTemplate(c *gin.Context) {
 }
 
 func (p *Pages) renderNewTemplate(c *gin.Context, status int, f templateForm) {
-	camps, err := p.svc.ListCampaigns(c.Request.Context())
+	camps, err := p.core.ListCampaigns(c.Request.Context())
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -137,7 +137,7 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		p.renderNewTemplate(c, http.StatusBadRequest, f)
 		return
 	}
-	out, err := p.svc.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
+	out, err := p.admin.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
 	if err != nil {
 		if !templateErrors(f.Errors, err, templateFields) {
 			p.fail(c, err)

@@ -50,7 +50,7 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 		p.renderTemplate(c, http.StatusBadRequest, &f, nil)
 		return
 	}
-	out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, patch)
+	out, err := p.admin.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, patch)
 	if err != nil {
 		if !templateErrors(f.Errors, err, editFields) {
 			p.fail(c, err)

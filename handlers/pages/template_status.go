@@ -26,7 +26,7 @@ func (p *Pages) setTemplateStatus(c *gin.Context) {
 		return
 	}
 	back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/templates/%d", id))
-	out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, admin.TemplatePatch{Status: &status})
+	out, err := p.admin.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, admin.TemplatePatch{Status: &status})
 	if err != nil {
 		var e *models.Error
 		if asError(err, &e) && e.Code == models.CodeInvalidRequest {

@@ -146,7 +146,7 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 	if page.Focus == "" {
 		page.Focus = posFocus(page)
 	}
-	logs, err := p.svc.ListCashierRedemptions(ctx, web.Principal(c).Name, posRecentCount)
+	logs, err := p.core.ListCashierRedemptions(ctx, web.Principal(c).Name, posRecentCount)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -155,7 +155,7 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 	for i, l := range logs {
 		ids[i] = l.CouponID
 	}
-	codes, err := p.svc.CouponCodes(ctx, ids)
+	codes, err := p.checkout.CouponCodes(ctx, ids)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -173,7 +173,7 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 
 // templateNames maps template ids to names.
 func (p *Pages) templateNames(c *gin.Context) (map[int64]string, error) {
-	views, err := p.svc.ListTemplates(c.Request.Context(), false)
+	views, err := p.core.ListTemplates(c.Request.Context(), false)
 	return namesByID(views, func(v core.TemplateView) (int64, string) { return v.ID, v.Name }), err
 }
 

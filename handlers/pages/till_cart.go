@@ -82,7 +82,7 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 		p.renderPOS(c, http.StatusBadRequest, page)
 		return
 	}
-	res, err := p.svc.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
+	res, err := p.checkout.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
 		OrderAmountCents: amount, CouponCodes: codes})
 	if err != nil {
 		if !f.Errors.fromRefusal(err, cartRefusals, cartFields) {

@@ -68,7 +68,7 @@ func (p *Pages) showHold(c *gin.Context) {
 		p.renderHold(c, http.StatusBadRequest, page)
 		return
 	}
-	res, err := p.svc.GetHold(c.Request.Context(), page.OrderID)
+	res, err := p.checkout.GetHold(c.Request.Context(), page.OrderID)
 	if err != nil {
 		p.holdRefused(c, page, err)
 		return

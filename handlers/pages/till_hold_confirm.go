@@ -14,7 +14,7 @@ func (p *Pages) confirmHold(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := p.svc.Confirm(c.Request.Context(), checkout.ConfirmRequest{OrderID: page.OrderID,
+	res, err := p.checkout.Confirm(c.Request.Context(), checkout.ConfirmRequest{OrderID: page.OrderID,
 		Cashier: web.Principal(c).Name})
 	if err != nil {
 		p.holdRefused(c, page, err)

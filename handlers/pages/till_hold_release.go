@@ -13,7 +13,7 @@ func (p *Pages) releaseHold(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := p.svc.Release(c.Request.Context(), web.Principal(c).Name, page.OrderID)
+	res, err := p.checkout.Release(c.Request.Context(), web.Principal(c).Name, page.OrderID)
 	if err != nil {
 		p.holdRefused(c, page, err)
 		return

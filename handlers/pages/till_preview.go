@@ -23,7 +23,7 @@ func (p *Pages) previewRedemption(c *gin.Context) {
 		return
 	}
 	f := page.Redeem
-	chk, err := p.svc.CheckRedemption(c.Request.Context(), code, f.OrderID, amount)
+	chk, err := p.checkout.CheckRedemption(c.Request.Context(), code, f.OrderID, amount)
 	if models.IsCode(err, models.CodeNotFound) {
 		page.Redeem.Errors.add("code", msgNoCoupon)
 		p.renderPOS(c, http.StatusNotFound, page)

@@ -28,7 +28,7 @@ func (p *Pages) refundAtTill(c *gin.Context) {
 		p.renderPOS(c, http.StatusBadRequest, page)
 		return
 	}
-	res, err := p.svc.Refund(c.Request.Context(), checkout.RefundRequest{CouponCode: code, OrderID: f.OrderID,
+	res, err := p.checkout.Refund(c.Request.Context(), checkout.RefundRequest{CouponCode: code, OrderID: f.OrderID,
 		Cashier: web.Principal(c).Name})
 	if err != nil {
 		status, _ := web.StatusOf(err)

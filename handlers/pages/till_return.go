@@ -36,7 +36,7 @@ func (p *Pages) returnPart(c *gin.Context) {
 		p.renderHold(c, http.StatusBadRequest, page)
 		return
 	}
-	res, err := p.svc.ReturnPart(c.Request.Context(), web.Principal(c).Name, f.OrderID, f.ReturnID, amount)
+	res, err := p.checkout.ReturnPart(c.Request.Context(), web.Principal(c).Name, f.OrderID, f.ReturnID, amount)
 	if err != nil {
 		if !f.Errors.fromRefusal(err, returnRefusals, returnFields) {
 			p.fail(c, err)

@@ -16,7 +16,7 @@ func (p *Pages) revokeToken(c *gin.Context) {
 	if !ok {
 		return
 	}
-	tok, duplicate, err := p.svc.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
+	tok, duplicate, err := p.admin.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		p.notFound(c, "token")
 		return

@@ -17,7 +17,7 @@ type tokensPage struct {
 // showTokens lists the API tokens, revoked ones included, with a revoke
 // button for each live one.
 func (p *Pages) showTokens(c *gin.Context) {
-	tokens, err := p.svc.ListTokens(c.Request.Context())
+	tokens, err := p.admin.ListTokens(c.Request.Context())
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -26,7 +26,7 @@ func (p *Pages) createWebhook(c *gin.Context) {
 		p.renderWebhooks(c, http.StatusBadRequest, f, nil, "")
 		return
 	}
-	out, err := p.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, events.WebhookInput{
+	out, err := p.events.CreateWebhook(c.Request.Context(), web.Principal(c).Name, events.WebhookInput{
 		URL: &f.URL, EventTypes: types, Description: &f.Description})
 	if err != nil {
 		if !f.Errors.fromError(err, webhookFields) {

@@ -16,7 +16,7 @@ func (p *Pages) deleteWebhook(c *gin.Context) {
 	if !ok {
 		return
 	}
-	err := p.svc.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
+	err := p.events.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		p.notFound(c, "webhook")
 		return

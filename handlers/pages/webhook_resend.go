@@ -22,7 +22,7 @@ func (p *Pages) resendDelivery(c *gin.Context) {
 		p.notFound(c, "delivery")
 		return
 	}
-	d, err := p.svc.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
+	d, err := p.events.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		p.notFound(c, "delivery")
 		return
