@@ -33,7 +33,7 @@ var allowedImports = map[string][]string{
 		"services/events", "services/reconcile", "services/reports"},
 	"services/testenv": {"models", "services", "services/admin", "services/checkout", "services/claims",
 		"services/codes", "services/core", "services/events", "services/reconcile", "services/reports"},
-	"handlers/web": {"models", "services", "services/core", "services/reconcile", "services/reports"},
+	"handlers/web": {"models", "services/core", "services/reconcile", "services/reports"},
 	"handlers/api": {"handlers/web", "models", "services", "services/admin", "services/checkout", "services/claims",
 		"services/codes", "services/core", "services/events", "services/reconcile", "services/reports"},
 	"handlers/pages": {"handlers/web", "models", "services", "services/admin", "services/checkout", "services/codes",
