@@ -93,7 +93,7 @@ func (s *Admin) SearchAudit(ctx context.Context, f AuditFilter) (AuditPage, erro
 	var out []models.AuditEntry
 	// One more than asked tells whether an older page exists.
 	if err := q.Order("id DESC").Limit(f.Limit + 1).Find(&out).Error; err != nil {
-		return AuditPage{}, core.DbError("audit log", err)
+		return AuditPage{}, core.DBError("audit log", err)
 	}
 	page := AuditPage{Entries: out}
 	if len(out) > f.Limit {
@@ -145,7 +145,7 @@ func (s *Admin) couponCodes(ctx context.Context, entries []models.AuditEntry) (m
 		Code string
 	}
 	if err := s.DB.WithContext(ctx).Model(&models.Coupon{}).Where("id IN ?", ids).Select("id, code").Scan(&rows).Error; err != nil {
-		return nil, core.DbError("coupons", err)
+		return nil, core.DBError("coupons", err)
 	}
 	codes := make(map[int64]string, len(rows))
 	for _, r := range rows {
@@ -169,5 +169,5 @@ func (s *Admin) ListAudit(ctx context.Context, limit int) ([]models.AuditEntry, 
 	}
 	var out []models.AuditEntry
 	err := s.DB.WithContext(ctx).Order("id DESC").Limit(limit).Find(&out).Error
-	return out, core.DbError("audit log", err)
+	return out, core.DBError("audit log", err)
 }

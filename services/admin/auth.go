@@ -62,7 +62,7 @@ func (s *Admin) CreateToken(ctx context.Context, actor, role, name string) (stri
 		return s.Audit(tx, actor, "token.create", fmt.Sprintf("token:%d", rec.ID), fmt.Sprintf("role=%s name=%q", role, name))
 	})
 	if err != nil {
-		return "", nil, core.DbError("token", err)
+		return "", nil, core.DBError("token", err)
 	}
 	return token, &rec, nil
 }
@@ -86,7 +86,7 @@ func tokenView(rec models.APIToken) TokenView {
 func (s *Admin) ListTokens(ctx context.Context) ([]TokenView, error) {
 	var recs []models.APIToken
 	if err := s.DB.WithContext(ctx).Order("id DESC").Find(&recs).Error; err != nil {
-		return nil, core.DbError("tokens", err)
+		return nil, core.DBError("tokens", err)
 	}
 	out := make([]TokenView, 0, len(recs))
 	for _, rec := range recs {
@@ -129,7 +129,7 @@ func (s *Admin) RevokeToken(ctx context.Context, actor string, id int64) (*Token
 		if marked && !duplicate {
 			s.settleRevokedMarker(ctx, id)
 		}
-		return nil, false, core.DbError(fmt.Sprintf("token %d", id), err)
+		return nil, false, core.DBError(fmt.Sprintf("token %d", id), err)
 	}
 	v := tokenView(rec)
 	return &v, duplicate, nil
@@ -205,7 +205,7 @@ func (s *Admin) AuthenticateToken(ctx context.Context, token string) (*models.Pr
 		return nil, bad
 	}
 	if err != nil {
-		return nil, core.DbError("token", err)
+		return nil, core.DBError("token", err)
 	}
 	if rec.RevokedAt != nil {
 		s.tokens.put(hash, nil)
@@ -295,7 +295,7 @@ func (s *Admin) CreateUser(ctx context.Context, actor, username, password, role 
 		return s.Audit(tx, actor, "user.create", "user:"+username, "role="+role)
 	})
 	if err != nil {
-		return nil, core.DbError("user", err)
+		return nil, core.DBError("user", err)
 	}
 	return &u, nil
 }
@@ -307,7 +307,7 @@ func (s *Admin) AuthenticatePassword(ctx context.Context, username, password str
 	var u models.User
 	err := s.DB.WithContext(ctx).Where("username = ?", username).First(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, core.DbError("user", err)
+		return nil, core.DBError("user", err)
 	}
 	hash := []byte(u.PasswordHash)
 	if u.ID == 0 {

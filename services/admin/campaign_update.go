@@ -90,7 +90,7 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 				s.DropClaimRule(ctx, &ts[i])
 			}
 		}
-		return nil, core.DbError(fmt.Sprintf("campaign %d", id), err)
+		return nil, core.DBError(fmt.Sprintf("campaign %d", id), err)
 	}
 	return &camp, nil
 }

@@ -28,7 +28,7 @@ func (s *Admin) CreateCampaign(ctx context.Context, actor string, c models.Campa
 			fmt.Sprintf("name=%q budget_cents=%d", c.Name, c.BudgetCents))
 	})
 	if err != nil {
-		return nil, core.DbError("campaign", err)
+		return nil, core.DBError("campaign", err)
 	}
 	return &c, nil
 }
@@ -86,7 +86,7 @@ func (s *Admin) CreateTemplate(ctx context.Context, actor string, t models.Templ
 				t.Name, t.Kind, t.TotalStock, t.PerUserLimit, t.CodeMode, t.SharedCode))
 	})
 	if err != nil {
-		return nil, core.DbError("template", err)
+		return nil, core.DBError("template", err)
 	}
 	// Counters that cannot be loaded now are loaded by the first claim.
 	if err := s.EnsureLoaded(ctx, t.CampaignID, t.ID); err != nil {
@@ -101,7 +101,7 @@ func (s *Admin) CreateTemplate(ctx context.Context, actor string, t models.Templ
 func (s *Admin) ListCampaignTemplates(ctx context.Context, campaignID int64) ([]core.TemplateView, error) {
 	var ts []models.Template
 	if err := s.DB.WithContext(ctx).Where("campaign_id = ?", campaignID).Order("id").Find(&ts).Error; err != nil {
-		return nil, core.DbError("templates", err)
+		return nil, core.DBError("templates", err)
 	}
 	return s.WithRemaining(ctx, ts)
 }
@@ -207,7 +207,7 @@ func (s *Admin) UpdateTemplate(ctx context.Context, actor string, id int64, p Te
 			// Redis may hold a rule that was not committed.
 			s.DropClaimRule(ctx, &t)
 		}
-		return nil, core.DbError(fmt.Sprintf("template %d", id), err)
+		return nil, core.DBError(fmt.Sprintf("template %d", id), err)
 	}
 	s.Templates.Forget(id)
 	s.SoldOut.Forget(id)

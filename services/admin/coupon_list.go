@@ -87,7 +87,7 @@ func (s *Admin) ListCoupons(ctx context.Context, f CouponFilter) (CouponPage, er
 	}
 	var cs []models.Coupon
 	if err := q.Order("id DESC").Limit(f.Limit + 1).Find(&cs).Error; err != nil {
-		return CouponPage{}, core.DbError("coupons", err)
+		return CouponPage{}, core.DBError("coupons", err)
 	}
 	var page CouponPage
 	if len(cs) > f.Limit {
@@ -129,11 +129,11 @@ func (s *Admin) GetCouponHistory(ctx context.Context, code string) (*CouponHisto
 	db := s.DB.WithContext(ctx)
 	if err := db.Where("target = ?", fmt.Sprintf("coupon:%d", d.Coupon.ID)).Order("id DESC").
 		Limit(maxCouponHistory).Find(&h.Audit).Error; err != nil {
-		return nil, core.DbError("audit log", err)
+		return nil, core.DBError("audit log", err)
 	}
 	if err := db.Where("coupon_id = ?", d.Coupon.ID).Order("used_at DESC, id DESC").
 		Limit(maxCouponHistory).Find(&h.Uses).Error; err != nil {
-		return nil, core.DbError("redemptions", err)
+		return nil, core.DBError("redemptions", err)
 	}
 	if d.Coupon.Status == models.CouponRevoked {
 		h.Revocation, h.RevokeReason = revocationOf(h.Audit)
@@ -160,7 +160,7 @@ func (s *Admin) alreadyRevoked(ctx context.Context, c *models.Coupon) error {
 	err := s.DB.WithContext(ctx).Where("target = ? AND action = ?", fmt.Sprintf("coupon:%d", c.ID), "coupon.revoke").
 		Order("id DESC").Limit(1).Find(&entries).Error
 	if err != nil {
-		return core.DbError("audit log", err)
+		return core.DBError("audit log", err)
 	}
 	e, reason := revocationOf(entries)
 	if e == nil {

@@ -36,7 +36,7 @@ const demoActor = "demo"
 func (s *Admin) SeedDemo(ctx context.Context) (*DemoData, error) {
 	var n int64
 	if err := s.DB.WithContext(ctx).Model(&models.User{}).Count(&n).Error; err != nil {
-		return nil, core.DbError("users", err)
+		return nil, core.DBError("users", err)
 	}
 	if n > 0 {
 		return nil, nil

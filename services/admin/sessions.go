@@ -201,7 +201,7 @@ func (s *Admin) PageSecret(ctx context.Context) ([]byte, error) {
 		var values []string
 		err := s.DB.WithContext(ctx).Raw("SELECT value FROM settings WHERE name = ?", pageSecretName).Scan(&values).Error
 		if err != nil {
-			return nil, core.DbError("settings", err)
+			return nil, core.DBError("settings", err)
 		}
 		if len(values) > 0 {
 			key, err := hex.DecodeString(values[0])
@@ -220,7 +220,7 @@ func (s *Admin) PageSecret(ctx context.Context) ([]byte, error) {
 			return key, nil
 		}
 		if _, dup := core.UniqueViolation(err); !dup || attempt > 0 {
-			return nil, core.DbError("settings", err)
+			return nil, core.DBError("settings", err)
 		}
 		// Another instance made it first: use theirs.
 	}

@@ -46,7 +46,7 @@ func (s *Admin) AddStock(ctx context.Context, actor string, id, delta int64, rea
 			fmt.Sprintf("delta=%d total_stock=%d reason=%q", delta, t.TotalStock, reason))
 	})
 	if err != nil {
-		return nil, core.DbError(fmt.Sprintf("template %d", id), err)
+		return nil, core.DBError(fmt.Sprintf("template %d", id), err)
 	}
 	s.Templates.Forget(id)
 	defer s.SoldOut.Forget(id)

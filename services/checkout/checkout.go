@@ -35,10 +35,10 @@ const (
 // Config.MaxCouponsPerOrder is not set.
 const DefaultMaxCouponsPerOrder = 5
 
-// holdExpiryBatch bounds the holds one expiry pass releases.
+// HoldExpiryBatch bounds the holds one expiry pass releases.
 const HoldExpiryBatch = 200
 
-// checkoutOrder is an order's row in checkout_orders: the lock of every hold
+// CheckoutOrder is an order's row in checkout_orders: the lock of every hold
 // and redemption on the order, and the counter the database refuses a clash
 // of stacking rules with.
 type CheckoutOrder struct {
@@ -336,14 +336,14 @@ func (s *Checkout) ensureOrder(ctx context.Context, orderID string) error {
 	if _, dup := core.UniqueViolation(err); dup {
 		return nil
 	}
-	return core.DbError("order", err)
+	return core.DBError("order", err)
 }
 
-// readOrder reads the order's row; found is false when there is none.
+// ReadOrder reads the order's row; found is false when there is none.
 func (s *Checkout) ReadOrder(ctx context.Context, orderID string) (o CheckoutOrder, found bool, err error) {
 	err = s.DB.WithContext(ctx).Where("order_id = ?", orderID).Limit(1).Find(&o).Error
 	if err != nil {
-		return o, false, core.DbError("order", err)
+		return o, false, core.DBError("order", err)
 	}
 	return o, o.OrderID != "", nil
 }

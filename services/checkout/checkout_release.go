@@ -197,7 +197,7 @@ func (s *Checkout) ExpireHolds(ctx context.Context) (int, error) {
 	var orders []string
 	if err := s.DB.WithContext(ctx).Model(&CheckoutOrder{}).Where("hold_state = ? AND hold_expires_at <= ?", HoldHeld, now).
 		Order("hold_expires_at").Limit(HoldExpiryBatch).Pluck("order_id", &orders).Error; err != nil {
-		return 0, core.DbError("holds", err)
+		return 0, core.DBError("holds", err)
 	}
 	n := 0
 	for _, orderID := range orders {
@@ -206,7 +206,7 @@ func (s *Checkout) ExpireHolds(ctx context.Context) (int, error) {
 			if core.IsDeadlock(err) || errors.Is(err, core.ErrRaced) {
 				continue // the next pass tries again
 			}
-			return n, core.DbError("holds", err)
+			return n, core.DBError("holds", err)
 		}
 		if done {
 			n++

@@ -107,7 +107,7 @@ func (s *Checkout) UsableCoupons(ctx context.Context, userID string, amount int6
 		Where("user_id = ? AND (status = ? OR (status = ? AND hold_expires_at <= ?))",
 			userID, models.CouponIssued, models.CouponHeld, now).
 		Order("id").Limit(core.MaxUserCoupons).Find(&cs).Error; err != nil {
-		return nil, core.DbError("coupons", err)
+		return nil, core.DBError("coupons", err)
 	}
 	out := &Usable{Coupons: []UsableCoupon{}, Best: []string{}}
 	tmpl := map[string]*models.Template{}

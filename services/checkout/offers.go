@@ -17,7 +17,7 @@ func (s *Checkout) ListUpcomingOffers(ctx context.Context) ([]core.TemplateView,
 	err := s.DB.WithContext(ctx).Where("status = ? AND claim_starts_at > ?", models.TemplateActive, now).
 		Order("claim_starts_at, id").Find(&ts).Error
 	if err != nil {
-		return nil, core.DbError("templates", err)
+		return nil, core.DBError("templates", err)
 	}
 	ts = slices.DeleteFunc(ts, func(t models.Template) bool {
 		reason, _ := t.ClaimRefusal(now)

@@ -21,7 +21,7 @@ func (s *Checkout) CouponCodes(ctx context.Context, ids []int64) (map[int64]stri
 	}
 	err := s.DB.WithContext(ctx).Model(&models.Coupon{}).Select("id, code").Where("id IN ?", ids).Scan(&rows).Error
 	if err != nil {
-		return nil, core.DbError("coupons", err)
+		return nil, core.DBError("coupons", err)
 	}
 	for _, r := range rows {
 		out[r.ID] = r.Code

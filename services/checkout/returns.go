@@ -89,7 +89,7 @@ func (s *Checkout) ReturnPart(ctx context.Context, actor, orderID, returnID stri
 func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID string, returned int64) (*ReturnResult, error) {
 	var prev orderReturn
 	if err := s.DB.WithContext(ctx).Where("order_id = ? AND return_id = ?", orderID, returnID).Limit(1).Find(&prev).Error; err != nil {
-		return nil, core.DbError("return", err)
+		return nil, core.DBError("return", err)
 	}
 	if prev.ID != 0 {
 		if prev.ReturnedAmountCents != returned {
@@ -106,7 +106,7 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 	var cs []models.Coupon
 	if found {
 		if err := s.DB.WithContext(ctx).Where("status = ? AND order_id = ?", models.CouponUsed, orderID).Order("id").Find(&cs).Error; err != nil {
-			return nil, core.DbError("coupons", err)
+			return nil, core.DBError("coupons", err)
 		}
 	}
 	if len(cs) == 0 {
@@ -186,7 +186,7 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 func (s *Checkout) refundOrder(ctx context.Context, actor, orderID string, res *ReturnResult) error {
 	var cs []models.Coupon
 	if err := s.DB.WithContext(ctx).Where("order_id = ? AND status = ?", orderID, models.CouponUsed).Order("id").Find(&cs).Error; err != nil {
-		return core.DbError("coupons", err)
+		return core.DBError("coupons", err)
 	}
 	for _, c := range cs {
 		r, err := s.Refund(ctx, RefundRequest{CouponCode: c.Code, OrderID: orderID, Cashier: actor})

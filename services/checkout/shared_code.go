@@ -74,7 +74,7 @@ func (s *Checkout) sharedTemplate(ctx context.Context, code string) (*models.Tem
 	err := s.DB.WithContext(ctx).Where("shared_code = ? AND code_mode = ? AND status <> ?",
 		code, models.CodeModeShared, models.TemplateArchived).Limit(1).Find(&t).Error
 	if err != nil {
-		return nil, core.DbError("template", err)
+		return nil, core.DBError("template", err)
 	}
 	now := time.Now()
 	s.Templates.PutShared(code, t.ID, now)
@@ -133,12 +133,12 @@ func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, orde
 	if err := s.DB.WithContext(ctx).Model(&models.Coupon{}).
 		Where("claim_order_id = ? AND template_id = ? AND user_id = ? AND status = ?", order, t.ID, user, models.CouponRevoked).
 		Count(&gen).Error; err != nil {
-		return "", nil, core.DbError("coupons", err)
+		return "", nil, core.DBError("coupons", err)
 	}
 	rid = sharedRequestID(t.ID, user, order, gen)
 	var c models.Coupon
 	if err := s.DB.WithContext(ctx).Where("request_id = ?", rid).Limit(1).Find(&c).Error; err != nil {
-		return "", nil, core.DbError("coupon", err)
+		return "", nil, core.DBError("coupon", err)
 	}
 	if c.ID == 0 || c.Status == models.CouponRevoked {
 		return rid, nil, nil

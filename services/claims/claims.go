@@ -51,11 +51,11 @@ type ClaimResult struct {
 	Remaining int64
 }
 
-// maxClaimAttempts bounds how often one claim starts again after the database
+// MaxClaimAttempts bounds how often one claim starts again after the database
 // refused a slot or ordinal that Redis handed out (Redis had lost a write).
 const MaxClaimAttempts = 5
 
-// reservation is what coupon_deduct.lua handed out.
+// Reservation is what coupon_deduct.lua handed out.
 type Reservation struct {
 	slot, ordinal, remaining int64
 	// budgetLeft is the campaign's budget after a reservation, -1 when it
@@ -193,11 +193,11 @@ func (s *Claims) replayRefused(ctx context.Context, r Reservation, req ClaimRequ
 	return res, err == nil
 }
 
-// errCodeTaken refuses a claim with a given code (an import's) that another
+// ErrCodeTaken refuses a claim with a given code (an import's) that another
 // coupon has.
 var ErrCodeTaken = models.Errorf(models.CodeInvalidRequest, "the code is taken by another coupon")
 
-// errSlotTaken marks a reservation the database refused because its slot or
+// ErrSlotTaken marks a reservation the database refused because its slot or
 // ordinal is held by another coupon, or is out of range.
 var ErrSlotTaken = errors.New("slot or ordinal already held in the database")
 
@@ -259,11 +259,11 @@ func (s *Claims) claimOnce(ctx context.Context, t *models.Template, req ClaimReq
 			return res, nil
 		}
 		if !models.IsCode(rerr, models.CodeNotFound) {
-			return nil, core.DbError("coupon", err)
+			return nil, core.DBError("coupon", err)
 		}
 	}
 	s.ReleaseReservation(ctx, t.CampaignID, t.ID, req.IdempotencyKey, r.Member)
-	return nil, core.DbError("coupon", err)
+	return nil, core.DBError("coupon", err)
 }
 
 // notExecuted reports a database error after which the statement surely did
@@ -276,7 +276,7 @@ func notExecuted(err error) bool {
 		errors.As(err, &op) && op.Op == "dial" || strings.Contains(err.Error(), "sql: database is closed")
 }
 
-// reserve runs coupon_deduct.lua, loading the campaign's counters when the
+// Reserve runs coupon_deduct.lua, loading the campaign's counters when the
 // script reports them missing. dup is "P" or "C" for a replay.
 func (s *Claims) Reserve(ctx context.Context, t *models.Template, req ClaimRequest) (r Reservation, dup string, err error) {
 	keys := s.Keys.DeductKeys(t.CampaignID, t.ID, req.IdempotencyKey)
@@ -378,7 +378,7 @@ func (s *Claims) insertCoupon(ctx context.Context, t *models.Template, req Claim
 	return c, s.writer.write(ctx, c, req.ImportCode != "", ClaimSideEvents(t, r))
 }
 
-// buildCoupon makes the coupon row of a reservation, with a fresh code, and
+// BuildCoupon makes the coupon row of a reservation, with a fresh code, and
 // refuses (errSlotTaken) a slot or ordinal out of the template's range.
 func (s *Claims) BuildCoupon(ctx context.Context, t *models.Template, req ClaimRequest, r Reservation) (*models.Coupon, error) {
 	if r.slot < 1 || r.ordinal < 1 || r.ordinal > t.PerUserLimit {
@@ -415,7 +415,7 @@ func (s *Claims) BuildCoupon(ctx context.Context, t *models.Template, req ClaimR
 	return c, nil
 }
 
-// claimSideEvents are the events a claim writes besides its coupon.claimed
+// ClaimSideEvents are the events a claim writes besides its coupon.claimed
 // (docs/events.md): template.sold_out when it took the template's last
 // coupon, campaign.budget_exhausted when it left the campaign's budget
 // below the template's value (so that the template's next claim is refused).
@@ -438,7 +438,7 @@ func ClaimSideEvents(t *models.Template, r Reservation) []events.NewEvent {
 func (s *Claims) replayFromDB(ctx context.Context, req ClaimRequest) (*ClaimResult, error) {
 	var c models.Coupon
 	if err := s.DB.WithContext(ctx).Where("request_id = ?", req.IdempotencyKey).First(&c).Error; err != nil {
-		return nil, core.DbError("coupon for this Idempotency-Key", err)
+		return nil, core.DBError("coupon for this Idempotency-Key", err)
 	}
 	if c.TemplateID != req.TemplateID || c.UserID != req.UserID {
 		return nil, models.Errorf(models.CodeIdempotencyMismatch, "this Idempotency-Key was used for another template or user")
@@ -468,7 +468,7 @@ func (s *Claims) confirm(ctx context.Context, cid int64, requestID, member strin
 	return n == 0
 }
 
-// confirmCommitted confirms the reservation of a committed coupon row. When
+// ConfirmCommitted confirms the reservation of a committed coupon row. When
 // Redis had lost the reservation meanwhile, it rebuilds the campaign's
 // counters from the database, which now holds the row: nothing else would
 // tell Redis that this slot is taken.

@@ -28,7 +28,7 @@ func (s *Claims) Sweep(ctx context.Context) (SweepStats, error) {
 	var st SweepStats
 	var cids []int64
 	if err := s.DB.WithContext(ctx).Model(&models.Campaign{}).Order("id").Pluck("id", &cids).Error; err != nil {
-		return st, core.DbError("campaigns", err)
+		return st, core.DBError("campaigns", err)
 	}
 	cutoff := s.Clock().Add(-s.cfg.PendingTimeout).UnixMilli()
 	for _, cid := range cids {
@@ -47,7 +47,7 @@ func (s *Claims) Sweep(ctx context.Context) (SweepStats, error) {
 			tid, requestID := pm.TemplateID, pm.RequestID
 			exists, err := s.couponExists(ctx, tid, requestID)
 			if err != nil {
-				return st, core.DbError("coupon", err)
+				return st, core.DBError("coupon", err)
 			}
 			// Count only what this pass settled: another instance may have
 			// settled the same reservation a moment before.

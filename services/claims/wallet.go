@@ -34,7 +34,7 @@ func (s *Claims) RevokeReasons(ctx context.Context, ids []int64) (map[int64]stri
 	err := s.DB.WithContext(ctx).Where("action = ? AND target IN ?", "coupon.revoke", targets).
 		Order("id").Find(&rows).Error
 	if err != nil {
-		return nil, core.DbError("audit log", err)
+		return nil, core.DBError("audit log", err)
 	}
 	for _, r := range rows {
 		id, err := strconv.ParseInt(strings.TrimPrefix(r.Target, "coupon:"), 10, 64)

@@ -100,14 +100,14 @@ func (s *Codes) exportCoupons(ctx context.Context, tid int64, f ExportFilter, w 
 	for {
 		rows, err := s.DB.WithContext(ctx).Raw(query, append([]any{tid, after}, extra...)...).Rows()
 		if err != nil {
-			return n, core.DbError("coupons", err)
+			return n, core.DBError("coupons", err)
 		}
 		got := 0
 		for rows.Next() {
 			if err := rows.Scan(&c.ID, &c.Code, &c.UserID, &c.Status, &slot, &c.ClaimedAt, &c.ValidFrom, &c.ValidUntil,
 				&usedAt, &orderID); err != nil {
 				rows.Close()
-				return n, core.DbError("coupons", err)
+				return n, core.DBError("coupons", err)
 			}
 			got++
 			after = c.ID
@@ -129,7 +129,7 @@ func (s *Codes) exportCoupons(ctx context.Context, tid int64, f ExportFilter, w 
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
-			return n, core.DbError("coupons", err)
+			return n, core.DBError("coupons", err)
 		}
 		n += int64(got)
 		cw.Flush()

@@ -48,7 +48,7 @@ func (s *Codes) ListJobs(ctx context.Context, tid int64, limit int) ([]models.Jo
 	}
 	var out []models.Job
 	err := s.DB.WithContext(ctx).Where("template_id = ?", tid).Order("id DESC").Limit(limit).Find(&out).Error
-	return out, core.DbError("jobs", err)
+	return out, core.DBError("jobs", err)
 }
 
 // JobResultName is the file name a job's result CSV is downloaded under.
@@ -104,7 +104,7 @@ func (s *Codes) createJob(ctx context.Context, j *models.Job, input [][]byte) (*
 			fmt.Sprintf("%s on template %d: %d rows", j.Kind, j.TemplateID, j.Total))
 	})
 	if err != nil {
-		return nil, core.DbError("job", err)
+		return nil, core.DBError("job", err)
 	}
 	return j, nil
 }
@@ -169,7 +169,7 @@ func (s *Codes) takeJob(ctx context.Context) (*jobRun, bool, error) {
 	err := s.DB.WithContext(ctx).Where("state = ? OR (state = ? AND lease_until < ?)", models.JobQueued, models.JobRunning, now).
 		Order("id").Limit(5).Find(&cands).Error
 	if err != nil {
-		return nil, false, core.DbError("jobs", err)
+		return nil, false, core.DBError("jobs", err)
 	}
 	for i := range cands {
 		j := &cands[i]
@@ -197,7 +197,7 @@ func (s *Codes) takeJob(ctx context.Context) (*jobRun, bool, error) {
 			return s.Audit(tx, "instance:"+s.owner, action, jobTarget(j.ID), detail)
 		})
 		if err != nil {
-			return nil, false, core.DbError("job", err)
+			return nil, false, core.DBError("job", err)
 		}
 		if !took {
 			continue // another instance was quicker
@@ -311,7 +311,7 @@ func (s *Codes) finishJob(ctx context.Context, run *jobRun, state, message strin
 			fmt.Sprintf("%s on template %d: %d of %d rows, %d refused %s", j.Kind, j.TemplateID, j.Done, j.Total, j.Errors, message))
 	})
 	if err != nil {
-		return core.DbError("job", err)
+		return core.DBError("job", err)
 	}
 	j.State, j.FinishedAt = state, &now
 	return nil
@@ -355,7 +355,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if err != nil {
-			return 0, core.DbError("job data", err)
+			return 0, core.DBError("job data", err)
 		}
 		r.seq++
 		r.buf = c.Data

@@ -209,7 +209,7 @@ func (s *Codes) batchFailed(ctx context.Context, t *models.Template, err error) 
 		}
 		return err
 	}
-	return core.DbError("coupons", err)
+	return core.DBError("coupons", err)
 }
 
 // fillCodes draws a code for each row from p and returns the batch's result

@@ -143,7 +143,7 @@ func (s *Codes) readImportRows(ctx context.Context, id int64) ([]importRow, erro
 			if models.IsCode(err, models.CodeUnavailable) {
 				return nil, err
 			}
-			return nil, core.DbError("job input", err)
+			return nil, core.DBError("job input", err)
 		}
 		line, _ := strconv.ParseInt(rec[0], 10, 64)
 		rows = append(rows, importRow{line: line, code: rec[1], userID: rec[2]})
@@ -225,7 +225,7 @@ func (s *Codes) importBatch(ctx context.Context, run *jobRun, batch []importRow,
 		var found []struct{ Code, RequestID string }
 		if err := s.DB.WithContext(ctx).Model(&models.Coupon{}).Select("code, request_id").
 			Where("code IN ?", want).Scan(&found).Error; err != nil {
-			return core.DbError("coupons", err)
+			return core.DBError("coupons", err)
 		}
 		taken := map[string]bool{}
 		for _, f := range found {

@@ -172,7 +172,7 @@ func (s *Codes) runIssue(ctx context.Context, run *jobRun) error {
 			if errors.Is(err, errLeaseLost) {
 				return err
 			}
-			return core.DbError("job", err)
+			return core.DBError("job", err)
 		}
 		if err := s.committed(run, int64(len(batch)), refused, report.Bytes(), ""); err != nil {
 			return err

@@ -17,12 +17,12 @@ const DefaultReportBudget = 8 * time.Second
 // the 30 minutes the server gives a stream to be written.
 const DefaultExportBudget = 20 * time.Minute
 
-// withBudget bounds the work of a report or an export by budget.
+// WithBudget bounds the work of a report or an export by budget.
 func WithBudget(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, budget, errOverBudget)
 }
 
-// budgetError turns the error of a report or an export whose budget ran out
+// BudgetError turns the error of a report or an export whose budget ran out
 // into one that says so: 503 unavailable, without Retry-After, since the same
 // request again would run out again (docs/reports.md). Other errors are
 // returned as they are.

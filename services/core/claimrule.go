@@ -48,7 +48,7 @@ func ceilMilli(t time.Time) int64 {
 	return ms
 }
 
-// publishClaimRule writes the template's claim rule to Redis, where every
+// PublishClaimRule writes the template's claim rule to Redis, where every
 // instance's claims read it. Callers run it inside the transaction that
 // changes the template, after the change and before the commit, and answer
 // after both: a change of status or claim window then binds every instance
@@ -61,7 +61,7 @@ func (s *Core) PublishClaimRule(ctx context.Context, t *models.Template, campaig
 	return nil
 }
 
-// dropClaimRule deletes the template's claim rule after a change that may or
+// DropClaimRule deletes the template's claim rule after a change that may or
 // may not have reached Redis and was not committed: the next claim finds it
 // missing and loads it from the database, the authority.
 func (s *Core) DropClaimRule(ctx context.Context, t *models.Template) {

@@ -24,7 +24,7 @@ const (
 	lockWait          = time.Second
 )
 
-// maxCouponAttempts bounds how often one redeem, refund or revoke reads the
+// MaxCouponAttempts bounds how often one redeem, refund or revoke reads the
 // coupon again and decides anew after its guarded write changed nothing (the
 // coupon changed under it), hit a deadlock, or hit the use log's unique index.
 const MaxCouponAttempts = 5
@@ -34,15 +34,15 @@ const MaxCouponAttempts = 5
 // outlive retries of the script call itself.
 const returnKeyTTL = 24 * time.Hour
 
-// maxUserCoupons bounds the coupons ListUserCoupons returns (newest first).
+// MaxUserCoupons bounds the coupons ListUserCoupons returns (newest first).
 const MaxUserCoupons = 1000
 
-// errRetry asks a coupon operation's loop to read the coupon again and decide
+// ErrRetry asks a coupon operation's loop to read the coupon again and decide
 // anew: the guarded UPDATE matched no row, the transaction deadlocked, or a
 // unique index refused a row. The transaction was rolled back as a whole.
 var ErrRetry = errors.New("the coupon changed under this request")
 
-// errRaced is returned inside a transaction whose guarded UPDATE matched no
+// ErrRaced is returned inside a transaction whose guarded UPDATE matched no
 // row, so that the transaction rolls back.
 var ErrRaced = errors.New("guarded update matched no row")
 
@@ -82,7 +82,7 @@ func (s *Core) ListUserCoupons(ctx context.Context, userID string) ([]models.Cou
 	err := s.DB.WithContext(ctx).Where("user_id = ?", userID).
 		Order("claimed_at DESC, id DESC").Limit(MaxUserCoupons).Find(&cs).Error
 	if err != nil {
-		return nil, DbError("coupons", err)
+		return nil, DBError("coupons", err)
 	}
 	now := s.Clock()
 	out := make([]models.CouponView, len(cs))
@@ -102,10 +102,10 @@ func (s *Core) ListCashierRedemptions(ctx context.Context, cashier string, limit
 	var out []models.UseLog
 	err := s.DB.WithContext(ctx).Where("cashier = ?", ActorName(cashier)).
 		Order("used_at DESC, id DESC").Limit(limit).Find(&out).Error
-	return out, DbError("redemptions", err)
+	return out, DBError("redemptions", err)
 }
 
-// couponByCode reads a coupon by its (parsed) code.
+// CouponByCode reads a coupon by its (parsed) code.
 func (s *Core) CouponByCode(ctx context.Context, code string) (*models.Coupon, error) {
 	var c models.Coupon
 	err := s.DB.WithContext(ctx).Where("code = ?", code).First(&c).Error
@@ -113,34 +113,34 @@ func (s *Core) CouponByCode(ctx context.Context, code string) (*models.Coupon, e
 		return nil, NoSuchCoupon(code, err)
 	}
 	if err != nil {
-		return nil, DbError("coupon", err)
+		return nil, DBError("coupon", err)
 	}
 	return &c, nil
 }
 
-// noSuchCoupon is the answer to a code no coupon has; validation gives it
+// NoSuchCoupon is the answer to a code no coupon has; validation gives it
 // for another user's coupon too, word for word (docs/checkout.md).
 func NoSuchCoupon(code string, cause error) *models.Error {
 	return &models.Error{Code: models.CodeNotFound, Message: fmt.Sprintf("no coupon has the code %s", code), Err: cause}
 }
 
-// couponByID reads a coupon afresh (outside any transaction, so that MySQL
+// CouponByID reads a coupon afresh (outside any transaction, so that MySQL
 // answers from the latest committed state).
 func (s *Core) CouponByID(ctx context.Context, id int64) (*models.Coupon, error) {
 	return ByID[models.Coupon](ctx, s.DB, "coupon", id)
 }
 
-// useLog reads the use log row of a coupon and an order; found is false when
+// UseLog reads the use log row of a coupon and an order; found is false when
 // there is none.
 func (s *Core) UseLog(ctx context.Context, couponID int64, orderID string) (lg models.UseLog, found bool, err error) {
 	err = s.DB.WithContext(ctx).Where("coupon_id = ? AND order_id = ?", couponID, orderID).Limit(1).Find(&lg).Error
 	if err != nil {
-		return lg, false, DbError("use log", err)
+		return lg, false, DBError("use log", err)
 	}
 	return lg, lg.ID != 0, nil
 }
 
-// withCouponLock runs op under the coupon's redislock mutex. op decides on the
+// WithCouponLock runs op under the coupon's redislock mutex. op decides on the
 // coupon it is given and writes with a guarded UPDATE; when it answers errRetry
 // it runs again on a fresh read, at most maxCouponAttempts times. The first
 // run gets c, read by the caller just before, when the lock was free at once
@@ -191,7 +191,7 @@ func (s *Core) WithCouponLock(ctx context.Context, c *models.Coupon, op func(cur
 	}
 }
 
-// changeCoupon runs op under the coupon's lock (see withCouponLock) and, once
+// ChangeCoupon runs op under the coupon's lock (see withCouponLock) and, once
 // it committed, gives back to Redis the stock of the coupon op returns: the
 // coupon as it was before a change that freed its slot, or nil.
 func (s *Core) ChangeCoupon(ctx context.Context, c *models.Coupon, op func(cur *models.Coupon) (returned *models.Coupon, err error)) error {
@@ -210,7 +210,7 @@ func (s *Core) ChangeCoupon(ctx context.Context, c *models.Coupon, op func(cur *
 	return nil
 }
 
-// lockCoupon takes the coupon's lock, waiting for it a bounded time; waited
+// LockCoupon takes the coupon's lock, waiting for it a bounded time; waited
 // says it was held by another request when first asked for.
 func (s *Core) LockCoupon(ctx context.Context, c *models.Coupon) (lock *redislock.Lock, waited bool, err error) {
 	defer Observe(ctx, s.Meter.LockWaitSeconds, "lock", time.Now())
@@ -233,7 +233,7 @@ func (s *Core) LockCoupon(ctx context.Context, c *models.Coupon) (lock *redisloc
 	return lock, waited, nil
 }
 
-// txOutcome sorts the error of a coupon transaction: the guarded UPDATE lost
+// TxOutcome sorts the error of a coupon transaction: the guarded UPDATE lost
 // the race, a deadlock or a unique index violation → errRetry (the whole
 // transaction was rolled back; decide again on a fresh read); anything else is
 // translated at the boundary.
@@ -247,10 +247,10 @@ func TxOutcome(what string, err error) error {
 	if index, ok := UniqueViolation(err); ok && index == UniqueUseLog {
 		return fmt.Errorf("%w: %v", ErrRetry, err)
 	}
-	return DbError(what, err)
+	return DBError(what, err)
 }
 
-// returnStock gives a coupon's slot, budget value and user ordinal back to the
+// ReturnStock gives a coupon's slot, budget value and user ordinal back to the
 // Redis pool after the database commit that set them to NULL
 // (coupon_return.lua, idempotent through its own key). When Redis fails here,
 // or the process dies between the commit and this call, the database already
@@ -277,13 +277,13 @@ func (s *Core) ReturnStock(ctx context.Context, c *models.Coupon) {
 	}
 }
 
-// validateOrderID checks an order id by the one rule, models.ValidateOrderID
+// ValidateOrderID checks an order id by the one rule, models.ValidateOrderID
 // (docs/checkout.md, "Order ids").
 func ValidateOrderID(s string) error {
 	return models.ValidateOrderID("order_id", s)
 }
 
-// actorName fits who acted (a username or "token:<name>") into the 100
+// ActorName fits who acted (a username or "token:<name>") into the 100
 // characters of the cashier and actor columns.
 func ActorName(s string) string {
 	if s == "" {
@@ -295,10 +295,10 @@ func ActorName(s string) string {
 	return string([]rune(s)[:100])
 }
 
-// formatTime shows a time to people (UTC, RFC 3339).
+// FormatTime shows a time to people (UTC, RFC 3339).
 func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// dropOrderCoupons removes coupons from the order's live coupons and gives
+// DropOrderCoupons removes coupons from the order's live coupons and gives
 // their room back, inside tx, after taking the order's row lock (lockOrder).
 func DropOrderCoupons(tx *gorm.DB, orderID string, ids []int64, now time.Time) error {
 	if len(ids) == 0 {

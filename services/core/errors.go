@@ -38,7 +38,7 @@ var sqliteUniqueColumns = map[string]string{
 	"templates.shared_code":                             UniqueSharedCode,
 }
 
-// uniqueViolation returns the name of the unique index that err violated.
+// UniqueViolation returns the name of the unique index that err violated.
 func UniqueViolation(err error) (string, bool) {
 	if err == nil {
 		return "", false
@@ -70,7 +70,7 @@ func UniqueViolation(err error) (string, bool) {
 	return "", false
 }
 
-// isDeadlock reports a MySQL deadlock or lock wait timeout, after which the
+// IsDeadlock reports a MySQL deadlock or lock wait timeout, after which the
 // whole transaction may be retried. SQLite's "database is locked" counts too.
 func IsDeadlock(err error) bool {
 	var me *mysqldriver.MySQLError
@@ -89,7 +89,7 @@ func translated(err error) bool {
 
 // dbError translates a database error at the service boundary: not found, or
 // a fault (503). Domain errors pass through.
-func DbError(what string, err error) error {
+func DBError(what string, err error) error {
 	if translated(err) {
 		return err
 	}
@@ -99,7 +99,7 @@ func DbError(what string, err error) error {
 	return models.Unavailable("the database", err)
 }
 
-// redisError translates a Redis error: every failure to talk to Redis is a
+// RedisError translates a Redis error: every failure to talk to Redis is a
 // fault (503), never a business answer.
 func RedisError(err error) error {
 	if translated(err) {
@@ -111,8 +111,8 @@ func RedisError(err error) error {
 	return models.Unavailable("Redis", err)
 }
 
-// isRedisNil reports a missing key.
+// IsRedisNil reports a missing key.
 func IsRedisNil(err error) bool { return errors.Is(err, redis.Nil) }
 
-// uniqueReturn is the index that keeps each return of an order once.
+// UniqueReturn is the index that keeps each return of an order once.
 const UniqueReturn = "uq_order_returns_return"

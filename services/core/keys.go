@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// keys names the Redis keys of couponsvc. Every key of a campaign carries the
+// Keys names the Redis keys of couponsvc. Every key of a campaign carries the
 // hash tag {c<campaign_id>} so that a script over them runs on one Redis
 // Cluster slot. The prefix lets tests and several deployments share a Redis.
 type Keys struct{ Prefix string }
@@ -15,7 +15,7 @@ func (k Keys) Campaign(cid int64) string { return k.Prefix + "{c" + strconv.Form
 func (k Keys) Budget(cid int64) string  { return k.Campaign(cid) + "budget" }
 func (k Keys) Pending(cid int64) string { return k.Campaign(cid) + "pending" }
 
-// recent holds reservations confirmed within recentWindow, which a reload
+// Recent holds reservations confirmed within recentWindow, which a reload
 // still counts as taken (see coupon_load.lua).
 func (k Keys) Recent(cid int64) string   { return k.Campaign(cid) + "recent" }
 func (k Keys) loadLock(cid int64) string { return k.Campaign(cid) + "loadlock" }
@@ -30,7 +30,7 @@ func (k Keys) Users(cid, tid int64) string { return k.Template(cid, tid) + ":use
 // checks on every claim.
 func (k Keys) rule(cid, tid int64) string { return k.Template(cid, tid) + ":rule" }
 
-// idem is the idempotency key of a claim. Keys are scoped to the campaign so
+// Idem is the idempotency key of a claim. Keys are scoped to the campaign so
 // that the claim script touches one slot; the database's unique request_id
 // catches the same key reused across campaigns.
 func (k Keys) Idem(cid int64, requestID string) string { return k.Campaign(cid) + "idem:" + requestID }
@@ -45,14 +45,14 @@ func (k Keys) returned(cid, couponID int64) string {
 	return k.Campaign(cid) + "ret:" + strconv.FormatInt(couponID, 10)
 }
 
-// claimKeys are the six keys of coupon_release.lua, the first six of
+// ClaimKeys are the six keys of coupon_release.lua, the first six of
 // coupon_deduct.lua.
 func (k Keys) ClaimKeys(cid, tid int64, requestID string) []string {
 	return []string{k.Budget(cid), k.Template(cid, tid), k.Free(cid, tid), k.Users(cid, tid),
 		k.Idem(cid, requestID), k.Pending(cid)}
 }
 
-// deductKeys are the seven keys of coupon_deduct.lua: claimKeys and the
+// DeductKeys are the seven keys of coupon_deduct.lua: claimKeys and the
 // template's claim rule.
 func (k Keys) DeductKeys(cid, tid int64, requestID string) []string {
 	tpl := k.Template(cid, tid)

@@ -23,7 +23,7 @@ const (
 	LoadForce   = "force"   // rebuild every counter of the campaign from the database
 )
 
-// ensureLoaded makes sure the campaign's budget and the given templates'
+// EnsureLoaded makes sure the campaign's budget and the given templates'
 // counters are in Redis, loading them from the database when missing.
 func (s *Core) EnsureLoaded(ctx context.Context, cid int64, tids ...int64) error {
 	if loaded, err := s.countersLoaded(ctx, cid, tids); err != nil || loaded {
@@ -46,7 +46,7 @@ func (s *Core) countersLoaded(ctx context.Context, cid int64, tids []int64) (boo
 	return int(n) == len(ks), nil
 }
 
-// loadCampaign rebuilds a campaign's Redis counters from the database, the
+// LoadCampaign rebuilds a campaign's Redis counters from the database, the
 // authority, under the campaign's load lock so that instances do not load at
 // once. In mode loadMissing only lost counters are written, and not at all
 // when the budget and the templates tids (if given) were loaded by the time
@@ -62,7 +62,7 @@ func (s *Core) LoadCampaign(ctx context.Context, cid int64, mode string, tids ..
 	return s.load(ctx, cid, mode, loaded)
 }
 
-// resync rebuilds the campaign's counters from the database after it refused
+// Resync rebuilds the campaign's counters from the database after it refused
 // a slot or ordinal that Redis handed out. Claims refused at once share one
 // rebuild: a rebuild that began after the refusal read the database with the
 // row that caused it, and makes another one needless.
@@ -136,7 +136,7 @@ func (s *Core) load(ctx context.Context, cid int64, mode string, done func() (bo
 	return nil
 }
 
-// lockCampaign takes the campaign's load lock. While another load holds it,
+// LockCampaign takes the campaign's load lock. While another load holds it,
 // it tries again after growing, jittered pauses, so that a thousand claims
 // waiting at once do not flood Redis; between tries, done (if not nil) may
 // report that the other load did the work, and lockCampaign then returns a nil
@@ -215,7 +215,7 @@ func (s *Core) readCampaignSnapshot(ctx context.Context, cid int64) (*campaignSn
 		return nil
 	})
 	if err != nil {
-		return nil, DbError(fmt.Sprintf("campaign %d", cid), err)
+		return nil, DBError(fmt.Sprintf("campaign %d", cid), err)
 	}
 	return snap, nil
 }
@@ -269,7 +269,7 @@ type campaignTemplates struct {
 	Tids []int64
 }
 
-// byCampaign groups templates ordered by campaign.
+// ByCampaign groups templates ordered by campaign.
 func ByCampaign(ts []models.Template) []campaignTemplates {
 	var out []campaignTemplates
 	for _, t := range ts {

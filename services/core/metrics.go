@@ -143,7 +143,7 @@ func (t *Trace) Attrs() []any {
 	return append([]any(nil), t.attrs...)
 }
 
-// note adds facts about the request to its trace, if it has one.
+// Note adds facts about the request to its trace, if it has one.
 func Note(ctx context.Context, kv ...any) {
 	if t := traceFrom(ctx); t != nil {
 		t.mu.Lock()
@@ -152,7 +152,7 @@ func Note(ctx context.Context, kv ...any) {
 	}
 }
 
-// observe records a step: in the histogram and in the request's trace.
+// Observe records a step: in the histogram and in the request's trace.
 func Observe(ctx context.Context, h prometheus.Observer, step string, start time.Time) {
 	d := time.Since(start)
 	h.Observe(d.Seconds())

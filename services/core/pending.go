@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// pendingMember is one reservation of a claim in its campaign's pending set
+// PendingMember is one reservation of a claim in its campaign's pending set
 // (and, once confirmed, its recent set): the member coupon_deduct.lua writes,
 // "tid|user|slot|ordinal|value|request_id". The claim makes the same string to
 // confirm or give back its own reservation; the sweeper and reconciliation
@@ -36,7 +36,7 @@ func (m PendingMember) String() string {
 	return b.String()
 }
 
-// parsePendingMember reads a member of a pending or recent set; ok is false
+// ParsePendingMember reads a member of a pending or recent set; ok is false
 // for anything else (a field missing or empty, a number that is not one).
 func ParsePendingMember(s string) (m PendingMember, ok bool) {
 	parts := strings.SplitN(s, "|", 6)

@@ -248,7 +248,7 @@ func (c *templateCache) Put(t models.Template, now time.Time) {
 	c.items[t.ID] = cachedTemplate{t: t, fetched: now}
 }
 
-// forget drops template id, and every shared code looked up: a change of
+// Forget drops template id, and every shared code looked up: a change of
 // one template may give or take any code.
 func (c *templateCache) Forget(id int64) {
 	c.mu.Lock()
@@ -257,7 +257,7 @@ func (c *templateCache) Forget(id int64) {
 	clear(c.shared)
 }
 
-// getShared returns the template id of a shared code looked up less than
+// GetShared returns the template id of a shared code looked up less than
 // ttl ago (0: no live template has it).
 func (c *templateCache) GetShared(code string, now time.Time) (int64, bool) {
 	c.mu.Lock()
@@ -282,7 +282,7 @@ func (c *templateCache) PutShared(code string, id int64, now time.Time) {
 // statuses.
 func (s *Core) Now() time.Time { return s.Clock() }
 
-// runEvery runs pass at once and then every interval until ctx ends; a pass
+// RunEvery runs pass at once and then every interval until ctx ends; a pass
 // that fails is logged as what, and the next one runs on time.
 func (s *Core) RunEvery(ctx context.Context, every time.Duration, what string, pass func(context.Context) error) {
 	tick := time.NewTicker(every)

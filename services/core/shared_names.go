@@ -15,7 +15,7 @@ func sharedPrefixOf(requestID string) (prefix string, ok bool) {
 	return requestID[:i+1], true
 }
 
-// sharedCodeOf is the shared code a coupon of t was claimed with at a
+// SharedCodeOf is the shared code a coupon of t was claimed with at a
 // checkout, or "".
 func SharedCodeOf(c *models.Coupon, t *models.Template) string {
 	if c.ClaimOrderID == nil && c.ID != 0 || t.CodeMode != models.CodeModeShared {

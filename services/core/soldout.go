@@ -59,7 +59,7 @@ type soldOutEntry struct {
 // newline and an idempotency key is printable ASCII, so the pair is unique.
 func claimKey(user, requestID string) string { return user + "\n" + requestID }
 
-// refuse reports whether a claim of template t by user under requestID may
+// Refuse reports whether a claim of template t by user under requestID may
 // be answered sold_out from memory at now. It never refuses a claim whose
 // idempotency key may exist (a replay must get its duplicate), a template
 // the cached copy says takes no claims now (the script's not_claimable
@@ -90,7 +90,7 @@ func (m *soldOutMemory) Refuse(t *models.Template, user, requestID string, now t
 	return true
 }
 
-// observe records the claim script's answer for template tid: sold_out with
+// Observe records the claim script's answer for template tid: sold_out with
 // the holders' generation gen, or any other answer that says the template is not
 // sold out (claimed, user_limit_reached, budget_exhausted, not_claimable),
 // which forgets it. It returns true when the holders of generation gen must
@@ -118,7 +118,7 @@ func (m *soldOutMemory) Observe(tid int64, soldOut bool, gen string, now time.Ti
 	return false
 }
 
-// probeDone ends a probe that got no answer from the script (an error).
+// ProbeDone ends a probe that got no answer from the script (an error).
 func (m *soldOutMemory) ProbeDone(tid int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -151,7 +151,7 @@ func (m *soldOutMemory) learnt(tid int64, gen string, holders map[string]struct{
 	}
 }
 
-// forget drops the memory of a template whose stock this instance changed
+// Forget drops the memory of a template whose stock this instance changed
 // (stock added, a coupon given back, a status or window change).
 func (m *soldOutMemory) Forget(tid int64) {
 	m.mu.Lock()
@@ -159,12 +159,12 @@ func (m *soldOutMemory) Forget(tid int64) {
 	delete(m.items, tid)
 }
 
-// soldOutRefusal is the answer to a claim of a sold-out template.
+// SoldOutRefusal is the answer to a claim of a sold-out template.
 func SoldOutRefusal() error {
 	return models.Errorf(models.CodeSoldOut, "this coupon is sold out")
 }
 
-// learnSoldOut reads which claims of template t may have an idempotency key:
+// LearnSoldOut reads which claims of template t may have an idempotency key:
 // the reservations pending in Redis, read with the holders' generation in one
 // transaction, and the claims of every coupon row of it in the database
 // (refunded and revoked ones included: their keys live on). A confirmed

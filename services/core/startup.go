@@ -23,7 +23,7 @@ func (s *Core) LoadMissingCounters(ctx context.Context) (int, error) {
 		Where("claim_ends_at IS NULL OR claim_ends_at > ?", s.Clock()).
 		Order("campaign_id, id").Find(&open).Error
 	if err != nil {
-		return 0, DbError("templates", err)
+		return 0, DBError("templates", err)
 	}
 	loaded := 0
 	var errs []error

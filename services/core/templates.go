@@ -21,7 +21,7 @@ func (s *Core) GetTemplate(ctx context.Context, id int64) (*models.Template, err
 	return t, nil
 }
 
-// template returns a template for the hot paths, from the short-lived cache.
+// Template returns a template for the hot paths, from the short-lived cache.
 func (s *Core) Template(ctx context.Context, id int64) (*models.Template, error) {
 	if t, ok := s.Templates.Get(id, time.Now()); ok {
 		return &t, nil
@@ -49,14 +49,14 @@ func (s *Core) ViewOffer(ctx context.Context, id int64) (*TemplateView, error) {
 		return nil, err
 	}
 	if t.Claimable(s.Clock()) != nil {
-		return nil, DbError(fmt.Sprintf("template %d", id), gorm.ErrRecordNotFound)
+		return nil, DBError(fmt.Sprintf("template %d", id), gorm.ErrRecordNotFound)
 	}
 	camp, err := s.GetCampaign(ctx, t.CampaignID)
 	if err != nil {
 		return nil, err
 	}
 	if camp.Status == models.CampaignPaused {
-		return nil, DbError(fmt.Sprintf("template %d", id), gorm.ErrRecordNotFound)
+		return nil, DBError(fmt.Sprintf("template %d", id), gorm.ErrRecordNotFound)
 	}
 	return s.viewTemplate(ctx, t)
 }
@@ -69,7 +69,7 @@ func (s *Core) viewTemplate(ctx context.Context, t *models.Template) (*TemplateV
 	return &views[0], nil
 }
 
-// withRemaining reads each template's remaining stock from Redis in one round
+// WithRemaining reads each template's remaining stock from Redis in one round
 // trip, loading campaigns whose counters are missing.
 func (s *Core) WithRemaining(ctx context.Context, ts []models.Template) ([]TemplateView, error) {
 	out := make([]TemplateView, len(ts))
@@ -108,13 +108,13 @@ func (s *Core) WithRemaining(ctx context.Context, ts []models.Template) ([]Templ
 	return out, nil
 }
 
-// byID reads the row of id afresh (outside any transaction, so that MySQL
+// ByID reads the row of id afresh (outside any transaction, so that MySQL
 // answers from the latest committed state); what names it in a not-found
 // error.
 func ByID[T any](ctx context.Context, db *gorm.DB, what string, id int64) (*T, error) {
 	var row T
 	if err := db.WithContext(ctx).First(&row, id).Error; err != nil {
-		return nil, DbError(fmt.Sprintf("%s %d", what, id), err)
+		return nil, DBError(fmt.Sprintf("%s %d", what, id), err)
 	}
 	return &row, nil
 }
@@ -128,7 +128,7 @@ func (s *Core) GetCampaign(ctx context.Context, id int64) (*models.Campaign, err
 func (s *Core) ListCampaigns(ctx context.Context) ([]models.Campaign, error) {
 	var out []models.Campaign
 	err := s.DB.WithContext(ctx).Order("id").Find(&out).Error
-	return out, DbError("campaigns", err)
+	return out, DBError("campaigns", err)
 }
 
 // ListTemplates returns templates with the stock left, newest campaign
@@ -144,7 +144,7 @@ func (s *Core) ListTemplates(ctx context.Context, offeredOnly bool) ([]TemplateV
 			Where("campaign_id NOT IN (?)", s.DB.Model(&models.Campaign{}).Select("id").Where("status = ?", models.CampaignPaused))
 	}
 	if err := q.Find(&ts).Error; err != nil {
-		return nil, DbError("templates", err)
+		return nil, DBError("templates", err)
 	}
 	if offeredOnly {
 		now := s.Clock()

@@ -13,14 +13,14 @@ import (
 	"gorm.io/gorm"
 )
 
-// newEvent is an event waiting to be written by emitEvents: its type and its
+// NewEvent is an event waiting to be written by emitEvents: its type and its
 // data (a models.*Event struct), marshalled there.
 type NewEvent struct {
 	Typ  string
 	Data any
 }
 
-// emitEvent writes one event to the outbox inside tx, the transaction of the
+// EmitEvent writes one event to the outbox inside tx, the transaction of the
 // change it tells of, with a delivery row for every enabled webhook endpoint
 // that takes its type (docs/events.md). Every flow that changes something an
 // integrator hears of calls it (or emitEvents) once per event, in its own
@@ -29,7 +29,7 @@ func (s *Events) EmitEvent(tx *gorm.DB, typ string, data any) error {
 	return s.EmitEvents(tx, []NewEvent{{Typ: typ, Data: data}})
 }
 
-// emitEvents writes several events in one multi-row INSERT (the claim's
+// EmitEvents writes several events in one multi-row INSERT (the claim's
 // batch writes one per coupon), then their delivery rows in another. The
 // ids of a multi-row insert are the rows' own when the database hands them
 // out consecutively (SQLite; MariaDB's default); otherwise each event is
@@ -149,7 +149,7 @@ func (s *Events) ListEvents(ctx context.Context, after int64, limit int) (*Event
 	}
 	var evs []models.Event
 	if err := s.DB.WithContext(ctx).Where("id > ?", after).Order("id").Limit(limit).Find(&evs).Error; err != nil {
-		return nil, core.DbError("events", err)
+		return nil, core.DBError("events", err)
 	}
 	now := s.Clock()
 	page := &EventPage{Events: []models.Event{}, Next: after}

@@ -47,16 +47,16 @@ func (s *Events) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 	db := s.DB.WithContext(ctx)
 	var err error
 	if p.Attempts, err = pruneIDs(db, &models.WebhookAttempt{}, "attempted_at < ?", before); err != nil {
-		return p, core.DbError("delivery log", err)
+		return p, core.DBError("delivery log", err)
 	}
 	if p.Deliveries, err = pruneIDs(db, &models.WebhookDelivery{},
 		`updated_at < ? AND (state <> ? OR NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id AND e.enabled = ?))`,
 		before, models.DeliveryPending, true); err != nil {
-		return p, core.DbError("webhook deliveries", err)
+		return p, core.DBError("webhook deliveries", err)
 	}
 	if p.Events, err = pruneIDs(db, &models.Event{},
 		"created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id)", before); err != nil {
-		return p, core.DbError("events", err)
+		return p, core.DBError("events", err)
 	}
 	// Finished jobs (with their input and result) go by the same cutoff
 	// (docs/jobs.md).
@@ -103,7 +103,7 @@ func (s *Events) PruneJobs(ctx context.Context, before time.Time) (int64, error)
 			Where("state IN ? AND finished_at < ?", []string{models.JobDone, models.JobFailed}, before.UTC()).
 			Order("id").Limit(500).Pluck("id", &ids).Error
 		if err != nil {
-			return n, core.DbError("jobs", err)
+			return n, core.DBError("jobs", err)
 		}
 		if len(ids) == 0 {
 			return n, nil
@@ -115,7 +115,7 @@ func (s *Events) PruneJobs(ctx context.Context, before time.Time) (int64, error)
 			return tx.Where("id IN ?", ids).Delete(&models.Job{}).Error
 		})
 		if err != nil {
-			return n, core.DbError("jobs", err)
+			return n, core.DBError("jobs", err)
 		}
 		n += int64(len(ids))
 	}

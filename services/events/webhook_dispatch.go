@@ -110,18 +110,18 @@ func (s *Events) leaseDeliveries(ctx context.Context) ([]leased, error) {
 		Where("webhook_deliveries.lease_until IS NULL OR webhook_deliveries.lease_until < ?", now).
 		Order("webhook_deliveries.id").Limit(dispatchBatch).Pluck("webhook_deliveries.id", &ids).Error
 	if err != nil || len(ids) == 0 {
-		return nil, core.DbError("webhook deliveries", err)
+		return nil, core.DBError("webhook deliveries", err)
 	}
 	token := rand.Text()
 	until := now.Add(s.cfg.WebhookLease)
 	if err := db.Exec(`UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?
 		WHERE id IN ? AND state = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?)`,
 		token, until, ids, models.DeliveryPending, now, now).Error; err != nil {
-		return nil, core.DbError("webhook deliveries", err)
+		return nil, core.DBError("webhook deliveries", err)
 	}
 	var ds []models.WebhookDelivery
 	if err := db.Where("lease_token = ?", token).Order("id").Find(&ds).Error; err != nil {
-		return nil, core.DbError("webhook deliveries", err)
+		return nil, core.DBError("webhook deliveries", err)
 	}
 	if len(ds) == 0 {
 		return nil, nil
@@ -134,11 +134,11 @@ func (s *Events) leaseDeliveries(ctx context.Context) ([]leased, error) {
 	}
 	var evs []models.Event
 	if err := db.Where("id IN ?", evIDs).Find(&evs).Error; err != nil {
-		return nil, core.DbError("events", err)
+		return nil, core.DBError("events", err)
 	}
 	var eps []models.WebhookEndpoint
 	if err := db.Where("id IN ?", keysOf(epIDs)).Find(&eps).Error; err != nil {
-		return nil, core.DbError("webhooks", err)
+		return nil, core.DBError("webhooks", err)
 	}
 	evByID := map[int64]models.Event{}
 	for _, e := range evs {
@@ -297,7 +297,7 @@ func (s *Events) recordOutcomes(ctx context.Context, batch []leased, outs []outc
 		return nil
 	})
 	if err != nil {
-		return core.DbError("webhook deliveries", err)
+		return core.DBError("webhook deliveries", err)
 	}
 	if len(disabled) > 0 {
 		s.endpoints.forget()

@@ -178,7 +178,7 @@ func safeDialControl(network, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// newWebhookClient is the HTTP client of the dispatcher: no proxy from the
+// NewWebhookClient is the HTTP client of the dispatcher: no proxy from the
 // environment (the proxy's address would be the one checked), no redirects
 // (a 3xx is a failed delivery, and a redirect could lead to a private
 // address), a timeout per delivery, and the dial-time address check unless

@@ -117,7 +117,7 @@ func (s *Events) CreateWebhook(ctx context.Context, actor string, in WebhookInpu
 		return s.Audit(tx, actor, "webhook.create", fmt.Sprintf("webhook:%d", ep.ID), fmt.Sprintf("url=%q types=%q", u, types))
 	})
 	if err != nil {
-		return nil, core.DbError("webhook", err)
+		return nil, core.DBError("webhook", err)
 	}
 	s.endpoints.forget()
 	return &CreatedWebhook{Endpoint: ep, Secret: secret}, nil
@@ -127,14 +127,14 @@ func (s *Events) CreateWebhook(ctx context.Context, actor string, in WebhookInpu
 func (s *Events) ListWebhooks(ctx context.Context) ([]models.WebhookEndpoint, error) {
 	out := []models.WebhookEndpoint{}
 	err := s.DB.WithContext(ctx).Order("id").Find(&out).Error
-	return out, core.DbError("webhooks", err)
+	return out, core.DBError("webhooks", err)
 }
 
 // GetWebhook returns one endpoint. Errors: CodeNotFound, CodeUnavailable.
 func (s *Events) GetWebhook(ctx context.Context, id int64) (*models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	if err := s.DB.WithContext(ctx).First(&ep, id).Error; err != nil {
-		return nil, core.DbError(fmt.Sprintf("webhook %d", id), err)
+		return nil, core.DBError(fmt.Sprintf("webhook %d", id), err)
 	}
 	return &ep, nil
 }
@@ -199,7 +199,7 @@ func (s *Events) UpdateWebhook(ctx context.Context, actor string, id int64, in W
 			fmt.Sprintf("url=%q types=%q enabled=%t", ep.URL, ep.EventTypes, ep.Enabled))
 	})
 	if err != nil {
-		return nil, core.DbError(fmt.Sprintf("webhook %d", id), err)
+		return nil, core.DBError(fmt.Sprintf("webhook %d", id), err)
 	}
 	s.endpoints.forget()
 	return &ep, nil
@@ -225,7 +225,7 @@ func (s *Events) DeleteWebhook(ctx context.Context, actor string, id int64) erro
 		return s.Audit(tx, actor, "webhook.delete", fmt.Sprintf("webhook:%d", id), fmt.Sprintf("url=%q", ep.URL))
 	})
 	if err != nil {
-		return core.DbError(fmt.Sprintf("webhook %d", id), err)
+		return core.DBError(fmt.Sprintf("webhook %d", id), err)
 	}
 	s.endpoints.forget()
 	return nil
@@ -243,7 +243,7 @@ func (s *Events) ListWebhookAttempts(ctx context.Context, id int64, limit int) (
 	}
 	out := []models.WebhookAttempt{}
 	err := s.DB.WithContext(ctx).Where("endpoint_id = ?", id).Order("id DESC").Limit(limit).Find(&out).Error
-	return out, core.DbError("delivery log", err)
+	return out, core.DBError("delivery log", err)
 }
 
 // ResendDelivery sends a delivery again as soon as a dispatcher is free,
@@ -265,7 +265,7 @@ func (s *Events) ResendDelivery(ctx context.Context, actor string, endpointID, d
 		return s.Audit(tx, actor, "webhook.resend", fmt.Sprintf("webhook:%d", endpointID), fmt.Sprintf("delivery=%d event=%d", d.ID, d.EventID))
 	})
 	if err != nil {
-		return nil, core.DbError(fmt.Sprintf("delivery %d", deliveryID), err)
+		return nil, core.DBError(fmt.Sprintf("delivery %d", deliveryID), err)
 	}
 	d.State, d.NextAttemptAt, d.FirstAttemptAt, d.UpdatedAt = models.DeliveryPending, now, nil, now
 	return &d, nil

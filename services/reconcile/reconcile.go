@@ -168,7 +168,7 @@ func (s *Reconciler) Reconcile(ctx context.Context, req ReconcileRequest) (*Reco
 		q = q.Where("id = ?", req.TemplateID)
 	}
 	if err := q.Find(&ts).Error; err != nil {
-		return nil, core.DbError("templates", err)
+		return nil, core.DBError("templates", err)
 	}
 	if req.TemplateID > 0 && len(ts) == 0 {
 		return nil, models.Errorf(models.CodeNotFound, "template %d not found", req.TemplateID)
@@ -213,7 +213,7 @@ func (s *Reconciler) staleHolds(ctx context.Context, repair bool) ([]StaleHold, 
 	var os []checkout.CheckoutOrder
 	if err := s.DB.WithContext(ctx).Where("hold_state = ? AND hold_expires_at <= ?", checkout.HoldHeld, s.Clock()).
 		Order("hold_expires_at").Limit(checkout.HoldExpiryBatch).Find(&os).Error; err != nil {
-		return nil, core.DbError("holds", err)
+		return nil, core.DBError("holds", err)
 	}
 	out := make([]StaleHold, 0, len(os))
 	for _, o := range os {
@@ -292,7 +292,7 @@ func (s *Reconciler) reconcileCampaign(ctx context.Context, cid int64, tids []in
 			"expected_budget_remaining", budget.ExpectedRemaining, "audited", err == nil)
 	}
 	if err != nil {
-		return nil, nil, core.DbError("audit log", err)
+		return nil, nil, core.DBError("audit log", err)
 	}
 	return out, budget, nil
 }
@@ -396,7 +396,7 @@ func (s *Reconciler) compareTemplateOnce(ctx context.Context, cid, tid int64) (*
 		return nil
 	}, s.snapshotTx()...)
 	if err != nil {
-		return nil, core.DbError(fmt.Sprintf("template %d", tid), err)
+		return nil, core.DBError(fmt.Sprintf("template %d", tid), err)
 	}
 	if rc.remaining == nil {
 		return d, nil
@@ -540,7 +540,7 @@ func (s *Reconciler) pruneRecent(ctx context.Context, cid int64) error {
 		err := s.DB.WithContext(ctx).Model(&models.Coupon{}).Where("request_id IN ? AND slot IS NULL", batch).
 			Pluck("request_id", &returned).Error
 		if err != nil {
-			return core.DbError("coupons", err)
+			return core.DBError("coupons", err)
 		}
 		for _, rid := range returned {
 			gone = append(gone, byID[rid])

@@ -136,7 +136,7 @@ func (s *Reconciler) compareBudgetOnce(ctx context.Context, cid int64) (*Campaig
 		return nil, nil
 	}
 	if err != nil {
-		return nil, core.DbError(fmt.Sprintf("campaign %d", cid), err)
+		return nil, core.DBError(fmt.Sprintf("campaign %d", cid), err)
 	}
 	d.ExpectedRemaining = max(d.BudgetCents-d.DBBudgetUsed-d.InFlightCents, 0)
 	if budget == nil || core.IsRedisNil(budget.Err()) {

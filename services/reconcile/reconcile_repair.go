@@ -133,7 +133,7 @@ func (s *Reconciler) repairStockChanges(ctx context.Context, st *RepairStats, bu
 	}
 	var entries []models.AuditEntry
 	if err := q.Order("id").Limit(stockChangeBatch).Find(&entries).Error; err != nil {
-		return core.DbError("audit log", err)
+		return core.DBError("audit log", err)
 	}
 	if len(entries) == 0 {
 		return nil
@@ -156,7 +156,7 @@ func (s *Reconciler) repairStockChanges(ctx context.Context, st *RepairStats, bu
 		var rows []models.Coupon
 		if err := s.DB.WithContext(ctx).Select("id", "template_id", "campaign_id").
 			Where("id IN ? AND slot IS NULL", batch).Find(&rows).Error; err != nil {
-			return core.DbError("coupons", err)
+			return core.DBError("coupons", err)
 		}
 		for _, c := range rows {
 			couponTemplate[c.ID] = models.Template{ID: c.TemplateID, CampaignID: c.CampaignID}
@@ -167,7 +167,7 @@ func (s *Reconciler) repairStockChanges(ctx context.Context, st *RepairStats, bu
 		var rows []models.Template
 		if err := s.DB.WithContext(ctx).Select("id", "campaign_id").Where("id IN ?", templateIDs).
 			Find(&rows).Error; err != nil {
-			return core.DbError("templates", err)
+			return core.DBError("templates", err)
 		}
 		for _, t := range rows {
 			templateByID[t.ID] = t
@@ -258,7 +258,7 @@ func (s *Reconciler) checkDueCampaigns(ctx context.Context, st *RepairStats, bud
 		Where("campaign_id > ? AND (claim_ends_at IS NULL OR claim_ends_at > ?)", after, now).
 		Order("campaign_id").Limit(campaignBatch).Pluck("campaign_id", &cids).Error
 	if err != nil {
-		return core.DbError("templates", err)
+		return core.DBError("templates", err)
 	}
 	next := int64(0) // wrap around when this batch reaches the end
 	if len(cids) == campaignBatch {
@@ -269,7 +269,7 @@ func (s *Reconciler) checkDueCampaigns(ctx context.Context, st *RepairStats, bud
 		err = s.DB.WithContext(ctx).Select("id", "campaign_id").Where("campaign_id IN ?", cids).
 			Order("campaign_id, id").Find(&open).Error
 		if err != nil {
-			return core.DbError("templates", err)
+			return core.DBError("templates", err)
 		}
 	}
 	groups := core.ByCampaign(open)

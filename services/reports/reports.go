@@ -194,12 +194,12 @@ func (s *Reports) streamReport(ctx context.Context, q ReportQuery, start func(Re
 		for rows.Next() {
 			r, err := scanReportRow(rows, q, names)
 			if err != nil {
-				return core.DbError("use log", err)
+				return core.DBError("use log", err)
 			}
 			all = append(all, r)
 		}
 		if err := rows.Err(); err != nil {
-			return core.DbError("use log", err)
+			return core.DBError("use log", err)
 		}
 		rows.Close()
 		if err := start(q); err != nil {
@@ -218,14 +218,14 @@ func (s *Reports) streamReport(ctx context.Context, q ReportQuery, start func(Re
 	for rows.Next() {
 		r, err := scanReportRow(rows, q, names)
 		if err != nil {
-			return core.DbError("use log", err)
+			return core.DBError("use log", err)
 		}
 		if err := each(r); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return core.DbError("use log", err)
+		return core.DBError("use log", err)
 	}
 	return nil
 }
@@ -257,7 +257,7 @@ func (s *Reports) reportRows(ctx context.Context, q ReportQuery) (*sql.Rows, err
 	args = append(args, true, q.Start, q.End)
 	rows, err := s.DB.WithContext(ctx).Raw(stmt, args...).Rows()
 	if err != nil {
-		return nil, core.DbError("use log", err)
+		return nil, core.DBError("use log", err)
 	}
 	return rows, nil
 }
@@ -301,7 +301,7 @@ func (s *Reports) templateNames(ctx context.Context, q ReportQuery) (map[int64]s
 		Name string
 	}
 	if err := s.DB.WithContext(ctx).Raw(`SELECT id, name FROM templates`).Scan(&ts).Error; err != nil {
-		return nil, core.DbError("templates", err)
+		return nil, core.DBError("templates", err)
 	}
 	out := make(map[int64]string, len(ts))
 	for _, t := range ts {

@@ -175,7 +175,7 @@ func (s *Reports) perHour(ctx context.Context, table, column string, templateID 
 	// table and column are constants of this file, never input.
 	q := fmt.Sprintf("SELECT %s AS h, COUNT(*) AS n FROM %s WHERE template_id = ? AND %s >= ? GROUP BY h", bucket, table, column)
 	if err := s.DB.WithContext(ctx).Raw(q, templateID, from).Scan(&rows).Error; err != nil {
-		return nil, core.DbError(table, err)
+		return nil, core.DBError(table, err)
 	}
 	out := make(map[int64]int64, len(rows))
 	for _, r := range rows {
@@ -216,7 +216,7 @@ func (s *Reports) ListCampaignFigures(ctx context.Context) (map[int64]CampaignFi
 	err = s.DB.WithContext(ctx).Raw(`SELECT campaign_id, COALESCE(SUM(value_cents), 0) AS v FROM user_coupons
 		WHERE slot IS NOT NULL GROUP BY campaign_id`).Scan(&rows).Error
 	if err != nil {
-		return nil, core.DbError("coupons", err)
+		return nil, core.DBError("coupons", err)
 	}
 	issued := map[int64]int64{}
 	for _, r := range rows {
@@ -269,7 +269,7 @@ func (s *Reports) templateFigures(ctx context.Context, views []core.TemplateView
 		GROUP BY template_id, status, CASE WHEN slot IS NULL THEN 1 ELSE 0 END`,
 		models.CouponIssued, s.Clock(), ids).Scan(&rows).Error
 	if err != nil {
-		return nil, core.DbError("coupons", err)
+		return nil, core.DBError("coupons", err)
 	}
 	for _, r := range rows {
 		f := &out[index[r.TemplateID]]
@@ -304,7 +304,7 @@ func (s *Reports) templateFigures(ctx context.Context, views []core.TemplateView
 			COALESCE(SUM(CASE WHEN undo_flag = ? THEN 1 ELSE 0 END), 0) AS undone
 		FROM coupon_use_log WHERE template_id IN ? GROUP BY template_id`, true, ids).Scan(&uses).Error
 	if err != nil {
-		return nil, core.DbError("use log", err)
+		return nil, core.DBError("use log", err)
 	}
 	for _, r := range uses {
 		f := &out[index[r.TemplateID]]
