@@ -1,4 +1,4 @@
-package services_test
+package core_test
 
 import (
 	"bytes"
