@@ -28,6 +28,7 @@ import (
 	"couponsvc/handlers"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 
 	"github.com/alicebob/miniredis/v2"
@@ -78,7 +79,7 @@ func newBackends(t *testing.T, inProcess bool) *backends {
 	b := &backends{fresh: testenv.NewFresh(t), dataDir: t.TempDir()}
 	var err error
 	if b.fresh.Embedded() {
-		b.db, b.dialect, err = services.OpenDB(services.BackendConfig{DataDir: b.dataDir})
+		b.db, b.dialect, err = core.OpenDB(core.BackendConfig{DataDir: b.dataDir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func newBackends(t *testing.T, inProcess bool) *backends {
 	} else {
 		// Few connections: MariaDB's 151 are shared with the processes
 		// under test and with every other package testing at the same time.
-		b.db, b.dialect, err = services.OpenDB(services.BackendConfig{MySQLDSN: b.fresh.MySQLDSN, MaxOpenConns: 16})
+		b.db, b.dialect, err = core.OpenDB(core.BackendConfig{MySQLDSN: b.fresh.MySQLDSN, MaxOpenConns: 16})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func newBackends(t *testing.T, inProcess bool) *backends {
 			sqlDB.Close()
 		}
 	})
-	if err := services.Migrate(context.Background(), b.db, b.dialect); err != nil {
+	if err := core.Migrate(context.Background(), b.db, b.dialect); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -135,9 +136,9 @@ func (b *backends) mysqlAddr(t *testing.T) string {
 
 // service returns a Service over the backends; dbVia and redisVia, when set,
 // are proxies it connects through instead.
-func (b *backends) service(t *testing.T, cfg services.Config, dbVia, redisVia string) *services.Service {
+func (b *backends) service(t *testing.T, cfg services.Config, dbVia, redisVia string) *services.App {
 	t.Helper()
-	sb := &services.Backends{DB: b.db, Dialect: b.dialect, Redis: b.rdb}
+	sb := &core.Backends{DB: b.db, Dialect: b.dialect, Redis: b.rdb}
 	if dbVia != "" {
 		c, err := mysqldriver.ParseDSN(b.fresh.MySQLDSN)
 		if err != nil {
@@ -145,7 +146,7 @@ func (b *backends) service(t *testing.T, cfg services.Config, dbVia, redisVia st
 		}
 		c.Addr = dbVia
 		c.Timeout = 2 * time.Second
-		db, _, err := services.OpenDB(services.BackendConfig{MySQLDSN: c.FormatDSN(), MaxOpenConns: 16})
+		db, _, err := core.OpenDB(core.BackendConfig{MySQLDSN: c.FormatDSN(), MaxOpenConns: 16})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func (b *backends) service(t *testing.T, cfg services.Config, dbVia, redisVia st
 
 // serveInProcess serves svc's router on a loopback port, with its sweeper
 // and repair pass running, until the test ends.
-func serveInProcess(t *testing.T, svc *services.Service, reconcileEvery time.Duration) string {
+func serveInProcess(t *testing.T, svc *services.App, reconcileEvery time.Duration) string {
 	t.Helper()
 	srv := httptest.NewServer(handlers.NewRouter(svc, handlers.Options{Logger: quietLogger()}))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
 
 	"github.com/chromedp/chromedp"
 )
@@ -253,16 +254,16 @@ func TestBrowserRecords(t *testing.T) {
 // (in the reader's time zone, by the browser: "10:04:05" or "10:04:05 AM").
 var regexpTimeSeconds = regexp.MustCompile(`\d{1,2}:\d{2}:\d{2}`)
 
-func claimRequest(templateID int64, user, key string) services.ClaimRequest {
-	return services.ClaimRequest{TemplateID: templateID, UserID: user, IdempotencyKey: key}
+func claimRequest(templateID int64, user, key string) claims.ClaimRequest {
+	return claims.ClaimRequest{TemplateID: templateID, UserID: user, IdempotencyKey: key}
 }
 
-func redeemRequest(code, order string, amount int64) services.RedeemRequest {
-	return services.RedeemRequest{CouponCode: code, OrderID: order, OrderAmountCents: amount, Cashier: "cashier"}
+func redeemRequest(code, order string, amount int64) checkout.RedeemRequest {
+	return checkout.RedeemRequest{CouponCode: code, OrderID: order, OrderAmountCents: amount, Cashier: "cashier"}
 }
 
-func refundRequest(code, order string) services.RefundRequest {
-	return services.RefundRequest{CouponCode: code, OrderID: order, Cashier: "cashier"}
+func refundRequest(code, order string) checkout.RefundRequest {
+	return checkout.RefundRequest{CouponCode: code, OrderID: order, Cashier: "cashier"}
 }
 
 // codeGroupsOf writes a code as the pages do: "ABCD-EFGH-JKLMN".

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/claims"
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
@@ -49,7 +50,7 @@ func TestBrowserWalletPhone(t *testing.T) {
 		codes = append(codes, e.claimFor(t, e.template(t, name).ID, "shopper").Code)
 		// Distinct keys for the two of one template.
 		if name == "$5 off" && len(codes) == 1 {
-			if _, err := e.Service.Claim(context.Background(), services.ClaimRequest{TemplateID: fixed.ID, UserID: "shopper",
+			if _, err := e.Service.Claim(context.Background(), claims.ClaimRequest{TemplateID: fixed.ID, UserID: "shopper",
 				IdempotencyKey: "second"}); err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +155,7 @@ func TestBrowserShopChanges(t *testing.T) {
 	// Opened early while the page is open: its claim button appears, and a
 	// claim of the one a person may have turns the card at once.
 	now := e.Service.Now()
-	if _, err := e.Service.UpdateTemplate(context.Background(), "admin", later.ID, services.TemplatePatch{ClaimStartsAt: &now}); err != nil {
+	if _, err := e.Service.UpdateTemplate(context.Background(), "admin", later.ID, admin.TemplatePatch{ClaimStartsAt: &now}); err != nil {
 		t.Fatal(err)
 	}
 	shopper.run("the offer opens", chromedp.WaitVisible(chromedp.CSS(offerSel(later.ID, "[data-claim]"))))
@@ -164,7 +165,7 @@ func TestBrowserShopChanges(t *testing.T) {
 
 	// Paused while the page is open: the card changes by itself.
 	paused := models.TemplatePaused
-	if _, err := e.Service.UpdateTemplate(context.Background(), "admin", fixed.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := e.Service.UpdateTemplate(context.Background(), "admin", fixed.ID, admin.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatal(err)
 	}
 	shopper.waitText(offerSel(fixed.ID, ".offer-action"), "Not open right now")

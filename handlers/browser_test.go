@@ -18,7 +18,8 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -303,7 +304,7 @@ func offerSel(id int64, inner string) string {
 // elsewhere).
 func (e *pageEnv) claimFor(t *testing.T, templateID int64, user string) *models.Coupon {
 	t.Helper()
-	res, err := e.Service.Claim(context.Background(), services.ClaimRequest{TemplateID: templateID, UserID: user,
+	res, err := e.Service.Claim(context.Background(), claims.ClaimRequest{TemplateID: templateID, UserID: user,
 		IdempotencyKey: fmt.Sprintf("test-%d-%s", templateID, user)})
 	if err != nil {
 		t.Fatalf("claim template %d for %s: %v", templateID, user, err)
@@ -433,7 +434,7 @@ func TestBrowserShopper(t *testing.T) {
 	// The wallet: the code and its QR code; a coupon used at a till on the
 	// way shows as used.
 	percent := e.claimFor(t, e.template(t, "15%").ID, "shopper")
-	if _, err := e.Service.Redeem(context.Background(), services.RedeemRequest{CouponCode: percent.Code,
+	if _, err := e.Service.Redeem(context.Background(), checkout.RedeemRequest{CouponCode: percent.Code,
 		OrderID: "W-2231", OrderAmountCents: 4820, Cashier: "cashier"}); err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +544,7 @@ func TestBrowserAdmin(t *testing.T) {
 		e.claimFor(t, fixed.ID, fmt.Sprintf("early-%d", i))
 	}
 	c := e.claimFor(t, fixed.ID, "shopper")
-	if _, err := e.Service.Redeem(context.Background(), services.RedeemRequest{CouponCode: c.Code, OrderID: "W-1",
+	if _, err := e.Service.Redeem(context.Background(), checkout.RedeemRequest{CouponCode: c.Code, OrderID: "W-1",
 		OrderAmountCents: 2000, Cashier: "cashier"}); err != nil {
 		t.Fatal(err)
 	}

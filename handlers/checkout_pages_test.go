@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 )
 
 // holdFor holds the user's coupons for an online order through the service.
-func (e *pageEnv) holdFor(t *testing.T, orderID string, amount int64, user string, codes ...string) *services.CheckoutResult {
+func (e *pageEnv) holdFor(t *testing.T, orderID string, amount int64, user string, codes ...string) *checkout.CheckoutResult {
 	t.Helper()
-	res, err := e.Service.Hold(context.Background(), services.CheckoutRequest{OrderID: orderID, OrderAmountCents: amount,
+	res, err := e.Service.Hold(context.Background(), checkout.CheckoutRequest{OrderID: orderID, OrderAmountCents: amount,
 		CouponCodes: codes, UserID: user, TTLSeconds: 600, Actor: "test"})
 	if err != nil || res.Result != "held" {
 		t.Fatalf("hold %s: %+v %v", orderID, res, err)

@@ -8,6 +8,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/claims"
 	"couponsvc/services/testenv"
 )
 
@@ -49,7 +50,7 @@ func (e *holdAPI) template(t *testing.T, face, minOrder int64, stacking string) 
 func (e *holdAPI) claim(t *testing.T, templateID int64, user string) string {
 	t.Helper()
 	e.seq++
-	res, err := e.Env.Service.Claim(context.Background(), services.ClaimRequest{TemplateID: templateID, UserID: user,
+	res, err := e.Env.Service.Claim(context.Background(), claims.ClaimRequest{TemplateID: templateID, UserID: user,
 		IdempotencyKey: fmt.Sprintf("hold-claim-%d", e.seq)})
 	if err != nil {
 		t.Fatalf("claim: %v", err)

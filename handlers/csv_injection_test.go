@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
 )
 
 // plainNumber is a cell a spreadsheet reads as a number, never a formula.
@@ -70,15 +71,15 @@ func TestCSVFormulaInjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := fmt.Sprintf("/api/v1/templates/%d", tp.ID)
-	a1, err := svc.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "@A1", IdempotencyKey: "k1"})
+	a1, err := svc.Claim(ctx, claims.ClaimRequest{TemplateID: tp.ID, UserID: "@A1", IdempotencyKey: "k1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, err := svc.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "-2-3", IdempotencyKey: "k2"})
+	b2, err := svc.Claim(ctx, claims.ClaimRequest{TemplateID: tp.ID, UserID: "-2-3", IdempotencyKey: "k2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Redeem(ctx, services.RedeemRequest{CouponCode: a1.Coupon.Code, OrderID: "ORDER-1",
+	if _, err := svc.Redeem(ctx, checkout.RedeemRequest{CouponCode: a1.Coupon.Code, OrderID: "ORDER-1",
 		OrderAmountCents: 2000, Cashier: "@till"}); err != nil {
 		t.Fatal(err)
 	}

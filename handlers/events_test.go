@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/claims"
 )
 
 // TestWebhooksAPI registers, lists, changes and deletes a webhook endpoint
@@ -86,7 +86,7 @@ func TestEventsFeedAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if _, err := e.Service.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("u%d", i), IdempotencyKey: fmt.Sprintf("k%d", i)}); err != nil {
+		if _, err := e.Service.Claim(ctx, claims.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("u%d", i), IdempotencyKey: fmt.Sprintf("k%d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

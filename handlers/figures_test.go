@@ -12,6 +12,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	claimsvc "couponsvc/services/claims"
 )
 
 // figuresMix makes, in a campaign of its own with a budget of $500: template
@@ -19,7 +21,7 @@ import (
 // keeping its slot, d revoked returning it, e held; template Y (recycle,
 // stock 8, $3) with p redeemed, q redeemed and refunded, s revoked keeping
 // its slot.
-func figuresMix(t *testing.T, svc *services.Service) (camp *models.Campaign, r, y *models.Template) {
+func figuresMix(t *testing.T, svc *services.App) (camp *models.Campaign, r, y *models.Template) {
 	t.Helper()
 	ctx := context.Background()
 	camp, err := svc.CreateCampaign(ctx, "test", models.Campaign{Name: "Sums", BudgetCents: 50_000})
@@ -41,20 +43,20 @@ func figuresMix(t *testing.T, svc *services.Service) (camp *models.Campaign, r, 
 		tid  int64
 		user string
 	}{{r.ID, "a"}, {r.ID, "b"}, {r.ID, "c"}, {r.ID, "d"}, {r.ID, "e"}, {y.ID, "p"}, {y.ID, "q"}, {y.ID, "s"}} {
-		res, err := svc.Claim(ctx, services.ClaimRequest{TemplateID: c.tid, UserID: c.user, IdempotencyKey: "sums-" + c.user})
+		res, err := svc.Claim(ctx, claimsvc.ClaimRequest{TemplateID: c.tid, UserID: c.user, IdempotencyKey: "sums-" + c.user})
 		if err != nil {
 			t.Fatal(err)
 		}
 		claims[c.user] = res.Coupon
 	}
 	for _, u := range []string{"a", "b", "p", "q"} {
-		if _, err := svc.Redeem(ctx, services.RedeemRequest{CouponCode: claims[u].Code, OrderID: "o-" + u,
+		if _, err := svc.Redeem(ctx, checkout.RedeemRequest{CouponCode: claims[u].Code, OrderID: "o-" + u,
 			OrderAmountCents: 2000, Cashier: "till"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, u := range []string{"b", "q"} {
-		if _, err := svc.Refund(ctx, services.RefundRequest{CouponCode: claims[u].Code, OrderID: "o-" + u, Cashier: "till"}); err != nil {
+		if _, err := svc.Refund(ctx, checkout.RefundRequest{CouponCode: claims[u].Code, OrderID: "o-" + u, Cashier: "till"}); err != nil {
 			t.Fatal(err)
 		}
 	}

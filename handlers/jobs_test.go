@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 )
 
 // TestJobsAPI runs a job of each kind through the API: 202 with the job,
@@ -191,7 +191,7 @@ func TestJobsAPI(t *testing.T) {
 	t.Run("ErrArchived", func(t *testing.T) {
 		// An archived template makes no coupons, by any job (docs/jobs.md).
 		archived := models.TemplateArchived
-		if _, err := env.Service.UpdateTemplate(ctx, "test", tp.ID, services.TemplatePatch{Status: &archived}); err != nil {
+		if _, err := env.Service.UpdateTemplate(ctx, "test", tp.ID, admin.TemplatePatch{Status: &archived}); err != nil {
 			t.Fatal(err)
 		}
 		for _, tt := range []struct{ target, contentType, body string }{

@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"fmt"
-	dto "github.com/prometheus/client_model/go"
 	"io"
 	"strconv"
 	"strings"
@@ -13,7 +12,9 @@ import (
 	"couponsvc/handlers"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/core"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -167,7 +168,7 @@ func TestClaimRateLimits(t *testing.T) {
 		r := newRig(t, handlers.Options{})
 		dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 		t.Cleanup(func() { dead.Close() })
-		down := services.New(&services.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
+		down := services.New(&core.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
 			services.Config{KeyPrefix: r.Env.Prefix, Logger: r.Env.Config.Logger})
 		r.router = handlers.NewRouter(down, handlers.Options{Logger: r.Env.Config.Logger, SessionPrincipal: testShopperSession, Middleware: checkedAnswers(t),
 			Limits: handlers.Limits{ClaimsPerUser: 1, ClaimsPerAddr: 1, MaxInflightClaims: 4}})

@@ -14,13 +14,14 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
 )
 
 // pageEnv is the real router, pages included, served over HTTP on fresh
 // backends that hold the demo data.
 type pageEnv struct {
 	*fixture
-	demo *services.DemoData
+	demo *admin.DemoData
 	// passwords of the demo users, and of users the test adds.
 	passwords map[string]string
 }

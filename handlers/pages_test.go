@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/reports"
 )
 
 // mistype changes one character of a code, as a slip of the finger does: the
@@ -757,8 +757,8 @@ func TestTemplateStatsAPI(t *testing.T) {
 	}
 	p := get(fmt.Sprintf("/api/v1/templates/%d/stats?hours=48", tpl.ID), token)
 	var body struct {
-		Result string                 `json:"result"`
-		Stats  services.TemplateStats `json:"stats"`
+		Result string                `json:"result"`
+		Stats  reports.TemplateStats `json:"stats"`
 	}
 	if p.status != http.StatusOK || json.Unmarshal([]byte(p.body), &body) != nil {
 		t.Fatalf("stats: %v", p)

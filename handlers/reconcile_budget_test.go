@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/claims"
 )
 
 // TestReconcileBudgetAPI: POST /api/v1/reconcile answers a line per campaign
@@ -29,7 +29,7 @@ func TestReconcileBudgetAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, u := range []string{"a", "b"} {
-		if _, err := e.Service.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: u, IdempotencyKey: "k-" + u}); err != nil {
+		if _, err := e.Service.Claim(ctx, claims.ClaimRequest{TemplateID: tp.ID, UserID: u, IdempotencyKey: "k-" + u}); err != nil {
 			t.Fatal(err)
 		}
 	}

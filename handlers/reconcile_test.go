@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/claims"
 )
 
 // TestReconcileAPI: POST /api/v1/reconcile reports per template, repairs with
@@ -44,7 +44,7 @@ func TestReconcileAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, u := range []string{"a", "b"} {
-		if _, err := env.Service.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: u, IdempotencyKey: "k-" + u}); err != nil {
+		if _, err := env.Service.Claim(ctx, claims.ClaimRequest{TemplateID: tp.ID, UserID: u, IdempotencyKey: "k-" + u}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
 	"couponsvc/services/testenv"
 )
 
@@ -51,19 +53,19 @@ func (e *zonedEnv) redeemAt(t *testing.T, tp *models.Template, n int, at, cashie
 	ctx := context.Background()
 	was := e.clock.Now()
 	defer e.clock.Set(was)
-	res, err := e.Service.Claim(ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprint("shopper-", n), IdempotencyKey: fmt.Sprint("k-", n)})
+	res, err := e.Service.Claim(ctx, claims.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprint("shopper-", n), IdempotencyKey: fmt.Sprint("k-", n)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Set(mustTime(t, at))
 	order := fmt.Sprint("order-", n)
-	if _, err := e.Service.Redeem(ctx, services.RedeemRequest{CouponCode: res.Coupon.Code, OrderID: order,
+	if _, err := e.Service.Redeem(ctx, checkout.RedeemRequest{CouponCode: res.Coupon.Code, OrderID: order,
 		OrderAmountCents: amount, Cashier: cashier}); err != nil {
 		t.Fatal(err)
 	}
 	if refundAt != "" {
 		e.clock.Set(mustTime(t, refundAt))
-		if _, err := e.Service.Refund(ctx, services.RefundRequest{CouponCode: res.Coupon.Code, OrderID: order, Cashier: cashier}); err != nil {
+		if _, err := e.Service.Refund(ctx, checkout.RefundRequest{CouponCode: res.Coupon.Code, OrderID: order, Cashier: cashier}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,7 +227,7 @@ func TestTemplateFormInZone(t *testing.T) {
 	// A coupon of it claimed at 23:00 EDT on 8 March (03:00 UTC on the 9th)
 	// is valid 2 days: to the end of 10 March there.
 	e.clock.Set(mustTime(t, "2026-03-09T03:00:00Z"))
-	res, err := e.Service.Claim(context.Background(), services.ClaimRequest{TemplateID: tp.ID, UserID: "zoned", IdempotencyKey: "z1"})
+	res, err := e.Service.Claim(context.Background(), claims.ClaimRequest{TemplateID: tp.ID, UserID: "zoned", IdempotencyKey: "z1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,12 +47,12 @@ const DefaultRequestTimeout = web.DefaultRequestTimeout
 // NewRouter returns the HTTP handler of couponsvc: the JSON API under
 // /api/v1, the health endpoints and the pages, from the route tables of
 // api/routes.go and pages/routes.go.
-func NewRouter(svc *services.Service, opts Options) *gin.Engine {
+func NewRouter(svc *services.App, opts Options) *gin.Engine {
 	return newRouter(svc, opts)
 }
 
 // newRouter is NewRouter with extra API rows (a test adds one).
-func newRouter(svc *services.Service, opts Options, extra ...web.Route) *gin.Engine {
+func newRouter(svc *services.App, opts Options, extra ...web.Route) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

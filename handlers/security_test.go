@@ -22,6 +22,11 @@ import (
 	"couponsvc/handlers"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
+	"couponsvc/services/core"
+	"couponsvc/services/events"
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
@@ -208,7 +213,7 @@ func (r *rig) claim(user string, q req) answer {
 func (r *rig) coupon(user string) string {
 	r.t.Helper()
 	r.seq++
-	res, err := r.Env.Service.Claim(context.Background(), services.ClaimRequest{
+	res, err := r.Env.Service.Claim(context.Background(), claims.ClaimRequest{
 		TemplateID: r.templateID, UserID: user, IdempotencyKey: fmt.Sprintf("rig-coupon-%d", r.seq)})
 	if err != nil {
 		r.t.Fatalf("claim a coupon for %s: %v", user, err)
@@ -550,7 +555,7 @@ func heldOrderPath(suffix string) func(r *rig, who role) string {
 	return func(r *rig, who role) string {
 		r.seq++
 		order := fmt.Sprintf("sec-held-%d", r.seq)
-		if _, err := r.Env.Service.Hold(context.Background(), services.CheckoutRequest{OrderID: order,
+		if _, err := r.Env.Service.Hold(context.Background(), checkout.CheckoutRequest{OrderID: order,
 			OrderAmountCents: 5000, CouponCodes: []string{r.coupon("alice")}}); err != nil {
 			r.t.Fatalf("hold for %s: %v", order, err)
 		}
@@ -589,7 +594,7 @@ func jobPath(suffix string) func(r *rig, who role) string {
 func freshWebhookPath(format string) func(r *rig, who role) string {
 	return func(r *rig, who role) string {
 		u := "https://8.8.8.8/sec-" + who.String()
-		w, err := r.Env.Service.CreateWebhook(context.Background(), "test", services.WebhookInput{URL: &u})
+		w, err := r.Env.Service.CreateWebhook(context.Background(), "test", events.WebhookInput{URL: &u})
 		if err != nil {
 			r.t.Fatalf("create a webhook: %v", err)
 		}
@@ -607,7 +612,7 @@ func freshDeliveryPath(format string) func(r *rig, who role) string {
 func freshDelivery(r *rig, who role, format string) string {
 	ctx := context.Background()
 	u := "https://8.8.8.8/sec-resend-" + who.String()
-	w, err := r.Env.Service.CreateWebhook(ctx, "test", services.WebhookInput{URL: &u})
+	w, err := r.Env.Service.CreateWebhook(ctx, "test", events.WebhookInput{URL: &u})
 	if err != nil {
 		r.t.Fatalf("create a webhook: %v", err)
 	}
@@ -621,7 +626,7 @@ func freshDelivery(r *rig, who role, format string) string {
 		r.t.Fatal(err)
 	}
 	paused := models.TemplatePaused
-	if _, err := r.Env.Service.UpdateTemplate(ctx, "test", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := r.Env.Service.UpdateTemplate(ctx, "test", tp.ID, admin.TemplatePatch{Status: &paused}); err != nil {
 		r.t.Fatal(err)
 	}
 	var d models.WebhookDelivery
@@ -1061,7 +1066,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	// (the claim answers 503 and the rate limiter warns).
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
-	down := services.New(&services.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
+	down := services.New(&core.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
 		services.Config{KeyPrefix: r.Env.Prefix, Logger: logger, BootstrapToken: rigBootstrapToken})
 	downRouter := handlers.NewRouter(down, handlers.Options{Logger: logger, SessionPrincipal: testShopperSession, Middleware: checkedAnswers(t),
 		Limits: handlers.Limits{ClaimsPerUser: 5, ClaimsPerAddr: 5}})

@@ -8,6 +8,7 @@ import (
 	"couponsvc/handlers"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -89,7 +90,7 @@ func TestValidateRateLimits(t *testing.T) {
 		code := r.coupon("u1")
 		dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 		t.Cleanup(func() { dead.Close() })
-		down := services.New(&services.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
+		down := services.New(&core.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
 			services.Config{KeyPrefix: r.Env.Prefix, Logger: r.Env.Config.Logger})
 		r.router = handlers.NewRouter(down, handlers.Options{Logger: r.Env.Config.Logger, SessionPrincipal: testShopperSession, Middleware: checkedAnswers(t),
 			Limits: handlers.Limits{ValidatesPerCaller: 100, ValidatesPerUser: 100}})

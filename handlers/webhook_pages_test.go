@@ -13,6 +13,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	adminsvc "couponsvc/services/admin"
 )
 
 // TestWebhookPages: an admin registers an endpoint on the Webhooks page (its
@@ -48,7 +49,7 @@ func TestWebhookPages(t *testing.T) {
 	}
 	tp := e.template(t, "")
 	paused := models.TemplatePaused
-	if _, err := e.Service.UpdateTemplate(context.Background(), "admin", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := e.Service.UpdateTemplate(context.Background(), "admin", tp.ID, adminsvc.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.Service.DispatchOnce(context.Background()); n != 1 || err != nil {

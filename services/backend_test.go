@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,7 +20,7 @@ import (
 // keys and rate limits depend on it.
 func TestEmbeddedRedisExpires(t *testing.T) {
 	ctx := context.Background()
-	b, err := services.OpenBackends(ctx, services.BackendConfig{DataDir: t.TempDir()})
+	b, err := core.OpenBackends(ctx, core.BackendConfig{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestEmbeddedRedisExpires(t *testing.T) {
 // start, while the service's own client works.
 func TestEmbeddedRedisNeedsPassword(t *testing.T) {
 	ctx := context.Background()
-	b, err := services.OpenBackends(ctx, services.BackendConfig{DataDir: t.TempDir()})
+	b, err := core.OpenBackends(ctx, core.BackendConfig{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/reconcile"
 )
 
 // TestBearerCoupon: a bearer coupon (made in advance, no owner) belongs to
@@ -25,11 +27,11 @@ func TestBearerCoupon(t *testing.T) {
 		}
 		return cp.UserID
 	}
-	hold := func(order, user, code string) (*services.CheckoutResult, error) {
-		return f.Svc.Hold(f.Ctx, services.CheckoutRequest{OrderID: order, OrderAmountCents: 1000, CouponCodes: []string{code}, UserID: user, TTLSeconds: 60})
+	hold := func(order, user, code string) (*checkout.CheckoutResult, error) {
+		return f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: order, OrderAmountCents: 1000, CouponCodes: []string{code}, UserID: user, TTLSeconds: 60})
 	}
 	t.Run("HoldTakesOwner", func(t *testing.T) {
-		v, err := f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{bs[0].Code}, UserID: "ann"})
+		v, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{bs[0].Code}, UserID: "ann"})
 		if err != nil || v.Result != "ok" || v.DiscountCents != 300 {
 			t.Fatalf("validate: %+v %v", v, err)
 		}
@@ -42,7 +44,7 @@ func TestBearerCoupon(t *testing.T) {
 		if got := owner(bs[0].Code); got != "ann" {
 			t.Fatalf("owner after the hold %q, want ann", got)
 		}
-		if _, err := f.Svc.Release(f.Ctx, "shop", "b1"); err != nil {
+		if _, err := f.Checkout.Release(f.Ctx, "shop", "b1"); err != nil {
 			t.Fatal(err)
 		}
 		if got := owner(bs[0].Code); got != "ann" {
@@ -52,11 +54,11 @@ func TestBearerCoupon(t *testing.T) {
 		assertClaimCode(t, err, models.CodeUnauthorized, "user_id")
 	})
 	t.Run("RedeemAtTill", func(t *testing.T) {
-		res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: bs[1].Code, OrderID: "t1", OrderAmountCents: 1000, Cashier: "till"})
+		res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: bs[1].Code, OrderID: "t1", OrderAmountCents: 1000, Cashier: "till"})
 		if err != nil || res.Coupon.UserID != "" || res.DiscountCents != 300 {
 			t.Fatalf("anonymous redemption: %+v %v", res, err)
 		}
-		res, err = f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: bs[2].Code, OrderID: "t2", OrderAmountCents: 1000, UserID: "cat", Cashier: "till"})
+		res, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: bs[2].Code, OrderID: "t2", OrderAmountCents: 1000, UserID: "cat", Cashier: "till"})
 		if err != nil || res.Coupon.UserID != "cat" || owner(bs[2].Code) != "cat" {
 			t.Fatalf("redemption with a user: %+v %v", res, err)
 		}
@@ -98,7 +100,7 @@ func TestBearerCoupon(t *testing.T) {
 		}
 	})
 	// Bearer coupons hold slots but no ordinals: the counters agree.
-	rep, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: tp.ID})
+	rep, err := f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{TemplateID: tp.ID})
 	if err != nil || rep.Drifted() != 0 || rep.Templates[0].DBLive != 4 {
 		t.Fatalf("reconcile: %+v %v", rep, err)
 	}

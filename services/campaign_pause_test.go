@@ -7,6 +7,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	claimsvc "couponsvc/services/claims"
 )
 
 // TestCampaignPause: a paused campaign's templates refuse claims with
@@ -24,7 +26,7 @@ func TestCampaignPause(t *testing.T) {
 	claims := 0
 	claim := func(tid int64, user string) error {
 		claims++
-		_, err := b.Claim(f.Ctx, services.ClaimRequest{TemplateID: tid, UserID: user, IdempotencyKey: fmt.Sprintf("k%d", claims)})
+		_, err := b.Claim(f.Ctx, claimsvc.ClaimRequest{TemplateID: tid, UserID: user, IdempotencyKey: fmt.Sprintf("k%d", claims)})
 		return err
 	}
 	mustClaim := func(tid int64) {
@@ -47,7 +49,7 @@ func TestCampaignPause(t *testing.T) {
 	}
 	offers := func() []int64 {
 		t.Helper()
-		vs, err := f.Svc.ListTemplates(f.Ctx, true)
+		vs, err := f.Core.ListTemplates(f.Ctx, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,10 +62,10 @@ func TestCampaignPause(t *testing.T) {
 	mustClaim(open.ID) // the other instance caches the open templates
 	mustClaim(own.ID)
 	pausedT := models.TemplatePaused
-	f.mustPatch(f.Svc, own.ID, services.TemplatePatch{Status: &pausedT})
+	f.mustPatch(f.Svc, own.ID, admin.TemplatePatch{Status: &pausedT})
 
 	paused, active := models.CampaignPaused, models.CampaignActive
-	got, err := f.Svc.UpdateCampaign(f.Ctx, "admin-ann", c.ID, services.CampaignPatch{Status: &paused})
+	got, err := f.Admin.UpdateCampaign(f.Ctx, "admin-ann", c.ID, admin.CampaignPatch{Status: &paused})
 	if err != nil || got.Status != models.CampaignPaused {
 		t.Fatalf("pause = %+v, %v", got, err)
 	}
@@ -73,7 +75,7 @@ func TestCampaignPause(t *testing.T) {
 	if ids := offers(); fmt.Sprint(ids) != fmt.Sprint([]int64{other.ID}) {
 		t.Fatalf("offers while paused = %v, want only %d", ids, other.ID)
 	}
-	if _, err := f.Svc.ViewOffer(f.Ctx, open.ID); !models.IsCode(err, models.CodeNotFound) {
+	if _, err := f.Core.ViewOffer(f.Ctx, open.ID); !models.IsCode(err, models.CodeNotFound) {
 		t.Fatalf("view of a paused campaign's offer: %v, want not_found", err)
 	}
 
@@ -85,13 +87,13 @@ func TestCampaignPause(t *testing.T) {
 
 	// Renaming a paused campaign keeps it paused.
 	name := "renamed"
-	if got, err := f.Svc.UpdateCampaign(f.Ctx, "admin-ann", c.ID, services.CampaignPatch{Name: &name}); err != nil ||
+	if got, err := f.Admin.UpdateCampaign(f.Ctx, "admin-ann", c.ID, admin.CampaignPatch{Name: &name}); err != nil ||
 		got.Status != models.CampaignPaused || got.Name != "renamed" {
 		t.Fatalf("rename = %+v, %v", got, err)
 	}
 	refused(open.ID, "this coupon's campaign is paused")
 
-	if _, err := f.Svc.UpdateCampaign(f.Ctx, "admin-ann", c.ID, services.CampaignPatch{Status: &active}); err != nil {
+	if _, err := f.Admin.UpdateCampaign(f.Ctx, "admin-ann", c.ID, admin.CampaignPatch{Status: &active}); err != nil {
 		t.Fatal(err)
 	}
 	mustClaim(open.ID)
@@ -117,17 +119,17 @@ func TestCampaignUpdateInvalid(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
 	c := f.Campaign(0)
 	bad, blank := "stopped", "  "
-	_, err := f.Svc.UpdateCampaign(f.Ctx, "admin", c.ID, services.CampaignPatch{Name: &blank, Status: &bad})
+	_, err := f.Admin.UpdateCampaign(f.Ctx, "admin", c.ID, admin.CampaignPatch{Name: &blank, Status: &bad})
 	fields := models.FieldsOf(err)
 	if models.ErrorCode(err) != models.CodeInvalidRequest || fmt.Sprint(fields) != "[{name must be 1 to 100 characters} {status must be \"active\" or \"paused\"}]" {
 		t.Fatalf("error %v, fields %v", err, fields)
 	}
-	got, err := f.Svc.GetCampaign(f.Ctx, c.ID)
+	got, err := f.Core.GetCampaign(f.Ctx, c.ID)
 	if err != nil || got.Name != c.Name || got.Status != models.CampaignActive {
 		t.Fatalf("campaign %+v, %v; want unchanged", got, err)
 	}
 	paused := models.CampaignPaused
-	if _, err := f.Svc.UpdateCampaign(f.Ctx, "admin", c.ID+1000, services.CampaignPatch{Status: &paused}); !models.IsCode(err, models.CodeNotFound) {
+	if _, err := f.Admin.UpdateCampaign(f.Ctx, "admin", c.ID+1000, admin.CampaignPatch{Status: &paused}); !models.IsCode(err, models.CodeNotFound) {
 		t.Fatalf("unknown campaign: %v, want not_found", err)
 	}
 }

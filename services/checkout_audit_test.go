@@ -8,6 +8,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 )
 
 // Every transition of the checkout writes its audit entry: who, which
@@ -30,18 +31,18 @@ func TestCheckoutAuditEveryTransition(t *testing.T) {
 	}
 	// a: hold, confirm, a partial return, then the completing return (a refund).
 	must(f.hold("oa", 10_000, 60, a))
-	must(f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "oa", Cashier: "web"}))
-	must(f.Svc.ReturnPart(f.Ctx, "pos", "oa", "r1", 4_000))
-	must(f.Svc.ReturnPart(f.Ctx, "pos", "oa", "r2", 6_000))
+	must(f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "oa", Cashier: "web"}))
+	must(f.Checkout.ReturnPart(f.Ctx, "pos", "oa", "r1", 4_000))
+	must(f.Checkout.ReturnPart(f.Ctx, "pos", "oa", "r2", 6_000))
 	// b: hold, release. c: hold, expiry, late confirm. d: hold, revoke.
 	must(f.hold("ob", 10_000, 60, b))
-	must(f.Svc.Release(f.Ctx, "shop", "ob"))
+	must(f.Checkout.Release(f.Ctx, "shop", "ob"))
 	must(f.hold("oc", 10_000, 5, c))
 	must(f.hold("od", 10_000, 3600, d))
 	f.Clock.Advance(6 * time.Second)
-	must(f.Svc.ExpireHolds(f.Ctx))
-	must(f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "oc", Cashier: "web"}))
-	must(f.Svc.Revoke(f.Ctx, "admin", d.Code, false, "fraud"))
+	must(f.Checkout.ExpireHolds(f.Ctx))
+	must(f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "oc", Cashier: "web"}))
+	must(f.Admin.Revoke(f.Ctx, "admin", d.Code, false, "fraud"))
 
 	var got []models.AuditEntry
 	if err := f.Backends.DB.Where("id > ?", last).Order("id").Find(&got).Error; err != nil {

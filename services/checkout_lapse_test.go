@@ -6,6 +6,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 )
 
 // setValidUntil moves a coupon's valid_until (whole seconds, as both
@@ -53,7 +54,7 @@ func TestHoldEndsAtValidUntil(t *testing.T) {
 			t.Fatalf("held coupon %+v, want held until %v", got, until)
 		}
 	}
-	if g, err := f.Svc.GetHold(f.Ctx, "short"); err != nil || g.ExpiresAt == nil || !g.ExpiresAt.Equal(until) {
+	if g, err := f.Checkout.GetHold(f.Ctx, "short"); err != nil || g.ExpiresAt == nil || !g.ExpiresAt.Equal(until) {
 		t.Fatalf("GetHold %+v %v", g, err)
 	}
 	// A coupon valid long after the TTL keeps the TTL.
@@ -68,7 +69,7 @@ func TestHoldEndsAtValidUntil(t *testing.T) {
 
 	// Past valid_until, before any sweep: nothing is redeemed.
 	f.Clock.Advance(61 * time.Second)
-	_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "short"})
+	_, err = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "short"})
 	if e := wantCode(t, err, models.CodeHoldExpired); !containsStr(e.Message, soon.Code) {
 		t.Fatalf("hold_expired does not name %s: %s", soon.Code, e.Message)
 	}
@@ -77,7 +78,7 @@ func TestHoldEndsAtValidUntil(t *testing.T) {
 			t.Fatalf("coupon after the refused confirm %+v, %d use log rows", got, f.useLogs(c.ID))
 		}
 	}
-	if st := f.holdState("short"); st != services.HoldExpired {
+	if st := f.holdState("short"); st != checkout.HoldExpired {
 		t.Fatalf("hold state %s, want expired", st)
 	}
 	if n := f.audits("coupon.confirm"); n != 0 {
@@ -100,7 +101,7 @@ func TestConfirmRechecksValidity(t *testing.T) {
 	f.setValidUntil(c1, f.Clock.Now().Add(10*time.Second))
 	f.Clock.Advance(11 * time.Second)
 
-	_, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o1"})
+	_, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
 	if e := wantCode(t, err, models.CodeHoldExpired); !containsStr(e.Message, c1.Code) || containsStr(e.Message, c2.Code) {
 		t.Fatalf("hold_expired should name %s only: %s", c1.Code, e.Message)
 	}
@@ -109,7 +110,7 @@ func TestConfirmRechecksValidity(t *testing.T) {
 			t.Fatalf("coupon after the refused confirm %+v, %d use log rows", got, f.useLogs(c.ID))
 		}
 	}
-	if st := f.holdState("o1"); st != services.HoldHeld {
+	if st := f.holdState("o1"); st != checkout.HoldHeld {
 		t.Fatalf("hold state %s", st)
 	}
 	f.checkInvariants()
@@ -132,13 +133,13 @@ func TestLapsedHoldExpiredBeforeSweep(t *testing.T) {
 	// and the sweeper then finds nothing to do.
 	expiredOnce := func(f *holdFixture, order string) {
 		f.T.Helper()
-		if st := f.holdState(order); st != services.HoldExpired {
+		if st := f.holdState(order); st != checkout.HoldExpired {
 			f.T.Fatalf("hold of %s is %s, want expired", order, st)
 		}
 		if n := f.audits("coupon.hold_expire"); n != 1 {
 			f.T.Fatalf("%d expiry audits, want 1", n)
 		}
-		if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 0 {
+		if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 0 {
 			f.T.Fatalf("sweep after: %d %v", n, err)
 		}
 		f.checkInvariants()
@@ -146,25 +147,25 @@ func TestLapsedHoldExpiredBeforeSweep(t *testing.T) {
 
 	t.Run("ValidateAndHoldByAnotherOrder", func(t *testing.T) {
 		f, c := lapsed(t, "a")
-		v, err := f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderID: "b", OrderAmountCents: 10_000, CouponCodes: []string{c.Code}})
+		v, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderID: "b", OrderAmountCents: 10_000, CouponCodes: []string{c.Code}})
 		if err != nil || v.Result != "ok" || v.DiscountCents != 500 {
 			t.Fatalf("validate by another order %+v %v", v, err)
 		}
 		res, err := f.hold("b", 10_000, 60, c)
-		if err != nil || res.Result != services.HoldHeld || res.Duplicate {
+		if err != nil || res.Result != checkout.HoldHeld || res.Duplicate {
 			t.Fatalf("hold by another order %+v %v", res, err)
 		}
 		if got := f.coupon(c.ID); got.Status != models.CouponHeld || *got.OrderID != "b" {
 			t.Fatalf("coupon %+v, want held by b", got)
 		}
 		expiredOnce(f, "a")
-		_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "a"})
+		_, err = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "a"})
 		wantCode(t, err, models.CodeHoldExpired)
 	})
 
 	t.Run("RedeemByAnotherOrder", func(t *testing.T) {
 		f, c := lapsed(t, "a")
-		r, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "b", OrderAmountCents: 10_000, Cashier: "till"})
+		r, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "b", OrderAmountCents: 10_000, Cashier: "till"})
 		if err != nil || r.Duplicate || r.DiscountCents != 500 {
 			t.Fatalf("redeem by another order %+v %v", r, err)
 		}
@@ -176,8 +177,8 @@ func TestLapsedHoldExpiredBeforeSweep(t *testing.T) {
 
 	t.Run("Release", func(t *testing.T) {
 		f, c := lapsed(t, "a")
-		rel, err := f.Svc.Release(f.Ctx, "shop", "a")
-		if err != nil || !rel.Duplicate || rel.Hold == nil || rel.Hold.State != services.HoldExpired {
+		rel, err := f.Checkout.Release(f.Ctx, "shop", "a")
+		if err != nil || !rel.Duplicate || rel.Hold == nil || rel.Hold.State != checkout.HoldExpired {
 			t.Fatalf("release of a lapsed hold %+v %v", rel, err)
 		}
 		if n := f.audits("coupon.release"); n != 0 {
@@ -191,18 +192,18 @@ func TestLapsedHoldExpiredBeforeSweep(t *testing.T) {
 
 	t.Run("UsableAndShownFree", func(t *testing.T) {
 		f, c := lapsed(t, "a")
-		u, err := f.Svc.UsableCoupons(f.Ctx, "u1", 10_000)
+		u, err := f.Checkout.UsableCoupons(f.Ctx, "u1", 10_000)
 		if err != nil || len(u.Coupons) != 1 || u.Coupons[0].Coupon.ID != c.ID ||
 			u.Coupons[0].Coupon.Status != models.CouponIssued || u.Coupons[0].DiscountCents != 500 ||
 			len(u.Best) != 1 || u.Best[0] != c.Code || u.BestDiscountCents != 500 {
 			t.Fatalf("usable coupons of u1 %+v %v, want the coupon of the lapsed hold, issued, 500 off", u, err)
 		}
-		d, err := f.Svc.GetCoupon(f.Ctx, c.Code)
+		d, err := f.Core.GetCoupon(f.Ctx, c.Code)
 		if err != nil || d.Coupon.Status != models.CouponIssued {
 			t.Fatalf("coupon %+v %v, want shown issued", d, err)
 		}
 		// Shown free, not written: the sweeper still ends the hold once.
-		if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 1 {
+		if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 1 {
 			t.Fatalf("sweep: %d %v, want 1", n, err)
 		}
 		f.checkInvariants()
@@ -214,7 +215,7 @@ func TestLapsedHoldExpiredBeforeSweep(t *testing.T) {
 		if err != nil || res.Duplicate || res.ExpiresAt == nil || !res.ExpiresAt.After(f.Clock.Now()) {
 			t.Fatalf("hold again by its order %+v %v", res, err)
 		}
-		if st := f.holdState("a"); st != services.HoldHeld {
+		if st := f.holdState("a"); st != checkout.HoldHeld {
 			t.Fatalf("hold state %s", st)
 		}
 		if n := f.audits("coupon.hold_expire"); n != 1 {

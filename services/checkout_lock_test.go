@@ -11,6 +11,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -95,11 +96,11 @@ func TestOrderLockRaceRefundRevokeHoldExpiry(t *testing.T) {
 		a, b, c, e := f.claim(tA, user), f.claim(tB, user), f.claim(tC, user), f.claim(tE, user)
 		x := fmt.Sprintf("lock-%d", round)
 		redeem := func(cp *models.Coupon) error {
-			_, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: cp.Code, OrderID: x, OrderAmountCents: 10_000})
+			_, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: cp.Code, OrderID: x, OrderAmountCents: 10_000})
 			return err
 		}
 		refundB := func() error {
-			_, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: b.Code, OrderID: x, Cashier: "pos"})
+			_, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: b.Code, OrderID: x, Cashier: "pos"})
 			return err
 		}
 		if err := redeem(b); err != nil {
@@ -116,13 +117,13 @@ func TestOrderLockRaceRefundRevokeHoldExpiry(t *testing.T) {
 					fail(round, "refund", err)
 				}
 			case 1:
-				if _, err := f.Svc.Revoke(f.Ctx, "admin", a.Code, false, "lock order test"); err != nil {
+				if _, err := f.Admin.Revoke(f.Ctx, "admin", a.Code, false, "lock order test"); err != nil {
 					fail(round, "revoke", err)
 				}
 			case 2:
 				// The hold's state expires whether or not the revoke took
 				// its coupon first.
-				if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 1 {
+				if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 1 {
 					fail(round, "expiry", fmt.Errorf("released %d holds, want 1 (%v)", n, err))
 				}
 			}
@@ -136,7 +137,7 @@ func TestOrderLockRaceRefundRevokeHoldExpiry(t *testing.T) {
 		if got := f.coupon(a.ID); got.Status != models.CouponRevoked || got.OrderID != nil {
 			t.Fatalf("round %d phase 1: A %s order %v, want revoked", round, got.Status, got.OrderID)
 		}
-		if o := f.order(x); o.HoldState == nil || *o.HoldState != services.HoldExpired || o.Coupons != 0 || o.Listed != 0 {
+		if o := f.order(x); o.HoldState == nil || *o.HoldState != checkout.HoldExpired || o.Coupons != 0 || o.Listed != 0 {
 			t.Fatalf("round %d phase 1: order %+v, want expired with no coupon", round, o)
 		}
 
@@ -171,7 +172,7 @@ func TestOrderLockRaceRefundRevokeHoldExpiry(t *testing.T) {
 		if got := f.coupon(e.ID); got.Status != models.CouponUsed || got.OrderID == nil || *got.OrderID != x {
 			t.Fatalf("round %d phase 2: E %s order %v, want used by %s", round, got.Status, got.OrderID, x)
 		}
-		if o := f.order(x); o.HoldState == nil || *o.HoldState != services.HoldHeld || o.Coupons != 2 || o.Listed != 2 {
+		if o := f.order(x); o.HoldState == nil || *o.HoldState != checkout.HoldHeld || o.Coupons != 2 || o.Listed != 2 {
 			t.Fatalf("round %d phase 2: order %+v, want held with 2 coupons", round, o)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 )
 
 // pausedAt is a hook that stops its caller until release is closed and
@@ -60,7 +61,7 @@ func (f *holdFixture) useLogs(id int64) int64 {
 // (Confirm and release both take the coupons' locks, so they queue there
 // first; TestConfirmRaces races them.)
 func TestConfirmRaceExpiryBothOrders(t *testing.T) {
-	setup := func(t *testing.T) (*holdFixture, *services.Service, *models.Coupon) {
+	setup := func(t *testing.T) (*holdFixture, *services.App, *models.Coupon) {
 		f := newHoldFixture(t, services.Config{})
 		c := f.claim(f.tmpl("", 500, 0, 0), "u1")
 		if _, err := f.hold("o1", 10_000, 5, c); err != nil {
@@ -70,7 +71,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 		return f, f.Env.NewService(services.Config{Now: f.Clock.Now}), c
 	}
 	type confirmed struct {
-		res *services.CheckoutResult
+		res *checkout.CheckoutResult
 		err error
 	}
 
@@ -80,7 +81,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 		paused.SetCheckoutHooks(p.hook, nil)
 		conf := make(chan confirmed, 1)
 		go func() {
-			res, err := paused.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o1"})
+			res, err := paused.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
 			conf <- confirmed{res, err}
 		}()
 		p.wait(t)
@@ -88,7 +89,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 		var n int
 		go func() {
 			var err error
-			n, err = f.Svc.ExpireHolds(f.Ctx)
+			n, err = f.Checkout.ExpireHolds(f.Ctx)
 			expired <- err
 		}()
 		time.Sleep(200 * time.Millisecond) // the expiry is waiting for the order's row
@@ -106,7 +107,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 		if f.audits("coupon.hold_expire") != 0 || f.audits("coupon.confirm") != 1 {
 			t.Fatalf("audits: expire %d confirm %d", f.audits("coupon.hold_expire"), f.audits("coupon.confirm"))
 		}
-		if g, err := f.Svc.GetHold(f.Ctx, "o1"); err != nil || g.State != services.HoldConfirmed {
+		if g, err := f.Checkout.GetHold(f.Ctx, "o1"); err != nil || g.State != checkout.HoldConfirmed {
 			t.Fatalf("hold %+v %v", g, err)
 		}
 		f.checkInvariants()
@@ -126,7 +127,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 		p.wait(t)
 		conf := make(chan confirmed, 1)
 		go func() {
-			res, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o1"})
+			res, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
 			conf <- confirmed{res, err}
 		}()
 		time.Sleep(200 * time.Millisecond) // the confirm is waiting for the order's row

@@ -8,6 +8,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/reconcile"
 	"couponsvc/services/testenv"
 )
 
@@ -43,12 +45,12 @@ func (f *holdFixture) claim(t *models.Template, user string) *models.Coupon {
 	return f.MustClaim(t.ID, user, fmt.Sprintf("hold-%d", f.n)).Coupon
 }
 
-func (f *holdFixture) hold(order string, amount int64, ttl int, cs ...*models.Coupon) (*services.CheckoutResult, error) {
+func (f *holdFixture) hold(order string, amount int64, ttl int, cs ...*models.Coupon) (*checkout.CheckoutResult, error) {
 	codes := make([]string, len(cs))
 	for i, c := range cs {
 		codes[i] = c.Code
 	}
-	return f.Svc.Hold(f.Ctx, services.CheckoutRequest{OrderID: order, OrderAmountCents: amount, CouponCodes: codes, TTLSeconds: ttl, Actor: "shop"})
+	return f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: order, OrderAmountCents: amount, CouponCodes: codes, TTLSeconds: ttl, Actor: "shop"})
 }
 
 func (f *holdFixture) coupon(id int64) models.Coupon {
@@ -145,24 +147,24 @@ func TestHoldConfirmRelease(t *testing.T) {
 	wantCode(t, err, models.CodeIdempotencyMismatch)
 	_, err = f.hold("o2", 10_000, 0, c)
 	wantCode(t, err, models.CodeHeld)
-	_, err = f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "o2", OrderAmountCents: 10_000})
+	_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "o2", OrderAmountCents: 10_000})
 	wantCode(t, err, models.CodeHeld)
 
-	g, err := f.Svc.GetHold(f.Ctx, "o1")
-	if err != nil || g.State != services.HoldHeld || len(g.Coupons) != 1 || g.Coupons[0].DiscountCents != 500 {
+	g, err := f.Checkout.GetHold(f.Ctx, "o1")
+	if err != nil || g.State != checkout.HoldHeld || len(g.Coupons) != 1 || g.Coupons[0].DiscountCents != 500 {
 		t.Fatalf("get hold %+v %v", g, err)
 	}
-	_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o1", OrderAmountCents: 9_999})
+	_, err = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1", OrderAmountCents: 9_999})
 	wantCode(t, err, models.CodeIdempotencyMismatch)
-	conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o1", OrderAmountCents: 10_000, Cashier: "web"})
+	conf, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1", OrderAmountCents: 10_000, Cashier: "web"})
 	if err != nil || conf.Result != "redeemed" || conf.Duplicate || conf.Late || conf.DiscountCents != 500 || conf.PayableCents != 9_500 {
 		t.Fatalf("confirm %+v %v", conf, err)
 	}
-	dup, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o1"})
+	dup, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
 	if err != nil || !dup.Duplicate || dup.DiscountCents != 500 {
 		t.Fatalf("confirm again %+v %v", dup, err)
 	}
-	_, err = f.Svc.Release(f.Ctx, "shop", "o1")
+	_, err = f.Checkout.Release(f.Ctx, "shop", "o1")
 	wantCode(t, err, models.CodeAlreadyUsed)
 	if got := f.coupon(c.ID); got.Status != models.CouponUsed || *got.OrderID != "o1" || got.HoldExpiresAt != nil {
 		t.Fatalf("coupon after confirm %+v", got)
@@ -172,15 +174,15 @@ func TestHoldConfirmRelease(t *testing.T) {
 	if _, err := f.hold("o3", 10_000, 60, c2); err != nil {
 		t.Fatal(err)
 	}
-	rel, err := f.Svc.Release(f.Ctx, "shop", "o3")
-	if err != nil || rel.Duplicate || rel.Hold.State != services.HoldReleased {
+	rel, err := f.Checkout.Release(f.Ctx, "shop", "o3")
+	if err != nil || rel.Duplicate || rel.Hold.State != checkout.HoldReleased {
 		t.Fatalf("release %+v %v", rel, err)
 	}
-	rel, err = f.Svc.Release(f.Ctx, "shop", "o3")
+	rel, err = f.Checkout.Release(f.Ctx, "shop", "o3")
 	if err != nil || !rel.Duplicate {
 		t.Fatalf("release again %+v %v", rel, err)
 	}
-	_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o3"})
+	_, err = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o3"})
 	wantCode(t, err, models.CodeHoldExpired)
 	if got := f.coupon(c2.ID); got.Status != models.CouponIssued || got.OrderID != nil {
 		t.Fatalf("released coupon %+v", got)
@@ -202,18 +204,18 @@ func TestHoldBadInput(t *testing.T) {
 	f := newHoldFixture(t, services.Config{})
 	c := f.claim(f.tmpl("", 500, 0, 0), "u1")
 	for _, tc := range []struct {
-		req   services.CheckoutRequest
+		req   checkout.CheckoutRequest
 		field string
 	}{
-		{services.CheckoutRequest{OrderAmountCents: 100, CouponCodes: []string{c.Code}}, "order_id"},
-		{services.CheckoutRequest{OrderID: "o", CouponCodes: []string{c.Code}}, "order_amount_cents"},
-		{services.CheckoutRequest{OrderID: "o", OrderAmountCents: 100}, "coupon_codes"},
-		{services.CheckoutRequest{OrderID: "o", OrderAmountCents: 100, CouponCodes: []string{c.Code, c.Code}}, "coupon_codes"},
-		{services.CheckoutRequest{OrderID: "o", OrderAmountCents: 100, CouponCodes: []string{"a", "b", "c", "d", "e", "f"}}, "coupon_codes"},
-		{services.CheckoutRequest{OrderID: "o", OrderAmountCents: 100, CouponCodes: []string{c.Code}, TTLSeconds: 4}, "ttl_seconds"},
-		{services.CheckoutRequest{OrderID: "o", OrderAmountCents: 100, CouponCodes: []string{c.Code}, TTLSeconds: 86401}, "ttl_seconds"},
+		{checkout.CheckoutRequest{OrderAmountCents: 100, CouponCodes: []string{c.Code}}, "order_id"},
+		{checkout.CheckoutRequest{OrderID: "o", CouponCodes: []string{c.Code}}, "order_amount_cents"},
+		{checkout.CheckoutRequest{OrderID: "o", OrderAmountCents: 100}, "coupon_codes"},
+		{checkout.CheckoutRequest{OrderID: "o", OrderAmountCents: 100, CouponCodes: []string{c.Code, c.Code}}, "coupon_codes"},
+		{checkout.CheckoutRequest{OrderID: "o", OrderAmountCents: 100, CouponCodes: []string{"a", "b", "c", "d", "e", "f"}}, "coupon_codes"},
+		{checkout.CheckoutRequest{OrderID: "o", OrderAmountCents: 100, CouponCodes: []string{c.Code}, TTLSeconds: 4}, "ttl_seconds"},
+		{checkout.CheckoutRequest{OrderID: "o", OrderAmountCents: 100, CouponCodes: []string{c.Code}, TTLSeconds: 86401}, "ttl_seconds"},
 	} {
-		_, err := f.Svc.Hold(f.Ctx, tc.req)
+		_, err := f.Checkout.Hold(f.Ctx, tc.req)
 		if e := wantCode(t, err, models.CodeInvalidRequest); e.Field != tc.field {
 			t.Errorf("%+v: field %q, want %q", tc.req, e.Field, tc.field)
 		}
@@ -228,7 +230,7 @@ func TestHoldAllOrNone(t *testing.T) {
 	a, b := f.tmpl(models.StackingCombinable, 500, 0, 0), f.tmpl(models.StackingCombinable, 300, 0, 0)
 	ex := f.tmpl(models.StackingExclusive, 900, 0, 0)
 	ca, cb, cx := f.claim(a, "u1"), f.claim(b, "u1"), f.claim(ex, "u1")
-	if _, err := f.Svc.Revoke(f.Ctx, "admin", cb.Code, false, "abuse"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin", cb.Code, false, "abuse"); err != nil {
 		t.Fatal(err)
 	}
 	_, err := f.hold("o1", 10_000, 0, ca, cb)
@@ -243,7 +245,7 @@ func TestHoldAllOrNone(t *testing.T) {
 	if _, err := f.hold("o1", 10_000, 0, cx); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: ca.Code, OrderID: "o1", OrderAmountCents: 10_000})
+	_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: ca.Code, OrderID: "o1", OrderAmountCents: 10_000})
 	wantCode(t, err, models.CodeNotCombinable)
 	f.checkInvariants()
 }
@@ -254,16 +256,16 @@ func TestValidateAndUsable(t *testing.T) {
 	pct := f.tmpl(models.StackingCombinable, 5_000, 10, 5_000)
 	ex := f.tmpl(models.StackingExclusive, 2_500, 0, 0)
 	cf, cp, cx := f.claim(fixed, "u1"), f.claim(pct, "u1"), f.claim(ex, "u1")
-	res, err := f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 10_000, CouponCodes: []string{cp.Code, cf.Code}, UserID: "u1"})
+	res, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 10_000, CouponCodes: []string{cp.Code, cf.Code}, UserID: "u1"})
 	if err != nil || res.Result != "ok" || res.DiscountCents != 2_800 || res.PayableCents != 7_200 ||
 		res.Coupons[0].DiscountCents != 800 || res.Coupons[1].DiscountCents != 2_000 {
 		t.Fatalf("validate %+v %v", res, err)
 	}
-	res, err = f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 4_000, CouponCodes: []string{cp.Code, cf.Code}})
+	res, err = f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 4_000, CouponCodes: []string{cp.Code, cf.Code}})
 	if err != nil || res.Result != "below_minimum" || res.Coupons[0].Result != "below_minimum" || res.Coupons[1].Result != "ok" {
 		t.Fatalf("validate below minimum %+v %v", res, err)
 	}
-	res, err = f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 10_000, CouponCodes: []string{cx.Code, cf.Code}})
+	res, err = f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 10_000, CouponCodes: []string{cx.Code, cf.Code}})
 	if err != nil || res.Result != "not_combinable" {
 		t.Fatalf("validate exclusive %+v %v", res, err)
 	}
@@ -279,11 +281,11 @@ func TestValidateAndUsable(t *testing.T) {
 			t.Fatalf("validate changed coupon %d: %+v", c.ID, got)
 		}
 	}
-	u, err := f.Svc.UsableCoupons(f.Ctx, "u1", 10_000)
+	u, err := f.Checkout.UsableCoupons(f.Ctx, "u1", 10_000)
 	if err != nil || len(u.Coupons) != 3 || u.Coupons[0].Coupon.Code != cx.Code || u.BestDiscountCents != 2_800 || len(u.Best) != 2 {
 		t.Fatalf("usable %+v %v", u, err)
 	}
-	u, err = f.Svc.UsableCoupons(f.Ctx, "u1", 4_000)
+	u, err = f.Checkout.UsableCoupons(f.Ctx, "u1", 4_000)
 	if err != nil || len(u.Coupons) != 2 || u.BestDiscountCents != 2_500 || u.Best[0] != cx.Code {
 		t.Fatalf("usable below the percent's minimum %+v %v", u, err)
 	}
@@ -299,17 +301,17 @@ func TestHoldExpiryAndLateConfirm(t *testing.T) {
 	if _, err := f.hold("lost", 10_000, 5, c2); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 0 {
+	if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 0 {
 		t.Fatalf("expire before time: %d %v", n, err)
 	}
 	f.Clock.Advance(6 * time.Second)
-	if g, _ := f.Svc.GetHold(f.Ctx, "late"); g.State != services.HoldExpired {
+	if g, _ := f.Checkout.GetHold(f.Ctx, "late"); g.State != checkout.HoldExpired {
 		t.Fatalf("hold past its time shows %+v", g)
 	}
-	if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 2 {
+	if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 2 {
 		t.Fatalf("expire: %d %v", n, err)
 	}
-	if n, _ := f.Svc.ExpireHolds(f.Ctx); n != 0 {
+	if n, _ := f.Checkout.ExpireHolds(f.Ctx); n != 0 {
 		t.Fatalf("expire again: %d", n)
 	}
 	if f.audits("coupon.hold_expire") != 2 {
@@ -321,7 +323,7 @@ func TestHoldExpiryAndLateConfirm(t *testing.T) {
 		}
 	}
 	// Still free: a late confirm takes it again.
-	conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "late"})
+	conf, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "late"})
 	if err != nil || !conf.Late || conf.DiscountCents != 500 {
 		t.Fatalf("late confirm %+v %v", conf, err)
 	}
@@ -329,7 +331,7 @@ func TestHoldExpiryAndLateConfirm(t *testing.T) {
 	if _, err := f.hold("other", 10_000, 60, c2); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "lost"})
+	_, err = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "lost"})
 	if e := wantCode(t, err, models.CodeHoldExpired); e != nil && !containsStr(e.Message, c2.Code) {
 		t.Fatalf("hold_expired does not name %s: %s", c2.Code, e.Message)
 	}
@@ -337,14 +339,14 @@ func TestHoldExpiryAndLateConfirm(t *testing.T) {
 		t.Fatalf("coupon of the lost hold %+v", got)
 	}
 	// Release after expiry is a duplicate.
-	if rel, err := f.Svc.Release(f.Ctx, "shop", "lost"); err != nil || !rel.Duplicate {
+	if rel, err := f.Checkout.Release(f.Ctx, "shop", "lost"); err != nil || !rel.Duplicate {
 		t.Fatalf("release after expiry %+v %v", rel, err)
 	}
 	// Revoking a held coupon releases it from its order.
-	if _, err := f.Svc.Revoke(f.Ctx, "admin", c2.Code, false, "fraud"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin", c2.Code, false, "fraud"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "other"})
+	_, err = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "other"})
 	wantCode(t, err, models.CodeHoldExpired)
 	f.checkInvariants()
 }
@@ -368,8 +370,8 @@ func TestHoldRaceTwoOrders(t *testing.T) {
 		var mu sync.Mutex
 		held, refused := 0, 0
 		race(2, func(i int) {
-			svc := []*services.Service{f.Svc, svc2}[i]
-			_, err := svc.Hold(f.Ctx, services.CheckoutRequest{OrderID: fmt.Sprintf("r%d-o%d", round, i), OrderAmountCents: 10_000,
+			svc := []*services.App{f.Svc, svc2}[i]
+			_, err := svc.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: fmt.Sprintf("r%d-o%d", round, i), OrderAmountCents: 10_000,
 				CouponCodes: []string{c.Code}})
 			mu.Lock()
 			defer mu.Unlock()
@@ -405,8 +407,8 @@ func TestConfirmRaces(t *testing.T) {
 		var confErr error
 		race(2, func(i int) {
 			if i == 0 {
-				_, confErr = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: order})
-			} else if _, err := f.Svc.ExpireHolds(f.Ctx); err != nil {
+				_, confErr = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: order})
+			} else if _, err := f.Checkout.ExpireHolds(f.Ctx); err != nil {
 				t.Error(err)
 			}
 		})
@@ -428,9 +430,9 @@ func TestConfirmRaces(t *testing.T) {
 		var relErr error
 		race(2, func(i int) {
 			if i == 0 {
-				_, confErr = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: order2})
+				_, confErr = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: order2})
 			} else {
-				_, relErr = f.Svc.Release(f.Ctx, "shop", order2)
+				_, relErr = f.Checkout.Release(f.Ctx, "shop", order2)
 			}
 		})
 		got = f.coupon(c2.ID)
@@ -468,7 +470,7 @@ func TestStackingRaceExclusive(t *testing.T) {
 		if i%2 == 0 {
 			_, err = f.hold("order-x", 10_000, 60, cs[i])
 		} else {
-			_, err = f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: cs[i].Code, OrderID: "order-x", OrderAmountCents: 10_000})
+			_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: cs[i].Code, OrderID: "order-x", OrderAmountCents: 10_000})
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -505,7 +507,7 @@ func TestStackingRaceCombinableCap(t *testing.T) {
 	var mu sync.Mutex
 	counts := map[string]int{}
 	race(len(cs), func(i int) {
-		_, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: cs[i].Code, OrderID: "cart", OrderAmountCents: 10_000})
+		_, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: cs[i].Code, OrderID: "cart", OrderAmountCents: 10_000})
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -543,21 +545,21 @@ func TestReconcileStaleHolds(t *testing.T) {
 	if _, err := f.hold("stale", 10_000, 5, c); err != nil {
 		t.Fatal(err)
 	}
-	figs, err := f.Svc.ListTemplateFigures(f.Ctx)
+	figs, err := f.Reports.ListTemplateFigures(f.Ctx)
 	if err != nil || figs[tp.ID].Held != 1 || figs[tp.ID].Issued != 0 || figs[tp.ID].HoldingSlot != 1 {
 		t.Fatalf("figures while held: %+v %v", figs[tp.ID], err)
 	}
 	checkSums(t, figs[tp.ID])
-	rep, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{})
+	rep, err := f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{})
 	if err != nil || rep.Drifted() != 0 || len(rep.StaleHolds) != 0 {
 		t.Fatalf("reconcile while held: %+v %v", rep, err)
 	}
 	f.Clock.Advance(6 * time.Second)
-	rep, err = f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{})
+	rep, err = f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{})
 	if err != nil || rep.Drifted() != 0 || len(rep.StaleHolds) != 1 || rep.StaleHolds[0].OrderID != "stale" || rep.StaleHolds[0].Released {
 		t.Fatalf("reconcile past the hold's time: %+v %v", rep, err)
 	}
-	rep, err = f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{Repair: true, Actor: "admin"})
+	rep, err = f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{Repair: true, Actor: "admin"})
 	if err != nil || len(rep.StaleHolds) != 1 || !rep.StaleHolds[0].Released {
 		t.Fatalf("repair: %+v %v", rep, err)
 	}
@@ -580,19 +582,19 @@ func TestHoldSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted := f.Env.NewService(services.Config{Now: f.Clock.Now})
-	if g, err := restarted.GetHold(f.Ctx, "keep"); err != nil || g.State != services.HoldHeld {
+	if g, err := restarted.GetHold(f.Ctx, "keep"); err != nil || g.State != checkout.HoldHeld {
 		t.Fatalf("hold after restart %+v %v", g, err)
 	}
-	if _, err := restarted.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "keep"}); err != nil {
+	if _, err := restarted.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "keep"}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "keep"}); err != nil || !r.Duplicate {
+	if r, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "keep"}); err != nil || !r.Duplicate {
 		t.Fatalf("confirm again on the other instance %+v %v", r, err)
 	}
 	if _, err := restarted.Release(f.Ctx, "shop", "drop"); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := f.Svc.Release(f.Ctx, "shop", "drop"); err != nil || !r.Duplicate {
+	if r, err := f.Checkout.Release(f.Ctx, "shop", "drop"); err != nil || !r.Duplicate {
 		t.Fatalf("release again on the other instance %+v %v", r, err)
 	}
 	f.checkInvariants()

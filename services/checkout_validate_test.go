@@ -7,11 +7,12 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 )
 
 // validateLines checks a validation's result and the word and discount of
 // each of its lines, in the order of the codes.
-func validateLines(t *testing.T, res *services.CheckoutResult, err error, result string, words []string, discounts []int64) {
+func validateLines(t *testing.T, res *checkout.CheckoutResult, err error, result string, words []string, discounts []int64) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("validate: %v", err)
@@ -46,12 +47,12 @@ func TestValidateStackingOnItsLine(t *testing.T) {
 	high := f.tmpl(models.StackingCombinable, 300, 0, 50_000)
 	cf, cf2, co, ct, cx, ch := f.claim(fixed, "u1"), f.claim(fixed, "u1"), f.claim(other, "u1"), f.claim(third, "u1"),
 		f.claim(ex, "u1"), f.claim(high, "u1")
-	validate := func(codes ...*models.Coupon) (*services.CheckoutResult, error) {
-		req := services.CheckoutRequest{OrderAmountCents: 10_000, UserID: "u1"}
+	validate := func(codes ...*models.Coupon) (*checkout.CheckoutResult, error) {
+		req := checkout.CheckoutRequest{OrderAmountCents: 10_000, UserID: "u1"}
 		for _, c := range codes {
 			req.CouponCodes = append(req.CouponCodes, c.Code)
 		}
-		return f.Svc.Validate(f.Ctx, req)
+		return f.Checkout.Validate(f.Ctx, req)
 	}
 
 	t.Run("ExclusiveAmongOthers", func(t *testing.T) {
@@ -100,8 +101,8 @@ func TestValidateOtherUsersCouponIsNotFound(t *testing.T) {
 	mine, theirs := f.claim(tp, "ann"), f.claim(tp2, "bob")
 	bearer := f.Bearer(f.tmpl(models.StackingCombinable, 200, 0, 0), 1)[0]
 	unknown := models.NewCouponCode()
-	validate := func(user string, codes ...string) (*services.CheckoutResult, error) {
-		return f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 1_000, UserID: user, CouponCodes: codes})
+	validate := func(user string, codes ...string) (*checkout.CheckoutResult, error) {
+		return f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 1_000, UserID: user, CouponCodes: codes})
 	}
 	// refusal returns the not_found error and its message with the code
 	// named replaced by "<code>".

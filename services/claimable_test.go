@@ -9,6 +9,9 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/claims"
+	"couponsvc/services/core"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -29,11 +32,11 @@ func (f *claimFixture) assertNothingTaken(before redisState, coupons int) {
 	}
 }
 
-func (f *claimFixture) patch(svc *services.Service, tid int64, p services.TemplatePatch) (*models.Template, error) {
+func (f *claimFixture) patch(svc *services.App, tid int64, p admin.TemplatePatch) (*models.Template, error) {
 	return svc.UpdateTemplate(f.Ctx, "test", tid, p)
 }
 
-func (f *claimFixture) mustPatch(svc *services.Service, tid int64, p services.TemplatePatch) {
+func (f *claimFixture) mustPatch(svc *services.App, tid int64, p admin.TemplatePatch) {
 	f.T.Helper()
 	if _, err := f.patch(svc, tid, p); err != nil {
 		f.T.Fatalf("update template %d: %v", tid, err)
@@ -78,7 +81,7 @@ func TestTemplateBornExpired(t *testing.T) {
 				tp := models.Template{CampaignID: c.ID, Name: "x", Kind: models.KindFixed, FaceValueCents: 100,
 					TotalStock: 5, PerUserLimit: 1}
 				c2.edit(&tp)
-				_, err := f.Svc.CreateTemplate(f.Ctx, "test", tp)
+				_, err := f.Admin.CreateTemplate(f.Ctx, "test", tp)
 				assertClaimCode(t, err, models.CodeInvalidRequest, c2.field)
 			})
 		}
@@ -98,11 +101,11 @@ func TestTemplateBornExpired(t *testing.T) {
 	t.Run("ErrUpdate", func(t *testing.T) {
 		row := f.templateRow(tp.ID)
 		for name, c2 := range map[string]struct {
-			p     services.TemplatePatch
+			p     admin.TemplatePatch
 			field string
 		}{
-			"ClaimsCloseAfterValidity": {services.TemplatePatch{ClaimEndsAt: at(3 * time.Hour)}, "claim_ends_at"},
-			"ClaimsOpenAfterValidity":  {services.TemplatePatch{ClaimStartsAt: at(2 * time.Hour)}, "claim_starts_at"},
+			"ClaimsCloseAfterValidity": {admin.TemplatePatch{ClaimEndsAt: at(3 * time.Hour)}, "claim_ends_at"},
+			"ClaimsOpenAfterValidity":  {admin.TemplatePatch{ClaimStartsAt: at(2 * time.Hour)}, "claim_starts_at"},
 		} {
 			t.Run(name, func(t *testing.T) {
 				_, err := f.patch(f.Svc, tp.ID, c2.p)
@@ -137,24 +140,24 @@ func TestTemplateBornExpired(t *testing.T) {
 		f.assertAgree(c, tp, last)
 	})
 	t.Run("NotOffered", func(t *testing.T) {
-		views, err := f.Svc.ListTemplates(f.Ctx, true)
+		views, err := f.Core.ListTemplates(f.Ctx, true)
 		if err != nil || len(views) != 0 {
 			t.Fatalf("on offer: %d templates, %v; want none", len(views), err)
 		}
-		_, err = f.Svc.ViewOffer(f.Ctx, tp.ID)
+		_, err = f.Core.ViewOffer(f.Ctx, tp.ID)
 		assertClaimCode(t, err, models.CodeNotFound)
-		if all, err := f.Svc.ListTemplates(f.Ctx, false); err != nil || len(all) != 2 {
+		if all, err := f.Core.ListTemplates(f.Ctx, false); err != nil || len(all) != 2 {
 			t.Fatalf("all: %d templates, %v; want 2", len(all), err)
 		}
 	})
 	t.Run("UpdateAfterValidity", func(t *testing.T) {
 		// Pausing and renaming stay possible; reopening claims does not.
 		paused, name := models.TemplatePaused, "renamed"
-		f.mustPatch(f.Svc, tp.ID, services.TemplatePatch{Status: &paused, Name: &name})
+		f.mustPatch(f.Svc, tp.ID, admin.TemplatePatch{Status: &paused, Name: &name})
 		active := models.TemplateActive
-		_, err := f.patch(f.Svc, tp.ID, services.TemplatePatch{Status: &active})
+		_, err := f.patch(f.Svc, tp.ID, admin.TemplatePatch{Status: &active})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "valid_until")
-		_, err = f.patch(f.Svc, last.ID, services.TemplatePatch{ClearClaimEndsAt: true})
+		_, err = f.patch(f.Svc, last.ID, admin.TemplatePatch{ClearClaimEndsAt: true})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "valid_until")
 		if got := f.templateRow(tp.ID); got.Status != models.TemplatePaused || got.Name != "renamed" {
 			t.Fatalf("template %+v, want paused and renamed", got)
@@ -172,8 +175,8 @@ func TestClaimRuleTwoInstances(t *testing.T) {
 	c := f.Campaign(0)
 	now := f.Clock.Now()
 	tp := f.template(c.ID, 100, 50, 100, func(tp *models.Template) { tp.ClaimStartsAt = now.Add(-time.Hour) })
-	claimB := func(user, key string) (*services.ClaimResult, error) {
-		return b.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: user, IdempotencyKey: key})
+	claimB := func(user, key string) (*claims.ClaimResult, error) {
+		return b.Claim(f.Ctx, claims.ClaimRequest{TemplateID: tp.ID, UserID: user, IdempotencyKey: key})
 	}
 	n := 0
 	mustClaimB := func(what string) {
@@ -195,29 +198,29 @@ func TestClaimRuleTwoInstances(t *testing.T) {
 	mustClaimB("open") // the other instance caches the open template
 
 	paused, active := models.TemplatePaused, models.TemplateActive
-	f.mustPatch(a, tp.ID, services.TemplatePatch{Status: &paused})
+	f.mustPatch(a, tp.ID, admin.TemplatePatch{Status: &paused})
 	refusedB("paused")
-	f.mustPatch(a, tp.ID, services.TemplatePatch{Status: &active})
+	f.mustPatch(a, tp.ID, admin.TemplatePatch{Status: &active})
 	mustClaimB("resumed")
 
-	f.mustPatch(a, tp.ID, services.TemplatePatch{ClaimEndsAt: &now})
+	f.mustPatch(a, tp.ID, admin.TemplatePatch{ClaimEndsAt: &now})
 	refusedB("claim window closed")
-	f.mustPatch(a, tp.ID, services.TemplatePatch{ClearClaimEndsAt: true})
+	f.mustPatch(a, tp.ID, admin.TemplatePatch{ClearClaimEndsAt: true})
 	mustClaimB("claim window reopened")
 
 	later := now.Add(time.Hour)
-	f.mustPatch(a, tp.ID, services.TemplatePatch{ClaimStartsAt: &later})
+	f.mustPatch(a, tp.ID, admin.TemplatePatch{ClaimStartsAt: &later})
 	refusedB("claims not open yet")
-	f.mustPatch(a, tp.ID, services.TemplatePatch{ClaimStartsAt: &now})
+	f.mustPatch(a, tp.ID, admin.TemplatePatch{ClaimStartsAt: &now})
 	mustClaimB("claims open again")
 
 	// The Redis flushed meanwhile: the rule comes back from the database.
-	f.mustPatch(a, tp.ID, services.TemplatePatch{Status: &paused})
+	f.mustPatch(a, tp.ID, admin.TemplatePatch{Status: &paused})
 	f.Env.FlushRedis(t)
 	if _, err := claimB("u2", "after-flush"); !models.IsCode(err, models.CodeNotClaimable) {
 		t.Fatalf("claim of a paused template after a flush: %v, want not_claimable", err)
 	}
-	f.mustPatch(a, tp.ID, services.TemplatePatch{Status: &active})
+	f.mustPatch(a, tp.ID, admin.TemplatePatch{Status: &active})
 	mustClaimB("resumed after the flush")
 	f.assertAgree(c, tp)
 }
@@ -246,7 +249,7 @@ func TestClaimRulePauseUnderLoad(t *testing.T) {
 				default:
 				}
 				sentAfter := paused.Load()
-				_, err := b.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("w%d-%d", w, i%50),
+				_, err := b.Claim(f.Ctx, claims.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("w%d-%d", w, i%50),
 					IdempotencyKey: fmt.Sprintf("w%d-%d", w, i)})
 				switch {
 				case err == nil && sentAfter:
@@ -266,7 +269,7 @@ func TestClaimRulePauseUnderLoad(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	p := models.TemplatePaused
-	f.mustPatch(f.Svc, tp.ID, services.TemplatePatch{Status: &p})
+	f.mustPatch(f.Svc, tp.ID, admin.TemplatePatch{Status: &p})
 	paused.Store(true)
 	for refusedAfter.Load() < 200 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -294,12 +297,12 @@ func TestClaimRuleRedisDown(t *testing.T) {
 	tp := f.template(c.ID, 10, 5, 100)
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
-	down := services.New(&services.Backends{DB: f.Env.Backends.DB, Dialect: f.Env.Backends.Dialect, Redis: dead},
+	down := services.New(&core.Backends{DB: f.Env.Backends.DB, Dialect: f.Env.Backends.Dialect, Redis: dead},
 		services.Config{KeyPrefix: f.Env.Prefix, Now: f.Clock.Now, Logger: f.Env.Config.Logger})
 	t.Cleanup(down.Close)
 	row := f.templateRow(tp.ID)
 	paused := models.TemplatePaused
-	_, err := f.patch(down, tp.ID, services.TemplatePatch{Status: &paused})
+	_, err := f.patch(down, tp.ID, admin.TemplatePatch{Status: &paused})
 	assertClaimCode(t, err, models.CodeUnavailable)
 	if got := f.templateRow(tp.ID); fmt.Sprint(got) != fmt.Sprint(row) {
 		t.Fatalf("the template changed:\n%+v\nwas\n%+v", got, row)
@@ -308,7 +311,7 @@ func TestClaimRuleRedisDown(t *testing.T) {
 
 	// The rule alone lost (or a Redis written by an older version): loaded
 	// from the database by the first claim, which follows it.
-	f.mustPatch(f.Svc, tp.ID, services.TemplatePatch{Status: &paused})
+	f.mustPatch(f.Svc, tp.ID, admin.TemplatePatch{Status: &paused})
 	rule := f.TemplateKey(c.ID, tp.ID) + ":rule"
 	f.Env.Backends.Redis.Del(f.Ctx, rule)
 	_, err = f.Claim(tp.ID, "u2", "k2")

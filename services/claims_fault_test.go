@@ -17,6 +17,8 @@ import (
 	"couponsvc/lua"
 	"couponsvc/models"
 	"couponsvc/services"
+	claimsvc "couponsvc/services/claims"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 
 	"github.com/glebarez/sqlite"
@@ -28,7 +30,7 @@ import (
 
 // serviceOver returns a Service of this test (same key prefix, clock and
 // logger) over other backends: a broken Redis client or database handle.
-func (f *claimFixture) serviceOver(b services.Backends, cfg services.Config) *services.Service {
+func (f *claimFixture) serviceOver(b core.Backends, cfg services.Config) *services.App {
 	f.T.Helper()
 	cfg.KeyPrefix = f.Env.Prefix
 	cfg.Logger = f.Env.Config.Logger
@@ -39,7 +41,7 @@ func (f *claimFixture) serviceOver(b services.Backends, cfg services.Config) *se
 }
 
 // withDB returns the test's backends with db in place of the database.
-func (f *claimFixture) withDB(db *gorm.DB) services.Backends {
+func (f *claimFixture) withDB(db *gorm.DB) core.Backends {
 	b := *f.Env.Backends
 	b.DB, b.Embedded = db, nil
 	return b
@@ -66,7 +68,7 @@ func (f *claimFixture) openDB() *gorm.DB {
 	if err != nil {
 		f.T.Fatal(err)
 	}
-	if f.Env.Backends.Dialect == services.DialectSQLite {
+	if f.Env.Backends.Dialect == core.DialectSQLite {
 		sqlDB.SetMaxOpenConns(1) // one writer, as the service's own handle
 	} else {
 		sqlDB.SetMaxOpenConns(16) // the server is shared with other tests
@@ -122,7 +124,7 @@ func claimFaultErrUnavailableRedisUnreachable(t *testing.T) {
 	t.Cleanup(func() { b.Redis.Close() })
 	down := f.serviceOver(b, services.Config{})
 	for _, key := range []string{"k2", "k1"} { // a new claim and a replay
-		_, err := down.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u2", IdempotencyKey: key})
+		_, err := down.Claim(f.Ctx, claimsvc.ClaimRequest{TemplateID: tp.ID, UserID: "u2", IdempotencyKey: key})
 		assertClaimCode(t, err, models.CodeUnavailable)
 	}
 	if n := f.couponCount(); n != 1 {
@@ -186,7 +188,7 @@ func claimDBFaults(t *testing.T) {
 			if fault.beforeWrite != nil {
 				broken.SetBeforeCouponWrite(func() { fault.beforeWrite(db) })
 			}
-			_, err := broken.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k2"})
+			_, err := broken.Claim(f.Ctx, claimsvc.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k2"})
 			assertClaimCode(t, err, models.CodeUnavailable)
 			if n := f.couponCount(); n != 1 {
 				t.Fatalf("%d coupons, want 1", n)
@@ -226,7 +228,7 @@ func claimFaultErrUnavailableOutcomeUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken := f.serviceOver(f.withDB(db), services.Config{})
-	_, err = broken.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
+	_, err = broken.Claim(f.Ctx, claimsvc.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
 	assertClaimCode(t, err, models.CodeUnavailable)
 	if n := f.couponCount(); n != 0 {
 		t.Fatalf("%d coupons, want 0", n)
@@ -238,7 +240,7 @@ func claimFaultErrUnavailableOutcomeUnknown(t *testing.T) {
 	_, err = f.Claim(tp.ID, "u1", "k1")
 	assertClaimCode(t, err, models.CodeInProgress)
 	f.Clock.Advance(time.Second)
-	st, err := f.Svc.Sweep(f.Ctx)
+	st, err := f.Claims.Sweep(f.Ctx)
 	if err != nil || st.Released != 1 || st.Confirmed != 0 {
 		t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
 	}
@@ -270,7 +272,7 @@ func claimFaultOKReplyLostAfterReservation(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.drops.Store(1)
-	res, err := svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
+	res, err := svc.Claim(f.Ctx, claimsvc.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k1"})
 	if proxy.dropped.Load() != 1 {
 		t.Fatalf("the proxy dropped %d replies, want 1", proxy.dropped.Load())
 	}
@@ -325,12 +327,12 @@ func claimFaultOKSweepKilledProcess(t *testing.T) {
 	if n := f.Env.Backends.Redis.ZCard(f.Ctx, f.Key(c.ID, "pending")).Val(); n != 2 {
 		t.Fatalf("%d pending, want 2", n)
 	}
-	if st, err := f.Svc.Sweep(f.Ctx); err != nil || st != (services.SweepStats{}) {
+	if st, err := f.Claims.Sweep(f.Ctx); err != nil || st != (claimsvc.SweepStats{}) {
 		t.Fatalf("sweep of young reservations = %+v, %v; want nothing done", st, err)
 	}
 	f.Clock.Advance(51 * time.Millisecond)
-	st, err := f.Svc.Sweep(f.Ctx)
-	if err != nil || st != (services.SweepStats{Confirmed: 1, Released: 1}) {
+	st, err := f.Claims.Sweep(f.Ctx)
+	if err != nil || st != (claimsvc.SweepStats{Confirmed: 1, Released: 1}) {
 		t.Fatalf("sweep = %+v, %v; want 1 confirmed, 1 released", st, err)
 	}
 	f.assertAgree(c, tp)
@@ -341,7 +343,7 @@ func claimFaultOKSweepKilledProcess(t *testing.T) {
 	if n := rdb.Exists(f.Ctx, f.Key(c.ID, "idem:k1")).Val(); n != 0 {
 		t.Errorf("k1 still held after its reservation %s was given back", m1)
 	}
-	if st, err := f.Svc.Sweep(f.Ctx); err != nil || st != (services.SweepStats{}) {
+	if st, err := f.Claims.Sweep(f.Ctx); err != nil || st != (claimsvc.SweepStats{}) {
 		t.Fatalf("second sweep = %+v, %v; want nothing done", st, err)
 	}
 	// k2 answers its coupon; k1 claims afresh, in the slot it had.
@@ -367,8 +369,8 @@ func claimFaultOKSweepKeyOfAnotherCampaign(t *testing.T) {
 	before := f.redisState()
 	f.deductDirect(b.ID, tb.ID, "u1", "k1")
 	f.Clock.Advance(time.Second)
-	st, err := f.Svc.Sweep(f.Ctx)
-	if err != nil || st != (services.SweepStats{Released: 1}) {
+	st, err := f.Claims.Sweep(f.Ctx)
+	if err != nil || st != (claimsvc.SweepStats{Released: 1}) {
 		t.Fatalf("sweep = %+v, %v; want 1 released", st, err)
 	}
 	f.assertRedisUnchanged(before)
@@ -388,7 +390,7 @@ func (f *claimFixture) deductDirect(cid, tid int64, user, key string) string {
 	if vals[0].(int64) != lua.DeductReserved {
 		f.T.Fatalf("coupon_deduct.lua = %v, want reserved", vals)
 	}
-	tp, err := f.Svc.GetTemplate(f.Ctx, tid)
+	tp, err := f.Core.GetTemplate(f.Ctx, tid)
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -442,7 +444,7 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 			go func() {
 				defer wg.Done()
 				r := reqs[i]
-				res, err := svc.Claim(t.Context(), services.ClaimRequest{TemplateID: tp.ID, UserID: r.user, IdempotencyKey: r.key})
+				res, err := svc.Claim(t.Context(), claimsvc.ClaimRequest{TemplateID: tp.ID, UserID: r.user, IdempotencyKey: r.key})
 				out[i] = claimRaceOutcome{req: r, res: res, code: models.ErrorCode(err), err: err}
 				returned.Add(1)
 			}()
@@ -469,7 +471,7 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 	close(gate)
 	wg.Wait()
 	// A quiet moment: whatever reads the counters loads what is missing.
-	if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil {
+	if _, err := f.Core.ListTemplates(f.Ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	return out

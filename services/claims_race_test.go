@@ -10,6 +10,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	claimsvc "couponsvc/services/claims"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 
 	"github.com/redis/go-redis/v9"
@@ -36,7 +38,7 @@ type claimRaceRequest struct {
 // claimRaceOutcome is what one request got.
 type claimRaceOutcome struct {
 	req  claimRaceRequest
-	res  *services.ClaimResult
+	res  *claimsvc.ClaimResult
 	code models.Code
 	err  error
 }
@@ -67,7 +69,7 @@ func (f *claimFixture) patientRedis() redis.UniversalClient {
 	case f.Env.Mini != nil:
 		rdb = redis.NewClient(&redis.Options{Addr: f.Env.Mini.Addr(), PoolSize: 200, PoolTimeout: time.Minute, ReadTimeout: 30 * time.Second})
 	case testenv.IsCluster():
-		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: services.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")),
+		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: core.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")),
 			PoolSize: 200, PoolTimeout: time.Minute, ReadTimeout: 30 * time.Second})
 	default:
 		rdb = redis.NewClient(&redis.Options{Addr: os.Getenv("COUPON_TEST_REDIS_ADDR"), PoolSize: 200, PoolTimeout: time.Minute,
@@ -78,7 +80,7 @@ func (f *claimFixture) patientRedis() redis.UniversalClient {
 }
 
 // runClaimRace releases every request at once and returns the outcomes.
-func runClaimRace(t *testing.T, svcs []*services.Service, tid int64, reqs []claimRaceRequest) []claimRaceOutcome {
+func runClaimRace(t *testing.T, svcs []*services.App, tid int64, reqs []claimRaceRequest) []claimRaceOutcome {
 	t.Helper()
 	out := make([]claimRaceOutcome, len(reqs))
 	start := make(chan struct{})
@@ -89,7 +91,7 @@ func runClaimRace(t *testing.T, svcs []*services.Service, tid int64, reqs []clai
 			defer wg.Done()
 			svc := svcs[i%len(svcs)]
 			<-start
-			res, err := svc.Claim(t.Context(), services.ClaimRequest{TemplateID: tid, UserID: r.user, IdempotencyKey: r.key})
+			res, err := svc.Claim(t.Context(), claimsvc.ClaimRequest{TemplateID: tid, UserID: r.user, IdempotencyKey: r.key})
 			out[i] = claimRaceOutcome{req: r, res: res, code: models.ErrorCode(err), err: err}
 		}()
 	}
@@ -222,7 +224,7 @@ func TestClaimRace(t *testing.T) {
 			// The race is about counts, not latency: under -race on two
 			// cores 3,000 claims queue for the Redis pool and the one SQLite
 			// connection for seconds, which must not turn into 503s.
-			var svcs []*services.Service
+			var svcs []*services.App
 			for range spec.services {
 				b := *f.Env.Backends
 				b.Redis = f.patientRedis()

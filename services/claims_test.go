@@ -11,6 +11,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/claims"
 	"couponsvc/services/testenv"
 
 	"github.com/redis/go-redis/v9"
@@ -151,7 +153,7 @@ func (f *claimFixture) assertAgree(c *models.Campaign, ts ...*models.Template) {
 		f.T.Errorf("campaign %d: Redis budget %q, want %s", c.ID, got, wantBudget)
 	}
 	for _, tp := range ts {
-		tp, err := f.Svc.GetTemplate(f.Ctx, tp.ID)
+		tp, err := f.Core.GetTemplate(f.Ctx, tp.ID)
 		if err != nil {
 			f.T.Fatal(err)
 		}
@@ -390,7 +392,7 @@ func claimDuplicateWhileNotClaimable(t *testing.T) {
 	tp := f.template(c.ID, 3, 2, 100)
 	first := f.MustClaim(tp.ID, "u1", "k1")
 	paused := models.TemplatePaused
-	if _, err := f.Svc.UpdateTemplate(f.Ctx, "test", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := f.Admin.UpdateTemplate(f.Ctx, "test", tp.ID, admin.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.Claim(tp.ID, "u1", "k1")
@@ -479,20 +481,20 @@ func claimErrInvalidRequest(t *testing.T) {
 	tp := f.template(c.ID, 5, 1, 100)
 	before := f.redisState()
 	for _, r := range []struct {
-		req   services.ClaimRequest
+		req   claims.ClaimRequest
 		field string
 	}{
-		{services.ClaimRequest{TemplateID: 0, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
-		{services.ClaimRequest{TemplateID: -1, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "", IdempotencyKey: "k"}, "user_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: strings.Repeat("u", 65), IdempotencyKey: "k"}, "user_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u|1", IdempotencyKey: "k"}, "user_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "ü", IdempotencyKey: "k"}, "user_id"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: ""}, "Idempotency-Key"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: strings.Repeat("k", 129)}, "Idempotency-Key"},
-		{services.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k\n"}, "Idempotency-Key"},
+		{claims.ClaimRequest{TemplateID: 0, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
+		{claims.ClaimRequest{TemplateID: -1, UserID: "u1", IdempotencyKey: "k"}, "template_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "", IdempotencyKey: "k"}, "user_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: strings.Repeat("u", 65), IdempotencyKey: "k"}, "user_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u|1", IdempotencyKey: "k"}, "user_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "ü", IdempotencyKey: "k"}, "user_id"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: ""}, "Idempotency-Key"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: strings.Repeat("k", 129)}, "Idempotency-Key"},
+		{claims.ClaimRequest{TemplateID: tp.ID, UserID: "u1", IdempotencyKey: "k\n"}, "Idempotency-Key"},
 	} {
-		_, err := f.Svc.Claim(f.Ctx, r.req)
+		_, err := f.Claims.Claim(f.Ctx, r.req)
 		assertClaimCode(t, err, models.CodeInvalidRequest, r.field)
 	}
 	f.assertRedisUnchanged(before)
@@ -568,7 +570,7 @@ func TestClaimIdempotency(t *testing.T) {
 			w := setup(t)
 			f := w.f
 			// Load every campaign first, so that nothing is left to change.
-			if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil {
+			if _, err := f.Core.ListTemplates(f.Ctx, false); err != nil {
 				t.Fatal(err)
 			}
 			before := f.redisState()
@@ -597,7 +599,7 @@ func TestClaimIdempotency(t *testing.T) {
 			if cs := f.Coupons(); len(cs) != 1 || cs[0].ID != w.first.ID {
 				t.Fatalf("coupons %+v, want only coupon %d", cs, w.first.ID)
 			}
-			if _, err := f.Svc.ListTemplates(f.Ctx, false); err != nil { // loads what was not
+			if _, err := f.Core.ListTemplates(f.Ctx, false); err != nil { // loads what was not
 				t.Fatal(err)
 			}
 			f.assertAgree(w.a, w.a1, w.a2)

@@ -16,6 +16,9 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	eventsvc "couponsvc/services/events"
 	"couponsvc/services/testenv"
 
 	"gorm.io/gorm"
@@ -116,10 +119,10 @@ func eventIDs(t *testing.T, db *gorm.DB) (all []int64, byType map[string]int) {
 }
 
 // register makes an endpoint for the receiver on svc.
-func (r *receiver) register(t *testing.T, svc *services.Service, types ...string) *models.WebhookEndpoint {
+func (r *receiver) register(t *testing.T, svc *services.App, types ...string) *models.WebhookEndpoint {
 	t.Helper()
 	u := r.srv.URL + "/hook"
-	w, err := svc.CreateWebhook(context.Background(), "test", services.WebhookInput{URL: &u, EventTypes: types})
+	w, err := svc.CreateWebhook(context.Background(), "test", eventsvc.WebhookInput{URL: &u, EventTypes: types})
 	if err != nil {
 		t.Fatalf("register the receiver: %v", err)
 	}
@@ -157,7 +160,7 @@ func webhookConfig() services.Config {
 }
 
 // runDispatcher runs svc's dispatcher until the test ends.
-func runDispatcher(t *testing.T, svc *services.Service) {
+func runDispatcher(t *testing.T, svc *services.App) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { svc.RunDispatcher(ctx); close(done) }()
@@ -194,38 +197,38 @@ func TestEventsMixedRunDelivered(t *testing.T) {
 	wg.Wait()
 	ctx := f.Ctx
 	for i := range 6 {
-		if _, err := f.Svc.Redeem(ctx, services.RedeemRequest{CouponCode: codes[i], OrderID: fmt.Sprintf("o%d", i), OrderAmountCents: 2000, Cashier: "till"}); err != nil {
+		if _, err := f.Checkout.Redeem(ctx, checkout.RedeemRequest{CouponCode: codes[i], OrderID: fmt.Sprintf("o%d", i), OrderAmountCents: 2000, Cashier: "till"}); err != nil {
 			t.Fatalf("redeem: %v", err)
 		}
 	}
-	if _, err := f.Svc.Refund(ctx, services.RefundRequest{CouponCode: codes[0], OrderID: "o0", Cashier: "till"}); err != nil {
+	if _, err := f.Checkout.Refund(ctx, checkout.RefundRequest{CouponCode: codes[0], OrderID: "o0", Cashier: "till"}); err != nil {
 		t.Fatalf("refund: %v", err)
 	}
 	for i := 6; i < 8; i++ {
-		if _, err := f.Svc.Revoke(ctx, "admin", codes[i], i == 7, "test"); err != nil {
+		if _, err := f.Admin.Revoke(ctx, "admin", codes[i], i == 7, "test"); err != nil {
 			t.Fatalf("revoke: %v", err)
 		}
 	}
 	hold := func(order string, code string, ttl int) {
-		if _, err := f.Svc.Hold(ctx, services.CheckoutRequest{OrderID: order, OrderAmountCents: 3000, CouponCodes: []string{code}, TTLSeconds: ttl, Actor: "shop"}); err != nil {
+		if _, err := f.Checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: order, OrderAmountCents: 3000, CouponCodes: []string{code}, TTLSeconds: ttl, Actor: "shop"}); err != nil {
 			t.Fatalf("hold %s: %v", order, err)
 		}
 	}
 	hold("h-release", codes[10], 600)
 	hold("h-expire", codes[11], 5)
 	hold("h-confirm", codes[12], 600)
-	if _, err := f.Svc.Release(ctx, "shop", "h-release"); err != nil {
+	if _, err := f.Checkout.Release(ctx, "shop", "h-release"); err != nil {
 		t.Fatalf("release: %v", err)
 	}
-	if _, err := f.Svc.Confirm(ctx, services.ConfirmRequest{OrderID: "h-confirm", Cashier: "shop"}); err != nil {
+	if _, err := f.Checkout.Confirm(ctx, checkout.ConfirmRequest{OrderID: "h-confirm", Cashier: "shop"}); err != nil {
 		t.Fatalf("confirm: %v", err)
 	}
 	f.Clock.Advance(10 * time.Second)
-	if n, err := f.Svc.ExpireHolds(ctx); err != nil || n != 1 {
+	if n, err := f.Checkout.ExpireHolds(ctx); err != nil || n != 1 {
 		t.Fatalf("expire holds = %d, %v; want 1", n, err)
 	}
 	paused := models.TemplatePaused
-	if _, err := f.Svc.UpdateTemplate(ctx, "admin", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := f.Admin.UpdateTemplate(ctx, "admin", tp.ID, admin.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -286,7 +289,7 @@ func TestEventRolledBackNeverSent(t *testing.T) {
 	}
 	f.MustClaim(tp.ID, "u2", "k2")
 	for range 3 {
-		if _, err := f.Svc.DispatchOnce(f.Ctx); err != nil {
+		if _, err := f.Events.DispatchOnce(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -312,16 +315,16 @@ func TestEventsFeedWaitsAtGap(t *testing.T) {
 	if err := f.Backends.DB.Delete(&models.Event{}, all[1]).Error; err != nil {
 		t.Fatal(err)
 	}
-	page, err := f.Svc.ListEvents(f.Ctx, 0, 10)
+	page, err := f.Events.ListEvents(f.Ctx, 0, 10)
 	if err != nil || len(page.Events) != 1 || page.Next != all[0] {
 		t.Fatalf("feed at a fresh gap = %+v, %v; want the first event only", page, err)
 	}
-	f.Clock.Advance(services.FeedGapWait - time.Second)
-	if page, err = f.Svc.ListEvents(f.Ctx, all[0], 10); err != nil || len(page.Events) != 0 || page.Next != all[0] {
+	f.Clock.Advance(eventsvc.FeedGapWait - time.Second)
+	if page, err = f.Events.ListEvents(f.Ctx, all[0], 10); err != nil || len(page.Events) != 0 || page.Next != all[0] {
 		t.Fatalf("feed just before the gap settles = %+v, %v; want nothing", page, err)
 	}
 	f.Clock.Advance(time.Second)
-	if page, err = f.Svc.ListEvents(f.Ctx, all[0], 10); err != nil || len(page.Events) != 1 || page.Events[0].ID != all[2] || page.Next != all[2] {
+	if page, err = f.Events.ListEvents(f.Ctx, all[0], 10); err != nil || len(page.Events) != 1 || page.Events[0].ID != all[2] || page.Next != all[2] {
 		t.Fatalf("feed after the gap settled = %+v, %v; want the third event", page, err)
 	}
 }
@@ -343,7 +346,7 @@ func TestEventsFeedPaging(t *testing.T) {
 	var sizes []int
 	after := int64(0)
 	for {
-		page, err := f.Svc.ListEvents(f.Ctx, after, 10)
+		page, err := f.Events.ListEvents(f.Ctx, after, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,8 +369,8 @@ func TestEventsFeedPaging(t *testing.T) {
 		after int64
 		limit int
 		field string
-	}{{-1, 10, "after"}, {0, -1, "limit"}, {0, services.MaxFeedLimit + 1, "limit"}} {
-		_, err := f.Svc.ListEvents(f.Ctx, bad.after, bad.limit)
+	}{{-1, 10, "after"}, {0, -1, "limit"}, {0, eventsvc.MaxFeedLimit + 1, "limit"}} {
+		_, err := f.Events.ListEvents(f.Ctx, bad.after, bad.limit)
 		var me *models.Error
 		if !models.IsCode(err, models.CodeInvalidRequest) || !errors.As(err, &me) || me.Field != bad.field {
 			t.Errorf("ListEvents(%d, %d) = %v, want invalid_request naming %s", bad.after, bad.limit, err, bad.field)
@@ -405,7 +408,7 @@ func TestEventTemplateArchived(t *testing.T) {
 	t2 := f.Template(models.Template{CampaignID: c.ID})
 	set := func(tid int64, status string) {
 		t.Helper()
-		if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", tid, services.TemplatePatch{Status: &status}); err != nil {
+		if _, err := f.Admin.UpdateTemplate(f.Ctx, "admin", tid, admin.TemplatePatch{Status: &status}); err != nil {
 			t.Fatal(err)
 		}
 	}

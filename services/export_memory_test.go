@@ -12,6 +12,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	codesvc "couponsvc/services/codes"
 )
 
 // lineCounter counts the lines written to it and keeps the first two.
@@ -40,11 +42,11 @@ func TestExportBoundedMemory(t *testing.T) {
 	f := newJobFixture(t, services.Config{JobBatch: 5000})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: int64(count)})
-	if _, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, int64(count), ""); err != nil {
+	if _, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, int64(count), ""); err != nil {
 		t.Fatal(err)
 	}
 	f.runAll(f.Svc)
-	if err := f.Svc.CheckExport(f.Ctx, tp.ID, services.ExportFilter{}); err != nil {
+	if err := f.Codes.CheckExport(f.Ctx, tp.ID, codesvc.ExportFilter{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -72,13 +74,13 @@ func TestExportBoundedMemory(t *testing.T) {
 		}
 	}()
 	var out lineCounter
-	n, err := f.Svc.ExportCoupons(f.Ctx, tp.ID, services.ExportFilter{}, &out)
+	n, err := f.Codes.ExportCoupons(f.Ctx, tp.ID, codesvc.ExportFilter{}, &out)
 	close(stop)
 	wg.Wait()
 	if err != nil || n != int64(count) || out.lines != int64(count)+1 {
 		t.Fatalf("export: %d rows, %d lines, %v; want %d rows and a header", n, out.lines, err, count)
 	}
-	if !strings.HasPrefix(out.head.String(), services.ExportHeader+"\n") {
+	if !strings.HasPrefix(out.head.String(), codesvc.ExportHeader+"\n") {
 		t.Fatalf("export starts %q", out.head.String())
 	}
 	rise := int64(peak.Load()) - int64(base)
@@ -95,14 +97,14 @@ func TestExportFilters(t *testing.T) {
 	a := f.MustClaim(tp.ID, "alice", "k1").Coupon
 	f.Clock.Advance(time.Hour)
 	b := f.MustClaim(tp.ID, "alice", "k2").Coupon
-	if _, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: b.Code, OrderID: "o1", OrderAmountCents: 1000, Cashier: "c"}); err != nil {
+	if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: b.Code, OrderID: "o1", OrderAmountCents: 1000, Cashier: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(31 * 24 * time.Hour) // a expires
-	export := func(flt services.ExportFilter) []string {
+	export := func(flt codesvc.ExportFilter) []string {
 		t.Helper()
 		var buf bytes.Buffer
-		if _, err := f.Svc.ExportCoupons(f.Ctx, tp.ID, flt, &buf); err != nil {
+		if _, err := f.Codes.ExportCoupons(f.Ctx, tp.ID, flt, &buf); err != nil {
 			t.Fatal(err)
 		}
 		var codes []string
@@ -115,28 +117,28 @@ func TestExportFilters(t *testing.T) {
 		return codes
 	}
 	for _, tt := range []struct {
-		f    services.ExportFilter
+		f    codesvc.ExportFilter
 		want string
 	}{
-		{services.ExportFilter{}, a.Code + ":expired," + b.Code + ":used"},
-		{services.ExportFilter{Status: "expired"}, a.Code + ":expired"},
-		{services.ExportFilter{Status: "used"}, b.Code + ":used"},
-		{services.ExportFilter{Status: "issued"}, ""},
-		{services.ExportFilter{From: b.ClaimedAt}, b.Code + ":used"},
-		{services.ExportFilter{To: b.ClaimedAt}, a.Code + ":expired"},
+		{codesvc.ExportFilter{}, a.Code + ":expired," + b.Code + ":used"},
+		{codesvc.ExportFilter{Status: "expired"}, a.Code + ":expired"},
+		{codesvc.ExportFilter{Status: "used"}, b.Code + ":used"},
+		{codesvc.ExportFilter{Status: "issued"}, ""},
+		{codesvc.ExportFilter{From: b.ClaimedAt}, b.Code + ":used"},
+		{codesvc.ExportFilter{To: b.ClaimedAt}, a.Code + ":expired"},
 	} {
 		if got := strings.Join(export(tt.f), ","); got != tt.want {
 			t.Errorf("export %+v = %s, want %s", tt.f, got, tt.want)
 		}
 	}
 	for _, tt := range []struct {
-		f     services.ExportFilter
+		f     codesvc.ExportFilter
 		field string
 	}{
-		{services.ExportFilter{Status: "lost"}, "status"},
-		{services.ExportFilter{From: b.ClaimedAt, To: a.ClaimedAt}, "to"},
+		{codesvc.ExportFilter{Status: "lost"}, "status"},
+		{codesvc.ExportFilter{From: b.ClaimedAt, To: a.ClaimedAt}, "to"},
 	} {
-		assertJobCode(t, f.Svc.CheckExport(f.Ctx, tp.ID, tt.f), models.CodeInvalidRequest, tt.field)
+		assertJobCode(t, f.Codes.CheckExport(f.Ctx, tp.ID, tt.f), models.CodeInvalidRequest, tt.field)
 	}
-	assertJobCode(t, f.Svc.CheckExport(f.Ctx, 999999, services.ExportFilter{}), models.CodeNotFound, "")
+	assertJobCode(t, f.Codes.CheckExport(f.Ctx, 999999, codesvc.ExportFilter{}), models.CodeNotFound, "")
 }

@@ -9,6 +9,10 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 )
 
@@ -42,7 +46,7 @@ func TestIdentityClaimsPerUser(t *testing.T) {
 		t.Fatalf("%d coupons, want %d", len(f.Coupons()), len(caseVariants))
 	}
 	for _, user := range caseVariants {
-		cs, err := f.Svc.ListUserCoupons(f.Ctx, user)
+		cs, err := f.Core.ListUserCoupons(f.Ctx, user)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +59,7 @@ func TestIdentityClaimsPerUser(t *testing.T) {
 		_, err := f.Claim(tp.ID, user, fmt.Sprintf("identity-again-%d", i))
 		assertClaimCode(t, err, models.CodeUserLimitReached)
 	}
-	if cs, err := f.Svc.ListUserCoupons(f.Ctx, "cASEY6213"); err != nil || len(cs) != 0 {
+	if cs, err := f.Core.ListUserCoupons(f.Ctx, "cASEY6213"); err != nil || len(cs) != 0 {
 		t.Errorf("coupons of cASEY6213, who claimed none: %+v, %v", cs, err)
 	}
 	f.assertAgree(c, tp)
@@ -85,7 +89,7 @@ func TestIdentityIdempotencyKeys(t *testing.T) {
 		t.Fatalf("ben's claim answered the coupon of %s", third.Coupon.UserID)
 	}
 	// Each key replays its own claim, byte for byte.
-	for key, want := range map[string]*services.ClaimResult{"Order-Key-1": first, "order-key-1": second} {
+	for key, want := range map[string]*claims.ClaimResult{"Order-Key-1": first, "order-key-1": second} {
 		res, err := f.Claim(tp.ID, "ann", key)
 		if err != nil || !res.Duplicate || res.Coupon.ID != want.Coupon.ID {
 			t.Errorf("replay of %q: %+v, %v; want coupon %d", key, res, err, want.Coupon.ID)
@@ -100,8 +104,8 @@ func TestIdentityIdempotencyKeys(t *testing.T) {
 func TestIdentityOrders(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("ann")
-	redeem := func(order, cashier string) (*services.RedeemResult, error) {
-		return f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 2000, Cashier: cashier})
+	redeem := func(order, cashier string) (*checkout.RedeemResult, error) {
+		return f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 2000, Cashier: cashier})
 	}
 	if res, err := redeem("order-7", "casey"); err != nil || res.Duplicate {
 		t.Fatalf("redeem for order-7: %+v, %v", res, err)
@@ -136,7 +140,7 @@ func TestIdentityOrders(t *testing.T) {
 
 	// The cashiers casey and Casey each see their own redemptions.
 	for cashier, order := range map[string]string{"casey": "order-7", "Casey": "ORDER-7"} {
-		rs, err := f.Svc.ListCashierRedemptions(f.Ctx, cashier, 10)
+		rs, err := f.Core.ListCashierRedemptions(f.Ctx, cashier, 10)
 		if err != nil || len(rs) != 1 || rs[0].OrderID != order {
 			t.Errorf("redemptions of cashier %s: %+v, %v; want only %s", cashier, rs, err, order)
 		}
@@ -149,7 +153,7 @@ func TestIdentityCouponCodes(t *testing.T) {
 	// A code is typed in capitals or not, with or without dashes: the one
 	// normalisation there is, before the lookup.
 	lower := strings.ToLower(c.Code[:4] + "-" + c.Code[4:8] + "-" + c.Code[8:])
-	if d, err := f.Svc.GetCoupon(f.Ctx, lower); err != nil || d.Coupon.ID != c.ID {
+	if d, err := f.Core.GetCoupon(f.Ctx, lower); err != nil || d.Coupon.ID != c.ID {
 		t.Fatalf("GetCoupon(%q) = %+v, %v", lower, d, err)
 	}
 	// Accented and full-width look-alikes are no code characters.
@@ -158,7 +162,7 @@ func TestIdentityCouponCodes(t *testing.T) {
 		c.Code[:1] + "\u0301" + c.Code[1:],                           // a combining accent
 		strings.Map(func(r rune) rune { return r + 0xFEE0 }, c.Code), // full width
 	} {
-		_, err := f.Svc.GetCoupon(f.Ctx, variant)
+		_, err := f.Core.GetCoupon(f.Ctx, variant)
 		assertClaimCode(t, err, models.CodeInvalidRequest, "code")
 	}
 }
@@ -178,7 +182,7 @@ func TestIdentityUsernames(t *testing.T) {
 		t.Fatalf("create casey twice: %v", err)
 	}
 	login := func(username, password, addr string) (*models.User, error) {
-		_, u, err := svc.Login(ctx, services.LoginRequest{Username: username, Password: password, Addr: addr})
+		_, u, err := svc.Login(ctx, admin.LoginRequest{Username: username, Password: password, Addr: addr})
 		return u, err
 	}
 	for username, password := range map[string]string{"casey": "casey's password", "Casey": "Casey's password"} {
@@ -259,7 +263,7 @@ var identityColumns = map[string][]string{
 func TestIdentityColumnsBinary(t *testing.T) {
 	env := testenv.New(t, services.Config{})
 	db := env.Backends.DB
-	if env.Backends.Dialect != services.DialectMySQL {
+	if env.Backends.Dialect != core.DialectMySQL {
 		var sqls []string
 		if err := db.Raw("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL").Scan(&sqls).Error; err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
 )
 
 const archivedStop = "not_claimable: the template is archived: it makes no more coupons; the job stopped and makes nothing more"
@@ -16,7 +17,7 @@ const archivedStop = "not_claimable: the template is archived: it makes no more 
 func (f *jobFixture) archive(tid int64) {
 	f.T.Helper()
 	st := models.TemplateArchived
-	if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", tid, services.TemplatePatch{Status: &st}); err != nil {
+	if _, err := f.Admin.UpdateTemplate(f.Ctx, "admin", tid, admin.TemplatePatch{Status: &st}); err != nil {
 		f.T.Fatalf("archive template %d: %v", tid, err)
 	}
 }
@@ -63,13 +64,13 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		f, c := setup(t)
 		tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 20})
 		f.archive(tp.ID)
-		_, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 5, "")
+		_, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 5, "")
 		assertJobCode(t, err, models.CodeNotClaimable, "")
-		_, err = f.Svc.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader("code\nARCH-AAAA-0001\n"))
+		_, err = f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader("code\nARCH-AAAA-0001\n"))
 		assertJobCode(t, err, models.CodeNotClaimable, "")
-		_, err = f.Svc.StartIssue(f.Ctx, "admin", tp.ID, []string{"alice"})
+		_, err = f.Codes.StartIssue(f.Ctx, "admin", tp.ID, []string{"alice"})
 		assertJobCode(t, err, models.CodeNotClaimable, "")
-		if jobs, err := f.Svc.ListJobs(f.Ctx, tp.ID, 10); err != nil || len(jobs) != 0 {
+		if jobs, err := f.Codes.ListJobs(f.Ctx, tp.ID, 10); err != nil || len(jobs) != 0 {
 			t.Fatalf("jobs = %v, %v; want none", jobs, err)
 		}
 		if n := f.couponsOf(tp.ID); n != 0 {
@@ -80,7 +81,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 	t.Run("GenerateArchivedBetweenBatches", func(t *testing.T) {
 		f, c := setup(t)
 		tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 100})
-		j, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 100, "")
+		j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 100, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +101,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		// its stock back.
 		f, c := setup(t)
 		tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 100})
-		j, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 100, "")
+		j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 100, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		for i := range 100 {
 			fmt.Fprintf(&file, "IMPA-%04d\n", i)
 		}
-		j, err := f.Svc.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file.String()))
+		j, err := f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file.String()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 			}
 			fmt.Fprintf(&file, "IMPB-%04d,%s\n", i, user)
 		}
-		j, err := f.Svc.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file.String()))
+		j, err := f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file.String()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +175,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		for i := range users {
 			users[i] = fmt.Sprintf("iss%04d", i)
 		}
-		j, err := f.Svc.StartIssue(f.Ctx, "admin", tp.ID, users)
+		j, err := f.Codes.StartIssue(f.Ctx, "admin", tp.ID, users)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,21 +200,21 @@ func TestJobsBornExpired(t *testing.T) {
 	from, until := now, now.Add(time.Hour)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 100, ValidFrom: &from, ValidUntil: &until})
 	// A job queued while the coupons were valid stops when they are not.
-	j, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 10, "")
+	j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 10, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(2 * time.Hour)
 	want := "not_claimable: the template's coupons stopped being valid at " + until.UTC().Format(time.RFC3339) +
 		": any coupon made now would be born expired"
-	_, err = f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 5, "")
+	_, err = f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 5, "")
 	assertJobCode(t, err, models.CodeNotClaimable, "")
 	if err.Error() != want {
 		t.Fatalf("error = %q, want %q", err, want)
 	}
-	_, err = f.Svc.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader("code\nEXPD-AAAA-0001\n"))
+	_, err = f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader("code\nEXPD-AAAA-0001\n"))
 	assertJobCode(t, err, models.CodeNotClaimable, "")
-	_, err = f.Svc.StartIssue(f.Ctx, "admin", tp.ID, []string{"alice"})
+	_, err = f.Codes.StartIssue(f.Ctx, "admin", tp.ID, []string{"alice"})
 	assertJobCode(t, err, models.CodeNotClaimable, "")
 	f.runAll(f.Svc)
 	got := f.job(j.ID)

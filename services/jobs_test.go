@@ -12,6 +12,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	codesvc "couponsvc/services/codes"
+	"couponsvc/services/reconcile"
 	"couponsvc/services/testenv"
 )
 
@@ -24,7 +26,7 @@ func newJobFixture(t *testing.T, cfg services.Config) *jobFixture {
 }
 
 // runAll runs svc's jobs until none is left to take.
-func (f *jobFixture) runAll(svc *services.Service) {
+func (f *jobFixture) runAll(svc *services.App) {
 	f.T.Helper()
 	for {
 		ran, err := svc.RunJobOnce(f.Ctx)
@@ -39,7 +41,7 @@ func (f *jobFixture) runAll(svc *services.Service) {
 
 func (f *jobFixture) job(id int64) *models.Job {
 	f.T.Helper()
-	j, err := f.Svc.GetJob(f.Ctx, id)
+	j, err := f.Codes.GetJob(f.Ctx, id)
 	if err != nil {
 		f.T.Fatalf("get job %d: %v", id, err)
 	}
@@ -50,7 +52,7 @@ func (f *jobFixture) job(id int64) *models.Job {
 func (f *jobFixture) result(id int64) [][]string {
 	f.T.Helper()
 	var b bytes.Buffer
-	if err := f.Svc.WriteJobResult(f.Ctx, id, &b); err != nil {
+	if err := f.Codes.WriteJobResult(f.Ctx, id, &b); err != nil {
 		f.T.Fatalf("job %d result: %v", id, err)
 	}
 	recs, err := csv.NewReader(&b).ReadAll()
@@ -63,7 +65,7 @@ func (f *jobFixture) result(id int64) [][]string {
 // assertNoDrift checks that Redis agrees with the database for tid.
 func (f *jobFixture) assertNoDrift(tid, wantLive int64) {
 	f.T.Helper()
-	rep, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: tid})
+	rep, err := f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{TemplateID: tid})
 	if err != nil {
 		f.T.Fatalf("reconcile: %v", err)
 	}
@@ -83,7 +85,7 @@ func deref(p *int64) any {
 // auditActions returns the audit actions on the job, oldest first.
 func (f *jobFixture) auditActions(id int64) []string {
 	f.T.Helper()
-	entries, err := f.Svc.ListAudit(f.Ctx, 1000)
+	entries, err := f.Admin.ListAudit(f.Ctx, 1000)
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func TestGenerateJob(t *testing.T) {
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 150})
 
 	t.Run("OK", func(t *testing.T) {
-		j, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 100, "SPRING-####-####")
+		j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 100, "SPRING-####-####")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,22 +147,22 @@ func TestGenerateJob(t *testing.T) {
 		}
 	})
 	t.Run("ErrSoldOut", func(t *testing.T) {
-		_, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 51, "")
+		_, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 51, "")
 		assertJobCode(t, err, models.CodeSoldOut, "")
 	})
 	t.Run("ErrPattern", func(t *testing.T) {
-		_, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 5, "SPRING-###-####")
+		_, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 5, "SPRING-###-####")
 		assertJobCode(t, err, models.CodeInvalidRequest, "pattern")
 	})
 	t.Run("ErrCount", func(t *testing.T) {
-		for _, n := range []int64{0, -1, services.MaxGenerateCount + 1} {
-			_, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, n, "")
+		for _, n := range []int64{0, -1, codesvc.MaxGenerateCount + 1} {
+			_, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, n, "")
 			assertJobCode(t, err, models.CodeInvalidRequest, "count")
 		}
 	})
 	t.Run("OverStockWhileRunning", func(t *testing.T) {
 		// 50 left; the job is accepted, then claims take 20 before it runs.
-		j, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 50, "")
+		j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 50, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,12 +197,12 @@ func TestGenerateJobResumed(t *testing.T) {
 	f := newJobFixture(t, services.Config{JobBatch: 5000})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: count})
-	j, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, count, "")
+	j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, count, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Svc.SetJobHook(func(_, done int64) bool { return done >= 35_000 })
-	if ran, err := f.Svc.RunJobOnce(f.Ctx); !ran || err != nil {
+	if ran, err := f.Codes.RunJobOnce(f.Ctx); !ran || err != nil {
 		t.Fatalf("first runner: %v, %v", ran, err)
 	}
 	mid := f.job(j.ID)
@@ -253,7 +255,7 @@ func TestImportJob(t *testing.T) {
 		"OLD-CCCC-0002,\n" + // 11: over stock
 		"\"QUOTED,CODE\",\n" + // 12: bad characters (a comma)
 		"ab,\n" // 13: too short
-	j, err := f.Svc.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file))
+	j, err := f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +298,7 @@ func TestImportJob(t *testing.T) {
 
 	t.Run("ErrFile", func(t *testing.T) {
 		for _, file := range []string{"", "user_id\nalice\n", "code\n", "code\n\"unclosed\n"} {
-			_, err := f.Svc.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file))
+			_, err := f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file))
 			assertJobCode(t, err, models.CodeInvalidRequest, "file")
 		}
 	})
@@ -311,7 +313,7 @@ func TestIssueJobResumed(t *testing.T) {
 		users = append(users, fmt.Sprintf("user%04d", i))
 	}
 	users = append(users, "user0001", "user0002") // listed twice
-	j, err := f.Svc.StartIssue(f.Ctx, "admin", tp.ID, users)
+	j, err := f.Codes.StartIssue(f.Ctx, "admin", tp.ID, users)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,9 +354,9 @@ func TestIssueJobResumed(t *testing.T) {
 	f.assertNoDrift(tp.ID, 1200)
 
 	t.Run("ErrUserIDs", func(t *testing.T) {
-		_, err := f.Svc.StartIssue(f.Ctx, "admin", tp.ID, []string{"ok", "not ok"})
+		_, err := f.Codes.StartIssue(f.Ctx, "admin", tp.ID, []string{"ok", "not ok"})
 		assertJobCode(t, err, models.CodeInvalidRequest, "user_ids[1]")
-		_, err = f.Svc.StartIssue(f.Ctx, "admin", tp.ID, nil)
+		_, err = f.Codes.StartIssue(f.Ctx, "admin", tp.ID, nil)
 		assertJobCode(t, err, models.CodeInvalidRequest, "user_ids")
 	})
 }
@@ -365,13 +367,13 @@ func TestParseUserList(t *testing.T) {
 		"name,user_id\nA,alice\nB,bob\n\n": "alice,bob",
 		"alice\nbob\n":                     "alice,bob",
 	} {
-		got, err := services.ParseUserList(strings.NewReader(in))
+		got, err := codesvc.ParseUserList(strings.NewReader(in))
 		if err != nil || strings.Join(got, ",") != want {
 			t.Errorf("ParseUserList(%q) = %v, %v; want %s", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "user_id\n", "user_id\nnot ok\n"} {
-		_, err := services.ParseUserList(strings.NewReader(in))
+		_, err := codesvc.ParseUserList(strings.NewReader(in))
 		assertJobCode(t, err, models.CodeInvalidRequest, "file")
 	}
 }
@@ -380,27 +382,27 @@ func TestPruneJobs(t *testing.T) {
 	f := newJobFixture(t, services.Config{})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 10})
-	old, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 2, "")
+	old, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 2, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.runAll(f.Svc)
 	f.Clock.Advance(48 * time.Hour)
-	recent, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 2, "")
+	recent, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 2, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.runAll(f.Svc)
-	queued, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, 2, "")
+	queued, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 2, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The retention pass (Prune) takes finished jobs by the same cutoff.
-	p, err := f.Svc.Prune(f.Ctx, f.Clock.Now().Add(-24*time.Hour))
+	p, err := f.Events.Prune(f.Ctx, f.Clock.Now().Add(-24*time.Hour))
 	if err != nil || p.Jobs != 1 {
 		t.Fatalf("Prune = %+v, %v; want 1 job", p, err)
 	}
-	if _, err := f.Svc.GetJob(f.Ctx, old.ID); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := f.Codes.GetJob(f.Ctx, old.ID); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("old job: %v, want not found", err)
 	}
 	var chunks int64
@@ -463,7 +465,7 @@ func TestGenerateDrawsAgainOnACollision(t *testing.T) {
 	f := newJobFixture(t, services.Config{JobBatch: batch, Rand: &repeatOnce{size: batch * p.Random()}})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: count})
-	j, err := f.Svc.StartGenerate(f.Ctx, "admin", tp.ID, count, "")
+	j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, count, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 
 	"github.com/alicebob/miniredis/v2"
@@ -121,7 +123,7 @@ func TestMigrateBackfillsCheckoutOrders(t *testing.T) {
 	free := p.coupon(other, "dan")  // exclusive, issued
 	free2 := p.coupon(extra, "dan") // combinable, issued
 
-	if err := services.Migrate(ctx, db, dialect); err != nil {
+	if err := core.Migrate(ctx, db, dialect); err != nil {
 		t.Fatal(err)
 	}
 	if st := migrationStatus(t, db, dialect); st.Version != st.Latest || st.Dirty || len(st.Pending) != 0 {
@@ -187,7 +189,7 @@ func TestMigrateBackfillsCheckoutOrders(t *testing.T) {
 	// Each with its order's amount (docs/checkout.md, "One amount per order").
 	amounts := map[string]int64{"one": 10_000, "two": 20_000}
 	redeem := func(c *models.Coupon, order string) error {
-		_, err := svc.Redeem(ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amounts[order]})
+		_, err := svc.Redeem(ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amounts[order]})
 		return err
 	}
 	wantCode(t, redeem(free, "one"), models.CodeNotCombinable)
@@ -201,7 +203,7 @@ func TestMigrateBackfillsCheckoutOrders(t *testing.T) {
 		t.Fatalf("order two counts %d coupons (%v), want 3", n, err)
 	}
 	// A whole refund of the old exclusive coupon gives the order's room back.
-	if _, err := svc.Refund(ctx, services.RefundRequest{CouponCode: c1.Code, OrderID: "one", Cashier: "pos"}); err != nil {
+	if _, err := svc.Refund(ctx, checkout.RefundRequest{CouponCode: c1.Code, OrderID: "one", Cashier: "pos"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := redeem(free, "one"); err != nil {
@@ -211,7 +213,7 @@ func TestMigrateBackfillsCheckoutOrders(t *testing.T) {
 
 // backfillService is a Service over db and the test's Redis (an in-process
 // one on the embedded default).
-func backfillService(t *testing.T, fresh testenv.Fresh, db *gorm.DB, dialect string) *services.Service {
+func backfillService(t *testing.T, fresh testenv.Fresh, db *gorm.DB, dialect string) *services.App {
 	t.Helper()
 	rdb := fresh.Redis()
 	if rdb == nil {
@@ -223,7 +225,7 @@ func backfillService(t *testing.T, fresh testenv.Fresh, db *gorm.DB, dialect str
 		rdb = redis.NewClient(&redis.Options{Addr: mini.Addr()})
 	}
 	t.Cleanup(func() { rdb.Close() })
-	svc := services.New(&services.Backends{DB: db, Dialect: dialect, Redis: rdb},
+	svc := services.New(&core.Backends{DB: db, Dialect: dialect, Redis: rdb},
 		services.Config{KeyPrefix: fresh.Prefix, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(svc.Close)
 	return svc

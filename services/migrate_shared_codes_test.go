@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 )
 
@@ -54,7 +55,7 @@ func TestMigrateFoldsSharedCodes(t *testing.T) {
 		return out
 	}
 
-	err := services.Migrate(ctx, db, dialect)
+	err := core.Migrate(ctx, db, dialect)
 	if err == nil || !strings.Contains(err.Error(), "SPRING-26") || !strings.Contains(err.Error(), "SPRING26") ||
 		strings.Contains(err.Error(), "WINTER") || strings.Contains(err.Error(), "SUMMER") {
 		t.Fatalf("migrate with a clash: %v, want the refusal naming SPRING-26 and SPRING26 only", err)
@@ -68,7 +69,7 @@ func TestMigrateFoldsSharedCodes(t *testing.T) {
 
 	// The operator archives the paused one of the pair.
 	p.exec("UPDATE templates SET status = 'archived' WHERE id = ?", spring)
-	if err := services.Migrate(ctx, db, dialect); err != nil {
+	if err := core.Migrate(ctx, db, dialect); err != nil {
 		t.Fatal(err)
 	}
 	if st := migrationStatus(t, db, dialect); st.Version != st.Latest || st.Dirty || len(st.Pending) != 0 {
@@ -90,7 +91,7 @@ func TestMigrateFoldsSharedCodes(t *testing.T) {
 	// another live template with any spelling of it.
 	svc := backfillService(t, fresh, db, dialect)
 	for _, typed := range []string{"SUMMER-8931", "summer 8931", "Summer8931"} {
-		res, err := svc.Validate(ctx, services.CheckoutRequest{OrderAmountCents: 1_000, CouponCodes: []string{typed}, UserID: "ann"})
+		res, err := svc.Validate(ctx, checkout.CheckoutRequest{OrderAmountCents: 1_000, CouponCodes: []string{typed}, UserID: "ann"})
 		if err != nil || res.Result != "ok" || len(res.Coupons) != 1 || res.Coupons[0].TemplateID != summer ||
 			res.Coupons[0].SharedCode != "SUMMER8931" {
 			t.Fatalf("validate %q: %+v %v", typed, res, err)

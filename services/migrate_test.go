@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"couponsvc/migrations"
-	"couponsvc/services"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 
 	"gorm.io/gorm"
@@ -20,7 +20,7 @@ import (
 // in dir, or a fresh MariaDB database) without migrating it.
 func openUnmigrated(t *testing.T, f testenv.Fresh, dir string) (*gorm.DB, string) {
 	t.Helper()
-	db, dialect, err := services.OpenDB(services.BackendConfig{MySQLDSN: f.MySQLDSN, DataDir: dir, MaxOpenConns: 4})
+	db, dialect, err := core.OpenDB(core.BackendConfig{MySQLDSN: f.MySQLDSN, DataDir: dir, MaxOpenConns: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +32,9 @@ func openUnmigrated(t *testing.T, f testenv.Fresh, dir string) (*gorm.DB, string
 	return db, dialect
 }
 
-func migrationStatus(t *testing.T, db *gorm.DB, dialect string) services.MigrationStatus {
+func migrationStatus(t *testing.T, db *gorm.DB, dialect string) core.MigrationStatus {
 	t.Helper()
-	st, err := services.MigrationsStatus(context.Background(), db, dialect)
+	st, err := core.MigrationsStatus(context.Background(), db, dialect)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,20 +54,20 @@ func TestMigrateFreshDatabase(t *testing.T) {
 	ctx := context.Background()
 	db, dialect := openUnmigrated(t, testenv.NewFresh(t), t.TempDir())
 
-	want := services.MigrationStatus{Latest: 11, Pending: []string{
+	want := core.MigrationStatus{Latest: 11, Pending: []string{
 		"0001_init.up.sql", "0002_settings.up.sql", "0003_binary_identities.up.sql", "0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql"}}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status before = %+v, want %+v", st, want)
 	}
-	if err := services.Migrate(ctx, db, dialect); err != nil {
+	if err := core.Migrate(ctx, db, dialect); err != nil {
 		t.Fatal(err)
 	}
-	want = services.MigrationStatus{Version: 11, Latest: 11}
+	want = core.MigrationStatus{Version: 11, Latest: 11}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status after = %+v, want %+v", st, want)
 	}
 	// A second start applies nothing (every file would fail on its CREATE TABLE).
-	if err := services.Migrate(ctx, db, dialect); err != nil {
+	if err := core.Migrate(ctx, db, dialect); err != nil {
 		t.Fatalf("second migrate: %v", err)
 	}
 	if n := countRows(t, db, "schema_version"); n != 1 {
@@ -141,15 +141,15 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		want := services.MigrationStatus{Version: 2, Legacy: true, Latest: 11,
+		want := core.MigrationStatus{Version: 2, Legacy: true, Latest: 11,
 			Pending: []string{"0003_binary_identities.up.sql", "0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql"}}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status before = %+v, want %+v", st, want)
 		}
-		if err := services.Migrate(ctx, db, dialect); err != nil {
+		if err := core.Migrate(ctx, db, dialect); err != nil {
 			t.Fatal(err)
 		}
-		want = services.MigrationStatus{Version: 11, Latest: 11}
+		want = core.MigrationStatus{Version: 11, Latest: 11}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status after = %+v, want %+v", st, want)
 		}
@@ -160,7 +160,7 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 		if n := countRows(t, db, "schema_migrations"); n != 2 {
 			t.Fatalf("schema_migrations has %d rows, want 2", n)
 		}
-		if dialect == services.DialectMySQL {
+		if dialect == core.DialectMySQL {
 			// 0003 ran: usernames are bytes now.
 			var typ string
 			if err := db.Raw(`SELECT DATA_TYPE FROM information_schema.columns
@@ -175,15 +175,15 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 	t.Run("all the old runner knew applied: runs only what came after", func(t *testing.T) {
 		db, dialect := openUnmigrated(t, testenv.NewFresh(t), t.TempDir())
 		applyLikeOldRunner(t, db, dialect, "0001_init", "0002_settings", "0003_binary_identities")
-		want := services.MigrationStatus{Version: 3, Legacy: true, Latest: 11, Pending: []string{"0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql"}}
+		want := core.MigrationStatus{Version: 3, Legacy: true, Latest: 11, Pending: []string{"0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql"}}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status before = %+v, want %+v", st, want)
 		}
 		// 0001 run again would fail on its first CREATE TABLE.
-		if err := services.Migrate(ctx, db, dialect); err != nil {
+		if err := core.Migrate(ctx, db, dialect); err != nil {
 			t.Fatal(err)
 		}
-		want = services.MigrationStatus{Version: 11, Latest: 11}
+		want = core.MigrationStatus{Version: 11, Latest: 11}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status after = %+v, want %+v", st, want)
 		}
@@ -213,7 +213,7 @@ func TestMigrateConcurrentInstances(t *testing.T) {
 	errs := make([]error, instances)
 	var wg sync.WaitGroup
 	for i := range dbs {
-		wg.Go(func() { errs[i] = services.Migrate(context.Background(), dbs[i], dialect) })
+		wg.Go(func() { errs[i] = core.Migrate(context.Background(), dbs[i], dialect) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -221,7 +221,7 @@ func TestMigrateConcurrentInstances(t *testing.T) {
 			t.Errorf("instance %d: %v", i, err)
 		}
 	}
-	want := services.MigrationStatus{Version: 11, Latest: 11}
+	want := core.MigrationStatus{Version: 11, Latest: 11}
 	if st := migrationStatus(t, dbs[0], dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status = %+v, want %+v", st, want)
 	}
@@ -233,29 +233,29 @@ func TestMigrateConcurrentInstances(t *testing.T) {
 func TestForceMigrationVersion(t *testing.T) {
 	ctx := context.Background()
 	db, dialect := openUnmigrated(t, testenv.NewFresh(t), t.TempDir())
-	if err := services.Migrate(ctx, db, dialect); err != nil {
+	if err := core.Migrate(ctx, db, dialect); err != nil {
 		t.Fatal(err)
 	}
 	// What a failed 0003 leaves on MySQL: the version marked dirty.
 	if err := db.Exec("UPDATE schema_version SET dirty = ?", true).Error; err != nil {
 		t.Fatal(err)
 	}
-	want := services.MigrationStatus{Version: 11, Dirty: true, Latest: 11}
+	want := core.MigrationStatus{Version: 11, Dirty: true, Latest: 11}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status = %+v, want %+v", st, want)
 	}
-	err := services.Migrate(ctx, db, dialect)
+	err := core.Migrate(ctx, db, dialect)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("Dirty database version %d", 11)) {
 		t.Fatalf("migrate of a dirty database: %v, want the dirty error", err)
 	}
-	if err := services.ForceMigrationVersion(ctx, db, dialect, 11); err != nil {
+	if err := core.ForceMigrationVersion(ctx, db, dialect, 11); err != nil {
 		t.Fatal(err)
 	}
-	want = services.MigrationStatus{Version: 11, Latest: 11}
+	want = core.MigrationStatus{Version: 11, Latest: 11}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status after force = %+v, want %+v", st, want)
 	}
-	if err := services.Migrate(ctx, db, dialect); err != nil {
+	if err := core.Migrate(ctx, db, dialect); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 )
 
@@ -35,8 +36,8 @@ func (f *holdFixture) orderFigures(orderID string) (amount, returned, discounts,
 	return row.AmountCents, row.ReturnedCents, discounts, returns
 }
 
-func (f *holdFixture) redeem(c *models.Coupon, order string, amount int64) (*services.RedeemResult, error) {
-	return f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "till"})
+func (f *holdFixture) redeem(c *models.Coupon, order string, amount int64) (*checkout.RedeemResult, error) {
+	return f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "till"})
 }
 
 // Combinable coupons redeemed one step at a time on one order: each is
@@ -89,7 +90,7 @@ func TestRedeemStepsStayWithinOrder(t *testing.T) {
 		t.Fatalf("replay: %+v %v", res, err)
 	}
 	// A refund gives its discount back to the order: the next coupon takes it.
-	if _, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: a.Code, OrderID: "till-1", Cashier: "till"}); err != nil {
+	if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: a.Code, OrderID: "till-1", Cashier: "till"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err = f.redeem(c, "till-1", 600)
@@ -115,7 +116,7 @@ func TestRedeemStepNextToHold(t *testing.T) {
 	if err != nil || res.DiscountCents != 100 || res.PayableCents != 0 {
 		t.Fatalf("next to the hold: %+v %v", res, err)
 	}
-	conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "web-1"})
+	conf, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "web-1"})
 	if err != nil || conf.DiscountCents != 500 {
 		t.Fatalf("confirm: %+v %v", conf, err)
 	}
@@ -174,10 +175,10 @@ func TestReturnsAfterRefundAndRedeemAgain(t *testing.T) {
 	if _, err := f.redeem(c, "o", 10_000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r1", 9_999); err != nil {
+	if _, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r1", 9_999); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: c.Code, OrderID: "o", Cashier: "pos"}); err != nil {
+	if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: "o", Cashier: "pos"}); err != nil {
 		t.Fatal(err)
 	}
 	// Again with another amount: the order has one.
@@ -188,13 +189,13 @@ func TestReturnsAfterRefundAndRedeemAgain(t *testing.T) {
 	if err != nil || res.DiscountCents != 1 || res.PayableCents != 0 {
 		t.Fatalf("again: %+v %v", res, err)
 	}
-	_, err = f.Svc.ReturnPart(f.Ctx, "pos", "o", "r2", 8_000)
+	_, err = f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r2", 8_000)
 	wantCode(t, err, models.CodeReturnExceedsOrder)
 	amount, returned, _, returns := f.orderFigures("o")
 	if amount != 10_000 || returned != 9_999 || returns != 9_999 {
 		t.Fatalf("amount %d, returned %d, returns %d; want 10000, 9999, 9999", amount, returned, returns)
 	}
-	full, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r3", 1)
+	full, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r3", 1)
 	if err != nil || !full.FullRefund || full.KeptAmountCents != 0 || full.ClawbackCents != 1 {
 		t.Fatalf("completing return: %+v %v", full, err)
 	}
@@ -206,7 +207,7 @@ func TestReturnsAfterRefundAndRedeemAgain(t *testing.T) {
 	if e := wantCode(t, err, models.CodeNotCombinable); !strings.Contains(e.Message, "returned in full") {
 		t.Fatalf("after the full return: %q", e.Message)
 	}
-	_, err = f.Svc.ReturnPart(f.Ctx, "pos", "o", "r4", 1)
+	_, err = f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r4", 1)
 	wantCode(t, err, models.CodeNotRedeemed)
 	amount, returned, discounts, returns := f.orderFigures("o")
 	if amount != 10_000 || returned != 10_000 || returns != 10_000 || discounts != 0 {
@@ -223,14 +224,14 @@ func TestReturnSameIDOtherAmount(t *testing.T) {
 	if _, err := f.redeem(c, "o", 10_000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r1", 1_000); err != nil {
+	if _, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r1", 1_000); err != nil {
 		t.Fatal(err)
 	}
-	again, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r1", 1_000)
+	again, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r1", 1_000)
 	if err != nil || !again.Duplicate || again.KeptAmountCents != 9_000 {
 		t.Fatalf("duplicate: %+v %v", again, err)
 	}
-	_, err = f.Svc.ReturnPart(f.Ctx, "pos", "o", "r1", 2_000)
+	_, err = f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r1", 2_000)
 	if e := wantCode(t, err, models.CodeIdempotencyMismatch); e.Field != "returned_amount_cents" || !strings.Contains(e.Message, "1000") {
 		t.Fatalf("mismatch: %+v", e)
 	}
@@ -262,20 +263,20 @@ func TestReturnEvents(t *testing.T) {
 		}
 		return out
 	}
-	if _, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r1", 1_500); err != nil {
+	if _, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r1", 1_500); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r1", 1_500); err != nil {
+	if _, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r1", 1_500); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r2", 1_501)
+	_, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r2", 1_501)
 	wantCode(t, err, models.CodeReturnExceedsOrder)
 	want := []models.OrderReturnEvent{{OrderID: "o", ReturnID: "r1", ReturnedAmountCents: 1_500, OrderAmountCents: 3_000,
 		ReturnedTotalCents: 1_500, KeptAmountCents: 1_500, DiscountKeptCents: 0, ClawbackCents: 500, Actor: "pos"}}
 	if got := read(); !slices.Equal(got, want) {
 		t.Fatalf("after a partial return: %+v, want %+v", got, want)
 	}
-	if _, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", "r2", 1_500); err != nil {
+	if _, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r2", 1_500); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, models.OrderReturnEvent{OrderID: "o", ReturnID: "r2", ReturnedAmountCents: 1_500, OrderAmountCents: 3_000,
@@ -298,18 +299,18 @@ func TestRedeemSharedCodeOneAmount(t *testing.T) {
 	f := newSharedFixture(t, 5, 1, combinable)
 	other := f.template(f.campaign.ID, 5, 1, 500, combinable)
 	c := f.MustClaim(other.ID, "dan", "other-1").Coupon
-	if res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "mix", OrderAmountCents: 600}); err != nil || res.DiscountCents != 500 {
+	if res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "mix", OrderAmountCents: 600}); err != nil || res.DiscountCents != 500 {
 		t.Fatalf("first: %+v %v", res, err)
 	}
 	before := f.remaining()
-	_, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 700, UserID: "dan"})
+	_, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 700, UserID: "dan"})
 	if e := wantCode(t, err, models.CodeIdempotencyMismatch); e.Field != "order_amount_cents" {
 		t.Fatalf("field %q", e.Field)
 	}
 	if f.remaining() != before || f.ordinals("dan") != "" {
 		t.Fatalf("the refused redemption kept its claim: remaining %d (was %d), ordinals %q", f.remaining(), before, f.ordinals("dan"))
 	}
-	res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 600, UserID: "dan"})
+	res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "mix", OrderAmountCents: 600, UserID: "dan"})
 	if err != nil || res.DiscountCents != 100 || res.PayableCents != 0 {
 		t.Fatalf("with the order's amount: %+v %v", res, err)
 	}
@@ -323,7 +324,7 @@ func TestHoldAgainOneAmount(t *testing.T) {
 	if _, err := f.hold("web-2", 600, 60, c); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Release(f.Ctx, "shop", "web-2"); err != nil {
+	if _, err := f.Checkout.Release(f.Ctx, "shop", "web-2"); err != nil {
 		t.Fatal(err)
 	}
 	_, err := f.hold("web-2", 700, 60, c)
@@ -362,14 +363,14 @@ func TestHoldAndLateConfirmNextToSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(6 * time.Second)
-	if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 1 {
+	if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 1 {
 		t.Fatalf("expire: %d %v", n, err)
 	}
 	other := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
 	if res, err := f.redeem(other, "mix-2", 600); err != nil || res.DiscountCents != 500 {
 		t.Fatalf("step after the expiry: %+v %v", res, err)
 	}
-	_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "mix-2"})
+	_, err = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "mix-2"})
 	wantCode(t, err, models.CodeNotCombinable)
 	if got := f.coupon(held.ID); got.Status != models.CouponIssued {
 		t.Fatalf("the refused confirm used its coupon: %+v", got)

@@ -10,6 +10,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 
 	"github.com/redis/go-redis/v9"
@@ -39,7 +40,7 @@ func TestRateLimiter(t *testing.T) {
 	env := testenv.New(t, services.Config{})
 
 	t.Run("UserLimitHitsAtTheCount", func(t *testing.T) {
-		l := env.Service.NewRateLimiter(services.ClaimLimits{PerUser: 5})
+		l := env.Service.NewRateLimiter(core.ClaimLimits{PerUser: 5})
 		passed, limited, last := allowN(t, 6, func() error { return l.AllowUser(ctx, "user-exact") })
 		if passed != 5 || limited != 1 {
 			t.Fatalf("5/min: %d passed, %d limited; want 5 and 1", passed, limited)
@@ -54,7 +55,7 @@ func TestRateLimiter(t *testing.T) {
 	})
 
 	t.Run("AddrLimitHitsAtTheCount", func(t *testing.T) {
-		l := env.Service.NewRateLimiter(services.ClaimLimits{PerAddr: 3})
+		l := env.Service.NewRateLimiter(core.ClaimLimits{PerAddr: 3})
 		passed, limited, _ := allowN(t, 10, func() error { return l.AllowAddr(ctx, "192.0.2.7") })
 		if passed != 3 || limited != 7 {
 			t.Fatalf("3/min: %d passed, %d limited; want 3 and 7", passed, limited)
@@ -65,7 +66,7 @@ func TestRateLimiter(t *testing.T) {
 	})
 
 	t.Run("IPv6SharesItsSlash64", func(t *testing.T) {
-		l := env.Service.NewRateLimiter(services.ClaimLimits{PerAddr: 2})
+		l := env.Service.NewRateLimiter(core.ClaimLimits{PerAddr: 2})
 		for i, addr := range []string{"2001:db8:1:2::1", "2001:db8:1:2:ffff::9"} {
 			if err := l.AllowAddr(ctx, addr); err != nil {
 				t.Fatalf("claim %d from %s: %v", i+1, addr, err)
@@ -80,7 +81,7 @@ func TestRateLimiter(t *testing.T) {
 	})
 
 	t.Run("ZeroTurnsALimitOff", func(t *testing.T) {
-		l := env.Service.NewRateLimiter(services.ClaimLimits{PerUser: 0, PerAddr: 2})
+		l := env.Service.NewRateLimiter(core.ClaimLimits{PerUser: 0, PerAddr: 2})
 		passed, _, _ := allowN(t, 100, func() error { return l.AllowUser(ctx, "user-unlimited") })
 		if passed != 100 {
 			t.Fatalf("limit 0: %d of 100 passed", passed)
@@ -93,7 +94,7 @@ func TestRateLimiter(t *testing.T) {
 	})
 
 	t.Run("KeysCarryTheServicePrefix", func(t *testing.T) {
-		l := env.Service.NewRateLimiter(services.ClaimLimits{PerUser: 5})
+		l := env.Service.NewRateLimiter(core.ClaimLimits{PerUser: 5})
 		if err := l.AllowUser(ctx, "user-keyed"); err != nil {
 			t.Fatal(err)
 		}
@@ -108,15 +109,15 @@ func TestRateLimiter(t *testing.T) {
 		}
 		// Another deployment (another prefix) on the same Redis counts apart.
 		other := services.New(env.Backends, services.Config{KeyPrefix: env.Prefix + "other:"}).
-			NewRateLimiter(services.ClaimLimits{PerUser: 1})
+			NewRateLimiter(core.ClaimLimits{PerUser: 1})
 		if err := other.AllowUser(ctx, "user-keyed"); err != nil {
 			t.Fatalf("another prefix shares the counter: %v", err)
 		}
 	})
 
 	t.Run("SharedByInstances", func(t *testing.T) {
-		a := env.Service.NewRateLimiter(services.ClaimLimits{PerUser: 4})
-		b := env.NewService(services.Config{}).NewRateLimiter(services.ClaimLimits{PerUser: 4})
+		a := env.Service.NewRateLimiter(core.ClaimLimits{PerUser: 4})
+		b := env.NewService(services.Config{}).NewRateLimiter(core.ClaimLimits{PerUser: 4})
 		passed, limited, _ := allowN(t, 6, func() error {
 			if err := a.AllowUser(ctx, "user-two-instances"); err != nil {
 				return err
@@ -132,7 +133,7 @@ func TestRateLimiter(t *testing.T) {
 
 	t.Run("ExactUnderConcurrency", func(t *testing.T) {
 		const limit, n = 20, 100
-		l := env.Service.NewRateLimiter(services.ClaimLimits{PerUser: limit})
+		l := env.Service.NewRateLimiter(core.ClaimLimits{PerUser: limit})
 		var passed, limited atomic.Int64
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -170,9 +171,9 @@ func TestRateLimiterUnavailable(t *testing.T) {
 	env := testenv.New(t, services.Config{})
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
-	svc := services.New(&services.Backends{DB: env.Backends.DB, Dialect: env.Backends.Dialect, Redis: dead},
+	svc := services.New(&core.Backends{DB: env.Backends.DB, Dialect: env.Backends.Dialect, Redis: dead},
 		services.Config{KeyPrefix: env.Prefix})
-	l := svc.NewRateLimiter(services.ClaimLimits{PerUser: 1, PerAddr: 1})
+	l := svc.NewRateLimiter(core.ClaimLimits{PerUser: 1, PerAddr: 1})
 	for i := range 3 {
 		for name, err := range map[string]error{
 			"user": l.AllowUser(context.Background(), "user-down"),
@@ -185,7 +186,7 @@ func TestRateLimiterUnavailable(t *testing.T) {
 		}
 	}
 	// Off is off, Redis or not.
-	if err := svc.NewRateLimiter(services.ClaimLimits{}).AllowUser(context.Background(), "user-down"); err != nil {
+	if err := svc.NewRateLimiter(core.ClaimLimits{}).AllowUser(context.Background(), "user-down"); err != nil {
 		t.Fatalf("limit off with Redis down: %v", err)
 	}
 }
@@ -200,7 +201,7 @@ func TestAddrKey(t *testing.T) {
 		{"not an address", "not an address"},
 		{"", ""},
 	} {
-		if got := services.AddrKey(tc.in); got != tc.want {
+		if got := core.AddrKey(tc.in); got != tc.want {
 			t.Errorf("AddrKey(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

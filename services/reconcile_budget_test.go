@@ -8,10 +8,11 @@ import (
 	"couponsvc/lua"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/reconcile"
 	"couponsvc/services/testenv"
 )
 
-func budgetShow(d services.CampaignBudgetDrift) string {
+func budgetShow(d reconcile.CampaignBudgetDrift) string {
 	r := "nil"
 	if d.RedisBudgetRemaining != nil {
 		r = fmt.Sprint(*d.RedisBudgetRemaining)
@@ -61,9 +62,9 @@ func TestReconcileBudget(t *testing.T) {
 		t.Fatalf("reserve: %v %v", vals, err)
 	}
 
-	run := func(repair bool) (*services.ReconcileReport, services.CampaignBudgetDrift) {
+	run := func(repair bool) (*reconcile.ReconcileReport, reconcile.CampaignBudgetDrift) {
 		t.Helper()
-		rep, err := svc.Reconcile(ctx, services.ReconcileRequest{Repair: repair, Actor: "tester"})
+		rep, err := svc.Reconcile(ctx, reconcile.ReconcileRequest{Repair: repair, Actor: "tester"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,9 +79,9 @@ func TestReconcileBudget(t *testing.T) {
 		return rep, rep.Campaigns[0]
 	}
 	// 3 coupons hold 1500, the reservation 500: 8000 left.
-	want := services.CampaignBudgetDrift{CampaignID: camp.ID, BudgetCents: 10_000, DBBudgetUsed: 1500,
+	want := reconcile.CampaignBudgetDrift{CampaignID: camp.ID, BudgetCents: 10_000, DBBudgetUsed: 1500,
 		InFlightCents: 500, ExpectedRemaining: 8000}
-	check := func(d services.CampaignBudgetDrift, redis, drift int64, repaired bool) {
+	check := func(d reconcile.CampaignBudgetDrift, redis, drift int64, repaired bool) {
 		t.Helper()
 		w := want
 		w.Drift, w.Repaired = drift, repaired

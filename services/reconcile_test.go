@@ -11,6 +11,9 @@ import (
 	"couponsvc/lua"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/claims"
+	reconcilesvc "couponsvc/services/reconcile"
 	"couponsvc/services/testenv"
 )
 
@@ -33,7 +36,7 @@ func (f *rcFixture) key(suffix string) string { return f.Key(f.tmpl.CampaignID, 
 
 func (f *rcFixture) templateKey() string { return f.TemplateKey(f.tmpl.CampaignID, f.tmpl.ID) }
 
-func (f *rcFixture) claim(user, key string) (*services.ClaimResult, error) {
+func (f *rcFixture) claim(user, key string) (*claims.ClaimResult, error) {
 	return f.Claim(f.tmpl.ID, user, key)
 }
 
@@ -47,12 +50,12 @@ func (f *rcFixture) mustClaim(user string) *models.Coupon {
 }
 
 // reconcile compares the fixture's template (with repair when asked).
-func (f *rcFixture) reconcile(svc *services.Service, repair bool) services.TemplateDrift {
+func (f *rcFixture) reconcile(svc *services.App, repair bool) reconcilesvc.TemplateDrift {
 	f.T.Helper()
 	if svc == nil {
 		svc = f.Env.Service
 	}
-	rep, err := svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID, Repair: repair, Actor: "tester"})
+	rep, err := svc.Reconcile(f.Ctx, reconcilesvc.ReconcileRequest{TemplateID: f.tmpl.ID, Repair: repair, Actor: "tester"})
 	if err != nil {
 		f.T.Fatalf("reconcile: %v", err)
 	}
@@ -62,7 +65,7 @@ func (f *rcFixture) reconcile(svc *services.Service, repair bool) services.Templ
 	return rep.Templates[0]
 }
 
-func (f *rcFixture) wantNoDrift(d services.TemplateDrift) {
+func (f *rcFixture) wantNoDrift(d reconcilesvc.TemplateDrift) {
 	f.T.Helper()
 	if d.RedisRemaining == nil || d.Drift != 0 || d.UsersDrifted != 0 || d.Drifted() {
 		f.T.Fatalf("want no drift, got %s", rcShow(d))
@@ -105,7 +108,7 @@ func (f *rcFixture) loseReturn(c *models.Coupon) {
 	}
 }
 
-func rcShow(d services.TemplateDrift) string {
+func rcShow(d reconcilesvc.TemplateDrift) string {
 	r, tot := "nil", "nil"
 	if d.RedisRemaining != nil {
 		r = strconv.FormatInt(*d.RedisRemaining, 10)
@@ -170,11 +173,11 @@ func reconcileNotLoaded(t *testing.T) {
 
 func reconcileErrNotFound(t *testing.T) {
 	f := newRCFixture(t, services.Config{}, 10, 1, models.RefundRestore)
-	_, err := f.Env.Service.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID + 1000})
+	_, err := f.Env.Service.Reconcile(f.Ctx, reconcilesvc.ReconcileRequest{TemplateID: f.tmpl.ID + 1000})
 	if models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("got %v, want not_found", err)
 	}
-	_, err = f.Env.Service.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: -1})
+	_, err = f.Env.Service.Reconcile(f.Ctx, reconcilesvc.ReconcileRequest{TemplateID: -1})
 	if models.ErrorCode(err) != models.CodeInvalidRequest {
 		t.Fatalf("got %v, want invalid_request", err)
 	}
@@ -318,7 +321,7 @@ func TestReconcileRepairWhileClaiming(t *testing.T) {
 	stop := make(chan struct{})
 	var repairs, repaired, corruptions atomic.Int64
 	var rwg sync.WaitGroup
-	for r, svc := range []*services.Service{f.Env.Service, other} {
+	for r, svc := range []*services.App{f.Env.Service, other} {
 		rwg.Add(1)
 		go func() {
 			defer rwg.Done()
@@ -334,7 +337,7 @@ func TestReconcileRepairWhileClaiming(t *testing.T) {
 					rdb.HDel(f.Ctx, f.templateKey()+":users", fmt.Sprintf("u%d", i%users))
 					corruptions.Add(1)
 				}
-				rep, err := svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: f.tmpl.ID, Repair: true, Actor: "tester"})
+				rep, err := svc.Reconcile(f.Ctx, reconcilesvc.ReconcileRequest{TemplateID: f.tmpl.ID, Repair: true, Actor: "tester"})
 				if err != nil {
 					t.Errorf("reconcile: %v", err)
 					return
@@ -516,7 +519,7 @@ func TestSweepTwoInstances(t *testing.T) {
 	old := f.Clock.Now().Add(-time.Hour)
 	// The reservations were made an hour ago: claims were open then.
 	if _, err := f.Env.Service.UpdateTemplate(f.Ctx, "test", f.tmpl.ID,
-		services.TemplatePatch{ClaimStartsAt: rcPtr(old.Add(-time.Hour))}); err != nil {
+		admin.TemplatePatch{ClaimStartsAt: rcPtr(old.Add(-time.Hour))}); err != nil {
 		t.Fatal(err)
 	}
 	withRow := 0
@@ -537,7 +540,7 @@ func TestSweepTwoInstances(t *testing.T) {
 	if d := f.reconcile(nil, false); d.InFlight != stale-int64(withRow) || d.Drift != 0 {
 		t.Fatalf("before the sweep: %s", rcShow(d))
 	}
-	svcs := []*services.Service{f.Env.Service, f.Env.NewService(services.Config{Now: f.Clock.Now})}
+	svcs := []*services.App{f.Env.Service, f.Env.NewService(services.Config{Now: f.Clock.Now})}
 	var passes, confirmed, released atomic.Int64
 	var wg sync.WaitGroup
 	for _, svc := range svcs {

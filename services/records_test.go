@@ -8,6 +8,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
 )
 
 // TestSearchAudit filters the audit log by actor, action (and kind of
@@ -22,26 +24,26 @@ func TestSearchAudit(t *testing.T) {
 	start := f.Clock.Now()
 	f.Clock.Advance(time.Hour)
 	for i := range 7 {
-		if _, err := f.Svc.AddStock(f.Ctx, "stocker", f.tmpl.ID, 1, fmt.Sprintf("more %d", i)); err != nil {
+		if _, err := f.Admin.AddStock(f.Ctx, "stocker", f.tmpl.ID, 1, fmt.Sprintf("more %d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f.Clock.Advance(time.Hour)
-	if _, err := f.Svc.Revoke(f.Ctx, "admin-ann", c2.Code, false, "abuse"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin-ann", c2.Code, false, "abuse"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: c1.Code, OrderID: "O-1", Cashier: "cashier"}); err != nil {
+	if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c1.Code, OrderID: "O-1", Cashier: "cashier"}); err != nil {
 		t.Fatal(err)
 	}
-	search := func(flt services.AuditFilter) services.AuditPage {
+	search := func(flt admin.AuditFilter) admin.AuditPage {
 		t.Helper()
-		page, err := f.Svc.SearchAudit(f.Ctx, flt)
+		page, err := f.Admin.SearchAudit(f.Ctx, flt)
 		if err != nil {
 			t.Fatalf("search %+v: %v", flt, err)
 		}
 		return page
 	}
-	actions := func(p services.AuditPage) string {
+	actions := func(p admin.AuditPage) string {
 		var out []string
 		for _, e := range p.Entries {
 			out = append(out, e.Actor+" "+e.Action+" "+e.Target)
@@ -53,7 +55,7 @@ func TestSearchAudit(t *testing.T) {
 		var reasons []string
 		before, pages := int64(0), 0
 		for ; ; pages++ {
-			p := search(services.AuditFilter{Actor: "stocker", Limit: 3, Before: before})
+			p := search(admin.AuditFilter{Actor: "stocker", Limit: 3, Before: before})
 			for _, e := range p.Entries {
 				r, _ := models.DetailValue(models.ParseAuditDetail(e.Detail), "reason")
 				reasons = append(reasons, r)
@@ -68,7 +70,7 @@ func TestSearchAudit(t *testing.T) {
 		}
 	})
 	t.Run("CouponCode", func(t *testing.T) {
-		p := search(services.AuditFilter{Target: strings.ToLower(c1.Code)})
+		p := search(admin.AuditFilter{Target: strings.ToLower(c1.Code)})
 		want := fmt.Sprintf("cashier coupon.refund coupon:%d", c1.ID)
 		if got := actions(p); got != want {
 			t.Fatalf("entries %q, want %q", got, want)
@@ -79,21 +81,21 @@ func TestSearchAudit(t *testing.T) {
 	})
 	t.Run("ActionKind", func(t *testing.T) {
 		want := fmt.Sprintf("cashier coupon.refund coupon:%d, admin-ann coupon.revoke coupon:%d", c1.ID, c2.ID)
-		if got := actions(search(services.AuditFilter{Action: "coupon."})); got != want {
+		if got := actions(search(admin.AuditFilter{Action: "coupon."})); got != want {
 			t.Fatalf("coupon entries %q, want %q", got, want)
 		}
-		if got := actions(search(services.AuditFilter{Action: "coupon.revoke"})); got != fmt.Sprintf("admin-ann coupon.revoke coupon:%d", c2.ID) {
+		if got := actions(search(admin.AuditFilter{Action: "coupon.revoke"})); got != fmt.Sprintf("admin-ann coupon.revoke coupon:%d", c2.ID) {
 			t.Fatalf("revocations %q", got)
 		}
 	})
 	t.Run("Time", func(t *testing.T) {
-		p := search(services.AuditFilter{Since: start.Add(30 * time.Minute), Until: start.Add(90 * time.Minute), Limit: 100})
+		p := search(admin.AuditFilter{Since: start.Add(30 * time.Minute), Until: start.Add(90 * time.Minute), Limit: 100})
 		if len(p.Entries) != 7 || p.Older != 0 {
 			t.Fatalf("%d entries in the hour of the stock additions, want 7: %s", len(p.Entries), actions(p))
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		_, err := f.Svc.SearchAudit(f.Ctx, services.AuditFilter{Target: "not a code", Since: start, Until: start,
+		_, err := f.Admin.SearchAudit(f.Ctx, admin.AuditFilter{Target: "not a code", Since: start, Until: start,
 			Actor: strings.Repeat("a", 101)})
 		var fields []string
 		for _, fe := range models.FieldsOf(err) {
@@ -117,14 +119,14 @@ func TestListCoupons(t *testing.T) {
 	if _, err := f.redeem(cs[0], "O-1", 10_000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Revoke(f.Ctx, "admin-ann", cs[2].Code, true, "shared publicly"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin-ann", cs[2].Code, true, "shared publicly"); err != nil {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(72 * time.Hour) // the issued ones expire (valid to the end of the next day)
 	c6 := f.claim("u4")
-	list := func(flt services.CouponFilter) string {
+	list := func(flt admin.CouponFilter) string {
 		t.Helper()
-		p, err := f.Svc.ListCoupons(f.Ctx, flt)
+		p, err := f.Admin.ListCoupons(f.Ctx, flt)
 		if err != nil {
 			t.Fatalf("list %+v: %v", flt, err)
 		}
@@ -138,26 +140,26 @@ func TestListCoupons(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	for name, c := range map[string]struct {
-		flt  services.CouponFilter
+		flt  admin.CouponFilter
 		want string
 	}{
-		"All":       {services.CouponFilter{TemplateID: f.tmpl.ID}, "u4:issued u3:expired u3:expired u2:revoked u1:expired u1:used"},
-		"Holder":    {services.CouponFilter{UserID: "u3"}, "u3:expired u3:expired"},
-		"Issued":    {services.CouponFilter{Status: models.CouponIssued}, "u4:issued"},
-		"Expired":   {services.CouponFilter{Status: models.CouponExpired}, "u3:expired u3:expired u1:expired"},
-		"Used":      {services.CouponFilter{Status: models.CouponUsed}, "u1:used"},
-		"Code":      {services.CouponFilter{Code: strings.ToLower(c6.Code)}, "u4:issued"},
-		"Page":      {services.CouponFilter{Limit: 2}, "u4:issued u3:expired …"},
-		"NextPage":  {services.CouponFilter{Limit: 2, Before: cs[3].ID}, "u2:revoked u1:expired …"},
-		"LastPage":  {services.CouponFilter{Limit: 2, Before: cs[1].ID}, "u1:used"},
-		"Nobody":    {services.CouponFilter{UserID: "u9"}, ""},
-		"OtherTmpl": {services.CouponFilter{TemplateID: f.tmpl.ID + 1000}, ""},
+		"All":       {admin.CouponFilter{TemplateID: f.tmpl.ID}, "u4:issued u3:expired u3:expired u2:revoked u1:expired u1:used"},
+		"Holder":    {admin.CouponFilter{UserID: "u3"}, "u3:expired u3:expired"},
+		"Issued":    {admin.CouponFilter{Status: models.CouponIssued}, "u4:issued"},
+		"Expired":   {admin.CouponFilter{Status: models.CouponExpired}, "u3:expired u3:expired u1:expired"},
+		"Used":      {admin.CouponFilter{Status: models.CouponUsed}, "u1:used"},
+		"Code":      {admin.CouponFilter{Code: strings.ToLower(c6.Code)}, "u4:issued"},
+		"Page":      {admin.CouponFilter{Limit: 2}, "u4:issued u3:expired …"},
+		"NextPage":  {admin.CouponFilter{Limit: 2, Before: cs[3].ID}, "u2:revoked u1:expired …"},
+		"LastPage":  {admin.CouponFilter{Limit: 2, Before: cs[1].ID}, "u1:used"},
+		"Nobody":    {admin.CouponFilter{UserID: "u9"}, ""},
+		"OtherTmpl": {admin.CouponFilter{TemplateID: f.tmpl.ID + 1000}, ""},
 	} {
 		if got := list(c.flt); got != c.want {
 			t.Errorf("%s: %q, want %q", name, got, c.want)
 		}
 	}
-	_, err := f.Svc.ListCoupons(f.Ctx, services.CouponFilter{Status: "gone", Code: "n!", UserID: "a|b"})
+	_, err := f.Admin.ListCoupons(f.Ctx, admin.CouponFilter{Status: "gone", Code: "n!", UserID: "a|b"})
 	var fields []string
 	for _, fe := range models.FieldsOf(err) {
 		fields = append(fields, fe.Field)
@@ -166,7 +168,7 @@ func TestListCoupons(t *testing.T) {
 		t.Errorf("bad filters: %v, fields %v; want user_id, code and status", err, fields)
 	}
 
-	h, err := f.Svc.GetCouponHistory(f.Ctx, cs[2].Code)
+	h, err := f.Admin.GetCouponHistory(f.Ctx, cs[2].Code)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestListCoupons(t *testing.T) {
 		h.Revocation.Actor != "admin-ann" || len(h.Audit) != 1 || len(h.Uses) != 0 {
 		t.Fatalf("history of the revoked coupon: %+v", h)
 	}
-	h, err = f.Svc.GetCouponHistory(f.Ctx, cs[0].Code)
+	h, err = f.Admin.GetCouponHistory(f.Ctx, cs[0].Code)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 )
 
@@ -82,11 +83,11 @@ func (f *checkoutFixture) liveLogs(couponID int64) []models.UseLog {
 	return out
 }
 
-func (f *checkoutFixture) redeem(c *models.Coupon, order string, amount int64) (*services.RedeemResult, error) {
-	return f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "cashier"})
+func (f *checkoutFixture) redeem(c *models.Coupon, order string, amount int64) (*checkout.RedeemResult, error) {
+	return f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: amount, Cashier: "cashier"})
 }
 
-func (f *checkoutFixture) mustRedeem(c *models.Coupon, order string, amount int64) *services.RedeemResult {
+func (f *checkoutFixture) mustRedeem(c *models.Coupon, order string, amount int64) *checkout.RedeemResult {
 	f.T.Helper()
 	res, err := f.redeem(c, order, amount)
 	if err != nil || res.Duplicate {
@@ -95,11 +96,11 @@ func (f *checkoutFixture) mustRedeem(c *models.Coupon, order string, amount int6
 	return res
 }
 
-func (f *checkoutFixture) refund(c *models.Coupon, order string) (*services.RefundResult, error) {
-	return f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "cashier"})
+func (f *checkoutFixture) refund(c *models.Coupon, order string) (*checkout.RefundResult, error) {
+	return f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "cashier"})
 }
 
-func (f *checkoutFixture) mustRefund(c *models.Coupon, order string) *services.RefundResult {
+func (f *checkoutFixture) mustRefund(c *models.Coupon, order string) *checkout.RefundResult {
 	f.T.Helper()
 	res, err := f.refund(c, order)
 	if err != nil || res.Duplicate {
@@ -118,7 +119,7 @@ func (f *checkoutFixture) lockKey(c *models.Coupon) string {
 // counters from the database when Redis lost them.
 func (f *checkoutFixture) remaining() int64 {
 	f.T.Helper()
-	v, err := f.Svc.ViewTemplate(f.Ctx, f.tmpl.ID)
+	v, err := f.Core.ViewTemplate(f.Ctx, f.tmpl.ID)
 	if err != nil || v.Remaining == nil {
 		f.T.Fatalf("view template: %+v, %v", v, err)
 	}
@@ -276,7 +277,7 @@ func redeemOK(t *testing.T) {
 func redeemOKWithOwner(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
-	res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: strings.ToLower(c.Code[:4]) + "-" + c.Code[4:],
+	res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: strings.ToLower(c.Code[:4]) + "-" + c.Code[4:],
 		OrderID: "o1", OrderAmountCents: 300, UserID: "u1", Cashier: "pos-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -333,7 +334,7 @@ func redeemErrAlreadyUsed(t *testing.T) {
 func redeemErrRevoked(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
-	if _, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "fraud"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "fraud"); err != nil {
 		t.Fatal(err)
 	}
 	_, err := f.redeem(c, "o1", 10_000)
@@ -417,31 +418,31 @@ func TestRedeemBadInput(t *testing.T) {
 	unknown := models.NewCouponCode()
 	for _, tc := range []struct {
 		name      string
-		req       services.RedeemRequest
+		req       checkout.RedeemRequest
 		code      models.Code
 		field     string
 		forbidden bool
 	}{
-		{"MistypedCode", services.RedeemRequest{CouponCode: mistype(c.Code), OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
-		{"ShortCode", services.RedeemRequest{CouponCode: c.Code[:3], OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
+		{"MistypedCode", checkout.RedeemRequest{CouponCode: mistype(c.Code), OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
+		{"ShortCode", checkout.RedeemRequest{CouponCode: c.Code[:3], OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
 		// Eight characters may be an imported code (docs/jobs.md): looked up, not refused.
-		{"EightCharacters", services.RedeemRequest{CouponCode: c.Code[:8], OrderID: "o1", OrderAmountCents: 1000}, models.CodeNotFound, "", false},
-		{"EmptyCode", services.RedeemRequest{OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
-		{"CodeWithO", services.RedeemRequest{CouponCode: "O" + c.Code[1:], OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
-		{"UnknownCode", services.RedeemRequest{CouponCode: unknown, OrderID: "o1", OrderAmountCents: 1000}, models.CodeNotFound, "", false},
-		{"SomeoneElses", services.RedeemRequest{CouponCode: c.Code, OrderID: "o1", OrderAmountCents: 1000, UserID: "u2"}, models.CodeUnauthorized, "user_id", true},
-		{"BadUserID", services.RedeemRequest{CouponCode: c.Code, OrderID: "o1", OrderAmountCents: 1000, UserID: "u 1"}, models.CodeInvalidRequest, "user_id", false},
-		{"AmountZero", services.RedeemRequest{CouponCode: c.Code, OrderID: "o1"}, models.CodeInvalidRequest, "order_amount_cents", false},
-		{"AmountNegative", services.RedeemRequest{CouponCode: c.Code, OrderID: "o1", OrderAmountCents: -5}, models.CodeInvalidRequest, "order_amount_cents", false},
-		{"AmountTooLarge", services.RedeemRequest{CouponCode: c.Code, OrderID: "o1", OrderAmountCents: models.MaxMoneyCents + 1}, models.CodeInvalidRequest, "order_amount_cents", false},
-		{"EmptyOrder", services.RedeemRequest{CouponCode: c.Code, OrderAmountCents: 1000}, models.CodeInvalidRequest, "order_id", false},
-		{"LongOrder", services.RedeemRequest{CouponCode: c.Code, OrderID: strings.Repeat("x", 65), OrderAmountCents: 1000}, models.CodeInvalidRequest, "order_id", false},
-		{"OrderWithSpace", services.RedeemRequest{CouponCode: c.Code, OrderID: "o 1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "order_id", false},
-		{"OrderNotASCII", services.RedeemRequest{CouponCode: c.Code, OrderID: "ordré", OrderAmountCents: 1000}, models.CodeInvalidRequest, "order_id", false},
+		{"EightCharacters", checkout.RedeemRequest{CouponCode: c.Code[:8], OrderID: "o1", OrderAmountCents: 1000}, models.CodeNotFound, "", false},
+		{"EmptyCode", checkout.RedeemRequest{OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
+		{"CodeWithO", checkout.RedeemRequest{CouponCode: "O" + c.Code[1:], OrderID: "o1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "coupon_code", false},
+		{"UnknownCode", checkout.RedeemRequest{CouponCode: unknown, OrderID: "o1", OrderAmountCents: 1000}, models.CodeNotFound, "", false},
+		{"SomeoneElses", checkout.RedeemRequest{CouponCode: c.Code, OrderID: "o1", OrderAmountCents: 1000, UserID: "u2"}, models.CodeUnauthorized, "user_id", true},
+		{"BadUserID", checkout.RedeemRequest{CouponCode: c.Code, OrderID: "o1", OrderAmountCents: 1000, UserID: "u 1"}, models.CodeInvalidRequest, "user_id", false},
+		{"AmountZero", checkout.RedeemRequest{CouponCode: c.Code, OrderID: "o1"}, models.CodeInvalidRequest, "order_amount_cents", false},
+		{"AmountNegative", checkout.RedeemRequest{CouponCode: c.Code, OrderID: "o1", OrderAmountCents: -5}, models.CodeInvalidRequest, "order_amount_cents", false},
+		{"AmountTooLarge", checkout.RedeemRequest{CouponCode: c.Code, OrderID: "o1", OrderAmountCents: models.MaxMoneyCents + 1}, models.CodeInvalidRequest, "order_amount_cents", false},
+		{"EmptyOrder", checkout.RedeemRequest{CouponCode: c.Code, OrderAmountCents: 1000}, models.CodeInvalidRequest, "order_id", false},
+		{"LongOrder", checkout.RedeemRequest{CouponCode: c.Code, OrderID: strings.Repeat("x", 65), OrderAmountCents: 1000}, models.CodeInvalidRequest, "order_id", false},
+		{"OrderWithSpace", checkout.RedeemRequest{CouponCode: c.Code, OrderID: "o 1", OrderAmountCents: 1000}, models.CodeInvalidRequest, "order_id", false},
+		{"OrderNotASCII", checkout.RedeemRequest{CouponCode: c.Code, OrderID: "ordré", OrderAmountCents: 1000}, models.CodeInvalidRequest, "order_id", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.Cashier = "cashier"
-			_, err := f.Svc.Redeem(f.Ctx, tc.req)
+			_, err := f.Checkout.Redeem(f.Ctx, tc.req)
 			e := wantCode(t, err, tc.code)
 			if e.Field != tc.field || e.Forbidden != tc.forbidden {
 				t.Fatalf("field %q forbidden %t, want %q %t (%v)", e.Field, e.Forbidden, tc.field, tc.forbidden, err)
@@ -498,7 +499,7 @@ func raceManyOrders(t *testing.T, lockless bool) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
 	f.claim("u2")
-	svcs := []*services.Service{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
+	svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
 	if lockless {
 		defer f.keepDeletingLock(c)()
 	}
@@ -507,7 +508,7 @@ func raceManyOrders(t *testing.T, lockless bool) {
 	var winner string
 	race(50, func(i int) {
 		order := fmt.Sprintf("order-%d", i)
-		res, err := svcs[i%2].Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 10_000, Cashier: "cashier"})
+		res, err := svcs[i%2].Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 10_000, Cashier: "cashier"})
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -549,14 +550,14 @@ func TestRedeemRaceSameOrder(t *testing.T) {
 func raceSameOrder(t *testing.T, lockless bool) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{Kind: models.KindPercent, PercentOff: 10, MaxDiscountCents: 10_000})
 	c := f.claim("u1")
-	svcs := []*services.Service{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
+	svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
 	if lockless {
 		defer f.keepDeletingLock(c)()
 	}
 	var mu sync.Mutex
 	counts := map[string]int{}
 	race(30, func(i int) {
-		res, err := svcs[i%2].Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "order-1", OrderAmountCents: 12_345, Cashier: "cashier"})
+		res, err := svcs[i%2].Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "order-1", OrderAmountCents: 12_345, Cashier: "cashier"})
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -609,12 +610,12 @@ func TestRedeemLockLost(t *testing.T) {
 				}
 			})
 			type outcome struct {
-				res *services.RedeemResult
+				res *checkout.RedeemResult
 				err error
 			}
 			slowDone, fastDone := make(chan outcome, 1), make(chan outcome, 1)
 			go func() {
-				res, err := slow.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "slow", OrderAmountCents: 1000, Cashier: "a"})
+				res, err := slow.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "slow", OrderAmountCents: 1000, Cashier: "a"})
 				slowDone <- outcome{res, err}
 			}()
 			<-paused
@@ -630,7 +631,7 @@ func TestRedeemLockLost(t *testing.T) {
 			}
 			waitUntil(t, "the lock is gone", func() bool { n, _ := rdb.Exists(f.Ctx, key).Result(); return n == 0 })
 			go func() {
-				res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "fast", OrderAmountCents: 1000, Cashier: "b"})
+				res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "fast", OrderAmountCents: 1000, Cashier: "b"})
 				fastDone <- outcome{res, err}
 			}()
 			// On MySQL the second redemption reads the coupon, takes the free
@@ -693,7 +694,7 @@ func TestRedeemStaleVersion(t *testing.T) {
 			}, nil)
 			done := make(chan error, 1)
 			go func() {
-				_, err := stale.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "stale", OrderAmountCents: 1000, Cashier: "a"})
+				_, err := stale.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "stale", OrderAmountCents: 1000, Cashier: "a"})
 				done <- err
 			}()
 			<-decided
@@ -736,7 +737,7 @@ func TestListCouponsAndRedemptions(t *testing.T) {
 	f.mustRedeem(c1, "o1", 1000)
 	f.Clock.Advance(48 * time.Hour) // past the end of the day after the claim's
 
-	views, err := f.Svc.ListUserCoupons(f.Ctx, "u1")
+	views, err := f.Core.ListUserCoupons(f.Ctx, "u1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -747,26 +748,26 @@ func TestListCouponsAndRedemptions(t *testing.T) {
 	if len(views) != 2 || status[c1.ID] != models.CouponUsed || status[c2.ID] != models.CouponExpired {
 		t.Fatalf("views %+v", views)
 	}
-	d, err := f.Svc.GetCoupon(f.Ctx, strings.ToLower(c2.Code))
+	d, err := f.Core.GetCoupon(f.Ctx, strings.ToLower(c2.Code))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Coupon.ID != c2.ID || d.Coupon.Status != models.CouponExpired || d.Template.ID != f.tmpl.ID {
 		t.Fatalf("detail %+v", d)
 	}
-	_, err = f.Svc.GetCoupon(f.Ctx, mistype(c2.Code))
+	_, err = f.Core.GetCoupon(f.Ctx, mistype(c2.Code))
 	if e := wantCode(t, err, models.CodeInvalidRequest); e.Field != "code" {
 		t.Fatalf("field %q", e.Field)
 	}
-	_, err = f.Svc.GetCoupon(f.Ctx, models.NewCouponCode())
+	_, err = f.Core.GetCoupon(f.Ctx, models.NewCouponCode())
 	wantCode(t, err, models.CodeNotFound)
-	_, err = f.Svc.ListUserCoupons(f.Ctx, "")
+	_, err = f.Core.ListUserCoupons(f.Ctx, "")
 	wantCode(t, err, models.CodeInvalidRequest)
-	if views, err := f.Svc.ListUserCoupons(f.Ctx, "nobody"); err != nil || len(views) != 0 {
+	if views, err := f.Core.ListUserCoupons(f.Ctx, "nobody"); err != nil || len(views) != 0 {
 		t.Fatalf("nobody: %v %v", views, err)
 	}
 
-	uses, err := f.Svc.ListCashierRedemptions(f.Ctx, "cashier", 10)
+	uses, err := f.Core.ListCashierRedemptions(f.Ctx, "cashier", 10)
 	if err != nil || len(uses) != 1 || uses[0].CouponID != c1.ID {
 		t.Fatalf("uses %+v %v", uses, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 )
 
@@ -108,7 +109,7 @@ func refundBadInput(t *testing.T) {
 		{"UnknownCode", models.NewCouponCode(), "o1", "", models.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: tc.code, OrderID: tc.order, Cashier: "x"})
+			_, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: tc.code, OrderID: tc.order, Cashier: "x"})
 			if e := wantCode(t, err, tc.want); e.Field != tc.field {
 				t.Fatalf("field %q, want %q", e.Field, tc.field)
 			}
@@ -221,11 +222,11 @@ func TestRefundRace(t *testing.T) {
 			f.claim("u2")
 			f.mustRedeem(c, "o1", 10_000)
 			before := f.remaining()
-			svcs := []*services.Service{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
+			svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
 			var mu sync.Mutex
 			counts := map[string]int{}
 			race(20, func(i int) {
-				res, err := svcs[i%2].Refund(f.Ctx, services.RefundRequest{CouponCode: c.Code, OrderID: "o1", Cashier: "cashier"})
+				res, err := svcs[i%2].Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: "o1", Cashier: "cashier"})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {

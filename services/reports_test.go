@@ -8,6 +8,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/reports"
 	"couponsvc/services/testenv"
 )
 
@@ -45,7 +47,7 @@ func newReportFixture(t *testing.T, loc *time.Location, events []reportEvent) *r
 		res := f.MustClaim(f.templates[e.template].ID, "shopper", fmt.Sprint("claim-", i))
 		f.Clock.Set(mustUTC(t, e.at))
 		order := fmt.Sprint("order-", i)
-		if _, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: res.Coupon.Code, OrderID: order,
+		if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: res.Coupon.Code, OrderID: order,
 			OrderAmountCents: e.amount, Cashier: e.cashier}); err != nil {
 			t.Fatalf("redeem %d: %v", i, err)
 		}
@@ -56,7 +58,7 @@ func newReportFixture(t *testing.T, loc *time.Location, events []reportEvent) *r
 	}
 	for _, r := range refunds {
 		f.Clock.Set(r.at)
-		if _, err := f.Svc.Refund(f.Ctx, services.RefundRequest{CouponCode: r.code, OrderID: r.order, Cashier: "x"}); err != nil {
+		if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: r.code, OrderID: r.order, Cashier: "x"}); err != nil {
 			t.Fatalf("refund %s: %v", r.order, err)
 		}
 	}
@@ -84,13 +86,13 @@ func mustZone(t *testing.T, name string) *time.Location {
 
 // ledgerByDay sums the use log as read row by row, each row on its local
 // day in loc: the figures a report grouped by day must equal.
-func (f *reportFixture) ledgerByDay(loc *time.Location, from, to string) map[string]services.ReportRow {
+func (f *reportFixture) ledgerByDay(loc *time.Location, from, to string) map[string]reports.ReportRow {
 	f.T.Helper()
 	var logs []models.UseLog
 	if err := f.Backends.DB.Find(&logs).Error; err != nil {
 		f.T.Fatal(err)
 	}
-	out := map[string]services.ReportRow{}
+	out := map[string]reports.ReportRow{}
 	in := func(d string) bool { return d >= from && d <= to }
 	for _, lg := range logs {
 		if d := lg.UsedAt.In(loc).Format(time.DateOnly); in(d) {
@@ -113,12 +115,12 @@ func (f *reportFixture) ledgerByDay(loc *time.Location, from, to string) map[str
 	return out
 }
 
-func (f *reportFixture) stream(req services.ReportRequest) []services.ReportRow {
+func (f *reportFixture) stream(req reports.ReportRequest) []reports.ReportRow {
 	f.T.Helper()
-	var rows []services.ReportRow
+	var rows []reports.ReportRow
 	started := 0
-	err := f.Svc.StreamRedemptionReport(f.Ctx, req, func(services.ReportQuery) error { started++; return nil },
-		func(r services.ReportRow) error {
+	err := f.Reports.StreamRedemptionReport(f.Ctx, req, func(reports.ReportQuery) error { started++; return nil },
+		func(r reports.ReportRow) error {
 			if started != 1 {
 				f.T.Fatalf("a row before the start")
 			}
@@ -155,11 +157,11 @@ func TestRedemptionReportDaysInZone(t *testing.T) {
 	}
 	f := newReportFixture(t, ny, events)
 	const from, to = "2026-02-28", "2026-11-30"
-	rows := f.stream(services.ReportRequest{From: from, To: to, GroupBy: "day"})
+	rows := f.stream(reports.ReportRequest{From: from, To: to, GroupBy: "day"})
 
 	// Exactly these days, with these figures (five off: 500; ten percent:
 	// 10% of the amount).
-	want := []services.ReportRow{
+	want := []reports.ReportRow{
 		{Day: "2026-03-07", Redemptions: 1, DiscountCents: 500},
 		{Day: "2026-03-08", Redemptions: 4, DiscountCents: 500 + 300 + 400 + 500},
 		{Day: "2026-03-09", Redemptions: 1, DiscountCents: 500, Refunds: 1, RefundedDiscountCents: 400},
@@ -181,9 +183,9 @@ func TestRedemptionReportDaysInZone(t *testing.T) {
 	}
 
 	t.Run("ByTemplateAndCashier", func(t *testing.T) {
-		rows := f.stream(services.ReportRequest{From: "2026-03-08", To: "2026-03-09", GroupBy: "cashier,template"})
+		rows := f.stream(reports.ReportRequest{From: "2026-03-08", To: "2026-03-09", GroupBy: "cashier,template"})
 		a, b := f.templates[0], f.templates[1]
-		want := []services.ReportRow{
+		want := []reports.ReportRow{
 			{TemplateID: a.ID, TemplateName: "Five off", Cashier: "ann", Redemptions: 2, DiscountCents: 1000},
 			{TemplateID: a.ID, TemplateName: "Five off", Cashier: "bob", Redemptions: 1, DiscountCents: 500},
 			{TemplateID: b.ID, TemplateName: "Ten percent", Cashier: "bob", Redemptions: 2, DiscountCents: 700,
@@ -194,9 +196,9 @@ func TestRedemptionReportDaysInZone(t *testing.T) {
 		}
 	})
 	t.Run("DayTemplateCashier", func(t *testing.T) {
-		rows := f.stream(services.ReportRequest{From: "2026-11-01", To: "2026-11-01", GroupBy: "day,template,cashier"})
+		rows := f.stream(reports.ReportRequest{From: "2026-11-01", To: "2026-11-01", GroupBy: "day,template,cashier"})
 		a, b := f.templates[0], f.templates[1]
-		want := []services.ReportRow{
+		want := []reports.ReportRow{
 			{Day: "2026-11-01", TemplateID: a.ID, TemplateName: "Five off", Cashier: "ann", Redemptions: 1, DiscountCents: 500},
 			{Day: "2026-11-01", TemplateID: a.ID, TemplateName: "Five off", Cashier: "bob", Redemptions: 1, DiscountCents: 500},
 			{Day: "2026-11-01", TemplateID: b.ID, TemplateName: "Ten percent", Cashier: "ann", Redemptions: 1, DiscountCents: 500},
@@ -208,7 +210,7 @@ func TestRedemptionReportDaysInZone(t *testing.T) {
 		}
 	})
 	t.Run("Summary", func(t *testing.T) {
-		sum, err := f.Svc.RedemptionReport(f.Ctx, services.ReportRequest{From: "2026-03-06", To: "2026-03-10", GroupBy: "template"})
+		sum, err := f.Reports.RedemptionReport(f.Ctx, reports.ReportRequest{From: "2026-03-06", To: "2026-03-10", GroupBy: "template"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,8 +237,8 @@ func TestRedemptionReportTokyoMidnight(t *testing.T) {
 		{at: "2026-03-01T15:00:00Z", cashier: "ann", amount: 1000}, // 2 Mar 00:00 JST
 		{at: "2026-03-02T00:00:00Z", cashier: "ann", amount: 1000, refundAt: "2026-03-02T15:00:00Z"},
 	})
-	rows := f.stream(services.ReportRequest{From: "2026-03-01", To: "2026-03-03"})
-	want := []services.ReportRow{
+	rows := f.stream(reports.ReportRequest{From: "2026-03-01", To: "2026-03-03"})
+	want := []reports.ReportRow{
 		{Day: "2026-03-01", Redemptions: 1, DiscountCents: 500},
 		{Day: "2026-03-02", Redemptions: 2, DiscountCents: 1000},
 		{Day: "2026-03-03", Refunds: 1, RefundedDiscountCents: 500},
@@ -256,29 +258,29 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 	f := testenv.NewFixtureAt(t, services.Config{Location: mustZone(t, "Asia/Tokyo")}, mustUTC(t, "2026-03-10T16:00:00Z"))
 	cases := []struct {
 		name  string
-		req   services.ReportRequest
+		req   reports.ReportRequest
 		field string
 	}{
-		{"FromNotADate", services.ReportRequest{From: "yesterday"}, "from"},
-		{"FromNoSuchDay", services.ReportRequest{From: "2026-02-30"}, "from"},
-		{"ToNotADate", services.ReportRequest{To: "2026/03/01"}, "to"},
-		{"ToBeforeFrom", services.ReportRequest{From: "2026-03-02", To: "2026-03-01"}, "to"},
-		{"TooLong", services.ReportRequest{From: "2025-01-01", To: "2026-01-02"}, "to"},
-		{"GroupByUnknown", services.ReportRequest{GroupBy: "week"}, "group_by"},
-		{"GroupByTwice", services.ReportRequest{GroupBy: "day,day"}, "group_by"},
+		{"FromNotADate", reports.ReportRequest{From: "yesterday"}, "from"},
+		{"FromNoSuchDay", reports.ReportRequest{From: "2026-02-30"}, "from"},
+		{"ToNotADate", reports.ReportRequest{To: "2026/03/01"}, "to"},
+		{"ToBeforeFrom", reports.ReportRequest{From: "2026-03-02", To: "2026-03-01"}, "to"},
+		{"TooLong", reports.ReportRequest{From: "2025-01-01", To: "2026-01-02"}, "to"},
+		{"GroupByUnknown", reports.ReportRequest{GroupBy: "week"}, "group_by"},
+		{"GroupByTwice", reports.ReportRequest{GroupBy: "day,day"}, "group_by"},
 		// Dates are within the years 2000 to 2100 (models.CheckDate).
-		{"Year9999", services.ReportRequest{From: "9999-12-31", To: "9999-12-31"}, "to"},
-		{"FromYear9999", services.ReportRequest{From: "9999-12-31", To: "2026-01-01"}, "from"},
-		{"ToYear0000", services.ReportRequest{From: "2026-01-01", To: "0000-01-01"}, "to"},
-		{"FromBefore2000", services.ReportRequest{From: "1999-12-31", To: "2000-01-02"}, "from"},
-		{"ToAfter2100", services.ReportRequest{From: "2100-12-31", To: "2101-01-01"}, "to"},
-		{"DefaultFromBefore2000", services.ReportRequest{To: "2000-01-05"}, "from"},
+		{"Year9999", reports.ReportRequest{From: "9999-12-31", To: "9999-12-31"}, "to"},
+		{"FromYear9999", reports.ReportRequest{From: "9999-12-31", To: "2026-01-01"}, "from"},
+		{"ToYear0000", reports.ReportRequest{From: "2026-01-01", To: "0000-01-01"}, "to"},
+		{"FromBefore2000", reports.ReportRequest{From: "1999-12-31", To: "2000-01-02"}, "from"},
+		{"ToAfter2100", reports.ReportRequest{From: "2100-12-31", To: "2101-01-01"}, "to"},
+		{"DefaultFromBefore2000", reports.ReportRequest{To: "2000-01-05"}, "from"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			called := false
-			err := f.Svc.StreamRedemptionReport(f.Ctx, c.req, func(services.ReportQuery) error { called = true; return nil },
-				func(services.ReportRow) error { return nil })
+			err := f.Reports.StreamRedemptionReport(f.Ctx, c.req, func(reports.ReportQuery) error { called = true; return nil },
+				func(reports.ReportRow) error { return nil })
 			var e *models.Error
 			if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || e.Field != c.field || called {
 				t.Fatalf("err %v (started %t), want invalid_request on %s", err, called, c.field)
@@ -287,7 +289,7 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 	}
 	t.Run("Defaults", func(t *testing.T) {
 		// 16:00 UTC on 10 March is 01:00 on 11 March in Tokyo.
-		q, err := f.Svc.CheckReport(services.ReportRequest{})
+		q, err := f.Reports.CheckReport(reports.ReportRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +297,7 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 			!q.Start.Equal(mustUTC(t, "2026-02-09T15:00:00Z")) || !q.End.Equal(mustUTC(t, "2026-03-11T15:00:00Z")) {
 			t.Fatalf("query %+v", q)
 		}
-		if q, err := f.Svc.CheckReport(services.ReportRequest{From: "2025-01-01", To: "2026-01-01"}); err != nil || len(q.Days()) != 366 {
+		if q, err := f.Reports.CheckReport(reports.ReportRequest{From: "2025-01-01", To: "2026-01-01"}); err != nil || len(q.Days()) != 366 {
 			t.Fatalf("366 days: %v", err)
 		}
 	})
@@ -307,23 +309,23 @@ func TestRedemptionReportBadRequest(t *testing.T) {
 func TestRedemptionReportBounds(t *testing.T) {
 	f := testenv.NewFixtureAt(t, services.Config{}, mustUTC(t, "2026-03-10T16:00:00Z"))
 	for _, r := range [][2]string{{"2000-01-01", "2000-12-31"}, {"2099-12-31", "2100-12-31"}} {
-		q, err := f.Svc.CheckReport(services.ReportRequest{From: r[0], To: r[1]})
+		q, err := f.Reports.CheckReport(reports.ReportRequest{From: r[0], To: r[1]})
 		if err != nil || len(q.Days()) != 366 || q.Days()[365] != r[1] {
 			t.Fatalf("%v: %v, %d days", r, err, len(q.Days()))
 		}
 	}
 	slow := testenv.NewFixtureAt(t, services.Config{ReportBudget: time.Nanosecond}, mustUTC(t, "2026-03-10T16:00:00Z"))
 	started := false
-	err := slow.Svc.StreamRedemptionReport(slow.Ctx, services.ReportRequest{}, func(services.ReportQuery) error {
+	err := slow.Svc.StreamRedemptionReport(slow.Ctx, reports.ReportRequest{}, func(reports.ReportQuery) error {
 		started = true
 		return nil
-	}, func(services.ReportRow) error { return nil })
+	}, func(reports.ReportRow) error { return nil })
 	var e *models.Error
 	if !errors.As(err, &e) || e.Code != models.CodeUnavailable || e.RetryAfterSeconds != 0 ||
 		e.Message != "the report took longer than its time budget of 1ns: ask for a shorter range" || started {
 		t.Fatalf("over budget: %v (started %t)", err, started)
 	}
-	if _, err := slow.Svc.RedemptionReport(slow.Ctx, services.ReportRequest{}); models.ErrorCode(err) != models.CodeUnavailable {
+	if _, err := slow.Svc.RedemptionReport(slow.Ctx, reports.ReportRequest{}); models.ErrorCode(err) != models.CodeUnavailable {
 		t.Fatalf("summary over budget: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 )
 
@@ -18,7 +19,7 @@ func TestPartialReturns(t *testing.T) {
 	if _, err := f.hold("ret", 10_000, 60, cf, cp); err != nil {
 		t.Fatal(err)
 	}
-	conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "ret"})
+	conf, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "ret"})
 	if err != nil || conf.DiscountCents != 2_800 {
 		t.Fatalf("confirm %+v %v", conf, err)
 	}
@@ -29,7 +30,7 @@ func TestPartialReturns(t *testing.T) {
 		id     string
 		amount int64
 	}{{"r1", 3_000}, {"r2", 2_500}} {
-		res, err := f.Svc.ReturnPart(f.Ctx, "pos", "ret", step.id, step.amount)
+		res, err := f.Checkout.ReturnPart(f.Ctx, "pos", "ret", step.id, step.amount)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func TestPartialReturns(t *testing.T) {
 			t.Fatalf("%s: %+v, want kept %d discount %+v", step.id, res, 10_000-returned, want)
 		}
 		given = want.DiscountCents
-		again, err := f.Svc.ReturnPart(f.Ctx, "pos", "ret", step.id, step.amount)
+		again, err := f.Checkout.ReturnPart(f.Ctx, "pos", "ret", step.id, step.amount)
 		if err != nil || !again.Duplicate || again.ClawbackCents != res.ClawbackCents || again.KeptAmountCents != res.KeptAmountCents {
 			t.Fatalf("%s again: %+v %v", step.id, again, err)
 		}
@@ -49,10 +50,10 @@ func TestPartialReturns(t *testing.T) {
 	if given != 2_000 {
 		t.Fatalf("discount kept %d, want 2000", given)
 	}
-	_, err = f.Svc.ReturnPart(f.Ctx, "pos", "ret", "r3", 4_501)
+	_, err = f.Checkout.ReturnPart(f.Ctx, "pos", "ret", "r3", 4_501)
 	wantCode(t, err, models.CodeReturnExceedsOrder)
 	// Through Refund, as the refunds endpoint takes it.
-	rr, err := f.Svc.Refund(f.Ctx, services.RefundRequest{OrderID: "ret", ReturnID: "r4", ReturnedAmountCents: 4_500, Cashier: "pos"})
+	rr, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{OrderID: "ret", ReturnID: "r4", ReturnedAmountCents: 4_500, Cashier: "pos"})
 	if err != nil || rr.Return == nil {
 		t.Fatalf("refund with a return id: %+v %v", rr, err)
 	}
@@ -68,7 +69,7 @@ func TestPartialReturns(t *testing.T) {
 	if n := f.audits("order.return"); n != 3 {
 		t.Fatalf("return audits %d", n)
 	}
-	_, err = f.Svc.ReturnPart(f.Ctx, "pos", "none", "r1", 1)
+	_, err = f.Checkout.ReturnPart(f.Ctx, "pos", "none", "r1", 1)
 	wantCode(t, err, models.CodeNotRedeemed)
 	f.checkInvariants()
 }
@@ -77,14 +78,14 @@ func TestPartialReturns(t *testing.T) {
 func TestPartialReturnsRace(t *testing.T) {
 	f := newHoldFixture(t, services.Config{})
 	c := f.claim(f.tmpl("", 500, 0, 0), "u1")
-	if _, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: "race", OrderAmountCents: 10_000}); err != nil {
+	if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "race", OrderAmountCents: 10_000}); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	counts := map[string]int{}
 	race(20, func(i int) {
 		// 999 each: ten fit in 10000, the eleventh does not.
-		_, err := f.Svc.ReturnPart(f.Ctx, "pos", "race", fmt.Sprintf("ret-%d", i), 999)
+		_, err := f.Checkout.ReturnPart(f.Ctx, "pos", "race", fmt.Sprintf("ret-%d", i), 999)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -165,12 +166,12 @@ func TestPartialReturnsTable(t *testing.T) {
 			if _, err := f.hold("o", tc.amount, 60, cs...); err != nil {
 				t.Fatal(err)
 			}
-			conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o"})
+			conf, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o"})
 			if err != nil || conf.DiscountCents != tc.given || models.Price(tc.amount, ts).DiscountCents != tc.given {
 				t.Fatalf("confirm %+v %v, want %d off", conf, err, tc.given)
 			}
 			for _, s := range tc.steps {
-				res, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", s.id, s.returned)
+				res, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", s.id, s.returned)
 				if s.exceeds {
 					wantCode(t, err, models.CodeReturnExceedsOrder)
 					continue
@@ -186,7 +187,7 @@ func TestPartialReturnsTable(t *testing.T) {
 				if p := models.Price(s.kept, ts); p.DiscountCents != s.discountKept {
 					t.Fatalf("%s: models.Price on %d gives %d, the table %d", s.id, s.kept, p.DiscountCents, s.discountKept)
 				}
-				again, err := f.Svc.ReturnPart(f.Ctx, "pos", "o", s.id, s.returned)
+				again, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", s.id, s.returned)
 				if err != nil || !again.Duplicate || again.KeptAmountCents != s.kept || again.DiscountKeptCents != s.discountKept ||
 					again.ClawbackCents != s.claw {
 					t.Fatalf("%s again: %+v %v", s.id, again, err)

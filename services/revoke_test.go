@@ -9,6 +9,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 	"couponsvc/services/testenv"
 )
 
@@ -24,7 +25,7 @@ func revokeOKReturnStock(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
 	c := f.claim("u1")
 	f.claim("u2")
-	res, err := f.Svc.Revoke(f.Ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
+	res, err := f.Admin.Revoke(f.Ctx, "admin-ann", strings.ToLower(c.Code), true, "  printed by mistake ")
 	if err != nil || !res.StockReturned || res.Coupon.Status != models.CouponRevoked {
 		t.Fatalf("revoke %+v, %v", res, err)
 	}
@@ -50,7 +51,7 @@ func revokeOKReturnStock(t *testing.T) {
 func revokeOKKeepStock(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
 	c := f.claim("u1")
-	res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
+	res, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
 	if err != nil || res.StockReturned || res.Coupon.Slot == nil {
 		t.Fatalf("revoke %+v, %v", res, err)
 	}
@@ -64,7 +65,7 @@ func revokeOKKeepStock(t *testing.T) {
 
 	// Revoking again is refused, saying when, by whom and why; asking for
 	// the stock back returns it.
-	_, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
+	_, err = f.Admin.Revoke(f.Ctx, "admin", c.Code, false, "abuse")
 	wantCode(t, err, models.CodeRevoked)
 	var first models.AuditEntry
 	if err := f.Env.Backends.DB.Where("action = ?", "coupon.revoke").First(&first).Error; err != nil {
@@ -76,14 +77,14 @@ func revokeOKKeepStock(t *testing.T) {
 	if f.remaining() != 1 || f.coupon(c.ID).Version != 1 {
 		t.Fatal("the refused revoke changed something")
 	}
-	res, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
+	res, err = f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
 	if err != nil || !res.StockReturned || res.Coupon.Slot != nil {
 		t.Fatalf("return stock %+v, %v", res, err)
 	}
 	if f.remaining() != 2 {
 		t.Fatalf("remaining %d", f.remaining())
 	}
-	_, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
+	_, err = f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "give the stock back")
 	wantCode(t, err, models.CodeRevoked)
 	if f.remaining() != 2 || f.coupon(c.ID).Version != 2 {
 		t.Fatal("the refused revoke changed something")
@@ -96,7 +97,7 @@ func revokeExpiredCoupon(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{ValidDays: 1})
 	c := f.claim("u1")
 	f.Clock.Advance(48 * time.Hour)
-	res, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "expired, clean up")
+	res, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "expired, clean up")
 	if err != nil || res.Coupon.Status != models.CouponRevoked {
 		t.Fatalf("revoke %+v, %v", res, err)
 	}
@@ -107,7 +108,7 @@ func revokeErrAlreadyUsed(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
 	f.mustRedeem(c, "o1", 10_000)
-	_, err := f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "too late")
+	_, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "too late")
 	e := wantCode(t, err, models.CodeAlreadyUsed)
 	if !strings.Contains(e.Message, "o1") {
 		t.Fatalf("message %q", e.Message)
@@ -130,7 +131,7 @@ func revokeBadInput(t *testing.T) {
 		{"UnknownCode", models.NewCouponCode(), "r", "", models.CodeNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.Svc.Revoke(f.Ctx, "admin", tc.code, true, tc.reason)
+			_, err := f.Admin.Revoke(f.Ctx, "admin", tc.code, true, tc.reason)
 			if e := wantCode(t, err, tc.want); e.Field != tc.field {
 				t.Fatalf("field %q, want %q", e.Field, tc.field)
 			}
@@ -154,12 +155,12 @@ func TestRevokeRaceRedeem(t *testing.T) {
 		var dup bool
 		kind := "redeem"
 		if i%2 == 0 {
-			var res *services.RedeemResult
+			var res *checkout.RedeemResult
 			res, err = f.redeem(c, fmt.Sprintf("o%d", i), 10_000)
 			dup = err == nil && res.Duplicate
 		} else {
 			kind = "revoke"
-			_, err = f.Svc.Revoke(f.Ctx, "admin", c.Code, true, "race")
+			_, err = f.Admin.Revoke(f.Ctx, "admin", c.Code, true, "race")
 		}
 		mu.Lock()
 		defer mu.Unlock()

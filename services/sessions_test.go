@@ -10,6 +10,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
 	"couponsvc/services/testenv"
 )
 
@@ -20,7 +21,7 @@ func TestSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("OK", func(t *testing.T) {
-		sid, u, err := env.Service.Login(ctx, services.LoginRequest{Username: "ann", Password: "ann's password", Addr: "192.0.2.1"})
+		sid, u, err := env.Service.Login(ctx, admin.LoginRequest{Username: "ann", Password: "ann's password", Addr: "192.0.2.1"})
 		if err != nil || u.Username != "ann" || len(sid) < 40 {
 			t.Fatalf("Login = %q, %v, %v", sid, u, err)
 		}
@@ -54,7 +55,7 @@ func TestSessions(t *testing.T) {
 		}
 	})
 	t.Run("ErrWrongPassword", func(t *testing.T) {
-		_, _, err := env.Service.Login(ctx, services.LoginRequest{Username: "ann", Password: "wrong", Addr: "192.0.2.2"})
+		_, _, err := env.Service.Login(ctx, admin.LoginRequest{Username: "ann", Password: "wrong", Addr: "192.0.2.2"})
 		if !models.IsCode(err, models.CodeUnauthorized) {
 			t.Fatalf("wrong password: %v", err)
 		}
@@ -69,7 +70,7 @@ func TestSessions(t *testing.T) {
 		}
 		limitedAt := 0
 		for i := range 8 {
-			_, _, err := env.Service.Login(ctx, services.LoginRequest{Username: "user" + string(rune('a'+i)),
+			_, _, err := env.Service.Login(ctx, admin.LoginRequest{Username: "user" + string(rune('a'+i)),
 				Password: "x", Addr: "192.0.2.200"})
 			if models.IsCode(err, models.CodeRateLimited) {
 				limitedAt = i + 1
@@ -82,7 +83,7 @@ func TestSessions(t *testing.T) {
 		if limitedAt != 6 {
 			t.Fatalf("one address was limited at attempt %d, want 6 (limit 5 a minute)", limitedAt)
 		}
-		if _, _, err := env.Service.Login(ctx, services.LoginRequest{Username: "ann", Password: "ann's password", Addr: "192.0.2.201"}); err != nil {
+		if _, _, err := env.Service.Login(ctx, admin.LoginRequest{Username: "ann", Password: "ann's password", Addr: "192.0.2.201"}); err != nil {
 			t.Fatalf("another address is held up: %v", err)
 		}
 	})
@@ -95,7 +96,7 @@ func TestLoginLimitsPerAccount(t *testing.T) {
 	ctx := context.Background()
 	login := func(env *testenv.Env, user, password, addr string) (time.Duration, error) {
 		start := time.Now()
-		_, _, err := env.Service.Login(ctx, services.LoginRequest{Username: user, Password: password, Addr: addr})
+		_, _, err := env.Service.Login(ctx, admin.LoginRequest{Username: user, Password: password, Addr: addr})
 		return time.Since(start), err
 	}
 	addUsers := func(t *testing.T, env *testenv.Env) {

@@ -8,6 +8,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
 )
 
 // TestSharedCodeRace: 200 shoppers type one shared code (stock 50, limit 1)
@@ -19,7 +20,7 @@ import (
 func TestSharedCodeRace(t *testing.T) {
 	const shoppers, stock = 200, 50
 	f := newSharedFixture(t, stock, 1)
-	var svcs []*services.Service
+	var svcs []*services.App
 	for range 2 {
 		b := *f.Env.Backends
 		b.Redis = f.patientRedis()
@@ -40,10 +41,10 @@ func TestSharedCodeRace(t *testing.T) {
 			svc := svcs[i%2]
 			<-start
 			order := "h-" + user
-			_, err := svc.Hold(t.Context(), services.CheckoutRequest{OrderID: order, OrderAmountCents: 1000,
+			_, err := svc.Hold(t.Context(), checkout.CheckoutRequest{OrderID: order, OrderAmountCents: 1000,
 				CouponCodes: []string{"Summer10"}, UserID: user, TTLSeconds: 600, Actor: "shop"})
 			if err == nil {
-				_, err = svc.Confirm(t.Context(), services.ConfirmRequest{OrderID: order, Cashier: "shop"})
+				_, err = svc.Confirm(t.Context(), checkout.ConfirmRequest{OrderID: order, Cashier: "shop"})
 			}
 			out[2*i] = outcome{user, "hold", err}
 		}()
@@ -51,7 +52,7 @@ func TestSharedCodeRace(t *testing.T) {
 			defer wg.Done()
 			svc := svcs[(i+1)%2]
 			<-start
-			_, err := svc.Redeem(t.Context(), services.RedeemRequest{CouponCode: "summer10", OrderID: "r-" + user,
+			_, err := svc.Redeem(t.Context(), checkout.RedeemRequest{CouponCode: "summer10", OrderID: "r-" + user,
 				OrderAmountCents: 1000, UserID: user, Cashier: "till"})
 			out[2*i+1] = outcome{user, "redeem", err}
 		}()

@@ -8,6 +8,9 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/reconcile"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -28,8 +31,8 @@ func newSharedFixture(t *testing.T, stock, limit int64, edit ...func(*models.Tem
 	return f
 }
 
-func (f *sharedFixture) hold(order, user, code string, amount int64, ttl int) (*services.CheckoutResult, error) {
-	return f.Svc.Hold(f.Ctx, services.CheckoutRequest{OrderID: order, OrderAmountCents: amount, CouponCodes: []string{code},
+func (f *sharedFixture) hold(order, user, code string, amount int64, ttl int) (*checkout.CheckoutResult, error) {
+	return f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: order, OrderAmountCents: amount, CouponCodes: []string{code},
 		UserID: user, TTLSeconds: ttl, Actor: "shop"})
 }
 
@@ -51,7 +54,7 @@ func (f *sharedFixture) ordinals(user string) string {
 // assertNoDrift runs a reconciliation and wants every template in line.
 func (f *sharedFixture) assertNoDrift() {
 	f.T.Helper()
-	rep, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{})
+	rep, err := f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{})
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func TestSharedCodeTemplate(t *testing.T) {
 		t.Fatalf("template keeps %q %q, want shared SUMMER10", f.tp.CodeMode, f.tp.SharedCode)
 	}
 	create := func(mode, code string) (*models.Template, error) {
-		return f.Svc.CreateTemplate(f.Ctx, "test", models.Template{CampaignID: f.campaign.ID, Name: "other", Kind: models.KindFixed,
+		return f.Admin.CreateTemplate(f.Ctx, "test", models.Template{CampaignID: f.campaign.ID, Name: "other", Kind: models.KindFixed,
 			FaceValueCents: 100, TotalStock: 5, PerUserLimit: 1, ValidDays: 3, CodeMode: mode, SharedCode: code})
 	}
 	t.Run("ErrInvalid", func(t *testing.T) {
@@ -125,7 +128,7 @@ func TestSharedCodeTemplate(t *testing.T) {
 	})
 	t.Run("ArchiveFreesCode", func(t *testing.T) {
 		archived := models.TemplateArchived
-		out, err := f.Svc.UpdateTemplate(f.Ctx, "admin", f.tp.ID, services.TemplatePatch{Status: &archived})
+		out, err := f.Admin.UpdateTemplate(f.Ctx, "admin", f.tp.ID, admin.TemplatePatch{Status: &archived})
 		if err != nil || out.Status != models.TemplateArchived {
 			t.Fatalf("archive: %+v %v", out, err)
 		}
@@ -135,10 +138,10 @@ func TestSharedCodeTemplate(t *testing.T) {
 			t.Errorf("%d template.archive audit entries, want 1", n)
 		}
 		active := models.TemplateActive
-		_, err = f.Svc.UpdateTemplate(f.Ctx, "admin", f.tp.ID, services.TemplatePatch{Status: &active})
+		_, err = f.Admin.UpdateTemplate(f.Ctx, "admin", f.tp.ID, admin.TemplatePatch{Status: &active})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "status")
 		paused := models.TemplatePaused
-		_, err = f.Svc.UpdateTemplate(f.Ctx, "admin", f.tp.ID, services.TemplatePatch{Status: &paused})
+		_, err = f.Admin.UpdateTemplate(f.Ctx, "admin", f.tp.ID, admin.TemplatePatch{Status: &paused})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "status")
 		// An archived template takes no claim, by code or by claim.
 		_, err = f.hold("o-archived", "ann", "summer10", 1000, 60)
@@ -161,15 +164,15 @@ func TestSharedCodeTemplate(t *testing.T) {
 	t.Run("PatchCodeMode", func(t *testing.T) {
 		tp := f.template(f.campaign.ID, 5, 1, 100)
 		shared, code := models.CodeModeShared, "autumn"
-		out, err := f.Svc.UpdateTemplate(f.Ctx, "admin", tp.ID, services.TemplatePatch{CodeMode: &shared, SharedCode: &code})
+		out, err := f.Admin.UpdateTemplate(f.Ctx, "admin", tp.ID, admin.TemplatePatch{CodeMode: &shared, SharedCode: &code})
 		if err != nil || out.SharedCode != "AUTUMN" {
 			t.Fatalf("patch to shared: %+v %v", out, err)
 		}
 		dup := "spring-26"
-		_, err = f.Svc.UpdateTemplate(f.Ctx, "admin", tp.ID, services.TemplatePatch{SharedCode: &dup})
+		_, err = f.Admin.UpdateTemplate(f.Ctx, "admin", tp.ID, admin.TemplatePatch{SharedCode: &dup})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "shared_code")
 		unique := models.CodeModeUnique
-		out, err = f.Svc.UpdateTemplate(f.Ctx, "admin", tp.ID, services.TemplatePatch{CodeMode: &unique})
+		out, err = f.Admin.UpdateTemplate(f.Ctx, "admin", tp.ID, admin.TemplatePatch{CodeMode: &unique})
 		if err != nil || out.SharedCode != "" || out.CodeMode != models.CodeModeUnique {
 			t.Fatalf("patch back to unique: %+v %v", out, err)
 		}
@@ -179,18 +182,18 @@ func TestSharedCodeTemplate(t *testing.T) {
 func TestSharedCodeHold(t *testing.T) {
 	f := newSharedFixture(t, 3, 1, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
 	t.Run("ErrUserRequired", func(t *testing.T) {
-		_, err := f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{"summer10"}})
+		_, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{"summer10"}})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "user_id")
 		_, err = f.hold("o1", "", "summer10", 1000, 60)
 		assertClaimCode(t, err, models.CodeInvalidRequest, "user_id")
-		_, err = f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "r0", OrderAmountCents: 1000})
+		_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "r0", OrderAmountCents: 1000})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "user_id")
 		_, err = f.hold("o1", "ann", "nosuchcode", 1000, 60)
 		assertClaimCode(t, err, models.CodeNotFound)
 	})
 	t.Run("ValidateTakesNothing", func(t *testing.T) {
 		before := f.redisState()
-		res, err := f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{"Summer10"}, UserID: "ann"})
+		res, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{"Summer10"}, UserID: "ann"})
 		if err != nil || res.Result != "ok" || res.DiscountCents != 500 || res.Coupons[0].SharedCode != "SUMMER10" {
 			t.Fatalf("validate: %+v %v", res, err)
 		}
@@ -199,7 +202,7 @@ func TestSharedCodeHold(t *testing.T) {
 			t.Fatalf("validate wrote %d coupons", n)
 		}
 	})
-	var first *services.CheckoutResult
+	var first *checkout.CheckoutResult
 	t.Run("HoldClaims", func(t *testing.T) {
 		res, err := f.hold("o1", "ann", "SUMMER10", 1000, 60)
 		if err != nil || res.Result != "held" || res.DiscountCents != 500 || res.Duplicate {
@@ -222,11 +225,11 @@ func TestSharedCodeHold(t *testing.T) {
 		}
 		// Validate of the order answers its claim; another order of ann's is
 		// over her limit, and a hold of it takes nothing.
-		v, err := f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderID: "o1", OrderAmountCents: 1000, CouponCodes: []string{"summer10"}, UserID: "ann"})
+		v, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderID: "o1", OrderAmountCents: 1000, CouponCodes: []string{"summer10"}, UserID: "ann"})
 		if err != nil || v.Result != "ok" || v.Coupons[0].CouponCode != res.Coupons[0].CouponCode {
 			t.Fatalf("validate of the held order: %+v %v", v, err)
 		}
-		v, err = f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderID: "o2", OrderAmountCents: 1000, CouponCodes: []string{"summer10"}, UserID: "ann"})
+		v, err = f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderID: "o2", OrderAmountCents: 1000, CouponCodes: []string{"summer10"}, UserID: "ann"})
 		if err != nil || v.Result != "user_limit_reached" || v.DiscountCents != 0 {
 			t.Fatalf("validate over the limit: %+v %v", v, err)
 		}
@@ -238,7 +241,7 @@ func TestSharedCodeHold(t *testing.T) {
 		f.assertNoDrift()
 	})
 	t.Run("ReleaseGivesBack", func(t *testing.T) {
-		rel, err := f.Svc.Release(f.Ctx, "shop", "o1")
+		rel, err := f.Checkout.Release(f.Ctx, "shop", "o1")
 		if err != nil || rel.Duplicate {
 			t.Fatalf("release: %+v %v", rel, err)
 		}
@@ -255,11 +258,11 @@ func TestSharedCodeHold(t *testing.T) {
 		if err != nil || res.Duplicate || res.Coupons[0].CouponCode == first.Coupons[0].CouponCode {
 			t.Fatalf("hold after release: %+v %v", res, err)
 		}
-		conf, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o1", Cashier: "shop"})
+		conf, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1", Cashier: "shop"})
 		if err != nil || conf.Result != "redeemed" || conf.DiscountCents != 500 {
 			t.Fatalf("confirm: %+v %v", conf, err)
 		}
-		again, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o1", Cashier: "shop"})
+		again, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1", Cashier: "shop"})
 		if err != nil || !again.Duplicate {
 			t.Fatalf("confirm again: %+v %v", again, err)
 		}
@@ -279,13 +282,13 @@ func TestSharedCodeHold(t *testing.T) {
 			t.Fatalf("remaining %d, want 1", f.remaining())
 		}
 		f.Clock.Advance(6 * time.Second)
-		if n, err := f.Svc.ExpireHolds(f.Ctx); err != nil || n != 1 {
+		if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 1 {
 			t.Fatalf("expire: %d %v", n, err)
 		}
 		if f.remaining() != 2 || f.ordinals("bob") != "" {
 			t.Fatalf("remaining %d, bob's ordinals %q; want 2 and none", f.remaining(), f.ordinals("bob"))
 		}
-		_, err := f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o3"})
+		_, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o3"})
 		assertClaimCode(t, err, models.CodeHoldExpired)
 		if f.remaining() != 2 {
 			t.Fatalf("a late confirm took stock: remaining %d", f.remaining())
@@ -298,7 +301,7 @@ func TestSharedCodeHold(t *testing.T) {
 		// out, and the confirm that fails gives the claim back at once.
 		other := f.template(f.campaign.ID, 5, 1, 100, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
 		cp := f.MustClaim(other.ID, "cat", "k-cat").Coupon
-		res, err := f.Svc.Hold(f.Ctx, services.CheckoutRequest{OrderID: "o4", OrderAmountCents: 1000,
+		res, err := f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: "o4", OrderAmountCents: 1000,
 			CouponCodes: []string{"summer10", cp.Code}, UserID: "cat", TTLSeconds: 5})
 		if err != nil || res.DiscountCents != 600 {
 			t.Fatalf("hold of two: %+v %v", res, err)
@@ -306,40 +309,40 @@ func TestSharedCodeHold(t *testing.T) {
 		if f.remaining() != 1 {
 			t.Fatalf("remaining %d, want 1", f.remaining())
 		}
-		if _, err := f.Svc.Revoke(f.Ctx, "admin", cp.Code, false, "test"); err != nil {
+		if _, err := f.Admin.Revoke(f.Ctx, "admin", cp.Code, false, "test"); err != nil {
 			t.Fatal(err)
 		}
 		f.Clock.Advance(6 * time.Second)
-		_, err = f.Svc.Confirm(f.Ctx, services.ConfirmRequest{OrderID: "o4"})
+		_, err = f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o4"})
 		assertClaimCode(t, err, models.CodeHoldExpired)
 		if f.remaining() != 2 || f.ordinals("cat") != "" {
 			t.Fatalf("after the failed confirm: remaining %d, cat's ordinals %q; want 2 and none", f.remaining(), f.ordinals("cat"))
 		}
-		h, err := f.Svc.GetHold(f.Ctx, "o4")
-		if err != nil || h.State != services.HoldExpired {
+		h, err := f.Checkout.GetHold(f.Ctx, "o4")
+		if err != nil || h.State != checkout.HoldExpired {
 			t.Fatalf("hold after the failed confirm: %+v %v", h, err)
 		}
 		f.assertNoDrift()
 	})
 	t.Run("RedeemOneStep", func(t *testing.T) {
-		res, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "r1", OrderAmountCents: 2000, UserID: "dan", Cashier: "till"})
+		res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "r1", OrderAmountCents: 2000, UserID: "dan", Cashier: "till"})
 		if err != nil || res.Duplicate || res.DiscountCents != 500 || res.PayableCents != 1500 || res.Coupon.UserID != "dan" || res.Coupon.Status != models.CouponUsed {
 			t.Fatalf("redeem: %+v %v", res, err)
 		}
-		again, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "SUMMER10", OrderID: "r1", OrderAmountCents: 2000, UserID: "dan"})
+		again, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "SUMMER10", OrderID: "r1", OrderAmountCents: 2000, UserID: "dan"})
 		if err != nil || !again.Duplicate || again.Coupon.Code != res.Coupon.Code || again.DiscountCents != 500 {
 			t.Fatalf("redeem again: %+v %v", again, err)
 		}
 		if f.remaining() != 1 || f.ordinals("dan") != "1" {
 			t.Fatalf("remaining %d, dan's ordinals %q; want 1 and 1", f.remaining(), f.ordinals("dan"))
 		}
-		_, err = f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "r2", OrderAmountCents: 2000, UserID: "dan"})
+		_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "r2", OrderAmountCents: 2000, UserID: "dan"})
 		assertClaimCode(t, err, models.CodeUserLimitReached)
-		_, err = f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "r3", OrderAmountCents: 2000, UserID: "eve"})
+		_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "r3", OrderAmountCents: 2000, UserID: "eve"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer10", OrderID: "r4", OrderAmountCents: 2000, UserID: "fay"})
+		_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "r4", OrderAmountCents: 2000, UserID: "fay"})
 		assertClaimCode(t, err, models.CodeSoldOut)
 		if f.remaining() != 0 {
 			t.Fatalf("remaining %d, want 0", f.remaining())
@@ -365,7 +368,7 @@ func TestSharedCodeLookupFollowsChanges(t *testing.T) {
 		t.Fatalf("hold right after the template took the code: %+v %v", res, err)
 	}
 	code := "spring30"
-	if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", winter.ID, services.TemplatePatch{SharedCode: &code}); err != nil {
+	if _, err := f.Admin.UpdateTemplate(f.Ctx, "admin", winter.ID, admin.TemplatePatch{SharedCode: &code}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.hold("o2", "bob", "winter20", 1000, 60); !models.IsCode(err, models.CodeNotFound) {
@@ -376,7 +379,7 @@ func TestSharedCodeLookupFollowsChanges(t *testing.T) {
 		t.Fatalf("hold with the new code: %+v %v", res, err)
 	}
 	archived := models.TemplateArchived
-	if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", f.tp.ID, services.TemplatePatch{Status: &archived}); err != nil {
+	if _, err := f.Admin.UpdateTemplate(f.Ctx, "admin", f.tp.ID, admin.TemplatePatch{Status: &archived}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.hold("o3", "cat", "summer10", 1000, 60); !models.IsCode(err, models.CodeNotFound) {
@@ -393,7 +396,7 @@ func TestSharedCodeSoldOutMemory(t *testing.T) {
 	f := newSharedFixture(t, 1, 1)
 	fromMemory := func() int {
 		var m dto.Metric
-		if err := f.Svc.Metrics().SoldOutFromMemory.Write(&m); err != nil {
+		if err := f.Core.Metrics().SoldOutFromMemory.Write(&m); err != nil {
 			t.Fatal(err)
 		}
 		return int(m.GetCounter().GetValue())
@@ -405,7 +408,7 @@ func TestSharedCodeSoldOutMemory(t *testing.T) {
 	if _, err := f.hold("o2", "bob", "summer10", 1000, 60); !models.IsCode(err, models.CodeSoldOut) {
 		t.Fatalf("hold after the sell-out: %v, want sold_out", err)
 	}
-	for i := 0; !f.Svc.SoldOutLearnt(f.tp.ID); i++ {
+	for i := 0; !f.Core.SoldOutLearnt(f.tp.ID); i++ {
 		if i == 5000 {
 			t.Fatal("the sell-out was never learnt")
 		}
@@ -431,7 +434,7 @@ func TestSharedCodeSoldOutMemory(t *testing.T) {
 	if n := fromMemory(); n != 3 {
 		t.Fatalf("the replay was answered from memory (%d)", n)
 	}
-	if _, err := f.Svc.Release(f.Ctx, "shop", "o1"); err != nil {
+	if _, err := f.Checkout.Release(f.Ctx, "shop", "o1"); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.hold("o3", "cat", "summer10", 1000, 60)
@@ -452,7 +455,7 @@ func TestSharedCodeSoldOutMemory(t *testing.T) {
 func TestSharedCodeNormalForm(t *testing.T) {
 	f := newSharedFixture(t, 10, 1)
 	create := func(code string) (*models.Template, error) {
-		return f.Svc.CreateTemplate(f.Ctx, "test", models.Template{CampaignID: f.campaign.ID, Name: "other", Kind: models.KindFixed,
+		return f.Admin.CreateTemplate(f.Ctx, "test", models.Template{CampaignID: f.campaign.ID, Name: "other", Kind: models.KindFixed,
 			FaceValueCents: 100, TotalStock: 5, PerUserLimit: 1, ValidDays: 3, CodeMode: models.CodeModeShared, SharedCode: code})
 	}
 	tp, err := create("Summer-8931")
@@ -466,7 +469,7 @@ func TestSharedCodeNormalForm(t *testing.T) {
 		}
 		other := f.template(f.campaign.ID, 5, 1, 100)
 		shared, code := models.CodeModeShared, "summer-8931"
-		_, err := f.Svc.UpdateTemplate(f.Ctx, "admin", other.ID, services.TemplatePatch{CodeMode: &shared, SharedCode: &code})
+		_, err := f.Admin.UpdateTemplate(f.Ctx, "admin", other.ID, admin.TemplatePatch{CodeMode: &shared, SharedCode: &code})
 		assertClaimCode(t, err, models.CodeInvalidRequest, "shared_code")
 		var n int64
 		f.Backends.DB.Model(&models.Template{}).Where("code_mode = ?", models.CodeModeShared).Count(&n)
@@ -482,7 +485,7 @@ func TestSharedCodeNormalForm(t *testing.T) {
 	})
 	t.Run("CheckoutInAnySpelling", func(t *testing.T) {
 		for _, typed := range []string{"SUMMER8931", "summer 8931", "Summer-8931", "S U M M E R - 8 9 3 1"} {
-			res, err := f.Svc.Validate(f.Ctx, services.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{typed}, UserID: "ann"})
+			res, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 1000, CouponCodes: []string{typed}, UserID: "ann"})
 			if err != nil || res.Result != "ok" || res.Coupons[0].TemplateID != tp.ID || res.Coupons[0].SharedCode != "SUMMER8931" {
 				t.Fatalf("validate %q: %+v %v", typed, res, err)
 			}
@@ -496,7 +499,7 @@ func TestSharedCodeNormalForm(t *testing.T) {
 		if err != nil || !again.Duplicate || again.Coupons[0].CouponCode != res.Coupons[0].CouponCode {
 			t.Fatalf("hold again with dashes: %+v %v", again, err)
 		}
-		rr, err := f.Svc.Redeem(f.Ctx, services.RedeemRequest{CouponCode: "summer 10", OrderID: "r-spaced", UserID: "bob", OrderAmountCents: 1000})
+		rr, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer 10", OrderID: "r-spaced", UserID: "bob", OrderAmountCents: 1000})
 		if err != nil || rr.Duplicate || rr.DiscountCents != 500 || rr.Coupon.TemplateID != f.tp.ID || rr.Coupon.Status != models.CouponUsed {
 			t.Fatalf("redeem with spaces: %+v %v", rr, err)
 		}

@@ -8,6 +8,9 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -17,7 +20,7 @@ import (
 // whose memory is watched, other changes the stock behind its back.
 type soldOutFixture struct {
 	*checkoutFixture
-	other *services.Service
+	other *services.App
 }
 
 func newSoldOutFixture(t *testing.T) *soldOutFixture {
@@ -30,7 +33,7 @@ func newSoldOutFixture(t *testing.T) *soldOutFixture {
 // fromMemory is how many claims svc answered from its memory of a sell-out.
 func (f *soldOutFixture) fromMemory() int {
 	var m dto.Metric
-	if err := f.Svc.Metrics().SoldOutFromMemory.Write(&m); err != nil {
+	if err := f.Core.Metrics().SoldOutFromMemory.Write(&m); err != nil {
 		f.T.Fatal(err)
 	}
 	return int(m.GetCounter().GetValue())
@@ -41,7 +44,7 @@ func (f *soldOutFixture) fromMemory() int {
 func (f *soldOutFixture) waitLearnt() {
 	f.T.Helper()
 	for range 5000 {
-		if f.Svc.SoldOutLearnt(f.tmpl.ID) {
+		if f.Core.SoldOutLearnt(f.tmpl.ID) {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -51,9 +54,9 @@ func (f *soldOutFixture) waitLearnt() {
 
 // expect claims on svc and checks the answer: a result word and, for
 // claimed or duplicate, the coupon code (want "" for a new coupon).
-func (f *soldOutFixture) expect(svc *services.Service, user, key string, word string) *services.ClaimResult {
+func (f *soldOutFixture) expect(svc *services.App, user, key string, word string) *claims.ClaimResult {
 	f.T.Helper()
-	res, err := svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: user, IdempotencyKey: key})
+	res, err := svc.Claim(f.Ctx, claims.ClaimRequest{TemplateID: f.tmpl.ID, UserID: user, IdempotencyKey: key})
 	got := "claimed"
 	switch {
 	case err != nil:
@@ -78,7 +81,7 @@ func TestSoldOutMemory(t *testing.T) {
 	second := f.expect(f.Svc, "u2", "k2", "claimed")
 	// u1 uses the coupon (refunded below); a redemption changes no stock.
 	f.Clock.Advance(time.Second)
-	if _, err := f.other.Redeem(f.Ctx, services.RedeemRequest{CouponCode: first.Coupon.Code, OrderID: "o1", OrderAmountCents: 10_000, Cashier: "c"}); err != nil {
+	if _, err := f.other.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: first.Coupon.Code, OrderID: "o1", OrderAmountCents: 10_000, Cashier: "c"}); err != nil {
 		t.Fatalf("redeem: %v", err)
 	}
 	f.expect(f.Svc, "u3", "k3", "sold_out") // from the script
@@ -117,7 +120,7 @@ func TestSoldOutMemory(t *testing.T) {
 	// Another instance gives u1's coupon back (refund under recycle) and u5
 	// claims it there: sold out again, with u5's claim unknown to svc.
 	c1 := f.coupon(first.Coupon.ID)
-	if res, err := f.other.Refund(f.Ctx, services.RefundRequest{CouponCode: c1.Code, OrderID: "o1", Cashier: "c"}); err != nil || !res.StockReturned {
+	if res, err := f.other.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c1.Code, OrderID: "o1", Cashier: "c"}); err != nil || !res.StockReturned {
 		t.Fatalf("refund: %+v, %v", res, err)
 	}
 	fifth := f.expect(f.other, "u5", "k5", "claimed")
@@ -157,7 +160,7 @@ func TestSoldOutMemory(t *testing.T) {
 	f.waitLearnt()
 
 	// Stock added on svc itself is known at once.
-	if _, err := f.Svc.AddStock(f.Ctx, "admin", f.tmpl.ID, 1, "more"); err != nil {
+	if _, err := f.Admin.AddStock(f.Ctx, "admin", f.tmpl.ID, 1, "more"); err != nil {
 		t.Fatalf("add stock: %v", err)
 	}
 	f.expect(f.Svc, "u9", "k9", "claimed")
@@ -178,7 +181,7 @@ func TestSoldOutMemoryPaused(t *testing.T) {
 	f.expect(f.Svc, "u3", "k3", "sold_out")
 	f.waitLearnt()
 	paused := models.TemplatePaused
-	if _, err := f.other.UpdateTemplate(f.Ctx, "admin", f.tmpl.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := f.other.UpdateTemplate(f.Ctx, "admin", f.tmpl.ID, admin.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatalf("pause: %v", err)
 	}
 	f.expect(f.other, "u4", "k4", "not_claimable")
@@ -197,7 +200,7 @@ func TestSoldOutMemoryPaused(t *testing.T) {
 // sold_out.
 func TestSoldOutMemoryRace(t *testing.T) {
 	f := newSoldOutFixture(t)
-	if _, err := f.Svc.AddStock(f.Ctx, "admin", f.tmpl.ID, 3, "race"); err != nil {
+	if _, err := f.Admin.AddStock(f.Ctx, "admin", f.tmpl.ID, 3, "race"); err != nil {
 		t.Fatal(err)
 	}
 	const n = 40
@@ -213,7 +216,7 @@ func TestSoldOutMemoryRace(t *testing.T) {
 			}
 			wg.Go(func() {
 				<-start
-				res, err := svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: f.tmpl.ID, UserID: fmt.Sprintf("u%d", i), IdempotencyKey: fmt.Sprintf("k%d", i)})
+				res, err := svc.Claim(f.Ctx, claims.ClaimRequest{TemplateID: f.tmpl.ID, UserID: fmt.Sprintf("u%d", i), IdempotencyKey: fmt.Sprintf("k%d", i)})
 				switch {
 				case err != nil:
 					words[i] = models.ErrorCode(err).Word()

@@ -8,12 +8,14 @@ import (
 	"couponsvc/lua"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/reports"
 	"couponsvc/services/testenv"
 )
 
 // checkSums fails when one of the identities the figures promise does not
 // hold.
-func checkSums(t *testing.T, f services.TemplateFigures) {
+func checkSums(t *testing.T, f reports.TemplateFigures) {
 	t.Helper()
 	if f.Claimed != f.HoldingSlot+f.RevokedSlotReturned {
 		t.Errorf("template %d: claimed %d != holding a slot %d + revoked, slot returned %d", f.TemplateID, f.Claimed, f.HoldingSlot, f.RevokedSlotReturned)
@@ -62,13 +64,13 @@ func TestTemplateFiguresAddUp(t *testing.T) {
 	}
 	redeem := func(c *models.Coupon, order string) {
 		t.Helper()
-		if _, err := svc.Redeem(ctx, services.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 1000, Cashier: "till"}); err != nil {
+		if _, err := svc.Redeem(ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 1000, Cashier: "till"}); err != nil {
 			t.Fatalf("redeem %s: %v", order, err)
 		}
 	}
 	refund := func(c *models.Coupon, order string) {
 		t.Helper()
-		if _, err := svc.Refund(ctx, services.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "till"}); err != nil {
+		if _, err := svc.Refund(ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "till"}); err != nil {
 			t.Fatalf("refund %s: %v", order, err)
 		}
 	}
@@ -111,7 +113,7 @@ func TestTemplateFiguresAddUp(t *testing.T) {
 		t.Fatalf("reserve: %v %v", vals, err)
 	}
 
-	want := map[int64]services.TemplateFigures{
+	want := map[int64]reports.TemplateFigures{
 		r.ID: {TemplateID: r.ID, CampaignID: camp.ID, TotalStock: 20, Claimed: 7, Issued: 2, Expired: 1, Redeemed: 2,
 			Refunded: 2, Redemptions: 4, Revoked: 2, RevokedSlotKept: 1, RevokedSlotReturned: 1, HoldingSlot: 6, Live: 6,
 			ValueIssuedCents: 3000},
@@ -129,7 +131,7 @@ func TestTemplateFiguresAddUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, got := range []services.TemplateFigures{st.TemplateFigures, all[tid]} {
+		for _, got := range []reports.TemplateFigures{st.TemplateFigures, all[tid]} {
 			checkSums(t, got)
 			if got.Remaining == nil || got.InFlightOrDrift == nil ||
 				[2]int64{*got.Remaining, *got.InFlightOrDrift} != wantLeft[tid] {
@@ -149,7 +151,7 @@ func TestTemplateFiguresAddUp(t *testing.T) {
 		*f.BudgetLeftCents+f.ValueIssuedCents != f.BudgetCents {
 		t.Errorf("campaign figures %+v, want 3600 held and 96400 left of 100000", f)
 	}
-	var total services.TemplateFigures
+	var total reports.TemplateFigures
 	total.Add(all[r.ID])
 	total.Add(all[y.ID])
 	if total.Claimed != 11 || total.HoldingSlot != 8 || total.RevokedSlotReturned != 3 || total.Redemptions != 6 || total.TotalStock != 30 {

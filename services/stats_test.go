@@ -7,6 +7,8 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/reports"
 	"couponsvc/services/testenv"
 )
 
@@ -32,12 +34,12 @@ func TestTemplateStats(t *testing.T) {
 	clk.Set(start.Add(2 * time.Hour))
 	d, e := claim("d"), claim("e")
 	for i, cp := range []*models.Coupon{a, b} {
-		if _, err := env.Service.Redeem(ctx, services.RedeemRequest{CouponCode: cp.Code, OrderID: fmt.Sprint("o", i),
+		if _, err := env.Service.Redeem(ctx, checkout.RedeemRequest{CouponCode: cp.Code, OrderID: fmt.Sprint("o", i),
 			OrderAmountCents: 1000, Cashier: "till"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := env.Service.Refund(ctx, services.RefundRequest{CouponCode: b.Code, OrderID: "o1", Cashier: "till"}); err != nil {
+	if _, err := env.Service.Refund(ctx, checkout.RefundRequest{CouponCode: b.Code, OrderID: "o1", Cashier: "till"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := env.Service.Revoke(ctx, "admin", c.Code, false, "test"); err != nil {
@@ -51,7 +53,7 @@ func TestTemplateStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := services.TemplateFigures{TemplateID: tp.ID, CampaignID: camp.ID, TotalStock: 20,
+	want := reports.TemplateFigures{TemplateID: tp.ID, CampaignID: camp.ID, TotalStock: 20,
 		Claimed: 5, Issued: 2, Redeemed: 1, Refunded: 1, Redemptions: 2, Revoked: 2, RevokedSlotKept: 1,
 		RevokedSlotReturned: 1, HoldingSlot: 4, Live: 4, ValueIssuedCents: 2000}
 	got := st.TemplateFigures

@@ -13,37 +13,37 @@ func TestCheckRedemption(t *testing.T) {
 	c := f.claim("u1")
 
 	t.Run("Capped", func(t *testing.T) {
-		chk, err := f.Svc.CheckRedemption(f.Ctx, c.Code, "o-1", 20_000)
+		chk, err := f.Checkout.CheckRedemption(f.Ctx, c.Code, "o-1", 20_000)
 		if err != nil || chk.DiscountCents != 2000 || chk.UncappedCents != 3000 || chk.PayableCents != 18_000 || chk.Redeemed != nil {
 			t.Fatalf("check %+v, %v", chk, err)
 		}
 	})
 	t.Run("UnderTheCap", func(t *testing.T) {
-		chk, err := f.Svc.CheckRedemption(f.Ctx, c.Code, "o-1", 10_000)
+		chk, err := f.Checkout.CheckRedemption(f.Ctx, c.Code, "o-1", 10_000)
 		if err != nil || chk.DiscountCents != 1500 || chk.UncappedCents != 1500 || chk.PayableCents != 8500 {
 			t.Fatalf("check %+v, %v", chk, err)
 		}
 	})
 	t.Run("RedeemedOnThisOrder", func(t *testing.T) {
 		f.mustRedeem(c, "o-1", 10_000)
-		chk, err := f.Svc.CheckRedemption(f.Ctx, c.Code, "o-1", 50_000)
+		chk, err := f.Checkout.CheckRedemption(f.Ctx, c.Code, "o-1", 50_000)
 		if err != nil || chk.Redeemed == nil || chk.Redeemed.OrderAmountCents != 10_000 || chk.Redeemed.DiscountCents != 1500 {
 			t.Fatalf("check on the same order %+v, %v", chk, err)
 		}
-		chk, err = f.Svc.CheckRedemption(f.Ctx, c.Code, "o-2", 50_000)
+		chk, err = f.Checkout.CheckRedemption(f.Ctx, c.Code, "o-2", 50_000)
 		if err != nil || chk.Redeemed != nil || chk.Coupon.Status != models.CouponUsed {
 			t.Fatalf("check on another order %+v, %v", chk, err)
 		}
 	})
 	t.Run("RefundedOnThisOrder", func(t *testing.T) {
 		f.mustRefund(c, "o-1")
-		chk, err := f.Svc.CheckRedemption(f.Ctx, c.Code, "o-1", 10_000)
+		chk, err := f.Checkout.CheckRedemption(f.Ctx, c.Code, "o-1", 10_000)
 		if err != nil || chk.Redeemed != nil || chk.Coupon.Status != models.CouponIssued {
 			t.Fatalf("check after the refund %+v, %v", chk, err)
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		if _, err := f.Svc.CheckRedemption(f.Ctx, models.NewCouponCode(), "o-1", 10_000); !models.IsCode(err, models.CodeNotFound) {
+		if _, err := f.Checkout.CheckRedemption(f.Ctx, models.NewCouponCode(), "o-1", 10_000); !models.IsCode(err, models.CodeNotFound) {
 			t.Fatalf("unknown code: %v", err)
 		}
 	})
@@ -52,17 +52,17 @@ func TestCheckRedemption(t *testing.T) {
 func TestRevokeReasons(t *testing.T) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 5, PerUserLimit: 3})
 	a, b, kept := f.claim("u1"), f.claim("u1"), f.claim("u1")
-	if _, err := f.Svc.Revoke(f.Ctx, "admin", a.Code, false, `shared as "free money"`); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin", a.Code, false, `shared as "free money"`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Revoke(f.Ctx, "admin", b.Code, false, "duplicate issue"); err != nil {
+	if _, err := f.Admin.Revoke(f.Ctx, "admin", b.Code, false, "duplicate issue"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.Svc.RevokeReasons(f.Ctx, []int64{a.ID, b.ID, kept.ID})
+	got, err := f.Claims.RevokeReasons(f.Ctx, []int64{a.ID, b.ID, kept.ID})
 	if err != nil || len(got) != 2 || got[a.ID] != `shared as "free money"` || got[b.ID] != "duplicate issue" {
 		t.Fatalf("reasons %v, %v", got, err)
 	}
-	if got, err := f.Svc.RevokeReasons(f.Ctx, nil); err != nil || len(got) != 0 {
+	if got, err := f.Claims.RevokeReasons(f.Ctx, nil); err != nil || len(got) != 0 {
 		t.Fatalf("no ids: %v, %v", got, err)
 	}
 }

@@ -8,13 +8,14 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/core"
 	"couponsvc/services/testenv"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // wantToken checks that svc accepts token (ok) or refuses it as unauthorized.
-func wantToken(t *testing.T, svc *services.Service, token string, ok bool, what string) {
+func wantToken(t *testing.T, svc *services.App, token string, ok bool, what string) {
 	t.Helper()
 	p, err := svc.AuthenticateToken(context.Background(), token)
 	switch {
@@ -87,7 +88,7 @@ func TestRevokeTokenRedisDown(t *testing.T) {
 	}
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
-	down := services.New(&services.Backends{DB: env.Backends.DB, Dialect: env.Backends.Dialect, Redis: dead},
+	down := services.New(&core.Backends{DB: env.Backends.DB, Dialect: env.Backends.Dialect, Redis: dead},
 		services.Config{KeyPrefix: env.Prefix, Logger: env.Config.Logger})
 	t.Cleanup(down.Close)
 

@@ -14,11 +14,14 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	adminsvc "couponsvc/services/admin"
+	claimsvc "couponsvc/services/claims"
+	eventsvc "couponsvc/services/events"
 	"couponsvc/services/testenv"
 )
 
 // attempts returns an endpoint's delivery log, oldest first.
-func attempts(t *testing.T, svc *services.Service, id int64) []models.WebhookAttempt {
+func attempts(t *testing.T, svc *services.App, id int64) []models.WebhookAttempt {
 	t.Helper()
 	log, err := svc.ListWebhookAttempts(context.Background(), id, 1000)
 	if err != nil {
@@ -45,7 +48,7 @@ func pauseTemplate(t *testing.T, f *testenv.Fixture) {
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID})
 	paused := models.TemplatePaused
-	if _, err := f.Svc.UpdateTemplate(f.Ctx, "admin", tp.ID, services.TemplatePatch{Status: &paused}); err != nil {
+	if _, err := f.Admin.UpdateTemplate(f.Ctx, "admin", tp.ID, adminsvc.TemplatePatch{Status: &paused}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -65,15 +68,15 @@ func TestWebhookRetriedThenDelivered(t *testing.T) {
 	// Down: nothing listens at the endpoint's address.
 	url := rcv.srv.URL
 	rcv.srv.Close()
-	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+	if n, err := f.Events.DispatchOnce(f.Ctx); n != 1 || err != nil {
 		t.Fatalf("dispatch while down = %d, %v", n, err)
 	}
 	d := delivery(t, f, ep.ID)
-	if d.State != models.DeliveryPending || d.Attempts != 1 || !d.NextAttemptAt.Equal(f.Clock.Now().Add(services.WebhookBackoff(1, 0))) {
+	if d.State != models.DeliveryPending || d.Attempts != 1 || !d.NextAttemptAt.Equal(f.Clock.Now().Add(eventsvc.WebhookBackoff(1, 0))) {
 		t.Fatalf("after the first failure: %+v", d)
 	}
 	// Not due yet: nothing is sent.
-	if n, _ := f.Svc.DispatchOnce(f.Ctx); n != 0 {
+	if n, _ := f.Events.DispatchOnce(f.Ctx); n != 0 {
 		t.Fatalf("dispatch before the backoff sent %d", n)
 	}
 	// Up again on the same address, answering 500, then too slowly, then
@@ -95,7 +98,7 @@ func TestWebhookRetriedThenDelivered(t *testing.T) {
 	rcv.mu.Unlock()
 	for i := 1; i <= 3; i++ {
 		f.Clock.Set(delivery(t, f, ep.ID).NextAttemptAt)
-		if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+		if n, err := f.Events.DispatchOnce(f.Ctx); n != 1 || err != nil {
 			t.Fatalf("retry %d = %d, %v", i, n, err)
 		}
 	}
@@ -120,7 +123,7 @@ func TestWebhookRetriedThenDelivered(t *testing.T) {
 	if got := rcv.received(); len(got) != 1 || got[d.EventID] != 1 {
 		t.Fatalf("receiver got %v, want event %d once with 2xx", got, d.EventID)
 	}
-	ep2, _ := f.Svc.GetWebhook(f.Ctx, ep.ID)
+	ep2, _ := f.Events.GetWebhook(f.Ctx, ep.ID)
 	if ep2.FailingSince != nil || !ep2.Enabled {
 		t.Fatalf("endpoint after a success: %+v, want enabled, not failing", ep2)
 	}
@@ -152,7 +155,7 @@ func TestWebhookBackoffSchedule(t *testing.T) {
 		if try > 100 {
 			t.Fatal("still retrying after 100 tries")
 		}
-		if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+		if n, err := f.Events.DispatchOnce(f.Ctx); n != 1 || err != nil {
 			t.Fatalf("try %d: dispatch = %d, %v", try, n, err)
 		}
 		d := delivery(t, f, ep.ID)
@@ -163,7 +166,7 @@ func TestWebhookBackoffSchedule(t *testing.T) {
 			break
 		}
 		wait := d.NextAttemptAt.Sub(f.Clock.Now())
-		if want := services.WebhookBackoff(try, jitter); wait != want {
+		if want := eventsvc.WebhookBackoff(try, jitter); wait != want {
 			t.Fatalf("try %d: waits %s, want %s", try, wait, want)
 		}
 		waits = append(waits, wait)
@@ -181,11 +184,11 @@ func TestWebhookBackoffSchedule(t *testing.T) {
 	if last < 72*time.Hour || last > 72*time.Hour+6*time.Hour {
 		t.Fatalf("tried for %s, want 3 days (at most one wait more)", last)
 	}
-	got, _ := f.Svc.GetWebhook(f.Ctx, ep.ID)
+	got, _ := f.Events.GetWebhook(f.Ctx, ep.ID)
 	if got.Enabled || got.DisabledAt == nil {
 		t.Fatalf("endpoint after 3 days of failures: %+v, want disabled", got)
 	}
-	entries, err := f.Svc.ListAudit(f.Ctx, 100)
+	entries, err := f.Admin.ListAudit(f.Ctx, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +204,7 @@ func TestWebhookBackoffSchedule(t *testing.T) {
 	// Disabled: a new event is not sent to it.
 	pauseTemplate(t, f)
 	f.Clock.Advance(time.Hour)
-	if n, _ := f.Svc.DispatchOnce(f.Ctx); n != 0 {
+	if n, _ := f.Events.DispatchOnce(f.Ctx); n != 0 {
 		t.Fatalf("a disabled endpoint got %d deliveries", n)
 	}
 }
@@ -226,7 +229,7 @@ func TestWebhookTwoInstances(t *testing.T) {
 			if i%2 == 1 {
 				svc = other
 			}
-			if _, err := svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("u%d", i), IdempotencyKey: fmt.Sprintf("k%d", i)}); err != nil {
+			if _, err := svc.Claim(f.Ctx, claimsvc.ClaimRequest{TemplateID: tp.ID, UserID: fmt.Sprintf("u%d", i), IdempotencyKey: fmt.Sprintf("k%d", i)}); err != nil {
 				t.Errorf("claim: %v", err)
 			}
 		}()
@@ -260,7 +263,7 @@ func TestWebhookPrivateAddresses(t *testing.T) {
 		"http://169.254.169.254/latest", "http://[::1]/x", "http://[fe80::1]/x", "http://[::ffff:127.0.0.1]/x",
 		"http://100.64.0.1/x", "http://0.0.0.0/x", "http://localhost:8080/x", "ftp://203.0.113.1/x", "http:///x",
 		"http://user:pw@203.0.113.1/x"} {
-		_, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u})
+		_, err := f.Events.CreateWebhook(f.Ctx, "admin", eventsvc.WebhookInput{URL: &u})
 		if !models.IsCode(err, models.CodeInvalidRequest) || !strings.Contains(err.Error(), "url") {
 			t.Errorf("register %s: %v, want invalid_request naming url", u, err)
 		}
@@ -268,11 +271,11 @@ func TestWebhookPrivateAddresses(t *testing.T) {
 	// A public address is taken (and removed again: no delivery leaves
 	// the test).
 	public := "https://8.8.8.8/hook"
-	pub, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &public})
+	pub, err := f.Events.CreateWebhook(f.Ctx, "admin", eventsvc.WebhookInput{URL: &public})
 	if err != nil {
 		t.Fatalf("register a public address: %v", err)
 	}
-	if err := f.Svc.DeleteWebhook(f.Ctx, "admin", pub.Endpoint.ID); err != nil {
+	if err := f.Events.DeleteWebhook(f.Ctx, "admin", pub.Endpoint.ID); err != nil {
 		t.Fatal(err)
 	}
 	// An endpoint registered where private addresses are allowed, sent from
@@ -280,12 +283,12 @@ func TestWebhookPrivateAddresses(t *testing.T) {
 	allowing := f.Env.NewService(webhookConfig())
 	rcv := newReceiver(t, f.Backends.DB, f.Clock.Now)
 	u := strings.Replace(rcv.srv.URL, "127.0.0.1", "localhost", 1) + "/hook"
-	w, err := allowing.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u})
+	w, err := allowing.CreateWebhook(f.Ctx, "admin", eventsvc.WebhookInput{URL: &u})
 	if err != nil {
 		t.Fatalf("register with private addresses allowed: %v", err)
 	}
 	pauseTemplate(t, f)
-	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+	if n, err := f.Events.DispatchOnce(f.Ctx); n != 1 || err != nil {
 		t.Fatalf("dispatch = %d, %v; want the endpoint tried", n, err)
 	}
 	log := attempts(t, f.Svc, w.Endpoint.ID)
@@ -304,17 +307,17 @@ func TestWebhookResend(t *testing.T) {
 	rcv := newReceiver(t, f.Backends.DB, f.Clock.Now)
 	ep := rcv.register(t, f.Svc)
 	pauseTemplate(t, f)
-	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+	if n, err := f.Events.DispatchOnce(f.Ctx); n != 1 || err != nil {
 		t.Fatalf("dispatch = %d, %v", n, err)
 	}
 	d := delivery(t, f, ep.ID)
-	if _, err := f.Svc.ResendDelivery(f.Ctx, "admin", ep.ID, d.ID); err != nil {
+	if _, err := f.Events.ResendDelivery(f.Ctx, "admin", ep.ID, d.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.ResendDelivery(f.Ctx, "admin", ep.ID+1, d.ID); !models.IsCode(err, models.CodeNotFound) {
+	if _, err := f.Events.ResendDelivery(f.Ctx, "admin", ep.ID+1, d.ID); !models.IsCode(err, models.CodeNotFound) {
 		t.Fatalf("resend under another endpoint: %v, want not_found", err)
 	}
-	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+	if n, err := f.Events.DispatchOnce(f.Ctx); n != 1 || err != nil {
 		t.Fatalf("dispatch after resend = %d, %v", n, err)
 	}
 	if got := rcv.received(); len(got) != 1 || got[d.EventID] != 2 {
@@ -330,26 +333,26 @@ func TestPrune(t *testing.T) {
 	rcv := newReceiver(t, f.Backends.DB, f.Clock.Now)
 	ep := rcv.register(t, f.Svc)
 	pauseTemplate(t, f) // delivered below
-	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+	if n, err := f.Events.DispatchOnce(f.Ctx); n != 1 || err != nil {
 		t.Fatalf("dispatch = %d, %v", n, err)
 	}
 	rcv.mu.Lock()
 	rcv.answer = func(int) int { return 500 }
 	rcv.mu.Unlock()
 	pauseTemplate(t, f) // still pending below
-	if _, err := f.Svc.DispatchOnce(f.Ctx); err != nil {
+	if _, err := f.Events.DispatchOnce(f.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	f.Clock.Advance(24 * time.Hour)
-	if _, err := f.Svc.UpdateWebhook(f.Ctx, "admin", ep.ID, services.WebhookInput{EventTypes: []string{models.EventCouponClaimed}}); err != nil {
+	if _, err := f.Events.UpdateWebhook(f.Ctx, "admin", ep.ID, eventsvc.WebhookInput{EventTypes: []string{models.EventCouponClaimed}}); err != nil {
 		t.Fatal(err)
 	}
 	pauseTemplate(t, f) // no delivery: the endpoint no longer takes it; recent
-	p, err := f.Svc.Prune(f.Ctx, start.Add(time.Hour))
+	p, err := f.Events.Prune(f.Ctx, start.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p != (services.Pruned{Attempts: 2, Deliveries: 1, Events: 1}) {
+	if p != (eventsvc.Pruned{Attempts: 2, Deliveries: 1, Events: 1}) {
 		t.Fatalf("pruned %+v, want 2 attempts, the delivered delivery and its event", p)
 	}
 	all, _ := eventIDs(t, f.Backends.DB)
@@ -429,7 +432,7 @@ func TestWebhookSpecialPurposeAfterDNS(t *testing.T) {
 	cfg := services.Config{DispatchInterval: 10 * time.Millisecond, Resolver: res}
 	f := testenv.NewFixture(t, cfg)
 	for _, u := range []string{"http://nat64.example/hook", "https://bench.example/hook"} {
-		_, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u})
+		_, err := f.Events.CreateWebhook(f.Ctx, "admin", eventsvc.WebhookInput{URL: &u})
 		if !models.IsCode(err, models.CodeInvalidRequest) || !strings.Contains(err.Error(), "url") ||
 			!strings.Contains(err.Error(), "resolves to") {
 			t.Errorf("register %s: %v, want invalid_request naming url (resolves to a special-purpose address)", u, err)
@@ -439,12 +442,12 @@ func TestWebhookSpecialPurposeAfterDNS(t *testing.T) {
 	allowCfg.WebhookAllowPrivate = true
 	allowing := f.Env.NewService(allowCfg)
 	u := "http://nat64.example:9/hook"
-	w, err := allowing.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u})
+	w, err := allowing.CreateWebhook(f.Ctx, "admin", eventsvc.WebhookInput{URL: &u})
 	if err != nil {
 		t.Fatalf("register with private addresses allowed: %v", err)
 	}
 	pauseTemplate(t, f)
-	if n, err := f.Svc.DispatchOnce(f.Ctx); n != 1 || err != nil {
+	if n, err := f.Events.DispatchOnce(f.Ctx); n != 1 || err != nil {
 		t.Fatalf("dispatch = %d, %v; want the endpoint tried", n, err)
 	}
 	log := attempts(t, f.Svc, w.Endpoint.ID)
@@ -461,25 +464,25 @@ func TestWebhookSecret(t *testing.T) {
 	u := "https://8.8.8.8/hook"
 	for _, s := range []string{strings.Repeat(" ", 20), strings.Repeat("\t", 20), "a" + strings.Repeat(" ", 19),
 		"abcd efgh ijkl mno", " abcdefghijklmnopq", "abcdefghijklmnopq ", "abcdefghijklmnop\n", strings.Repeat("x", 201)} {
-		_, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u, Secret: &s})
+		_, err := f.Events.CreateWebhook(f.Ctx, "admin", eventsvc.WebhookInput{URL: &u, Secret: &s})
 		if !models.IsCode(err, models.CodeInvalidRequest) || !strings.Contains(err.Error(), "secret") {
 			t.Errorf("create with secret %q: %v, want invalid_request naming secret", s, err)
 		}
 	}
-	if eps, err := f.Svc.ListWebhooks(f.Ctx); err != nil || len(eps) != 0 {
+	if eps, err := f.Events.ListWebhooks(f.Ctx); err != nil || len(eps) != 0 {
 		t.Fatalf("endpoints after refusals: %d %v, want none", len(eps), err)
 	}
 	good := "abcd efgh ijkl mnop"
-	w, err := f.Svc.CreateWebhook(f.Ctx, "admin", services.WebhookInput{URL: &u, Secret: &good})
+	w, err := f.Events.CreateWebhook(f.Ctx, "admin", eventsvc.WebhookInput{URL: &u, Secret: &good})
 	if err != nil || w.Secret != good {
 		t.Fatalf("create with 16 characters besides spaces: %+v %v", w, err)
 	}
 	spaces := strings.Repeat(" ", 20)
-	_, err = f.Svc.UpdateWebhook(f.Ctx, "admin", w.Endpoint.ID, services.WebhookInput{Secret: &spaces})
+	_, err = f.Events.UpdateWebhook(f.Ctx, "admin", w.Endpoint.ID, eventsvc.WebhookInput{Secret: &spaces})
 	if !models.IsCode(err, models.CodeInvalidRequest) || !strings.Contains(err.Error(), "secret") {
 		t.Fatalf("change to a secret of spaces: %v, want invalid_request naming secret", err)
 	}
-	if ep, err := f.Svc.GetWebhook(f.Ctx, w.Endpoint.ID); err != nil || ep.Secret != good {
+	if ep, err := f.Events.GetWebhook(f.Ctx, w.Endpoint.ID); err != nil || ep.Secret != good {
 		t.Fatalf("secret after the refused change: %+v %v", ep, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"couponsvc/handlers"
 	"couponsvc/services"
+	"couponsvc/services/core"
 )
 
 // config is everything couponsvc reads from its environment, parsed once.
@@ -24,7 +25,7 @@ type config struct {
 	Listen         string
 	DataDir        string
 	Demo           bool
-	Backend        services.BackendConfig
+	Backend        core.BackendConfig
 	BootstrapToken string
 	IdempotencyTTL time.Duration
 	// JobLease is how long a dead instance's job waits before another
@@ -153,10 +154,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err := loadLimits(getenv, &c); err != nil {
 		return c, err
 	}
-	c.Backend = services.BackendConfig{
+	c.Backend = core.BackendConfig{
 		MySQLDSN:   getenv("COUPON_MYSQL_DSN"),
 		RedisAddr:  getenv("COUPON_REDIS_ADDR"),
-		RedisAddrs: services.SplitAddrs(getenv("COUPON_REDIS_ADDRS")),
+		RedisAddrs: core.SplitAddrs(getenv("COUPON_REDIS_ADDRS")),
 		DataDir:    c.DataDir,
 	}
 	if c.Backend.RedisAddr != "" && len(c.Backend.RedisAddrs) > 0 {
@@ -200,7 +201,7 @@ const sessionKeyFile = "session.key"
 // the key kept in the data folder, made at the first start (32 random bytes
 // in hex, readable by the owner only); else, with MySQL, the key kept in the
 // database, which every instance shares. Logins survive restarts either way.
-func loadSessionKey(ctx context.Context, c config, svc *services.Service) ([]byte, error) {
+func loadSessionKey(ctx context.Context, c config, svc *services.App) ([]byte, error) {
 	if len(c.SessionKey) > 0 {
 		return c.SessionKey, nil
 	}

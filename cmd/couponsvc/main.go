@@ -21,6 +21,7 @@ import (
 
 	"couponsvc/handlers"
 	"couponsvc/services"
+	"couponsvc/services/core"
 )
 
 func main() {
@@ -87,8 +88,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // withService opens the backends (applying migrations), runs f, and closes.
-func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*services.Service) error) error {
-	b, err := services.OpenBackends(ctx, cfg.Backend)
+func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*services.App) error) error {
+	b, err := core.OpenBackends(ctx, cfg.Backend)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 	tuneGC()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return withService(ctx, cfg, logger, func(svc *services.Service) error {
+	return withService(ctx, cfg, logger, func(svc *services.App) error {
 		key, err := loadSessionKey(ctx, cfg, svc)
 		if err != nil {
 			return err
@@ -179,7 +180,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 
 // seedDemo fills an empty database with the demo data and prints the demo
 // users' passwords, once: later starts find users and do nothing.
-func seedDemo(ctx context.Context, svc *services.Service, stdout io.Writer) error {
+func seedDemo(ctx context.Context, svc *services.App, stdout io.Writer) error {
 	demo, err := svc.SeedDemo(ctx)
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
@@ -215,7 +216,7 @@ func addUser(ctx context.Context, cfg config, logger *slog.Logger, args []string
 	}); err != nil {
 		return err
 	}
-	return withService(ctx, cfg, logger, func(svc *services.Service) error {
+	return withService(ctx, cfg, logger, func(svc *services.App) error {
 		u, err := svc.CreateUser(ctx, "cli", username, password, role)
 		if err != nil {
 			return err
@@ -233,7 +234,7 @@ func addToken(ctx context.Context, cfg config, logger *slog.Logger, args []strin
 	}); err != nil {
 		return err
 	}
-	return withService(ctx, cfg, logger, func(svc *services.Service) error {
+	return withService(ctx, cfg, logger, func(svc *services.App) error {
 		token, _, err := svc.CreateToken(ctx, "cli", role, name)
 		if err != nil {
 			return err

@@ -9,21 +9,22 @@ import (
 	"strconv"
 
 	"couponsvc/services"
+	"couponsvc/services/core"
 )
 
 // migrateCommand applies the migrations (no argument), prints where the
 // database stands (status), or marks a version as applied (force VERSION).
 func migrateCommand(ctx context.Context, cfg config, logger *slog.Logger, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return withService(ctx, cfg, logger, func(*services.Service) error {
+		return withService(ctx, cfg, logger, func(*services.App) error {
 			fmt.Fprintln(stdout, "migrations applied")
 			return nil
 		})
 	}
 	switch {
 	case args[0] == "status" && len(args) == 1:
-		return withDB(cfg, func(b *services.Backends) error {
-			st, err := services.MigrationsStatus(ctx, b.DB, b.Dialect)
+		return withDB(cfg, func(b *core.Backends) error {
+			st, err := core.MigrationsStatus(ctx, b.DB, b.Dialect)
 			if err != nil {
 				return err
 			}
@@ -35,8 +36,8 @@ func migrateCommand(ctx context.Context, cfg config, logger *slog.Logger, args [
 		if err != nil || v < 0 {
 			return fmt.Errorf("migrate force: VERSION must be a migration number such as 3, not %q", args[1])
 		}
-		return withDB(cfg, func(b *services.Backends) error {
-			if err := services.ForceMigrationVersion(ctx, b.DB, b.Dialect, v); err != nil {
+		return withDB(cfg, func(b *core.Backends) error {
+			if err := core.ForceMigrationVersion(ctx, b.DB, b.Dialect, v); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "version %d recorded as applied\n", v)
@@ -47,17 +48,17 @@ func migrateCommand(ctx context.Context, cfg config, logger *slog.Logger, args [
 }
 
 // withDB opens the database alone: status and force must not migrate it.
-func withDB(cfg config, f func(*services.Backends) error) error {
-	db, dialect, err := services.OpenDB(cfg.Backend)
+func withDB(cfg config, f func(*core.Backends) error) error {
+	db, dialect, err := core.OpenDB(cfg.Backend)
 	if err != nil {
 		return err
 	}
-	b := &services.Backends{DB: db, Dialect: dialect}
+	b := &core.Backends{DB: db, Dialect: dialect}
 	defer b.Close()
 	return f(b)
 }
 
-func printMigrationStatus(w io.Writer, st services.MigrationStatus) {
+func printMigrationStatus(w io.Writer, st core.MigrationStatus) {
 	switch {
 	case st.Version == 0 && !st.Dirty:
 		fmt.Fprintln(w, "version: none")

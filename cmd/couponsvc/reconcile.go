@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"couponsvc/services"
+	reconcilesvc "couponsvc/services/reconcile"
 )
 
 // reconcileInterval is how often a serving instance runs the repair pass
@@ -24,7 +25,7 @@ const startupLoadTimeout = 30 * time.Second
 // loadCounters loads, before the listener opens, the counters Redis lost (or
 // never had: the embedded Redis starts empty). A failure is logged and the
 // service serves anyway: the claim path loads what is missing on demand.
-func loadCounters(ctx context.Context, svc *services.Service, logger *slog.Logger) {
+func loadCounters(ctx context.Context, svc *services.App, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, startupLoadTimeout)
 	defer cancel()
 	start := time.Now()
@@ -59,8 +60,8 @@ func reconcile(ctx context.Context, cfg config, logger *slog.Logger, args []stri
 		// sees an empty Redis of its own.
 		return fmt.Errorf("the embedded default keeps Redis inside the serving process: use POST /api/v1/reconcile (or the admin console) instead")
 	}
-	return withService(ctx, cfg, logger, func(svc *services.Service) error {
-		report, err := svc.Reconcile(ctx, services.ReconcileRequest{TemplateID: *tid, Repair: *repair, Actor: "cli"})
+	return withService(ctx, cfg, logger, func(svc *services.App) error {
+		report, err := svc.Reconcile(ctx, reconcilesvc.ReconcileRequest{TemplateID: *tid, Repair: *repair, Actor: "cli"})
 		if err != nil {
 			return err
 		}
@@ -73,7 +74,7 @@ func reconcile(ctx context.Context, cfg config, logger *slog.Logger, args []stri
 
 // printReconcile writes a reconciliation report as two tables, templates and
 // campaign budgets, and returns how many lines drifted and were not repaired.
-func printReconcile(w io.Writer, report *services.ReconcileReport) int {
+func printReconcile(w io.Writer, report *reconcilesvc.ReconcileReport) int {
 	unrepaired := 0
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "template\tcampaign\ttotal_stock\tredis_remaining\tdb_live\tin_flight\tdrift\tusers_drifted\trepaired\t")

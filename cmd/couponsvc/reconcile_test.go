@@ -7,6 +7,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	reconcilesvc "couponsvc/services/reconcile"
 	"couponsvc/services/testenv"
 )
 
@@ -27,7 +28,7 @@ func TestPrintReconcileBudget(t *testing.T) {
 	}
 	run := func(repair bool) (string, int) {
 		t.Helper()
-		rep, err := env.Service.Reconcile(ctx, services.ReconcileRequest{Repair: repair, Actor: "cli"})
+		rep, err := env.Service.Reconcile(ctx, reconcilesvc.ReconcileRequest{Repair: repair, Actor: "cli"})
 		if err != nil {
 			t.Fatal(err)
 		}

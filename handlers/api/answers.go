@@ -2,7 +2,12 @@ package api
 
 import (
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/core"
+	"couponsvc/services/events"
+	"couponsvc/services/reconcile"
+	"couponsvc/services/reports"
 )
 
 // The answers of the API: each route's row (routes.go) names one of these
@@ -24,7 +29,7 @@ type templateAnswer struct {
 }
 
 type templatesAnswer struct {
-	Templates []services.TemplateView `json:"templates"`
+	Templates []core.TemplateView `json:"templates"`
 }
 
 // templateStockAnswer is a template with the stock left.
@@ -34,7 +39,7 @@ type templateStockAnswer struct {
 }
 
 type statsAnswer struct {
-	Stats services.TemplateStats `json:"stats"`
+	Stats reports.TemplateStats `json:"stats"`
 }
 
 type claimAnswer struct {
@@ -62,15 +67,15 @@ type refundAnswer struct {
 }
 
 type usableAnswer struct {
-	services.Usable
+	checkout.Usable
 }
 
 type eventsAnswer struct {
-	services.EventPage
+	events.EventPage
 }
 
 type webhookCreatedAnswer struct {
-	services.CreatedWebhook
+	events.CreatedWebhook
 }
 
 type endpointsAnswer struct {
@@ -90,7 +95,7 @@ type deliveryAnswer struct {
 }
 
 type couponAnswer struct {
-	services.CouponDetail
+	core.CouponDetail
 }
 
 type revokeAnswer struct {
@@ -108,11 +113,11 @@ type tokenCreatedAnswer struct {
 }
 
 type tokensAnswer struct {
-	Tokens []services.TokenView `json:"tokens"`
+	Tokens []admin.TokenView `json:"tokens"`
 }
 
 type tokenAnswer struct {
-	Token services.TokenView `json:"token"`
+	Token admin.TokenView `json:"token"`
 }
 
 type userAnswer struct {
@@ -120,7 +125,7 @@ type userAnswer struct {
 }
 
 type reconcileAnswer struct {
-	services.ReconcileReport
+	reconcile.ReconcileReport
 }
 
 // valueOf is what p points to, or the zero value: an answer carries the

@@ -24,17 +24,17 @@ func (s *Server) authenticate(c *gin.Context) {
 		}
 		if s.badTokens != nil {
 			if err := s.badTokens.Blocked(c.ClientIP()); err != nil {
-				s.svc.Metrics().Refused.WithLabelValues("rate_limited_token").Inc()
+				s.core.Metrics().Refused.WithLabelValues("rate_limited_token").Inc()
 				web.RespondError(c, err)
 				return
 			}
 		}
-		p, err := s.svc.AuthenticateToken(c.Request.Context(), strings.TrimSpace(token))
+		p, err := s.admin.AuthenticateToken(c.Request.Context(), strings.TrimSpace(token))
 		if err != nil {
 			if s.badTokens != nil && models.IsCode(err, models.CodeUnauthorized) {
 				if lerr := s.badTokens.Failed(c.Request.Context(), c.ClientIP()); lerr != nil {
 					if models.IsCode(lerr, models.CodeRateLimited) {
-						s.svc.Metrics().Refused.WithLabelValues("rate_limited_token").Inc()
+						s.core.Metrics().Refused.WithLabelValues("rate_limited_token").Inc()
 					}
 					err = lerr
 				}

@@ -5,7 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -24,12 +24,12 @@ func (s *Server) createCampaign(c *gin.Context) {
 	if req.BudgetCents != nil {
 		camp.BudgetCents = *req.BudgetCents
 	}
-	out, err := s.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
+	out, err := s.admin.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
 	web.Answer(c, err, http.StatusCreated, "ok", campaignAnswer{Campaign: valueOf(out)})
 }
 
 func (s *Server) listCampaigns(c *gin.Context) {
-	out, err := s.svc.ListCampaigns(c.Request.Context())
+	out, err := s.core.ListCampaigns(c.Request.Context())
 	web.Answer(c, err, http.StatusOK, "ok", campaignsAnswer{Campaigns: out})
 }
 
@@ -38,7 +38,7 @@ func (s *Server) getCampaign(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, err := s.svc.GetCampaign(c.Request.Context(), id)
+	out, err := s.core.GetCampaign(c.Request.Context(), id)
 	web.Answer(c, err, http.StatusOK, "ok", campaignAnswer{Campaign: valueOf(out)})
 }
 
@@ -57,11 +57,11 @@ func (s *Server) updateCampaign(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	var p services.CampaignPatch
+	var p admin.CampaignPatch
 	if err := web.FirstErr(req.Name.NotNull("name", &p.Name), req.Status.NotNull("status", &p.Status)); err != nil {
 		web.RespondError(c, err)
 		return
 	}
-	out, err := s.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, p)
+	out, err := s.admin.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, p)
 	web.Answer(c, err, http.StatusOK, "ok", campaignAnswer{Campaign: valueOf(out)})
 }

@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -36,7 +36,7 @@ type checkoutAnswer struct {
 	State            string                    `json:"state,omitempty" doc:"the hold: held, confirmed, released or expired"`
 	Late             bool                      `json:"late" doc:"confirmed after the hold expired, the coupons being still free"`
 	ExpiresAt        *string                   `json:"expires_at,omitempty" doc:"when the hold ends (RFC 3339, UTC)"`
-	Coupons          []services.CheckoutCoupon `json:"coupons"`
+	Coupons          []checkout.CheckoutCoupon `json:"coupons"`
 	OrderAmountCents int64                     `json:"order_amount_cents"`
 	DiscountCents    int64                     `json:"discount_cents" doc:"the coupons' discounts together (models.Price)"`
 	PayableCents     int64                     `json:"payable_cents" doc:"order amount − discount"`
@@ -49,11 +49,11 @@ type releaseAnswer struct {
 }
 
 // checkoutPayload is the payload of a checkout answer.
-func checkoutPayload(r *services.CheckoutResult) checkoutAnswer {
+func checkoutPayload(r *checkout.CheckoutResult) checkoutAnswer {
 	h := checkoutAnswer{OrderID: r.OrderID, State: r.State, Late: r.Late, Coupons: r.Coupons,
 		OrderAmountCents: r.OrderAmountCents, DiscountCents: r.DiscountCents, PayableCents: r.PayableCents}
 	if r.Coupons == nil {
-		h.Coupons = []services.CheckoutCoupon{}
+		h.Coupons = []checkout.CheckoutCoupon{}
 	}
 	if r.ExpiresAt != nil {
 		at := web.FormatTime(*r.ExpiresAt)
@@ -96,7 +96,7 @@ func (s *Server) validateCheckout(c *gin.Context) {
 		}
 		userID = p.UserID
 	}
-	sr := services.CheckoutRequest{OrderAmountCents: *req.OrderAmountCents, CouponCodes: req.CouponCodes,
+	sr := checkout.CheckoutRequest{OrderAmountCents: *req.OrderAmountCents, CouponCodes: req.CouponCodes,
 		UserID: userID, Actor: web.Principal(c).Name}
 	if req.OrderID != nil {
 		sr.OrderID = *req.OrderID
@@ -109,7 +109,7 @@ func (s *Server) validateCheckout(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	res, err := s.svc.Validate(c.Request.Context(), sr)
+	res, err := s.checkout.Validate(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -125,7 +125,7 @@ func (s *Server) admitValidate(c *gin.Context, userID string, n int) error {
 	if s.validates == nil {
 		return nil
 	}
-	n = min(max(n, 1), services.DefaultMaxCouponsPerOrder)
+	n = min(max(n, 1), checkout.DefaultMaxCouponsPerOrder)
 	p := web.Principal(c)
 	caller := "session:" + p.Name
 	if viaToken(c) {
@@ -162,20 +162,20 @@ func (s *Server) usableCoupons(c *gin.Context) {
 		web.RespondError(c, models.Invalid("order_amount_cents", "must be a whole number of cents between 1 and %d", int64(models.MaxMoneyCents)))
 		return
 	}
-	out, err := s.svc.UsableCoupons(c.Request.Context(), userID, amount)
+	out, err := s.checkout.UsableCoupons(c.Request.Context(), userID, amount)
 	if err != nil {
 		web.RespondError(c, err)
 		return
 	}
 	coupons := out.Coupons
 	if coupons == nil {
-		coupons = []services.UsableCoupon{}
+		coupons = []checkout.UsableCoupon{}
 	}
 	best := out.Best
 	if best == nil {
 		best = []string{}
 	}
-	web.Respond(c, http.StatusOK, "ok", usableAnswer{services.Usable{Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents}})
+	web.Respond(c, http.StatusOK, "ok", usableAnswer{checkout.Usable{Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents}})
 }
 
 // holdCoupons holds every coupon of the request for the order, or none: 201
@@ -191,7 +191,7 @@ func (s *Server) holdCoupons(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	sr := services.CheckoutRequest{OrderID: *req.OrderID, OrderAmountCents: *req.OrderAmountCents,
+	sr := checkout.CheckoutRequest{OrderID: *req.OrderID, OrderAmountCents: *req.OrderAmountCents,
 		CouponCodes: req.CouponCodes, UserID: userID, Actor: web.Principal(c).Name}
 	if req.TTLSeconds != nil {
 		if *req.TTLSeconds < 5 || *req.TTLSeconds > 86400 {
@@ -200,7 +200,7 @@ func (s *Server) holdCoupons(c *gin.Context) {
 		}
 		sr.TTLSeconds = *req.TTLSeconds
 	}
-	res, err := s.svc.Hold(c.Request.Context(), sr)
+	res, err := s.checkout.Hold(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -214,7 +214,7 @@ func (s *Server) holdCoupons(c *gin.Context) {
 
 // getHold shows an order's hold and its state.
 func (s *Server) getHold(c *gin.Context) {
-	res, err := s.svc.GetHold(c.Request.Context(), c.Param("order_id"))
+	res, err := s.checkout.GetHold(c.Request.Context(), c.Param("order_id"))
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -230,7 +230,7 @@ func (s *Server) confirmHold(c *gin.Context) {
 	if c.Request.ContentLength != 0 && !web.BindJSON(c, &req) {
 		return
 	}
-	sr := services.ConfirmRequest{OrderID: c.Param("order_id"), Cashier: web.Principal(c).Name}
+	sr := checkout.ConfirmRequest{OrderID: c.Param("order_id"), Cashier: web.Principal(c).Name}
 	if req.OrderAmountCents != nil {
 		if *req.OrderAmountCents < 1 || *req.OrderAmountCents > models.MaxMoneyCents {
 			web.RespondError(c, models.Invalid("order_amount_cents", "must be between 1 and %d (or left out)", int64(models.MaxMoneyCents)))
@@ -238,7 +238,7 @@ func (s *Server) confirmHold(c *gin.Context) {
 		}
 		sr.OrderAmountCents = *req.OrderAmountCents
 	}
-	res, err := s.svc.Confirm(c.Request.Context(), sr)
+	res, err := s.checkout.Confirm(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -249,7 +249,7 @@ func (s *Server) confirmHold(c *gin.Context) {
 // releaseHold gives the order's held coupons back when its payment failed:
 // 200 "released"; again (or after the hold expired) → 200 "duplicate".
 func (s *Server) releaseHold(c *gin.Context) {
-	res, err := s.svc.Release(c.Request.Context(), web.Principal(c).Name, c.Param("order_id"))
+	res, err := s.checkout.Release(c.Request.Context(), web.Principal(c).Name, c.Param("order_id"))
 	if err != nil {
 		web.RespondError(c, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -11,15 +12,15 @@ import (
 // claimGuard applies the abuse limits of claims: the in-flight bound of this
 // instance and the rate limits shared by all instances through Redis.
 type claimGuard struct {
-	limiter *services.RateLimiter // nil when both rate limits are off
-	slots   chan struct{}         // nil when in-flight claims are not bounded
-	metrics *services.Metrics
+	limiter *core.RateLimiter // nil when both rate limits are off
+	slots   chan struct{}     // nil when in-flight claims are not bounded
+	metrics *core.Metrics
 }
 
-func newClaimGuard(svc *services.Service, l web.Limits) *claimGuard {
+func newClaimGuard(svc *services.App, l web.Limits) *claimGuard {
 	g := &claimGuard{metrics: svc.Metrics()}
 	if l.ClaimsPerUser > 0 || l.ClaimsPerAddr > 0 {
-		g.limiter = svc.NewRateLimiter(services.ClaimLimits{PerUser: l.ClaimsPerUser, PerAddr: l.ClaimsPerAddr})
+		g.limiter = svc.NewRateLimiter(core.ClaimLimits{PerUser: l.ClaimsPerUser, PerAddr: l.ClaimsPerAddr})
 	}
 	if l.MaxInflightClaims > 0 {
 		g.slots = make(chan struct{}, l.MaxInflightClaims)

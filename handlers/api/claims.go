@@ -7,7 +7,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/claims"
 
 	"github.com/gin-gonic/gin"
 )
@@ -45,10 +45,10 @@ func (s *Server) claimCoupon(c *gin.Context) {
 	default:
 		userID = *req.UserID
 	}
-	creq := services.ClaimRequest{TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key"),
+	creq := claims.ClaimRequest{TemplateID: id, UserID: userID, IdempotencyKey: c.GetHeader("Idempotency-Key"),
 		Admit: func(context.Context) error { return s.claims.allowUser(c, userID) }}
-	res, err := s.svc.Claim(c.Request.Context(), creq)
-	var refused *services.AdmitError
+	res, err := s.claimer.Claim(c.Request.Context(), creq)
+	var refused *claims.AdmitError
 	if errors.As(err, &refused) {
 		// The limit counts new claims: a replay still gets the first answer.
 		// Only a refused claim pays for the look-up.
@@ -57,7 +57,7 @@ func (s *Server) claimCoupon(c *gin.Context) {
 			web.RespondError(c, limited)
 			return
 		}
-		if res, err = s.svc.ReplayClaim(c.Request.Context(), creq); err != nil {
+		if res, err = s.claimer.ReplayClaim(c.Request.Context(), creq); err != nil {
 			s.claims.countRefusal(limited, "rate_limited_user")
 			web.RespondError(c, limited)
 			return
@@ -71,5 +71,5 @@ func (s *Server) claimCoupon(c *gin.Context) {
 	if res.Duplicate {
 		status, result = http.StatusOK, models.CodeDuplicate.Word()
 	}
-	web.Respond(c, status, result, claimAnswer{Coupon: res.Coupon.View(s.svc.Now()), Remaining: res.Remaining})
+	web.Respond(c, status, result, claimAnswer{Coupon: res.Coupon.View(s.core.Now()), Remaining: res.Remaining})
 }

@@ -22,7 +22,7 @@ func (s *Server) revokeCoupon(c *gin.Context) {
 		return
 	}
 	returnStock := req.ReturnStock != nil && *req.ReturnStock
-	res, err := s.svc.Revoke(c.Request.Context(), web.Principal(c).Name, c.Param("code"), returnStock, *req.Reason)
+	res, err := s.admin.Revoke(c.Request.Context(), web.Principal(c).Name, c.Param("code"), returnStock, *req.Reason)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -32,7 +32,7 @@ func (s *Server) revokeCoupon(c *gin.Context) {
 
 // getCoupon shows a coupon, with its effective status, and its template.
 func (s *Server) getCoupon(c *gin.Context) {
-	d, err := s.svc.GetCoupon(c.Request.Context(), c.Param("code"))
+	d, err := s.core.GetCoupon(c.Request.Context(), c.Param("code"))
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -48,6 +48,6 @@ func (s *Server) listUserCoupons(c *gin.Context) {
 		web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
 		return
 	}
-	out, err := s.svc.ListUserCoupons(c.Request.Context(), userID)
+	out, err := s.core.ListUserCoupons(c.Request.Context(), userID)
 	web.Answer(c, err, http.StatusOK, "ok", couponsAnswer{Coupons: out})
 }

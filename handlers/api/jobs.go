@@ -10,7 +10,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )
@@ -60,7 +60,7 @@ func (s *Server) generateCodes(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	j, err := s.svc.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, *req.Count, req.Pattern)
+	j, err := s.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, *req.Count, req.Pattern)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -80,9 +80,9 @@ func (s *Server) importCodes(c *gin.Context) {
 		return
 	}
 	body := &cutReader{r: c.Request.Body}
-	j, err := s.svc.StartImport(c.Request.Context(), web.Principal(c).Name, id, body)
+	j, err := s.codes.StartImport(c.Request.Context(), web.Principal(c).Name, id, body)
 	if body.cut {
-		err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", services.MaxImportBytes>>20))
+		err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", codes.MaxImportBytes>>20))
 	}
 	if err != nil {
 		web.RespondError(c, err)
@@ -101,7 +101,7 @@ func (s *Server) issueCoupons(c *gin.Context) {
 	var users []string
 	if isCSV(c) {
 		body := &cutReader{r: c.Request.Body}
-		list, err := services.ParseUserList(body)
+		list, err := codes.ParseUserList(body)
 		if body.cut {
 			err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", maxIssueBody>>20))
 		}
@@ -122,7 +122,7 @@ func (s *Server) issueCoupons(c *gin.Context) {
 		}
 		users = req.UserIDs
 	}
-	j, err := s.svc.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
+	j, err := s.codes.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -136,7 +136,7 @@ func (s *Server) getJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	j, err := s.svc.GetJob(c.Request.Context(), id)
+	j, err := s.codes.GetJob(c.Request.Context(), id)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -150,15 +150,15 @@ func (s *Server) downloadJobResult(c *gin.Context) {
 	if !ok {
 		return
 	}
-	j, err := s.svc.GetJob(c.Request.Context(), id)
+	j, err := s.codes.GetJob(c.Request.Context(), id)
 	if err != nil {
 		web.RespondError(c, err)
 		return
 	}
 	c.Header("Content-Type", "text/csv; charset=utf-8")
-	c.Header("Content-Disposition", `attachment; filename="`+services.JobResultName(j)+`"`)
+	c.Header("Content-Disposition", `attachment; filename="`+codes.JobResultName(j)+`"`)
 	c.Status(http.StatusOK)
-	if err := s.svc.WriteJobResult(c.Request.Context(), id, c.Writer); err != nil {
+	if err := s.codes.WriteJobResult(c.Request.Context(), id, c.Writer); err != nil {
 		s.log.Warn("job result cut", "job", id, "err", err)
 	}
 }
@@ -169,7 +169,7 @@ func (s *Server) exportCoupons(c *gin.Context) {
 	if !ok {
 		return
 	}
-	f := services.ExportFilter{Status: c.Query("status")}
+	f := codes.ExportFilter{Status: c.Query("status")}
 	for _, q := range []struct {
 		name string
 		dst  *time.Time
@@ -183,14 +183,14 @@ func (s *Server) exportCoupons(c *gin.Context) {
 			*q.dst = t
 		}
 	}
-	if err := s.svc.CheckExport(c.Request.Context(), id, f); err != nil {
+	if err := s.codes.CheckExport(c.Request.Context(), id, f); err != nil {
 		web.RespondError(c, err)
 		return
 	}
 	c.Header("Content-Type", "text/csv; charset=utf-8")
 	c.Header("Content-Disposition", `attachment; filename="template-`+strconv.FormatInt(id, 10)+`-coupons.csv"`)
 	c.Status(http.StatusOK)
-	if _, err := s.svc.ExportCoupons(c.Request.Context(), id, f, c.Writer); err != nil {
+	if _, err := s.codes.ExportCoupons(c.Request.Context(), id, f, c.Writer); err != nil {
 		if !c.Writer.Written() {
 			// Nothing sent yet, not even the header row: the error is the answer.
 			web.RespondError(c, err)

@@ -5,7 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/reconcile"
 
 	"github.com/gin-gonic/gin"
 )
@@ -31,7 +31,7 @@ func (s *Server) reconcileCounters(c *gin.Context) {
 		}
 		tid = *req.TemplateID
 	}
-	report, err := s.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{
+	report, err := s.reconciler.Reconcile(c.Request.Context(), reconcile.ReconcileRequest{
 		TemplateID: tid, Repair: *req.Repair, Actor: web.Principal(c).Name,
 	})
 	if err != nil {

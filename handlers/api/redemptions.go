@@ -5,7 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -25,7 +25,7 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	sr := services.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
+	sr := checkout.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
 		OrderAmountCents: *req.OrderAmountCents, Cashier: web.Principal(c).Name}
 	if req.UserID != nil {
 		if *req.UserID == "" {
@@ -35,7 +35,7 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 		}
 		sr.UserID = *req.UserID
 	}
-	res, err := s.svc.Redeem(c.Request.Context(), sr)
+	res, err := s.checkout.Redeem(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return

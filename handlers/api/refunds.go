@@ -5,7 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -24,7 +24,7 @@ func (s *Server) refundCoupon(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	sr := services.RefundRequest{OrderID: *req.OrderID, Cashier: web.Principal(c).Name}
+	sr := checkout.RefundRequest{OrderID: *req.OrderID, Cashier: web.Principal(c).Name}
 	partial := req.ReturnID != nil || req.ReturnedAmountCents != nil
 	switch {
 	case partial && req.ReturnID == nil:
@@ -46,7 +46,7 @@ func (s *Server) refundCoupon(c *gin.Context) {
 	default:
 		sr.CouponCode = *req.CouponCode
 	}
-	res, err := s.svc.Refund(c.Request.Context(), sr)
+	res, err := s.checkout.Refund(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)
 		return

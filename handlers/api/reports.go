@@ -5,7 +5,8 @@ import (
 	"strconv"
 
 	"couponsvc/handlers/web"
-	"couponsvc/services"
+	"couponsvc/services/core"
+	"couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )
@@ -21,11 +22,11 @@ var reportColumns = []string{"redemptions", "discount_cents", "refunds", "refund
 // aborts the response, so that a client never takes a cut file for a
 // whole one.
 func (s *Server) redemptionsCSV(c *gin.Context) {
-	req := services.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
-	w := services.NewCSVWriter(c.Writer)
-	var q services.ReportQuery
+	req := reports.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
+	w := core.NewCSVWriter(c.Writer)
+	var q reports.ReportQuery
 	started := false
-	err := s.svc.StreamRedemptionReport(c.Request.Context(), req, func(rq services.ReportQuery) error {
+	err := s.reports.StreamRedemptionReport(c.Request.Context(), req, func(rq reports.ReportQuery) error {
 		q, started = rq, true
 		c.Header("Content-Type", "text/csv; charset=utf-8")
 		c.Header("Content-Disposition", `attachment; filename="redemptions_`+rq.From+`_`+rq.To+`.csv"`)
@@ -35,20 +36,20 @@ func (s *Server) redemptionsCSV(c *gin.Context) {
 		var head []string
 		for _, g := range rq.GroupBy {
 			head = append(head, g)
-			if g == services.GroupTemplate {
+			if g == reports.GroupTemplate {
 				head = append(head, "template_name")
 			}
 		}
 		return w.Write(append(head, reportColumns...))
-	}, func(r services.ReportRow) error {
+	}, func(r reports.ReportRow) error {
 		var rec []string
 		for _, g := range q.GroupBy {
 			switch g {
-			case services.GroupDay:
+			case reports.GroupDay:
 				rec = append(rec, r.Day)
-			case services.GroupTemplate:
+			case reports.GroupTemplate:
 				rec = append(rec, strconv.FormatInt(r.TemplateID, 10), r.TemplateName)
-			case services.GroupCashier:
+			case reports.GroupCashier:
 				rec = append(rec, r.Cashier)
 			}
 		}

@@ -5,7 +5,9 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/codes"
+	"couponsvc/services/events"
+	"couponsvc/services/reports"
 )
 
 // Routes is the table of the operational endpoints and the JSON API: every
@@ -86,7 +88,7 @@ func (s *Server) Routes() []web.Route {
 		{Method: "GET", Path: "/api/v1/templates/:id/stats", Roles: admin, Handler: s.templateStats,
 			Tag: "campaigns", Summary: "A template's figures and its activity per hour",
 			Query: []web.Param{{Name: "hours", Description: "how many hours of activity (default 24)",
-				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": services.MaxStatsHours}}},
+				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": reports.MaxStatsHours}}},
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[statsAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
 
@@ -105,7 +107,7 @@ func (s *Server) Routes() []web.Route {
 				"bad_characters, duplicate_in_file, already_exists, over_stock, bad_user_id, or a claim's refusal " +
 				"for a row with a user_id (user_limit_reached, budget_exhausted, not_claimable).",
 			RawRequest: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
-			MaxBody:    services.MaxImportBytes,
+			MaxBody:    codes.MaxImportBytes,
 			Status:     202, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_claimable"}}},
 		{Method: "POST", Path: "/api/v1/templates/:id/issue", Roles: admin, Handler: s.issueCoupons,
@@ -121,7 +123,7 @@ func (s *Server) Routes() []web.Route {
 		{Method: "GET", Path: "/api/v1/templates/:id/coupons.csv", Roles: admin, Handler: s.exportCoupons,
 			Tag: "jobs", Summary: "Export a template's coupons as CSV (streamed)",
 			Description: "Every coupon of the template, in id order, streamed in constant memory: " +
-				services.ExportHeader + ". status is an effective status; from and to bound claimed_at.",
+				codes.ExportHeader + ". status is an effective status; from and to bound claimed_at.",
 			Query: []web.Param{
 				{Name: "status", Description: "issued, held, used, revoked or expired", Schema: map[string]any{"type": "string",
 					"enum": []string{"issued", "held", "used", "revoked", "expired"}}},
@@ -232,7 +234,7 @@ func (s *Server) Routes() []web.Route {
 				"(a rolled back change), so that a reader never skips one (docs/events.md).",
 			Query: []web.Param{
 				{Name: "after", Description: "the last event id read (0: from the oldest kept)", Schema: map[string]any{"type": "integer", "minimum": 0}},
-				{Name: "limit", Description: "at most this many events (default 100)", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": services.MaxFeedLimit}}},
+				{Name: "limit", Description: "at most this many events (default 100)", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": events.MaxFeedLimit}}},
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[eventsAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/webhooks", Roles: admin, Handler: s.createWebhook,
@@ -320,7 +322,7 @@ func (s *Server) Routes() []web.Route {
 			Query: []web.Param{
 				{Name: "from", Description: "first day, YYYY-MM-DD in the deployment's zone (default: 29 days before to)",
 					Schema: map[string]any{"type": "string", "format": "date"}},
-				{Name: "to", Description: fmt.Sprintf("last day, included (default: today); at most %d days from from", services.MaxReportDays),
+				{Name: "to", Description: fmt.Sprintf("last day, included (default: today); at most %d days from from", reports.MaxReportDays),
 					Schema: map[string]any{"type": "string", "format": "date"}},
 				{Name: "group_by", Description: "a comma list of day, template and cashier (default: day)",
 					Schema: map[string]any{"type": "string", "pattern": "^(day|template|cashier)(,(day|template|cashier)){0,2}$"}},

@@ -6,12 +6,12 @@ package api
 import (
 	"log/slog"
 	"net/http"
-
 	"strings"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -19,14 +19,23 @@ import (
 
 // Server holds what the API's handlers need.
 type Server struct {
-	svc    *services.Service
-	log    *slog.Logger
-	claims *claimGuard
+	// The aggregates the API calls, each through the methods it uses
+	// (services.go).
+	core       Core
+	events     Events
+	claimer    Claims
+	codes      Codes
+	checkout   Checkout
+	reconciler Reconciler
+	reports    Reports
+	admin      Admin
+	log        *slog.Logger
+	claims     *claimGuard
 	// badTokens counts failed token look-ups per address; nil when off.
-	badTokens *services.BadTokenLimiter
+	badTokens *core.BadTokenLimiter
 	// validates counts validated codes per caller and per user; nil when
 	// both limits are off.
-	validates *services.ValidateLimiter
+	validates *core.ValidateLimiter
 	// sessionPrincipal returns the logged-in user of a page session, or nil.
 	sessionPrincipal func(*gin.Context) *models.Principal
 	metrics          http.Handler
@@ -34,14 +43,15 @@ type Server struct {
 
 // New returns the API of svc. sessionPrincipal, when not nil, lets the API
 // accept the session of a logged-in user of the pages.
-func New(svc *services.Service, log *slog.Logger, limits web.Limits, sessionPrincipal func(*gin.Context) *models.Principal) *Server {
-	s := &Server{svc: svc, log: log, sessionPrincipal: sessionPrincipal,
+func New(svc *services.App, log *slog.Logger, limits web.Limits, sessionPrincipal func(*gin.Context) *models.Principal) *Server {
+	s := &Server{core: svc.Core, events: svc.Events, claimer: svc.Claims, codes: svc.Codes, checkout: svc.Checkout,
+		reconciler: svc.Reconciler, reports: svc.Reports, admin: svc.Admin, log: log, sessionPrincipal: sessionPrincipal,
 		claims: newClaimGuard(svc, limits), metrics: promhttp.HandlerFor(svc.Metrics().Registry, promhttp.HandlerOpts{})}
 	if limits.BadTokensPerAddr > 0 {
 		s.badTokens = svc.NewBadTokenLimiter(limits.BadTokensPerAddr)
 	}
 	if limits.ValidatesPerCaller > 0 || limits.ValidatesPerUser > 0 {
-		s.validates = svc.NewValidateLimiter(services.ValidateLimits{PerCaller: limits.ValidatesPerCaller, PerUser: limits.ValidatesPerUser})
+		s.validates = svc.NewValidateLimiter(core.ValidateLimits{PerCaller: limits.ValidatesPerCaller, PerUser: limits.ValidatesPerUser})
 	}
 	return s
 }
@@ -74,7 +84,7 @@ func (s *Server) healthz(c *gin.Context) {
 }
 
 func (s *Server) readyz(c *gin.Context) {
-	if err := s.svc.Ready(c.Request.Context()); err != nil {
+	if err := s.core.Ready(c.Request.Context()); err != nil {
 		web.RespondError(c, err)
 		return
 	}

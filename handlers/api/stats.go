@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )
@@ -22,12 +22,12 @@ func (s *Server) templateStats(c *gin.Context) {
 	hours := 24
 	if v := c.Query("hours"); v != "" {
 		h, err := strconv.Atoi(v)
-		if err != nil || h < 1 || h > services.MaxStatsHours {
-			web.RespondError(c, models.Invalid("hours", "must be a whole number between 1 and %d", services.MaxStatsHours))
+		if err != nil || h < 1 || h > reports.MaxStatsHours {
+			web.RespondError(c, models.Invalid("hours", "must be a whole number between 1 and %d", reports.MaxStatsHours))
 			return
 		}
 		hours = h
 	}
-	stats, err := s.svc.TemplateStats(c.Request.Context(), id, hours)
+	stats, err := s.reports.TemplateStats(c.Request.Context(), id, hours)
 	web.Answer(c, err, http.StatusOK, "ok", statsAnswer{Stats: valueOf(stats)})
 }

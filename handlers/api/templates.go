@@ -5,7 +5,8 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -103,7 +104,7 @@ func (s *Server) createTemplate(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	out, err := s.svc.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
+	out, err := s.admin.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
 	web.Answer(c, err, http.StatusCreated, "ok", templateAnswer{Template: valueOf(out)})
 }
 
@@ -122,13 +123,13 @@ func (s *Server) listTemplates(c *gin.Context) {
 			return
 		}
 	}
-	out, err := s.svc.ListTemplates(c.Request.Context(), !all)
+	out, err := s.core.ListTemplates(c.Request.Context(), !all)
 	if err != nil {
 		web.RespondError(c, err)
 		return
 	}
 	if out == nil {
-		out = []services.TemplateView{}
+		out = []core.TemplateView{}
 	}
 	web.Respond(c, http.StatusOK, "ok", templatesAnswer{Templates: out})
 }
@@ -140,9 +141,9 @@ func (s *Server) getTemplate(c *gin.Context) {
 	}
 	// Others than admins see only what the list shows them: a template not
 	// on offer yet is not found, as an id that does not exist.
-	view := s.svc.ViewOffer
+	view := s.core.ViewOffer
 	if p := web.Principal(c); p != nil && p.Role == models.RoleAdmin {
-		view = s.svc.ViewTemplate
+		view = s.core.ViewTemplate
 	}
 	out, err := view(c.Request.Context(), id)
 	if err != nil {
@@ -166,8 +167,8 @@ type updateTemplateRequest struct {
 }
 
 // patch converts the request, naming the first malformed field.
-func (r *updateTemplateRequest) patch() (services.TemplatePatch, error) {
-	var p services.TemplatePatch
+func (r *updateTemplateRequest) patch() (admin.TemplatePatch, error) {
+	var p admin.TemplatePatch
 	var starts *string
 	err := web.FirstErr(r.Name.NotNull("name", &p.Name), r.Description.NotNull("description", &p.Description),
 		r.ClaimStartsAt.NotNull("claim_starts_at", &starts), r.Status.NotNull("status", &p.Status),
@@ -203,7 +204,7 @@ func (s *Server) updateTemplate(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	out, err := s.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, p)
+	out, err := s.admin.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, p)
 	web.Answer(c, err, http.StatusOK, "ok", templateAnswer{Template: valueOf(out)})
 }
 
@@ -221,6 +222,6 @@ func (s *Server) addStock(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	out, err := s.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, *req.Delta, *req.Reason)
+	out, err := s.admin.AddStock(c.Request.Context(), web.Principal(c).Name, id, *req.Delta, *req.Reason)
 	web.Answer(c, err, http.StatusOK, "ok", templateAnswer{Template: valueOf(out)})
 }

@@ -19,7 +19,7 @@ func (s *Server) createToken(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	token, rec, err := s.svc.CreateToken(c.Request.Context(), web.Principal(c).Name, *req.Role, *req.Name)
+	token, rec, err := s.admin.CreateToken(c.Request.Context(), web.Principal(c).Name, *req.Role, *req.Name)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -30,7 +30,7 @@ func (s *Server) createToken(c *gin.Context) {
 // listTokens lists the API tokens, revoked ones included, without their
 // secrets.
 func (s *Server) listTokens(c *gin.Context) {
-	tokens, err := s.svc.ListTokens(c.Request.Context())
+	tokens, err := s.admin.ListTokens(c.Request.Context())
 	web.Answer(c, err, http.StatusOK, "ok", tokensAnswer{Tokens: tokens})
 }
 
@@ -41,7 +41,7 @@ func (s *Server) revokeToken(c *gin.Context) {
 	if !ok {
 		return
 	}
-	tok, duplicate, err := s.svc.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
+	tok, duplicate, err := s.admin.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
 	if err != nil {
 		web.RespondError(c, err)
 		return

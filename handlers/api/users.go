@@ -19,6 +19,6 @@ func (s *Server) createUser(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	u, err := s.svc.CreateUser(c.Request.Context(), web.Principal(c).Name, *req.Username, *req.Password, *req.Role)
+	u, err := s.admin.CreateUser(c.Request.Context(), web.Principal(c).Name, *req.Username, *req.Password, *req.Role)
 	web.Answer(c, err, http.StatusCreated, "ok", userAnswer{User: valueOf(u)})
 }

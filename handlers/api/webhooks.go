@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/events"
 
 	"github.com/gin-gonic/gin"
 )
@@ -33,7 +33,7 @@ func (s *Server) createWebhook(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	out, err := s.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, services.WebhookInput{
+	out, err := s.events.CreateWebhook(c.Request.Context(), web.Principal(c).Name, events.WebhookInput{
 		URL: req.URL, Secret: req.Secret, EventTypes: req.EventTypes, Description: req.Description})
 	if err != nil {
 		web.RespondError(c, err)
@@ -44,7 +44,7 @@ func (s *Server) createWebhook(c *gin.Context) {
 
 // listWebhooks lists the endpoints without their secrets.
 func (s *Server) listWebhooks(c *gin.Context) {
-	eps, err := s.svc.ListWebhooks(c.Request.Context())
+	eps, err := s.events.ListWebhooks(c.Request.Context())
 	web.Answer(c, err, http.StatusOK, "ok", endpointsAnswer{Endpoints: eps})
 }
 
@@ -54,7 +54,7 @@ func (s *Server) getWebhook(c *gin.Context) {
 	if !ok {
 		return
 	}
-	ep, err := s.svc.GetWebhook(c.Request.Context(), id)
+	ep, err := s.events.GetWebhook(c.Request.Context(), id)
 	web.Answer(c, err, http.StatusOK, "ok", endpointAnswer{Endpoint: valueOf(ep)})
 }
 
@@ -68,11 +68,11 @@ func (s *Server) updateWebhook(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	in := services.WebhookInput{URL: req.URL, Secret: req.Secret, Description: req.Description, Enabled: req.Enabled}
+	in := events.WebhookInput{URL: req.URL, Secret: req.Secret, Description: req.Description, Enabled: req.Enabled}
 	if req.EventTypes != nil {
 		in.EventTypes = append([]string{}, *req.EventTypes...)
 	}
-	ep, err := s.svc.UpdateWebhook(c.Request.Context(), web.Principal(c).Name, id, in)
+	ep, err := s.events.UpdateWebhook(c.Request.Context(), web.Principal(c).Name, id, in)
 	web.Answer(c, err, http.StatusOK, "ok", endpointAnswer{Endpoint: valueOf(ep)})
 }
 
@@ -82,7 +82,7 @@ func (s *Server) deleteWebhook(c *gin.Context) {
 	if !ok {
 		return
 	}
-	err := s.svc.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
+	err := s.events.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
 	web.Answer(c, err, http.StatusOK, "ok", web.NoPayload{})
 }
 
@@ -96,7 +96,7 @@ func (s *Server) listWebhookAttempts(c *gin.Context) {
 	if !ok {
 		return
 	}
-	log, err := s.svc.ListWebhookAttempts(c.Request.Context(), id, limit)
+	log, err := s.events.ListWebhookAttempts(c.Request.Context(), id, limit)
 	web.Answer(c, err, http.StatusOK, "ok", attemptsAnswer{Attempts: log})
 }
 
@@ -110,7 +110,7 @@ func (s *Server) resendDelivery(c *gin.Context) {
 	if !ok {
 		return
 	}
-	d, err := s.svc.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
+	d, err := s.events.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
 	web.Answer(c, err, http.StatusOK, "ok", deliveryAnswer{Delivery: valueOf(d)})
 }
 
@@ -120,11 +120,11 @@ func (s *Server) listEvents(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, ok := queryInt(c, "limit", 100, 1, services.MaxFeedLimit)
+	limit, ok := queryInt(c, "limit", 100, 1, events.MaxFeedLimit)
 	if !ok {
 		return
 	}
-	page, err := s.svc.ListEvents(c.Request.Context(), int64(after), limit)
+	page, err := s.events.ListEvents(c.Request.Context(), int64(after), limit)
 	if err != nil {
 		web.RespondError(c, err)
 		return

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -47,14 +47,14 @@ func (p *Pages) showAudit(c *gin.Context) {
 	f.Before, _ = strconv.ParseInt(c.Query("before"), 10, 64)
 	page := &auditPage{basePage: basePage{Title: "Audit log", Nav: "audit"}, Filter: f}
 	var older int64
-	filter := services.AuditFilter{Actor: f.Actor, Action: f.Action, Target: f.Target, Before: f.Before, Limit: auditPageSize}
+	filter := admin.AuditFilter{Actor: f.Actor, Action: f.Action, Target: f.Target, Before: f.Before, Limit: auditPageSize}
 	filter.Since = formDay(f.Errors, "from", f.From)
 	if to := formDay(f.Errors, "to", f.To); !to.IsZero() {
 		filter.Until = to.AddDate(0, 0, 1) // the whole day
 	}
 	status := http.StatusOK
 	if len(f.Errors) == 0 {
-		res, err := p.svc.SearchAudit(c.Request.Context(), filter)
+		res, err := p.admin.SearchAudit(c.Request.Context(), filter)
 		switch {
 		case err == nil:
 			page.Lines, older = p.auditLines(res.Entries, res.Codes), res.Older

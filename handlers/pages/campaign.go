@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -19,7 +19,7 @@ type campaignPage struct {
 }
 
 type campaignTemplate struct {
-	services.TemplateView
+	core.TemplateView
 	State string
 }
 
@@ -36,12 +36,12 @@ func (p *Pages) renderCampaign(c *gin.Context, status int, form *campaignForm) {
 		return
 	}
 	ctx := c.Request.Context()
-	camp, err := p.svc.GetCampaign(ctx, id)
+	camp, err := p.core.GetCampaign(ctx, id)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	views, err := p.svc.ListCampaignTemplates(ctx, id)
+	views, err := p.admin.ListCampaignTemplates(ctx, id)
 	if err != nil {
 		p.fail(c, err)
 		return

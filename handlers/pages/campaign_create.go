@@ -57,7 +57,7 @@ func (p *Pages) createCampaign(c *gin.Context) {
 		// Name every mistake in this one answer, not only the budget's.
 		recheck: func(camp models.Campaign) error { return camp.Validate() },
 		act: func(camp models.Campaign) (outcome, error) {
-			out, err := p.svc.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
+			out, err := p.admin.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
 			if err != nil {
 				return outcome{}, err
 			}

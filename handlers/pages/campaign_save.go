@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"couponsvc/handlers/web"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -19,7 +19,7 @@ func (p *Pages) saveCampaign(c *gin.Context) {
 	f := campaignForm{Name: c.PostForm("name"), Errors: formErrors{}}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
-			out, err := p.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, services.CampaignPatch{Name: &f.Name})
+			out, err := p.admin.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, admin.CampaignPatch{Name: &f.Name})
 			if err != nil {
 				return outcome{}, err
 			}

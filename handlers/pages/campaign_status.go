@@ -5,7 +5,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -28,7 +28,7 @@ func (p *Pages) setCampaignStatus(c *gin.Context) {
 		},
 		act: func(status string) (outcome, error) {
 			back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/campaigns/%d", id))
-			out, err := p.svc.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, services.CampaignPatch{Status: &status})
+			out, err := p.admin.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, admin.CampaignPatch{Status: &status})
 			if err != nil {
 				return outcome{}, err
 			}

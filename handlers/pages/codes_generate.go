@@ -18,7 +18,7 @@ func (p *Pages) startGenerate(c *gin.Context) {
 	handleForm(p, c, formPost[int64]{errs: f.Errors,
 		read: func() int64 { return formInt(f.Errors, "count", f.Count, true) },
 		act: func(count int64) (outcome, error) {
-			j, err := p.svc.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
+			j, err := p.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
 			if err != nil {
 				return outcome{}, err
 			}

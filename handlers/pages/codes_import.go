@@ -41,7 +41,7 @@ func (p *Pages) startImport(c *gin.Context) {
 				return outcome{}, err
 			}
 			defer file.Close()
-			j, err := p.svc.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
+			j, err := p.codes.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
 			if err != nil {
 				return outcome{}, err
 			}

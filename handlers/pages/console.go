@@ -5,7 +5,8 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
+	"couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )
@@ -17,42 +18,42 @@ import (
 type adminPage struct {
 	basePage
 	Campaigns []adminCampaign
-	Totals    services.TemplateFigures
+	Totals    reports.TemplateFigures
 	Templates int
 	At        time.Time
 }
 
 type adminCampaign struct {
 	models.Campaign
-	Figures   services.CampaignFigures
+	Figures   reports.CampaignFigures
 	Templates []adminTemplate
 }
 
 type adminTemplate struct {
-	services.TemplateView
-	Figures services.TemplateFigures
+	core.TemplateView
+	Figures reports.TemplateFigures
 	State   string
 }
 
 // showConsole shows the console's overview.
 func (p *Pages) showConsole(c *gin.Context) {
 	ctx := c.Request.Context()
-	camps, err := p.svc.ListCampaigns(ctx)
+	camps, err := p.core.ListCampaigns(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	views, err := p.svc.ListTemplates(ctx, false)
+	views, err := p.core.ListTemplates(ctx, false)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	figs, err := p.svc.ListTemplateFigures(ctx)
+	figs, err := p.reports.ListTemplateFigures(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	campFigs, err := p.svc.ListCampaignFigures(ctx)
+	campFigs, err := p.reports.ListCampaignFigures(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -35,7 +35,7 @@ func (p *Pages) revokeCoupon(c *gin.Context) {
 			return noInput{}
 		},
 		act: func(noInput) (outcome, error) {
-			res, err := p.svc.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
+			res, err := p.admin.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
 			if err != nil {
 				return outcome{}, err
 			}

@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -22,9 +23,9 @@ type couponsPage struct {
 	Filter    couponFilterForm
 	Bar       filterBar
 	Pager     pager
-	List      services.CouponPage
-	Templates []services.TemplateView
-	Found     *services.CouponHistory
+	List      admin.CouponPage
+	Templates []core.TemplateView
+	Found     *admin.CouponHistory
 	Audit     []auditLine
 	Revoke    revokeForm
 }
@@ -49,7 +50,7 @@ func (f couponFilterForm) query() template.URL {
 }
 
 // bar is the coupon list's filter bar, offering the templates ts.
-func (f couponFilterForm) bar(ts []services.TemplateView) filterBar {
+func (f couponFilterForm) bar(ts []core.TemplateView) filterBar {
 	templates := []filterOption{{"", "any"}}
 	for _, t := range ts {
 		templates = append(templates, filterOption{strconv.FormatInt(t.ID, 10), fmt.Sprintf("%s (#%d)", t.Name, t.ID)})
@@ -102,17 +103,17 @@ func (p *Pages) fillCoupons(c *gin.Context, page *couponsPage) bool {
 		Status: c.Query("status"), Code: strings.TrimSpace(c.Query("code")), Errors: formErrors{}}
 	f.Before, _ = strconv.ParseInt(c.Query("before"), 10, 64)
 	page.Filter = f
-	ts, err := p.svc.ListTemplates(ctx, false)
+	ts, err := p.core.ListTemplates(ctx, false)
 	if err != nil {
 		p.fail(c, err)
 		return false
 	}
 	page.Templates = ts
-	filter := services.CouponFilter{UserID: f.User, Status: f.Status, Code: f.Code, Before: f.Before, Limit: couponPageSize}
+	filter := admin.CouponFilter{UserID: f.User, Status: f.Status, Code: f.Code, Before: f.Before, Limit: couponPageSize}
 	if f.Template != "" {
 		filter.TemplateID = formInt(f.Errors, "template", f.Template, false)
 	}
-	list, err := p.svc.ListCoupons(ctx, filter)
+	list, err := p.admin.ListCoupons(ctx, filter)
 	if err != nil {
 		if !f.Errors.fromError(err, couponFilterFields) {
 			p.fail(c, err)
@@ -122,7 +123,7 @@ func (p *Pages) fillCoupons(c *gin.Context, page *couponsPage) bool {
 	page.List = list
 	page.Bar, page.Pager = f.bar(ts), newPager("/admin/coupons", f.query(), f.Before, list.Older)
 	if f.Code != "" && len(f.Errors) == 0 {
-		h, err := p.svc.GetCouponHistory(ctx, f.Code)
+		h, err := p.admin.GetCouponHistory(ctx, f.Code)
 		switch {
 		case err == nil:
 			page.Found = h

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"couponsvc/handlers/web"
-	"couponsvc/services"
+	"couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )
@@ -22,11 +22,11 @@ func (p *Pages) startIssue(c *gin.Context) {
 		act: func(noInput) (outcome, error) {
 			// The list is read by the service's rule, its mistakes said as
 			// the service's are.
-			users, err := services.ParseUserList(strings.NewReader(f.UserIDs))
+			users, err := codes.ParseUserList(strings.NewReader(f.UserIDs))
 			if err != nil {
 				return outcome{}, err
 			}
-			j, err := p.svc.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
+			j, err := p.codes.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
 			if err != nil {
 				return outcome{}, err
 			}

@@ -1,11 +1,10 @@
 package pages
 
 import (
+	"couponsvc/services/reports"
 	"strings"
 	"testing"
 	"time"
-
-	"couponsvc/services"
 )
 
 func TestParseMoney(t *testing.T) {
@@ -68,7 +67,7 @@ func TestQRSVG(t *testing.T) {
 
 func TestChart(t *testing.T) {
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	hours := make([]services.HourCount, 24)
+	hours := make([]reports.HourCount, 24)
 	for i := range hours {
 		hours[i].Hour = start.Add(time.Duration(i) * time.Hour)
 	}
@@ -88,7 +87,7 @@ func TestChart(t *testing.T) {
 	if last := c.XTicks[len(c.XTicks)-1]; last.Label != "23:00" {
 		t.Errorf("the last hour label is %s, want the current hour", last.Label)
 	}
-	if empty := newChart(make([]services.HourCount, 24), time.UTC); !empty.Empty || len(empty.YTicks) != 5 {
+	if empty := newChart(make([]reports.HourCount, 24), time.UTC); !empty.Empty || len(empty.YTicks) != 5 {
 		t.Errorf("an empty chart: %+v", empty)
 	}
 	for top, want := range map[int64]int64{0: 1, 3: 1, 5: 2, 9: 5, 37: 10, 101: 50, 999: 500, 1000: 500, 12345: 5000} {
@@ -104,7 +103,7 @@ func TestChart(t *testing.T) {
 func TestChartDaysAndEdges(t *testing.T) {
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	for _, n := range []int{24, 72, 168} {
-		hours := make([]services.HourCount, n)
+		hours := make([]reports.HourCount, n)
 		for i := range hours {
 			hours[i].Hour = start.Add(time.Duration(i) * time.Hour)
 		}

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )
@@ -55,12 +55,12 @@ func (p *Pages) renderJobs(c *gin.Context, status int, form any) {
 		return
 	}
 	ctx := c.Request.Context()
-	t, err := p.svc.GetTemplate(ctx, id)
+	t, err := p.core.GetTemplate(ctx, id)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	jobs, err := p.svc.ListJobs(ctx, id, 20)
+	jobs, err := p.codes.ListJobs(ctx, id, 20)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -86,16 +86,16 @@ func (p *Pages) showJob(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	j, err := p.svc.GetJob(ctx, id)
+	j, err := p.codes.GetJob(ctx, id)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	t, err := p.svc.GetTemplate(ctx, j.TemplateID)
+	t, err := p.core.GetTemplate(ctx, j.TemplateID)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	p.render(c, http.StatusOK, "job", &jobPage{basePage: basePage{Title: "Job " + services.JobResultName(j), Nav: "admin"},
+	p.render(c, http.StatusOK, "job", &jobPage{basePage: basePage{Title: "Job " + codes.JobResultName(j), Nav: "admin"},
 		Job: j, Template: t, Result: jobResultURL(j.ID)})
 }

@@ -11,7 +11,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -58,7 +58,7 @@ func (p *Pages) login(c *gin.Context) {
 			return noInput{}
 		},
 		act: func(noInput) (outcome, error) {
-			sid, u, err := p.svc.Login(c.Request.Context(), services.LoginRequest{
+			sid, u, err := p.admin.Login(c.Request.Context(), admin.LoginRequest{
 				Username: username, Password: c.PostForm("password"), Addr: c.ClientIP(),
 			})
 			if err != nil {
@@ -68,7 +68,7 @@ func (p *Pages) login(c *gin.Context) {
 			// that nothing set before the login carries over.
 			sess := p.session(c)
 			if old, _ := sess.Values[sidKey].(string); old != "" {
-				_ = p.svc.Logout(c.Request.Context(), old)
+				_ = p.admin.Logout(c.Request.Context(), old)
 			}
 			sess.Values = map[any]any{sidKey: sid}
 			p.saveSession(c, sess)

@@ -2,8 +2,9 @@ package pages
 
 import (
 	"couponsvc/handlers/web"
-	"github.com/gin-gonic/gin"
 	"net/http"
+
+	"github.com/gin-gonic/gin"
 )
 
 type logoutPage struct{ basePage }
@@ -25,7 +26,7 @@ func (p *Pages) logout(c *gin.Context) {
 		act: func(noInput) (outcome, error) {
 			sess := p.session(c)
 			if sid, _ := sess.Values[sidKey].(string); sid != "" {
-				if err := p.svc.Logout(c.Request.Context(), sid); err != nil {
+				if err := p.admin.Logout(c.Request.Context(), sid); err != nil {
 					return outcome{}, err
 				}
 			}

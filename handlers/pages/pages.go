@@ -17,6 +17,7 @@ import (
 	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
 	"couponsvc/templates"
 
 	"github.com/gin-gonic/gin"
@@ -47,9 +48,18 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // checkout and the admin console, with login, sessions and CSRF. Its route
 // table is routes.go; each page action has a file named after it.
 type Pages struct {
-	svc   *services.Service
-	log   *slog.Logger
-	store *sessions.CookieStore
+	// The aggregates the pages call, each through the methods they use
+	// (services.go); nil when New was given no services.
+	core       Core
+	events     Events
+	claimer    Claims
+	codes      Codes
+	checkout   Checkout
+	reconciler Reconciler
+	reports    Reports
+	admin      Admin
+	log        *slog.Logger
+	store      *sessions.CookieStore
 	// csrfPlain and csrfTLS check CSRF tokens for requests over plain HTTP and
 	// over TLS (whose CSRF cookie is Secure and whose Referer is checked).
 	csrfPlain, csrfTLS http.Handler
@@ -61,7 +71,7 @@ type Pages struct {
 }
 
 // New makes the pages of svc.
-func New(svc *services.Service, log *slog.Logger, opts Options) (*Pages, error) {
+func New(svc *services.App, log *slog.Logger, opts Options) (*Pages, error) {
 	key := opts.SessionKey
 	if len(key) == 0 {
 		key = make([]byte, 32)
@@ -73,7 +83,11 @@ func New(svc *services.Service, log *slog.Logger, opts Options) (*Pages, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &Pages{svc: svc, log: log, static: static, money: newMoneyFormat(opts.Currency), loc: opts.Location}
+	p := &Pages{log: log, static: static, money: newMoneyFormat(opts.Currency), loc: opts.Location}
+	if svc != nil {
+		p.core, p.events, p.claimer, p.codes, p.checkout = svc.Core, svc.Events, svc.Claims, svc.Codes, svc.Checkout
+		p.reconciler, p.reports, p.admin = svc.Reconciler, svc.Reports, svc.Admin
+	}
 	if p.loc == nil {
 		p.loc = time.UTC
 		if svc != nil {
@@ -81,7 +95,7 @@ func New(svc *services.Service, log *slog.Logger, opts Options) (*Pages, error) 
 		}
 	}
 	p.store = sessions.NewCookieStore(deriveKey(key, "session-auth"), deriveKey(key, "session-encrypt"))
-	p.store.MaxAge(int(services.SessionTTL.Seconds()))
+	p.store.MaxAge(int(admin.SessionTTL.Seconds()))
 	p.csrfPlain = p.newCSRF(deriveKey(key, "csrf"), false)
 	p.csrfTLS = p.newCSRF(deriveKey(key, "csrf"), true)
 	if p.assets, err = assetURLs(static); err != nil {
@@ -331,4 +345,4 @@ func redirect(c *gin.Context, to string) {
 }
 
 // now is the service's clock, for effective statuses on the pages.
-func (p *Pages) now() time.Time { return p.svc.Now() }
+func (p *Pages) now() time.Time { return p.core.Now() }

@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/reconcile"
 
 	"github.com/gin-gonic/gin"
 )
@@ -23,12 +23,12 @@ type reconcilePage struct {
 	BudgetsDrifted int64
 	// Last says when a check and the background repair pass last ran;
 	// LastUnknown that Redis could not tell.
-	Last        services.ReconcileRuns
+	Last        reconcile.ReconcileRuns
 	LastUnknown bool
 }
 
 type reconcileRow struct {
-	services.TemplateDrift
+	reconcile.TemplateDrift
 	Name     string
 	Expected int64
 	IsDrift  bool
@@ -36,23 +36,23 @@ type reconcileRow struct {
 
 // budgetRow is a campaign's budget line of the report.
 type budgetRow struct {
-	services.CampaignBudgetDrift
+	reconcile.CampaignBudgetDrift
 	Name    string
 	IsDrift bool
 }
 
 // campaignNames maps campaign ids to names.
 func (p *Pages) campaignNames(c *gin.Context) (map[int64]string, error) {
-	camps, err := p.svc.ListCampaigns(c.Request.Context())
+	camps, err := p.core.ListCampaigns(c.Request.Context())
 	return namesByID(camps, func(cp models.Campaign) (int64, string) { return cp.ID, cp.Name }), err
 }
 
 // reconcileNamed compares Redis with the database (and repairs what drifted
 // with repair), and names the templates and campaigns of the report.
-func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (*services.ReconcileReport,
+func (p *Pages) reconcileNamed(c *gin.Context, repair bool) (*reconcile.ReconcileReport,
 	map[int64]string, map[int64]string, error) {
 	var templates, campaigns map[int64]string
-	report, err := p.svc.Reconcile(c.Request.Context(), services.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
+	report, err := p.reconciler.Reconcile(c.Request.Context(), reconcile.ReconcileRequest{Repair: repair, Actor: web.Principal(c).Name})
 	if err == nil {
 		templates, err = p.templateNames(c)
 	}
@@ -88,7 +88,7 @@ func (p *Pages) showReconcile(c *gin.Context) {
 			page.Budgets = append(page.Budgets, budgetRow{CampaignBudgetDrift: d, Name: camps[d.CampaignID], IsDrift: d.Drifted()})
 		}
 	}
-	last, err := p.svc.LastReconcile(c.Request.Context())
+	last, err := p.reconciler.LastReconcile(c.Request.Context())
 	// The page explains and offers the check even when Redis cannot say.
 	page.Last, page.LastUnknown = last, err != nil
 	p.render(c, http.StatusOK, "reconcile", page)
@@ -112,7 +112,7 @@ func (p *Pages) runReconcile(c *gin.Context) {
 
 // flashRepairs keeps a line for the next page per template and campaign
 // repaired, at most maxRepairLines of them, or says that nothing drifted.
-func (p *Pages) flashRepairs(c *gin.Context, report *services.ReconcileReport, names, camps map[int64]string) {
+func (p *Pages) flashRepairs(c *gin.Context, report *reconcile.ReconcileReport, names, camps map[int64]string) {
 	repaired := 0
 	for _, d := range report.Templates {
 		if !d.Repaired {

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"time"
 
-	"couponsvc/services"
+	"couponsvc/services/reports"
 )
 
 // newReportChart lays out the days of a redemption report as the template
 // page's chart does its hours (the "chart" partial, drawn on the server as
 // SVG: no script, nothing inline for the CSP to refuse): a pair of bars a
 // day, the discount given and the discount refunded, a y axis in money.
-func (p *Pages) newReportChart(days []services.ReportRow, totals services.ReportRow) chart {
+func (p *Pages) newReportChart(days []reports.ReportRow, totals reports.ReportRow) chart {
 	c := chart{Width: 720, Height: 240, AxisWidth: 60, PlotTop: 12, PlotBottom: 208, PlotLeft: 64, PlotRight: 712, LabelX: 58, LabelY: 228}
 	var top int64
 	for _, d := range days {

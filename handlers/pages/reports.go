@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
+	"couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )
@@ -17,7 +18,7 @@ type reportsPage struct {
 	// From, To and GroupBy are the form's values as typed.
 	From, To, GroupBy string
 	Bar               filterBar
-	Summary           *services.RedemptionSummary
+	Summary           *reports.RedemptionSummary
 	Chart             chart
 	// CSV is the link to the same report as CSV.
 	CSV    string
@@ -35,21 +36,21 @@ var reportGroupings = []filterOption{
 // given and refunded per day as a chart, and the groups asked for as a
 // table with a link to the same figures as CSV.
 func (p *Pages) showReports(c *gin.Context) {
-	req := services.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
+	req := reports.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
 	page := &reportsPage{basePage: basePage{Title: "Reports", Nav: "reports"}, From: req.From, To: req.To,
 		GroupBy: req.GroupBy, Errors: formErrors{}}
 	show := func(status int) {
 		page.Bar = page.bar(p.loc.String())
 		p.render(c, status, "reports", page)
 	}
-	sum, err := p.svc.RedemptionReport(c.Request.Context(), req)
+	sum, err := p.reports.RedemptionReport(c.Request.Context(), req)
 	if err != nil {
 		if e, ok := err.(*models.Error); ok && e.Code == models.CodeInvalidRequest && e.Field != "" {
 			page.Errors.add(e.Field, e.Message)
 			show(http.StatusBadRequest)
 			return
 		}
-		if e, ok := err.(*models.Error); ok && services.OverBudget(err) {
+		if e, ok := err.(*models.Error); ok && core.OverBudget(err) {
 			// Said beside the range, the thing to shorten (docs/reports.md).
 			page.Errors.add("to", e.Message)
 			show(http.StatusServiceUnavailable)

@@ -13,7 +13,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/csrf"
@@ -64,7 +64,7 @@ func (p *Pages) newCSRF(key []byte, secure bool) http.Handler {
 		csrf.HttpOnly(true),
 		csrf.Secure(secure),
 		csrf.SameSite(csrf.SameSiteLaxMode),
-		csrf.MaxAge(int(services.SessionTTL.Seconds())),
+		csrf.MaxAge(int(admin.SessionTTL.Seconds())),
 		csrf.ErrorHandler(http.HandlerFunc(p.csrfFailed)),
 	)(passed)
 }
@@ -152,7 +152,7 @@ func (p *Pages) session(c *gin.Context) *sessions.Session {
 	}
 	sess.Options = &sessions.Options{
 		Path:     "/",
-		MaxAge:   int(services.SessionTTL.Seconds()),
+		MaxAge:   int(admin.SessionTTL.Seconds()),
 		HttpOnly: true,
 		Secure:   isTLS(c.Request),
 		SameSite: http.SameSiteLaxMode,
@@ -182,7 +182,7 @@ func (p *Pages) flash(c *gin.Context, ok bool, msg string) {
 }
 
 // sessionUser returns the live session of the request's cookie, or nil.
-func (p *Pages) sessionUser(c *gin.Context) (*services.Session, error) {
+func (p *Pages) sessionUser(c *gin.Context) (*admin.Session, error) {
 	if _, err := c.Request.Cookie(sessionCookie); err != nil {
 		return nil, nil // no cookie: skip decoding
 	}
@@ -190,7 +190,7 @@ func (p *Pages) sessionUser(c *gin.Context) (*services.Session, error) {
 	if sid == "" {
 		return nil, nil
 	}
-	return p.svc.LookupSession(c.Request.Context(), sid)
+	return p.admin.LookupSession(c.Request.Context(), sid)
 }
 
 // loadSession makes the logged-in user the request's principal.

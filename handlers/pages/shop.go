@@ -9,7 +9,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -38,7 +38,7 @@ type shopCampaign struct {
 }
 
 type shopOffer struct {
-	services.TemplateView
+	core.TemplateView
 	State string
 	// Held is how many live coupons of it the shopper holds.
 	Held int64
@@ -60,17 +60,17 @@ func (o shopOffer) AtLimit() bool { return o.Held >= o.PerUserLimit }
 // validity) is not shown. See docs/pages.md.
 func (p *Pages) showShop(c *gin.Context) {
 	ctx := c.Request.Context()
-	views, err := p.svc.ListTemplates(ctx, true)
+	views, err := p.core.ListTemplates(ctx, true)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	upcoming, err := p.svc.ListUpcomingOffers(ctx)
+	upcoming, err := p.checkout.ListUpcomingOffers(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	camps, err := p.svc.ListCampaigns(ctx)
+	camps, err := p.core.ListCampaigns(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -80,7 +80,7 @@ func (p *Pages) showShop(c *gin.Context) {
 		CanClaim: pr != nil && pr.Role == models.RoleShopper}
 	held := map[int64]int64{}
 	if page.CanClaim {
-		coupons, err := p.svc.ListUserCoupons(ctx, pr.UserID)
+		coupons, err := p.core.ListUserCoupons(ctx, pr.UserID)
 		if err != nil {
 			p.fail(c, err)
 			return

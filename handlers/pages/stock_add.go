@@ -31,7 +31,7 @@ func (p *Pages) addStock(c *gin.Context) {
 			return delta
 		},
 		act: func(delta int64) (outcome, error) {
-			out, err := p.svc.AddStock(c.Request.Context(), web.Principal(c).Name, id, delta, f.Reason)
+			out, err := p.admin.AddStock(c.Request.Context(), web.Principal(c).Name, id, delta, f.Reason)
 			if err != nil {
 				return outcome{}, err
 			}

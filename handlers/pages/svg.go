@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/services"
+	"couponsvc/services/reports"
 
 	qrcode "github.com/skip2/go-qrcode"
 )
@@ -90,7 +90,7 @@ const axisCharWidth = 6.2
 // (claims, redemptions), a y axis with round ticks, and about six time
 // labels in the deployment's time zone loc, dated when the hours span more
 // than a day.
-func newChart(hours []services.HourCount, loc *time.Location) chart {
+func newChart(hours []reports.HourCount, loc *time.Location) chart {
 	c := chart{Width: 720, Height: 240, AxisWidth: 40, PlotTop: 12, PlotBottom: 208, PlotLeft: 44, PlotRight: 712,
 		LabelX: 34, LabelY: 228}
 	var top int64

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
+	"couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )
@@ -26,7 +27,7 @@ const (
 // templateState says in a word whether a template takes claims now, by the
 // rule the claims follow: its own and its campaign's status (camp may be nil
 // when unknown).
-func templateState(v services.TemplateView, camp *models.Campaign, now time.Time) string {
+func templateState(v core.TemplateView, camp *models.Campaign, now time.Time) string {
 	reason, _ := v.ClaimRefusal(now)
 	switch {
 	case reason == models.RefusedPaused:
@@ -46,10 +47,10 @@ func templateState(v services.TemplateView, camp *models.Campaign, now time.Time
 // templatePage is the data of template.html.
 type templatePage struct {
 	basePage
-	Template services.TemplateView
+	Template core.TemplateView
 	Campaign *models.Campaign
 	State    string
-	Stats    *services.TemplateStats
+	Stats    *reports.TemplateStats
 	// At is when the figures were read: they are shown as sums that add
 	// up, so they are not refreshed one by one while the page is open.
 	At    time.Time
@@ -98,31 +99,31 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 	}
 	ctx := c.Request.Context()
 	hours := 24
-	if h, err := strconv.Atoi(c.Query("hours")); err == nil && h >= 1 && h <= services.MaxStatsHours {
+	if h, err := strconv.Atoi(c.Query("hours")); err == nil && h >= 1 && h <= reports.MaxStatsHours {
 		hours = h
 	}
-	view, err := p.svc.ViewTemplate(ctx, id)
+	view, err := p.core.ViewTemplate(ctx, id)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	stats, err := p.svc.TemplateStats(ctx, id, hours)
+	stats, err := p.reports.TemplateStats(ctx, id, hours)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	camp, err := p.svc.GetCampaign(ctx, view.CampaignID)
+	camp, err := p.core.GetCampaign(ctx, view.CampaignID)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
 	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
-	history, err := p.svc.ListTemplateAudit(ctx, id, historyPage, before)
+	history, err := p.admin.ListTemplateAudit(ctx, id, historyPage, before)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	jobs, err := p.svc.ListJobs(ctx, id, 5)
+	jobs, err := p.codes.ListJobs(ctx, id, 5)
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -100,7 +100,7 @@ func (p *Pages) showNewTemplate(c *gin.Context) {
 }
 
 func (p *Pages) renderNewTemplate(c *gin.Context, status int, f templateForm) {
-	camps, err := p.svc.ListCampaigns(c.Request.Context())
+	camps, err := p.core.ListCampaigns(c.Request.Context())
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -135,7 +135,7 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		// would, so that every mistake is named in this one answer.
 		recheck: func(t models.Template) error { return t.Validate() },
 		act: func(t models.Template) (outcome, error) {
-			out, err := p.svc.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
+			out, err := p.admin.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
 			if err != nil {
 				return outcome{}, err
 			}

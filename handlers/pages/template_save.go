@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -28,29 +28,29 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 	f := editForm{Name: c.PostForm("name"), Description: c.PostForm("description"),
 		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
 		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")), Errors: formErrors{}}
-	handleForm(p, c, formPost[services.TemplatePatch]{errs: f.Errors,
-		read: func() services.TemplatePatch { return f.patch(p) },
+	handleForm(p, c, formPost[admin.TemplatePatch]{errs: f.Errors,
+		read: func() admin.TemplatePatch { return f.patch(p) },
 		// Name every mistake in this one answer, not only the dates'.
-		recheck: func(patch services.TemplatePatch) error {
+		recheck: func(patch admin.TemplatePatch) error {
 			return models.CheckTemplateText(*patch.Name, *patch.Description)
 		},
-		act: func(patch services.TemplatePatch) (outcome, error) {
-			out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, patch)
+		act: func(patch admin.TemplatePatch) (outcome, error) {
+			out, err := p.admin.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, patch)
 			if err != nil {
 				return outcome{}, err
 			}
 			return done(fmt.Sprintf("Saved “%s”.", out.Name), fmt.Sprintf("/admin/templates/%d", id)), nil
 		},
-		refused: func(_ services.TemplatePatch, err error) bool { return templateErrors(f.Errors, err, editFields) },
+		refused: func(_ admin.TemplatePatch, err error) bool { return templateErrors(f.Errors, err, editFields) },
 		show:    func(status int) { p.renderTemplate(c, status, &f, nil) },
 	})
 }
 
 // patch converts the edit form, its mistakes going to f.Errors. Times are
 // read in the deployment's zone (p.formTime).
-func (f *editForm) patch(p *Pages) services.TemplatePatch {
+func (f *editForm) patch(p *Pages) admin.TemplatePatch {
 	name, desc := f.Name, strings.TrimSpace(f.Description)
-	patch := services.TemplatePatch{Name: &name, Description: &desc}
+	patch := admin.TemplatePatch{Name: &name, Description: &desc}
 	if f.CodeMode != "" {
 		mode, code := f.CodeMode, f.SharedCode
 		patch.CodeMode = &mode

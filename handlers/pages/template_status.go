@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -30,7 +30,7 @@ func (p *Pages) setTemplateStatus(c *gin.Context) {
 		},
 		act: func(status string) (outcome, error) {
 			back := firstNonEmpty(safeNext(c.PostForm("return")), fmt.Sprintf("/admin/templates/%d", id))
-			out, err := p.svc.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, services.TemplatePatch{Status: &status})
+			out, err := p.admin.UpdateTemplate(c.Request.Context(), web.Principal(c).Name, id, admin.TemplatePatch{Status: &status})
 			if err != nil {
 				var e *models.Error
 				if asError(err, &e) && e.Code == models.CodeInvalidRequest {

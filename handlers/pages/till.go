@@ -6,7 +6,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -146,7 +146,7 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 	if page.Focus == "" {
 		page.Focus = posFocus(page)
 	}
-	logs, err := p.svc.ListCashierRedemptions(ctx, web.Principal(c).Name, posRecentCount)
+	logs, err := p.core.ListCashierRedemptions(ctx, web.Principal(c).Name, posRecentCount)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -155,7 +155,7 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 	for i, l := range logs {
 		ids[i] = l.CouponID
 	}
-	codes, err := p.svc.CouponCodes(ctx, ids)
+	codes, err := p.checkout.CouponCodes(ctx, ids)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -173,8 +173,8 @@ func (p *Pages) renderPOS(c *gin.Context, status int, page *posPage) {
 
 // templateNames maps template ids to names.
 func (p *Pages) templateNames(c *gin.Context) (map[int64]string, error) {
-	views, err := p.svc.ListTemplates(c.Request.Context(), false)
-	return namesByID(views, func(v services.TemplateView) (int64, string) { return v.ID, v.Name }), err
+	views, err := p.core.ListTemplates(c.Request.Context(), false)
+	return namesByID(views, func(v core.TemplateView) (int64, string) { return v.ID, v.Name }), err
 }
 
 // namesByID maps the ids of rows to their names.
@@ -209,7 +209,7 @@ func readOrderAmount(errs formErrors, value string) int64 {
 
 // redeemProblem says, in a cashier's words, why a coupon cannot be redeemed
 // on this order, and beside which field; "" when it can.
-func (p *Pages) redeemProblem(d *services.CouponDetail, orderID string, amount int64) (field, msg string) {
+func (p *Pages) redeemProblem(d *core.CouponDetail, orderID string, amount int64) (field, msg string) {
 	cp, t := d.Coupon, d.Template
 	switch cp.Status {
 	case models.CouponUsed:

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -66,7 +66,7 @@ func inWords(code models.Code, msg string) string {
 	return sentence(msg)
 }
 
-// previewCart prices several coupons together on one order (services.Validate,
+// previewCart prices several coupons together on one order (checkout.Validate,
 // which changes nothing) and shows each one's discount, or why it does not
 // apply, and the total.
 func (p *Pages) previewCart(c *gin.Context, codes []string) {
@@ -75,7 +75,7 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 	page := &posPage{Redeem: f}
 	handleForm(p, c, formPost[int64]{errs: f.Errors,
 		read: func() int64 {
-			if len(codes) > services.DefaultMaxCouponsPerOrder {
+			if len(codes) > checkout.DefaultMaxCouponsPerOrder {
 				f.Errors.add("code", "Enter at most 5 codes, separated by commas.")
 			}
 			checkOrderID(f.Errors, "order_id", f.OrderID)
@@ -83,7 +83,7 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 		},
 		// Pricing changes nothing: its answer is the page.
 		act: func(amount int64) (outcome, error) {
-			res, err := p.svc.Validate(c.Request.Context(), services.CheckoutRequest{OrderID: f.OrderID,
+			res, err := p.checkout.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
 				OrderAmountCents: amount, CouponCodes: codes})
 			if err != nil {
 				return outcome{}, err
@@ -105,7 +105,7 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 // showCart shows the checkout with the pricing of several codes: each
 // one's discount or why it does not apply, and the totals (409 when not
 // every one applies).
-func (p *Pages) showCart(c *gin.Context, page *posPage, res *services.CheckoutResult) {
+func (p *Pages) showCart(c *gin.Context, page *posPage, res *checkout.CheckoutResult) {
 	cart := &cartPreview{AmountCents: res.OrderAmountCents, DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
 	for _, cc := range res.Coupons {
 		line := cartLine{Code: codeGroups(cc.CouponCode), DiscountCents: cc.DiscountCents}

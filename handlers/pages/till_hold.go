@@ -8,7 +8,7 @@ import (
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -19,7 +19,7 @@ type holdPage struct {
 	basePage
 	OrderID string
 	Errors  formErrors
-	Hold    *services.CheckoutResult
+	Hold    *checkout.CheckoutResult
 	Return  returnForm
 	// Focus is the id of the element the page's script focuses (see
 	// holdFocus).
@@ -68,7 +68,7 @@ func (p *Pages) showHold(c *gin.Context) {
 		p.renderHold(c, http.StatusBadRequest, page)
 		return
 	}
-	res, err := p.svc.GetHold(c.Request.Context(), page.OrderID)
+	res, err := p.checkout.GetHold(c.Request.Context(), page.OrderID)
 	if err != nil {
 		p.holdRefused(c, page, err)
 		return
@@ -116,7 +116,7 @@ func holdFocus(page *holdPage) string {
 	case len(page.Return.Errors) > 0:
 		return firstWrong(page.Return.Errors, returnFocus)
 	case len(page.Errors) == 0 && page.Hold != nil &&
-		(page.Hold.State == services.HoldHeld || page.Hold.State == services.HoldExpired):
+		(page.Hold.State == checkout.HoldHeld || page.Hold.State == checkout.HoldExpired):
 		return "hold-confirm"
 	}
 	return "hold-order"

@@ -2,7 +2,7 @@ package pages
 
 import (
 	"couponsvc/handlers/web"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -11,7 +11,7 @@ import (
 // through: the held coupons are redeemed on the order.
 func (p *Pages) confirmHold(c *gin.Context) {
 	p.postHold(c, func(page *holdPage) (outcome, error) {
-		res, err := p.svc.Confirm(c.Request.Context(), services.ConfirmRequest{OrderID: page.OrderID,
+		res, err := p.checkout.Confirm(c.Request.Context(), checkout.ConfirmRequest{OrderID: page.OrderID,
 			Cashier: web.Principal(c).Name})
 		if err != nil {
 			return outcome{}, err

@@ -10,7 +10,7 @@ import (
 // back to their holders' wallets.
 func (p *Pages) releaseHold(c *gin.Context) {
 	p.postHold(c, func(page *holdPage) (outcome, error) {
-		res, err := p.svc.Release(c.Request.Context(), web.Principal(c).Name, page.OrderID)
+		res, err := p.checkout.Release(c.Request.Context(), web.Principal(c).Name, page.OrderID)
 		if err != nil {
 			return outcome{}, err
 		}

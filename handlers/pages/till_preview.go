@@ -24,7 +24,7 @@ func (p *Pages) previewRedemption(c *gin.Context) {
 		// A preview changes nothing: its answer is the page, with the
 		// discount to confirm or why the coupon cannot be used.
 		act: func(noInput) (outcome, error) {
-			chk, err := p.svc.CheckRedemption(c.Request.Context(), code, f.OrderID, amount)
+			chk, err := p.checkout.CheckRedemption(c.Request.Context(), code, f.OrderID, amount)
 			if err != nil {
 				return outcome{}, err
 			}

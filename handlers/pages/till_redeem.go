@@ -3,7 +3,7 @@ package pages
 import (
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -17,7 +17,7 @@ func (p *Pages) redeemAtTill(c *gin.Context) {
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
 			ctx := c.Request.Context()
-			res, err := p.svc.Redeem(ctx, services.RedeemRequest{
+			res, err := p.checkout.Redeem(ctx, checkout.RedeemRequest{
 				CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name,
 			})
 			if err != nil {
@@ -51,7 +51,7 @@ func (p *Pages) redeemRefusal(c *gin.Context, err error, code, orderID string, a
 	switch models.ErrorCode(err) {
 	case models.CodeAlreadyUsed, models.CodeRevoked, models.CodeNotValidNow, models.CodeBelowMinimum:
 		// Say it with the coupon's own figures (order, time, minimum).
-		if d, derr := p.svc.GetCoupon(c.Request.Context(), code); derr == nil {
+		if d, derr := p.core.GetCoupon(c.Request.Context(), code); derr == nil {
 			if field, msg := p.redeemProblem(d, orderID, amount); msg != "" {
 				errs.add(field, msg)
 				return true

@@ -3,7 +3,7 @@ package pages
 import (
 	"couponsvc/handlers/web"
 	"couponsvc/models"
-	"couponsvc/services"
+	"couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -24,7 +24,7 @@ func (p *Pages) refundAtTill(c *gin.Context) {
 	page := &posPage{Refund: f}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
-			res, err := p.svc.Refund(c.Request.Context(), services.RefundRequest{CouponCode: code, OrderID: f.OrderID,
+			res, err := p.checkout.Refund(c.Request.Context(), checkout.RefundRequest{CouponCode: code, OrderID: f.OrderID,
 				Cashier: web.Principal(c).Name})
 			if err != nil {
 				return outcome{}, err

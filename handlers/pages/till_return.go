@@ -36,7 +36,7 @@ func (p *Pages) returnPart(c *gin.Context) {
 			return amount
 		},
 		act: func(amount int64) (outcome, error) {
-			res, err := p.svc.ReturnPart(c.Request.Context(), web.Principal(c).Name, f.OrderID, f.ReturnID, amount)
+			res, err := p.checkout.ReturnPart(c.Request.Context(), web.Principal(c).Name, f.OrderID, f.ReturnID, amount)
 			if err != nil {
 				return outcome{}, err
 			}

@@ -17,7 +17,7 @@ func (p *Pages) revokeToken(c *gin.Context) {
 	}
 	handleForm(p, c, formPost[noInput]{read: readNothing,
 		act: func(noInput) (outcome, error) {
-			tok, duplicate, err := p.svc.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
+			tok, duplicate, err := p.admin.RevokeToken(c.Request.Context(), web.Principal(c).Name, id)
 			if err != nil {
 				return outcome{}, err
 			}

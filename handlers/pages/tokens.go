@@ -3,7 +3,7 @@ package pages
 import (
 	"net/http"
 
-	"couponsvc/services"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -11,13 +11,13 @@ import (
 // tokensPage is the data of tokens.html.
 type tokensPage struct {
 	basePage
-	Tokens []services.TokenView
+	Tokens []admin.TokenView
 }
 
 // showTokens lists the API tokens, revoked ones included, with a revoke
 // button for each live one.
 func (p *Pages) showTokens(c *gin.Context) {
-	tokens, err := p.svc.ListTokens(c.Request.Context())
+	tokens, err := p.admin.ListTokens(c.Request.Context())
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -49,12 +49,12 @@ type walletCoupon struct {
 func (p *Pages) showWallet(c *gin.Context) {
 	ctx := c.Request.Context()
 	pr := web.Principal(c)
-	coupons, err := p.svc.ListUserCoupons(ctx, pr.UserID)
+	coupons, err := p.core.ListUserCoupons(ctx, pr.UserID)
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	views, err := p.svc.ListTemplates(ctx, false)
+	views, err := p.core.ListTemplates(ctx, false)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -65,7 +65,7 @@ func (p *Pages) showWallet(c *gin.Context) {
 			revoked = append(revoked, cp.ID)
 		}
 	}
-	reasons, err := p.svc.RevokeReasons(ctx, revoked)
+	reasons, err := p.claimer.RevokeReasons(ctx, revoked)
 	if err != nil {
 		p.fail(c, err)
 		return

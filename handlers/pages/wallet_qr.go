@@ -15,7 +15,7 @@ import (
 // wallet. Another shopper's coupon, or no coupon, is not found (the answer
 // says nothing of whose it is).
 func (p *Pages) showCouponQR(c *gin.Context) {
-	d, err := p.svc.GetCoupon(c.Request.Context(), c.Param("code"))
+	d, err := p.core.GetCoupon(c.Request.Context(), c.Param("code"))
 	if err == nil && d.Coupon.UserID != web.Principal(c).UserID {
 		err = models.Errorf(models.CodeNotFound, "no coupon of yours has this code")
 	}

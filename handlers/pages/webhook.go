@@ -22,7 +22,7 @@ func (p *Pages) showWebhook(c *gin.Context) {
 	if !ok {
 		return
 	}
-	ep, err := p.svc.GetWebhook(c.Request.Context(), id)
+	ep, err := p.events.GetWebhook(c.Request.Context(), id)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		p.notFound(c, "webhook")
 		return
@@ -31,7 +31,7 @@ func (p *Pages) showWebhook(c *gin.Context) {
 		p.fail(c, err)
 		return
 	}
-	log, err := p.svc.ListWebhookAttempts(c.Request.Context(), id, 200)
+	log, err := p.events.ListWebhookAttempts(c.Request.Context(), id, 200)
 	if err != nil {
 		p.fail(c, err)
 		return

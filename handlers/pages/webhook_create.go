@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"couponsvc/handlers/web"
-	"couponsvc/services"
+	"couponsvc/services/events"
 
 	"github.com/gin-gonic/gin"
 )
@@ -29,7 +29,7 @@ func (p *Pages) createWebhook(c *gin.Context) {
 			return types
 		},
 		act: func(types []string) (outcome, error) {
-			out, err := p.svc.CreateWebhook(c.Request.Context(), web.Principal(c).Name, services.WebhookInput{
+			out, err := p.events.CreateWebhook(c.Request.Context(), web.Principal(c).Name, events.WebhookInput{
 				URL: &f.URL, EventTypes: types, Description: &f.Description})
 			if err != nil {
 				return outcome{}, err

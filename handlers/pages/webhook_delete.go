@@ -17,7 +17,7 @@ func (p *Pages) deleteWebhook(c *gin.Context) {
 	}
 	handleForm(p, c, formPost[noInput]{read: readNothing,
 		act: func(noInput) (outcome, error) {
-			err := p.svc.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
+			err := p.events.DeleteWebhook(c.Request.Context(), web.Principal(c).Name, id)
 			return done(fmt.Sprintf("Deleted the webhook %d: nothing more is sent to it.", id), "/admin/webhooks"), err
 		},
 		refused: notFoundOnly,

@@ -23,7 +23,7 @@ func (p *Pages) resendDelivery(c *gin.Context) {
 	}
 	handleForm(p, c, formPost[noInput]{read: readNothing,
 		act: func(noInput) (outcome, error) {
-			d, err := p.svc.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
+			d, err := p.events.ResendDelivery(c.Request.Context(), web.Principal(c).Name, id, did)
 			if err != nil {
 				return outcome{}, err
 			}

@@ -33,7 +33,7 @@ func (p *Pages) showWebhooks(c *gin.Context) {
 }
 
 func (p *Pages) renderWebhooks(c *gin.Context, status int, f webhookForm, created *models.WebhookEndpoint, secret string) {
-	eps, err := p.svc.ListWebhooks(c.Request.Context())
+	eps, err := p.events.ListWebhooks(c.Request.Context())
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"couponsvc/services"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -18,14 +18,20 @@ const ResultKey = "couponsvc.result"
 // slowCall is the latency over which a request is logged with its steps.
 const slowCall = 100 * time.Millisecond
 
+// Metered is what Observe needs of the services: their metrics
+// (core.Core.Metrics).
+type Metered interface {
+	Metrics() *core.Metrics
+}
+
 // Observe gives each request an id (X-Request-ID) and a trace, counts
 // it by route and result, times it, and logs it with the time of each step
 // when it is slow.
-func Observe(svc *services.Service, log *slog.Logger) gin.HandlerFunc {
+func Observe(svc Metered, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) { observe(svc, log, c) }
 }
 
-func observe(svc *services.Service, log *slog.Logger, c *gin.Context) {
+func observe(svc Metered, log *slog.Logger, c *gin.Context) {
 	start := time.Now()
 	id := c.GetHeader("X-Request-ID")
 	if id == "" || len(id) > 64 {
@@ -34,7 +40,7 @@ func observe(svc *services.Service, log *slog.Logger, c *gin.Context) {
 		id = hex.EncodeToString(b[:])
 	}
 	c.Header("X-Request-ID", id)
-	ctx, trace := services.WithTrace(c.Request.Context())
+	ctx, trace := core.WithTrace(c.Request.Context())
 	c.Request = c.Request.WithContext(ctx)
 
 	c.Next()

@@ -10,6 +10,14 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/claims"
+	"couponsvc/services/codes"
+	"couponsvc/services/core"
+	"couponsvc/services/events"
+	"couponsvc/services/reconcile"
+	"couponsvc/services/reports"
 )
 
 // Clock is a test's clock: real time shifted by an offset the test moves
@@ -54,15 +62,25 @@ func (c *Clock) Set(t time.Time) {
 // claim. Each helper fails the test on an error it does not expect.
 type Fixture struct {
 	*Env
-	T     *testing.T
-	Ctx   context.Context
-	Svc   *services.Service
-	Clock *Clock
+	T   *testing.T
+	Ctx context.Context
+	// Svc is the wired whole; the fields after it are its aggregates, for
+	// tests of one of them (f.Checkout.Hold).
+	Svc        *services.App
+	Core       *core.Core
+	Events     *events.Events
+	Claims     *claims.Claims
+	Codes      *codes.Codes
+	Checkout   *checkout.Checkout
+	Reconciler *reconcile.Reconciler
+	Reports    *reports.Reports
+	Admin      *admin.Admin
+	Clock      *Clock
 	// Actor is who creates the campaigns and templates ("test").
 	Actor string
 }
 
-// NewFixture opens fresh backends and a Service over them, as New does; the
+// NewFixture opens fresh backends and an App over them, as New does; the
 // service reads the fixture's Clock unless cfg names a clock of its own.
 func NewFixture(t *testing.T, cfg services.Config) *Fixture {
 	t.Helper()
@@ -81,7 +99,10 @@ func newFixture(t *testing.T, cfg services.Config, clock *Clock) *Fixture {
 		cfg.Now = clock.Now
 	}
 	env := New(t, cfg)
-	return &Fixture{Env: env, T: t, Ctx: context.Background(), Svc: env.Service, Clock: clock, Actor: "test"}
+	a := env.Service
+	return &Fixture{Env: env, T: t, Ctx: context.Background(), Svc: a, Core: a.Core, Events: a.Events, Claims: a.Claims,
+		Codes: a.Codes, Checkout: a.Checkout, Reconciler: a.Reconciler, Reports: a.Reports, Admin: a.Admin, Clock: clock,
+		Actor: "test"}
 }
 
 // Campaign creates a campaign; budget 0 means none.
@@ -134,12 +155,12 @@ func (f *Fixture) Template(tp models.Template, edit ...func(*models.Template)) *
 }
 
 // Claim claims a coupon of template tid for user under key.
-func (f *Fixture) Claim(tid int64, user, key string) (*services.ClaimResult, error) {
-	return f.Svc.Claim(f.Ctx, services.ClaimRequest{TemplateID: tid, UserID: user, IdempotencyKey: key})
+func (f *Fixture) Claim(tid int64, user, key string) (*claims.ClaimResult, error) {
+	return f.Svc.Claim(f.Ctx, claims.ClaimRequest{TemplateID: tid, UserID: user, IdempotencyKey: key})
 }
 
 // MustClaim claims a coupon that must be issued (not a replay).
-func (f *Fixture) MustClaim(tid int64, user, key string) *services.ClaimResult {
+func (f *Fixture) MustClaim(tid int64, user, key string) *claims.ClaimResult {
 	f.T.Helper()
 	res, err := f.Claim(tid, user, key)
 	if err != nil {
@@ -200,7 +221,7 @@ func (f *Fixture) Bearer(tp *models.Template, n int) []models.Coupon {
 			f.T.Fatalf("write bearer coupon %d of template %d: %v", slot, tp.ID, err)
 		}
 	}
-	if _, err := f.Svc.Reconcile(f.Ctx, services.ReconcileRequest{TemplateID: tp.ID, Repair: true, Actor: f.Actor}); err != nil {
+	if _, err := f.Svc.Reconcile(f.Ctx, reconcile.ReconcileRequest{TemplateID: tp.ID, Repair: true, Actor: f.Actor}); err != nil {
 		f.T.Fatalf("load the counters of template %d: %v", tp.ID, err)
 	}
 	return out

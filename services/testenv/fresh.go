@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"couponsvc/services"
+	"couponsvc/services/core"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
@@ -36,7 +36,7 @@ func NewFresh(t testing.TB) Fresh {
 	f := Fresh{
 		Prefix:     "t" + randomHex(6) + ":coupon:",
 		RedisAddr:  os.Getenv("COUPON_TEST_REDIS_ADDR"),
-		RedisAddrs: services.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")),
+		RedisAddrs: core.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")),
 	}
 	if len(f.RedisAddrs) > 0 {
 		f.RedisAddr = ""

@@ -19,11 +19,11 @@ import (
 	"time"
 
 	"couponsvc/services"
-
-	"golang.org/x/crypto/bcrypt"
+	"couponsvc/services/core"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 )
 
@@ -54,8 +54,8 @@ func IsCluster() bool { return os.Getenv("COUPON_TEST_REDIS_ADDRS") != "" }
 
 // Env is one test's backends and service.
 type Env struct {
-	Backends *services.Backends
-	Service  *services.Service
+	Backends *core.Backends
+	Service  *services.App
 	Config   services.Config
 	// Mini is the in-process Redis when the test runs on the embedded default.
 	Mini *miniredis.Miniredis
@@ -71,22 +71,22 @@ func New(t testing.TB, cfg services.Config) *Env {
 	t.Helper()
 	ctx := context.Background()
 	env := &Env{Prefix: "t" + randomHex(6) + ":coupon:"}
-	b := &services.Backends{}
+	b := &core.Backends{}
 	if dsn := os.Getenv("COUPON_TEST_MYSQL_DSN"); dsn != "" {
 		b.DB, b.Dialect = freshMySQL(t, dsn)
 	} else {
 		var err error
-		b.DB, b.Dialect, err = services.OpenDB(services.BackendConfig{DataDir: t.TempDir()})
+		b.DB, b.Dialect, err = core.OpenDB(core.BackendConfig{DataDir: t.TempDir()})
 		if err != nil {
 			t.Fatalf("open SQLite: %v", err)
 		}
 	}
-	if err := services.Migrate(ctx, b.DB, b.Dialect); err != nil {
+	if err := core.Migrate(ctx, b.DB, b.Dialect); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	switch {
 	case os.Getenv("COUPON_TEST_REDIS_ADDRS") != "":
-		b.Redis = redis.NewClusterClient(&redis.ClusterOptions{Addrs: services.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")), PoolSize: 200})
+		b.Redis = redis.NewClusterClient(&redis.ClusterOptions{Addrs: core.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")), PoolSize: 200})
 	case os.Getenv("COUPON_TEST_REDIS_ADDR") != "":
 		b.Redis = redis.NewClient(&redis.Options{Addr: os.Getenv("COUPON_TEST_REDIS_ADDR"), PoolSize: 200})
 	default:
@@ -121,7 +121,7 @@ func New(t testing.TB, cfg services.Config) *Env {
 
 // NewService returns another Service over the same backends, as a second
 // instance of couponsvc would be.
-func (e *Env) NewService(cfg services.Config) *services.Service {
+func (e *Env) NewService(cfg services.Config) *services.App {
 	cfg.KeyPrefix = e.Prefix
 	if cfg.Logger == nil {
 		cfg.Logger = e.Config.Logger
@@ -200,7 +200,7 @@ func deleteKeys(rdb redis.UniversalClient, prefix string) {
 func freshMySQL(t testing.TB, dsn string) (*gorm.DB, string) {
 	t.Helper()
 	// A small pool: test packages run in parallel against one server.
-	db, dialect, err := services.OpenDB(services.BackendConfig{MySQLDSN: freshMySQLDSN(t, dsn), MaxOpenConns: 16})
+	db, dialect, err := core.OpenDB(core.BackendConfig{MySQLDSN: freshMySQLDSN(t, dsn), MaxOpenConns: 16})
 	if err != nil {
 		t.Fatalf("open MySQL: %v", err)
 	}

@@ -1,0 +1,103 @@
+package pages
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"couponsvc/models"
+	"couponsvc/services/admin"
+	"couponsvc/services/checkout"
+	"couponsvc/services/core"
+	"couponsvc/services/events"
+	"couponsvc/services/reconcile"
+	"couponsvc/services/reports"
+)
+
+// The aggregates of services this package calls, each as the methods it
+// uses (docs/architecture.md).
+
+// Admin is what this package calls of services/admin (admin.Admin).
+type Admin interface {
+	AddStock(ctx context.Context, actor string, id int64, delta int64, reason string) (*models.Template, error)
+	CreateCampaign(ctx context.Context, actor string, c models.Campaign) (*models.Campaign, error)
+	CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error)
+	GetCouponHistory(ctx context.Context, code string) (*admin.CouponHistory, error)
+	ListCampaignTemplates(ctx context.Context, campaignID int64) ([]core.TemplateView, error)
+	ListCoupons(ctx context.Context, f admin.CouponFilter) (admin.CouponPage, error)
+	ListTemplateAudit(ctx context.Context, templateID int64, limit int, beforeID int64) (admin.AuditPage, error)
+	ListTokens(ctx context.Context) ([]admin.TokenView, error)
+	Login(ctx context.Context, req admin.LoginRequest) (string, *models.User, error)
+	Logout(ctx context.Context, sid string) error
+	LookupSession(ctx context.Context, sid string) (*admin.Session, error)
+	Revoke(ctx context.Context, actor string, code string, returnStock bool, reason string) (*admin.RevokeResult, error)
+	RevokeToken(ctx context.Context, actor string, id int64) (*admin.TokenView, bool, error)
+	SearchAudit(ctx context.Context, f admin.AuditFilter) (admin.AuditPage, error)
+	UpdateCampaign(ctx context.Context, actor string, id int64, p admin.CampaignPatch) (*models.Campaign, error)
+	UpdateTemplate(ctx context.Context, actor string, id int64, p admin.TemplatePatch) (*models.Template, error)
+}
+
+// Checkout is what this package calls of services/checkout (checkout.Checkout).
+type Checkout interface {
+	CheckRedemption(ctx context.Context, code string, orderID string, amountCents int64) (*checkout.RedemptionCheck, error)
+	Confirm(ctx context.Context, req checkout.ConfirmRequest) (*checkout.CheckoutResult, error)
+	CouponCodes(ctx context.Context, ids []int64) (map[int64]string, error)
+	GetHold(ctx context.Context, orderID string) (*checkout.CheckoutResult, error)
+	ListUpcomingOffers(ctx context.Context) ([]core.TemplateView, error)
+	Redeem(ctx context.Context, req checkout.RedeemRequest) (*checkout.RedeemResult, error)
+	Refund(ctx context.Context, req checkout.RefundRequest) (*checkout.RefundResult, error)
+	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)
+	ReturnPart(ctx context.Context, actor string, orderID string, returnID string, returned int64) (*checkout.ReturnResult, error)
+	Validate(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
+}
+
+// Claims is what this package calls of services/claims (claims.Claims).
+type Claims interface {
+	RevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
+}
+
+// Codes is what this package calls of services/codes (codes.Codes).
+type Codes interface {
+	GetJob(ctx context.Context, id int64) (*models.Job, error)
+	ListJobs(ctx context.Context, tid int64, limit int) ([]models.Job, error)
+	StartGenerate(ctx context.Context, actor string, tid int64, count int64, pattern string) (*models.Job, error)
+	StartImport(ctx context.Context, actor string, tid int64, file io.Reader) (*models.Job, error)
+	StartIssue(ctx context.Context, actor string, tid int64, userIDs []string) (*models.Job, error)
+}
+
+// Core is what this package calls of services/core (core.Core).
+type Core interface {
+	GetCampaign(ctx context.Context, id int64) (*models.Campaign, error)
+	GetCoupon(ctx context.Context, code string) (*core.CouponDetail, error)
+	GetTemplate(ctx context.Context, id int64) (*models.Template, error)
+	ListCampaigns(ctx context.Context) ([]models.Campaign, error)
+	ListCashierRedemptions(ctx context.Context, cashier string, limit int) ([]models.UseLog, error)
+	ListTemplates(ctx context.Context, offeredOnly bool) ([]core.TemplateView, error)
+	ListUserCoupons(ctx context.Context, userID string) ([]models.CouponView, error)
+	Now() time.Time
+	ViewTemplate(ctx context.Context, id int64) (*core.TemplateView, error)
+}
+
+// Events is what this package calls of services/events (events.Events).
+type Events interface {
+	CreateWebhook(ctx context.Context, actor string, in events.WebhookInput) (*events.CreatedWebhook, error)
+	DeleteWebhook(ctx context.Context, actor string, id int64) error
+	GetWebhook(ctx context.Context, id int64) (*models.WebhookEndpoint, error)
+	ListWebhookAttempts(ctx context.Context, id int64, limit int) ([]models.WebhookAttempt, error)
+	ListWebhooks(ctx context.Context) ([]models.WebhookEndpoint, error)
+	ResendDelivery(ctx context.Context, actor string, endpointID int64, deliveryID int64) (*models.WebhookDelivery, error)
+}
+
+// Reconciler is what this package calls of services/reconcile (reconcile.Reconciler).
+type Reconciler interface {
+	LastReconcile(ctx context.Context) (reconcile.ReconcileRuns, error)
+	Reconcile(ctx context.Context, req reconcile.ReconcileRequest) (*reconcile.ReconcileReport, error)
+}
+
+// Reports is what this package calls of services/reports (reports.Reports).
+type Reports interface {
+	ListCampaignFigures(ctx context.Context) (map[int64]reports.CampaignFigures, error)
+	ListTemplateFigures(ctx context.Context) (map[int64]reports.TemplateFigures, error)
+	RedemptionReport(ctx context.Context, req reports.ReportRequest) (*reports.RedemptionSummary, error)
+	TemplateStats(ctx context.Context, id int64, hours int) (*reports.TemplateStats, error)
+}

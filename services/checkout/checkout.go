@@ -1,0 +1,537 @@
+package checkout
+
+import (
+	"context"
+	"couponsvc/services/core"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"couponsvc/models"
+
+	"github.com/bsm/redislock"
+	"gorm.io/gorm"
+)
+
+// Hold states of an order (checkout_orders.hold_state).
+const (
+	HoldHeld      = "held"
+	HoldConfirmed = "confirmed"
+	HoldReleased  = "released"
+	HoldExpired   = "expired"
+)
+
+// Bounds of a hold's time to live, in seconds, and its default.
+const (
+	MinHoldTTL     = 5
+	MaxHoldTTL     = 86400
+	DefaultHoldTTL = 900
+)
+
+// DefaultMaxCouponsPerOrder is the cap on the coupons of one order when
+// Config.MaxCouponsPerOrder is not set.
+const DefaultMaxCouponsPerOrder = 5
+
+// HoldExpiryBatch bounds the holds one expiry pass releases.
+const HoldExpiryBatch = 200
+
+// CheckoutOrder is an order's row in checkout_orders: the lock of every hold
+// and redemption on the order, and the counter the database refuses a clash
+// of stacking rules with.
+type CheckoutOrder struct {
+	OrderID       string `gorm:"primaryKey"`
+	Stacking      string
+	Coupons       int64
+	AmountCents   int64
+	ReturnedCents int64
+	HoldState     *string
+	HoldCodes     *string
+	HoldExpiresAt *time.Time
+	DiscountCents int64
+	UpdatedAt     time.Time
+}
+
+func (CheckoutOrder) TableName() string { return "checkout_orders" }
+
+// orderCoupon is a live coupon (held or used) of an order.
+type orderCoupon struct {
+	OrderID    string `gorm:"primaryKey"`
+	CouponID   int64  `gorm:"primaryKey"`
+	TemplateID int64
+	CreatedAt  time.Time
+}
+
+func (orderCoupon) TableName() string { return "order_coupons" }
+
+// CheckoutCoupon is one coupon of a checkout answer: its discount on the
+// order, or (in a validation) the word of why it does not apply.
+type CheckoutCoupon struct {
+	CouponCode    string      `json:"coupon_code"`
+	Result        string      `json:"result"`
+	Code          models.Code `json:"code"`
+	Message       string      `json:"message,omitempty"`
+	DiscountCents int64       `json:"discount_cents"`
+	TemplateID    int64       `json:"template_id"`
+	// SharedCode is the shared code the coupon was (or, in a validation,
+	// would be) claimed with at this checkout (docs/shared-codes.md).
+	SharedCode string `json:"shared_code,omitempty"`
+}
+
+// CheckoutRequest names an order and the coupons meant for it.
+type CheckoutRequest struct {
+	OrderID          string
+	OrderAmountCents int64
+	// CouponCodes are coupon codes or shared codes (docs/shared-codes.md).
+	CouponCodes []string
+	// UserID, when given, must hold every coupon (or become the owner of a
+	// bearer coupon); a shared code requires it.
+	UserID string
+	// TTLSeconds is a hold's time to live (5..86400; 0 means 900).
+	TTLSeconds int
+	// Actor is who asks (the caller's name), for the audit entries.
+	Actor string
+	// shared marks the codes parseCheckout read as shared codes.
+	shared []bool
+}
+
+// CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
+// Result is "ok" (validate), "held", "redeemed" or the word of the first
+// coupon that failed (validate). Duplicate marks a replay answered with the
+// first answer.
+type CheckoutResult struct {
+	Result           string           `json:"result"`
+	Duplicate        bool             `json:"-"`
+	OrderID          string           `json:"order_id,omitempty"`
+	State            string           `json:"state,omitempty"`
+	Late             bool             `json:"late"`
+	ExpiresAt        *time.Time       `json:"expires_at,omitempty"`
+	Coupons          []CheckoutCoupon `json:"coupons"`
+	OrderAmountCents int64            `json:"order_amount_cents"`
+	DiscountCents    int64            `json:"discount_cents"`
+	PayableCents     int64            `json:"payable_cents"`
+}
+
+// priced is the coupons of a request as read, with their templates, in the
+// order of the request's codes. claims holds, at the place of a shared code,
+// its claim for the order (nil elsewhere); fail, a refusal a validation
+// found before pricing (a shared code that could not be claimed now).
+type priced struct {
+	codes     []string
+	coupons   []*models.Coupon
+	templates []*models.Template
+	claims    []*sharedClaim
+	fail      []error
+}
+
+func (s *Checkout) maxPerOrder() int { return s.cfg.MaxCouponsPerOrder }
+
+// parseCheckout checks what every checkout request carries; orderRequired
+// says whether order_id must be given.
+func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orderRequired bool) error {
+	if orderRequired || req.OrderID != "" {
+		if err := core.ValidateOrderID(req.OrderID); err != nil {
+			return err
+		}
+	}
+	if req.OrderAmountCents < 1 || req.OrderAmountCents > models.MaxMoneyCents {
+		return models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	}
+	if req.UserID != "" {
+		if err := models.ValidateUserID("user_id", req.UserID); err != nil {
+			return err
+		}
+	}
+	if len(req.CouponCodes) < 1 || len(req.CouponCodes) > DefaultMaxCouponsPerOrder {
+		return models.Invalid("coupon_codes", "must hold 1 to %d codes", DefaultMaxCouponsPerOrder)
+	}
+	seen := map[string]bool{}
+	codes := make([]string, len(req.CouponCodes))
+	req.shared = make([]bool, len(req.CouponCodes))
+	for i, raw := range req.CouponCodes {
+		code, err := models.ParseCouponCode("coupon_codes", raw)
+		if shared, serr := s.readsAsShared(ctx, raw, err); serr != nil {
+			return serr
+		} else if shared {
+			code, err = models.ParseSharedCode("coupon_codes", raw)
+			req.shared[i] = true
+		}
+		if err != nil {
+			return err
+		}
+		if seen[code] {
+			return models.Invalid("coupon_codes", "names %s twice", code)
+		}
+		seen[code] = true
+		codes[i] = code
+	}
+	req.CouponCodes = codes
+	return nil
+}
+
+// readCoupons reads the request's coupons and their templates.
+func (s *Checkout) readCoupons(ctx context.Context, codes []string) (*priced, error) {
+	return s.readCheckout(ctx, codes, nil)
+}
+
+// readCheckout reads the request's coupons and their templates; at the
+// place of a claim (claims[i] not nil) it takes the claim's coupon, which
+// is not in the database yet, and the claim's refusal, if any.
+func (s *Checkout) readCheckout(ctx context.Context, codes []string, claims []*sharedClaim) (*priced, error) {
+	return s.readOwnCoupons(ctx, codes, claims, "")
+}
+
+// readOwnCoupons is readCheckout, code by code in the request's order; with an
+// owner, the first code that is another user's (not bearer) coupon is
+// answered as a code no coupon has, before any template is read.
+func (s *Checkout) readOwnCoupons(ctx context.Context, codes []string, claims []*sharedClaim, owner string) (*priced, error) {
+	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
+	for i, code := range codes {
+		if i < len(claims) && claims[i] != nil {
+			p.claims[i], p.fail[i] = claims[i], claims[i].refusal
+			p.coupons = append(p.coupons, claims[i].coupon)
+			p.templates = append(p.templates, claims[i].t)
+			continue
+		}
+		c, err := s.CouponByCode(ctx, code)
+		if err != nil {
+			return nil, err
+		}
+		if owner != "" && c.UserID != owner && c.UserID != models.BearerUserID {
+			return nil, core.NoSuchCoupon(code, nil)
+		}
+		t, err := s.Template(ctx, c.TemplateID)
+		if err != nil {
+			return nil, err
+		}
+		p.coupons = append(p.coupons, c)
+		p.templates = append(p.templates, t)
+	}
+	return p, nil
+}
+
+// couponFits says why one coupon cannot go on the order (nil when it can):
+// the rules of a hold, stacking and minimum aside. A coupon held by orderID
+// itself fits.
+// A bearer coupon (no owner yet) fits any user: holding or redeeming it
+// with a user_id makes that user its owner.
+func couponFits(c *models.Coupon, userID, orderID string, now time.Time) error {
+	if userID != "" && c.UserID != userID && c.UserID != models.BearerUserID {
+		return &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
+			Message: "this coupon belongs to another user"}
+	}
+	switch c.Status {
+	case models.CouponHeld:
+		if orderID != "" && c.OrderID != nil && *c.OrderID == orderID {
+			return nil
+		}
+		if !lapsedHold(c, now) {
+			return heldError(c)
+		}
+		// A hold past its time is expired to everyone, swept or not
+		// (docs/checkout.md): the coupon is judged as the issued coupon
+		// the expiry makes it (expireLapsed ends the hold before a write).
+	case models.CouponUsed:
+		return alreadyUsed(c)
+	case models.CouponRevoked:
+		return models.Errorf(models.CodeRevoked, "this coupon was revoked")
+	}
+	if now.Before(c.ValidFrom) {
+		return models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(c.ValidFrom))
+	}
+	if !now.Before(c.ValidUntil) {
+		return models.Errorf(models.CodeNotValidNow, "this coupon expired at %s", core.FormatTime(c.ValidUntil))
+	}
+	return nil
+}
+
+// heldError names the order that holds the coupon and until when.
+func heldError(c *models.Coupon) error {
+	order, until := "another order", ""
+	if c.OrderID != nil {
+		order = "order " + *c.OrderID
+	}
+	if c.HoldExpiresAt != nil {
+		until = " until " + core.FormatTime(*c.HoldExpiresAt)
+	}
+	return models.Errorf(models.CodeHeld, "this coupon is held by %s%s", order, until)
+}
+
+// stackingError says why the templates cannot share one order (nil when
+// they can): two of one template, an exclusive one among others, more than
+// the cap.
+func stackingError(ts []*models.Template, maxPerOrder int) error {
+	if len(ts) > maxPerOrder {
+		return models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
+	}
+	seen := map[int64]bool{}
+	for _, t := range ts {
+		if seen[t.ID] {
+			return models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
+		}
+		seen[t.ID] = true
+		if len(ts) > 1 && t.Stacking != models.StackingCombinable {
+			return models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
+		}
+	}
+	return nil
+}
+
+// stackingOf is the stacking an order takes with these templates.
+func stackingOf(ts []*models.Template) string {
+	for _, t := range ts {
+		if t.Stacking != models.StackingCombinable {
+			return models.StackingExclusive
+		}
+	}
+	return models.StackingCombinable
+}
+
+// decide applies every rule of a hold to the coupons as read and prices
+// them: the answer lists each coupon with its word, and err is the first
+// failure (nil when all apply).
+func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*CheckoutResult, error) {
+	res := &CheckoutResult{Result: models.CodeOK.Word(), OrderID: req.OrderID, OrderAmountCents: req.OrderAmountCents}
+	pr := models.Price(req.OrderAmountCents, p.templates)
+	var first error
+	for i, c := range p.coupons {
+		cc := CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(), TemplateID: c.TemplateID,
+			DiscountCents: pr.Discounts[i], SharedCode: core.SharedCodeOf(c, p.templates[i])}
+		err := p.fail[i]
+		if err == nil {
+			err = couponFits(c, req.UserID, req.OrderID, now)
+		}
+		if err == nil && pr.BelowMinimum[i] {
+			err = &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
+				Message: fmt.Sprintf("coupon %s needs an order of at least %d cents", c.Code, p.templates[i].MinOrderCents)}
+		}
+		if err != nil {
+			var de *models.Error
+			errors.As(err, &de)
+			cc.Result, cc.Code, cc.Message, cc.DiscountCents = de.Code.Word(), de.Code, de.Message, 0
+			if first == nil {
+				first = err
+			}
+		}
+		res.Coupons = append(res.Coupons, cc)
+	}
+	if first == nil {
+		first = stackingError(p.templates, s.maxPerOrder())
+	}
+	if first != nil {
+		res.Result = models.ErrorCode(first).Word()
+		res.DiscountCents, res.PayableCents = 0, req.OrderAmountCents
+		return res, first
+	}
+	res.DiscountCents, res.PayableCents = pr.DiscountCents, pr.PayableCents
+	return res, nil
+}
+
+func (s *Checkout) ensureOrder(ctx context.Context, orderID string) error {
+	err := s.DB.WithContext(ctx).Exec(`INSERT INTO checkout_orders
+		(order_id, stacking, coupons, amount_cents, returned_cents, discount_cents, updated_at) VALUES (?, ?, 0, 0, 0, 0, ?)`,
+		orderID, models.StackingExclusive, s.Clock()).Error
+	if _, dup := core.UniqueViolation(err); dup {
+		return nil
+	}
+	return core.DBError("order", err)
+}
+
+// ReadOrder reads the order's row; found is false when there is none.
+func (s *Checkout) ReadOrder(ctx context.Context, orderID string) (o CheckoutOrder, found bool, err error) {
+	err = s.DB.WithContext(ctx).Where("order_id = ?", orderID).Limit(1).Find(&o).Error
+	if err != nil {
+		return o, false, core.DBError("order", err)
+	}
+	return o, o.OrderID != "", nil
+}
+
+// takeRoom adds n coupons of that stacking to the order inside tx: a guarded
+// UPDATE of the order's row that matches nothing when the order has no room
+// (an exclusive coupon on it, an exclusive one asked next to others, or the
+// cap reached), answered not_combinable. The row lock serialises every
+// request on the order, so two of them never both see room for one.
+// holdSet, when not empty, is extra SET of a hold's columns.
+//
+// One order has one amount (docs/checkout.md, "One amount per order"): the
+// first redemption or hold sets amount_cents, and no later one changes it,
+// nor the returns recorded against it (returned_cents), even when every
+// coupon left the order meanwhile. A request with another amount matches no
+// row and is answered idempotency_mismatch.
+func (s *Checkout) takeRoom(tx *gorm.DB, orderID, stacking string, n int, amount int64, now time.Time, guard, holdSet string, holdArgs ...any) error {
+	// amount_cents and stacking come before coupons: MySQL evaluates the SET
+	// left to right, and the CASEs must see the row before this change.
+	sql := `UPDATE checkout_orders SET
+		amount_cents = CASE WHEN amount_cents = 0 THEN ? ELSE amount_cents END,
+		stacking = CASE WHEN coupons = 0 THEN ? ELSE stacking END,
+		coupons = coupons + ?, updated_at = ?` + holdSet + `
+		WHERE order_id = ? AND (amount_cents = 0 OR amount_cents = ?)
+		AND (coupons = 0 OR (stacking = ? AND ? = ? AND coupons + ? <= ?))` + guard
+	args := []any{amount, stacking, n, now}
+	args = append(args, holdArgs...)
+	args = append(args, orderID, amount, models.StackingCombinable, stacking, models.StackingCombinable, n, s.maxPerOrder())
+	res := tx.Exec(sql, args...)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		var o CheckoutOrder
+		if err := tx.Where("order_id = ?", orderID).Limit(1).Find(&o).Error; err != nil {
+			return err
+		}
+		if o.OrderID != "" && o.AmountCents != 0 && o.AmountCents != amount {
+			return amountMismatch(orderID, o.AmountCents)
+		}
+		return errNoRoom
+	}
+	return nil
+}
+
+// amountMismatch answers a request that names an order with another amount
+// than the one it has.
+func amountMismatch(orderID string, amount int64) error {
+	return &models.Error{Code: models.CodeIdempotencyMismatch, Field: "order_amount_cents",
+		Message: fmt.Sprintf("order %s is for %d cents: every redemption, hold and confirm of an order carries its one amount", orderID, amount)}
+}
+
+// discountLeft is what the order leaves for one more coupon's discount,
+// read inside tx after the order's row lock was taken (so no other request
+// on the order changes it before tx ends): its amount, less its returns,
+// less the discounts of its used coupons (their live use log rows) and of a
+// hold that still holds coupons. A coupon redeemed one step at a time is
+// priced on it, so that the discounts of an order never sum over its amount
+// (docs/checkout.md, "One amount per order").
+func discountLeft(tx *gorm.DB, orderID string) (left, kept int64, err error) {
+	var row struct{ Kept, Used, Held int64 }
+	err = tx.Raw(discountsSQL, false, HoldHeld, orderID).Scan(&row).Error
+	if err != nil {
+		return 0, 0, err
+	}
+	return max(row.Kept-row.Used-row.Held, 0), row.Kept, nil
+}
+
+// checkDiscounts refuses, inside tx after the order's row lock was taken,
+// a hold or a confirm that would bring the order's discounts (its used
+// coupons' and its held hold's) over what it kept of its amount: a hold or
+// a late confirm next to coupons redeemed one step at a time
+// (docs/checkout.md, "One amount per order").
+func checkDiscounts(tx *gorm.DB, orderID string) error {
+	var row struct{ Kept, Used, Held int64 }
+	if err := tx.Raw(discountsSQL, false, HoldHeld, orderID).Scan(&row).Error; err != nil {
+		return err
+	}
+	if over := row.Used + row.Held - row.Kept; over > 0 {
+		return models.Errorf(models.CodeNotCombinable,
+			"the coupons of order %s would discount %d cents of its %d: those redeemed on it already leave too little", orderID, row.Used+row.Held, row.Kept)
+	}
+	return nil
+}
+
+// discountsSQL reads an order's kept amount, the discounts of its used
+// coupons (their live use log rows) and of its hold while held.
+const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
+		COALESCE((SELECT SUM(l.discount_cents) FROM order_coupons oc
+			JOIN coupon_use_log l ON l.coupon_id = oc.coupon_id AND l.order_id = oc.order_id AND l.undo_flag = ?
+			WHERE oc.order_id = o.order_id), 0) AS used,
+		CASE WHEN o.hold_state = ? THEN o.discount_cents ELSE 0 END AS held
+		FROM checkout_orders o WHERE o.order_id = ?`
+
+// priceOnOrder is the discount of a coupon redeemed one step at a time on
+// an order that has a row, inside tx after the order's row lock was taken:
+// the template's discount on what the order leaves (discountLeft), and what
+// the order then pays (its kept amount less every discount on it). A coupon
+// that would discount nothing is refused not_combinable rather than used up.
+func priceOnOrder(tx *gorm.DB, t *models.Template, orderID string) (discount, payable int64, err error) {
+	left, kept, err := discountLeft(tx, orderID)
+	if err != nil {
+		return 0, 0, err
+	}
+	if d := t.Discount(left); d > 0 {
+		return d, left - d, nil
+	}
+	if kept == 0 {
+		return 0, 0, models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
+	}
+	return 0, 0, models.Errorf(models.CodeNotCombinable,
+		"the coupons of order %s already discount %d of its %d cents: this coupon would discount nothing", orderID, kept-left, kept)
+}
+
+// errNoRoom is returned inside a transaction whose order had no room.
+var errNoRoom = errors.New("the order has no room for the coupon")
+
+// addOrderCoupons lists coupons as live on the order; the unique (order_id,
+// template_id) index refuses a second coupon of one template.
+func addOrderCoupons(tx *gorm.DB, orderID string, cs []*models.Coupon, now time.Time) error {
+	for _, c := range cs {
+		err := tx.Create(&orderCoupon{OrderID: orderID, CouponID: c.ID, TemplateID: c.TemplateID, CreatedAt: now}).Error
+		if index, dup := core.UniqueViolation(err); dup && index == core.UniqueOrderTemplate {
+			return models.Errorf(models.CodeNotCombinable, "order %s already carries a coupon of template %d", orderID, c.TemplateID)
+		} else if dup {
+			return core.ErrRaced // the coupon is on the order already: decide again on a fresh read
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockCoupons takes the locks of the coupons, in id order so that two
+// requests never wait on each other; release gives them back.
+func (s *Checkout) lockCoupons(ctx context.Context, cs []*models.Coupon) (release func(), err error) {
+	sorted := slices.Clone(cs)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a].ID < sorted[b].ID })
+	var locks []*redislock.Lock
+	release = func() {
+		for _, l := range locks {
+			_ = l.Release(context.WithoutCancel(ctx)) // an expired lock is harmless: the guards decide
+		}
+	}
+	for _, c := range sorted {
+		l, _, err := s.LockCoupon(ctx, c)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		locks = append(locks, l)
+	}
+	return release, nil
+}
+
+// retryCheckout runs op again on errRetry, a bounded number of times.
+func retryCheckout(ctx context.Context, op func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := op()
+		if !errors.Is(err, core.ErrRetry) {
+			return err
+		}
+		if attempt == core.MaxCouponAttempts {
+			return &models.Error{Code: models.CodeBusy, RetryAfterSeconds: 1, Err: err,
+				Message: "the order kept changing while the request ran, try again"}
+		}
+		select {
+		case <-ctx.Done():
+			return models.Unavailable("the database", ctx.Err())
+		case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
+		}
+	}
+}
+
+// checkoutTx sorts the error of a checkout transaction as txOutcome does;
+// errNoRoom becomes not_combinable.
+func checkoutTx(err error) error {
+	if errors.Is(err, errNoRoom) {
+		return models.Errorf(models.CodeNotCombinable, "the order already carries a coupon this one cannot share it with")
+	}
+	return core.TxOutcome("order", err)
+}
+
+// joinCodes is the canonical list of a hold's codes.
+func joinCodes(codes []string) string {
+	s := slices.Clone(codes)
+	sort.Strings(s)
+	return strings.Join(s, ",")
+}
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,313 @@
+package checkout
+
+import (
+	"context"
+	"couponsvc/services/core"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// Hold binds every coupon of the request to the order until now + TTL (or
+// the earliest valid_until of the coupons, when that comes first), all
+// or none, in one transaction: the order's row takes the coupons' room under
+// the stacking rules (guarded UPDATE, see takeRoom), order_coupons lists
+// them (one per template), and each coupon goes issued → held with
+// `UPDATE ... WHERE id=? AND status='issued' AND version=?`, under the
+// coupons' locks. A coupon that changed meanwhile rolls the whole hold back
+// and it is decided again on a fresh read.
+//
+// The same order with the same codes and amount while held (or confirmed)
+// answers duplicate with the first answer, expires_at unchanged; other codes
+// or another amount answer idempotency_mismatch (release first). A released
+// or expired hold may be replaced by a new one.
+//
+// Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id,
+// coupon_codes or ttl_seconds), CodeNotFound, CodeUnauthorized with
+// Forbidden, CodeHeld, CodeAlreadyUsed, CodeRevoked, CodeNotValidNow,
+// CodeBelowMinimum, CodeNotCombinable, CodeIdempotencyMismatch, CodeBusy,
+// CodeUnavailable.
+func (s *Checkout) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
+	if err := s.parseCheckout(ctx, &req, true); err != nil {
+		return nil, err
+	}
+	if req.TTLSeconds == 0 {
+		req.TTLSeconds = DefaultHoldTTL
+	}
+	if req.TTLSeconds < MinHoldTTL || req.TTLSeconds > MaxHoldTTL {
+		return nil, models.Invalid("ttl_seconds", "must be between %d and %d", MinHoldTTL, MaxHoldTTL)
+	}
+	var res *CheckoutResult
+	err := s.withSharedClaims(ctx, &req, func(claims []*sharedClaim) error {
+		var err error
+		res, err = s.holdWith(ctx, req, claims)
+		return err
+	})
+	return res, err
+}
+
+// holdWith holds the request's coupons, the fresh claims' coupons among
+// them (written by the hold's transaction), under the locks of the coupons
+// that exist.
+func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*sharedClaim) (*CheckoutResult, error) {
+	p, err := s.readCheckout(ctx, req.CouponCodes, claims)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.lockCoupons(ctx, existing(p))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var res *CheckoutResult
+	first := true
+	err = retryCheckout(ctx, func() error {
+		if !first {
+			if p, err = s.readCheckout(ctx, req.CouponCodes, claims); err != nil {
+				return err
+			}
+		}
+		first = false
+		res, err = s.holdOnce(ctx, p, req)
+		return err
+	})
+	return res, err
+}
+
+// existing is the coupons of p that are in the database (not fresh claims).
+func existing(p *priced) []*models.Coupon {
+	var out []*models.Coupon
+	for i, c := range p.coupons {
+		if p.claims[i] == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) (*CheckoutResult, error) {
+	now := s.Clock().Truncate(time.Microsecond)
+	o, found, err := s.ReadOrder(ctx, req.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
+		// The order's own hold is past its time: expired to everyone,
+		// swept or not (docs/checkout.md), so it ends now and the request
+		// is decided as a new hold.
+		if _, err := s.expireOrder(ctx, req.OrderID, now); err != nil {
+			return nil, core.TxOutcome("holds", err)
+		}
+		return nil, core.ErrRetry
+	}
+	if o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
+		if o.HoldCodes != nil && *o.HoldCodes == joinCodes(req.CouponCodes) && o.AmountCents == req.OrderAmountCents {
+			res, err := s.holdAnswer(ctx, &o)
+			if err != nil {
+				return nil, err
+			}
+			res.Duplicate = true
+			return res, nil
+		}
+		return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "coupon_codes",
+			Message: fmt.Sprintf("order %s already has a hold (%s) with other codes or another amount: release it first", req.OrderID, *o.HoldState)}
+	}
+	for _, sc := range p.claims {
+		if sc != nil {
+			sc.bornAt(now, s.Cfg.Location)
+		}
+	}
+	res, err := s.decide(p, req, now)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range p.coupons {
+		if p.claims[i] == nil && lapsedHold(c, now) {
+			// Held by a hold past its time that the sweeper has not
+			// released yet: it ends now, and the coupon is read again.
+			return nil, s.expireLapsed(ctx, c, now)
+		}
+		if c.Status != models.CouponIssued {
+			return nil, core.ErrRetry // held by this order without its row saying so: settle on a fresh read
+		}
+	}
+	// A hold never outlives its coupons: it ends at the earliest
+	// valid_until among them when that comes before its TTL
+	// (docs/checkout.md).
+	expires := now.Add(time.Duration(req.TTLSeconds) * time.Second)
+	for _, c := range p.coupons {
+		if c.ValidUntil.Before(expires) {
+			expires = c.ValidUntil
+		}
+	}
+	// The hold's codes are its coupons' codes: a fresh claim's new code in
+	// place of its shared code.
+	list := make([]string, len(p.coupons))
+	for i, c := range p.coupons {
+		list[i] = c.Code
+	}
+	codes := joinCodes(list)
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if found {
+			err = s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, now,
+				` AND (hold_state IS NULL OR hold_state IN ('released', 'expired'))`,
+				`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?`,
+				HoldHeld, codes, expires, res.DiscountCents)
+		} else {
+			// Most holds are of a new order: its row is written here, with
+			// the hold, first in the transaction like takeRoom's UPDATE.
+			err = tx.Exec(`INSERT INTO checkout_orders (order_id, stacking, coupons, amount_cents, returned_cents,
+				hold_state, hold_codes, hold_expires_at, discount_cents, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+				req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents,
+				HoldHeld, codes, expires, res.DiscountCents, now).Error
+			if _, dup := core.UniqueViolation(err); dup {
+				return errOrderExists
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if found {
+			// Next to coupons redeemed one step at a time (docs/checkout.md).
+			if err := checkDiscounts(tx, req.OrderID); err != nil {
+				return err
+			}
+		}
+		// A fresh claim's coupon is written held by the order; the others
+		// go issued → held (a bearer coupon gets its owner). The new row
+		// comes before order_coupons, which needs its id: a row no other
+		// transaction can know of yet keeps the lock order of
+		// docs/checkout.md.
+		onOrder := make([]*models.Coupon, len(p.coupons))
+		for i, c := range p.coupons {
+			onOrder[i] = c
+			if sc := p.claims[i]; sc != nil {
+				row := *c
+				row.Status, row.OrderID, row.HoldExpiresAt, row.UpdatedAt = models.CouponHeld, &req.OrderID, &expires, now
+				if err := s.insertClaim(tx, sc, &row); err != nil {
+					return err
+				}
+				onOrder[i] = &row
+			}
+		}
+		if err := addOrderCoupons(tx, req.OrderID, onOrder, now); err != nil {
+			return err
+		}
+		for i, c := range onOrder {
+			detail := fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d expires_at=%s",
+				req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents, core.FormatTime(expires))
+			if sc := p.claims[i]; sc != nil {
+				detail += fmt.Sprintf(" user=%s shared_code=%s claimed=true", c.UserID, sc.code)
+			} else {
+				owner, ownerArgs := takeOwner(c, req.UserID)
+				r := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, hold_expires_at = ?, version = version + 1, updated_at = ?`+owner+`
+					WHERE id = ? AND status = ? AND version = ?`+ownerGuard(owner),
+					append(append([]any{models.CouponHeld, req.OrderID, expires, now}, ownerArgs...), c.ID, models.CouponIssued, c.Version)...)
+				if r.Error != nil {
+					return r.Error
+				}
+				if r.RowsAffected == 0 {
+					return core.ErrRaced
+				}
+				if owner != "" {
+					detail += " bearer_owner=" + req.UserID
+				}
+			}
+			if err := s.Audit(tx, core.ActorName(req.Actor), "coupon.hold", fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
+				return err
+			}
+			ev := models.NewCouponEvent(c)
+			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents = models.CouponHeld, req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents
+			ev.HoldExpiresAt, ev.Actor = &expires, core.ActorName(req.Actor)
+			if err := s.events.EmitEvent(tx, models.EventCouponHeld, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errOrderExists) {
+		return nil, core.ErrRetry // another request wrote the order's row first: decide on it
+	}
+	if errors.Is(err, errNoRoom) {
+		// Another hold of this order may have come first: the fresh read
+		// answers it (duplicate or idempotency_mismatch).
+		if cur, _, rerr := s.ReadOrder(ctx, req.OrderID); rerr == nil && cur.HoldState != nil &&
+			(*cur.HoldState == HoldHeld || *cur.HoldState == HoldConfirmed) {
+			return nil, core.ErrRetry
+		}
+	}
+	if err := checkoutTx(err); err != nil {
+		return nil, err
+	}
+	res.Result, res.State, res.ExpiresAt = HoldHeld, HoldHeld, &expires
+	return res, nil
+}
+
+// holdAnswer rebuilds the answer of an order's hold from the database: its
+// coupons priced as they were held.
+func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutResult, error) {
+	if o.HoldCodes == nil || *o.HoldCodes == "" {
+		return holdAnswerOf(o, nil), nil
+	}
+	p, err := s.readCoupons(ctx, strings.Split(*o.HoldCodes, ","))
+	if err != nil {
+		return nil, err
+	}
+	return holdAnswerOf(o, p), nil
+}
+
+// holdAnswerOf is holdAnswer with the hold's coupons and templates in hand
+// (p, in the order of its codes; nil when it has none).
+func holdAnswerOf(o *CheckoutOrder, p *priced) *CheckoutResult {
+	res := &CheckoutResult{OrderID: o.OrderID, ExpiresAt: o.HoldExpiresAt, OrderAmountCents: o.AmountCents, Coupons: []CheckoutCoupon{}}
+	if o.HoldState != nil {
+		res.State = *o.HoldState
+	}
+	res.Result = res.State
+	if res.State == HoldConfirmed {
+		res.Result = "redeemed"
+	}
+	if p == nil {
+		return res
+	}
+	pr := models.Price(o.AmountCents, p.templates)
+	for i, c := range p.coupons {
+		res.Coupons = append(res.Coupons, CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(),
+			DiscountCents: pr.Discounts[i], TemplateID: c.TemplateID, SharedCode: core.SharedCodeOf(c, p.templates[i])})
+	}
+	res.DiscountCents = o.DiscountCents
+	res.PayableCents = o.AmountCents - o.DiscountCents
+	return res
+}
+
+// GetHold returns the order's hold: state held, confirmed, released or
+// expired, its coupons, expires_at and amounts. A hold past its time that
+// the sweeper has not released yet shows as expired.
+//
+// Errors: CodeInvalidRequest (field order_id), CodeNotFound, CodeUnavailable.
+func (s *Checkout) GetHold(ctx context.Context, orderID string) (*CheckoutResult, error) {
+	if err := core.ValidateOrderID(orderID); err != nil {
+		return nil, err
+	}
+	o, found, err := s.ReadOrder(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	if !found || o.HoldState == nil {
+		return nil, models.Errorf(models.CodeNotFound, "order %s has no hold", orderID)
+	}
+	res, err := s.holdAnswer(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	if res.State == HoldHeld && o.HoldExpiresAt != nil && !s.Clock().Before(*o.HoldExpiresAt) {
+		res.State, res.Result = HoldExpired, HoldExpired
+	}
+	return res, nil
+}

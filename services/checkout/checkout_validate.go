@@ -1,0 +1,155 @@
+package checkout
+
+import (
+	"context"
+	"couponsvc/services/core"
+	"sort"
+
+	"couponsvc/models"
+)
+
+// Validate is a dry run of a hold over 1..5 codes: owner, state, validity,
+// minimum and stacking, priced by models.Price. It writes nothing. A shared
+// code is checked as its claim would be (claim rule, budget, stock, the
+// user's limit) and priced as the coupon it would make; with an order that
+// already claimed with it, that coupon answers. A coupon
+// that does not apply is answered in the result (its word in Result, the
+// word a hold would answer), not as an error; every coupon a refusal
+// concerns carries its word on its line, stacking included.
+//
+// With a user_id, another user's coupon is answered exactly as a code no
+// coupon has (docs/checkout.md, "Validate"): validation is no oracle of
+// which codes exist.
+//
+// Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id or
+// coupon_codes), CodeNotFound (a code no coupon has, or another user's
+// coupon), CodeUnavailable.
+func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
+	if err := s.parseCheckout(ctx, &req, false); err != nil {
+		return nil, err
+	}
+	// A shared code is checked as its claim would be, taking nothing.
+	claims, err := s.claimSharedCodes(ctx, &req, false)
+	if err != nil {
+		return nil, err
+	}
+	// With a user_id, another user's coupon is answered as a code no coupon
+	// has: the same not_found, after the same one look-up (docs/checkout.md).
+	p, err := s.readOwnCoupons(ctx, req.CouponCodes, claims, req.UserID)
+	if err != nil {
+		return nil, err
+	}
+	res, _ := s.decide(p, req, s.Clock())
+	markStacking(res, p.templates, s.maxPerOrder())
+	return res, nil
+}
+
+// markStacking puts not_combinable on the line of each coupon the stacking
+// rules refuse that has no other refusal: every coupon past the cap, the
+// second coupon of a template, and an exclusive coupon among others.
+// Result stays the word a hold would answer (decide).
+func markStacking(res *CheckoutResult, ts []*models.Template, maxPerOrder int) {
+	seen := map[int64]bool{}
+	for i, t := range ts {
+		var err *models.Error
+		switch {
+		case i >= maxPerOrder:
+			err = models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
+		case seen[t.ID]:
+			err = models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
+		case len(ts) > 1 && t.Stacking != models.StackingCombinable:
+			err = models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
+		}
+		seen[t.ID] = true
+		if err == nil || i >= len(res.Coupons) || res.Coupons[i].Code != models.CodeOK {
+			continue
+		}
+		cc := &res.Coupons[i]
+		cc.Result, cc.Code, cc.Message, cc.DiscountCents = err.Code.Word(), err.Code, err.Message, 0
+	}
+}
+
+// UsableCoupon is one of a user's coupons that applies to an order amount.
+type UsableCoupon struct {
+	Coupon        models.CouponView `json:"coupon"`
+	Stacking      string            `json:"stacking"`
+	DiscountCents int64             `json:"discount_cents"`
+}
+
+// Usable is the answer of UsableCoupons: the coupons best first, and Best,
+// the codes of the combination with the largest total discount.
+type Usable struct {
+	Coupons           []UsableCoupon `json:"coupons"`
+	Best              []string       `json:"best"`
+	BestDiscountCents int64          `json:"best_discount_cents"`
+}
+
+// UsableCoupons returns the user's coupons that apply to an order of that
+// amount now (issued, valid, minimum met), each with its discount alone,
+// largest first, and the combination the stacking rules allow with the
+// largest total discount (the best exclusive coupon alone, or the best
+// combinable coupon of each template, at most the cap).
+//
+// Errors: CodeInvalidRequest (field user_id or order_amount_cents),
+// CodeUnavailable.
+func (s *Checkout) UsableCoupons(ctx context.Context, userID string, amount int64) (*Usable, error) {
+	if err := models.ValidateUserID("user_id", userID); err != nil {
+		return nil, err
+	}
+	if amount < 1 || amount > models.MaxMoneyCents {
+		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	}
+	now := s.Clock()
+	var cs []models.Coupon
+	// A coupon whose hold is past its time is free to use, swept or not
+	// (docs/checkout.md).
+	if err := s.DB.WithContext(ctx).
+		Where("user_id = ? AND (status = ? OR (status = ? AND hold_expires_at <= ?))",
+			userID, models.CouponIssued, models.CouponHeld, now).
+		Order("id").Limit(core.MaxUserCoupons).Find(&cs).Error; err != nil {
+		return nil, core.DBError("coupons", err)
+	}
+	out := &Usable{Coupons: []UsableCoupon{}, Best: []string{}}
+	tmpl := map[string]*models.Template{}
+	for i := range cs {
+		c := &cs[i]
+		if couponFits(c, userID, "", now) != nil {
+			continue
+		}
+		t, err := s.Template(ctx, c.TemplateID)
+		if err != nil {
+			return nil, err
+		}
+		if amount < t.MinOrderCents {
+			continue
+		}
+		tmpl[c.Code] = t
+		out.Coupons = append(out.Coupons, UsableCoupon{Coupon: c.View(now), Stacking: t.Stacking, DiscountCents: t.Discount(amount)})
+	}
+	sort.SliceStable(out.Coupons, func(a, b int) bool { return out.Coupons[a].DiscountCents > out.Coupons[b].DiscountCents })
+	// The best combinable coupon of each template, best first, up to the cap.
+	var combo []string
+	var comboT []*models.Template
+	taken := map[int64]bool{}
+	for _, u := range out.Coupons {
+		t := tmpl[u.Coupon.Code]
+		if t.Stacking != models.StackingCombinable || taken[t.ID] || len(combo) == s.maxPerOrder() {
+			continue
+		}
+		taken[t.ID] = true
+		combo, comboT = append(combo, u.Coupon.Code), append(comboT, t)
+	}
+	if len(combo) > 0 {
+		out.Best, out.BestDiscountCents = combo, models.Price(amount, comboT).DiscountCents
+	}
+	for _, u := range out.Coupons {
+		if tmpl[u.Coupon.Code].Stacking == models.StackingExclusive && u.DiscountCents > out.BestDiscountCents {
+			out.Best, out.BestDiscountCents = []string{u.Coupon.Code}, u.DiscountCents
+		}
+	}
+	return out, nil
+}
+
+// ensureOrder makes the order's row in checkout_orders, empty, unless it is
+// there. Its own statement, outside the transactions that lock the row: two
+// requests creating it at once make one row, and neither waits on a gap lock.

@@ -1,0 +1,314 @@
+package checkout
+
+import (
+	"context"
+	"couponsvc/services/core"
+	"errors"
+	"fmt"
+	"time"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// RedeemRequest asks to use a coupon on an order at checkout.
+type RedeemRequest struct {
+	CouponCode       string
+	OrderID          string
+	OrderAmountCents int64
+	// UserID, when given, must be the coupon's holder.
+	UserID string
+	// Cashier is who redeems (the caller's name), kept in the use log.
+	Cashier string
+}
+
+// RedeemResult is the answer to a redemption. Duplicate is set for a replay of
+// a redemption already done (same coupon, same order): the amounts are then
+// those of the first answer, whatever amount the replay carried.
+type RedeemResult struct {
+	Duplicate        bool
+	Coupon           models.CouponView
+	OrderAmountCents int64
+	DiscountCents    int64
+	PayableCents     int64
+}
+
+// Redeem uses a coupon on an order (see docs/flows.md). A shared code
+// claims a coupon for the user and redeems it at once (see redeemShared); a
+// bearer coupon redeemed with a user_id becomes that user's.
+//
+// The code's check character, the order id, the amount and the owner are
+// checked before anything else; then, under the coupon's lock, the coupon is
+// read and the redemption decided: used by this order → duplicate with the
+// first answer; used by another order → already_used; revoked; outside its
+// validity → not_valid_now; below min_order_cents → below_minimum. The write is
+// one transaction: `UPDATE ... WHERE id=? AND status='issued' AND version=?`,
+// decided on RowsAffected, and the use log row, whose unique (coupon_id,
+// order_id) index refuses a second row. When the UPDATE matches nothing, the
+// use log refuses the row, or the transaction deadlocks, the whole transaction
+// is rolled back and the redemption decided anew on a fresh read (a bounded
+// number of times): a stale decision is never applied, and a duplicate or a
+// deadlock never surfaces as a fault.
+//
+// The coupon is read outside the transaction: the version in the UPDATE's
+// guard makes a stale read harmless, and the transaction stays two statements
+// long (on SQLite it holds the one writer; on MySQL the coupon's row lock).
+//
+// An order has one amount (docs/checkout.md, "One amount per order"): a
+// redemption on an order that has another is refused idempotency_mismatch,
+// and on an order that carries other coupons or returns the discount is
+// priced under the order's row lock on what the order leaves (priceOnOrder),
+// so that the discounts of an order never sum over its amount.
+//
+// A coupon whose redemption by an order was refunded may be redeemed by the
+// same order again, with the order's amount: the refunded use log row is made
+// live again with the new discount (the unique index keeps one row per coupon and order, so the row
+// shows the latest redemption; the refund's audit entry keeps the history).
+//
+// Errors: CodeInvalidRequest (field coupon_code, order_id, order_amount_cents or
+// user_id), CodeNotFound, CodeUnauthorized with Forbidden (field user_id: the
+// coupon belongs to another user), CodeAlreadyUsed, CodeRevoked,
+// CodeNotValidNow, CodeBelowMinimum, CodeHeld (another order holds it),
+// CodeNotCombinable (the order carries a coupon this one cannot share it
+// with: the order's row in checkout_orders refuses it, see takeRoom; or
+// nothing is left of its amount to discount), CodeIdempotencyMismatch
+// (field order_amount_cents: the order has another amount),
+// CodeBusy, CodeUnavailable.
+func (s *Checkout) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
+	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
+	if shared, serr := s.readsAsShared(ctx, req.CouponCode, err); serr != nil {
+		return nil, serr
+	} else if shared {
+		return s.redeemShared(ctx, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := core.ValidateOrderID(req.OrderID); err != nil {
+		return nil, err
+	}
+	if req.OrderAmountCents < 1 || req.OrderAmountCents > models.MaxMoneyCents {
+		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	}
+	if req.UserID != "" {
+		if err := models.ValidateUserID("user_id", req.UserID); err != nil {
+			return nil, err
+		}
+	}
+	c, err := s.CouponByCode(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if req.UserID != "" && c.UserID != req.UserID && c.UserID != models.BearerUserID {
+		// "Not your coupon" is 403 (docs/result-codes.md). The cashier
+		// holds the code, so saying that it exists tells them nothing new.
+		return nil, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
+			Message: "this coupon belongs to another user"}
+	}
+	t, err := s.Template(ctx, c.TemplateID)
+	if err != nil {
+		return nil, err
+	}
+	var res *RedeemResult
+	err = s.WithCouponLock(ctx, c, func(cur *models.Coupon) error {
+		var err error
+		res, err = s.redeemOnce(ctx, t, cur, req)
+		return err
+	})
+	return res, err
+}
+
+// redeemOnce decides a redemption on the coupon as just read and, when it is
+// to be done, writes it. It answers errRetry when the coupon changed under it.
+func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models.Coupon, req RedeemRequest) (*RedeemResult, error) {
+	now := s.Clock().Truncate(time.Microsecond) // what the database keeps
+	switch c.Status {
+	case models.CouponUsed:
+		if c.OrderID == nil || *c.OrderID != req.OrderID {
+			return nil, alreadyUsed(c)
+		}
+		lg, found, err := s.UseLog(ctx, c.ID, req.OrderID)
+		if err != nil {
+			return nil, err
+		}
+		if !found || lg.UndoFlag {
+			// A refund committed between the two reads: decide again.
+			return nil, core.ErrRetry
+		}
+		return &RedeemResult{Duplicate: true, Coupon: c.View(now), OrderAmountCents: lg.OrderAmountCents,
+			DiscountCents: lg.DiscountCents, PayableCents: lg.OrderAmountCents - lg.DiscountCents}, nil
+	case models.CouponRevoked:
+		return nil, models.Errorf(models.CodeRevoked, "this coupon was revoked")
+	case models.CouponHeld:
+		return nil, s.expireLapsed(ctx, c, now) // a hold past its time ends now (docs/checkout.md)
+	case models.CouponIssued:
+	default:
+		return nil, fmt.Errorf("coupon %d has the unknown status %q", c.ID, c.Status)
+	}
+	if now.Before(c.ValidFrom) {
+		return nil, models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(c.ValidFrom))
+	}
+	if !now.Before(c.ValidUntil) {
+		return nil, models.Errorf(models.CodeNotValidNow, "this coupon expired at %s", core.FormatTime(c.ValidUntil))
+	}
+	if req.OrderAmountCents < t.MinOrderCents {
+		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
+			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
+	}
+	if s.Hooks.AfterRedeemDecide != nil {
+		s.Hooks.AfterRedeemDecide(req.OrderID)
+	}
+	owner, ownerArgs := takeOwner(c, req.UserID)
+	user := c.UserID
+	if owner != "" {
+		user = req.UserID
+	}
+	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: user, TemplateID: c.TemplateID,
+		OrderAmountCents: req.OrderAmountCents, DiscountCents: t.Discount(req.OrderAmountCents), Cashier: core.ActorName(req.Cashier), UsedAt: now}
+	start := time.Now()
+	// Most orders carry one coupon: the first attempt creates the order's
+	// row inside the transaction, with the room already taken, which saves
+	// the commit of a separate insert. When the row is there already, the
+	// attempt rolls back (releasing the lock the failed insert took) and
+	// the redemption takes the room of the existing row.
+	payable := req.OrderAmountCents - lg.DiscountCents
+	err := s.redeemTx(ctx, t, c, req, &lg, now, true, owner, ownerArgs, &payable)
+	if errors.Is(err, errOrderExists) {
+		err = s.redeemTx(ctx, t, c, req, &lg, now, false, owner, ownerArgs, &payable)
+	}
+	core.Observe(ctx, s.Meter.DBSeconds.WithLabelValues("redeem"), "redeem", start)
+	if err := checkoutTx(err); err != nil {
+		if models.IsCode(err, models.CodeNotCombinable) {
+			// The order may be full of this very coupon, redeemed by a
+			// request that raced this one: a changed coupon is decided anew.
+			if cur, rerr := s.CouponByID(ctx, c.ID); rerr == nil && cur.Version != c.Version {
+				return nil, core.ErrRetry
+			}
+		}
+		return nil, err
+	}
+	c.Status, c.OrderID, c.UsedAt, c.UserID = models.CouponUsed, &req.OrderID, &now, user
+	c.Version++
+	c.UpdatedAt = now
+	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
+		PayableCents: payable}, nil
+}
+
+// errOrderExists is returned inside a transaction that tried to create the
+// order's row when it was there already.
+var errOrderExists = errors.New("the order's row exists")
+
+// redeemTx writes a redemption in one transaction: the order's room (a new
+// row for the order when newOrder, else a guarded UPDATE of its row), its
+// live coupon, the guarded UPDATE of the coupon (taking a bearer coupon for
+// its user: owner and ownerArgs, see takeOwner) and its use log row. On an
+// order that has a row, the discount (lg) and what the order then pays
+// (payable) are priced under the row's lock (priceOnOrder).
+func (s *Checkout) redeemTx(ctx context.Context, t *models.Template, c *models.Coupon, req RedeemRequest, lg *models.UseLog,
+	now time.Time, newOrder bool, owner string, ownerArgs []any, payable *int64) error {
+	return s.redeemTxWith(ctx, t, req, lg, now, newOrder, payable, func(tx *gorm.DB) (*models.Coupon, error) {
+		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
+			return nil, err
+		}
+		res := tx.Exec(`UPDATE user_coupons SET status = ?, order_id = ?, used_at = ?, version = version + 1, updated_at = ?`+owner+`
+			WHERE id = ? AND status = ? AND version = ?`+ownerGuard(owner),
+			append(append([]any{models.CouponUsed, req.OrderID, now, now}, ownerArgs...), c.ID, models.CouponIssued, c.Version)...)
+		if res.Error != nil {
+			return nil, res.Error
+		}
+		if res.RowsAffected == 0 {
+			return nil, core.ErrRaced
+		}
+		if s.Hooks.AfterRedeemUpdate != nil {
+			s.Hooks.AfterRedeemUpdate(req.OrderID)
+		}
+		return c, nil
+	})
+}
+
+// redeemTxWith is the one transaction of every redemption, of an issued
+// coupon (redeemTx) or of a shared code's fresh claim (retryRedeemClaim):
+// the order's room, then write, which lists the coupon on the order and
+// writes its row used by the order (returning the coupon its event tells
+// of), then the use log row and the event.
+func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req RedeemRequest, lg *models.UseLog,
+	now time.Time, newOrder bool, payable *int64, write func(tx *gorm.DB) (*models.Coupon, error)) error {
+	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The order's row first: its lock and guarded counter refuse a
+		// coupon the order's others cannot share it with.
+		if newOrder {
+			// As takeRoom leaves a row that had no coupon.
+			err := tx.Exec(`INSERT INTO checkout_orders
+				(order_id, stacking, coupons, amount_cents, returned_cents, discount_cents, updated_at) VALUES (?, ?, 1, ?, 0, 0, ?)`,
+				req.OrderID, t.Stacking, req.OrderAmountCents, now).Error
+			if _, dup := core.UniqueViolation(err); dup {
+				return errOrderExists
+			}
+			if err != nil {
+				return err
+			}
+		} else {
+			if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
+				return err
+			}
+			// Under the row's lock: priced on what the order's other
+			// coupons and returns leave of its amount.
+			d, pay, err := priceOnOrder(tx, t, req.OrderID)
+			if err != nil {
+				return err
+			}
+			lg.DiscountCents, *payable = d, pay
+		}
+		c, err := write(tx)
+		if err != nil {
+			return err
+		}
+		lg.CouponID = c.ID
+		if err := writeUseLog(tx, lg); err != nil {
+			return err
+		}
+		ev := models.NewCouponEvent(c)
+		ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, req.OrderAmountCents, lg.DiscountCents, lg.Cashier
+		ev.UserID = lg.UserID // a bearer coupon's new owner
+		return s.events.EmitEvent(tx, models.EventCouponRedeemed, ev)
+	})
+}
+
+// writeUseLog records a redemption inside its transaction: a row is inserted,
+// or, when this order's redemption of the coupon was refunded, that row is made
+// live again. The insert comes first: an UPDATE that matches no row would take
+// a gap lock on the unique index and serialise the redemptions of neighbouring
+// coupons. The unique (coupon_id, order_id) index refuses a second live row; the
+// caller rolls back and decides again.
+func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
+	err := tx.Create(lg).Error
+	if index, ok := core.UniqueViolation(err); !ok || index != core.UniqueUseLog {
+		return err
+	}
+	lg.ID = 0
+	res := tx.Exec(`UPDATE coupon_use_log SET undo_flag = ?, undone_at = NULL, user_id = ?, template_id = ?,
+		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?
+		WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
+		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt,
+		lg.CouponID, lg.OrderID, true)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return err // a live row for this order: the unique index refused ours
+	}
+	return nil
+}
+
+// alreadyUsed names the order that holds the coupon and since when.
+func alreadyUsed(c *models.Coupon) error {
+	order, at := "another order", ""
+	if c.OrderID != nil {
+		order = "order " + *c.OrderID
+	}
+	if c.UsedAt != nil {
+		at = " at " + core.FormatTime(*c.UsedAt)
+	}
+	return models.Errorf(models.CodeAlreadyUsed, "this coupon was already used by %s%s", order, at)
+}

@@ -1,0 +1,199 @@
+package checkout
+
+import (
+	"context"
+	"couponsvc/services/core"
+	"errors"
+	"fmt"
+	"time"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// orderReturn is one partial return of an order (table order_returns).
+type orderReturn struct {
+	ID                  int64 `gorm:"primaryKey"`
+	OrderID             string
+	ReturnID            string
+	ReturnedAmountCents int64
+	KeptAmountCents     int64
+	DiscountKeptCents   int64
+	ClawbackCents       int64
+	FullRefund          bool
+	CreatedAt           time.Time
+}
+
+func (orderReturn) TableName() string { return "order_returns" }
+
+// ReturnResult is the answer to a partial return.
+type ReturnResult struct {
+	Duplicate bool
+	// KeptAmountCents is the order amount less every return so far;
+	// DiscountKeptCents the discount its coupons give on it (models.Price);
+	// ClawbackCents the discount given before this return less that.
+	KeptAmountCents, DiscountKeptCents, ClawbackCents int64
+	// FullRefund tells that this return completed the order: its coupons
+	// were refunded by their templates' policy (Refunds).
+	FullRefund bool
+	Refunds    []*RefundResult
+}
+
+// ReturnPart records a partial return of an order: returned cents of its
+// amount, under the caller's return id. In one transaction the order's row
+// adds the return to its returned total by a guarded UPDATE
+// (`... WHERE returned_cents + ? <= amount_cents`, and a CHECK backs it), so
+// that concurrent returns never sum over the order; the order's used coupons
+// are re-priced by models.Price on the kept amount (a coupon whose minimum
+// the kept amount no longer meets keeps no discount) and their use log rows
+// take the new discounts; the return is kept once (unique (order_id,
+// return_id)). The return that brings the kept amount to 0 is a full refund:
+// after its commit each coupon is refunded as Refund does (restore or
+// recycle by its template). The same return_id again → duplicate with the
+// first answer (and a full refund cut short by a crash is finished then);
+// with another amount → idempotency_mismatch. Each return writes an
+// order.returned event in its transaction (docs/events.md).
+//
+// Errors: CodeInvalidRequest (field order_id, return_id or
+// returned_amount_cents), CodeNotRedeemed (the order has no used coupons),
+// CodeReturnExceedsOrder, CodeIdempotencyMismatch (field
+// returned_amount_cents), CodeBusy, CodeUnavailable.
+func (s *Checkout) ReturnPart(ctx context.Context, actor, orderID, returnID string, returned int64) (*ReturnResult, error) {
+	if err := core.ValidateOrderID(orderID); err != nil {
+		return nil, err
+	}
+	if err := models.ValidateOrderID("return_id", returnID); err != nil {
+		return nil, err
+	}
+	if returned < 1 || returned > models.MaxMoneyCents {
+		return nil, models.Invalid("returned_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	}
+	var res *ReturnResult
+	err := retryCheckout(ctx, func() error {
+		var err error
+		res, err = s.returnOnce(ctx, core.ActorName(actor), orderID, returnID, returned)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.FullRefund {
+		if err := s.refundOrder(ctx, actor, orderID, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID string, returned int64) (*ReturnResult, error) {
+	var prev orderReturn
+	if err := s.DB.WithContext(ctx).Where("order_id = ? AND return_id = ?", orderID, returnID).Limit(1).Find(&prev).Error; err != nil {
+		return nil, core.DBError("return", err)
+	}
+	if prev.ID != 0 {
+		if prev.ReturnedAmountCents != returned {
+			return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "returned_amount_cents",
+				Message: fmt.Sprintf("return %s of order %s was recorded for %d cents: a return_id names one return", returnID, orderID, prev.ReturnedAmountCents)}
+		}
+		return &ReturnResult{Duplicate: true, KeptAmountCents: prev.KeptAmountCents, DiscountKeptCents: prev.DiscountKeptCents,
+			ClawbackCents: prev.ClawbackCents, FullRefund: prev.FullRefund}, nil
+	}
+	o, found, err := s.ReadOrder(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	var cs []models.Coupon
+	if found {
+		if err := s.DB.WithContext(ctx).Where("status = ? AND order_id = ?", models.CouponUsed, orderID).Order("id").Find(&cs).Error; err != nil {
+			return nil, core.DBError("coupons", err)
+		}
+	}
+	if len(cs) == 0 {
+		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
+	}
+	ts := make([]*models.Template, len(cs))
+	for i := range cs {
+		if ts[i], err = s.Template(ctx, cs[i].TemplateID); err != nil {
+			return nil, err
+		}
+	}
+	now := s.Clock().Truncate(time.Microsecond)
+	res := &ReturnResult{}
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r := tx.Exec(`UPDATE checkout_orders SET returned_cents = returned_cents + ?, updated_at = ?
+			WHERE order_id = ? AND returned_cents + ? <= amount_cents`, returned, now, orderID, returned)
+		if r.Error != nil {
+			return r.Error
+		}
+		if r.RowsAffected == 0 {
+			return models.Errorf(models.CodeReturnExceedsOrder, "returns of order %s would exceed its amount of %d cents", orderID, o.AmountCents)
+		}
+		var cur CheckoutOrder
+		if err := tx.Where("order_id = ?", orderID).First(&cur).Error; err != nil {
+			return err
+		}
+		var logs []models.UseLog
+		if err := tx.Where("order_id = ? AND undo_flag = ?", orderID, false).Find(&logs).Error; err != nil {
+			return err
+		}
+		byCoupon := map[int64]models.UseLog{}
+		given := int64(0)
+		for _, lg := range logs {
+			byCoupon[lg.CouponID] = lg
+			given += lg.DiscountCents
+		}
+		res.KeptAmountCents = cur.AmountCents - cur.ReturnedCents
+		pr := models.Price(res.KeptAmountCents, ts)
+		res.DiscountKeptCents = pr.DiscountCents
+		res.ClawbackCents = given - pr.DiscountCents
+		res.FullRefund = res.KeptAmountCents == 0
+		for i, c := range cs {
+			if _, ok := byCoupon[c.ID]; !ok {
+				return core.ErrRaced // refunded meanwhile: decide again
+			}
+			if err := tx.Exec(`UPDATE coupon_use_log SET discount_cents = ? WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
+				pr.Discounts[i], c.ID, orderID, false).Error; err != nil {
+				return err
+			}
+		}
+		if err := tx.Create(&orderReturn{OrderID: orderID, ReturnID: returnID, ReturnedAmountCents: returned,
+			KeptAmountCents: res.KeptAmountCents, DiscountKeptCents: res.DiscountKeptCents, ClawbackCents: res.ClawbackCents,
+			FullRefund: res.FullRefund, CreatedAt: now}).Error; err != nil {
+			if index, dup := core.UniqueViolation(err); dup && (index == core.UniqueReturn || index == "") {
+				return core.ErrRaced // the same return committed first: answered as a duplicate
+			}
+			return err
+		}
+		if err := s.Audit(tx, actor, "order.return", "order:"+orderID,
+			fmt.Sprintf("return_id=%s returned_amount_cents=%d kept_amount_cents=%d discount_kept_cents=%d clawback_cents=%d full=%t",
+				returnID, returned, res.KeptAmountCents, res.DiscountKeptCents, res.ClawbackCents, res.FullRefund)); err != nil {
+			return err
+		}
+		return s.events.EmitEvent(tx, models.EventOrderReturned, models.OrderReturnEvent{OrderID: orderID, ReturnID: returnID,
+			ReturnedAmountCents: returned, OrderAmountCents: cur.AmountCents, ReturnedTotalCents: cur.ReturnedCents,
+			KeptAmountCents: res.KeptAmountCents, DiscountKeptCents: res.DiscountKeptCents, ClawbackCents: res.ClawbackCents,
+			FullRefund: res.FullRefund, Actor: actor})
+	})
+	if err := core.TxOutcome("order", err); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// refundOrder refunds every coupon the order still uses, as Refund does
+// (each a duplicate when done already).
+func (s *Checkout) refundOrder(ctx context.Context, actor, orderID string, res *ReturnResult) error {
+	var cs []models.Coupon
+	if err := s.DB.WithContext(ctx).Where("order_id = ? AND status = ?", orderID, models.CouponUsed).Order("id").Find(&cs).Error; err != nil {
+		return core.DBError("coupons", err)
+	}
+	for _, c := range cs {
+		r, err := s.Refund(ctx, RefundRequest{CouponCode: c.Code, OrderID: orderID, Cashier: actor})
+		if err != nil && !errors.Is(err, core.ErrRetry) {
+			return err
+		}
+		res.Refunds = append(res.Refunds, r)
+	}
+	return nil
+}

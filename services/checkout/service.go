@@ -1,0 +1,55 @@
+// Package checkout owns what happens to coupons at the till: validation,
+// holds and their confirmation, release and expiry, the one-step
+// redemption (also of typed shared codes), refunds, returns, the cashier's
+// checks and the offers a user can use (docs/checkout.md,
+// docs/shared-codes.md).
+package checkout
+
+import (
+	"time"
+
+	"couponsvc/services/claims"
+	"couponsvc/services/core"
+	"couponsvc/services/events"
+)
+
+// Config tunes checkout. Zero values take the defaults of DefaultConfig.
+type Config struct {
+	// MaxCouponsPerOrder caps the coupons one order carries (held or used;
+	// DefaultMaxCouponsPerOrder by default).
+	MaxCouponsPerOrder int
+	// SweepInterval is how often the sweeper runs (RunSweeper: pending
+	// reservations and lapsed holds).
+	SweepInterval time.Duration
+}
+
+// DefaultConfig returns the configuration used when nothing is set.
+func DefaultConfig() Config {
+	return Config{MaxCouponsPerOrder: DefaultMaxCouponsPerOrder, SweepInterval: 5 * time.Second}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.MaxCouponsPerOrder <= 0 {
+		c.MaxCouponsPerOrder = d.MaxCouponsPerOrder
+	}
+	if c.SweepInterval <= 0 {
+		c.SweepInterval = d.SweepInterval
+	}
+	return c
+}
+
+// Checkout validates, holds, confirms, redeems, refunds and returns
+// coupons of orders.
+type Checkout struct {
+	*core.Core
+	cfg    Config
+	claims *claims.Claims
+	events *events.Events
+}
+
+// New returns the checkout aggregate over c; typed shared codes are claimed
+// through cl, and its changes emit through ev.
+func New(c *core.Core, cl *claims.Claims, ev *events.Events, cfg Config) *Checkout {
+	return &Checkout{Core: c, cfg: cfg.withDefaults(), claims: cl, events: ev}
+}

@@ -1,0 +1,383 @@
+package checkout
+
+import (
+	"context"
+	"couponsvc/services/claims"
+	"couponsvc/services/core"
+	"couponsvc/services/events"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// sharedClaim is a shared code of a checkout resolved for one user and
+// order (docs/shared-codes.md): the template, and the coupon the code names
+// for that order. A fresh claim was just reserved in Redis by
+// coupon_deduct.lua and its coupon is not in the database yet: the hold or
+// redemption writes it in its own transaction, then confirms the
+// reservation, or gives the reservation back when it fails.
+type sharedClaim struct {
+	code   string
+	t      *models.Template
+	coupon *models.Coupon
+	// rid is the claim's idempotency key (see sharedRequestID).
+	rid   string
+	fresh bool
+	r     claims.Reservation
+	// refusal is why a validation found that the code cannot be claimed
+	// now (the claim script would refuse it); nil otherwise.
+	refusal error
+}
+
+// sharedRequestID is the idempotency key of the claim a shared code makes
+// for a user in an order: keyed on template, user and order, so that a
+// repeat of a hold or redemption meets its first claim (coupon_deduct.lua
+// answers duplicate, the database's unique request_id refuses a second
+// row). gen counts the claims of that template, user and order given back
+// before (released, expired): after a give-back the order may claim again.
+// The user and order are hashed to keep the key short.
+func sharedRequestID(tid int64, user, order string, gen int64) string {
+	return sharedRequestPrefix(tid, user, order) + strconv.FormatInt(gen, 10)
+}
+
+// sharedRequestPrefix is what the keys of every generation of a template,
+// user and order's claims with a shared code start with.
+func sharedRequestPrefix(tid int64, user, order string) string {
+	h := sha256.Sum256([]byte(user + "\x00" + order))
+	return "shared:" + strconv.FormatInt(tid, 10) + ":" + hex.EncodeToString(h[:16]) + ":"
+}
+
+// sharedTemplate returns the template that is not archived whose shared
+// code is code (upper case). The answer, either way, is reused for
+// TemplateCacheTTL as the template itself is: every checkout with a typed
+// code asks it once or twice, and most of them are refused by Redis
+// without any other read. Errors: CodeNotFound, CodeUnavailable.
+func (s *Checkout) sharedTemplate(ctx context.Context, code string) (*models.Template, error) {
+	notFound := models.Errorf(models.CodeNotFound, "no coupon and no shared code %s", code)
+	if id, ok := s.Templates.GetShared(code, time.Now()); ok {
+		if id == 0 {
+			return nil, notFound
+		}
+		if t, ok := s.Templates.Get(id, time.Now()); ok && t.CodeMode == models.CodeModeShared &&
+			t.SharedCode == code && t.Status != models.TemplateArchived {
+			return &t, nil
+		}
+	}
+	var t models.Template
+	err := s.DB.WithContext(ctx).Where("shared_code = ? AND code_mode = ? AND status <> ?",
+		code, models.CodeModeShared, models.TemplateArchived).Limit(1).Find(&t).Error
+	if err != nil {
+		return nil, core.DBError("template", err)
+	}
+	now := time.Now()
+	s.Templates.PutShared(code, t.ID, now)
+	if t.ID == 0 {
+		return nil, notFound
+	}
+	s.Templates.Put(t, now)
+	return &t, nil
+}
+
+// readsAsShared decides how a typed code is read at checkout. A code of the
+// random coupon form is a coupon code. Any other well-formed shared code is
+// a shared code when a live template has it; otherwise it is read as a
+// coupon code, since imported and patterned coupon codes share its
+// alphabet (docs/shared-codes.md). parseErr is the code's error as a
+// coupon code: with one, the code can only be a shared code.
+// Errors: CodeUnavailable.
+func (s *Checkout) readsAsShared(ctx context.Context, raw string, parseErr error) (bool, error) {
+	if models.LooksLikeCouponCode(raw) || !models.IsSharedCode(raw) {
+		return false, nil
+	}
+	if parseErr != nil {
+		return true, nil
+	}
+	code, _ := models.ParseSharedCode("coupon_code", raw)
+	_, err := s.sharedTemplate(ctx, code)
+	switch {
+	case err == nil:
+		return true, nil
+	case models.IsCode(err, models.CodeNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// userRequired answers a code given without a user_id that is not a
+// coupon code: 400 naming user_id when it is the shared code of a live
+// template (its claim needs a user), else the coupon code's own error
+// naming field (a mistyped or malformed coupon code).
+func (s *Checkout) userRequired(ctx context.Context, field, code string) error {
+	_, err := s.sharedTemplate(ctx, code)
+	switch {
+	case err == nil:
+		return models.Invalid("user_id", "is required with a shared code (%s): the claim is made for that user", code)
+	case models.IsCode(err, models.CodeNotFound):
+		_, perr := models.ParseCouponCode(field, code)
+		return perr
+	}
+	return err
+}
+
+// sharedKey finds the idempotency key of the order's claim with the code
+// and the claim's coupon when it is still live (not given back).
+func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, order string) (rid string, live *models.Coupon, err error) {
+	var gen int64
+	if err := s.DB.WithContext(ctx).Model(&models.Coupon{}).
+		Where("claim_order_id = ? AND template_id = ? AND user_id = ? AND status = ?", order, t.ID, user, models.CouponRevoked).
+		Count(&gen).Error; err != nil {
+		return "", nil, core.DBError("coupons", err)
+	}
+	rid = sharedRequestID(t.ID, user, order, gen)
+	var c models.Coupon
+	if err := s.DB.WithContext(ctx).Where("request_id = ?", rid).Limit(1).Find(&c).Error; err != nil {
+		return "", nil, core.DBError("coupon", err)
+	}
+	if c.ID == 0 || c.Status == models.CouponRevoked {
+		return rid, nil, nil
+	}
+	return rid, &c, nil
+}
+
+// claimShared resolves a shared code for the user and order. When the
+// order already has a live claim with it (a repeat), that coupon is
+// answered. Otherwise, with take, the claim is reserved through
+// coupon_deduct.lua (stock, budget, per-user limit, idempotency) and its
+// coupon built, not written; without take (a validation) nothing changes:
+// the coupon is what a claim would make now, and refusal says why a claim
+// would be refused. Errors: CodeNotFound, the claim's refusals (with take),
+// CodeInProgress, CodeUnavailable.
+func (s *Checkout) claimShared(ctx context.Context, code, user, order string, take bool) (*sharedClaim, error) {
+	t, err := s.sharedTemplate(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	sc := &sharedClaim{code: code, t: t}
+	if take && order != "" && s.SoldOut.Refuse(t, user, sharedRequestPrefix(t.ID, user, order), s.Clock()) {
+		// Sold out, and this user never claimed with the code for this
+		// order (or the memory would know the key's prefix): the script
+		// would refuse it too. No database read, no Redis call.
+		s.Meter.SoldOutFromMemory.Inc()
+		return nil, core.SoldOutRefusal()
+	}
+	if order != "" {
+		var live *models.Coupon
+		if sc.rid, live, err = s.sharedKey(ctx, t, user, order); err != nil {
+			return nil, err
+		}
+		if live != nil {
+			sc.coupon = live
+			return sc, nil
+		}
+	}
+	now := s.Clock().Truncate(time.Microsecond)
+	from, until := t.ValidityFor(now, s.Cfg.Location)
+	sc.coupon = &models.Coupon{Code: code, TemplateID: t.ID, CampaignID: t.CampaignID, UserID: user,
+		Status: models.CouponIssued, ValueCents: t.ValueCents(), ClaimedAt: now, ValidFrom: from, ValidUntil: until,
+		RequestID: sc.rid, UpdatedAt: now}
+	if !take {
+		sc.refusal, err = s.wouldClaim(ctx, t, user, now)
+		return sc, err
+	}
+	req := claims.ClaimRequest{TemplateID: t.ID, UserID: user, IdempotencyKey: sc.rid}
+	r, dup, err := s.claims.Reserve(ctx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	if dup != "" {
+		// Another request of this order is claiming with the code right now.
+		return nil, &models.Error{Code: models.CodeInProgress, RetryAfterSeconds: 1,
+			Message: fmt.Sprintf("another request of order %s is using the code %s; retry shortly", order, code)}
+	}
+	sc.fresh, sc.r = true, r
+	c, err := s.claims.BuildCoupon(ctx, t, req, r)
+	if err != nil {
+		s.claims.ReleaseReservation(ctx, t.CampaignID, t.ID, sc.rid, r.Member)
+		return nil, err
+	}
+	c.ClaimOrderID = &order
+	sc.coupon = c
+	return sc, nil
+}
+
+// wouldClaim tells, without taking anything, whether coupon_deduct.lua
+// would give the user a coupon of t now: the claim rule, the budget, the
+// stock and the user's limit, in the script's order, read from the
+// counters. It returns the refusal (nil when the claim would pass); its
+// error is a fault.
+func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user string, now time.Time) (refusal, err error) {
+	if err := t.Claimable(now); err != nil {
+		return err, nil
+	}
+	if err := s.EnsureLoaded(ctx, t.CampaignID, t.ID); err != nil {
+		return nil, err
+	}
+	budget := s.Rdb.Get(ctx, s.Keys.Budget(t.CampaignID))
+	remaining := s.Rdb.HGet(ctx, s.Keys.Template(t.CampaignID, t.ID), "remaining")
+	held := s.Rdb.HGet(ctx, s.Keys.Users(t.CampaignID, t.ID), user)
+	b, err := budget.Int64()
+	if err != nil {
+		return nil, core.RedisError(err)
+	}
+	left, err := remaining.Int64()
+	if err != nil {
+		return nil, core.RedisError(err)
+	}
+	ords, err := held.Result()
+	if err != nil && !core.IsRedisNil(err) {
+		return nil, core.RedisError(err)
+	}
+	switch {
+	case b >= 0 && b < t.ValueCents():
+		return models.Errorf(models.CodeBudgetExhausted, "the campaign's budget is used up"), nil
+	case left <= 0:
+		return models.Errorf(models.CodeSoldOut, "this coupon is sold out"), nil
+	case countOrdinals(ords) >= t.PerUserLimit:
+		return models.Errorf(models.CodeUserLimitReached, "you already hold the most coupons of this kind you may (%d)", t.PerUserLimit), nil
+	}
+	return nil, nil
+}
+
+// countOrdinals counts the ordinals of a users hash value ("1,3").
+func countOrdinals(list string) int64 {
+	if list == "" {
+		return 0
+	}
+	n := int64(1)
+	for i := 0; i < len(list); i++ {
+		if list[i] == ',' {
+			n++
+		}
+	}
+	return n
+}
+
+// claimSharedCodes resolves every shared code of a checkout request for
+// its user and order (see claimShared), in the request's order. A code
+// that names a live claim of the order is replaced in req.CouponCodes by
+// that coupon's code, as if it had been typed; a fresh claim's new code
+// takes its place too, and its claim is returned at its index. On an error
+// every fresh claim made so far is given back.
+func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, take bool) ([]*sharedClaim, error) {
+	claims := make([]*sharedClaim, len(req.CouponCodes))
+	for i, code := range req.CouponCodes {
+		if i >= len(req.shared) || !req.shared[i] {
+			continue
+		}
+		if req.UserID == "" {
+			s.dropClaims(ctx, claims)
+			return nil, s.userRequired(ctx, "coupon_codes", code)
+		}
+		sc, err := s.claimShared(ctx, code, req.UserID, req.OrderID, take)
+		if err != nil {
+			s.dropClaims(ctx, claims)
+			return nil, err
+		}
+		if sc.fresh || !take && sc.coupon.ID == 0 {
+			claims[i] = sc
+		}
+		req.CouponCodes[i] = sc.coupon.Code
+	}
+	return claims, nil
+}
+
+// dropClaims gives back the reservations of fresh claims whose coupons were
+// not written.
+func (s *Checkout) dropClaims(ctx context.Context, claims []*sharedClaim) {
+	for _, sc := range claims {
+		if sc != nil && sc.fresh {
+			s.claims.ReleaseReservation(ctx, sc.t.CampaignID, sc.t.ID, sc.rid, sc.r.Member)
+		}
+	}
+}
+
+// keepClaims confirms the reservations of fresh claims whose coupons were
+// committed.
+func (s *Checkout) keepClaims(ctx context.Context, claims []*sharedClaim) {
+	for _, sc := range claims {
+		if sc != nil && sc.fresh {
+			s.claims.ConfirmCommitted(ctx, sc.t.CampaignID, sc.rid, sc.r.Member)
+		}
+	}
+}
+
+// insertClaim writes a fresh claim's coupon inside tx as row says (held or
+// used by the order). A unique index that refuses it is sorted: the slot
+// or ordinal taken (Redis lost writes: errSlotTaken), the key already
+// written (errRaced: decide again), the code taken (a new code, errRaced).
+func (s *Checkout) insertClaim(tx *gorm.DB, sc *sharedClaim, row *models.Coupon) error {
+	row.ID = 0
+	err := tx.Create(row).Error
+	if err == nil {
+		// The claim's events, as a claim through the API writes them
+		// (docs/events.md): coupon.claimed, then sold_out or
+		// budget_exhausted when this claim caused them.
+		evs := append([]events.NewEvent{{Typ: models.EventCouponClaimed, Data: models.NewCouponEvent(row)}}, claims.ClaimSideEvents(sc.t, sc.r)...)
+		return s.events.EmitEvents(tx, evs)
+	}
+	index, unique := core.UniqueViolation(err)
+	switch {
+	case !unique:
+		return err
+	case index == core.UniqueSlot || index == core.UniqueUserOrdinal:
+		return fmt.Errorf("%w: %v", claims.ErrSlotTaken, err)
+	case index == core.UniqueCode:
+		sc.coupon.Code = s.Cfg.NewCode()
+	}
+	return fmt.Errorf("%w: %v", core.ErrRaced, err)
+}
+
+// withSharedClaims runs a checkout step that may claim with shared codes:
+// claim (with take), run op, then confirm the claims when op succeeded or
+// give them back when it failed. When the database refused a slot or
+// ordinal that Redis handed out (Redis lost writes), the campaign is
+// rebuilt from the database and the whole step starts again, a bounded
+// number of times, as a claim does.
+func (s *Checkout) withSharedClaims(ctx context.Context, req *CheckoutRequest, op func(claims []*sharedClaim) error) error {
+	codes := append([]string(nil), req.CouponCodes...)
+	for attempt := 1; ; attempt++ {
+		req.CouponCodes = append(req.CouponCodes[:0], codes...)
+		taken, err := s.claimSharedCodes(ctx, req, true)
+		if err != nil {
+			return err
+		}
+		err = op(taken)
+		if err == nil {
+			s.keepClaims(ctx, taken)
+			return nil
+		}
+		s.dropClaims(ctx, taken)
+		if !errors.Is(err, claims.ErrSlotTaken) {
+			return err
+		}
+		for _, sc := range taken {
+			if sc == nil {
+				continue
+			}
+			s.Log.Warn("database refused a shared-code claim; resynchronising the campaign", "campaign", sc.t.CampaignID,
+				"template", sc.t.ID, "attempt", attempt, "err", err)
+			if rerr := s.Resync(ctx, sc.t.CampaignID); rerr != nil {
+				return rerr
+			}
+		}
+		if attempt == claims.MaxClaimAttempts {
+			return models.Unavailable("the claim", err)
+		}
+	}
+}
+
+// bornAt dates a fresh claim's coupon at now, the time of the transaction
+// that writes it: its validity counts from then, and the step that prices
+// it at now never finds it not yet valid.
+func (sc *sharedClaim) bornAt(now time.Time, loc *time.Location) {
+	c := sc.coupon
+	c.ClaimedAt, c.UpdatedAt = now, now
+	c.ValidFrom, c.ValidUntil = sc.t.ValidityFor(now, loc)
+}

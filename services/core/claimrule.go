@@ -1,0 +1,72 @@
+package core
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"couponsvc/models"
+)
+
+// claimRule encodes models.Template.ClaimRefusal, and the status of the
+// template's campaign, for coupon_deduct.lua: "status|opens|ends|until",
+// times in unix milliseconds, ends and until empty when there is none; status
+// is the template's, or "campaign" when the template is active and its
+// campaign paused (docs/flows.md). The script gets the caller's clock in whole
+// milliseconds (rounded down), so opens is rounded up and ends and until
+// down: at a boundary the script refuses whenever ClaimRefusal does.
+func claimRule(t *models.Template, campaignStatus string) string {
+	b := make([]byte, 0, 64)
+	if t.Status == models.TemplateActive && campaignStatus == models.CampaignPaused {
+		b = append(b, ruleCampaignPaused...)
+	} else {
+		b = append(b, t.Status...)
+	}
+	b = append(b, '|')
+	b = strconv.AppendInt(b, ceilMilli(t.ClaimStartsAt), 10)
+	b = append(b, '|')
+	if t.ClaimEndsAt != nil {
+		b = strconv.AppendInt(b, t.ClaimEndsAt.UnixMilli(), 10)
+	}
+	b = append(b, '|')
+	if t.ValidDays == 0 && t.ValidUntil != nil {
+		b = strconv.AppendInt(b, t.ValidUntil.UnixMilli(), 10)
+	}
+	return string(b)
+}
+
+// ruleCampaignPaused is the status word of a claim rule whose template is
+// active in a paused campaign.
+const ruleCampaignPaused = "campaign"
+
+// ceilMilli is t in unix milliseconds, rounded up.
+func ceilMilli(t time.Time) int64 {
+	ms := t.UnixMilli() // rounded down, also before 1970
+	if time.UnixMilli(ms).Before(t) {
+		ms++
+	}
+	return ms
+}
+
+// PublishClaimRule writes the template's claim rule to Redis, where every
+// instance's claims read it. Callers run it inside the transaction that
+// changes the template, after the change and before the commit, and answer
+// after both: a change of status or claim window then binds every instance
+// from the answer on; the row's lock orders concurrent changes, so Redis
+// keeps the last one committed; and a failed write rolls the change back.
+func (s *Core) PublishClaimRule(ctx context.Context, t *models.Template, campaignStatus string) error {
+	if err := s.Rdb.Set(ctx, s.Keys.rule(t.CampaignID, t.ID), claimRule(t, campaignStatus), 0).Err(); err != nil {
+		return RedisError(err)
+	}
+	return nil
+}
+
+// DropClaimRule deletes the template's claim rule after a change that may or
+// may not have reached Redis and was not committed: the next claim finds it
+// missing and loads it from the database, the authority.
+func (s *Core) DropClaimRule(ctx context.Context, t *models.Template) {
+	if err := s.Rdb.Del(context.WithoutCancel(ctx), s.Keys.rule(t.CampaignID, t.ID)).Err(); err != nil {
+		s.Log.Warn("delete a claim rule the database may not have; claims may follow it until it is reloaded",
+			"template", t.ID, "err", err)
+	}
+}

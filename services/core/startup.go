@@ -1,0 +1,50 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"couponsvc/models"
+)
+
+// LoadMissingCounters loads, before the service takes claims, the Redis
+// counters of every campaign with a template open for claims (no claim end, or
+// one still ahead) whose counters Redis does not hold: after a restart of the
+// embedded default, or of a Redis without persistence, the first shoppers of a
+// flash sale then find the counters ready instead of queueing behind the
+// load. A campaign whose counters are present is left as it is. It returns
+// how many campaigns it loaded. The claim path still loads a campaign found
+// missing later, so an error here (Redis or the database down) only delays the
+// load: the caller logs it and serves.
+func (s *Core) LoadMissingCounters(ctx context.Context) (int, error) {
+	var open []models.Template
+	err := s.DB.WithContext(ctx).Select("id", "campaign_id").
+		Where("claim_ends_at IS NULL OR claim_ends_at > ?", s.Clock()).
+		Order("campaign_id, id").Find(&open).Error
+	if err != nil {
+		return 0, DBError("templates", err)
+	}
+	loaded := 0
+	var errs []error
+	for _, g := range ByCampaign(open) {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, models.Unavailable("loading the counters", err))
+			break
+		}
+		ok, err := s.countersLoaded(ctx, g.Cid, g.Tids)
+		if err != nil {
+			errs = append(errs, err)
+			break // Redis is down: the claim path loads when it is back
+		}
+		if ok {
+			continue
+		}
+		if err := s.LoadCampaign(ctx, g.Cid, LoadMissing); err != nil {
+			errs = append(errs, fmt.Errorf("campaign %d: %w", g.Cid, err))
+			continue
+		}
+		loaded++
+	}
+	return loaded, errors.Join(errs...)
+}

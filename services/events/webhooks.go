@@ -1,0 +1,272 @@
+package events
+
+import (
+	"context"
+	"couponsvc/services/core"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"couponsvc/models"
+
+	"gorm.io/gorm"
+)
+
+// WebhookInput is what an admin sets on an endpoint. On an update nil
+// fields stay as they are.
+type WebhookInput struct {
+	URL *string
+	// Secret signs the deliveries; at creation an empty one is made.
+	Secret      *string
+	EventTypes  []string
+	Description *string
+	Enabled     *bool
+}
+
+// CreatedWebhook is a new endpoint and its secret, shown this once.
+type CreatedWebhook struct {
+	Endpoint models.WebhookEndpoint `json:"endpoint"`
+	Secret   string                 `json:"secret" doc:"signs every delivery (Couponsvc-Signature); shown only in this answer"`
+}
+
+// normalizeEventTypes checks and joins an endpoint's event types.
+func normalizeEventTypes(types []string) (string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range types {
+		t = strings.TrimSpace(t)
+		if t == "" || seen[t] {
+			continue
+		}
+		if !models.IsEventType(t) {
+			return "", models.Invalid("event_types", "%q is not an event type (see docs/events.md)", t)
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	return strings.Join(out, ","), nil
+}
+
+// MinSecretChars is the least number of characters other than whitespace
+// an endpoint's secret holds (docs/events.md).
+const MinSecretChars = 16
+
+// checkSecret bounds an endpoint's secret: at most 200 bytes of single-line
+// text, no whitespace at either end, and at least MinSecretChars characters
+// that are not whitespace, so that a secret of spaces (or "a" and 15 spaces)
+// signs nothing anyone could not guess.
+func checkSecret(secret string) error {
+	if len(secret) > 200 {
+		return models.Invalid("secret", "must be at most 200 characters")
+	}
+	if strings.TrimSpace(secret) != secret {
+		return models.Invalid("secret", "must not start or end with whitespace")
+	}
+	n := 0
+	for _, r := range secret {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	if n < MinSecretChars {
+		return models.Invalid("secret", "must hold at least %d characters that are not whitespace", MinSecretChars)
+	}
+	return models.CheckText("secret", secret, models.SingleLine)
+}
+
+// CreateWebhook registers an endpoint, refusing a private address unless
+// COUPON_WEBHOOK_ALLOW_PRIVATE is set (docs/events.md). It receives the
+// events committed from now on. Errors: CodeInvalidRequest, CodeUnavailable.
+func (s *Events) CreateWebhook(ctx context.Context, actor string, in WebhookInput) (*CreatedWebhook, error) {
+	if in.URL == nil {
+		return nil, models.Invalid("url", "is required")
+	}
+	u, err := checkWebhookURL(ctx, *in.URL, s.cfg.WebhookAllowPrivate, s.cfg.Resolver)
+	if err != nil {
+		return nil, err
+	}
+	secret := "whsec_" + rand.Text()
+	if in.Secret != nil && *in.Secret != "" {
+		if err := checkSecret(*in.Secret); err != nil {
+			return nil, err
+		}
+		secret = *in.Secret
+	}
+	types, err := normalizeEventTypes(in.EventTypes)
+	if err != nil {
+		return nil, err
+	}
+	desc := ""
+	if in.Description != nil {
+		desc = strings.TrimSpace(*in.Description)
+		if len(desc) > 200 {
+			return nil, models.Invalid("description", "must be at most 200 characters")
+		}
+		if err := models.CheckText("description", desc, models.SingleLine); err != nil {
+			return nil, err
+		}
+	}
+	now := s.Clock()
+	ep := models.WebhookEndpoint{URL: u, Secret: secret, EventTypes: types, Description: desc, Enabled: true,
+		CreatedBy: actor, CreatedAt: now, UpdatedAt: now}
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&ep).Error; err != nil {
+			return err
+		}
+		return s.Audit(tx, actor, "webhook.create", fmt.Sprintf("webhook:%d", ep.ID), fmt.Sprintf("url=%q types=%q", u, types))
+	})
+	if err != nil {
+		return nil, core.DBError("webhook", err)
+	}
+	s.endpoints.forget()
+	return &CreatedWebhook{Endpoint: ep, Secret: secret}, nil
+}
+
+// ListWebhooks returns every endpoint, oldest first. Errors: CodeUnavailable.
+func (s *Events) ListWebhooks(ctx context.Context) ([]models.WebhookEndpoint, error) {
+	out := []models.WebhookEndpoint{}
+	err := s.DB.WithContext(ctx).Order("id").Find(&out).Error
+	return out, core.DBError("webhooks", err)
+}
+
+// GetWebhook returns one endpoint. Errors: CodeNotFound, CodeUnavailable.
+func (s *Events) GetWebhook(ctx context.Context, id int64) (*models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	if err := s.DB.WithContext(ctx).First(&ep, id).Error; err != nil {
+		return nil, core.DBError(fmt.Sprintf("webhook %d", id), err)
+	}
+	return &ep, nil
+}
+
+// UpdateWebhook changes an endpoint's URL, secret, event types, description
+// or whether it is enabled; enabling it again clears its failure time.
+// Errors: CodeInvalidRequest, CodeNotFound, CodeUnavailable.
+func (s *Events) UpdateWebhook(ctx context.Context, actor string, id int64, in WebhookInput) (*models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	var err error
+	u := ""
+	if in.URL != nil {
+		if u, err = checkWebhookURL(ctx, *in.URL, s.cfg.WebhookAllowPrivate, s.cfg.Resolver); err != nil {
+			return nil, err
+		}
+	}
+	types := ""
+	if in.EventTypes != nil {
+		if types, err = normalizeEventTypes(in.EventTypes); err != nil {
+			return nil, err
+		}
+	}
+	if in.Secret != nil {
+		if err := checkSecret(*in.Secret); err != nil {
+			return nil, err
+		}
+	}
+	now := s.Clock()
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.First(&ep, id).Error; err != nil {
+			return err
+		}
+		if in.URL != nil {
+			ep.URL = u
+		}
+		if in.EventTypes != nil {
+			ep.EventTypes = types
+		}
+		if in.Secret != nil {
+			ep.Secret = *in.Secret
+		}
+		if in.Description != nil {
+			ep.Description = strings.TrimSpace(*in.Description)
+			if err := models.CheckText("description", ep.Description, models.SingleLine); err != nil || len(ep.Description) > 200 {
+				return models.Invalid("description", "must be at most 200 characters of text on one line")
+			}
+		}
+		if in.Enabled != nil && *in.Enabled != ep.Enabled {
+			ep.Enabled = *in.Enabled
+			ep.FailingSince = nil
+			if ep.Enabled {
+				ep.DisabledAt = nil
+			} else {
+				ep.DisabledAt = &now
+			}
+		}
+		ep.UpdatedAt = now
+		if err := tx.Save(&ep).Error; err != nil {
+			return err
+		}
+		return s.Audit(tx, actor, "webhook.update", fmt.Sprintf("webhook:%d", ep.ID),
+			fmt.Sprintf("url=%q types=%q enabled=%t", ep.URL, ep.EventTypes, ep.Enabled))
+	})
+	if err != nil {
+		return nil, core.DBError(fmt.Sprintf("webhook %d", id), err)
+	}
+	s.endpoints.forget()
+	return &ep, nil
+}
+
+// DeleteWebhook removes an endpoint with its deliveries and their log.
+// Errors: CodeNotFound, CodeUnavailable.
+func (s *Events) DeleteWebhook(ctx context.Context, actor string, id int64) error {
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var ep models.WebhookEndpoint
+		if err := tx.First(&ep, id).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("endpoint_id = ?", id).Delete(&models.WebhookAttempt{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("endpoint_id = ?", id).Delete(&models.WebhookDelivery{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Delete(&ep).Error; err != nil {
+			return err
+		}
+		return s.Audit(tx, actor, "webhook.delete", fmt.Sprintf("webhook:%d", id), fmt.Sprintf("url=%q", ep.URL))
+	})
+	if err != nil {
+		return core.DBError(fmt.Sprintf("webhook %d", id), err)
+	}
+	s.endpoints.forget()
+	return nil
+}
+
+// ListWebhookAttempts returns an endpoint's delivery log, newest first, at
+// most limit (default 100, at most 1000). Errors: CodeNotFound,
+// CodeUnavailable.
+func (s *Events) ListWebhookAttempts(ctx context.Context, id int64, limit int) ([]models.WebhookAttempt, error) {
+	if _, err := s.GetWebhook(ctx, id); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	out := []models.WebhookAttempt{}
+	err := s.DB.WithContext(ctx).Where("endpoint_id = ?", id).Order("id DESC").Limit(limit).Find(&out).Error
+	return out, core.DBError("delivery log", err)
+}
+
+// ResendDelivery sends a delivery again as soon as a dispatcher is free,
+// with the same event (and id), whatever its state: a delivered one is sent
+// once more, a failed one is retried for another period. Errors:
+// CodeNotFound, CodeUnavailable.
+func (s *Events) ResendDelivery(ctx context.Context, actor string, endpointID, deliveryID int64) (*models.WebhookDelivery, error) {
+	var d models.WebhookDelivery
+	now := s.Clock()
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("id = ? AND endpoint_id = ?", deliveryID, endpointID).First(&d).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&models.WebhookDelivery{}).Where("id = ?", d.ID).Updates(map[string]any{
+			"state": models.DeliveryPending, "next_attempt_at": now, "first_attempt_at": nil, "updated_at": now,
+		}).Error; err != nil {
+			return err
+		}
+		return s.Audit(tx, actor, "webhook.resend", fmt.Sprintf("webhook:%d", endpointID), fmt.Sprintf("delivery=%d event=%d", d.ID, d.EventID))
+	})
+	if err != nil {
+		return nil, core.DBError(fmt.Sprintf("delivery %d", deliveryID), err)
+	}
+	d.State, d.NextAttemptAt, d.FirstAttemptAt, d.UpdatedAt = models.DeliveryPending, now, nil, now
+	return &d, nil
+}
