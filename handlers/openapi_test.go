@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"reflect"
 	"regexp"
 	"sort"
@@ -11,54 +10,27 @@ import (
 	"testing"
 
 	"couponsvc/handlers"
+	"couponsvc/internal/testsupport"
 )
-
-// openAPIDoc is the served document, decoded loosely.
-type openAPIDoc struct {
-	raw   map[string]any
-	paths map[string]map[string]map[string]any // path → method → operation
-}
-
-// fetchOpenAPI gets /api/openapi.json from a router.
-func fetchOpenAPI(t *testing.T, e *apiEnv) *openAPIDoc {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	e.router.ServeHTTP(rec, httptest.NewRequest("GET", "/api/openapi.json", nil))
-	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-		t.Fatalf("GET /api/openapi.json: %d %s", rec.Code, rec.Header().Get("Content-Type"))
-	}
-	doc := &openAPIDoc{}
-	if err := json.Unmarshal(rec.Body.Bytes(), &doc.raw); err != nil {
-		t.Fatalf("the document is not JSON: %v", err)
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &struct {
-		Paths *map[string]map[string]map[string]any `json:"paths"`
-	}{&doc.paths}); err != nil {
-		t.Fatalf("paths: %v", err)
-	}
-	return doc
-}
-
-var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 
 // TestOpenAPIMatchesRouter fails when a route of the router is missing from
 // the document, or the document names a route that does not exist.
 func TestOpenAPIMatchesRouter(t *testing.T) {
-	e := &apiEnv{newFixture(t)}
-	router := e.router
-	doc := fetchOpenAPI(t, e)
+	e := &testsupport.APIEnv{Fixture: testsupport.NewFixture(t)}
+	router := e.Router
+	doc := testsupport.FetchOpenAPI(t, e)
 
 	routes := map[string]bool{}
 	for _, r := range router.Routes() {
-		path := ginParam.ReplaceAllString(r.Path, "{$1}")
+		path := testsupport.GinParam.ReplaceAllString(r.Path, "{$1}")
 		key := r.Method + " " + path
 		routes[key] = true
-		if doc.paths[path][strings.ToLower(r.Method)] == nil {
+		if doc.Paths[path][strings.ToLower(r.Method)] == nil {
 			t.Errorf("the route %s %s is missing from the OpenAPI document", r.Method, r.Path)
 		}
 	}
 	var documented []string
-	for path, ops := range doc.paths {
+	for path, ops := range doc.Paths {
 		for method := range ops {
 			key := strings.ToUpper(method) + " " + path
 			documented = append(documented, key)
@@ -75,12 +47,12 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 // operation ids, path parameters declared, every $ref resolving, a success
 // answer for every operation.
 func TestOpenAPIDocument(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
-	if doc.raw["openapi"] != "3.0.3" {
-		t.Fatalf("openapi %v", doc.raw["openapi"])
+	doc := testsupport.FetchOpenAPI(t, testsupport.NewAPIEnv(t))
+	if doc.Raw["openapi"] != "3.0.3" {
+		t.Fatalf("openapi %v", doc.Raw["openapi"])
 	}
 	ids := map[string]string{}
-	for path, ops := range doc.paths {
+	for path, ops := range doc.Paths {
 		inPath := map[string]bool{}
 		for _, m := range regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(path, -1) {
 			inPath[m[1]] = true
@@ -124,7 +96,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		switch v := v.(type) {
 		case map[string]any:
 			if r, ok := v["$ref"].(string); ok {
-				if resolveRef(doc.raw, r) == nil {
+				if testsupport.ResolveRef(doc.Raw, r) == nil {
 					t.Errorf("$ref %s does not resolve", r)
 				}
 			}
@@ -137,122 +109,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			}
 		}
 	}
-	walk(doc.raw)
-}
-
-func resolveRef(root map[string]any, ref string) map[string]any {
-	cur := root
-	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-		next, ok := cur[part].(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = next
-	}
-	return cur
-}
-
-// checkAnswer validates an answer body against the document's schema of that
-// operation and status: the keys, the required ones, and the types.
-func (d *openAPIDoc) checkAnswer(t *testing.T, method, path string, status int, body map[string]any) {
-	t.Helper()
-	op := d.paths[path][strings.ToLower(method)]
-	if op == nil {
-		t.Fatalf("%s %s is not documented", method, path)
-	}
-	resp, _ := op["responses"].(map[string]any)[fmt.Sprint(status)].(map[string]any)
-	if resp == nil {
-		t.Fatalf("%s %s: status %d is not documented", method, path, status)
-	}
-	if r, ok := resp["$ref"].(string); ok {
-		resp = resolveRef(d.raw, r)
-	}
-	schema := resp["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
-	for _, err := range d.validate(schema, body, "body") {
-		t.Errorf("%s %s %d: %s", method, path, status, err)
-	}
-}
-
-func (d *openAPIDoc) validate(schema map[string]any, v any, at string) []string {
-	if r, ok := schema["$ref"].(string); ok {
-		schema = resolveRef(d.raw, r)
-	}
-	if v == nil {
-		if schema["nullable"] == true {
-			return nil
-		}
-		return []string{at + ": null where the schema does not allow it"}
-	}
-	var errs []string
-	switch schema["type"] {
-	case "object":
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: %T, want an object", at, v)}
-		}
-		props, _ := schema["properties"].(map[string]any)
-		for k, x := range obj {
-			ps, ok := props[k].(map[string]any)
-			if !ok {
-				if props != nil && schema["additionalProperties"] == false {
-					errs = append(errs, at+"."+k+": not in the schema")
-				}
-				continue
-			}
-			errs = append(errs, d.validate(ps, x, at+"."+k)...)
-		}
-		req, _ := schema["required"].([]any)
-		for _, k := range req {
-			if _, ok := obj[k.(string)]; !ok {
-				errs = append(errs, fmt.Sprintf("%s.%s: required but missing", at, k))
-			}
-		}
-	case "array":
-		arr, ok := v.([]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: %T, want an array", at, v)}
-		}
-		items, _ := schema["items"].(map[string]any)
-		for i, x := range arr {
-			errs = append(errs, d.validate(items, x, fmt.Sprintf("%s[%d]", at, i))...)
-		}
-	case "integer":
-		if f, ok := v.(float64); !ok || f != float64(int64(f)) {
-			errs = append(errs, fmt.Sprintf("%s: %v, want an integer", at, v))
-		}
-	case "boolean":
-		if _, ok := v.(bool); !ok {
-			errs = append(errs, fmt.Sprintf("%s: %v, want a boolean", at, v))
-		}
-	case "string":
-		if _, ok := v.(string); !ok {
-			errs = append(errs, fmt.Sprintf("%s: %v, want a string", at, v))
-		}
-	}
-	if enum, ok := schema["enum"].([]any); ok {
-		found := false
-		for _, e := range enum {
-			found = found || fmt.Sprint(e) == fmt.Sprint(v)
-		}
-		if !found {
-			errs = append(errs, fmt.Sprintf("%s: %v not in %v", at, v, enum))
-		}
-	}
-	return errs
-}
-
-// requestBodySchema returns the documented JSON body of an operation, or nil.
-func (d *openAPIDoc) requestBodySchema(method, path string) map[string]any {
-	op := d.paths[ginParam.ReplaceAllString(path, "{$1}")][strings.ToLower(method)]
-	body, _ := op["requestBody"].(map[string]any)
-	if body == nil {
-		return nil
-	}
-	js, _ := body["content"].(map[string]any)["application/json"].(map[string]any)
-	if js == nil {
-		return nil // another media type only (a CSV upload)
-	}
-	return js["schema"].(map[string]any)
+	walk(doc.Raw)
 }
 
 // jsonType is the JSON Schema type a decoded field of Go type t takes.
@@ -285,11 +142,11 @@ func jsonType(t reflect.Type) string {
 // other, required exactly where binding:"required" says, nullable exactly for
 // the optional pointers; and no body documented where the handler reads none.
 func TestOpenAPIRequestBodies(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
+	doc := testsupport.FetchOpenAPI(t, testsupport.NewAPIEnv(t))
 	bodies := 0
 	for _, rt := range handlers.RouteTable() {
 		where := rt.Method + " " + rt.Path
-		schema := doc.requestBodySchema(rt.Method, rt.Path)
+		schema := doc.RequestBodySchema(rt.Method, rt.Path)
 		if rt.Request == nil {
 			if schema != nil {
 				t.Errorf("%s: a request body is documented, the handler reads none", where)
@@ -365,10 +222,10 @@ func TestOpenAPIRequestBodies(t *testing.T) {
 // fields the table's struct marks required but one, and wants that one named
 // in a 400: binding:"required" is documentation, so this keeps it honest.
 func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
-	r := newRig(t, handlers.Options{})
-	code := r.coupon("alice")
-	e := &apiEnv{r.fixture}
-	before := e.counts(t)
+	r := testsupport.NewRig(t, handlers.Options{})
+	code := r.Coupon("alice")
+	e := &testsupport.APIEnv{Fixture: r.Fixture}
+	before := e.Counts(t)
 	checked := 0
 	for _, rt := range handlers.RouteTable() {
 		if rt.Request == nil || len(rt.Roles) == 0 {
@@ -394,8 +251,8 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 				values[name] = "x"
 			}
 		}
-		target := strings.NewReplacer(":id", fmt.Sprint(r.templateID), ":code", code).Replace(rt.Path)
-		q := r.credentials(callers[rt.Roles[0]][0], "")
+		target := strings.NewReplacer(":id", fmt.Sprint(r.TemplateID), ":code", code).Replace(rt.Path)
+		q := r.Credentials(callers[rt.Roles[0]][0], "")
 		for _, missing := range names {
 			body := map[string]any{}
 			for k, v := range values {
@@ -404,11 +261,11 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 				}
 			}
 			b, _ := json.Marshal(body)
-			q.method, q.target, q.body = rt.Method, target, string(b)
-			q.headers = map[string]string{"Idempotency-Key": "required-" + missing}
-			a := r.do(q)
+			q.Method, q.Target, q.Body = rt.Method, target, string(b)
+			q.Headers = map[string]string{"Idempotency-Key": "required-" + missing}
+			a := r.Do(q)
 			checked++
-			if a.status != 400 || a.body["field"] != missing {
+			if a.Status != 400 || a.Body["field"] != missing {
 				t.Errorf("%s %s without %s: %v, want 400 naming %s", rt.Method, target, missing, a, missing)
 			}
 		}
@@ -416,7 +273,7 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no required field checked")
 	}
-	if after := e.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := e.Counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("refused requests changed rows: %v → %v", before, after)
 	}
 	t.Logf("%d required fields checked", checked)
@@ -425,10 +282,10 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 // TestOpenAPIRoles checks that the document names for each operation the
 // roles of the table, which TestSecurityMatrix checks the router enforces.
 func TestOpenAPIRoles(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
+	doc := testsupport.FetchOpenAPI(t, testsupport.NewAPIEnv(t))
 	for _, rt := range handlers.RouteTable() {
-		path := ginParam.ReplaceAllString(rt.Path, "{$1}")
-		op := doc.paths[path][strings.ToLower(rt.Method)]
+		path := testsupport.GinParam.ReplaceAllString(rt.Path, "{$1}")
+		op := doc.Paths[path][strings.ToLower(rt.Method)]
 		if op == nil {
 			t.Errorf("%s %s is not documented", rt.Method, rt.Path)
 			continue

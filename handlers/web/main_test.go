@@ -1,0 +1,10 @@
+package web_test
+
+import (
+	"os"
+	"testing"
+
+	"couponsvc/services/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
