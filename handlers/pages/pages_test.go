@@ -432,7 +432,7 @@ func TestPagesSecurityHeaders(t *testing.T) {
 		var token string
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if m := testsupport.CsrfMeta.FindStringSubmatch(string(body)); m != nil {
+		if m := testsupport.CSRFMeta.FindStringSubmatch(string(body)); m != nil {
 			token = html.UnescapeString(m[1])
 		}
 		form := url.Values{"csrf_token": {token}, "username": {"shopper"}, "password": {e.Passwords["shopper"]}}

@@ -154,7 +154,7 @@ func TestPagesNotFoundLoggedIn(t *testing.T) {
 		!strings.Contains(p.Body, `href="/wallet"`) || strings.Contains(p.Body, `name="csrf_token" value=""`) {
 		t.Fatalf("404 for a shopper: %v", p)
 	}
-	m := testsupport.CsrfMeta.FindStringSubmatch(p.Body)
+	m := testsupport.CSRFMeta.FindStringSubmatch(p.Body)
 	if m == nil {
 		t.Fatalf("the 404 page has no CSRF token")
 	}

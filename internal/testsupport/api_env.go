@@ -9,12 +9,15 @@ import (
 	"testing"
 )
 
+// AdminToken is the bootstrap admin token of NewAPIEnv and HoldAPI.
 const AdminToken = "test-bootstrap-token-0123456789"
 
 // APIEnv is a fixture that calls the JSON API; newAPIEnv's has an admin
 // bootstrap token.
 type APIEnv struct{ *Fixture }
 
+// NewAPIEnv returns the router over fresh backends, AdminToken its
+// bootstrap token.
 func NewAPIEnv(t *testing.T) *APIEnv {
 	t.Helper()
 	return &APIEnv{NewFixture(t, WithBootstrap(AdminToken))}
@@ -46,7 +49,21 @@ func (e *APIEnv) Call(t *testing.T, method, path, token string, headers map[stri
 	return rec.Code, out
 }
 
-// MustCall is call that expects a status.
+// Send sends a JSON body as Call does, without a Content-Length when
+// chunked, and returns the answer as recorded, JSON or not.
+func (e *APIEnv) Send(method, path, token, body string, chunked bool) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if chunked {
+		req.ContentLength = -1
+	}
+	rec := httptest.NewRecorder()
+	e.Router.ServeHTTP(rec, req)
+	return rec
+}
+
+// MustCall is Call that expects a status.
 func (e *APIEnv) MustCall(t *testing.T, want int, method, path, token, body string) map[string]any {
 	t.Helper()
 	code, out := e.Call(t, method, path, token, nil, body)
@@ -70,14 +87,17 @@ func (e *APIEnv) Counts(t *testing.T) map[string]int64 {
 	return out
 }
 
+// AppToken creates an app token and returns it.
 func (e *APIEnv) AppToken(t *testing.T) string {
 	t.Helper()
 	out := e.MustCall(t, 201, "POST", "/api/v1/tokens", AdminToken, `{"role":"app","name":"shop"}`)
 	return out["token"].(string)
 }
 
+// ValidTemplate is the body of a template the admin may create.
 const ValidTemplate = `{"campaign_id":1,"name":"Five off","kind":"fixed","face_value_cents":500,"total_stock":10,"per_user_limit":2,"valid_days":30}`
 
+// EqualCounts reports whether two Counts are the same.
 func EqualCounts(a, b map[string]int64) bool {
 	for k, v := range a {
 		if b[k] != v {

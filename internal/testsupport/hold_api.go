@@ -20,6 +20,8 @@ type HoldAPI struct {
 	seq          int
 }
 
+// NewHoldAPI returns a HoldAPI; its Doc is the OpenAPI document the router
+// serves.
 func NewHoldAPI(t *testing.T) *HoldAPI {
 	t.Helper()
 	clock := &testenv.Clock{}
@@ -76,6 +78,7 @@ func (e *HoldAPI) Want(t *testing.T, method, route string, status int, out map[s
 	e.Doc.CheckAnswer(t, method, route, status, out)
 }
 
+// Post sends a JSON POST.
 func (e *HoldAPI) Post(t *testing.T, path, token, body string) (int, map[string]any) {
 	t.Helper()
 	return e.Call(t, "POST", path, token, nil, body)

@@ -23,6 +23,7 @@ func MetricValue(t *testing.T, text, series string) float64 {
 	return v
 }
 
+// Scrape reads the /metrics page.
 func Scrape(t *testing.T, e *APIEnv) string {
 	t.Helper()
 	rec := httptest.NewRecorder()

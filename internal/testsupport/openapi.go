@@ -35,8 +35,10 @@ func FetchOpenAPI(t *testing.T, e *APIEnv) *OpenAPIDoc {
 	return doc
 }
 
+// GinParam finds the parameters of a gin route (":id", "*path").
 var GinParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 
+// ResolveRef returns the schema a "#/components/..." reference names.
 func ResolveRef(root map[string]any, ref string) map[string]any {
 	cur := root
 	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {

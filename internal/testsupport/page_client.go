@@ -77,6 +77,7 @@ type PageClient struct {
 	HTTP *http.Client
 }
 
+// Client returns a new browser without a screen, logged in as nobody.
 func (e *PageEnv) Client(t *testing.T) *PageClient {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
@@ -91,6 +92,7 @@ type Page struct {
 	Body   string
 }
 
+// String shows the status and the start of the body.
 func (p Page) String() string {
 	b := p.Body
 	if len(b) > 600 {
@@ -108,6 +110,7 @@ func (p Page) Text() string {
 	return strings.Join(strings.Fields(html.UnescapeString(s)), " ")
 }
 
+// Do sends a request and reads the whole answer.
 func (c *PageClient) Do(req *http.Request) Page {
 	c.t.Helper()
 	res, err := c.HTTP.Do(req)
@@ -119,6 +122,7 @@ func (c *PageClient) Do(req *http.Request) Page {
 	return Page{Status: res.StatusCode, Header: res.Header, Body: string(b)}
 }
 
+// Get requests a page.
 func (c *PageClient) Get(path string) Page {
 	c.t.Helper()
 	req, _ := http.NewRequest("GET", c.e.Srv.URL+path, nil)
@@ -149,13 +153,14 @@ func (c *PageClient) API(method, path, csrf string, headers map[string]string) P
 	return c.Do(req)
 }
 
-var CsrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
+// CSRFMeta finds the CSRF token in a page's meta tag.
+var CSRFMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
 
 // CSRF reads the CSRF token of a page.
 func (c *PageClient) CSRF(path string) string {
 	c.t.Helper()
 	p := c.Get(path)
-	m := CsrfMeta.FindStringSubmatch(p.Body)
+	m := CSRFMeta.FindStringSubmatch(p.Body)
 	if m == nil {
 		c.t.Fatalf("GET %s has no CSRF token: %v", path, p)
 	}

@@ -108,6 +108,7 @@ type Answer struct {
 	Raw    string
 }
 
+// String shows the status and the raw body.
 func (a Answer) String() string { return fmt.Sprintf("%d %s", a.Status, strings.TrimSpace(a.Raw)) }
 
 // Code is the body's result code, or -1.
@@ -118,6 +119,7 @@ func (a Answer) Code() int {
 	return -1
 }
 
+// Bearer is the Authorization header of a token.
 func Bearer(token string) string { return "Bearer " + token }
 
 // Do sends a request through the router.
@@ -289,6 +291,7 @@ const (
 var roleNames = [NumRoles]string{"anonymous", "shopper", "other_shopper", "cashier_token", "app_token",
 	"admin_token", "revoked_token", "malformed_token"}
 
+// String names the role in test names.
 func (r Role) String() string { return roleNames[r] }
 
 // Credentials returns the request fields that make who.

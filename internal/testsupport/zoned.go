@@ -19,6 +19,8 @@ type ZonedEnv struct {
 	loc   *time.Location
 }
 
+// NewZonedEnv returns the demo deployment in New York with the clock at
+// start (RFC 3339).
 func NewZonedEnv(t *testing.T, start string) *ZonedEnv {
 	t.Helper()
 	loc, err := time.LoadLocation("America/New_York")
@@ -30,6 +32,7 @@ func NewZonedEnv(t *testing.T, start string) *ZonedEnv {
 	return &ZonedEnv{PageEnv: NewPageEnvWith(t, services.Config{Location: loc, Now: clock.Now}), Clock: clock, loc: loc}
 }
 
+// MustTime parses an RFC 3339 time.
 func MustTime(t *testing.T, s string) time.Time {
 	t.Helper()
 	v, err := time.Parse(time.RFC3339, s)
