@@ -76,28 +76,17 @@ type backends struct {
 func newBackends(t *testing.T, inProcess bool) *backends {
 	t.Helper()
 	b := &backends{fresh: testenv.NewFresh(t), dataDir: t.TempDir()}
-	var err error
-	if b.fresh.Embedded() {
-		b.db, b.dialect, err = services.OpenDB(services.BackendConfig{DataDir: b.dataDir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if inProcess {
-			b.mini = miniredis.NewMiniRedis()
-			if err := b.mini.StartAddr("127.0.0.1:0"); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(b.mini.Close)
-			b.rdb = redis.NewClient(&redis.Options{Addr: b.mini.Addr(), PoolSize: 100})
-		}
-	} else {
-		// Few connections: MariaDB's 151 are shared with the processes
-		// under test and with every other package testing at the same time.
-		b.db, b.dialect, err = services.OpenDB(services.BackendConfig{MySQLDSN: b.fresh.MySQLDSN, MaxOpenConns: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
+	b.db, b.dialect = b.fresh.OpenDB(t, b.dataDir)
+	switch {
+	case !b.fresh.Embedded():
 		b.rdb = b.fresh.Redis()
+	case inProcess:
+		b.mini = miniredis.NewMiniRedis()
+		if err := b.mini.StartAddr("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.mini.Close)
+		b.rdb = redis.NewClient(&redis.Options{Addr: b.mini.Addr(), PoolSize: 100})
 	}
 	t.Cleanup(func() {
 		if b.rdb != nil {
@@ -107,9 +96,6 @@ func newBackends(t *testing.T, inProcess bool) *backends {
 			sqlDB.Close()
 		}
 	})
-	if err := services.Migrate(context.Background(), b.db, b.dialect); err != nil {
-		t.Fatal(err)
-	}
 	return b
 }
 
@@ -237,6 +223,34 @@ func procEnv(b *backends, bootstrap string) []string {
 		}
 	}
 	return env
+}
+
+// procs starts couponsvc processes over one set of fresh backends, as the
+// tests that kill, stop or restart them do: every process has the same
+// environment and the same bootstrap admin.
+type procs struct {
+	t    *testing.T
+	b    *backends
+	bin  string
+	boot string // the bootstrap admin token
+	env  []string
+}
+
+// newProcs builds couponsvc (once per run) and opens fresh backends for its
+// processes; extraEnv is added to their environment.
+func newProcs(t *testing.T, extraEnv ...string) *procs {
+	t.Helper()
+	ps := &procs{t: t, bin: couponsvcBinary(t), b: newBackends(t, false), boot: "boot-" + randomHex(16)}
+	ps.env = append(procEnv(ps.b, ps.boot), extraEnv...)
+	return ps
+}
+
+// start starts a process named name and returns it with a client of its
+// bootstrap admin.
+func (ps *procs) start(name string) (*proc, *client) {
+	ps.t.Helper()
+	p := startProc(ps.t, name, ps.bin, ps.env)
+	return p, newClient(p.url, ps.boot)
 }
 
 // startProc starts couponsvc and waits until it answers /readyz. A start

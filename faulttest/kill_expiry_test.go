@@ -78,13 +78,10 @@ func sweeperWaiting(t *testing.T, b *backends) bool {
 // coupons it lists, the stalled order confirms late, and reconciliation
 // reports zero drift.
 func TestKillDuringExpiryPass(t *testing.T) {
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := procEnv(b, boot)
+	ps := newProcs(t)
+	b := ps.b
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	tmpls := []*tmplSpec{{stock: 40, limit: 1, policy: models.RefundRestore}}
 	app := setUp(t, admin, 0, tmpls)
 	tid := tmpls[0].id
@@ -173,9 +170,8 @@ func TestKillDuringExpiryPass(t *testing.T) {
 	undone = true
 
 	restart := time.Now()
-	p2 := startProc(t, "couponsvc#2", bin, env)
+	p2, admin2 := ps.start("couponsvc#2")
 	app2 := newClient(p2.url, app.token)
-	admin2 := newClient(p2.url, boot)
 	// The restarted sweeper releases the rest, the stalled one included.
 	deadline = time.Now().Add(20 * time.Second)
 	for {

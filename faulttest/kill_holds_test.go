@@ -16,13 +16,10 @@ import (
 // issued again, a still-held order confirms (one used coupon, one use-log
 // row) and another releases, and reconciliation reports zero drift.
 func TestKillBetweenHoldAndConfirm(t *testing.T) {
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := procEnv(b, boot)
+	ps := newProcs(t)
+	b := ps.b
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	tmpls := []*tmplSpec{{stock: 20, limit: 1, policy: models.RefundRestore}}
 	app := setUp(t, admin, 0, tmpls)
 	tid := tmpls[0].id
@@ -53,9 +50,8 @@ func TestKillBetweenHoldAndConfirm(t *testing.T) {
 	p1.kill()
 
 	restart := time.Now()
-	p2 := startProc(t, "couponsvc#2", bin, env)
+	p2, admin2 := ps.start("couponsvc#2")
 	app2 := newClient(p2.url, app.token)
-	admin2 := newClient(p2.url, boot)
 	status := func(code string) (st, ord string) {
 		var row struct {
 			Status  string

@@ -24,7 +24,6 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-	"gorm.io/gorm"
 )
 
 // BackendName names the backends the tests of this process run on.
@@ -69,21 +68,13 @@ type Env struct {
 // the defaults; its KeyPrefix is replaced by the test's own.
 func New(t testing.TB, cfg services.Config) *Env {
 	t.Helper()
-	ctx := context.Background()
 	env := &Env{Prefix: "t" + randomHex(6) + ":coupon:"}
 	b := &services.Backends{}
+	var fresh Fresh // the database only: the Redis clients are New's own
 	if dsn := os.Getenv("COUPON_TEST_MYSQL_DSN"); dsn != "" {
-		b.DB, b.Dialect = freshMySQL(t, dsn)
-	} else {
-		var err error
-		b.DB, b.Dialect, err = services.OpenDB(services.BackendConfig{DataDir: t.TempDir()})
-		if err != nil {
-			t.Fatalf("open SQLite: %v", err)
-		}
+		fresh.MySQLDSN = freshMySQLDSN(t, dsn)
 	}
-	if err := services.Migrate(ctx, b.DB, b.Dialect); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	b.DB, b.Dialect = fresh.OpenDB(t, t.TempDir())
 	switch {
 	case os.Getenv("COUPON_TEST_REDIS_ADDRS") != "":
 		b.Redis = redis.NewClusterClient(&redis.ClusterOptions{Addrs: services.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")), PoolSize: 200})
@@ -193,18 +184,6 @@ func deleteKeys(rdb redis.UniversalClient, prefix string) {
 	case *redis.Client:
 		_ = del(ctx, c)
 	}
-}
-
-// freshMySQL opens a database of its own on the server of dsn, dropped when
-// the test ends.
-func freshMySQL(t testing.TB, dsn string) (*gorm.DB, string) {
-	t.Helper()
-	// A small pool: test packages run in parallel against one server.
-	db, dialect, err := services.OpenDB(services.BackendConfig{MySQLDSN: freshMySQLDSN(t, dsn), MaxOpenConns: 16})
-	if err != nil {
-		t.Fatalf("open MySQL: %v", err)
-	}
-	return db, dialect
 }
 
 func randomHex(n int) string {
