@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
@@ -26,6 +25,7 @@ import (
 	"time"
 
 	"couponsvc/handlers"
+	"couponsvc/internal/testsupport"
 	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/testenv"
@@ -48,13 +48,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func quietLogger() *slog.Logger {
-	if os.Getenv("COUPON_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
 //-----------------------------------------------------------------------------
@@ -150,7 +143,7 @@ func (b *backends) service(t *testing.T, cfg services.Config, dbVia, redisVia st
 	}
 	cfg.KeyPrefix = b.fresh.Prefix
 	if cfg.Logger == nil {
-		cfg.Logger = quietLogger()
+		cfg.Logger = testenv.Logger()
 	}
 	return services.New(sb, cfg)
 }
@@ -159,7 +152,7 @@ func (b *backends) service(t *testing.T, cfg services.Config, dbVia, redisVia st
 // and repair pass running, until the test ends.
 func serveInProcess(t *testing.T, svc *services.Service, reconcileEvery time.Duration) string {
 	t.Helper()
-	srv := httptest.NewServer(handlers.NewRouter(svc, handlers.Options{Logger: quietLogger()}))
+	srv := httptest.NewServer(handlers.NewRouter(svc, handlers.Options{Logger: testenv.Logger()}))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -181,26 +174,9 @@ type proc struct {
 	name   string
 	cmd    *exec.Cmd
 	url    string
-	out    *lockedBuffer
+	out    *testsupport.LockedBuffer
 	exited chan struct{}
 	state  *os.ProcessState
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // procEnv is the environment of a couponsvc process over the test's
@@ -273,7 +249,7 @@ func startProc(t *testing.T, name, bin string, env []string) *proc {
 
 func startProcOnce(t *testing.T, name, bin string, env []string) (*proc, error) {
 	t.Helper()
-	p := &proc{t: t, name: name, out: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &proc{t: t, name: name, out: &testsupport.LockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve")
 	p.cmd.Env = env
 	stdout, err := p.cmd.StdoutPipe()

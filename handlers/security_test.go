@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"couponsvc/handlers"
@@ -711,30 +709,12 @@ func TestSecretsStoredHashed(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestNoSecretsInLogs runs what handles secrets (users and tokens created,
 // used, revoked, refused; logins; failures that are logged with their error)
 // with every logger captured at debug level, and checks that no password and
 // no token, whole or in part, appears in a log line.
 func TestNoSecretsInLogs(t *testing.T) {
-	var logs lockedBuffer
+	var logs testsupport.LockedBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	old := slog.Default()
 	slog.SetDefault(logger)

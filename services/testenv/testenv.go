@@ -48,6 +48,15 @@ func Main(m *testing.M) int {
 	return m.Run()
 }
 
+// Logger is the logger of the tests' services: silent, or on stderr when
+// COUPON_TEST_LOG is set.
+func Logger() *slog.Logger {
+	if os.Getenv("COUPON_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
 // IsCluster reports whether the tests run on Redis Cluster.
 func IsCluster() bool { return os.Getenv("COUPON_TEST_REDIS_ADDRS") != "" }
 
@@ -97,10 +106,7 @@ func New(t testing.TB, cfg services.Config) *Env {
 	})
 	cfg.KeyPrefix = env.Prefix
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		if os.Getenv("COUPON_TEST_LOG") != "" {
-			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-		}
+		cfg.Logger = Logger()
 	}
 	cfg = quickPasswords(cfg)
 	env.Backends = b
