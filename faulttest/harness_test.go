@@ -444,6 +444,22 @@ type tmplSpec struct {
 	policy       string
 }
 
+// claimEach claims one coupon of template tid for each of n users
+// (prefix-u0, prefix-u1, ...; key prefix-k0, ...) and returns their codes.
+func claimEach(t *testing.T, app *client, tid int64, n int, prefix string) []string {
+	t.Helper()
+	codes := make([]string, n)
+	for i := range n {
+		a := app.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid),
+			map[string]any{"user_id": fmt.Sprintf("%s-u%d", prefix, i)}, fmt.Sprintf("%s-k%d", prefix, i))
+		if a.err != nil || a.status != 201 {
+			t.Fatalf("claim %d: %s", i, a)
+		}
+		codes[i] = field(a.body, "coupon", "code").(string)
+	}
+	return codes
+}
+
 // setUp creates, as admin, an app token, a campaign (with budget) and the
 // templates, and returns the app client.
 func setUp(t *testing.T, admin *client, budget int64, specs []*tmplSpec) *client {

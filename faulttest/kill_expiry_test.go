@@ -1,7 +1,6 @@
 package faulttest
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -89,15 +88,7 @@ func TestKillDuringExpiryPass(t *testing.T) {
 	const expiring, long, confirmed = 24, 4, 4
 	const stalled = expiring / 2
 	total := expiring + long + confirmed
-	codes := make([]string, total)
-	for i := range total {
-		a := app.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid),
-			map[string]any{"user_id": fmt.Sprintf("kx-u%d", i)}, fmt.Sprintf("kx-k%d", i))
-		if a.err != nil || a.status != 201 {
-			t.Fatalf("claim %d: %s", i, a)
-		}
-		codes[i] = field(a.body, "coupon", "code").(string)
-	}
+	codes := claimEach(t, app, tid, total, "kx")
 	// Orders 0..23 expire, 24..27 hold long, 28..31 are confirmed.
 	order := func(i int) string { return fmt.Sprintf("kx-o%d", i) }
 	hold := func(i, ttl int) {

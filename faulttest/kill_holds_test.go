@@ -1,7 +1,6 @@
 package faulttest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -25,15 +24,7 @@ func TestKillBetweenHoldAndConfirm(t *testing.T) {
 	tid := tmpls[0].id
 
 	const orders, short = 12, 6
-	codes := make([]string, orders)
-	for i := range orders {
-		a := app.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid),
-			map[string]any{"user_id": fmt.Sprintf("kh-u%d", i)}, fmt.Sprintf("kh-k%d", i))
-		if a.err != nil || a.status != 201 {
-			t.Fatalf("claim %d: %s", i, a)
-		}
-		codes[i] = field(a.body, "coupon", "code").(string)
-	}
+	codes := claimEach(t, app, tid, orders, "kh")
 	order := func(i int) string { return fmt.Sprintf("kh-o%d", i) }
 	var heldAt time.Time
 	for i := range orders {

@@ -23,7 +23,7 @@ func TestBodyTooLarge(t *testing.T) {
 		before := e.Counts(t)
 		body := `{"name":"` + strings.Repeat("a", 70<<10) + `"}`
 		for _, chunked := range []bool{false, true} {
-			rec := e.Send("POST", "/api/v1/campaigns", testsupport.AdminToken, body, chunked)
+			rec := e.Send("POST", "/api/v1/campaigns", testsupport.AdminToken, "application/json", body, chunked)
 			if rec.Code != http.StatusRequestEntityTooLarge || strings.TrimSpace(rec.Body.String()) != want {
 				t.Fatalf("chunked %t: %d %s, want 413 %s", chunked, rec.Code, rec.Body, want)
 			}
@@ -149,7 +149,7 @@ func TestBodyLimitOfEveryRoute(t *testing.T) {
 	const want = `{"code":3,"result":"invalid_request","error":"body: must be empty: this request takes no body (at most 1 KiB is ignored)","field":"body"}`
 	for _, path := range []string{"/api/v1/webhooks/1/deliveries/1/resend", revoke} {
 		for _, chunked := range []bool{false, true} {
-			rec := e.Send("POST", path, testsupport.AdminToken, `{"x":"`+strings.Repeat("a", 1<<20)+`"}`, chunked)
+			rec := e.Send("POST", path, testsupport.AdminToken, "application/json", `{"x":"`+strings.Repeat("a", 1<<20)+`"}`, chunked)
 			if rec.Code != http.StatusRequestEntityTooLarge || strings.TrimSpace(rec.Body.String()) != want {
 				t.Errorf("%s, 1 MiB body, chunked %t: %d %s", path, chunked, rec.Code, rec.Body)
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -50,13 +49,7 @@ func TestCSVFormulaInjection(t *testing.T) {
 	svc := f.Env.Service
 	call := func(method, target, contentType, body string) (int, string) {
 		t.Helper()
-		req := httptest.NewRequest(method, target, strings.NewReader(body))
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		req.Header.Set("Authorization", "Bearer "+boot)
-		rec := httptest.NewRecorder()
-		f.Router.ServeHTTP(rec, req)
+		rec := f.Send(method, target, boot, contentType, body, false)
 		return rec.Code, rec.Body.String()
 	}
 	ctx := context.Background()

@@ -22,13 +22,7 @@ func TestJobsAPI(t *testing.T) {
 	env, router := f.Env, f.Router
 	call := func(method, target, contentType, body string) (int, string) {
 		t.Helper()
-		req := httptest.NewRequest(method, target, strings.NewReader(body))
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		req.Header.Set("Authorization", "Bearer "+boot)
-		rec := httptest.NewRecorder()
-		router.ServeHTTP(rec, req)
+		rec := f.Send(method, target, boot, contentType, body, false)
 		return rec.Code, rec.Body.String()
 	}
 	decode := func(raw string) map[string]any {

@@ -49,20 +49,6 @@ func (e *APIEnv) Call(t *testing.T, method, path, token string, headers map[stri
 	return rec.Code, out
 }
 
-// Send sends a JSON body as Call does, without a Content-Length when
-// chunked, and returns the answer as recorded, JSON or not.
-func (e *APIEnv) Send(method, path, token, body string, chunked bool) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	if chunked {
-		req.ContentLength = -1
-	}
-	rec := httptest.NewRecorder()
-	e.Router.ServeHTTP(rec, req)
-	return rec
-}
-
 // MustCall is Call that expects a status.
 func (e *APIEnv) MustCall(t *testing.T, want int, method, path, token, body string) map[string]any {
 	t.Helper()
