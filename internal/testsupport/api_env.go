@@ -12,7 +12,7 @@ import (
 // AdminToken is the bootstrap admin token of NewAPIEnv and HoldAPI.
 const AdminToken = "test-bootstrap-token-0123456789"
 
-// APIEnv is a fixture that calls the JSON API; newAPIEnv's has an admin
+// APIEnv is a fixture that calls the JSON API; NewAPIEnv's has an admin
 // bootstrap token.
 type APIEnv struct{ *Fixture }
 

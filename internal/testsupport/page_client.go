@@ -31,7 +31,7 @@ func NewPageEnv(t *testing.T) *PageEnv {
 	return NewPageEnvWith(t, services.Config{})
 }
 
-// NewPageEnvWith is newPageEnv with a service configuration of its own.
+// NewPageEnvWith is NewPageEnv with a service configuration of its own.
 func NewPageEnvWith(t *testing.T, cfg services.Config) *PageEnv {
 	t.Helper()
 	f := NewFixture(t, WithConfig(cfg), withSessionKey(), served())
