@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
@@ -26,6 +25,7 @@ import (
 	"time"
 
 	"couponsvc/handlers"
+	"couponsvc/internal/testsupport"
 	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/core"
@@ -51,13 +51,6 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func quietLogger() *slog.Logger {
-	if os.Getenv("COUPON_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
 //-----------------------------------------------------------------------------
 // Backends the test inspects directly, and services over them (possibly
 // through a TCP proxy).
@@ -77,28 +70,17 @@ type backends struct {
 func newBackends(t *testing.T, inProcess bool) *backends {
 	t.Helper()
 	b := &backends{fresh: testenv.NewFresh(t), dataDir: t.TempDir()}
-	var err error
-	if b.fresh.Embedded() {
-		b.db, b.dialect, err = core.OpenDB(core.BackendConfig{DataDir: b.dataDir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if inProcess {
-			b.mini = miniredis.NewMiniRedis()
-			if err := b.mini.StartAddr("127.0.0.1:0"); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(b.mini.Close)
-			b.rdb = redis.NewClient(&redis.Options{Addr: b.mini.Addr(), PoolSize: 100})
-		}
-	} else {
-		// Few connections: MariaDB's 151 are shared with the processes
-		// under test and with every other package testing at the same time.
-		b.db, b.dialect, err = core.OpenDB(core.BackendConfig{MySQLDSN: b.fresh.MySQLDSN, MaxOpenConns: 16})
-		if err != nil {
-			t.Fatal(err)
-		}
+	b.db, b.dialect = b.fresh.OpenDB(t, b.dataDir)
+	switch {
+	case !b.fresh.Embedded():
 		b.rdb = b.fresh.Redis()
+	case inProcess:
+		b.mini = miniredis.NewMiniRedis()
+		if err := b.mini.StartAddr("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.mini.Close)
+		b.rdb = redis.NewClient(&redis.Options{Addr: b.mini.Addr(), PoolSize: 100})
 	}
 	t.Cleanup(func() {
 		if b.rdb != nil {
@@ -108,9 +90,6 @@ func newBackends(t *testing.T, inProcess bool) *backends {
 			sqlDB.Close()
 		}
 	})
-	if err := core.Migrate(context.Background(), b.db, b.dialect); err != nil {
-		t.Fatal(err)
-	}
 	return b
 }
 
@@ -165,7 +144,7 @@ func (b *backends) service(t *testing.T, cfg services.Config, dbVia, redisVia st
 	}
 	cfg.KeyPrefix = b.fresh.Prefix
 	if cfg.Logger == nil {
-		cfg.Logger = quietLogger()
+		cfg.Logger = testenv.Logger()
 	}
 	return services.New(sb, cfg)
 }
@@ -174,7 +153,7 @@ func (b *backends) service(t *testing.T, cfg services.Config, dbVia, redisVia st
 // and repair pass running, until the test ends.
 func serveInProcess(t *testing.T, svc *services.App, reconcileEvery time.Duration) string {
 	t.Helper()
-	srv := httptest.NewServer(handlers.NewRouter(svc, handlers.Options{Logger: quietLogger()}))
+	srv := httptest.NewServer(handlers.NewRouter(svc, handlers.Options{Logger: testenv.Logger()}))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -196,26 +175,9 @@ type proc struct {
 	name   string
 	cmd    *exec.Cmd
 	url    string
-	out    *lockedBuffer
+	out    *testsupport.LockedBuffer
 	exited chan struct{}
 	state  *os.ProcessState
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // procEnv is the environment of a couponsvc process over the test's
@@ -240,6 +202,34 @@ func procEnv(b *backends, bootstrap string) []string {
 	return env
 }
 
+// procs starts couponsvc processes over one set of fresh backends, as the
+// tests that kill, stop or restart them do: every process has the same
+// environment and the same bootstrap admin.
+type procs struct {
+	t    *testing.T
+	b    *backends
+	bin  string
+	boot string // the bootstrap admin token
+	env  []string
+}
+
+// newProcs builds couponsvc (once per run) and opens fresh backends for its
+// processes; extraEnv is added to their environment.
+func newProcs(t *testing.T, extraEnv ...string) *procs {
+	t.Helper()
+	ps := &procs{t: t, bin: couponsvcBinary(t), b: newBackends(t, false), boot: "boot-" + randomHex(16)}
+	ps.env = append(procEnv(ps.b, ps.boot), extraEnv...)
+	return ps
+}
+
+// start starts a process named name and returns it with a client of its
+// bootstrap admin.
+func (ps *procs) start(name string) (*proc, *client) {
+	ps.t.Helper()
+	p := startProc(ps.t, name, ps.bin, ps.env)
+	return p, newClient(p.url, ps.boot)
+}
+
 // startProc starts couponsvc and waits until it answers /readyz. A start
 // refused because MariaDB has no connection left (it is shared with every
 // package testing at the same time) is tried again, a few times.
@@ -260,7 +250,7 @@ func startProc(t *testing.T, name, bin string, env []string) *proc {
 
 func startProcOnce(t *testing.T, name, bin string, env []string) (*proc, error) {
 	t.Helper()
-	p := &proc{t: t, name: name, out: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &proc{t: t, name: name, out: &testsupport.LockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve")
 	p.cmd.Env = env
 	stdout, err := p.cmd.StdoutPipe()
@@ -453,6 +443,22 @@ type tmplSpec struct {
 	id, cid      int64
 	stock, limit int64
 	policy       string
+}
+
+// claimEach claims one coupon of template tid for each of n users
+// (prefix-u0, prefix-u1, ...; key prefix-k0, ...) and returns their codes.
+func claimEach(t *testing.T, app *client, tid int64, n int, prefix string) []string {
+	t.Helper()
+	codes := make([]string, n)
+	for i := range n {
+		a := app.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid),
+			map[string]any{"user_id": fmt.Sprintf("%s-u%d", prefix, i)}, fmt.Sprintf("%s-k%d", prefix, i))
+		if a.err != nil || a.status != 201 {
+			t.Fatalf("claim %d: %s", i, a)
+		}
+		codes[i] = field(a.body, "coupon", "code").(string)
+	}
+	return codes
 }
 
 // setUp creates, as admin, an app token, a campaign (with budget) and the

@@ -67,13 +67,12 @@ func startTwoInstances(t *testing.T) (b *backends, urls []string, boot, mode str
 		}
 		return b, urls, boot, "two services in one process"
 	}
-	bin := couponsvcBinary(t)
-	b = newBackends(t, false)
-	boot = "boot-" + randomHex(16)
-	env := procEnv(b, boot)
+	ps := newProcs(t)
 	for _, name := range []string{"couponsvc#1", "couponsvc#2"} {
-		urls = append(urls, startProc(t, name, bin, env).url)
+		p, _ := ps.start(name)
+		urls = append(urls, p.url)
 	}
+	b, boot = ps.b, ps.boot
 	return b, urls, boot, "two processes"
 }
 

@@ -1,7 +1,6 @@
 package faulttest
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -78,13 +77,10 @@ func sweeperWaiting(t *testing.T, b *backends) bool {
 // coupons it lists, the stalled order confirms late, and reconciliation
 // reports zero drift.
 func TestKillDuringExpiryPass(t *testing.T) {
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := procEnv(b, boot)
+	ps := newProcs(t)
+	b := ps.b
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	tmpls := []*tmplSpec{{stock: 40, limit: 1, policy: models.RefundRestore}}
 	app := setUp(t, admin, 0, tmpls)
 	tid := tmpls[0].id
@@ -92,15 +88,7 @@ func TestKillDuringExpiryPass(t *testing.T) {
 	const expiring, long, confirmed = 24, 4, 4
 	const stalled = expiring / 2
 	total := expiring + long + confirmed
-	codes := make([]string, total)
-	for i := range total {
-		a := app.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid),
-			map[string]any{"user_id": fmt.Sprintf("kx-u%d", i)}, fmt.Sprintf("kx-k%d", i))
-		if a.err != nil || a.status != 201 {
-			t.Fatalf("claim %d: %s", i, a)
-		}
-		codes[i] = field(a.body, "coupon", "code").(string)
-	}
+	codes := claimEach(t, app, tid, total, "kx")
 	// Orders 0..23 expire, 24..27 hold long, 28..31 are confirmed.
 	order := func(i int) string { return fmt.Sprintf("kx-o%d", i) }
 	hold := func(i, ttl int) {
@@ -173,9 +161,8 @@ func TestKillDuringExpiryPass(t *testing.T) {
 	undone = true
 
 	restart := time.Now()
-	p2 := startProc(t, "couponsvc#2", bin, env)
+	p2, admin2 := ps.start("couponsvc#2")
 	app2 := newClient(p2.url, app.token)
-	admin2 := newClient(p2.url, boot)
 	// The restarted sweeper releases the rest, the stalled one included.
 	deadline = time.Now().Add(20 * time.Second)
 	for {

@@ -1,7 +1,6 @@
 package faulttest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -16,27 +15,16 @@ import (
 // issued again, a still-held order confirms (one used coupon, one use-log
 // row) and another releases, and reconciliation reports zero drift.
 func TestKillBetweenHoldAndConfirm(t *testing.T) {
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := procEnv(b, boot)
+	ps := newProcs(t)
+	b := ps.b
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	tmpls := []*tmplSpec{{stock: 20, limit: 1, policy: models.RefundRestore}}
 	app := setUp(t, admin, 0, tmpls)
 	tid := tmpls[0].id
 
 	const orders, short = 12, 6
-	codes := make([]string, orders)
-	for i := range orders {
-		a := app.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid),
-			map[string]any{"user_id": fmt.Sprintf("kh-u%d", i)}, fmt.Sprintf("kh-k%d", i))
-		if a.err != nil || a.status != 201 {
-			t.Fatalf("claim %d: %s", i, a)
-		}
-		codes[i] = field(a.body, "coupon", "code").(string)
-	}
+	codes := claimEach(t, app, tid, orders, "kh")
 	order := func(i int) string { return fmt.Sprintf("kh-o%d", i) }
 	var heldAt time.Time
 	for i := range orders {
@@ -53,9 +41,8 @@ func TestKillBetweenHoldAndConfirm(t *testing.T) {
 	p1.kill()
 
 	restart := time.Now()
-	p2 := startProc(t, "couponsvc#2", bin, env)
+	p2, admin2 := ps.start("couponsvc#2")
 	app2 := newClient(p2.url, app.token)
-	admin2 := newClient(p2.url, boot)
 	status := func(code string) (st, ord string) {
 		var row struct {
 			Status  string

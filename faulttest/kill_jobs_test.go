@@ -35,13 +35,10 @@ func waitJob(t *testing.T, c *client, id int64, d time.Duration, until func(job 
 // drift between Redis and the database.
 func TestKillDuringGenerateJob(t *testing.T) {
 	const count = 100_000
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := append(procEnv(b, boot), "COUPON_JOB_LEASE=2s")
+	ps := newProcs(t, "COUPON_JOB_LEASE=2s")
+	b := ps.b
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	tmpls := []*tmplSpec{{stock: count, limit: 1, policy: models.RefundRestore}}
 	setUp(t, admin, 0, tmpls)
 	tid := tmpls[0].id
@@ -51,8 +48,7 @@ func TestKillDuringGenerateJob(t *testing.T) {
 	p1.kill()
 	report(t, "killed at %d of %d codes", num(mid["done"]), count)
 
-	p2 := startProc(t, "couponsvc#2", bin, env)
-	admin2 := newClient(p2.url, boot)
+	_, admin2 := ps.start("couponsvc#2")
 	job := waitJob(t, admin2, id, 8*time.Minute, func(j map[string]any) bool { return j["state"] == "done" || j["state"] == "failed" })
 	if job["state"] != "done" || num(job["done"]) != count || num(job["errors"]) != 0 {
 		t.Fatalf("job after the restart: %v", job)
@@ -86,13 +82,10 @@ func TestKillDuringGenerateJob(t *testing.T) {
 // batch that runs again find the coupons it made.
 func TestKillDuringIssueJob(t *testing.T) {
 	const users = 3000
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := append(procEnv(b, boot), "COUPON_JOB_LEASE=2s")
+	ps := newProcs(t, "COUPON_JOB_LEASE=2s")
+	b := ps.b
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	tmpls := []*tmplSpec{{stock: users, limit: 5, policy: models.RefundRestore}}
 	setUp(t, admin, 0, tmpls)
 	tid := tmpls[0].id
@@ -106,8 +99,7 @@ func TestKillDuringIssueJob(t *testing.T) {
 	p1.kill()
 	report(t, "killed at %d of %d users", num(mid["done"]), users)
 
-	p2 := startProc(t, "couponsvc#2", bin, env)
-	admin2 := newClient(p2.url, boot)
+	_, admin2 := ps.start("couponsvc#2")
 	job := waitJob(t, admin2, id, 8*time.Minute, func(j map[string]any) bool { return j["state"] == "done" || j["state"] == "failed" })
 	if job["state"] != "done" || num(job["done"]) != users || num(job["errors"]) != 0 {
 		t.Fatalf("job after the restart: %v", job)

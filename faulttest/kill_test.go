@@ -28,13 +28,10 @@ func killTemplates() []*tmplSpec {
 // coupon is lost or duplicated, every claim that answered 201 is in the
 // database, and every redemption or refund answered 200 is there too.
 func TestKillMidFlight(t *testing.T) {
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := procEnv(b, boot)
+	ps := newProcs(t)
+	b := ps.b
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	tmpls := killTemplates()
 	app := setUp(t, admin, 0, tmpls)
 
@@ -59,9 +56,8 @@ func TestKillMidFlight(t *testing.T) {
 	}
 
 	restart := time.Now()
-	p2 := startProc(t, "couponsvc#2", bin, env)
+	p2, admin2 := ps.start("couponsvc#2")
 	started := time.Since(restart)
-	admin2 := newClient(p2.url, boot)
 	// Within one minute of the restart: zero drift, nothing pending.
 	took, first, last := waitSettled(t, admin2, b, tmpls[0].cid, time.Minute-started)
 	app2 := newClient(p2.url, app.token)
@@ -85,7 +81,7 @@ func TestKillMidFlight(t *testing.T) {
 	_, _, after := waitSettled(t, admin2, b, tmpls[0].cid, 30*time.Second)
 	checkDatabase(t, b.db, l2, tmpls)
 
-	cli := reconcileCommand(t, bin, env, b.fresh.Embedded())
+	cli := reconcileCommand(t, ps.bin, ps.env, b.fresh.Embedded())
 
 	report(t, "%d requests: SIGKILL after %d were sent; before the kill: %s", requests, killedAt, l.summary())
 	report(t, "restart: listening and ready in %s, then settled (zero drift, nothing pending) in %s; first reconcile:%s; settled:%s",
@@ -121,13 +117,10 @@ func reconcileCommand(t *testing.T, bin string, env []string, embedded bool) str
 // exits 0; nothing is half-written: no reservation is left pending, and a
 // restarted process reports zero drift at once.
 func TestGracefulShutdown(t *testing.T) {
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := procEnv(b, boot)
+	ps := newProcs(t)
+	b := ps.b
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	tmpls := killTemplates()
 	app := setUp(t, admin, 0, tmpls)
 
@@ -175,8 +168,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	figures := checkDatabase(t, b.db, l, tmpls)
 
-	p2 := startProc(t, "couponsvc#2", bin, env)
-	admin2 := newClient(p2.url, boot)
+	_, admin2 := ps.start("couponsvc#2")
 	rows, err := reconcileReport(admin2)
 	if err != nil {
 		t.Fatal(err)

@@ -20,10 +20,7 @@ import (
 // every event of the outbox reaches the receiver at least once, each with a
 // valid signature.
 func TestKillMidDelivery(t *testing.T) {
-	bin := couponsvcBinary(t)
-	b := newBackends(t, false)
-	boot := "boot-" + randomHex(16)
-	env := append(procEnv(b, boot), "COUPON_WEBHOOK_ALLOW_PRIVATE=1", "COUPON_WEBHOOK_LEASE=15s")
+	ps := newProcs(t, "COUPON_WEBHOOK_ALLOW_PRIVATE=1", "COUPON_WEBHOOK_LEASE=15s")
 
 	var mu sync.Mutex
 	got := map[int64]int{}
@@ -61,8 +58,7 @@ func TestKillMidDelivery(t *testing.T) {
 		held <- struct{}{}
 	}
 
-	p1 := startProc(t, "couponsvc#1", bin, env)
-	admin := newClient(p1.url, boot)
+	p1, admin := ps.start("couponsvc#1")
 	hook := admin.must(t, "POST", "/api/v1/webhooks", map[string]any{"url": rcv.URL + "/hook"}, 201)
 	mu.Lock()
 	secret = hook["secret"].(string)
@@ -91,8 +87,7 @@ func TestKillMidDelivery(t *testing.T) {
 	mu.Unlock()
 
 	restart := time.Now()
-	p2 := startProc(t, "couponsvc#2", bin, env)
-	admin2 := newClient(p2.url, boot)
+	_, admin2 := ps.start("couponsvc#2")
 	feed := admin2.must(t, "GET", "/api/v1/events?after=0&limit=1000", nil, 200)
 	var ids []int64
 	for _, e := range feed["events"].([]any) {

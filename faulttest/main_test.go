@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("COUPON_TEST_LOG") == "" {
 		redis.SetLogger(quietRedisLog{})
 		_ = mysqldriver.SetLogger(log.New(io.Discard, "", 0)) // "closing bad idle connection"
-		slog.SetDefault(quietLogger())                        // the handlers log every 503 there
+		slog.SetDefault(testenv.Logger())                     // the handlers log every 503 there
 	}
 	var err error
 	binDir, err = os.MkdirTemp("", "couponsvc-faulttest-")

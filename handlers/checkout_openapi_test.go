@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"couponsvc/internal/testsupport"
 )
 
 // TestOpenAPICheckoutCodes: the API document lists every checkout route and
@@ -11,7 +13,7 @@ import (
 // return_exceeds_order) under the status each answers, on every route that
 // may answer them.
 func TestOpenAPICheckoutCodes(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
+	doc := testsupport.FetchOpenAPI(t, testsupport.NewAPIEnv(t))
 	want := []struct {
 		method, path string
 		lines        []string
@@ -26,9 +28,9 @@ func TestOpenAPICheckoutCodes(t *testing.T) {
 		{"post", "/api/v1/refunds", []string{"422: return_exceeds_order"}},
 	}
 	for _, w := range want {
-		op, ok := doc.paths[w.path][w.method]
+		op, ok := doc.Paths[w.path][w.method]
 		if !ok {
-			t.Errorf("%s %s: not in the document (paths: %d)", w.method, w.path, len(doc.paths))
+			t.Errorf("%s %s: not in the document (paths: %d)", w.method, w.path, len(doc.Paths))
 			continue
 		}
 		lines := fmt.Sprint(op["x-error-results"])

@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"reflect"
 	"regexp"
 	"sort"
@@ -11,56 +10,27 @@ import (
 	"testing"
 
 	"couponsvc/handlers"
-	"couponsvc/handlers/openapicheck"
+	"couponsvc/internal/testsupport"
 )
-
-// openAPIDoc is the served document, decoded loosely.
-type openAPIDoc struct {
-	bytes []byte
-	raw   map[string]any
-	paths map[string]map[string]map[string]any // path → method → operation
-}
-
-// fetchOpenAPI gets /api/openapi.json from a router.
-func fetchOpenAPI(t *testing.T, e *apiEnv) *openAPIDoc {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	e.router.ServeHTTP(rec, httptest.NewRequest("GET", "/api/openapi.json", nil))
-	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-		t.Fatalf("GET /api/openapi.json: %d %s", rec.Code, rec.Header().Get("Content-Type"))
-	}
-	doc := &openAPIDoc{bytes: rec.Body.Bytes()}
-	if err := json.Unmarshal(rec.Body.Bytes(), &doc.raw); err != nil {
-		t.Fatalf("the document is not JSON: %v", err)
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &struct {
-		Paths *map[string]map[string]map[string]any `json:"paths"`
-	}{&doc.paths}); err != nil {
-		t.Fatalf("paths: %v", err)
-	}
-	return doc
-}
-
-var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 
 // TestOpenAPIMatchesRouter fails when a route of the router is missing from
 // the document, or the document names a route that does not exist.
 func TestOpenAPIMatchesRouter(t *testing.T) {
-	e := &apiEnv{newFixture(t)}
-	router := e.router
-	doc := fetchOpenAPI(t, e)
+	e := &testsupport.APIEnv{Fixture: testsupport.NewFixture(t)}
+	router := e.Router
+	doc := testsupport.FetchOpenAPI(t, e)
 
 	routes := map[string]bool{}
 	for _, r := range router.Routes() {
-		path := ginParam.ReplaceAllString(r.Path, "{$1}")
+		path := testsupport.GinParam.ReplaceAllString(r.Path, "{$1}")
 		key := r.Method + " " + path
 		routes[key] = true
-		if doc.paths[path][strings.ToLower(r.Method)] == nil {
+		if doc.Paths[path][strings.ToLower(r.Method)] == nil {
 			t.Errorf("the route %s %s is missing from the OpenAPI document", r.Method, r.Path)
 		}
 	}
 	var documented []string
-	for path, ops := range doc.paths {
+	for path, ops := range doc.Paths {
 		for method := range ops {
 			key := strings.ToUpper(method) + " " + path
 			documented = append(documented, key)
@@ -77,12 +47,12 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 // operation ids, path parameters declared, every $ref resolving, a success
 // answer for every operation.
 func TestOpenAPIDocument(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
-	if doc.raw["openapi"] != "3.0.3" {
-		t.Fatalf("openapi %v", doc.raw["openapi"])
+	doc := testsupport.FetchOpenAPI(t, testsupport.NewAPIEnv(t))
+	if doc.Raw["openapi"] != "3.0.3" {
+		t.Fatalf("openapi %v", doc.Raw["openapi"])
 	}
 	ids := map[string]string{}
-	for path, ops := range doc.paths {
+	for path, ops := range doc.Paths {
 		inPath := map[string]bool{}
 		for _, m := range regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(path, -1) {
 			inPath[m[1]] = true
@@ -126,7 +96,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		switch v := v.(type) {
 		case map[string]any:
 			if r, ok := v["$ref"].(string); ok {
-				if resolveRef(doc.raw, r) == nil {
+				if testsupport.ResolveRef(doc.Raw, r) == nil {
 					t.Errorf("$ref %s does not resolve", r)
 				}
 			}
@@ -139,60 +109,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			}
 		}
 	}
-	walk(doc.raw)
-}
-
-func resolveRef(root map[string]any, ref string) map[string]any {
-	cur := root
-	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-		next, ok := cur[part].(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = next
-	}
-	return cur
-}
-
-// checkAnswer validates an answer body against the document's schema of that
-// operation and status (openapicheck: the keys, the required ones, the types,
-// the enumerations, null).
-func (d *openAPIDoc) checkAnswer(t *testing.T, method, path string, status int, body map[string]any) {
-	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked, err := openapicheck.Parse(d.bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range checked.CheckAnswer(method, ginPathOf(path), status, b) {
-		t.Errorf("%s %s %d: %s", method, path, status, err)
-	}
-}
-
-// ginPathOf turns OpenAPI's /templates/{id} into gin's /templates/:id.
-func ginPathOf(path string) string {
-	return regexp.MustCompile(`\{([^}]+)\}`).ReplaceAllString(path, ":$1")
-}
-
-// requestBodySchema returns the documented JSON body of an operation, or nil.
-func (d *openAPIDoc) requestBodySchema(method, path string) map[string]any {
-	op := d.paths[ginParam.ReplaceAllString(path, "{$1}")][strings.ToLower(method)]
-	body, _ := op["requestBody"].(map[string]any)
-	if body == nil {
-		return nil
-	}
-	js, _ := body["content"].(map[string]any)["application/json"].(map[string]any)
-	if js == nil {
-		return nil // another media type only (a CSV upload)
-	}
-	schema := js["schema"].(map[string]any)
-	if r, ok := schema["$ref"].(string); ok {
-		schema = resolveRef(d.raw, r)
-	}
-	return schema
+	walk(doc.Raw)
 }
 
 // jsonType is the JSON Schema type a decoded field of Go type t takes.
@@ -225,11 +142,11 @@ func jsonType(t reflect.Type) string {
 // other, required exactly where binding:"required" says, nullable exactly for
 // the optional pointers; and no body documented where the handler reads none.
 func TestOpenAPIRequestBodies(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
+	doc := testsupport.FetchOpenAPI(t, testsupport.NewAPIEnv(t))
 	bodies := 0
 	for _, rt := range handlers.RouteTable() {
 		where := rt.Method + " " + rt.Path
-		schema := doc.requestBodySchema(rt.Method, rt.Path)
+		schema := doc.RequestBodySchema(rt.Method, rt.Path)
 		if rt.Request == nil {
 			if schema != nil {
 				t.Errorf("%s: a request body is documented, the handler reads none", where)
@@ -305,10 +222,10 @@ func TestOpenAPIRequestBodies(t *testing.T) {
 // fields the table's struct marks required but one, and wants that one named
 // in a 400: binding:"required" is documentation, so this keeps it honest.
 func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
-	r := newRig(t, handlers.Options{})
-	code := r.coupon("alice")
-	e := &apiEnv{r.fixture}
-	before := e.counts(t)
+	r := testsupport.NewRig(t, handlers.Options{})
+	code := r.Coupon("alice")
+	e := &testsupport.APIEnv{Fixture: r.Fixture}
+	before := e.Counts(t)
 	checked := 0
 	for _, rt := range handlers.RouteTable() {
 		if rt.Request == nil || len(rt.Roles) == 0 {
@@ -334,8 +251,8 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 				values[name] = "x"
 			}
 		}
-		target := strings.NewReplacer(":id", fmt.Sprint(r.templateID), ":code", code).Replace(rt.Path)
-		q := r.credentials(callers[rt.Roles[0]][0], "")
+		target := strings.NewReplacer(":id", fmt.Sprint(r.TemplateID), ":code", code).Replace(rt.Path)
+		q := r.Credentials(callers[rt.Roles[0]][0], "")
 		for _, missing := range names {
 			body := map[string]any{}
 			for k, v := range values {
@@ -344,11 +261,11 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 				}
 			}
 			b, _ := json.Marshal(body)
-			q.method, q.target, q.body = rt.Method, target, string(b)
-			q.headers = map[string]string{"Idempotency-Key": "required-" + missing}
-			a := r.do(q)
+			q.Method, q.Target, q.Body = rt.Method, target, string(b)
+			q.Headers = map[string]string{"Idempotency-Key": "required-" + missing}
+			a := r.Do(q)
 			checked++
-			if a.status != 400 || a.body["field"] != missing {
+			if a.Status != 400 || a.Body["field"] != missing {
 				t.Errorf("%s %s without %s: %v, want 400 naming %s", rt.Method, target, missing, a, missing)
 			}
 		}
@@ -356,7 +273,7 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no required field checked")
 	}
-	if after := e.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := e.Counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("refused requests changed rows: %v → %v", before, after)
 	}
 	t.Logf("%d required fields checked", checked)
@@ -365,10 +282,10 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 // TestOpenAPIRoles checks that the document names for each operation the
 // roles of the table, which TestSecurityMatrix checks the router enforces.
 func TestOpenAPIRoles(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
+	doc := testsupport.FetchOpenAPI(t, testsupport.NewAPIEnv(t))
 	for _, rt := range handlers.RouteTable() {
-		path := ginParam.ReplaceAllString(rt.Path, "{$1}")
-		op := doc.paths[path][strings.ToLower(rt.Method)]
+		path := testsupport.GinParam.ReplaceAllString(rt.Path, "{$1}")
+		op := doc.Paths[path][strings.ToLower(rt.Method)]
 		if op == nil {
 			t.Errorf("%s %s is not documented", rt.Method, rt.Path)
 			continue
@@ -390,74 +307,4 @@ func TestOpenAPIRoles(t *testing.T) {
 			t.Errorf("%s %s: the description does not name the roles %v: %v", rt.Method, rt.Path, rt.Roles, op["description"])
 		}
 	}
-}
-
-// TestOpenAPINamedSchemas: every request body and JSON answer of the API is
-// a named schema of components/schemas ($ref), and so is every object
-// inside one: no schema is an inlined struct.
-func TestOpenAPINamedSchemas(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
-	named := 0
-	for _, rt := range handlers.RouteTable() {
-		if rt.Page {
-			continue
-		}
-		op := doc.paths[ginParam.ReplaceAllString(rt.Path, "{$1}")][strings.ToLower(rt.Method)]
-		if rt.Request != nil {
-			s := fmt.Sprint(op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"])
-			if !strings.HasPrefix(s, "map[$ref:#/components/schemas/") {
-				t.Errorf("%s %s: the request body is %s, not a named schema", rt.Method, rt.Path, s)
-			}
-			named++
-		}
-		for status, resp := range op["responses"].(map[string]any) {
-			resp := resp.(map[string]any)
-			if r, ok := resp["$ref"].(string); ok {
-				resp = resolveRef(doc.raw, r)
-			}
-			content, _ := resp["content"].(map[string]any)
-			js, _ := content["application/json"].(map[string]any)
-			if js == nil || rt.Raw && status[0] == '2' {
-				continue
-			}
-			schema := js["schema"].(map[string]any)
-			if all, ok := schema["allOf"].([]any); ok {
-				schema = all[0].(map[string]any) // beside it: the route's result words
-			}
-			if s := fmt.Sprint(schema); !strings.HasPrefix(s, "map[$ref:#/components/schemas/") {
-				t.Errorf("%s %s: the answer %s is %s, not a named schema", rt.Method, rt.Path, status, s)
-			}
-			named++
-		}
-	}
-	schemas := doc.raw["components"].(map[string]any)["schemas"].(map[string]any)
-	var walk func(at string, s map[string]any)
-	walk = func(at string, s map[string]any) {
-		for k, v := range s {
-			switch k {
-			case "properties":
-				for name, p := range v.(map[string]any) {
-					p := p.(map[string]any)
-					if _, inline := p["properties"]; inline {
-						t.Errorf("%s.%s is an inlined struct: %v", at, name, p)
-					}
-					walk(at+"."+name, p)
-				}
-			case "items", "additionalProperties":
-				if sub, ok := v.(map[string]any); ok {
-					if _, inline := sub["properties"]; inline {
-						t.Errorf("%s (%s) is an inlined struct: %v", at, k, sub)
-					}
-					walk(at+"[]", sub)
-				}
-			}
-		}
-	}
-	for name, s := range schemas {
-		walk(name, s.(map[string]any))
-	}
-	if named < 100 {
-		t.Errorf("only %d named bodies and answers", named)
-	}
-	t.Logf("%d request bodies and answers named, %d component schemas", named, len(schemas))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"couponsvc/internal/testsupport"
 	"couponsvc/models"
 )
 
@@ -18,10 +19,10 @@ var badOrderIDs = []string{"a/b", ".", ".."}
 // its body or its path (escaped as a client escapes it), answers 400
 // invalid_request naming order_id for a/b, . and .., and changes nothing.
 func TestOrderIDRefusedEverywhere(t *testing.T) {
-	e := newHoldAPI(t)
-	tid := e.template(t, 500, 0, models.StackingExclusive)
-	code := e.claim(t, tid, "alice")
-	before := e.counts(t)
+	e := testsupport.NewHoldAPI(t)
+	tid := e.Template(t, 500, 0, models.StackingExclusive)
+	code := e.Claim(t, tid, "alice")
+	before := e.Counts(t)
 	for _, id := range badOrderIDs {
 		q := fmt.Sprintf("%q", id)
 		path := "/api/v1/holds/" + url.PathEscape(id)
@@ -37,16 +38,16 @@ func TestOrderIDRefusedEverywhere(t *testing.T) {
 			{"POST", path + "/confirm", `{"order_amount_cents":3000}`, "order_id"},
 			{"POST", path + "/release", "", "order_id"},
 		} {
-			st, out := e.call(t, tc.method, tc.path, e.cashier, nil, tc.body)
+			st, out := e.Call(t, tc.method, tc.path, e.Cashier, nil, tc.body)
 			if st != http.StatusBadRequest || out["result"] != "invalid_request" || out["field"] != tc.field {
 				t.Errorf("%s %s %s: %d %v, want 400 invalid_request naming %s", tc.method, tc.path, tc.body, st, out, tc.field)
 			}
 		}
 	}
-	if after := e.counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
+	if after := e.Counts(t); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("refused order ids changed rows: %v, before %v", after, before)
 	}
-	if s := e.couponStatus(t, code); s != models.CouponIssued {
+	if s := e.CouponStatus(t, code); s != models.CouponIssued {
 		t.Fatalf("the coupon is %s", s)
 	}
 }
@@ -55,32 +56,32 @@ func TestOrderIDRefusedEverywhere(t *testing.T) {
 // a leading and a trailing dot, and the longest length are held, shown,
 // confirmed or released through their escaped paths.
 func TestOrderIDAlphabetRoundTrip(t *testing.T) {
-	e := newHoldAPI(t)
-	tid := e.template(t, 500, 0, models.StackingExclusive)
+	e := testsupport.NewHoldAPI(t)
+	tid := e.Template(t, 500, 0, models.StackingExclusive)
 	ids := []string{"Az09._:@-", ".hidden", "end.", "a..b", "_", "-", "@", ":", strings.Repeat("Z", 63) + "9"}
 	for i, id := range ids {
-		code := e.claim(t, tid, "alice")
-		st, out := e.post(t, "/api/v1/holds", e.app, `{"order_id":`+fmt.Sprintf("%q", id)+`,"order_amount_cents":3000,"coupon_codes":["`+code+`"]}`)
-		e.want(t, "POST", "/api/v1/holds", st, out, 201, "held", 500, 2500)
+		code := e.Claim(t, tid, "alice")
+		st, out := e.Post(t, "/api/v1/holds", e.App, `{"order_id":`+fmt.Sprintf("%q", id)+`,"order_amount_cents":3000,"coupon_codes":["`+code+`"]}`)
+		e.Want(t, "POST", "/api/v1/holds", st, out, 201, "held", 500, 2500)
 		if out["order_id"] != id {
 			t.Fatalf("hold of %q answers order %v", id, out["order_id"])
 		}
 		path := "/api/v1/holds/" + url.PathEscape(id)
-		st, out = e.call(t, "GET", path, e.cashier, nil, "")
-		e.want(t, "GET", "/api/v1/holds/{order_id}", st, out, 200, "ok", 500, 2500)
+		st, out = e.Call(t, "GET", path, e.Cashier, nil, "")
+		e.Want(t, "GET", "/api/v1/holds/{order_id}", st, out, 200, "ok", 500, 2500)
 		if out["state"] != "held" || out["order_id"] != id {
 			t.Fatalf("GET %s: %v", path, out)
 		}
 		if i%2 == 0 {
-			st, out = e.post(t, path+"/confirm", e.app, "")
-			e.want(t, "POST", "/api/v1/holds/{order_id}/confirm", st, out, 200, "redeemed", 500, 2500)
-			if s := e.couponStatus(t, code); s != models.CouponUsed {
+			st, out = e.Post(t, path+"/confirm", e.App, "")
+			e.Want(t, "POST", "/api/v1/holds/{order_id}/confirm", st, out, 200, "redeemed", 500, 2500)
+			if s := e.CouponStatus(t, code); s != models.CouponUsed {
 				t.Fatalf("coupon of %q after confirm is %s", id, s)
 			}
 		} else {
-			st, out = e.post(t, path+"/release", e.app, "")
-			e.want(t, "POST", "/api/v1/holds/{order_id}/release", st, out, 200, "released", -1, 0)
-			if s := e.couponStatus(t, code); s != models.CouponIssued {
+			st, out = e.Post(t, path+"/release", e.App, "")
+			e.Want(t, "POST", "/api/v1/holds/{order_id}/release", st, out, 200, "released", -1, 0)
+			if s := e.CouponStatus(t, code); s != models.CouponIssued {
 				t.Fatalf("coupon of %q after release is %s", id, s)
 			}
 		}
@@ -90,11 +91,11 @@ func TestOrderIDAlphabetRoundTrip(t *testing.T) {
 // TestPagesOrderIDRefused: the till's forms refuse a/b, . and .. beside
 // their order field with 400, before the service is asked.
 func TestPagesOrderIDRefused(t *testing.T) {
-	e := newPageEnv(t)
-	tpl := e.template(t, "$5 off")
-	c1 := e.claimFor(t, tpl.ID, "shopper")
-	cashier := e.client(t)
-	cashier.login("cashier")
+	e := testsupport.NewPageEnv(t)
+	tpl := e.Template(t, "$5 off")
+	c1 := e.ClaimFor(t, tpl.ID, "shopper")
+	cashier := e.Client(t)
+	cashier.Login("cashier")
 	const msg = "An order number has letters, digits and . _ : @ - only (no spaces or slashes), and not dots alone."
 	for _, id := range badOrderIDs {
 		for _, tc := range []struct {
@@ -109,17 +110,17 @@ func TestPagesOrderIDRefused(t *testing.T) {
 			{"Release", "/pos/hold", "/pos/hold/release", url.Values{"order_id": {id}}, "hold-order-error"},
 			{"Return", "/pos/hold", "/pos/return", url.Values{"order_id": {id}, "return_id": {"r-1"}, "amount": {"10.00"}}, "return-order-error"},
 		} {
-			p := cashier.form(tc.from, tc.to, tc.form)
-			if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="`+tc.errorID+`"`) || !strings.Contains(p.text(), msg) {
+			p := cashier.Form(tc.from, tc.to, tc.form)
+			if p.Status != http.StatusBadRequest || !strings.Contains(p.Body, `id="`+tc.errorID+`"`) || !strings.Contains(p.Text(), msg) {
 				t.Errorf("%s with order %q: %v", tc.name, id, p)
 			}
 		}
-		p := cashier.get("/pos/hold?order_id=" + url.QueryEscape(id))
-		if p.status != http.StatusBadRequest || !strings.Contains(p.body, `id="hold-order-error"`) || !strings.Contains(p.text(), msg) {
+		p := cashier.Get("/pos/hold?order_id=" + url.QueryEscape(id))
+		if p.Status != http.StatusBadRequest || !strings.Contains(p.Body, `id="hold-order-error"`) || !strings.Contains(p.Text(), msg) {
 			t.Errorf("hold lookup of %q: %v", id, p)
 		}
 	}
-	if s := e.userCoupons(t, "shopper")[0].Status; s != models.CouponIssued {
+	if s := e.UserCoupons(t, "shopper")[0].Status; s != models.CouponIssued {
 		t.Fatalf("refused forms changed the coupon: %s", s)
 	}
 }

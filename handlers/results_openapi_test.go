@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"couponsvc/internal/testsupport"
 	"couponsvc/models"
 )
 
@@ -39,7 +40,7 @@ var dryRuns = map[string]string{"POST /api/v1/checkout/validate": "POST /api/v1/
 // under: a success word (code 0 or 1) under a 2xx, an error word under a 4xx
 // or 5xx.
 func TestOpenAPIResultWords(t *testing.T) {
-	doc := fetchOpenAPI(t, newAPIEnv(t))
+	doc := testsupport.FetchOpenAPI(t, testsupport.NewAPIEnv(t))
 	rows := map[string][]models.Result{}
 	for _, r := range models.Results {
 		rows[r.Word] = append(rows[r.Word], r)
@@ -68,7 +69,7 @@ func TestOpenAPIResultWords(t *testing.T) {
 	declared := map[string]map[int][]string{}
 	checked := 0
 	var ops []string
-	for path, methods := range doc.paths {
+	for path, methods := range doc.Paths {
 		for method, op := range methods {
 			ops = append(ops, strings.ToUpper(method)+" "+path)
 			where := strings.ToUpper(method) + " " + path
@@ -117,7 +118,7 @@ func TestOpenAPIResultWords(t *testing.T) {
 			}
 		}
 	}
-	components := doc.raw["components"].(map[string]any)["responses"].(map[string]any)
+	components := doc.Raw["components"].(map[string]any)["responses"].(map[string]any)
 	for key, resp := range components {
 		description, _ := resp.(map[string]any)["description"].(string)
 		for _, w := range declaredWords(description) {
@@ -136,10 +137,10 @@ func TestOpenAPIResultWords(t *testing.T) {
 // TestResultTakenUsername: a username that is taken is answered as every
 // other field at fault, 400 invalid_request naming it, as the document says.
 func TestResultTakenUsername(t *testing.T) {
-	e := newAPIEnv(t)
+	e := testsupport.NewAPIEnv(t)
 	body := `{"username":"dana","password":"long enough pw","role":"cashier"}`
-	e.mustCall(t, 201, "POST", "/api/v1/users", adminToken, body)
-	out := e.mustCall(t, 400, "POST", "/api/v1/users", adminToken, body)
+	e.MustCall(t, 201, "POST", "/api/v1/users", testsupport.AdminToken, body)
+	out := e.MustCall(t, 400, "POST", "/api/v1/users", testsupport.AdminToken, body)
 	if out["code"] != float64(3) || out["result"] != "invalid_request" || out["field"] != "username" ||
 		out["error"] != "username: is taken" {
 		t.Fatalf("a taken username: %v", out)

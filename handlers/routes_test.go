@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"couponsvc/internal/testsupport"
 	"couponsvc/models"
 )
 
@@ -12,8 +13,8 @@ import (
 // that is not JSON (415) are answered by the one error writer like every other
 // error: the error body, and the result word the metrics count requests by.
 func TestRouteWrongMethodAndMediaType(t *testing.T) {
-	e := newAPIEnv(t)
-	before := e.counts(t)
+	e := testsupport.NewAPIEnv(t)
+	before := e.Counts(t)
 	cases := []struct {
 		name, method, path string
 		headers            map[string]string
@@ -28,7 +29,7 @@ func TestRouteWrongMethodAndMediaType(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			status, out := e.call(t, tc.method, tc.path, adminToken, tc.headers, tc.body)
+			status, out := e.Call(t, tc.method, tc.path, testsupport.AdminToken, tc.headers, tc.body)
 			if status != tc.status || out["result"] != models.CodeInvalidRequest.Word() ||
 				out["code"] != float64(models.CodeInvalidRequest) || out["error"] == "" {
 				t.Fatalf("%s %s: %d %v, want %d invalid_request", tc.method, tc.path, status, out, tc.status)
@@ -38,16 +39,16 @@ func TestRouteWrongMethodAndMediaType(t *testing.T) {
 			}
 		})
 	}
-	if after := e.counts(t); !equalCounts(before, after) {
+	if after := e.Counts(t); !testsupport.EqualCounts(before, after) {
 		t.Fatalf("refused requests changed the database: %v -> %v", before, after)
 	}
-	metrics := scrape(t, e)
+	metrics := testsupport.Scrape(t, e)
 	for status, want := range map[string]int{"405": 2, "415": 2} {
 		series := regexp.MustCompile(`(?m)^couponsvc_http_requests_total\{[^}]*\} [0-9]+$`).FindAllString(metrics, -1)
 		got := 0
 		for _, s := range series {
 			if strings.Contains(s, `status="`+status+`"`) && strings.Contains(s, `result="invalid_request"`) {
-				got += int(metricValue(t, s, s[:strings.LastIndex(s, " ")]))
+				got += int(testsupport.MetricValue(t, s, s[:strings.LastIndex(s, " ")]))
 			}
 		}
 		if got != want {

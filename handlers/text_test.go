@@ -5,29 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 
+	"couponsvc/internal/testsupport"
 	"couponsvc/models"
 )
-
-// templateJSON reads a template as an admin sees it through the API.
-func (e *apiEnv) templateJSON(t *testing.T, id int) map[string]any {
-	t.Helper()
-	return e.mustCall(t, 200, "GET", fmt.Sprintf("/api/v1/templates/%d", id), adminToken, "")["template"].(map[string]any)
-}
-
-// fieldErrorBeside is the error shown right after the form control with the
-// given id ("" when there is none).
-func fieldErrorBeside(body, id string) string {
-	m := regexp.MustCompile(`(?s)id="` + regexp.QuoteMeta(id) + `"[^>]*>(?:[^<]*</textarea>)?\s*<p class="field-error"[^>]*>([^<]*)</p>`).
-		FindStringSubmatch(body)
-	if m == nil {
-		return ""
-	}
-	return m[1]
-}
 
 // badText are text values no field takes. The JSON of each is written by
 // hand: encoding/json would turn the bad bytes into U+FFFD.
@@ -63,12 +46,12 @@ var lineOnlyText = []struct{ name, json, raw string }{
 // takes: each is refused 400 naming the field, and nothing changes. Line
 // breaks and direction marks are taken in descriptions only.
 func TestTextIsClean(t *testing.T) {
-	e := newAPIEnv(t)
-	e.mustCall(t, 201, "POST", "/api/v1/campaigns", adminToken, `{"name":"Spring","budget_cents":0}`)
-	e.mustCall(t, 201, "POST", "/api/v1/templates", adminToken, validTemplate)
-	app := e.appToken(t)
-	cashier := e.mustCall(t, 201, "POST", "/api/v1/tokens", adminToken, `{"role":"cashier","name":"till"}`)["token"].(string)
-	code, out := e.call(t, "POST", "/api/v1/templates/1/claim", app, map[string]string{"Idempotency-Key": "setup"}, `{"user_id":"alice"}`)
+	e := testsupport.NewAPIEnv(t)
+	e.MustCall(t, 201, "POST", "/api/v1/campaigns", testsupport.AdminToken, `{"name":"Spring","budget_cents":0}`)
+	e.MustCall(t, 201, "POST", "/api/v1/templates", testsupport.AdminToken, testsupport.ValidTemplate)
+	app := e.AppToken(t)
+	cashier := e.MustCall(t, 201, "POST", "/api/v1/tokens", testsupport.AdminToken, `{"role":"cashier","name":"till"}`)["token"].(string)
+	code, out := e.Call(t, "POST", "/api/v1/templates/1/claim", app, map[string]string{"Idempotency-Key": "setup"}, `{"user_id":"alice"}`)
 	if code != 201 {
 		t.Fatalf("claim: %d %v", code, out)
 	}
@@ -84,7 +67,7 @@ func TestTextIsClean(t *testing.T) {
 	}
 	tmpl := func(key string) func(string) string {
 		return func(v string) string {
-			return strings.Replace(validTemplate, `"kind"`, `"`+key+`":`+v+`,"kind"`, 1)
+			return strings.Replace(testsupport.ValidTemplate, `"kind"`, `"`+key+`":`+v+`,"kind"`, 1)
 		}
 	}
 	obj := func(format string) func(string) string {
@@ -92,21 +75,21 @@ func TestTextIsClean(t *testing.T) {
 	}
 	key := map[string]string{"Idempotency-Key": "text-test"}
 	fields := []field{
-		{name: "CampaignName", method: "POST", path: "/api/v1/campaigns", token: adminToken, body: obj(`{"name":%s}`), field: "name"},
-		{name: "TemplateName", method: "POST", path: "/api/v1/templates", token: adminToken,
-			body: func(v string) string { return strings.Replace(validTemplate, `"Five off"`, v, 1) }, field: "name"},
-		{name: "TemplateDescription", method: "POST", path: "/api/v1/templates", token: adminToken, body: tmpl("description"),
+		{name: "CampaignName", method: "POST", path: "/api/v1/campaigns", token: testsupport.AdminToken, body: obj(`{"name":%s}`), field: "name"},
+		{name: "TemplateName", method: "POST", path: "/api/v1/templates", token: testsupport.AdminToken,
+			body: func(v string) string { return strings.Replace(testsupport.ValidTemplate, `"Five off"`, v, 1) }, field: "name"},
+		{name: "TemplateDescription", method: "POST", path: "/api/v1/templates", token: testsupport.AdminToken, body: tmpl("description"),
 			field: "description", multiLine: true},
-		{name: "PatchName", method: "PATCH", path: "/api/v1/templates/1", token: adminToken, body: obj(`{"name":%s}`), field: "name"},
-		{name: "PatchDescription", method: "PATCH", path: "/api/v1/templates/1", token: adminToken, body: obj(`{"description":%s}`),
+		{name: "PatchName", method: "PATCH", path: "/api/v1/templates/1", token: testsupport.AdminToken, body: obj(`{"name":%s}`), field: "name"},
+		{name: "PatchDescription", method: "PATCH", path: "/api/v1/templates/1", token: testsupport.AdminToken, body: obj(`{"description":%s}`),
 			field: "description", multiLine: true},
-		{name: "StockReason", method: "POST", path: "/api/v1/templates/1/stock", token: adminToken, body: obj(`{"delta":1,"reason":%s}`), field: "reason"},
-		{name: "RevokeReason", method: "POST", path: "/api/v1/coupons/" + couponCode + "/revoke", token: adminToken,
+		{name: "StockReason", method: "POST", path: "/api/v1/templates/1/stock", token: testsupport.AdminToken, body: obj(`{"delta":1,"reason":%s}`), field: "reason"},
+		{name: "RevokeReason", method: "POST", path: "/api/v1/coupons/" + couponCode + "/revoke", token: testsupport.AdminToken,
 			body: obj(`{"return_stock":true,"reason":%s}`), field: "reason"},
-		{name: "TokenName", method: "POST", path: "/api/v1/tokens", token: adminToken, body: obj(`{"role":"app","name":%s}`), field: "name"},
-		{name: "Username", method: "POST", path: "/api/v1/users", token: adminToken,
+		{name: "TokenName", method: "POST", path: "/api/v1/tokens", token: testsupport.AdminToken, body: obj(`{"role":"app","name":%s}`), field: "name"},
+		{name: "Username", method: "POST", path: "/api/v1/users", token: testsupport.AdminToken,
 			body: obj(`{"username":%s,"password":"long enough pw","role":"shopper"}`), field: "username"},
-		{name: "Password", method: "POST", path: "/api/v1/users", token: adminToken,
+		{name: "Password", method: "POST", path: "/api/v1/users", token: testsupport.AdminToken,
 			body: obj(`{"username":"zed","password":%s,"role":"shopper"}`), field: "password", invalidUTF8Only: true},
 		{name: "ClaimUserID", method: "POST", path: "/api/v1/templates/1/claim", token: app, headers: key,
 			body: obj(`{"user_id":%s}`), field: "user_id"},
@@ -121,7 +104,7 @@ func TestTextIsClean(t *testing.T) {
 		{name: "RefundOrderID", method: "POST", path: "/api/v1/refunds", token: cashier,
 			body: obj(`{"coupon_code":"` + couponCode + `","order_id":%s}`), field: "order_id"},
 	}
-	before, tplBefore := e.counts(t), e.templateJSON(t, 1)
+	before, tplBefore := e.Counts(t), e.TemplateJSON(t, 1)
 	for _, f := range fields {
 		cases := badText
 		if !f.multiLine {
@@ -132,17 +115,17 @@ func TestTextIsClean(t *testing.T) {
 				continue
 			}
 			t.Run(f.name+"/"+v.name, func(t *testing.T) {
-				code, out := e.call(t, f.method, f.path, f.token, f.headers, f.body(v.json))
+				code, out := e.Call(t, f.method, f.path, f.token, f.headers, f.body(v.json))
 				if code != 400 || out["field"] != f.field || out["result"] != "invalid_request" || out["code"] != float64(3) {
 					t.Fatalf("%s: %d %v, want 400 naming %s", f.body(v.json), code, out, f.field)
 				}
 			})
 		}
 	}
-	if after := e.counts(t); !equalCounts(before, after) {
+	if after := e.Counts(t); !testsupport.EqualCounts(before, after) {
 		t.Fatalf("refused text changed the database: %v -> %v", before, after)
 	}
-	if after := e.templateJSON(t, 1); fmt.Sprint(after) != fmt.Sprint(tplBefore) {
+	if after := e.TemplateJSON(t, 1); fmt.Sprint(after) != fmt.Sprint(tplBefore) {
 		t.Fatalf("refused text changed the template:\n%v\n%v", tplBefore, after)
 	}
 	var c models.Coupon
@@ -153,33 +136,33 @@ func TestTextIsClean(t *testing.T) {
 	// A description takes line breaks and direction marks, stored as sent.
 	for _, v := range lineOnlyText {
 		t.Run("DescriptionTakes/"+v.name, func(t *testing.T) {
-			out := e.mustCall(t, 200, "PATCH", "/api/v1/templates/1", adminToken, `{"description":`+v.json+`}`)
+			out := e.MustCall(t, 200, "PATCH", "/api/v1/templates/1", testsupport.AdminToken, `{"description":`+v.json+`}`)
 			if got := out["template"].(map[string]any)["description"]; got != v.raw {
 				t.Fatalf("description %q, want %q", got, v.raw)
 			}
-			if got := e.templateJSON(t, 1)["description"]; got != v.raw {
+			if got := e.TemplateJSON(t, 1)["description"]; got != v.raw {
 				t.Fatalf("stored description %q, want %q", got, v.raw)
 			}
-			out = e.mustCall(t, 201, "POST", "/api/v1/templates", adminToken, tmpl("description")(v.json))
+			out = e.MustCall(t, 201, "POST", "/api/v1/templates", testsupport.AdminToken, tmpl("description")(v.json))
 			if got := out["template"].(map[string]any)["description"]; got != v.raw {
 				t.Fatalf("created description %q, want %q", got, v.raw)
 			}
 		})
 	}
 	// Text in other scripts is text.
-	e.mustCall(t, 201, "POST", "/api/v1/campaigns", adminToken, `{"name":"Été – שלום – 春の セール 🎉"}`)
+	e.MustCall(t, 201, "POST", "/api/v1/campaigns", testsupport.AdminToken, `{"name":"Été – שלום – 春の セール 🎉"}`)
 }
 
 // TestPagesTextIsClean posts each admin form with text no field takes: each
 // is refused 400 with the error beside the field, and nothing changes.
 func TestPagesTextIsClean(t *testing.T) {
-	e := newPageEnv(t)
-	admin := e.client(t)
-	admin.login("admin")
-	tpl := e.template(t, "$5 off")
+	e := testsupport.NewPageEnv(t)
+	admin := e.Client(t)
+	admin.Login("admin")
+	tpl := e.Template(t, "$5 off")
 	edit := fmt.Sprintf("/admin/templates/%d", tpl.ID)
-	coupon := e.claimFor(t, tpl.ID, "victim")
-	newTemplate := url.Values{"campaign_id": {fmt.Sprint(e.demo.Campaign.ID)}, "name": {"Form test"}, "kind": {"fixed"},
+	coupon := e.ClaimFor(t, tpl.ID, "victim")
+	newTemplate := url.Values{"campaign_id": {fmt.Sprint(e.Demo.Campaign.ID)}, "name": {"Form test"}, "kind": {"fixed"},
 		"face_value": {"3.00"}, "total_stock": {"50"}, "per_user_limit": {"2"}, "validity": {"days"}, "valid_days": {"10"},
 		"refund_policy": {"restore"}, "claim_starts_at": {"2026-01-01T09:00"}}
 	editForm := url.Values{"name": {tpl.Name}, "description": {tpl.Description}, "claim_starts_at": {"2026-01-01T09:00"}}
@@ -235,26 +218,26 @@ func TestPagesTextIsClean(t *testing.T) {
 		}
 		for _, v := range cases {
 			t.Run(f.name+"/"+v.name, func(t *testing.T) {
-				p := admin.form(f.from, f.to, f.form(v.raw))
-				if p.status != http.StatusBadRequest || fieldErrorBeside(p.body, f.id) == "" {
+				p := admin.Form(f.from, f.to, f.form(v.raw))
+				if p.Status != http.StatusBadRequest || testsupport.FieldErrorBeside(p.Body, f.id) == "" {
 					t.Fatalf("%q: %v, want 400 with an error beside %s", v.raw, p, f.id)
 				}
 			})
 		}
 	}
-	if after := counts(); !equalCounts(before, after) {
+	if after := counts(); !testsupport.EqualCounts(before, after) {
 		t.Fatalf("refused text changed the database: %v -> %v", before, after)
 	}
 	if after, _ := e.Service.GetTemplate(context.Background(), tpl.ID); after.Name != tplBefore.Name ||
 		after.Description != tplBefore.Description || after.TotalStock != tplBefore.TotalStock {
 		t.Fatalf("refused text changed the template: %+v", after)
 	}
-	if s := e.couponStatus(t, coupon.Code); s != models.CouponIssued {
+	if s := e.CouponStatus(t, coupon.Code); s != models.CouponIssued {
 		t.Fatalf("the coupon is %s after refused revokes", s)
 	}
 	// A textarea sends its line breaks as \r\n: a description keeps them.
-	p := admin.form(edit, edit, with(editForm, "description", "line one\r\nline two"))
-	if p.status != http.StatusSeeOther {
+	p := admin.Form(edit, edit, with(editForm, "description", "line one\r\nline two"))
+	if p.Status != http.StatusSeeOther {
 		t.Fatalf("a description of two lines: %v", p)
 	}
 	if tp, _ := e.Service.GetTemplate(context.Background(), tpl.ID); tp.Description != "line one\r\nline two" {

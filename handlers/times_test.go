@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"couponsvc/internal/testsupport"
 	"couponsvc/services"
 	"couponsvc/services/testenv"
 )
@@ -25,7 +26,7 @@ var (
 func TestTimesOnePrecision(t *testing.T) {
 	clock := &testenv.Clock{}
 	clock.Set(time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC))
-	e := &holdAPI{apiEnv: &apiEnv{newFixture(t, withConfig(services.Config{Now: clock.Now}), withBootstrap(adminToken))}, clock: clock}
+	e := &testsupport.HoldAPI{APIEnv: &testsupport.APIEnv{Fixture: testsupport.NewFixture(t, testsupport.WithConfig(services.Config{Now: clock.Now}), testsupport.WithBootstrap(testsupport.AdminToken))}, Clock: clock}
 	times := map[string][]string{} // name of the field: the values seen
 	seen := func(what string, out map[string]any) map[string]any {
 		t.Helper()
@@ -38,43 +39,43 @@ func TestTimesOnePrecision(t *testing.T) {
 		}
 		return out
 	}
-	out := seen("create campaign", e.mustCall(t, 201, "POST", "/api/v1/campaigns", adminToken, `{"name":"Holds","budget_cents":1000000}`))
-	e.campaignID = int64(out["campaign"].(map[string]any)["id"].(float64))
+	out := seen("create campaign", e.MustCall(t, 201, "POST", "/api/v1/campaigns", testsupport.AdminToken, `{"name":"Holds","budget_cents":1000000}`))
+	e.CampaignID = int64(out["campaign"].(map[string]any)["id"].(float64))
 	if got := out["campaign"].(map[string]any)["created_at"]; got != "2026-03-01T12:00:00.123456Z" {
 		t.Errorf("created campaign's created_at %v", got)
 	}
-	list := seen("list campaigns", e.mustCall(t, 200, "GET", "/api/v1/campaigns", adminToken, ""))
+	list := seen("list campaigns", e.MustCall(t, 200, "GET", "/api/v1/campaigns", testsupport.AdminToken, ""))
 	if got := list["campaigns"].([]any)[0].(map[string]any)["created_at"]; got != "2026-03-01T12:00:00.123456Z" {
 		t.Errorf("listed campaign's created_at %v", got)
 	}
-	e.app = e.appToken(t)
-	tid := e.template(t, 500, 0, "exclusive")
-	seen("template", e.mustCall(t, 200, "GET", fmt.Sprintf("/api/v1/templates/%d", tid), adminToken, ""))
+	e.App = e.AppToken(t)
+	tid := e.Template(t, 500, 0, "exclusive")
+	seen("template", e.MustCall(t, 200, "GET", fmt.Sprintf("/api/v1/templates/%d", tid), testsupport.AdminToken, ""))
 	clock.Set(time.Date(2026, 3, 1, 12, 0, 1, 987654321, time.UTC))
-	st, claim := e.call(t, "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid), e.app, map[string]string{"Idempotency-Key": "k1"},
+	st, claim := e.Call(t, "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid), e.App, map[string]string{"Idempotency-Key": "k1"},
 		`{"user_id":"alice"}`)
 	if st != 201 {
 		t.Fatalf("claim: %d %v", st, claim)
 	}
 	code := seen("claim", claim)["coupon"].(map[string]any)["code"].(string)
-	seen("coupon", e.mustCall(t, 200, "GET", "/api/v1/coupons/"+code, adminToken, ""))
+	seen("coupon", e.MustCall(t, 200, "GET", "/api/v1/coupons/"+code, testsupport.AdminToken, ""))
 	const expires = "2026-03-01T12:10:01.987654Z"
 	for _, out := range []map[string]any{
-		seen("hold", e.mustCall(t, 201, "POST", "/api/v1/holds", e.app,
+		seen("hold", e.MustCall(t, 201, "POST", "/api/v1/holds", e.App,
 			`{"order_id":"o1","order_amount_cents":3000,"coupon_codes":["`+code+`"],"ttl_seconds":600}`)),
-		seen("get hold", e.mustCall(t, 200, "GET", "/api/v1/holds/o1", e.app, "")),
-		seen("confirm", e.mustCall(t, 200, "POST", "/api/v1/holds/o1/confirm", e.app, "")),
+		seen("get hold", e.MustCall(t, 200, "GET", "/api/v1/holds/o1", e.App, "")),
+		seen("confirm", e.MustCall(t, 200, "POST", "/api/v1/holds/o1/confirm", e.App, "")),
 	} {
 		if out["expires_at"] != expires {
 			t.Errorf("%s %s: expires_at %v, want %s", out["result"], out["state"], out["expires_at"], expires)
 		}
 	}
-	seen("events", e.mustCall(t, 200, "GET", "/api/v1/events?after=0", adminToken, ""))
+	seen("events", e.MustCall(t, 200, "GET", "/api/v1/events?after=0", testsupport.AdminToken, ""))
 	if hx := times["hold_expires_at"]; len(hx) == 0 || hx[0] != expires {
 		t.Errorf("the hold's event says hold_expires_at %v, want %s", hx, expires)
 	}
-	seen("user coupons", e.mustCall(t, 200, "GET", "/api/v1/users/alice/coupons", adminToken, ""))
-	seen("tokens", e.mustCall(t, 200, "GET", "/api/v1/tokens", adminToken, ""))
+	seen("user coupons", e.MustCall(t, 200, "GET", "/api/v1/users/alice/coupons", testsupport.AdminToken, ""))
+	seen("tokens", e.MustCall(t, 200, "GET", "/api/v1/tokens", testsupport.AdminToken, ""))
 	if len(times["used_at"]) == 0 || len(times["claimed_at"]) < 3 {
 		t.Fatalf("too few times seen: %v", times)
 	}

@@ -22,6 +22,28 @@ func (f *jobFixture) archive(tid int64) {
 	}
 }
 
+// archiveAfterRows archives template tid once the running job has done rows
+// rows (between two batches).
+func (f *jobFixture) archiveAfterRows(tid, rows int64) {
+	f.Svc.SetJobHook(func(_, done int64) bool {
+		if done == rows {
+			f.archive(tid)
+		}
+		return false
+	})
+}
+
+// archiveBeforeCommit archives template tid while the job's nth batch is
+// done but not yet committed.
+func (f *jobFixture) archiveBeforeCommit(tid int64, n int) {
+	batches := 0
+	f.Svc.SetJobCommitHook(func(int64) {
+		if batches++; batches == n {
+			f.archive(tid)
+		}
+	})
+}
+
 // couponsOf counts the coupons of template tid in the database.
 func (f *jobFixture) couponsOf(tid int64) int64 {
 	f.T.Helper()
@@ -85,12 +107,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Svc.SetJobHook(func(_, done int64) bool {
-			if done == 40 {
-				f.archive(tp.ID)
-			}
-			return false
-		})
+		f.archiveAfterRows(tp.ID, 40)
 		f.runAll(f.Svc)
 		f.assertStopped(j.ID, tp.ID, 40, 40, archivedStop)
 	})
@@ -105,12 +122,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batches := 0
-		f.Svc.SetJobCommitHook(func(int64) {
-			if batches++; batches == 2 {
-				f.archive(tp.ID)
-			}
-		})
+		f.archiveBeforeCommit(tp.ID, 2)
 		f.runAll(f.Svc)
 		f.assertStopped(j.ID, tp.ID, 40, 40, archivedStop)
 	})
@@ -127,12 +139,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batches := 0
-		f.Svc.SetJobCommitHook(func(int64) {
-			if batches++; batches == 2 {
-				f.archive(tp.ID)
-			}
-		})
+		f.archiveBeforeCommit(tp.ID, 2)
 		f.runAll(f.Svc)
 		f.assertStopped(j.ID, tp.ID, 40, 40, archivedStop)
 		if res := f.result(j.ID); len(res) != 1 {
@@ -156,12 +163,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Svc.SetJobHook(func(_, done int64) bool {
-			if done == 40 {
-				f.archive(tp.ID)
-			}
-			return false
-		})
+		f.archiveAfterRows(tp.ID, 40)
 		f.runAll(f.Svc)
 		f.assertStopped(j.ID, tp.ID, 40, 40, archivedStop)
 	})
@@ -179,12 +181,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Svc.SetJobHook(func(_, done int64) bool {
-			if done == 500 {
-				f.archive(tp.ID)
-			}
-			return false
-		})
+		f.archiveAfterRows(tp.ID, 500)
 		f.runAll(f.Svc)
 		f.assertStopped(j.ID, tp.ID, 500, 500, archivedStop)
 	})

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -67,6 +68,27 @@ func (f Fresh) Redis() redis.UniversalClient {
 		return redis.NewClient(&redis.Options{Addr: f.RedisAddr, PoolSize: 50})
 	}
 	return nil
+}
+
+// OpenDB opens the test's database and migrates it: the fresh MySQL
+// database of f, or on the embedded default an SQLite file in dataDir (where
+// a couponsvc process the test starts finds it too). The caller closes it.
+func (f Fresh) OpenDB(t testing.TB, dataDir string) (*gorm.DB, string) {
+	t.Helper()
+	cfg := core.BackendConfig{DataDir: dataDir}
+	if !f.Embedded() {
+		// A small pool: test packages, and the processes they start, run
+		// in parallel against one server.
+		cfg = core.BackendConfig{MySQLDSN: f.MySQLDSN, MaxOpenConns: 16}
+	}
+	db, dialect, err := core.OpenDB(cfg)
+	if err != nil {
+		t.Fatalf("open the database: %v", err)
+	}
+	if err := core.Migrate(context.Background(), db, dialect); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db, dialect
 }
 
 // DeleteKeys deletes every key that starts with prefix, as a Redis restarted

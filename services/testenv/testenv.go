@@ -21,10 +21,10 @@ import (
 	"couponsvc/services"
 	"couponsvc/services/core"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/crypto/bcrypt"
-	"gorm.io/gorm"
 )
 
 // BackendName names the backends the tests of this process run on.
@@ -49,6 +49,15 @@ func Main(m *testing.M) int {
 	return m.Run()
 }
 
+// Logger is the logger of the tests' services: silent, or on stderr when
+// COUPON_TEST_LOG is set.
+func Logger() *slog.Logger {
+	if os.Getenv("COUPON_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
 // IsCluster reports whether the tests run on Redis Cluster.
 func IsCluster() bool { return os.Getenv("COUPON_TEST_REDIS_ADDRS") != "" }
 
@@ -69,21 +78,13 @@ type Env struct {
 // the defaults; its KeyPrefix is replaced by the test's own.
 func New(t testing.TB, cfg services.Config) *Env {
 	t.Helper()
-	ctx := context.Background()
 	env := &Env{Prefix: "t" + randomHex(6) + ":coupon:"}
 	b := &core.Backends{}
+	var fresh Fresh // the database only: the Redis clients are New's own
 	if dsn := os.Getenv("COUPON_TEST_MYSQL_DSN"); dsn != "" {
-		b.DB, b.Dialect = freshMySQL(t, dsn)
-	} else {
-		var err error
-		b.DB, b.Dialect, err = core.OpenDB(core.BackendConfig{DataDir: t.TempDir()})
-		if err != nil {
-			t.Fatalf("open SQLite: %v", err)
-		}
+		fresh.MySQLDSN = freshMySQLDSN(t, dsn)
 	}
-	if err := core.Migrate(ctx, b.DB, b.Dialect); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	b.DB, b.Dialect = fresh.OpenDB(t, t.TempDir())
 	switch {
 	case os.Getenv("COUPON_TEST_REDIS_ADDRS") != "":
 		b.Redis = redis.NewClusterClient(&redis.ClusterOptions{Addrs: core.SplitAddrs(os.Getenv("COUPON_TEST_REDIS_ADDRS")), PoolSize: 200})
@@ -106,10 +107,7 @@ func New(t testing.TB, cfg services.Config) *Env {
 	})
 	cfg.KeyPrefix = env.Prefix
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		if os.Getenv("COUPON_TEST_LOG") != "" {
-			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-		}
+		cfg.Logger = Logger()
 	}
 	cfg = quickPasswords(cfg)
 	env.Backends = b
@@ -193,18 +191,6 @@ func deleteKeys(rdb redis.UniversalClient, prefix string) {
 	case *redis.Client:
 		_ = del(ctx, c)
 	}
-}
-
-// freshMySQL opens a database of its own on the server of dsn, dropped when
-// the test ends.
-func freshMySQL(t testing.TB, dsn string) (*gorm.DB, string) {
-	t.Helper()
-	// A small pool: test packages run in parallel against one server.
-	db, dialect, err := core.OpenDB(core.BackendConfig{MySQLDSN: freshMySQLDSN(t, dsn), MaxOpenConns: 16})
-	if err != nil {
-		t.Fatalf("open MySQL: %v", err)
-	}
-	return db, dialect
 }
 
 func randomHex(n int) string {

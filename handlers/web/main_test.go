@@ -1,0 +1,15 @@
+package web_test
+
+import (
+	"os"
+	"testing"
+
+	"couponsvc/internal/testsupport"
+	"couponsvc/services/testenv"
+)
+
+func TestMain(m *testing.M) {
+	code := testenv.Main(m)
+	testsupport.ReportAnswerCoverage("handlers/web")
+	os.Exit(code)
+}

@@ -1,0 +1,53 @@
+package testsupport
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"couponsvc/handlers"
+	"couponsvc/handlers/api"
+	"couponsvc/handlers/openapicheck"
+
+	"github.com/gin-gonic/gin"
+)
+
+// answers checks every JSON answer of the tests' routers (NewFixture
+// installs it) against the OpenAPI document: a violation fails the test
+// whose request produced it.
+var answers = sync.OnceValue(func() *openapicheck.Recorder {
+	doc, err := openapicheck.Parse(handlers.OpenAPIDocument())
+	if err != nil {
+		panic(err)
+	}
+	return openapicheck.NewRecorder(doc)
+})
+
+// CheckAnswers is the router middleware that checks the answers of t's
+// requests; CheckedAnswers is the same as a router option
+// (handlers.Options.Middleware) for a test that makes its own router.
+func CheckAnswers(t testing.TB) gin.HandlerFunc { return answers().Middleware(t.Errorf) }
+
+// CheckedAnswers: see CheckAnswers.
+func CheckedAnswers(t testing.TB) []gin.HandlerFunc { return []gin.HandlerFunc{CheckAnswers(t)} }
+
+// ReportAnswerCoverage prints, after a package's tests, how many JSON
+// answers were checked and which routes with a JSON success answer this
+// package's tests did not check (another package's may).
+func ReportAnswerCoverage(pkg string) {
+	answered, routes := answers().Answers()
+	if answered == 0 {
+		return
+	}
+	fmt.Printf("openapi: %s: %d JSON answers of %d routes checked against the document\n", pkg, answered, routes)
+	var want []string
+	for _, rt := range (*api.Server)(nil).Routes() {
+		if rt.Raw == nil {
+			want = append(want, rt.Method+" "+rt.Path)
+		}
+	}
+	if missed := answers().Unchecked(want); len(missed) > 0 && len(missed) < len(want) {
+		fmt.Printf("openapi: %s: %d routes' success answers not checked here:\n\t%s\n", pkg, len(missed), strings.Join(missed, "\n\t"))
+	}
+}
