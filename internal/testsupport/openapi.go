@@ -151,5 +151,9 @@ func (d *OpenAPIDoc) RequestBodySchema(method, path string) map[string]any {
 	if js == nil {
 		return nil // another media type only (a CSV upload)
 	}
-	return js["schema"].(map[string]any)
+	schema := js["schema"].(map[string]any)
+	if ref, ok := schema["$ref"].(string); ok {
+		return ResolveRef(d.Raw, ref) // a named request type's component
+	}
+	return schema
 }
