@@ -10,6 +10,6 @@ import (
 
 func TestMain(m *testing.M) {
 	code := testenv.Main(m)
-	testsupport.ReportAnswerCoverage("handlers/api")
+	_ = testsupport.ReportAnswerCoverage("handlers/api")
 	os.Exit(code)
 }

@@ -10,6 +10,6 @@ import (
 
 func TestMain(m *testing.M) {
 	code := testenv.Main(m)
-	testsupport.ReportAnswerCoverage("handlers/pages")
+	_ = testsupport.ReportAnswerCoverage("handlers/pages")
 	os.Exit(code)
 }

@@ -10,6 +10,6 @@ import (
 
 func TestMain(m *testing.M) {
 	code := testenv.Main(m)
-	testsupport.ReportAnswerCoverage("handlers/web")
+	_ = testsupport.ReportAnswerCoverage("handlers/web")
 	os.Exit(code)
 }
