@@ -106,6 +106,13 @@ func (s *Checkout) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult
 		return nil, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
 			Message: "this coupon belongs to another user"}
 	}
+	return s.redeemCoupon(ctx, c, req)
+}
+
+// redeemCoupon redeems the coupon as just read under its lock: the one path
+// of every redemption, of a code typed at the till or of a coupon an order
+// claimed with a shared code.
+func (s *Checkout) redeemCoupon(ctx context.Context, c *models.Coupon, req RedeemRequest) (*RedeemResult, error) {
 	t, err := s.Template(ctx, c.TemplateID)
 	if err != nil {
 		return nil, err

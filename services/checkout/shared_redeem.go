@@ -82,17 +82,7 @@ func (s *Checkout) redeemClaimed(ctx context.Context, code string, req RedeemReq
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.Template(ctx, c.TemplateID)
-	if err != nil {
-		return nil, err
-	}
-	var res *RedeemResult
-	err = s.WithCouponLock(ctx, c, func(cur *models.Coupon) error {
-		var err error
-		res, err = s.redeemOnce(ctx, t, cur, req)
-		return err
-	})
-	return res, err
+	return s.redeemCoupon(ctx, c, req)
 }
 
 // retryRedeemClaim writes a fresh claim's coupon used by the order, again on
