@@ -96,9 +96,7 @@ func TestOpenAPIResultWords(t *testing.T) {
 					continue
 				}
 				status := statusOf(where, key)
-				for _, w := range strings.Split(list, ", ") {
-					words[status] = append(words[status], w)
-				}
+				words[status] = append(words[status], strings.Split(list, ", ")...)
 			}
 		}
 	}
