@@ -9,8 +9,16 @@ import (
 
 // Template kinds, refund policies and statuses (see docs/README.md).
 const (
-	KindFixed   = "fixed"
-	KindPercent = "percent"
+	KindFixed        = "fixed"
+	KindPercent      = "percent"
+	KindFixedPerItem = "fixed_per_item" // face_value_cents off each targeted unit
+	KindBuyXGetY     = "buy_x_get_y"    // of each set of buy+get units, get_percent off the get cheapest
+	KindTiered       = "tiered"         // the highest of tiers met on the targeted subtotal
+	KindFreeShipping = "free_shipping"  // the shipping, up to max_discount_cents
+
+	AppliesToOrder    = "order"    // every discountable line
+	AppliesToItems    = "items"    // the lines target selects
+	AppliesToShipping = "shipping" // the shipping
 
 	RefundRestore = "restore" // a refunded coupon goes back to its holder
 	RefundRecycle = "recycle" // a refunded coupon is revoked and its slot returns to the pool
@@ -62,10 +70,43 @@ type Template struct {
 	CodeMode         string     `json:"code_mode"`
 	// SharedCode is the code of a shared template, upper case (see
 	// ParseSharedCode); empty in code mode unique.
-	SharedCode string    `json:"shared_code,omitempty"`
-	Status     string    `json:"status"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	SharedCode string `json:"shared_code,omitempty"`
+	// What the template applies to and its kind's fields (docs/pricing.md).
+	AppliesTo       string         `json:"applies_to"`
+	Target          TemplateTarget `gorm:"serializer:json" json:"target"`
+	MinQuantity     int64          `json:"min_quantity"`
+	BuyQuantity     int64          `json:"buy_quantity"`
+	GetQuantity     int64          `json:"get_quantity"`
+	GetPercent      int64          `json:"get_percent"`
+	MaxApplications int64          `json:"max_applications"`
+	Tiers           []Tier         `gorm:"serializer:json" json:"tiers,omitempty"`
+	// Priority orders the coupons of one order: lower first (0..1000).
+	Priority int64 `json:"priority"`
+	// Currency is the ISO 4217 code of the template's amounts.
+	Currency  string    `json:"currency"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TemplateTarget selects the lines of an items template: a line matches
+// when it meets any include list (or every line when none is given) and no
+// exclude list (docs/pricing.md).
+type TemplateTarget struct {
+	SKUs               []string `json:"skus,omitempty"`
+	ProductIDs         []string `json:"product_ids,omitempty"`
+	CategoryIDs        []string `json:"category_ids,omitempty"`
+	ExcludeSKUs        []string `json:"exclude_skus,omitempty"`
+	ExcludeProductIDs  []string `json:"exclude_product_ids,omitempty"`
+	ExcludeCategoryIDs []string `json:"exclude_category_ids,omitempty"`
+}
+
+// Tier is one step of a tiered template: from MinCents of targeted
+// subtotal, OffCents off or PercentOff of the targeted lines (one of them).
+type Tier struct {
+	MinCents   int64 `json:"min_cents"`
+	OffCents   int64 `json:"off_cents,omitempty"`
+	PercentOff int64 `json:"percent_off,omitempty"`
 }
 
 // ValueCents is the budget value of one coupon: its face value (fixed) or its
