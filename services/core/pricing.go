@@ -1,0 +1,42 @@
+package core
+
+import (
+	"couponsvc/models"
+	"couponsvc/services/pricing"
+)
+
+// PricingCoupon is what the pricing package needs of a coupon of template t
+// (docs/pricing.md): its code and its template's rule. The target lists are
+// shared with the template, not copied: a template's lists are stored
+// sorted (Template.Validate), so a cart's lines are matched by halves. An
+// empty applies_to is the whole order.
+func PricingCoupon(t *models.Template, code string) pricing.Coupon {
+	c := pricing.Coupon{
+		Code:             code,
+		Currency:         t.Currency,
+		Kind:             t.Kind,
+		AppliesTo:        t.AppliesTo,
+		FaceValueCents:   t.FaceValueCents,
+		PercentOff:       t.PercentOff,
+		MaxDiscountCents: t.MaxDiscountCents,
+		MinOrderCents:    t.MinOrderCents,
+		MinQuantity:      t.MinQuantity,
+		BuyQuantity:      t.BuyQuantity,
+		GetQuantity:      t.GetQuantity,
+		GetPercent:       t.GetPercent,
+		MaxApplications:  t.MaxApplications,
+		Priority:         t.Priority,
+		Match: pricing.Match{
+			SKUs: t.Target.SKUs, ProductIDs: t.Target.ProductIDs, CategoryIDs: t.Target.CategoryIDs,
+			ExcludeSKUs: t.Target.ExcludeSKUs, ExcludeProductIDs: t.Target.ExcludeProductIDs,
+			ExcludeCategoryIDs: t.Target.ExcludeCategoryIDs,
+		},
+	}
+	if c.AppliesTo == "" {
+		c.AppliesTo = pricing.AppliesToOrder
+	}
+	for _, tier := range t.Tiers {
+		c.Tiers = append(c.Tiers, pricing.Tier{MinCents: tier.MinCents, OffCents: tier.OffCents, PercentOff: tier.PercentOff})
+	}
+	return c
+}
