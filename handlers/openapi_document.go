@@ -2,13 +2,12 @@ package handlers
 
 import (
 	"couponsvc/handlers/api"
-	"couponsvc/handlers/pages"
 	"couponsvc/handlers/web"
 )
 
 // OpenAPIDocument is the document the router serves at /api/openapi.json,
-// made from the route tables without a service.
+// made from the route table of the API without a service. The pages are not
+// in it: they are for people, not programs.
 func OpenAPIDocument() []byte {
-	rows := append((*api.Server)(nil).Routes(), openAPIRoute(nil))
-	return web.OpenAPIJSON(append(rows, (*pages.Pages)(nil).Routes()...))
+	return web.OpenAPIJSON(append((*api.Server)(nil).Routes(), openAPIRoute(nil)))
 }

@@ -20,8 +20,17 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 	router := e.Router
 	doc := testsupport.FetchOpenAPI(t, e)
 
+	pages := map[string]bool{}
+	for _, rt := range handlers.RouteTable() {
+		if rt.Page || rt.Asset {
+			pages[rt.Method+" "+rt.Path] = true
+		}
+	}
 	routes := map[string]bool{}
 	for _, r := range router.Routes() {
+		if pages[r.Method+" "+r.Path] {
+			continue // pages are for people: not in the API's document
+		}
 		path := testsupport.GinParam.ReplaceAllString(r.Path, "{$1}")
 		key := r.Method + " " + path
 		routes[key] = true
@@ -64,6 +73,11 @@ func TestOpenAPIDocument(t *testing.T) {
 				t.Errorf("%s: operationId %q missing or also used by %s", where, id, ids[id])
 			}
 			ids[id] = where
+			// A generated client names its methods after them: a verb and
+			// a noun in camel case, as the handler is named.
+			if !regexp.MustCompile(`^[a-z]+[A-Z][A-Za-z]*$|^(healthz|readyz)$`).MatchString(id) {
+				t.Errorf("%s: operationId %q is not a camel-case name like createTemplate", where, id)
+			}
 			declared := map[string]bool{}
 			params, _ := op["parameters"].([]any)
 			for _, p := range params {
@@ -286,6 +300,12 @@ func TestOpenAPIRoles(t *testing.T) {
 	for _, rt := range handlers.RouteTable() {
 		path := testsupport.GinParam.ReplaceAllString(rt.Path, "{$1}")
 		op := doc.Paths[path][strings.ToLower(rt.Method)]
+		if rt.Page || rt.Asset {
+			if op != nil {
+				t.Errorf("the page %s %s is in the API's document", rt.Method, rt.Path)
+			}
+			continue
+		}
 		if op == nil {
 			t.Errorf("%s %s is not documented", rt.Method, rt.Path)
 			continue
@@ -299,8 +319,11 @@ func TestOpenAPIRoles(t *testing.T) {
 		if fmt.Sprint(documented) != fmt.Sprint(rt.Roles) {
 			t.Errorf("%s %s: x-roles %v, the table says %v", rt.Method, rt.Path, documented, rt.Roles)
 		}
-		_, secured := op["security"]
-		if secured != (rt.API || rt.Roles != nil) {
+		// Every operation declares its security: public ones none ([]), the
+		// API's without a role optional credentials, the others a token or
+		// the session.
+		security, declared := op["security"].([]any)
+		if !declared || (len(security) == 0) != (!rt.API && rt.Roles == nil) {
 			t.Errorf("%s %s: security %v, but roles %v", rt.Method, rt.Path, op["security"], rt.Roles)
 		}
 		if rt.Roles != nil && !strings.Contains(fmt.Sprint(op["description"]), "Role: "+strings.Join(rt.Roles, ", ")+".") {

@@ -38,6 +38,7 @@ commands:
   user add -username U -password P -role shopper|cashier|admin
   token add -role admin|cashier|app -name NAME   (prints the token once)
   reconcile [--repair] [--template N]   compare Redis with the database
+  openapi                            print the API's OpenAPI document (as served at /api/openapi.json)
 
 configuration (environment): COUPON_LISTEN, COUPON_MYSQL_DSN, COUPON_REDIS_ADDR,
 COUPON_REDIS_ADDRS, COUPON_BOOTSTRAP_TOKEN, COUPON_DEMO, COUPON_DATA_DIR,
@@ -53,6 +54,15 @@ COUPON_MAX_INFLIGHT_CLAIMS (512), COUPON_REQUEST_TIMEOUT (10s), COUPON_TRUSTED_P
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	slog.SetDefault(logger)
+	if len(args) > 0 && args[0] == "openapi" {
+		// The document needs no configuration and no backend.
+		_, err := stdout.Write(handlers.OpenAPIDocument())
+		if err != nil {
+			fmt.Fprintln(stderr, "couponsvc:", err)
+			return 1
+		}
+		return 0
+	}
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "couponsvc:", err)

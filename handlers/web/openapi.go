@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,8 +27,13 @@ func ref(name string) map[string]any { return map[string]any{"$ref": "#/componen
 
 func arrayOf(s map[string]any) map[string]any { return map[string]any{"type": "array", "items": s} }
 
+// nullable marks a schema as also null. OpenAPI 3.0 wants a type next to
+// nullable, also where the schema is a $ref wrapped in allOf (an object).
 func nullable(s map[string]any) map[string]any {
 	out := map[string]any{"nullable": true}
+	if _, typed := s["type"]; !typed {
+		out["type"] = "object"
+	}
 	for k, v := range s {
 		out[k] = v
 	}
@@ -138,6 +144,7 @@ func openAPIPath(ginPath string) string {
 }
 
 // openAPIDocument builds the document from the rows of the route tables.
+// Pages are for people, not programs: their rows are left out.
 func openAPIDocument(rows []Route) map[string]any {
 	paths := map[string]map[string]any{}
 	add := func(method, path string, op map[string]any) {
@@ -150,20 +157,18 @@ func openAPIDocument(rows []Route) map[string]any {
 	cs := newComponents()
 	errorSchema := cs.named(reflect.TypeFor[ErrorBody](), false, false)
 	for _, rt := range rows {
-		if rt.Page {
-			add(rt.Method, rt.Path, rt.pageOperation())
-		} else {
+		if !rt.Page && !rt.Asset {
 			add(rt.Method, rt.Path, rt.operation(cs, errorSchema))
 		}
 	}
 	errResponse := func(description string, retryAfter bool) map[string]any {
-		r := map[string]any{"description": description,
-			"content": map[string]any{"application/json": map[string]any{"schema": errorSchema}}}
+		headers := map[string]any{"X-Request-ID": requestIDHeader}
 		if retryAfter {
-			r["headers"] = map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before trying again",
-				"schema": map[string]any{"type": "integer"}}}
+			headers["Retry-After"] = map[string]any{"description": "seconds to wait before trying again",
+				"schema": map[string]any{"type": "integer"}}
 		}
-		return r
+		return map[string]any{"description": description, "headers": headers,
+			"content": map[string]any{"application/json": map[string]any{"schema": errorSchema}}}
 	}
 	return map[string]any{
 		"openapi": "3.0.3",
@@ -182,8 +187,10 @@ func openAPIDocument(rows []Route) map[string]any {
 			map[string]any{"name": "coupons", "description": "Look coupons up, revoke them"},
 			map[string]any{"name": "campaigns", "description": "Campaigns and coupon templates"},
 			map[string]any{"name": "admin", "description": "Tokens, users, reconciliation"},
+			map[string]any{"name": "events", "description": "The event feed and webhook endpoints"},
+			map[string]any{"name": "jobs", "description": "Background jobs: bulk issues, code batches, exports"},
+			map[string]any{"name": "reports", "description": "Figures by campaign, template and day"},
 			map[string]any{"name": "operations", "description": "Health, readiness, metrics, this document"},
-			map[string]any{"name": "pages", "description": "Server-rendered HTML pages (forms with a CSRF token)"},
 		},
 		"paths": paths,
 		"components": map[string]any{
@@ -199,9 +206,11 @@ func openAPIDocument(rows []Route) map[string]any {
 				"404": errResponse("not_found", false),
 				"409": errResponse("a business refusal (see the operation)", false),
 				"413": errResponse("invalid_request: the body is larger than 64 KiB", false),
+				"405": errResponse("invalid_request: the path does not take this method", false),
 				"415": errResponse("invalid_request: the body must be application/json", false),
 				"422": errResponse("below_minimum or idempotency_mismatch", false),
 				"429": errResponse("busy or rate_limited: try again after Retry-After", true),
+				"500": errResponse("a fault of couponsvc (logged with the request id)", false),
 				"503": errResponse("unavailable: the database or Redis cannot be reached", true),
 			},
 		},
@@ -214,7 +223,7 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 	o := map[string]any{
 		"tags":        []string{rt.Tag},
 		"summary":     rt.Summary,
-		"operationId": operationID(rt.Method, rt.Path),
+		"operationId": rt.operationID(),
 	}
 	description := rt.Description
 	switch {
@@ -224,6 +233,8 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 		o["x-roles"] = rt.Roles
 	case strings.HasPrefix(rt.Path, APIPrefix):
 		o["security"] = []any{map[string]any{}, map[string]any{"bearer": []string{}}, map[string]any{"session": []string{}}}
+	default:
+		o["security"] = []any{} // public: no credentials
 	}
 	if description != "" {
 		o["description"] = description
@@ -296,50 +307,25 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 		responses["413"] = map[string]any{"description": "invalid_request: this request takes no body; one over 1 KiB is refused",
 			"content": map[string]any{"application/json": map[string]any{"schema": errorSchema}}}
 	}
+	for status, r := range responses {
+		if r, ok := r.(map[string]any); ok && r["$ref"] == nil {
+			headers, _ := r["headers"].(map[string]any)
+			if headers == nil {
+				headers = map[string]any{}
+			}
+			headers["X-Request-ID"] = requestIDHeader
+			r["headers"] = headers
+			responses[status] = r
+		}
+	}
+	for _, status := range []int{405, 500} {
+		responses[itoa(status)] = map[string]any{"$ref": "#/components/responses/" + itoa(status)}
+	}
 	o["responses"] = responses
 	o["x-max-body-bytes"] = rt.BodyLimit()
 	if len(lines) > 0 {
 		o["x-error-results"] = lines
 	}
-	return o
-}
-
-// operation renders a page. Pages answer HTML, or a redirect after a
-// successful post, and are not meant for programs.
-func (pr Route) pageOperation() map[string]any {
-	o := map[string]any{
-		"tags":        []string{"pages"},
-		"summary":     pr.Summary,
-		"operationId": operationID(pr.Method, pr.Path),
-	}
-	if pr.Roles != nil {
-		o["description"] = "Role: " + strings.Join(pr.Roles, ", ") + "."
-		o["security"] = []any{map[string]any{"session": []string{}}}
-		o["x-roles"] = pr.Roles
-	}
-	if params := pathParams(pr.Path); len(params) > 0 {
-		o["parameters"] = params
-	}
-	html := map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}
-	responses := map[string]any{}
-	switch {
-	case pr.Raw != nil:
-		responses[itoa(pr.Status)] = map[string]any{"description": pr.Summary,
-			"content": map[string]any{pr.Raw.MediaType: map[string]any{"schema": pr.Raw.Schema}}}
-	case pr.Asset:
-		responses[itoa(pr.Status)] = map[string]any{"description": pr.Summary}
-	default:
-		responses["200"] = map[string]any{"description": "the page (a form with its errors next to the fields)", "content": html}
-		if pr.Method == "POST" {
-			responses["303"] = map[string]any{"description": "done: redirect to the next page"}
-			responses["403"] = map[string]any{"description": "the CSRF token is missing or wrong, or the role is wrong",
-				"content": html}
-		}
-		if pr.Roles != nil {
-			responses["303"] = map[string]any{"description": "redirect (to the login page when not logged in, or the next page)"}
-		}
-	}
-	o["responses"] = responses
 	return o
 }
 
@@ -365,14 +351,32 @@ func (p Param) parameter(in string) map[string]any {
 	return map[string]any{"name": p.Name, "in": in, "required": p.Required, "description": p.Description, "schema": p.Schema}
 }
 
-// operationID makes a unique, readable id: "post_api_v1_templates_id_claim".
-func operationID(method, path string) string {
+// requestIDHeader is the header every answer carries: the request's id, the
+// caller's X-Request-ID when it sent a valid one, else a new one; the logs
+// carry it too.
+var requestIDHeader = map[string]any{"description": "the request's id (the caller's X-Request-ID, or a new one); the logs carry it",
+	"schema": map[string]any{"type": "string"}}
+
+// operationID is the row's OperationID, else the name of its handler method
+// ("createTemplate"); a handler that is a closure gets one made of the
+// method and path ("get_api_v1_templates_id").
+func (rt Route) operationID() string {
+	if rt.OperationID != "" {
+		return rt.OperationID
+	}
+	if rt.Handler != nil {
+		name := runtime.FuncForPC(reflect.ValueOf(rt.Handler).Pointer()).Name()
+		name = strings.TrimSuffix(name[strings.LastIndexByte(name, '.')+1:], "-fm")
+		if name != "" && !strings.HasPrefix(name, "func") && !strings.ContainsAny(name, "0123456789") {
+			return name
+		}
+	}
 	r := strings.NewReplacer("/", "_", ":", "", "*", "", ".", "_", "-", "_")
-	id := strings.Trim(r.Replace(path), "_")
+	id := strings.Trim(r.Replace(rt.Path), "_")
 	if id == "" {
 		id = "root"
 	}
-	return strings.ToLower(method) + "_" + id
+	return strings.ToLower(rt.Method) + "_" + id
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -29,6 +29,9 @@ type Route struct {
 	Handler gin.HandlerFunc
 
 	Tag, Summary, Description string
+	// OperationID names the operation in the OpenAPI document; empty, it is
+	// the handler method's name.
+	OperationID string
 	// Request is the JSON body's named struct (nil: no body).
 	Request reflect.Type
 	// Query and Header list the parameters besides the path's.

@@ -107,7 +107,7 @@ func (cs *components) typeSchema(t reflect.Type, request bool) map[string]any {
 	case t.Kind() == reflect.Pointer:
 		s := cs.schemaOf(t.Elem(), request)
 		if _, isRef := s["$ref"]; isRef {
-			return map[string]any{"nullable": true, "allOf": []any{s}} // OpenAPI 3.0 ignores whatever stands beside a $ref
+			return map[string]any{"type": "object", "nullable": true, "allOf": []any{s}} // OpenAPI 3.0 ignores whatever stands beside a $ref
 		}
 		return nullable(s)
 	case ownJSON(t, request):
