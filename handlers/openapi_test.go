@@ -276,7 +276,7 @@ func TestOpenAPIRequiredFieldsEnforced(t *testing.T) {
 			}
 			b, _ := json.Marshal(body)
 			q.Method, q.Target, q.Body = rt.Method, target, string(b)
-			q.Headers = map[string]string{"Idempotency-Key": "required-" + missing}
+			q.Headers = map[string]string{"Idempotency-Key": "required-" + rt.Method + rt.Path + "-" + missing}
 			a := r.Do(q)
 			checked++
 			if a.Status != 400 || a.Body["field"] != missing {

@@ -126,7 +126,9 @@ func TestRouteOneRowIsAnEndpoint(t *testing.T) {
 			"body": "map[additionalProperties:false properties:map[echo:map[description:what to say back type:string]] " +
 				"required:[echo] type:object]",
 			"answer": "map[description:what was said type:string]",
-			"errors": "[400: invalid_request 401: unauthorized 403: forbidden 413: invalid_request 415: invalid_request 429: rate_limited 503: unavailable]",
+			// A POST of the API takes an Idempotency-Key: in_progress and
+			// idempotency_mismatch come with it.
+			"errors": "[400: invalid_request 401: unauthorized 403: forbidden 409: in_progress 413: invalid_request 415: invalid_request 422: idempotency_mismatch 429: rate_limited 503: unavailable]",
 		}[what]
 		if got != want {
 			t.Errorf("documented %s: %s, want %s", what, got, want)

@@ -465,7 +465,7 @@ func TestSecurityMatrix(t *testing.T) {
 				if row.body != nil {
 					q.Body = row.body(r, who)
 				}
-				q.Headers = map[string]string{"Idempotency-Key": "sec-" + who.String() + "-" + rt.Path}
+				q.Headers = map[string]string{"Idempotency-Key": "sec-" + who.String() + "-" + rt.Method + rt.Path}
 				if row.contentType != "" {
 					q.Headers["Content-Type"] = row.contentType
 				}

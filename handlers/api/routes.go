@@ -153,7 +153,7 @@ func (s *Server) Routes() []web.Route {
 			Header: []web.Param{{Name: "Idempotency-Key", Required: true,
 				Description: "1-128 printable ASCII; a retry with the same key answers the first result",
 				Schema:      map[string]any{"type": "string", "minLength": 1, "maxLength": 128}}},
-			Status: 201, Results: []string{"claimed"}, Duplicate200: true, Answer: web.TypeOf[claimAnswer](),
+			Status: 201, Results: []string{"claimed"}, Duplicate200: true, OwnIdempotencyKey: true, Answer: web.TypeOf[claimAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound},
 				409: {"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
 				422: {"idempotency_mismatch"}, 429: {"rate_limited"}}},
@@ -184,7 +184,7 @@ func (s *Server) Routes() []web.Route {
 			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[refundAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 422: {"return_exceeds_order", "idempotency_mismatch"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/checkout/validate", Roles: web.Roles(models.RoleCashier, models.RoleApp, models.RoleShopper),
-			Handler: s.validateCheckout, Tag: "checkout", Summary: "Price a cart of coupons for an order (a dry run)",
+			DryRun: true, Handler: s.validateCheckout, Tag: "checkout", Summary: "Price a cart of coupons for an order (a dry run)",
 			Description: "Applies every rule of a hold (owner, state, validity, minimum, stacking) to 1-5 codes and prices them; " +
 				"changes nothing. result is ok or the word the hold would answer; each coupon has its own word, and a refusal " +
 				"(stacking included) is named on the line of each coupon it concerns. A shopper's session validates only its own " +

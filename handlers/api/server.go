@@ -73,6 +73,9 @@ func (s *Server) Chain(rt web.Route) []gin.HandlerFunc {
 	if expect := web.ExpectAnswer(rt); expect != nil {
 		chain = append(chain, expect)
 	}
+	if rt.Idempotent() {
+		chain = append(chain, web.Idempotency(s.core))
+	}
 	return chain
 }
 

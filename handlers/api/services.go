@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services/admin"
 	"couponsvc/services/checkout"
@@ -65,6 +66,7 @@ type Codes interface {
 
 // Core is what this package calls of services/core (core.Core).
 type Core interface {
+	web.IdempotencyStore
 	GetCampaign(ctx context.Context, id int64) (*models.Campaign, error)
 	GetCoupon(ctx context.Context, code string) (*core.CouponDetail, error)
 	ListCampaigns(ctx context.Context) ([]models.Campaign, error)

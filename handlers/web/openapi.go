@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"runtime"
 	"slices"
@@ -128,6 +129,11 @@ func routeErrors(rt Route) map[int][]string {
 	for _, status := range statuses {
 		add(status, rt.Errors[status]...)
 	}
+	if rt.Idempotent() {
+		add(400, ErrBody) // a malformed Idempotency-Key
+		add(409, models.CodeInProgress.Word())
+		add(422, models.CodeIdempotencyMismatch.Word())
+	}
 	return out
 }
 
@@ -246,6 +252,12 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 	for _, h := range rt.Header {
 		params = append(params, h.parameter("header"))
 	}
+	if rt.Idempotent() {
+		params = append(params, Param{Name: IdempotencyKeyHeader,
+			Description: "makes the request safe to retry: a retry with the same key and request (method, path, body) gets the first answer " +
+				"(a success as 200 duplicate), for 24 hours, from any instance; the same key with another request is refused 422 idempotency_mismatch",
+			Schema: map[string]any{"type": "string", "minLength": 1, "maxLength": MaxIdempotencyKeyLen, "pattern": "^[!-~]+$"}}.parameter("header"))
+	}
 	if len(params) > 0 {
 		o["parameters"] = params
 	}
@@ -285,9 +297,13 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 				"result": map[string]any{"type": "string", "enum": results, "description": "one of: " + strings.Join(results, ", ")},
 			}}}}
 		}
-		responses[itoa(rt.Status)] = map[string]any{"description": strings.Join(rt.Results, " or "),
-			"content": map[string]any{"application/json": map[string]any{"schema": schema(rt.Results)}}}
-		if rt.Duplicate200 {
+		results := rt.Results
+		if rt.Idempotent() && rt.Status == http.StatusOK && !slices.Contains(results, "duplicate") {
+			results = append(slices.Clone(results), "duplicate") // a replay of the Idempotency-Key
+		}
+		responses[itoa(rt.Status)] = map[string]any{"description": strings.Join(results, " or "),
+			"content": map[string]any{"application/json": map[string]any{"schema": schema(results)}}}
+		if rt.Duplicate200 || (rt.Idempotent() && rt.Status != http.StatusOK) {
 			responses["200"] = map[string]any{"description": "duplicate: a replay, answered with the first result",
 				"content": map[string]any{"application/json": map[string]any{"schema": schema([]string{"duplicate"})}}}
 		}

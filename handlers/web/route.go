@@ -44,6 +44,13 @@ type Route struct {
 	Answer  reflect.Type
 	// Duplicate200 adds a 200 "duplicate" answer beside a 201.
 	Duplicate200 bool
+	// OwnIdempotencyKey marks a route that keeps its Idempotency-Key itself
+	// (a claim keeps it with its coupon); the others of the API that change
+	// something take the generic one (Idempotency).
+	OwnIdempotencyKey bool
+	// DryRun marks a POST that changes nothing (a validation): a retry is
+	// harmless, so it takes no Idempotency-Key.
+	DryRun bool
 	// Errors are the result words of the errors particular to this route, by
 	// HTTP status; routeErrors adds those every route of its kind answers.
 	Errors map[int][]string

@@ -70,6 +70,11 @@ func (k Keys) RevokedToken(id int64) string {
 	return k.Prefix + "token:revoked:" + strconv.FormatInt(id, 10)
 }
 
+// IdempotentAnswer keeps the answer of a request made with an
+// Idempotency-Key; scope is the hash of who asked, where and with which key
+// (docs/idempotency.md).
+func (k Keys) IdempotentAnswer(scope string) string { return k.Prefix + "idem:" + scope }
+
 // The Redis keys of the last runs: a note for people, shared by every
 // instance, not a state anything depends on.
 func (k Keys) LastReconcile() string { return k.Prefix + "reconcile:last_full" }
