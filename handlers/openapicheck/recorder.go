@@ -24,6 +24,9 @@ type Recorder struct {
 	answers int
 }
 
+// Doc is the document the recorder checks against.
+func (r *Recorder) Doc() *Doc { return r.doc }
+
 // NewRecorder returns a recorder checking answers against doc.
 func NewRecorder(doc *Doc) *Recorder {
 	return &Recorder{doc: doc, checked: map[string]int{}, success: map[string]int{}}

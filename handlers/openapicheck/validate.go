@@ -343,3 +343,26 @@ func checkNumber(schema map[string]any, n json.Number, at string) []string {
 	}
 	return errs
 }
+
+// CheckEvent checks an event (a webhook delivery's body, an item of the
+// feed) against the schema the document gives its type under x-webhooks;
+// an event of a type the document does not list is a violation.
+func (d *Doc) CheckEvent(body []byte) []string {
+	var v any
+	if err := jsonDecoder(body).Decode(&v); err != nil {
+		return []string{"the event is not JSON: " + err.Error()}
+	}
+	ev, _ := v.(map[string]any)
+	typ, _ := ev["type"].(string)
+	hooks, _ := d.root["x-webhooks"].(map[string]any)
+	hook, _ := hooks[typ].(map[string]any)
+	post, _ := hook["post"].(map[string]any)
+	rb, _ := post["requestBody"].(map[string]any)
+	content, _ := rb["content"].(map[string]any)
+	media, _ := content["application/json"].(map[string]any)
+	schema, _ := media["schema"].(map[string]any)
+	if schema == nil {
+		return []string{fmt.Sprintf("event type %q has no schema under x-webhooks", typ)}
+	}
+	return d.validate(schema, v, "event")
+}

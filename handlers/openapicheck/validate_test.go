@@ -149,6 +149,29 @@ func TestValidateServiceDocument(t *testing.T) {
 	}
 }
 
+// TestCheckEvent: an event is checked against its type's schema under
+// x-webhooks.
+func TestCheckEvent(t *testing.T) {
+	doc, err := openapicheck.Parse(web.OpenAPIJSON((*api.Server)(nil).Routes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := `{"id":7,"type":"template.paused","created_at":"2026-12-03T10:00:00Z",` +
+		`"data":{"template_id":2,"campaign_id":1,"name":"Ten off","status":"paused","total_stock":100,"actor":"admin"}}`
+	if errs := doc.CheckEvent([]byte(good)); len(errs) > 0 {
+		t.Fatalf("a template.paused event: %q", errs)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"a field of another event's data", strings.Replace(good, `"actor":"admin"`, `"actor":"admin","coupon_id":3`, 1), `event.data.coupon_id: not in the schema`},
+		{"a field missing", strings.Replace(good, `"total_stock":100,`, ``, 1), `event.data.total_stock: required but missing`},
+		{"an unknown type", strings.Replace(good, `template.paused`, `template.painted`, 1), `event type "template.painted" has no schema under x-webhooks`},
+	} {
+		if got := doc.CheckEvent([]byte(tc.body)); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: %q, want [%q]", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestRecorder serves a route of the small document through the recorder:
 // a good answer passes, a bad one is reported, and the counts say which
 // routes were checked.

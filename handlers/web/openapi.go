@@ -198,7 +198,8 @@ func openAPIDocument(rows []Route) map[string]any {
 			map[string]any{"name": "reports", "description": "Figures by campaign, template and day"},
 			map[string]any{"name": "operations", "description": "Health, readiness, metrics, this document"},
 		},
-		"paths": paths,
+		"paths":      paths,
+		"x-webhooks": eventWebhooks(cs),
 		"components": map[string]any{
 			"schemas": cs.schemas,
 			"securitySchemes": map[string]any{

@@ -1,6 +1,7 @@
 package testsupport
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,8 +10,10 @@ import (
 	"couponsvc/handlers"
 	"couponsvc/handlers/api"
 	"couponsvc/handlers/openapicheck"
+	"couponsvc/models"
 
 	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
 )
 
 // answers checks every JSON answer of the tests' routers (NewFixture
@@ -31,6 +34,28 @@ func CheckAnswers(t testing.TB) gin.HandlerFunc { return answers().Middleware(t.
 
 // CheckedAnswers: see CheckAnswers.
 func CheckedAnswers(t testing.TB) []gin.HandlerFunc { return []gin.HandlerFunc{CheckAnswers(t)} }
+
+// checkEvents checks every event the test's flows wrote (the outbox) against
+// the schema the document gives its type (x-webhooks): what a webhook
+// endpoint receives is what the document promises. NewFixture runs it when
+// the test ends.
+func checkEvents(t testing.TB, db *gorm.DB) {
+	var evs []models.Event
+	if err := db.Order("id").Find(&evs).Error; err != nil {
+		t.Errorf("events: %v", err)
+		return
+	}
+	for _, ev := range evs {
+		body, err := json.Marshal(ev)
+		if err != nil {
+			t.Errorf("event %d: %v", ev.ID, err)
+			continue
+		}
+		if errs := answers().Doc().CheckEvent(body); len(errs) > 0 {
+			t.Errorf("event %d (%s) does not match the OpenAPI document's x-webhooks: %s\n\t%s", ev.ID, ev.Type, strings.Join(errs, "; "), body)
+		}
+	}
+}
 
 // ReportAnswerCoverage prints, after a package's tests, how many JSON
 // answers were checked and which routes with a JSON success answer this

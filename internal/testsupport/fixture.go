@@ -76,6 +76,7 @@ func NewFixture(t *testing.T, options ...fixtureOption) *Fixture {
 		s.cfg.Logger = s.opts.Logger
 	}
 	env := testenv.New(t, s.cfg)
+	t.Cleanup(func() { checkEvents(t, env.Backends.DB) })
 	if s.opts.Logger == nil {
 		s.opts.Logger = env.Config.Logger
 	}
