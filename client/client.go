@@ -1,0 +1,281 @@
+// Package client is the Go client of couponsvc's JSON API.
+//
+// Every operation of the API is a method of *Client (operations.gen.go),
+// taking and returning the named types of the OpenAPI document
+// (types.gen.go); both files are generated from the document
+// (`go generate ./client`). This file is the small part written by hand:
+//
+//   - every call takes a context;
+//   - an error answer is a *Error carrying the result word
+//     ("sold_out", "idempotency_mismatch"…), the field at fault and the
+//     request id (errors.As, or IsResult);
+//   - 429, 503 and network errors are retried with backoff, waiting at least
+//     the answer's Retry-After; a changing request keeps one Idempotency-Key
+//     across its retries, so a retry never does the work twice;
+//   - lists that page by cursor are walked by iterators (Events).
+//
+// Webhook deliveries are verified by the sub-package client/webhook.
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Client calls one couponsvc deployment with one credential. It is safe for
+// concurrent use.
+type Client struct {
+	base       *url.URL
+	token      string
+	http       *http.Client
+	maxRetries int
+	backoff    time.Duration
+	userAgent  string
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the HTTP client (default: one with a 30 s timeout).
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithRetries sets how many times a call is retried after a 429, a 503 or
+// a network error (default 3; 0 never retries).
+func WithRetries(n int) Option { return func(c *Client) { c.maxRetries = max(n, 0) } }
+
+// WithBackoff sets the first wait between retries (default 200 ms); each
+// next one doubles, with jitter, and never waits less than Retry-After.
+func WithBackoff(d time.Duration) Option { return func(c *Client) { c.backoff = d } }
+
+// New returns a client of the service at baseURL ("https://coupons.example")
+// calling with the API token (role admin, cashier or app; "" for the public
+// operations).
+func New(baseURL, token string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("client: base URL %q is not http(s)://host", baseURL)
+	}
+	c := &Client{base: u, token: token, http: &http.Client{Timeout: 30 * time.Second},
+		maxRetries: 3, backoff: 200 * time.Millisecond, userAgent: "couponsvc-go-client"}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// CallOption changes one call.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	idempotencyKey string
+	requestID      string
+}
+
+// IdempotencyKey sets the call's Idempotency-Key (default: a random one per
+// call, kept across its retries). Give your own to make a retry of yours,
+// after the client gave up, safe too: the same key and body get the first
+// answer, as a duplicate.
+func IdempotencyKey(key string) CallOption { return func(o *callOptions) { o.idempotencyKey = key } }
+
+// RequestID sets the call's X-Request-ID, which the service's logs carry.
+func RequestID(id string) CallOption { return func(o *callOptions) { o.requestID = id } }
+
+// Error is an error answer of the service.
+type Error struct {
+	// Status is the HTTP status; Code and Result the result code and word
+	// (docs/result-codes.md); Message the text for people.
+	Status  int
+	Code    int64
+	Result  string
+	Message string
+	// Field is the request field at fault (invalid_request and a few
+	// others); Fields every one when there were several.
+	Field  string
+	Fields []FieldError
+	// RequestID is the X-Request-ID of the answer: quote it to the
+	// service's operators.
+	RequestID string
+	// RetryAfter is the answer's Retry-After (0 when none).
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("couponsvc: %d %s: %s", e.Status, e.Result, e.Message)
+	if e.RequestID != "" {
+		s += " (request " + e.RequestID + ")"
+	}
+	return s
+}
+
+// IsResult reports whether err is an error answer with that result word.
+func IsResult(err error, result string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Result == result
+}
+
+// request is one operation's call, as operations.gen.go builds it.
+type request struct {
+	method, path string
+	query        url.Values
+	body         any
+	csv          io.Reader
+	idempotent   bool
+}
+
+// do calls the service and decodes a success answer into out.
+func (c *Client) do(ctx context.Context, req request, out any, opts []CallOption) error {
+	resp, err := c.send(ctx, req, opts)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("couponsvc: %s %s: the answer is not the documented JSON: %w", req.method, req.path, err)
+	}
+	return nil
+}
+
+// stream calls the service and returns a success answer's body unread.
+func (c *Client) stream(ctx context.Context, req request, opts []CallOption) (io.ReadCloser, error) {
+	resp, err := c.send(ctx, req, opts)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// send sends the request, retrying a 429, a 503 or a network error; it
+// returns a 2xx answer or the error.
+func (c *Client) send(ctx context.Context, req request, opts []CallOption) (*http.Response, error) {
+	var o callOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if req.idempotent && o.idempotencyKey == "" {
+		o.idempotencyKey = newKey()
+	}
+	var body []byte
+	contentType := ""
+	switch {
+	case req.body != nil:
+		b, err := json.Marshal(req.body)
+		if err != nil {
+			return nil, err
+		}
+		body, contentType = b, "application/json"
+	case req.csv != nil:
+		// Read once so that a retry sends the same bytes.
+		b, err := io.ReadAll(req.csv)
+		if err != nil {
+			return nil, err
+		}
+		body, contentType = b, "text/csv"
+	}
+	// The generated methods escaped the path's parameters already.
+	u := *c.base
+	escaped := c.base.EscapedPath() + req.path
+	u.Path, _ = url.PathUnescape(escaped)
+	u.RawPath = escaped
+	if len(req.query) > 0 {
+		u.RawQuery = req.query.Encode()
+	}
+	// A request that changes something is retried only with its key: the
+	// service then answers a retry of work done with the first answer.
+	retryable := req.method == http.MethodGet || req.idempotent || req.path == "/api/v1/checkout/validate"
+	for attempt := 0; ; attempt++ {
+		hr, err := http.NewRequestWithContext(ctx, req.method, u.String(), bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		if contentType != "" {
+			hr.Header.Set("Content-Type", contentType)
+		}
+		hr.Header.Set("Accept", "application/json")
+		hr.Header.Set("User-Agent", c.userAgent)
+		if c.token != "" {
+			hr.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		if o.idempotencyKey != "" {
+			hr.Header.Set("Idempotency-Key", o.idempotencyKey)
+		}
+		if o.requestID != "" {
+			hr.Header.Set("X-Request-ID", o.requestID)
+		}
+		resp, err := c.http.Do(hr)
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if !retryable || attempt >= c.maxRetries {
+				return nil, err
+			}
+		case resp.StatusCode >= 200 && resp.StatusCode < 300:
+			return resp, nil
+		default:
+			apiErr := readError(resp)
+			if !retryable || attempt >= c.maxRetries ||
+				(resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+				return nil, apiErr
+			}
+			wait = apiErr.RetryAfter
+		}
+		wait = max(wait, c.backoffFor(attempt))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// backoffFor is the wait before retry attempt+1: the backoff doubled per
+// attempt, with up to 50% of jitter so that many clients do not retry in
+// step.
+func (c *Client) backoffFor(attempt int) time.Duration {
+	d := float64(c.backoff) * math.Pow(2, float64(attempt))
+	return time.Duration(d * (0.5 + mrand.Float64()/2))
+}
+
+// readError reads an error answer into *Error (closing the body).
+func readError(resp *http.Response) *Error {
+	defer resp.Body.Close()
+	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Request-ID")}
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		e.RetryAfter = time.Duration(s) * time.Second
+	}
+	var body ErrorBody
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if json.Unmarshal(raw, &body) == nil && body.Result != "" {
+		e.Code, e.Result, e.Message = body.Code, body.Result, body.Error
+		if body.Field != nil {
+			e.Field = *body.Field
+		}
+		if body.Fields != nil {
+			e.Fields = *body.Fields
+		}
+		return e
+	}
+	e.Result, e.Message = "http_"+strconv.Itoa(resp.StatusCode), strings.TrimSpace(string(raw))
+	return e
+}
+
+func newKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,167 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"couponsvc/client"
+	"couponsvc/internal/testsupport"
+)
+
+// lossy serves the real router but loses the answers of the first n
+// requests after the service did the work (a timeout on the way back), as
+// 503 with no body: the client must retry with the same Idempotency-Key
+// and get the first answer.
+type lossy struct {
+	next http.Handler
+	mu   sync.Mutex
+	lose int
+	keys []string
+}
+
+func (l *lossy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	l.keys = append(l.keys, r.Header.Get("Idempotency-Key"))
+	lose := l.lose > 0
+	l.lose--
+	l.mu.Unlock()
+	if lose {
+		l.next.ServeHTTP(httptest.NewRecorder(), r) // done, but the answer is lost
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	l.next.ServeHTTP(w, r)
+}
+
+func newClient(t *testing.T, h http.Handler, token string, opts ...client.Option) *client.Client {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, token, append([]client.Option{client.WithBackoff(time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestRetryKeepsTheIdempotencyKey: two answers lost after the service
+// created the campaign; the third attempt, with the same key, gets the first
+// answer as a duplicate, and there is one campaign.
+func TestRetryKeepsTheIdempotencyKey(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	front := &lossy{next: e.Router, lose: 2}
+	c := newClient(t, front, testsupport.AdminToken)
+	before := e.Counts(t)["campaigns"]
+	got, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Retried"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Result != "duplicate" || got.Code != 1 || got.Campaign.Name != "Retried" {
+		t.Fatalf("answer %+v, want the first answer as a duplicate", got)
+	}
+	if n := e.Counts(t)["campaigns"]; n != before+1 {
+		t.Fatalf("campaigns: %d, want %d", n, before+1)
+	}
+	if len(front.keys) != 3 || front.keys[0] == "" || front.keys[0] != front.keys[1] || front.keys[1] != front.keys[2] {
+		t.Fatalf("keys sent: %q, want one key three times", front.keys)
+	}
+	// Retries spent: the error says what the last answer was.
+	front.lose = 10
+	_, err = c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Lost"})
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != 503 {
+		t.Fatalf("after the retries: %v, want a 503 *client.Error", err)
+	}
+	if len(front.keys) != 3+4 {
+		t.Fatalf("requests: %d, want 3 then 1+3 retries", len(front.keys))
+	}
+}
+
+// TestErrorAnswer: an error answer is a *client.Error with the result word,
+// the field at fault and the request id; it is not retried.
+func TestErrorAnswer(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	front := &lossy{next: e.Router}
+	c := newClient(t, front, testsupport.AdminToken)
+	_, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: ""}, client.RequestID("req-42"))
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Result != "invalid_request" || apiErr.Field != "name" ||
+		apiErr.RequestID != "req-42" || !client.IsResult(err, "invalid_request") {
+		t.Fatalf("error %#v", err)
+	}
+	if len(front.keys) != 1 {
+		t.Fatalf("a 400 was sent %d times, want once", len(front.keys))
+	}
+	_, err = c.GetCampaign(context.Background(), 999999)
+	if !client.IsResult(err, "not_found") {
+		t.Fatalf("an unknown campaign: %v", err)
+	}
+	anon := newClient(t, e.Router, "")
+	if _, err := anon.ListCampaigns(context.Background()); !client.IsResult(err, "unauthorized") {
+		t.Fatalf("without a token: %v", err)
+	}
+}
+
+// TestEventsIterator walks the feed across pages and stops where the loop
+// breaks.
+func TestEventsIterator(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	c := newClient(t, e.Router, testsupport.AdminToken)
+	ctx := context.Background()
+	camp, err := c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Feed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each pause and resume writes one event.
+	tpl, err := c.CreateTemplate(ctx, client.CreateTemplateRequest{CampaignID: camp.Campaign.ID, Name: "Feed",
+		Kind: "fixed", FaceValueCents: client.Ptr[int64](100), TotalStock: 5, PerUserLimit: 1, ValidDays: client.Ptr[int64](1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 150 {
+		status := client.UpdateTemplateRequestStatus("paused")
+		if i%2 == 1 {
+			status = "active"
+		}
+		if _, err := c.UpdateTemplate(ctx, tpl.Template.ID, client.UpdateTemplateRequest{Status: &status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []int64
+	for ev, err := range c.Events(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ev.ID)
+		data, err := client.DecodeData(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if te, ok := data.(*client.TemplateEvent); !ok || te.TemplateID != tpl.Template.ID {
+			t.Fatalf("event %d (%s): data %#v", ev.ID, ev.Type, data)
+		}
+	}
+	if len(ids) != 150 {
+		t.Fatalf("%d events, want 150", len(ids))
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			t.Fatalf("ids out of order at %d: %v", i, ids[i-1:i+1])
+		}
+	}
+	n := 0
+	for range c.Events(ctx, ids[9]) {
+		n++
+		if n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Fatalf("the walk did not stop at the break: %d", n)
+	}
+}

@@ -1,0 +1,3 @@
+package client
+
+//go:generate go run ./internal/generate

@@ -1,0 +1,47 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"testing"
+
+	"couponsvc/handlers"
+	"couponsvc/services"
+	"couponsvc/services/core"
+)
+
+// exampleURL is a couponsvc the examples call: the real service on the
+// embedded backends (SQLite and an in-process Redis), started by TestMain.
+var exampleURL string
+
+const exampleAdminToken = "example-admin-token-0123456789"
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "couponsvc-client-example")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b, err := core.OpenBackends(context.Background(), core.BackendConfig{DataDir: dir, Logger: quiet})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer b.Close()
+	svc := services.New(b, services.Config{BootstrapToken: exampleAdminToken, Logger: quiet})
+	defer svc.Close()
+	srv := httptest.NewServer(handlers.NewRouter(svc, handlers.Options{Logger: quiet}))
+	defer srv.Close()
+	exampleURL = srv.URL
+	return m.Run()
+}
