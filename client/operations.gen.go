@@ -441,8 +441,8 @@ func (c *Client) ReleaseHold(ctx context.Context, orderID string, opts ...CallOp
 }
 
 // ResendDelivery: Send a delivery again (the same event, the same id) (POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/resend).
-func (c *Client) ResendDelivery(ctx context.Context, id int64, deliveryID string, opts ...CallOption) (*DeliveryAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/deliveries/" + url.PathEscape(deliveryID) + "/resend", idempotent: true}
+func (c *Client) ResendDelivery(ctx context.Context, id int64, deliveryID int64, opts ...CallOption) (*DeliveryAnswer, error) {
+	req := request{method: "POST", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/deliveries/" + strconv.FormatInt(deliveryID, 10) + "/resend", idempotent: true}
 	var out DeliveryAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err

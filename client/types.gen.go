@@ -1351,8 +1351,8 @@ type WebhookEndpoint struct {
 	DisabledAt  *time.Time `json:"disabled_at,omitempty"`
 	Enabled     bool       `json:"enabled"`
 
-	// EventTypes comma-separated event types; empty = every type
-	EventTypes   string     `json:"event_types"`
+	// EventTypes the event types the endpoint takes; empty = every type
+	EventTypes   []string   `json:"event_types"`
 	FailingSince *time.Time `json:"failing_since,omitempty"`
 	ID           int64      `json:"id"`
 	UpdatedAt    time.Time  `json:"updated_at"`

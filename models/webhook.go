@@ -3,7 +3,10 @@ package models
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"database/sql/driver"
 	"encoding/hex"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +18,7 @@ type WebhookEndpoint struct {
 	ID          int64  `gorm:"primaryKey" json:"id"`
 	URL         string `gorm:"column:url" json:"url"`
 	Secret      string `json:"-"`
-	EventTypes  string `json:"event_types" doc:"comma-separated event types; empty = every type"`
+	EventTypes  EventTypeList `json:"event_types" doc:"the event types the endpoint takes; empty = every type"`
 	Description string `json:"description"`
 	Enabled     bool   `json:"enabled"`
 	// FailingSince is the time of the first failed delivery since the last
@@ -27,17 +30,38 @@ type WebhookEndpoint struct {
 	UpdatedAt    time.Time  `json:"updated_at"`
 }
 
+// EventTypeList is a list of event types: a JSON array in the API (in and
+// out), one comma-joined column in the database.
+type EventTypeList []string
+
+// Value stores the list as its comma-joined types.
+func (l EventTypeList) Value() (driver.Value, error) { return strings.Join(l, ","), nil }
+
+// Scan reads the comma-joined column.
+func (l *EventTypeList) Scan(src any) error {
+	var s string
+	switch v := src.(type) {
+	case nil:
+	case string:
+		s = v
+	case []byte:
+		s = string(v)
+	default:
+		return fmt.Errorf("event_types: cannot read %T", src)
+	}
+	*l = EventTypeList{} // every type: [] in JSON, never null
+	if s != "" {
+		*l = strings.Split(s, ",")
+	}
+	return nil
+}
+
+// String is the list as the pages show it: "a, b".
+func (l EventTypeList) String() string { return strings.Join(l, ", ") }
+
 // Wants reports whether the endpoint takes events of type typ.
 func (e *WebhookEndpoint) Wants(typ string) bool {
-	if e.EventTypes == "" {
-		return true
-	}
-	for _, t := range strings.Split(e.EventTypes, ",") {
-		if t == typ {
-			return true
-		}
-	}
-	return false
+	return len(e.EventTypes) == 0 || slices.Contains(e.EventTypes, typ)
 }
 
 // The states of a webhook delivery (docs/events.md).

@@ -42,7 +42,7 @@ func TestWebhookPages(t *testing.T) {
 		t.Fatalf("register: %v, want 201 showing the secret", created)
 	}
 	eps, err := e.Service.ListWebhooks(context.Background())
-	if err != nil || len(eps) != 1 || eps[0].EventTypes != models.EventTemplatePaused {
+	if err != nil || len(eps) != 1 || len(eps[0].EventTypes) != 1 || eps[0].EventTypes[0] != models.EventTemplatePaused {
 		t.Fatalf("endpoints: %+v %v", eps, err)
 	}
 	if list := admin.Get("/admin/webhooks"); strings.Contains(list.Body, secret[1]) || !strings.Contains(list.Body, rcv.URL) {

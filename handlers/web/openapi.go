@@ -91,6 +91,7 @@ var fieldSchemas = map[string]map[string]any{
 	"token_role":      {"enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
 	"user_role":       {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
 	"id":              {"type": "integer", "format": "int64", "minimum": 1},
+	"delivery_id":     {"type": "integer", "format": "int64", "minimum": 1, "description": "a delivery's id (delivery_id of its attempts)"},
 	"code":            {"type": "string", "description": couponCodeParam},
 }
 

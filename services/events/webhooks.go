@@ -30,22 +30,22 @@ type CreatedWebhook struct {
 	Secret   string                 `json:"secret" doc:"signs every delivery (Couponsvc-Signature); shown only in this answer"`
 }
 
-// normalizeEventTypes checks and joins an endpoint's event types.
-func normalizeEventTypes(types []string) (string, error) {
+// normalizeEventTypes checks an endpoint's event types and drops repeats.
+func normalizeEventTypes(types []string) (models.EventTypeList, error) {
 	seen := map[string]bool{}
-	var out []string
+	out := models.EventTypeList{}
 	for _, t := range types {
 		t = strings.TrimSpace(t)
 		if t == "" || seen[t] {
 			continue
 		}
 		if !models.IsEventType(t) {
-			return "", models.Invalid("event_types", "%q is not an event type (see docs/events.md)", t)
+			return nil, models.Invalid("event_types", "%q is not an event type (see docs/events.md)", t)
 		}
 		seen[t] = true
 		out = append(out, t)
 	}
-	return strings.Join(out, ","), nil
+	return out, nil
 }
 
 // MinSecretChars is the least number of characters other than whitespace
@@ -151,7 +151,7 @@ func (s *Events) UpdateWebhook(ctx context.Context, actor string, id int64, in W
 			return nil, err
 		}
 	}
-	types := ""
+	var types models.EventTypeList
 	if in.EventTypes != nil {
 		if types, err = normalizeEventTypes(in.EventTypes); err != nil {
 			return nil, err
