@@ -93,20 +93,20 @@ type Template struct {
 // when it meets any include list (or every line when none is given) and no
 // exclude list (docs/pricing.md).
 type TemplateTarget struct {
-	SKUs               []string `json:"skus,omitempty"`
-	ProductIDs         []string `json:"product_ids,omitempty"`
-	CategoryIDs        []string `json:"category_ids,omitempty"`
-	ExcludeSKUs        []string `json:"exclude_skus,omitempty"`
-	ExcludeProductIDs  []string `json:"exclude_product_ids,omitempty"`
-	ExcludeCategoryIDs []string `json:"exclude_category_ids,omitempty"`
+	SKUs               []string `json:"skus,omitempty" schema:"target_list"`
+	ProductIDs         []string `json:"product_ids,omitempty" schema:"target_list"`
+	CategoryIDs        []string `json:"category_ids,omitempty" schema:"target_list"`
+	ExcludeSKUs        []string `json:"exclude_skus,omitempty" schema:"target_list"`
+	ExcludeProductIDs  []string `json:"exclude_product_ids,omitempty" schema:"target_list"`
+	ExcludeCategoryIDs []string `json:"exclude_category_ids,omitempty" schema:"target_list"`
 }
 
 // Tier is one step of a tiered template: from MinCents of targeted
 // subtotal, OffCents off or PercentOff of the targeted lines (one of them).
 type Tier struct {
-	MinCents   int64 `json:"min_cents"`
-	OffCents   int64 `json:"off_cents,omitempty"`
-	PercentOff int64 `json:"percent_off,omitempty"`
+	MinCents   int64 `json:"min_cents" schema:"tier_min"`
+	OffCents   int64 `json:"off_cents,omitempty" schema:"money"`
+	PercentOff int64 `json:"percent_off,omitempty" schema:"tier_percent"`
 }
 
 // ValueCents is the budget value of one coupon, the most it can take off an

@@ -37,6 +37,11 @@ type Config struct {
 	// Location is the deployment's time zone (UTC when nil): the days of
 	// "valid N days" and of the reports are its days (docs/time.md).
 	Location *time.Location
+	// Currency is the deployment's currency (COUPON_CURRENCY, an ISO 4217
+	// code, models.DefaultCurrency by default): that of a campaign or a
+	// template created without one, and of the rows written before
+	// templates had one (FillCurrency).
+	Currency string
 	Logger   *slog.Logger
 }
 
@@ -50,6 +55,7 @@ func DefaultConfig() Config {
 		Now:              func() time.Time { return time.Now().UTC() },
 		NewCode:          models.NewCouponCode,
 		Location:         time.UTC,
+		Currency:         models.DefaultCurrency,
 		Logger:           slog.Default(),
 	}
 }
@@ -80,6 +86,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = d.Logger
+	}
+	if c.Currency == "" {
+		c.Currency = d.Currency
 	}
 	return c
 }
