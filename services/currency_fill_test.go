@@ -10,7 +10,7 @@ import (
 )
 
 // TestFillCurrency: at start, a campaign or template written before
-// currencies (currency ”) gets the deployment's; rows with a currency keep
+// currencies (an empty currency) gets the deployment's; rows with a currency keep
 // theirs, and a second run changes nothing.
 func TestFillCurrency(t *testing.T) {
 	env := testenv.New(t, services.Config{Currency: "EUR"})
