@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"couponsvc/handlers"
-	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/core"
 )
@@ -109,9 +108,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.SessionKey = []byte(v)
 	}
-	c.Currency = models.DefaultCurrency
+	c.Currency = core.DefaultConfig().Currency
 	if v := getenv("COUPON_CURRENCY"); v != "" {
-		if models.ValidateCurrency("COUPON_CURRENCY", v) != nil {
+		if !core.ValidCurrency(v) {
 			return c, fmt.Errorf("COUPON_CURRENCY must be an ISO 4217 code in upper case such as USD, EUR or JPY, not %q", v)
 		}
 		c.Currency = v

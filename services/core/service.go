@@ -60,6 +60,10 @@ func DefaultConfig() Config {
 	}
 }
 
+// ValidCurrency reports whether code is an ISO 4217 currency code in upper
+// case, as Config.Currency must be.
+func ValidCurrency(code string) bool { return models.ValidateCurrency("currency", code) == nil }
+
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig()
