@@ -172,3 +172,31 @@ func TestPagesTemplateFormCurrency(t *testing.T) {
 		t.Fatalf("the currency typed is not shown as kept")
 	}
 }
+
+// TestPagesCampaignFormCurrency: the campaign form takes a currency (the
+// deployment's when empty) and reads the budget with its digits.
+func TestPagesCampaignFormCurrency(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	admin := e.Client(t)
+	admin.Login("admin")
+	p := admin.Form("/admin/campaigns/new", "/admin/campaigns", url.Values{"name": {"Kuwait"}, "budget": {"1.250"}, "currency": {"kwd"}})
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("status %d: %s", p.Status, p.Text())
+	}
+	p = admin.Form("/admin/campaigns/new", "/admin/campaigns", url.Values{"name": {"Home"}, "budget": {"12.50"}})
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("status %d: %s", p.Status, p.Text())
+	}
+	var camps []models.Campaign
+	if err := e.Backends.DB.Where("name IN ?", []string{"Kuwait", "Home"}).Order("id").Find(&camps).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(camps) != 2 || camps[0].Currency != "KWD" || camps[0].BudgetCents != 1250 || camps[1].Currency != "USD" || camps[1].BudgetCents != 1250 {
+		t.Fatalf("campaigns: %+v", camps)
+	}
+	p = admin.Form("/admin/campaigns/new", "/admin/campaigns", url.Values{"name": {""}, "currency": {"EURO"}})
+	if got := testsupport.FieldErrorBeside(p.Body, "currency"); p.Status != http.StatusBadRequest || !strings.Contains(got, "ISO 4217") ||
+		testsupport.FieldErrorBeside(p.Body, "name") == "" {
+		t.Fatalf("status %d, currency error %q", p.Status, got)
+	}
+}
