@@ -15,7 +15,11 @@ type Campaign struct {
 	BudgetCents int64  `json:"budget_cents"` // 0 = no budget
 	// Status is CampaignActive or CampaignPaused: a paused campaign's
 	// templates take no claims, whatever their own status (docs/flows.md).
-	Status    string    `gorm:"default:active" json:"status"`
+	Status string `gorm:"default:active" json:"status"`
+	// Currency is the ISO 4217 code of the campaign's budget and of its
+	// templates' amounts: every template has it. It changes only while the
+	// campaign has no template.
+	Currency  string    `json:"currency"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -30,7 +34,8 @@ const (
 const MaxBudgetCents = 1_000_000_000_000
 
 // Validate checks the fields an admin sets, every one of them: the error
-// names each field at fault (see FieldErrors). An empty status is active.
+// names each field at fault (see FieldErrors). An empty status is active; an
+// empty currency is left empty for the service to set the deployment's.
 func (c *Campaign) Validate() error {
 	var errs FieldErrors
 	c.Name = strings.TrimSpace(c.Name)
@@ -39,6 +44,9 @@ func (c *Campaign) Validate() error {
 		errs.Add(Invalid("budget_cents", "must be between 0 (no budget) and %d", int64(MaxBudgetCents)))
 	}
 	errs.Add(eitherOr("status", &c.Status, CampaignActive, CampaignPaused))
+	if c.Currency != "" {
+		errs.Add(ValidateCurrency("currency", c.Currency))
+	}
 	return errs.Err()
 }
 

@@ -93,36 +93,40 @@ type Template struct {
 // when it meets any include list (or every line when none is given) and no
 // exclude list (docs/pricing.md).
 type TemplateTarget struct {
-	SKUs               []string `json:"skus,omitempty"`
-	ProductIDs         []string `json:"product_ids,omitempty"`
-	CategoryIDs        []string `json:"category_ids,omitempty"`
-	ExcludeSKUs        []string `json:"exclude_skus,omitempty"`
-	ExcludeProductIDs  []string `json:"exclude_product_ids,omitempty"`
-	ExcludeCategoryIDs []string `json:"exclude_category_ids,omitempty"`
+	SKUs               []string `json:"skus,omitempty" schema:"target_list"`
+	ProductIDs         []string `json:"product_ids,omitempty" schema:"target_list"`
+	CategoryIDs        []string `json:"category_ids,omitempty" schema:"target_list"`
+	ExcludeSKUs        []string `json:"exclude_skus,omitempty" schema:"target_list"`
+	ExcludeProductIDs  []string `json:"exclude_product_ids,omitempty" schema:"target_list"`
+	ExcludeCategoryIDs []string `json:"exclude_category_ids,omitempty" schema:"target_list"`
 }
 
 // Tier is one step of a tiered template: from MinCents of targeted
 // subtotal, OffCents off or PercentOff of the targeted lines (one of them).
 type Tier struct {
-	MinCents   int64 `json:"min_cents"`
-	OffCents   int64 `json:"off_cents,omitempty"`
-	PercentOff int64 `json:"percent_off,omitempty"`
+	MinCents   int64 `json:"min_cents" schema:"tier_min"`
+	OffCents   int64 `json:"off_cents,omitempty" schema:"money"`
+	PercentOff int64 `json:"percent_off,omitempty" schema:"tier_percent"`
 }
 
-// ValueCents is the budget value of one coupon: its face value (fixed) or its
-// discount cap (percent).
+// ValueCents is the budget value of one coupon, the most it can take off an
+// order: its face value (fixed) or its discount cap (every other kind, where
+// Validate requires one), so that a campaign's budget stays exact.
 func (t *Template) ValueCents() int64 {
-	if t.Kind == KindPercent {
-		return t.MaxDiscountCents
+	if t.Kind == KindFixed {
+		return t.FaceValueCents
 	}
-	return t.FaceValueCents
+	return t.MaxDiscountCents
 }
 
-// Validate checks every bound of a template (docs/README.md) and names every
-// field at fault, the first in Field (see FieldErrors): a form hears of all
-// its mistakes at once. Defaults: claim_starts_at now, refund_policy
-// restore, stacking exclusive, code_mode unique, status active. A shared
-// code is normalised to upper case.
+// Validate checks every bound of a template (docs/README.md, and
+// docs/pricing.md for the kinds and targets) and names every field at
+// fault, the first in Field (see FieldErrors): a form hears of all its
+// mistakes at once. Defaults: claim_starts_at now, refund_policy restore,
+// stacking exclusive, code_mode unique, status active, applies_to order
+// (shipping for free_shipping). A shared code is normalised to upper case;
+// each target list is sorted and its repeats dropped. An empty currency is
+// left empty: the service sets the deployment's.
 func (t *Template) Validate() error {
 	var errs FieldErrors
 	t.Name = strings.TrimSpace(t.Name)
@@ -130,30 +134,7 @@ func (t *Template) Validate() error {
 	if t.CampaignID <= 0 {
 		errs.Add(Invalid("campaign_id", "is required"))
 	}
-	switch t.Kind {
-	case KindFixed:
-		if t.FaceValueCents <= 0 || t.FaceValueCents > MaxMoneyCents {
-			errs.Add(Invalid("face_value_cents", "must be between 1 and %d for a fixed coupon", int64(MaxMoneyCents)))
-		}
-		if t.PercentOff != 0 {
-			errs.Add(Invalid("percent_off", "is only for percent coupons"))
-		}
-		if t.MaxDiscountCents != 0 {
-			errs.Add(Invalid("max_discount_cents", "is only for percent coupons"))
-		}
-	case KindPercent:
-		if t.PercentOff < 1 || t.PercentOff > 99 {
-			errs.Add(Invalid("percent_off", "must be between 1 and 99"))
-		}
-		if t.MaxDiscountCents <= 0 || t.MaxDiscountCents > MaxMoneyCents {
-			errs.Add(Invalid("max_discount_cents", "must be between 1 and %d for a percent coupon", int64(MaxMoneyCents)))
-		}
-		if t.FaceValueCents != 0 {
-			errs.Add(Invalid("face_value_cents", "is only for fixed coupons"))
-		}
-	default:
-		errs.Add(Invalid("kind", `must be "fixed" or "percent"`))
-	}
+	t.validatePricing(&errs)
 	if t.MinOrderCents < 0 || t.MinOrderCents > MaxMoneyCents {
 		errs.Add(Invalid("min_order_cents", "must be between 0 and %d", int64(MaxMoneyCents)))
 	}

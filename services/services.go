@@ -34,6 +34,7 @@ type Config struct {
 	Now              func() time.Time
 	NewCode          func() string
 	Location         *time.Location
+	Currency         string
 	Logger           *slog.Logger
 
 	// claims.Config
@@ -76,7 +77,7 @@ type Config struct {
 // Core returns the settings of core.
 func (c Config) Core() core.Config {
 	return core.Config{KeyPrefix: c.KeyPrefix, DBTimeout: c.DBTimeout, TemplateCacheTTL: c.TemplateCacheTTL,
-		CouponLockTTL: c.CouponLockTTL, Now: c.Now, NewCode: c.NewCode, Location: c.Location, Logger: c.Logger}
+		CouponLockTTL: c.CouponLockTTL, Now: c.Now, NewCode: c.NewCode, Location: c.Location, Currency: c.Currency, Logger: c.Logger}
 }
 
 // Claims returns the settings of claims.

@@ -52,7 +52,9 @@ type config struct {
 	// empty means the key kept in the data folder (embedded default) or in
 	// the database (MySQL), see loadSessionKey.
 	SessionKey []byte
-	// Currency is the ISO 4217 code the pages show amounts in (COUPON_CURRENCY).
+	// Currency is the deployment's currency (COUPON_CURRENCY, an ISO 4217
+	// code, USD by default): of campaigns and templates created without one,
+	// of the rows older than currencies, and of the amounts the pages show.
 	Currency string
 	// WebhookAllowPrivate lets webhook endpoints be on loopback, private and
 	// link-local addresses (COUPON_WEBHOOK_ALLOW_PRIVATE=1).
@@ -106,10 +108,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.SessionKey = []byte(v)
 	}
-	c.Currency = "USD"
+	c.Currency = core.DefaultConfig().Currency
 	if v := getenv("COUPON_CURRENCY"); v != "" {
-		if len(v) != 3 || strings.ToUpper(v) != v || strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
-			return c, fmt.Errorf("COUPON_CURRENCY must be an ISO 4217 code such as USD or EUR, not %q", v)
+		if !core.ValidCurrency(v) {
+			return c, fmt.Errorf("COUPON_CURRENCY must be an ISO 4217 code in upper case such as USD, EUR or JPY, not %q", v)
 		}
 		c.Currency = v
 	}

@@ -111,6 +111,7 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 		MaxCouponsPerOrder:  cfg.MaxCouponsPerOrder,
 		KeyPrefix:           cfg.RedisPrefix,
 		Location:            cfg.Location,
+		Currency:            cfg.Currency,
 		Logger:              logger,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		WebhookLease:        cfg.WebhookLease,
@@ -126,6 +127,13 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Write
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return withService(ctx, cfg, logger, func(svc *services.App) error {
+		// Rows older than currencies get the deployment's before anything
+		// prices them.
+		if n, err := svc.FillCurrency(ctx); err != nil {
+			return fmt.Errorf("set the currency of older campaigns and templates: %w", err)
+		} else if n > 0 {
+			logger.Info("set the deployment's currency on older campaigns and templates", "currency", cfg.Currency, "rows", n)
+		}
 		key, err := loadSessionKey(ctx, cfg, svc)
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 type createCampaignRequest struct {
 	Name        *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
 	BudgetCents *int64  `json:"budget_cents" doc:"0 (no budget) up to 10^12"`
+	Currency    *string `json:"currency" schema:"currency" doc:"ISO 4217, of the budget and of every template of the campaign; the deployment's (COUPON_CURRENCY) when left out"`
 }
 
 func (s *Server) createCampaign(c *gin.Context) {
@@ -23,6 +24,9 @@ func (s *Server) createCampaign(c *gin.Context) {
 	camp := models.Campaign{Name: *req.Name}
 	if req.BudgetCents != nil {
 		camp.BudgetCents = *req.BudgetCents
+	}
+	if req.Currency != nil {
+		camp.Currency = *req.Currency
 	}
 	out, err := s.admin.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
 	web.Answer(c, err, http.StatusCreated, "ok", campaignAnswer{Campaign: valueOf(out)})
@@ -43,8 +47,9 @@ func (s *Server) getCampaign(c *gin.Context) {
 }
 
 type updateCampaignRequest struct {
-	Name   web.Optional[string] `json:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
-	Status web.Optional[string] `json:"status" schema:"campaign_status" doc:"paused: none of the campaign's templates takes claims (not_claimable) until it is active again"`
+	Name     web.Optional[string] `json:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	Status   web.Optional[string] `json:"status" schema:"campaign_status" doc:"paused: none of the campaign's templates takes claims (not_claimable) until it is active again"`
+	Currency web.Optional[string] `json:"currency" schema:"currency" doc:"ISO 4217; changes only while the campaign has no template"`
 }
 
 // updateCampaign renames, pauses or resumes a campaign.
@@ -58,7 +63,8 @@ func (s *Server) updateCampaign(c *gin.Context) {
 		return
 	}
 	var p admin.CampaignPatch
-	if err := web.FirstErr(req.Name.NotNull("name", &p.Name), req.Status.NotNull("status", &p.Status)); err != nil {
+	if err := web.FirstErr(req.Name.NotNull("name", &p.Name), req.Status.NotNull("status", &p.Status),
+		req.Currency.NotNull("currency", &p.Currency)); err != nil {
 		web.RespondError(c, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -154,6 +155,9 @@ func FuzzCreateTemplate(f *testing.F) {
 		`{"campaign_id":1,"name":"x","kind":"fixed","face_value_cents":1,"total_stock":1,"per_user_limit":1,"valid_days":3651,"refund_policy":"recycle","status":"paused","extend_on_refund":true}`,
 		`{"campaign_id":1,"name":"x","kind":"fixed","face_value_cents":1,"total_stock":1,"per_user_limit":1,"valid_days":1,"claim_starts_at":"0001-01-01T00:00:00Z"}`,
 		`{"campaign_id":1,"name":"x","kind":"fixed","face_value_cents":1,"total_stock":1,"per_user_limit":1,"valid_days":1,"valid_from":"9999-12-31T23:59:59Z","valid_until":"9999-12-31T23:59:59.999999999Z"}`,
+		`{"campaign_id":1,"name":"x","kind":"tiered","tiers":[{"min_cents":100,"off_cents":10},{"min_cents":200,"off_cents":30}],"max_discount_cents":30,"total_stock":1,"per_user_limit":1,"valid_days":1}`,
+		`{"campaign_id":1,"name":"x","kind":"buy_x_get_y","buy_quantity":2,"get_quantity":1,"get_percent":100,"max_discount_cents":3000,"applies_to":"items","target":{"skus":["b","a","b"]},"total_stock":1,"per_user_limit":1,"valid_days":1}`,
+		`{"campaign_id":1,"name":"x","kind":"free_shipping","max_discount_cents":1000,"priority":0,"currency":"JPY","total_stock":1,"per_user_limit":1,"valid_days":1}`,
 		`{}`,
 	} {
 		f.Add([]byte(s))
@@ -229,8 +233,18 @@ func checkValidTemplate(t *testing.T, tpl *models.Template) {
 		t.Fatalf("fixed template passed: %+v", tpl)
 	case tpl.Kind == models.KindPercent && (tpl.PercentOff < 1 || tpl.PercentOff > 99 || tpl.MaxDiscountCents <= 0 || tpl.FaceValueCents != 0):
 		t.Fatalf("percent template passed: %+v", tpl)
-	case tpl.Kind != models.KindFixed && tpl.Kind != models.KindPercent:
+	case !slices.Contains(models.TemplateKinds, tpl.Kind):
 		t.Fatalf("kind %q passed", tpl.Kind)
+	case tpl.Kind != models.KindFixed && (tpl.MaxDiscountCents < 1 || tpl.MaxDiscountCents > models.MaxMoneyCents):
+		t.Fatalf("%s template without a cap passed: %+v", tpl.Kind, tpl)
+	case tpl.Kind == models.KindTiered && (len(tpl.Tiers) < 1 || len(tpl.Tiers) > models.MaxTiers):
+		t.Fatalf("tiered template with %d tiers passed", len(tpl.Tiers))
+	case tpl.Kind != models.KindTiered && len(tpl.Tiers) > 0:
+		t.Fatalf("%s template with tiers passed", tpl.Kind)
+	case tpl.AppliesTo != models.AppliesToItems && !tpl.Target.Empty():
+		t.Fatalf("applies_to %q with a target passed", tpl.AppliesTo)
+	case tpl.Priority < 0 || tpl.Priority > models.MaxPriority:
+		t.Fatalf("priority %d passed", tpl.Priority)
 	case tpl.TotalStock < 1 || tpl.TotalStock > models.MaxTotalStock:
 		t.Fatalf("total_stock %d passed", tpl.TotalStock)
 	case tpl.PerUserLimit < 1 || tpl.PerUserLimit > models.MaxPerUserLimit:

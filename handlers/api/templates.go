@@ -19,23 +19,53 @@ type createTemplateRequest struct {
 	Name             *string `json:"name" binding:"required" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
 	Description      *string `json:"description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
 	Kind             *string `json:"kind" binding:"required" schema:"template_kind"`
-	FaceValueCents   *int64  `json:"face_value_cents" doc:"fixed: the discount, > 0"`
-	PercentOff       *int64  `json:"percent_off" doc:"percent: 1..99"`
-	MaxDiscountCents *int64  `json:"max_discount_cents" doc:"percent: the cap of the discount, > 0"`
-	MinOrderCents    *int64  `json:"min_order_cents" doc:"the smallest order the coupon applies to, >= 0"`
-	TotalStock       *int64  `json:"total_stock" binding:"required" doc:"1..10,000,000"`
-	PerUserLimit     *int64  `json:"per_user_limit" binding:"required" doc:"1..100"`
-	ClaimStartsAt    *string `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
-	ClaimEndsAt      *string `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
-	ValidFrom        *string `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until"`
-	ValidUntil       *string `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from"`
-	ValidDays        *int64  `json:"valid_days" doc:"1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)"`
-	RefundPolicy     *string `json:"refund_policy" schema:"refund_policy"`
-	ExtendOnRefund   *bool   `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
-	Status           *string `json:"status" schema:"template_status"`
-	Stacking         *string `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
-	CodeMode         *string `json:"code_mode" schema:"code_mode"`
-	SharedCode       *string `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
+	FaceValueCents   *int64  `json:"face_value_cents" schema:"money" doc:"fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds"`
+	PercentOff       *int64  `json:"percent_off" schema:"percent_off" doc:"percent: 1..99"`
+	MaxDiscountCents *int64  `json:"max_discount_cents" schema:"money" doc:"the cap of the discount, and the coupon's budget value: required by every kind but fixed"`
+	MinOrderCents    *int64  `json:"min_order_cents" schema:"money" doc:"the smallest subtotal of the targeted lines the coupon applies to"`
+	// What the coupon applies to and the fields of the other kinds
+	// (docs/pricing.md, "Template fields").
+	AppliesTo       *string        `json:"applies_to" schema:"applies_to"`
+	Target          *targetRequest `json:"target" doc:"with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats"`
+	MinQuantity     *int64         `json:"min_quantity" schema:"min_quantity" doc:"the fewest targeted units the coupon applies to (0: any)"`
+	BuyQuantity     *int64         `json:"buy_quantity" schema:"set_quantity" doc:"buy_x_get_y: the units bought in each set"`
+	GetQuantity     *int64         `json:"get_quantity" schema:"set_quantity" doc:"buy_x_get_y: the cheapest units of each set that take get_percent off"`
+	GetPercent      *int64         `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free)"`
+	MaxApplications *int64         `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)"`
+	Tiers           []tierRequest  `json:"tiers" schema:"tiers" doc:"tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)"`
+	Priority        *int64         `json:"priority" schema:"priority" doc:"the order of the coupons of one order: lower first; 100 when left out"`
+	Currency        *string        `json:"currency" schema:"currency" doc:"ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's"`
+	TotalStock      *int64         `json:"total_stock" binding:"required" doc:"1..10,000,000"`
+	PerUserLimit    *int64         `json:"per_user_limit" binding:"required" doc:"1..100"`
+	ClaimStartsAt   *string        `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
+	ClaimEndsAt     *string        `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
+	ValidFrom       *string        `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until"`
+	ValidUntil      *string        `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from"`
+	ValidDays       *int64         `json:"valid_days" doc:"1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)"`
+	RefundPolicy    *string        `json:"refund_policy" schema:"refund_policy"`
+	ExtendOnRefund  *bool          `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
+	Status          *string        `json:"status" schema:"template_status"`
+	Stacking        *string        `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
+	CodeMode        *string        `json:"code_mode" schema:"code_mode"`
+	SharedCode      *string        `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
+}
+
+// tierRequest is models.Tier as a request sends it.
+type tierRequest struct {
+	MinCents   int64 `json:"min_cents" schema:"tier_min" doc:"the targeted subtotal from which the tier applies"`
+	OffCents   int64 `json:"off_cents" schema:"money" doc:"the amount off (or percent_off, not both)"`
+	PercentOff int64 `json:"percent_off" schema:"tier_percent" doc:"the percent off the targeted lines (or off_cents, not both)"`
+}
+
+// targetRequest is models.TemplateTarget as a request sends it: an unnamed
+// struct, so that the document describes it in place, with its limits.
+type targetRequest = struct {
+	SKUs               []string `json:"skus" schema:"target_list" doc:"the lines of these SKUs"`
+	ProductIDs         []string `json:"product_ids" schema:"target_list" doc:"the lines of these products"`
+	CategoryIDs        []string `json:"category_ids" schema:"target_list" doc:"the lines in any of these categories"`
+	ExcludeSKUs        []string `json:"exclude_skus" schema:"target_list" doc:"never the lines of these SKUs"`
+	ExcludeProductIDs  []string `json:"exclude_product_ids" schema:"target_list" doc:"never the lines of these products"`
+	ExcludeCategoryIDs []string `json:"exclude_category_ids" schema:"target_list" doc:"never the lines in any of these categories"`
 }
 
 // template converts the request (DecodeJSON saw the required fields),
@@ -54,6 +84,25 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 	set(&t.MaxDiscountCents, r.MaxDiscountCents)
 	set(&t.MinOrderCents, r.MinOrderCents)
 	set(&t.ValidDays, r.ValidDays)
+	set(&t.MinQuantity, r.MinQuantity)
+	set(&t.BuyQuantity, r.BuyQuantity)
+	set(&t.GetQuantity, r.GetQuantity)
+	set(&t.GetPercent, r.GetPercent)
+	set(&t.MaxApplications, r.MaxApplications)
+	t.Priority = models.DefaultPriority
+	set(&t.Priority, r.Priority)
+	for _, tier := range r.Tiers {
+		t.Tiers = append(t.Tiers, models.Tier(tier))
+	}
+	if r.Target != nil {
+		t.Target = models.TemplateTarget(*r.Target)
+	}
+	if r.AppliesTo != nil {
+		t.AppliesTo = *r.AppliesTo
+	}
+	if r.Currency != nil {
+		t.Currency = *r.Currency
+	}
 	if r.Description != nil {
 		t.Description = *r.Description
 	}

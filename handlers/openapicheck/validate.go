@@ -33,7 +33,8 @@ func Parse(doc []byte) (*Doc, error) {
 // Keywords are the schema keywords Validate knows; a document that uses
 // another would be checked only in part (UnknownKeywords finds them).
 var Keywords = []string{"$ref", "allOf", "nullable", "type", "properties", "required", "additionalProperties",
-	"items", "enum", "format", "minimum", "maximum", "minLength", "maxLength", "pattern", "description"}
+	"items", "enum", "format", "minimum", "maximum", "minLength", "maxLength", "pattern", "description",
+	"minItems", "maxItems"}
 
 // UnknownKeywords lists the keywords of the document's schemas (components
 // and the operations' bodies and answers) that Validate does not know.
@@ -214,6 +215,12 @@ func (d *Doc) validate(schema map[string]any, v any, at string) []string {
 	case map[string]any:
 		errs = append(errs, d.validateObject(schema, v, at)...)
 	case []any:
+		if m, ok := schema["minItems"].(float64); ok && float64(len(v)) < m {
+			errs = append(errs, fmt.Sprintf("%s: %d items, fewer than minItems %v", at, len(v), m))
+		}
+		if m, ok := schema["maxItems"].(float64); ok && float64(len(v)) > m {
+			errs = append(errs, fmt.Sprintf("%s: %d items, more than maxItems %v", at, len(v), m))
+		}
 		if items, ok := schema["items"].(map[string]any); ok {
 			for i, x := range v {
 				errs = append(errs, d.validate(items, x, fmt.Sprintf("%s[%d]", at, i))...)

@@ -3,6 +3,7 @@ package pages
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -12,17 +13,19 @@ import (
 
 // campaignForm is the create form of a campaign, as typed.
 type campaignForm struct {
-	Name, Budget string
-	Errors       formErrors
+	Name, Budget, Currency string
+	Errors                 formErrors
 }
 
 // newCampaignPage is the data of campaign_new.html.
 type newCampaignPage struct {
 	basePage
 	Form campaignForm
+	// Currency is the deployment's, a campaign's when the form leaves it empty.
+	Currency string
 }
 
-var campaignFields = map[string]string{"name": "name", "budget_cents": "budget"}
+var campaignFields = map[string]string{"name": "name", "budget_cents": "budget", "currency": "currency"}
 
 // campaignErrors puts a service's error beside each field of a campaign
 // form, in the form's words; a field with a message already keeps it. It
@@ -44,15 +47,21 @@ func campaignErrors(errs formErrors, err error) bool {
 // showNewCampaign shows an empty campaign form.
 func (p *Pages) showNewCampaign(c *gin.Context) {
 	p.render(c, http.StatusOK, "campaign_new", &newCampaignPage{basePage: basePage{Title: "New campaign", Nav: "admin"},
-		Form: campaignForm{Errors: formErrors{}}})
+		Form: campaignForm{Errors: formErrors{}}, Currency: p.money.code})
 }
 
 // createCampaign creates a campaign and goes on to its first template.
 func (p *Pages) createCampaign(c *gin.Context) {
-	f := campaignForm{Name: c.PostForm("name"), Budget: c.PostForm("budget"), Errors: formErrors{}}
+	f := campaignForm{Name: c.PostForm("name"), Budget: c.PostForm("budget"),
+		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), Errors: formErrors{}}
+	digits := models.CurrencyDigits(f.Currency)
+	if f.Currency == "" {
+		digits = p.money.digits
+	}
 	handleForm(p, c, formPost[models.Campaign]{errs: f.Errors,
 		read: func() models.Campaign {
-			return models.Campaign{Name: f.Name, BudgetCents: formMoney(f.Errors, "budget", f.Budget, false)}
+			return models.Campaign{Name: f.Name, Currency: f.Currency,
+				BudgetCents: formMoneyDigits(f.Errors, "budget", f.Budget, false, digits)}
 		},
 		// Name every mistake in this one answer, not only the budget's.
 		recheck: func(camp models.Campaign) error { return camp.Validate() },
@@ -66,7 +75,8 @@ func (p *Pages) createCampaign(c *gin.Context) {
 		},
 		refused: func(_ models.Campaign, err error) bool { return campaignErrors(f.Errors, err) },
 		show: func(status int) {
-			p.render(c, status, "campaign_new", &newCampaignPage{basePage: basePage{Title: "New campaign", Nav: "admin"}, Form: f})
+			p.render(c, status, "campaign_new", &newCampaignPage{basePage: basePage{Title: "New campaign", Nav: "admin"}, Form: f,
+				Currency: p.money.code})
 		},
 	})
 }

@@ -10,29 +10,41 @@ import (
 	"couponsvc/models"
 )
 
-// moneyFormat shows integer cents as an amount of one currency.
+// moneyFormat shows integer minor units as an amount of one currency, with
+// the currency's digits (2 for USD, 0 for JPY, 3 for KWD).
 type moneyFormat struct {
 	code   string
 	symbol string // printed before the amount; empty prints the code after it
+	digits int
 }
 
 func newMoneyFormat(code string) moneyFormat {
 	code = strings.ToUpper(strings.TrimSpace(code))
 	if code == "" {
-		code = "USD"
+		code = models.DefaultCurrency
 	}
 	symbols := map[string]string{"USD": "$", "EUR": "€", "GBP": "£", "AUD": "A$", "CAD": "C$", "NZD": "NZ$",
 		"JPY": "¥", "CNY": "¥", "INR": "₹", "KRW": "₩", "BRL": "R$", "MXN": "MX$", "SGD": "S$", "HKD": "HK$"}
-	return moneyFormat{code: code, symbol: symbols[code]}
+	return moneyFormat{code: code, symbol: symbols[code], digits: models.CurrencyDigits(code)}
 }
 
-// format writes cents as "$1,234.50" (or "1,234.50 CHF").
+// pow10 is 10^n for the digits of a currency (0..4).
+func pow10(n int) int64 {
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
+}
+
+// format writes minor units as "$1,234.50", "¥1,235", "1,234.500 KWD".
 func (m moneyFormat) format(cents int64) string {
 	neg := cents < 0
 	if neg {
 		cents = -cents
 	}
-	units := strconv.FormatInt(cents/100, 10)
+	unit := pow10(m.digits)
+	units := strconv.FormatInt(cents/unit, 10)
 	var b strings.Builder
 	for i, d := range units {
 		if i > 0 && (len(units)-i)%3 == 0 {
@@ -40,7 +52,10 @@ func (m moneyFormat) format(cents int64) string {
 		}
 		b.WriteRune(d)
 	}
-	s := fmt.Sprintf("%s.%02d", b.String(), cents%100)
+	s := b.String()
+	if m.digits > 0 {
+		s += fmt.Sprintf(".%0*d", m.digits, cents%unit)
+	}
 	if m.symbol != "" {
 		s = m.symbol + s
 	} else {
@@ -52,31 +67,44 @@ func (m moneyFormat) format(cents int64) string {
 	return s
 }
 
-// moneyInput writes cents as a form value: "12.50", "" for zero.
-func moneyInput(cents int64) string {
+// input writes minor units as a form value: "12.50" ("1250" in yen), ""
+// for zero.
+func (m moneyFormat) input(cents int64) string {
 	if cents == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d.%02d", cents/100, cents%100)
+	if m.digits == 0 {
+		return strconv.FormatInt(cents, 10)
+	}
+	unit := pow10(m.digits)
+	return fmt.Sprintf("%d.%0*d", cents/unit, m.digits, cents%unit)
 }
 
-// parseMoney reads an amount typed by a person ("12", "12.5", "1,234.50",
-// "12,50", "$12") as cents.
-func parseMoney(s string) (int64, bool) {
+// moneyInput writes cents as a form value: "12.50", "" for zero.
+func moneyInput(cents int64) string { return newMoneyFormat("USD").input(cents) }
+
+// parseMoney reads an amount with two decimals typed by a person ("12",
+// "12.5", "1,234.50", "12,50", "$12") as cents.
+func parseMoney(s string) (int64, bool) { return parseMoneyDigits(s, 2) }
+
+// parseMoneyDigits reads an amount typed by a person in a currency of
+// digits minor digits as minor units: at most digits decimals; a comma
+// followed by at most digits figures is a decimal comma.
+func parseMoneyDigits(s string, digits int) (int64, bool) {
 	s = strings.TrimSpace(s)
 	s = strings.TrimLeft(s, "$€£¥₹₩ ")
 	s = strings.NewReplacer(" ", "", "\u00a0", "", "_", "").Replace(s)
 	if strings.Contains(s, ".") {
 		s = strings.ReplaceAll(s, ",", "")
 	} else if i := strings.LastIndex(s, ","); i >= 0 {
-		if strings.Count(s, ",") == 1 && len(s)-i-1 <= 2 {
+		if digits > 0 && strings.Count(s, ",") == 1 && len(s)-i-1 <= min(digits, 2) {
 			s = s[:i] + "." + s[i+1:] // a decimal comma
 		} else {
 			s = strings.ReplaceAll(s, ",", "")
 		}
 	}
 	whole, frac, hasFrac := strings.Cut(s, ".")
-	if whole == "" || len(whole) > 12 || (hasFrac && (len(frac) < 1 || len(frac) > 2)) {
+	if whole == "" || len(whole) > 12 || (hasFrac && (len(frac) < 1 || len(frac) > digits)) {
 		return 0, false
 	}
 	for _, part := range []string{whole, frac} {
@@ -92,12 +120,10 @@ func parseMoney(s string) (int64, bool) {
 	}
 	var f int64
 	if hasFrac {
-		if len(frac) == 1 {
-			frac += "0"
-		}
+		frac += strings.Repeat("0", digits-len(frac))
 		f, _ = strconv.ParseInt(frac, 10, 64)
 	}
-	return w*100 + f, true
+	return w*pow10(digits) + f, true
 }
 
 // Times are read and shown in the deployment's time zone (Options.Location,
@@ -158,6 +184,8 @@ func (p *Pages) funcs() template.FuncMap {
 		"codeGroups": codeGroups,
 		"qr":         qrSVG,
 		"valueText":  p.valueText,
+		"moneyIn":    p.moneyIn,
+		"targetText": targetText,
 		"conditions": p.conditions,
 		"validity":   p.validityText,
 		"deref":      deref,
@@ -210,26 +238,86 @@ func codeGroups(code string) string {
 	return code[:4] + "-" + code[4:8] + "-" + code[8:]
 }
 
-// valueText says what a coupon is worth: "$5.00 off", "15% off, up to $20.00".
-func (p *Pages) valueText(t models.Template) string {
-	if t.Kind == models.KindPercent {
-		return fmt.Sprintf("%d%% off, up to %s", t.PercentOff, p.money.format(t.MaxDiscountCents))
+// moneyOf is the format of a template's or campaign's currency: the
+// deployment's when code is empty.
+func (p *Pages) moneyOf(code string) moneyFormat {
+	if code == "" || code == p.money.code {
+		return p.money
 	}
-	return p.money.format(t.FaceValueCents) + " off"
+	return newMoneyFormat(code)
+}
+
+// moneyIn writes minor units of the currency code ("" for the deployment's).
+func (p *Pages) moneyIn(code string, cents int64) string { return p.moneyOf(code).format(cents) }
+
+// valueText says what a coupon is worth, in its template's currency: "$5.00
+// off", "15% off, up to $20.00", "Buy 2, get 1 free, up to $30.00".
+func (p *Pages) valueText(t models.Template) string {
+	m := p.moneyOf(t.Currency)
+	upTo := ", up to " + m.format(t.MaxDiscountCents)
+	switch t.Kind {
+	case models.KindPercent:
+		return fmt.Sprintf("%d%% off", t.PercentOff) + upTo
+	case models.KindFixedPerItem:
+		return m.format(t.FaceValueCents) + " off each item" + upTo
+	case models.KindBuyXGetY:
+		get := "free"
+		if t.GetPercent < 100 {
+			get = fmt.Sprintf("at %d%% off", t.GetPercent)
+		}
+		return fmt.Sprintf("Buy %d, get %d %s", t.BuyQuantity, t.GetQuantity, get) + upTo
+	case models.KindTiered:
+		steps := make([]string, len(t.Tiers))
+		for i, tier := range t.Tiers {
+			off := m.format(tier.OffCents)
+			if tier.PercentOff > 0 {
+				off = fmt.Sprintf("%d%%", tier.PercentOff)
+			}
+			steps[i] = off + " off from " + m.format(tier.MinCents)
+		}
+		return strings.Join(steps, ", ") + upTo
+	case models.KindFreeShipping:
+		return "Free shipping" + upTo
+	}
+	return m.format(t.FaceValueCents) + " off"
 }
 
 // conditions lists a template's conditions in words.
 func (p *Pages) conditions(t models.Template) []string {
 	var out []string
 	if t.MinOrderCents > 0 {
-		out = append(out, "On orders of "+p.money.format(t.MinOrderCents)+" or more")
+		out = append(out, "On orders of "+p.moneyIn(t.Currency, t.MinOrderCents)+" or more")
 	} else {
 		out = append(out, "On any order")
+	}
+	if t.MinQuantity > 0 {
+		out = append(out, fmt.Sprintf("With %d or more items", t.MinQuantity))
+	}
+	if t.AppliesTo == models.AppliesToItems {
+		out = append(out, "On selected items")
 	}
 	if t.PerUserLimit == 1 {
 		out = append(out, "One per person")
 	} else {
 		out = append(out, fmt.Sprintf("Up to %d per person", t.PerUserLimit))
+	}
+	return out
+}
+
+// targetText says which lines an items template applies to, one phrase
+// per list: "SKUs: A, B", "not in categories: sale".
+func targetText(tt models.TemplateTarget) []string {
+	var out []string
+	for _, l := range []struct {
+		words string
+		list  []string
+	}{
+		{"SKUs", tt.SKUs}, {"products", tt.ProductIDs}, {"categories", tt.CategoryIDs},
+		{"not SKUs", tt.ExcludeSKUs}, {"not products", tt.ExcludeProductIDs}, {"not in categories", tt.ExcludeCategoryIDs},
+	} {
+		if len(l.list) > 0 {
+			out = append(out, l.words+": "+strings.Join(l.list, ", "))
+		}
 	}
 	return out
 }

@@ -26,6 +26,35 @@ func TestParseMoney(t *testing.T) {
 	}
 }
 
+// TestParseMoneyDigits: amounts are read with the currency's digits: none
+// for yen, three for dinars.
+func TestParseMoneyDigits(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		digits int
+		want   int64
+		ok     bool
+	}{
+		{"1500", 0, 1500, true}, {"1,500", 0, 1500, true}, {"¥ 1,500", 0, 1500, true}, {"15.5", 0, 0, false},
+		{"1.250", 3, 1250, true}, {"1.25", 3, 1250, true}, {"1", 3, 1000, true}, {"1.2345", 3, 0, false},
+		{"12,50", 2, 1250, true}, {"12.50", 2, 1250, true},
+	} {
+		got, ok := parseMoneyDigits(tc.in, tc.digits)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseMoneyDigits(%q, %d) = %d, %v; want %d, %v", tc.in, tc.digits, got, ok, tc.want, tc.ok)
+		}
+	}
+	for _, tc := range []struct {
+		code  string
+		cents int64
+		want  string
+	}{{"USD", 1250, "12.50"}, {"JPY", 1250, "1250"}, {"KWD", 1250, "1.250"}, {"USD", 0, ""}} {
+		if got := newMoneyFormat(tc.code).input(tc.cents); got != tc.want {
+			t.Errorf("input(%s, %d) = %q, want %q", tc.code, tc.cents, got, tc.want)
+		}
+	}
+}
+
 func TestMoneyFormat(t *testing.T) {
 	for _, tc := range []struct {
 		code  string
@@ -34,6 +63,7 @@ func TestMoneyFormat(t *testing.T) {
 	}{
 		{"", 0, "$0.00"}, {"USD", 5, "$0.05"}, {"usd", 123456789, "$1,234,567.89"}, {"EUR", 1000, "€10.00"},
 		{"CHF", 250050, "2,500.50 CHF"}, {"GBP", -150, "−£1.50"},
+		{"JPY", 1500, "¥1,500"}, {"KWD", 1234500, "1,234.500 KWD"}, {"BHD", 5, "0.005 BHD"},
 	} {
 		if got := newMoneyFormat(tc.code).format(tc.cents); got != tc.want {
 			t.Errorf("format(%q, %d) = %q, want %q", tc.code, tc.cents, got, tc.want)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,23 @@ type templateForm struct {
 	RefundPolicy                                 string
 	CodeMode, SharedCode                         string
 	ExtendOnRefund, StartPaused                  bool
-	Errors                                       formErrors
+	// What the coupon applies to and the other kinds' fields, as typed:
+	// Targets are the six target lists by field name (targetFields), each
+	// a textarea of entries one a line or separated by commas; Tiers a
+	// textarea of "min: amount" or "min: percent%" lines.
+	AppliesTo, MinQuantity, Priority, Currency            string
+	BuyQuantity, GetQuantity, GetPercent, MaxApplications string
+	Tiers                                                 string
+	Targets                                               map[string]string
+	Errors                                                formErrors
+}
+
+// targetFields are the target lists of the form, by the service's name
+// after "target." (the form's field is "target_" and the name).
+var targetFields = []struct{ Name, Label string }{
+	{"skus", "SKUs"}, {"product_ids", "Product ids"}, {"category_ids", "Category ids"},
+	{"exclude_skus", "Never these SKUs"}, {"exclude_product_ids", "Never these product ids"},
+	{"exclude_category_ids", "Never these category ids"},
 }
 
 // templateFields maps the service's field names to the form's.
@@ -34,26 +51,47 @@ var templateFields = map[string]string{
 	"claim_starts_at": "claim_starts_at", "claim_ends_at": "claim_ends_at", "valid_days": "valid_days",
 	"valid_from": "valid_from", "valid_until": "valid_until", "refund_policy": "refund_policy",
 	"status": "start_paused", "code_mode": "code_mode", "shared_code": "shared_code",
+	"applies_to": "applies_to", "target": "applies_to", "min_quantity": "min_quantity", "priority": "priority",
+	"currency": "currency", "buy_quantity": "buy_quantity", "get_quantity": "get_quantity",
+	"get_percent": "get_percent", "max_applications": "max_applications", "tiers": "tiers",
+	"target.skus": "target_skus", "target.product_ids": "target_product_ids", "target.category_ids": "target_category_ids",
+	"target.exclude_skus": "target_exclude_skus", "target.exclude_product_ids": "target_exclude_product_ids",
+	"target.exclude_category_ids": "target_exclude_category_ids",
 }
 
 // templateFieldMessages replace the service's messages beside the fields of
 // the form: the service speaks of cents and of its field names, the form of
 // amounts and of what the admin sees.
 var templateFieldMessages = map[string]string{
-	"campaign_id":     "Choose a campaign.",
-	"name":            "Enter a name of 1 to 100 characters, on one line, of ordinary text.",
-	"face_value":      "Enter the amount this coupon takes off, more than zero.",
-	"percent_off":     "Enter a percentage from 1 to 99.",
-	"max_discount":    "Enter the most this coupon may take off, more than zero.",
-	"min_order":       "Enter the smallest order this coupon works on, or leave it empty for any order.",
-	"total_stock":     "Enter how many coupons there are, from 1 to 10,000,000.",
-	"per_user_limit":  "Enter how many one person may hold, from 1 to 100.",
-	"valid_days":      "Enter a number of days from 1 to 3,650.",
-	"claim_ends_at":   "Claims must close after they open.",
-	"valid_from":      "Enter the first day the coupons are valid.",
-	"valid_until":     "The coupons must stop being valid after they start.",
-	"claim_starts_at": "Enter when claims open, such as 2026-03-01 09:00.",
+	"campaign_id":                 "Choose a campaign.",
+	"name":                        "Enter a name of 1 to 100 characters, on one line, of ordinary text.",
+	"face_value":                  "Enter the amount this coupon takes off, more than zero.",
+	"percent_off":                 "Enter a percentage from 1 to 99.",
+	"max_discount":                "Enter the most this coupon may take off, more than zero.",
+	"min_order":                   "Enter the smallest order this coupon works on, or leave it empty for any order.",
+	"total_stock":                 "Enter how many coupons there are, from 1 to 10,000,000.",
+	"per_user_limit":              "Enter how many one person may hold, from 1 to 100.",
+	"valid_days":                  "Enter a number of days from 1 to 3,650.",
+	"claim_ends_at":               "Claims must close after they open.",
+	"valid_from":                  "Enter the first day the coupons are valid.",
+	"valid_until":                 "The coupons must stop being valid after they start.",
+	"claim_starts_at":             "Enter when claims open, such as 2026-03-01 09:00.",
+	"min_quantity":                "Enter a number of items from 0 to 1,000,000, or leave it empty for any.",
+	"priority":                    "Enter a priority from 0 (applies first) to 1,000.",
+	"buy_quantity":                "Enter how many items are bought, from 1 to 1,000.",
+	"get_quantity":                "Enter how many items are discounted, from 1 to 1,000.",
+	"get_percent":                 "Enter a percentage from 1 to 100 (100: free).",
+	"max_applications":            "Enter a number from 0 (no limit) to 1,000,000.",
+	"target_skus":                 targetMessage,
+	"target_product_ids":          targetMessage,
+	"target_category_ids":         targetMessage,
+	"target_exclude_skus":         targetMessage,
+	"target_exclude_product_ids":  targetMessage,
+	"target_exclude_category_ids": targetMessage,
 }
+
+// targetMessage is the error beside a target list.
+const targetMessage = "Enter at most 1,000 entries, one a line or separated by commas, each 1 to 64 characters."
 
 // bornExpiredMessages replace the service's messages when the validity
 // would end before coupons are claimed (models.ErrBornExpired).
@@ -69,7 +107,7 @@ var bornExpiredMessages = map[string]string{
 // reports whether err was one the form can show.
 func templateErrors(errs formErrors, err error, fields map[string]string) bool {
 	fresh := formErrors{}
-	if !fresh.fromError(err, fields) {
+	if !fresh.fromError(tierErrors(errs, err), fields) {
 		return false
 	}
 	words := templateFieldMessages
@@ -85,17 +123,51 @@ func templateErrors(errs formErrors, err error, fields map[string]string) bool {
 	return true
 }
 
+// tierErrors puts the errors of single tiers (tiers[2].min_cents) beside
+// the form's tiers, each saying its row, and returns err without them.
+func tierErrors(errs formErrors, err error) error {
+	named := models.FieldsOf(err)
+	var rest models.FieldErrors
+	var rows []string
+	for _, fe := range named {
+		var row int
+		var sub string
+		if n, _ := fmt.Sscanf(fe.Field, "tiers[%d].%s", &row, &sub); n != 2 {
+			rest = append(rest, fe)
+			continue
+		}
+		what := "the minimum must be more than zero and more than the row above's"
+		if sub != "min_cents" {
+			what = "give an amount or a percentage off, every row the same way, never less than the row above"
+		}
+		rows = append(rows, fmt.Sprintf("Row %d: %s.", row+1, what))
+	}
+	if len(rows) == 0 {
+		return err
+	}
+	errs.add("tiers", strings.Join(rows, " "))
+	if len(rest) == 0 {
+		// Only the tiers were at fault: a form-level error the form shows
+		// nowhere else, so that fromError still reports it as shown.
+		return models.Invalid("tiers", "%s", strings.Join(rows, " "))
+	}
+	return rest.Err()
+}
+
 // newTemplatePage is the data of template_new.html.
 type newTemplatePage struct {
 	basePage
 	Form      templateForm
 	Campaigns []models.Campaign
+	// Targets are the target lists' names and labels, in order.
+	Targets []struct{ Name, Label string }
 }
 
 // showNewTemplate shows an empty create form with sensible defaults.
 func (p *Pages) showNewTemplate(c *gin.Context) {
 	f := templateForm{Kind: models.KindFixed, TotalStock: "100", PerUserLimit: "1", Validity: "days", ValidDays: "30",
-		RefundPolicy: models.RefundRestore, CampaignID: c.Query("campaign"), Errors: formErrors{}}
+		RefundPolicy: models.RefundRestore, CampaignID: c.Query("campaign"), AppliesTo: models.AppliesToOrder,
+		Priority: strconv.Itoa(models.DefaultPriority), Targets: map[string]string{}, Errors: formErrors{}}
 	p.renderNewTemplate(c, http.StatusOK, f)
 }
 
@@ -111,7 +183,7 @@ func (p *Pages) renderNewTemplate(c *gin.Context, status int, f templateForm) {
 		return
 	}
 	p.render(c, status, "template_new", &newTemplatePage{basePage: basePage{Title: "New template", Nav: "admin"},
-		Form: f, Campaigns: camps})
+		Form: f, Campaigns: camps, Targets: targetFields})
 }
 
 // createTemplate creates a template from the form; on a mistake the form comes
@@ -127,13 +199,28 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		ValidUntil: c.PostForm("valid_until"), RefundPolicy: c.PostForm("refund_policy"),
 		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
 		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
+		AppliesTo: c.PostForm("applies_to"), MinQuantity: c.PostForm("min_quantity"), Priority: c.PostForm("priority"),
+		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
+		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
+		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
 		Errors: formErrors{},
 	}
+	for _, tf := range targetFields {
+		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
+	}
+	campaignCurrency := p.campaignCurrency(c, f.CampaignID)
 	handleForm(p, c, formPost[models.Template]{errs: f.Errors,
-		read: func() models.Template { return f.template(p) },
+		read: func() models.Template { return f.template(p, campaignCurrency) },
 		// What was typed cannot be sent: check the rest as the service
 		// would, so that every mistake is named in this one answer.
-		recheck: func(t models.Template) error { return t.Validate() },
+		recheck: func(t models.Template) error {
+			var errs models.FieldErrors
+			errs.Add(t.Validate())
+			if t.Currency != campaignCurrency {
+				errs.Add(models.Invalid("currency", "must be %s, the currency of the campaign", campaignCurrency))
+			}
+			return errs.Err()
+		},
 		act: func(t models.Template) (outcome, error) {
 			out, err := p.admin.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
 			if err != nil {
@@ -146,14 +233,23 @@ func (p *Pages) createTemplate(c *gin.Context) {
 	})
 }
 
-// template converts the form; fields that do not apply to the chosen kind or
-// validity are left out, so that a value typed before switching does not
-// count. Times are read in the deployment's zone (p.formTime).
-func (f *templateForm) template(p *Pages) models.Template {
+// template converts the form; fields that do not apply to the chosen kind,
+// target or validity are left out, so that a value typed before switching
+// does not count. Amounts are read with the digits of the currency (the
+// one typed, else campaignCurrency, the chosen campaign's); times in the
+// deployment's zone (p.formTime).
+func (f *templateForm) template(p *Pages, campaignCurrency string) models.Template {
 	e := f.Errors
 	t := models.Template{Name: f.Name, Description: strings.TrimSpace(f.Description), Kind: f.Kind,
 		RefundPolicy: f.RefundPolicy, ExtendOnRefund: f.ExtendOnRefund, Status: models.TemplateActive,
-		CodeMode: f.CodeMode}
+		CodeMode: f.CodeMode, Currency: f.Currency}
+	if t.Currency == "" {
+		t.Currency = campaignCurrency
+	}
+	digits := models.CurrencyDigits(t.Currency)
+	money := func(field, value string, required bool) int64 {
+		return formMoneyDigits(e, field, value, required, digits)
+	}
 	if f.CodeMode == models.CodeModeShared {
 		t.SharedCode = f.SharedCode
 	}
@@ -163,14 +259,41 @@ func (f *templateForm) template(p *Pages) models.Template {
 	}
 	switch f.Kind {
 	case models.KindFixed:
-		t.FaceValueCents = formMoney(e, "face_value", f.FaceValue, true)
+		t.FaceValueCents = money("face_value", f.FaceValue, true)
 	case models.KindPercent:
 		t.PercentOff = formInt(e, "percent_off", f.PercentOff, true)
-		t.MaxDiscountCents = formMoney(e, "max_discount", f.MaxDiscount, true)
+		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
+	case models.KindFixedPerItem:
+		t.FaceValueCents = money("face_value", f.FaceValue, true)
+		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
+	case models.KindBuyXGetY:
+		t.BuyQuantity = formInt(e, "buy_quantity", f.BuyQuantity, true)
+		t.GetQuantity = formInt(e, "get_quantity", f.GetQuantity, true)
+		t.GetPercent = formInt(e, "get_percent", f.GetPercent, true)
+		t.MaxApplications = formInt(e, "max_applications", f.MaxApplications, false)
+		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
+	case models.KindTiered:
+		t.Tiers = formTiers(e, f.Tiers, digits)
+		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
+	case models.KindFreeShipping:
+		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
 	default:
-		e.add("kind", "Choose an amount off or a percentage off.")
+		e.add("kind", "Choose what the coupon takes off.")
 	}
-	t.MinOrderCents = formMoney(e, "min_order", f.MinOrder, false)
+	if f.Kind != models.KindFreeShipping { // always the shipping
+		t.AppliesTo = f.AppliesTo
+	}
+	if t.AppliesTo == models.AppliesToItems {
+		t.Target = models.TemplateTarget{SKUs: formList(f.Targets["skus"]), ProductIDs: formList(f.Targets["product_ids"]),
+			CategoryIDs: formList(f.Targets["category_ids"]), ExcludeSKUs: formList(f.Targets["exclude_skus"]),
+			ExcludeProductIDs: formList(f.Targets["exclude_product_ids"]), ExcludeCategoryIDs: formList(f.Targets["exclude_category_ids"])}
+	}
+	t.MinOrderCents = money("min_order", f.MinOrder, false)
+	t.MinQuantity = formInt(e, "min_quantity", f.MinQuantity, false)
+	t.Priority = models.DefaultPriority
+	if strings.TrimSpace(f.Priority) != "" {
+		t.Priority = formInt(e, "priority", f.Priority, false)
+	}
 	t.TotalStock = formInt(e, "total_stock", f.TotalStock, true)
 	t.PerUserLimit = formInt(e, "per_user_limit", f.PerUserLimit, true)
 	if starts := p.formTime(e, "claim_starts_at", f.ClaimStartsAt); starts != nil {

@@ -18,6 +18,9 @@ import (
 type CampaignPatch struct {
 	Name   *string
 	Status *string
+	// Currency changes only while the campaign has no template: every
+	// template's amounts are in its campaign's currency.
+	Currency *string
 }
 
 // UpdateCampaign renames, pauses or resumes a campaign (docs/flows.md,
@@ -27,7 +30,8 @@ type CampaignPatch struct {
 // status, the claim rules of every template of the campaign are written to
 // Redis before the commit, under the locks of the campaign's and the
 // templates' rows, so that every instance follows the change from the answer
-// on; a failed write rolls the change back. Each change is audited:
+// on; a failed write rolls the change back. The currency changes only
+// while the campaign has no template (400 on currency). Each change is audited:
 // campaign.pause, campaign.resume, campaign.update. Errors:
 // CodeInvalidRequest (each field at fault), CodeNotFound, CodeUnavailable.
 func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p CampaignPatch) (*models.Campaign, error) {
@@ -48,13 +52,28 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 				return models.Invalid("status", `must be %q or %q`, models.CampaignActive, models.CampaignPaused)
 			}
 		}
+		if p.Currency != nil {
+			camp.Currency = strings.TrimSpace(*p.Currency)
+			if camp.Currency == "" {
+				return models.ValidateCurrency("currency", "")
+			}
+		}
 		if err := camp.Validate(); err != nil {
 			return err
 		}
 		if camp == before {
 			return nil
 		}
-		if err := tx.Model(&camp).Select("name", "status").Updates(&camp).Error; err != nil {
+		if camp.Currency != before.Currency {
+			var n int64
+			if err := tx.Model(&models.Template{}).Where("campaign_id = ?", id).Count(&n).Error; err != nil {
+				return err
+			}
+			if n > 0 {
+				return models.Invalid("currency", "cannot change: the campaign has %d templates, whose amounts are in %s", n, s.campaignCurrency(&before))
+			}
+		}
+		if err := tx.Model(&camp).Select("name", "status", "currency").Updates(&camp).Error; err != nil {
 			return err
 		}
 		action := "campaign.update"
@@ -65,7 +84,7 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 			action = "campaign.resume"
 		}
 		if err := s.Audit(tx, actor, action, fmt.Sprintf("campaign:%d", camp.ID),
-			fmt.Sprintf("name=%q status=%s status_was=%s", camp.Name, camp.Status, before.Status)); err != nil {
+			fmt.Sprintf("name=%q status=%s status_was=%s currency=%s", camp.Name, camp.Status, before.Status, camp.Currency)); err != nil {
 			return err
 		}
 		if camp.Status == before.Status {

@@ -12,9 +12,12 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// CreateCampaign validates and stores a campaign. Errors: CodeInvalidRequest,
-// CodeUnavailable.
+// CreateCampaign validates and stores a campaign; without a currency it
+// has the deployment's. Errors: CodeInvalidRequest, CodeUnavailable.
 func (s *Admin) CreateCampaign(ctx context.Context, actor string, c models.Campaign) (*models.Campaign, error) {
+	if c.Currency == "" {
+		c.Currency = s.Cfg.Currency
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -25,7 +28,7 @@ func (s *Admin) CreateCampaign(ctx context.Context, actor string, c models.Campa
 			return err
 		}
 		return s.Audit(tx, actor, "campaign.create", fmt.Sprintf("campaign:%d", c.ID),
-			fmt.Sprintf("name=%q budget_cents=%d", c.Name, c.BudgetCents))
+			fmt.Sprintf("name=%q budget_cents=%d currency=%s", c.Name, c.BudgetCents, c.Currency))
 	})
 	if err != nil {
 		return nil, core.DBError("campaign", err)
@@ -34,7 +37,11 @@ func (s *Admin) CreateCampaign(ctx context.Context, actor string, c models.Campa
 }
 
 // TemplatePatch holds the fields an admin may change on a template; nil
-// leaves a field as it is. ClearClaimEndsAt removes the end of the claim window.
+// leaves a field as it is. ClearClaimEndsAt removes the end of the claim
+// window. What a coupon takes off (kind, amounts, applies_to, target, tiers,
+// minimums, priority, currency) is not among them, as face_value_cents never
+// was: coupons already issued carry the template's value in the campaign's
+// budget and held orders were priced by it (docs/pricing.md).
 type TemplatePatch struct {
 	Name             *string
 	Description      *string
@@ -52,12 +59,17 @@ type TemplatePatch struct {
 // Redis. A template whose coupons would be born expired is refused (see
 // models.Template.ValidateIssuable), and so is a shared code another
 // template that is not archived has (the database's unique index decides,
-// also between two creations at once). Errors: CodeInvalidRequest,
-// CodeNotFound (campaign), CodeUnavailable.
+// also between two creations at once). Without a currency the template has
+// the deployment's; it must be its campaign's (the campaign's row is locked,
+// so that its currency does not change meanwhile). Errors:
+// CodeInvalidRequest, CodeNotFound (campaign), CodeUnavailable.
 func (s *Admin) CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error) {
 	now := s.Clock()
 	if t.ClaimStartsAt.IsZero() {
 		t.ClaimStartsAt = now
+	}
+	if t.Currency == "" {
+		t.Currency = s.Cfg.Currency
 	}
 	if err := t.Validate(); err != nil {
 		return nil, err
@@ -71,19 +83,22 @@ func (s *Admin) CreateTemplate(ctx context.Context, actor string, t models.Templ
 	t.ID = 0
 	t.CreatedAt, t.UpdatedAt = now, now
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&models.Campaign{}).Where("id = ?", t.CampaignID).Count(&n).Error; err != nil {
+		var camps []models.Campaign
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", t.CampaignID).Limit(1).Find(&camps).Error; err != nil {
 			return err
 		}
-		if n == 0 {
+		if len(camps) == 0 {
 			return &models.Error{Code: models.CodeNotFound, Field: "campaign_id", Message: fmt.Sprintf("campaign %d does not exist", t.CampaignID)}
+		}
+		if cur := s.campaignCurrency(&camps[0]); t.Currency != cur {
+			return models.Invalid("currency", "must be %s, the currency of campaign %d", cur, t.CampaignID)
 		}
 		if err := tx.Create(&t).Error; err != nil {
 			return sharedCodeTaken(err, t.SharedCode)
 		}
 		return s.Audit(tx, actor, "template.create", fmt.Sprintf("template:%d", t.ID),
-			fmt.Sprintf("name=%q kind=%s stock=%d limit=%d code_mode=%s shared_code=%s",
-				t.Name, t.Kind, t.TotalStock, t.PerUserLimit, t.CodeMode, t.SharedCode))
+			fmt.Sprintf("name=%q kind=%s stock=%d limit=%d code_mode=%s shared_code=%s applies_to=%s priority=%d currency=%s",
+				t.Name, t.Kind, t.TotalStock, t.PerUserLimit, t.CodeMode, t.SharedCode, t.AppliesTo, t.Priority, t.Currency))
 	})
 	if err != nil {
 		return nil, core.DBError("template", err)
@@ -94,6 +109,15 @@ func (s *Admin) CreateTemplate(ctx context.Context, actor string, t models.Templ
 	}
 	s.Templates.Forget(t.ID) // a shared code looked up as no template's has one now
 	return &t, nil
+}
+
+// campaignCurrency is a campaign's currency: an empty one (a row older
+// than currencies, not yet filled by core.FillCurrency) is the deployment's.
+func (s *Admin) campaignCurrency(c *models.Campaign) string {
+	if c.Currency == "" {
+		return s.Cfg.Currency
+	}
+	return c.Currency
 }
 
 // ListCampaignTemplates returns the templates of one campaign, oldest

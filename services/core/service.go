@@ -37,6 +37,11 @@ type Config struct {
 	// Location is the deployment's time zone (UTC when nil): the days of
 	// "valid N days" and of the reports are its days (docs/time.md).
 	Location *time.Location
+	// Currency is the deployment's currency (COUPON_CURRENCY, an ISO 4217
+	// code, models.DefaultCurrency by default): that of a campaign or a
+	// template created without one, and of the rows written before
+	// templates had one (FillCurrency).
+	Currency string
 	Logger   *slog.Logger
 }
 
@@ -50,9 +55,14 @@ func DefaultConfig() Config {
 		Now:              func() time.Time { return time.Now().UTC() },
 		NewCode:          models.NewCouponCode,
 		Location:         time.UTC,
+		Currency:         models.DefaultCurrency,
 		Logger:           slog.Default(),
 	}
 }
+
+// ValidCurrency reports whether code is an ISO 4217 currency code in upper
+// case, as Config.Currency must be.
+func ValidCurrency(code string) bool { return models.ValidateCurrency("currency", code) == nil }
 
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
@@ -80,6 +90,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = d.Logger
+	}
+	if c.Currency == "" {
+		c.Currency = d.Currency
 	}
 	return c
 }

@@ -48,3 +48,21 @@ func (s *Core) LoadMissingCounters(ctx context.Context) (int, error) {
 	}
 	return loaded, errors.Join(errs...)
 }
+
+// FillCurrency writes the deployment's currency (Config.Currency) into the
+// campaigns and templates whose currency is empty: the rows written before
+// they had one. Run at start, after the migrations; it touches nothing
+// once every row has a currency, so that every instance may run it, and
+// leaves updated_at alone (the rows did not change in meaning). It
+// returns how many rows it filled. Errors: CodeUnavailable.
+func (s *Core) FillCurrency(ctx context.Context) (int64, error) {
+	var n int64
+	for _, m := range []any{&models.Campaign{}, &models.Template{}} {
+		res := s.DB.WithContext(ctx).Model(m).Where("currency = ?", "").UpdateColumn("currency", s.Cfg.Currency)
+		if res.Error != nil {
+			return n, DBError("the currency of older rows", res.Error)
+		}
+		n += res.RowsAffected
+	}
+	return n, nil
+}

@@ -455,16 +455,19 @@
 
   // ---- forms ----
 
-  // toggleFields shows only the fields of the chosen kind and validity on the
-  // template form.
+  // toggleFields shows only the fields of the chosen kind, target and
+  // validity on the template form; an attribute may list several values,
+  // separated by spaces.
   function toggleFields(form) {
     function sync(name, attr) {
       var chosen = form.querySelector('input[name="' + name + '"]:checked');
       form.querySelectorAll("[" + attr + "]").forEach(function (el) {
-        el.hidden = !!chosen && el.getAttribute(attr) !== chosen.value;
+        el.hidden = !!chosen && el.getAttribute(attr).split(" ").indexOf(chosen.value) < 0;
       });
     }
-    function all() { sync("kind", "data-kind"); sync("validity", "data-validity"); }
+    function all() {
+      sync("kind", "data-kind"); sync("validity", "data-validity"); sync("applies_to", "data-applies");
+    }
     form.addEventListener("change", all);
     all();
   }

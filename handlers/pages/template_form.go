@@ -1,0 +1,100 @@
+package pages
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"couponsvc/models"
+
+	"github.com/gin-gonic/gin"
+)
+
+// formMoneyDigits reads an amount field in a currency of digits minor
+// digits as minor units; a blank one is 0 unless required.
+func formMoneyDigits(errs formErrors, field, value string, required bool, digits int) int64 {
+	example := newMoneyFormat("").input(1250)
+	if digits != 2 {
+		example = moneyFormat{digits: digits}.input(1250 * pow10(digits))
+	}
+	if strings.TrimSpace(value) == "" {
+		if required {
+			errs.add(field, "Enter an amount, such as "+example+".")
+		}
+		return 0
+	}
+	cents, ok := parseMoneyDigits(value, digits)
+	if !ok {
+		errs.add(field, "Enter an amount, such as "+example+".")
+		return 0
+	}
+	return cents
+}
+
+// formList reads a target list: entries one a line or separated by
+// commas, trimmed, blanks dropped (the service sorts them and drops
+// repeats).
+func formList(value string) []string {
+	var out []string
+	for _, entry := range strings.FieldsFunc(value, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
+		if entry = strings.TrimSpace(entry); entry != "" {
+			out = append(out, entry)
+		}
+	}
+	return out
+}
+
+// formTiers reads the tiers textarea: one tier a line, "minimum: amount"
+// or "minimum: percent%" (100.00: 15.00, 200: 10%), amounts in the
+// currency's digits. Each line that cannot be read is named by its row.
+func formTiers(errs formErrors, value string, digits int) []models.Tier {
+	var tiers []models.Tier
+	var bad []string
+	row := 0
+	for _, line := range strings.Split(value, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		row++
+		minText, offText, ok := strings.Cut(line, ":")
+		minCents, okMin := parseMoneyDigits(minText, digits)
+		offText = strings.TrimSpace(offText)
+		var tier models.Tier
+		tier.MinCents = minCents
+		okOff := false
+		if pct, isPct := strings.CutSuffix(offText, "%"); isPct {
+			n, err := strconv.ParseInt(strings.TrimSpace(pct), 10, 64)
+			tier.PercentOff, okOff = n, err == nil && n > 0
+		} else {
+			tier.OffCents, okOff = parseMoneyDigits(offText, digits)
+			okOff = okOff && tier.OffCents > 0
+		}
+		if !ok || !okMin || !okOff {
+			bad = append(bad, fmt.Sprintf("Row %d: write a minimum, a colon and an amount or a percentage off.", row))
+			continue
+		}
+		tiers = append(tiers, tier)
+	}
+	switch {
+	case len(bad) > 0:
+		errs.add("tiers", strings.Join(bad, " ")+" For example 100.00: 15.00 or 200: 10%.")
+	case row == 0:
+		errs.add("tiers", "Enter at least one tier, such as 100.00: 15.00.")
+	}
+	return tiers
+}
+
+// campaignCurrency is the currency of the campaign a form names by id, or
+// the deployment's when it names none that can be read.
+func (p *Pages) campaignCurrency(c *gin.Context, id string) string {
+	n, err := strconv.ParseInt(strings.TrimSpace(id), 10, 64)
+	if err != nil || n <= 0 {
+		return p.money.code
+	}
+	camp, err := p.core.GetCampaign(c.Request.Context(), n)
+	if err != nil || camp.Currency == "" {
+		return p.money.code
+	}
+	return camp.Currency
+}
