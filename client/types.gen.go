@@ -5,6 +5,27 @@ import (
 	"time"
 )
 
+// Defines values for CreateTemplateRequestAppliesTo.
+const (
+	Items    CreateTemplateRequestAppliesTo = "items"
+	Order    CreateTemplateRequestAppliesTo = "order"
+	Shipping CreateTemplateRequestAppliesTo = "shipping"
+)
+
+// Valid indicates whether the value is a known member of the CreateTemplateRequestAppliesTo enum.
+func (e CreateTemplateRequestAppliesTo) Valid() bool {
+	switch e {
+	case Items:
+		return true
+	case Order:
+		return true
+	case Shipping:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateTemplateRequestCodeMode.
 const (
 	CreateTemplateRequestCodeModeShared CreateTemplateRequestCodeMode = "shared"
@@ -25,16 +46,28 @@ func (e CreateTemplateRequestCodeMode) Valid() bool {
 
 // Defines values for CreateTemplateRequestKind.
 const (
-	Fixed   CreateTemplateRequestKind = "fixed"
-	Percent CreateTemplateRequestKind = "percent"
+	BuyXGetY     CreateTemplateRequestKind = "buy_x_get_y"
+	Fixed        CreateTemplateRequestKind = "fixed"
+	FixedPerItem CreateTemplateRequestKind = "fixed_per_item"
+	FreeShipping CreateTemplateRequestKind = "free_shipping"
+	Percent      CreateTemplateRequestKind = "percent"
+	Tiered       CreateTemplateRequestKind = "tiered"
 )
 
 // Valid indicates whether the value is a known member of the CreateTemplateRequestKind enum.
 func (e CreateTemplateRequestKind) Valid() bool {
 	switch e {
+	case BuyXGetY:
+		return true
 	case Fixed:
 		return true
+	case FixedPerItem:
+		return true
+	case FreeShipping:
+		return true
 	case Percent:
+		return true
+	case Tiered:
 		return true
 	default:
 		return false
@@ -241,6 +274,7 @@ type BudgetEvent struct {
 type Campaign struct {
 	BudgetCents int64     `json:"budget_cents"`
 	CreatedAt   time.Time `json:"created_at"`
+	Currency    string    `json:"currency"`
 	ID          int64     `json:"id"`
 	Name        string    `json:"name"`
 	Status      string    `json:"status"`
@@ -430,12 +464,21 @@ type CreateCampaignRequest struct {
 	// BudgetCents 0 (no budget) up to 10^12
 	BudgetCents *int64 `json:"budget_cents,omitempty"`
 
+	// Currency ISO 4217, of the budget and of every template of the campaign; the deployment's (COUPON_CURRENCY) when left out
+	Currency *string `json:"currency,omitempty"`
+
 	// Name 1-100 characters on one line, without control characters or characters that change the text direction
 	Name string `json:"name"`
 }
 
 // CreateTemplateRequest defines model for CreateTemplateRequest.
 type CreateTemplateRequest struct {
+	// AppliesTo order (default; shipping for free_shipping): every discountable line; items: the lines target selects; shipping: the shipping (fixed, percent and free_shipping only)
+	AppliesTo *CreateTemplateRequestAppliesTo `json:"applies_to,omitempty"`
+
+	// BuyQuantity buy_x_get_y: the units bought in each set
+	BuyQuantity *int64 `json:"buy_quantity,omitempty"`
+
 	// CampaignID the campaign the template belongs to
 	CampaignID int64 `json:"campaign_id"`
 
@@ -448,21 +491,36 @@ type CreateTemplateRequest struct {
 	// CodeMode unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout
 	CodeMode *CreateTemplateRequestCodeMode `json:"code_mode,omitempty"`
 
+	// Currency ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's
+	Currency *string `json:"currency,omitempty"`
+
 	// Description at most 2000 characters; line breaks (\n or \r\n) but no other control characters, nor direction overrides
 	Description *string `json:"description,omitempty"`
 
 	// ExtendOnRefund a refunded coupon's validity is extended by the time its order held it
 	ExtendOnRefund *bool `json:"extend_on_refund,omitempty"`
 
-	// FaceValueCents fixed: the discount, > 0
-	FaceValueCents *int64                    `json:"face_value_cents,omitempty"`
-	Kind           CreateTemplateRequestKind `json:"kind"`
+	// FaceValueCents fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds
+	FaceValueCents *int64 `json:"face_value_cents,omitempty"`
 
-	// MaxDiscountCents percent: the cap of the discount, > 0
+	// GetPercent buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free)
+	GetPercent *int64 `json:"get_percent,omitempty"`
+
+	// GetQuantity buy_x_get_y: the cheapest units of each set that take get_percent off
+	GetQuantity *int64                    `json:"get_quantity,omitempty"`
+	Kind        CreateTemplateRequestKind `json:"kind"`
+
+	// MaxApplications buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)
+	MaxApplications *int64 `json:"max_applications,omitempty"`
+
+	// MaxDiscountCents the cap of the discount, and the coupon's budget value: required by every kind but fixed
 	MaxDiscountCents *int64 `json:"max_discount_cents,omitempty"`
 
-	// MinOrderCents the smallest order the coupon applies to, >= 0
+	// MinOrderCents the smallest subtotal of the targeted lines the coupon applies to
 	MinOrderCents *int64 `json:"min_order_cents,omitempty"`
+
+	// MinQuantity the fewest targeted units the coupon applies to (0: any)
+	MinQuantity *int64 `json:"min_quantity,omitempty"`
 
 	// Name 1-100 characters on one line, without control characters or characters that change the text direction
 	Name string `json:"name"`
@@ -471,7 +529,10 @@ type CreateTemplateRequest struct {
 	PerUserLimit int64 `json:"per_user_limit"`
 
 	// PercentOff percent: 1..99
-	PercentOff   *int64                             `json:"percent_off,omitempty"`
+	PercentOff *int64 `json:"percent_off,omitempty"`
+
+	// Priority the order of the coupons of one order: lower first; 100 when left out
+	Priority     *int64                             `json:"priority,omitempty"`
 	RefundPolicy *CreateTemplateRequestRefundPolicy `json:"refund_policy,omitempty"`
 
 	// SharedCode with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived
@@ -482,6 +543,30 @@ type CreateTemplateRequest struct {
 
 	// Status archived (by a change of status only) is final: no claims, and the shared code is free for another template
 	Status *CreateTemplateRequestStatus `json:"status,omitempty"`
+
+	// Target with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats
+	Target *struct {
+		// CategoryIds the lines in any of these categories
+		CategoryIds *[]string `json:"category_ids,omitempty"`
+
+		// ExcludeCategoryIds never the lines in any of these categories
+		ExcludeCategoryIds *[]string `json:"exclude_category_ids,omitempty"`
+
+		// ExcludeProductIds never the lines of these products
+		ExcludeProductIds *[]string `json:"exclude_product_ids,omitempty"`
+
+		// ExcludeSkus never the lines of these SKUs
+		ExcludeSkus *[]string `json:"exclude_skus,omitempty"`
+
+		// ProductIds the lines of these products
+		ProductIds *[]string `json:"product_ids,omitempty"`
+
+		// Skus the lines of these SKUs
+		Skus *[]string `json:"skus,omitempty"`
+	} `json:"target,omitempty"`
+
+	// Tiers tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)
+	Tiers *[]TierRequest `json:"tiers,omitempty"`
 
 	// TotalStock 1..10,000,000
 	TotalStock int64 `json:"total_stock"`
@@ -495,6 +580,9 @@ type CreateTemplateRequest struct {
 	// ValidUntil absolute validity, with valid_from
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 }
+
+// CreateTemplateRequestAppliesTo order (default; shipping for free_shipping): every discountable line; items: the lines target selects; shipping: the shipping (fixed, percent and free_shipping only)
+type CreateTemplateRequestAppliesTo string
 
 // CreateTemplateRequestCodeMode unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout
 type CreateTemplateRequestCodeMode string
@@ -1124,6 +1212,18 @@ type Tier struct {
 	PercentOff *int64 `json:"percent_off,omitempty"`
 }
 
+// TierRequest defines model for TierRequest.
+type TierRequest struct {
+	// MinCents the targeted subtotal from which the tier applies
+	MinCents *int64 `json:"min_cents,omitempty"`
+
+	// OffCents the amount off (or percent_off, not both)
+	OffCents *int64 `json:"off_cents,omitempty"`
+
+	// PercentOff the percent off the targeted lines (or off_cents, not both)
+	PercentOff *int64 `json:"percent_off,omitempty"`
+}
+
 // TokenAnswer defines model for TokenAnswer.
 type TokenAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
@@ -1179,6 +1279,9 @@ type TokensAnswer struct {
 
 // UpdateCampaignRequest defines model for UpdateCampaignRequest.
 type UpdateCampaignRequest struct {
+	// Currency ISO 4217; changes only while the campaign has no template
+	Currency *string `json:"currency,omitempty"`
+
 	// Name 1-100 characters on one line, without control characters or characters that change the text direction
 	Name *string `json:"name,omitempty"`
 
