@@ -176,12 +176,6 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 			return err
 		}
 	}
-	cart, err := s.parseCart(req.Cart, req.OrderAmountCents)
-	if err != nil {
-		return err
-	}
-	req.cart, req.OrderAmountCents = cart, cart.TotalCents()
-	req.oc = orderCartOf(req.Cart, &req.cart)
 	if req.UserID != "" {
 		if err := models.ValidateUserID("user_id", req.UserID); err != nil {
 			return err
@@ -211,6 +205,12 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 		codes[i] = code
 	}
 	req.CouponCodes = codes
+	cart, err := s.parseCart(req.Cart, req.OrderAmountCents)
+	if err != nil {
+		return err
+	}
+	req.cart, req.OrderAmountCents = cart, cart.TotalCents()
+	req.oc = orderCartOf(req.Cart, &req.cart)
 	return nil
 }
 
