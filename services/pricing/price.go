@@ -92,6 +92,7 @@ type Pricer struct {
 	inSets   [][]int64
 	shares   []share
 	sets     []setEntry
+	edges    []edge
 }
 
 // Price writes into out each coupon's discount on the cart and its
@@ -106,8 +107,29 @@ type Pricer struct {
 // discount. No unit's discount exceeds its price; shipping's never exceeds
 // shipping. The same cart and coupons always give the same answer.
 func (p *Pricer) Price(cart *Cart, coupons []Coupon, out *Result) {
+	p.PriceAfter(cart, Taken{}, coupons, out)
+}
+
+// Taken is what coupons already on an order took from its cart: Lines[i]
+// is the sum of their parts on line i (several coupons' runs may overlap;
+// their parts add up; Lines may be nil or shorter than the cart),
+// ShippingCents their part of the shipping.
+type Taken struct {
+	Lines         [][]UnitRun
+	ShippingCents int64
+}
+
+// PriceAfter prices the coupons as Price does, on what the coupons already
+// on the order left: each unit's price less what was taken of it, and the
+// shipping less what was taken of it, as if the coupons that took it had
+// been priced first. MinOrderCents and MinQuantity are still checked on the
+// targeted lines' amounts before any discount. out describes the new
+// coupons only (their discounts, DiscountCents, ShippingDiscountCents and
+// the lines' parts); PayableCents is what is left to pay after the taken
+// discount and theirs.
+func (p *Pricer) PriceAfter(cart *Cart, taken Taken, coupons []Coupon, out *Result) {
 	n := len(cart.Lines)
-	p.reset(cart)
+	takenCents := p.reset(cart, taken.Lines)
 	out.Coupons = resize(out.Coupons, len(coupons))
 	out.Lines = resize(out.Lines, n)
 	out.ShippingDiscountCents, out.DiscountCents = 0, 0
@@ -125,7 +147,8 @@ func (p *Pricer) Price(cart *Cart, coupons []Coupon, out *Result) {
 			p.order[j-1], p.order[j] = p.order[j], p.order[j-1]
 		}
 	}
-	shippingLeft := max(cart.ShippingCents, 0)
+	takenShipping := min(max(taken.ShippingCents, 0), max(cart.ShippingCents, 0))
+	shippingLeft := max(cart.ShippingCents, 0) - takenShipping
 	for _, ci := range p.order {
 		c := &coupons[ci]
 		r := &out.Coupons[ci]
@@ -153,11 +176,12 @@ func (p *Pricer) Price(cart *Cart, coupons []Coupon, out *Result) {
 		r.DiscountCents = d
 		out.DiscountCents += d
 	}
-	out.PayableCents = cart.SubtotalCents() + max(cart.ShippingCents, 0) - out.DiscountCents
+	out.PayableCents = cart.SubtotalCents() + max(cart.ShippingCents, 0) - takenCents - takenShipping - out.DiscountCents
 }
 
-// reset makes every line's units whole again.
-func (p *Pricer) reset(cart *Cart) {
+// reset makes every line's units whole again, less what was taken of them
+// (taken may be nil or shorter than the lines), and returns the sum taken.
+func (p *Pricer) reset(cart *Cart, taken [][]UnitRun) int64 {
 	n := len(cart.Lines)
 	p.left = resize(p.left, n)
 	p.weights = resize(p.weights, n)
@@ -165,13 +189,61 @@ func (p *Pricer) reset(cart *Cart) {
 	p.lineD = resize(p.lineD, n)
 	p.targeted = resize(p.targeted, n)
 	p.inSets = resize(p.inSets, n)
+	var sum int64
 	for i := range cart.Lines {
 		l := &cart.Lines[i]
 		p.left[i] = p.left[i][:0]
-		if l.Quantity > 0 {
-			p.left[i] = append(p.left[i], run{l.Quantity, max(l.UnitPriceCents, 0)})
+		if l.Quantity <= 0 {
+			continue
 		}
+		price := max(l.UnitPriceCents, 0)
+		if i >= len(taken) || len(taken[i]) == 0 {
+			p.left[i] = append(p.left[i], run{l.Quantity, price})
+			continue
+		}
+		var s int64
+		p.left[i], s = p.leftAfter(p.left[i], l.Quantity, price, taken[i])
+		sum += s
 	}
+	return sum
+}
+
+// edge is where a taken run starts (+v per unit) or ends (-v).
+type edge struct{ at, dv int64 }
+
+// leftAfter appends to left what is left of q units at price once the
+// parts taken (runs that may overlap and add up) are taken off, never below
+// 0, and returns it with the sum actually taken.
+func (p *Pricer) leftAfter(left []run, q, price int64, taken []UnitRun) ([]run, int64) {
+	p.edges = p.edges[:0]
+	for _, u := range taken {
+		lo, hi := max(u.First, 0), min(u.First+u.Count, q)
+		if hi <= lo || u.PerUnitCents <= 0 {
+			continue
+		}
+		p.edges = append(p.edges, edge{lo, u.PerUnitCents}, edge{hi, -u.PerUnitCents})
+	}
+	slices.SortFunc(p.edges, func(a, b edge) int { return cmp.Compare(a.at, b.at) })
+	var at, cur, sum int64
+	emit := func(to int64) {
+		if to <= at {
+			return
+		}
+		v := max(price-cur, 0)
+		sum += (to - at) * (price - v)
+		if k := len(left); k > 0 && left[k-1].v == v {
+			left[k-1].n += to - at
+		} else {
+			left = append(left, run{to - at, v})
+		}
+		at = to
+	}
+	for _, e := range p.edges {
+		emit(e.at)
+		cur += e.dv
+	}
+	emit(q)
+	return left, sum
 }
 
 // priceShipping is the discount of a coupon on shipping.
