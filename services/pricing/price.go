@@ -90,7 +90,7 @@ type Pricer struct {
 	// counts, per line and run, the units in a buy_x_get_y coupon's sets.
 	targeted []bool
 	inSets   [][]int64
-	shares   []share
+	split    scratch
 	sets     []setEntry
 	edges    []edge
 }
@@ -455,12 +455,12 @@ func compareSetEntries(a, b setEntry) int {
 // allocate splits d over the weighed lines, then over each line's units,
 // takes it from what is left and records it in r and out.Lines.
 func (p *Pricer) allocate(d int64, r *CouponResult, out *Result) {
-	p.shares = largestRemainder(d, p.lineW, p.lineD, p.shares)
+	p.split.largestRemainder(d, p.lineW, p.lineD)
 	for i, ld := range p.lineD {
 		if ld <= 0 {
 			continue
 		}
-		p.cut, p.shares = splitRuns(ld, p.weights[i], p.cut[:0], p.shares)
+		p.cut = p.split.splitRuns(ld, p.weights[i], p.cut[:0])
 		p.left[i], p.merged = subtract(p.left[i], p.cut, p.merged[:0])
 		r.Lines = grow(r.Lines)
 		ls := &r.Lines[len(r.Lines)-1]
