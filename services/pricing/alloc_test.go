@@ -71,3 +71,26 @@ func TestPropertyKthLargest(t *testing.T) {
 		}
 	})
 }
+
+func TestPropertySortSetsIsTheEntriesOrder(t *testing.T) {
+	var p Pricer
+	rapid.Check(t, func(t *rapid.T) {
+		// Values past what a key holds take the plain sort.
+		values := []int64{1, 2, 50, 50, 999, 1 << 38, 1<<39 - 1}
+		if rapid.Bool().Draw(t, "huge") {
+			values = append(values, 1<<39, 1<<62)
+		}
+		p.sets = p.sets[:0]
+		for line := range rapid.IntRange(0, 40).Draw(t, "lines") {
+			for r := range rapid.IntRange(1, 4).Draw(t, "runs") {
+				p.sets = append(p.sets, setEntry{line: line, run: r, n: 1, v: rapid.SampledFrom(values).Draw(t, "v")})
+			}
+		}
+		want := slices.Clone(p.sets)
+		slices.SortFunc(want, compareSetEntries)
+		p.sortSets()
+		if !slices.Equal(p.sets, want) {
+			t.Fatalf("got %v\nwant %v", p.sets, want)
+		}
+	})
+}

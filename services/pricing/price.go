@@ -92,6 +92,8 @@ type Pricer struct {
 	inSets   [][]int64
 	split    scratch
 	sets     []setEntry
+	sorted   []setEntry // sortSets' other buffer
+	keys     []uint64
 	edges    []edge
 }
 
@@ -402,7 +404,7 @@ func (p *Pricer) weighSets(c *Coupon) int64 {
 			}
 		}
 	}
-	slices.SortFunc(p.sets, compareSetEntries)
+	p.sortSets()
 	sets := total / k
 	if c.MaxApplications > 0 {
 		sets = min(sets, c.MaxApplications)
@@ -438,6 +440,35 @@ func (p *Pricer) weighSets(c *Coupon) int64 {
 	}
 	d, _ := mulDiv(getSum, c.GetPercent, 100)
 	return d
+}
+
+// posBits is how many low bits of a sort key hold the entry's position.
+const posBits = 24
+
+// sortSets sorts p.sets by compareSetEntries. They were appended in line
+// and run order, so that order is by value, larger first, then position:
+// when the values and positions fit, each entry becomes one integer key
+// (value from the top, position below) and plain integers are sorted, a
+// good deal cheaper than comparing entries.
+func (p *Pricer) sortSets() {
+	var top int64
+	for i := range p.sets {
+		top = max(top, p.sets[i].v)
+	}
+	if len(p.sets) >= 1<<posBits || top >= 1<<(63-posBits) {
+		slices.SortFunc(p.sets, compareSetEntries)
+		return
+	}
+	p.keys = p.keys[:0]
+	for i := range p.sets {
+		p.keys = append(p.keys, uint64(top-p.sets[i].v)<<posBits|uint64(i))
+	}
+	slices.Sort(p.keys)
+	p.sorted = p.sorted[:0]
+	for _, key := range p.keys {
+		p.sorted = append(p.sorted, p.sets[key&(1<<posBits-1)])
+	}
+	p.sets, p.sorted = p.sorted, p.sets
 }
 
 // compareSetEntries orders units from the most expensive down, ties to the
