@@ -214,4 +214,20 @@ func TestPriceAfterOnWhatEarlierCouponsLeft(t *testing.T) {
 	if r.DiscountCents != 0 || r.PayableCents != 0 {
 		t.Fatalf("discount %d payable %d, want 0 and 0", r.DiscountCents, r.PayableCents)
 	}
+	// What lies outside the line's units or over the shipping is no part of
+	// them: two units of 1,000, 300 taken of the second (and of a third
+	// unit the line does not have), 900 of a shipping of 500.
+	cart = pricing.Cart{Lines: []pricing.Line{{ID: "a", Quantity: 2, UnitPriceCents: 1000}}, ShippingCents: 500}
+	taken = pricing.Taken{Lines: [][]pricing.UnitRun{{{First: 1, Count: 2, PerUnitCents: 300}}}, ShippingCents: 900}
+	p.PriceAfter(&cart, taken, []pricing.Coupon{
+		{Code: "HALF", Kind: pricing.KindPercent, PercentOff: 50, MaxDiscountCents: 100_000},
+		{Code: "SHIP", Kind: pricing.KindFreeShipping, MaxDiscountCents: 1000},
+	}, &r)
+	if got := r.Coupons[0].Lines; r.Coupons[0].DiscountCents != 850 || len(got) != 1 ||
+		!reflect.DeepEqual(got[0].Units, []pricing.UnitRun{{First: 0, Count: 1, PerUnitCents: 500}, {First: 1, Count: 1, PerUnitCents: 350}}) {
+		t.Fatalf("half of 1,000 and 700: %+v", r.Coupons[0])
+	}
+	if r.Coupons[1].DiscountCents != 0 || r.Coupons[1].Refusal != pricing.RefusalNoLines || r.PayableCents != 2500-300-500-850 {
+		t.Fatalf("shipping %+v, payable %d", r.Coupons[1], r.PayableCents)
+	}
 }
