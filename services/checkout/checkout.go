@@ -542,7 +542,8 @@ const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
 // the order then pays (its kept amount less every discount on it). An
 // amount-only order leaves its amount less its returns and the discounts
 // on it (discountLeft); an order with lines leaves each unit's price less
-// what the stored allocations of its live coupons took of it (priceAfter),
+// what the stored allocations of its live coupons took of it
+// (pricing.Pricer.PriceAfter),
 // and the coupon's share of each line is returned to be stored. The
 // coupon's minimums were checked on the order before. A coupon that would
 // discount nothing is refused not_combinable rather than used up.
@@ -562,8 +563,9 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		r := priceAfter(&pricer, oc.cart, tk, pc)
-		d, share = min(r.DiscountCents, left), &r
+		var r pricing.Result
+		pricer.PriceAfter(oc.cart, tk, []pricing.Coupon{pc}, &r)
+		d, share = min(r.Coupons[0].DiscountCents, left), &r.Coupons[0]
 	} else if left > 0 {
 		pc.MinOrderCents, pc.MinQuantity = 0, 0 // checked on the order's amount before
 		one := pricing.OneLine(cart.Currency, left)
