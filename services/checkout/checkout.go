@@ -119,6 +119,10 @@ type CheckoutRequest struct {
 	// keeps of it.
 	cart pricing.Cart
 	oc   orderCart
+	// taken is what the coupons already on the order (redeemed one step
+	// at a time) took of its cart with lines: a hold is priced on what
+	// they left (pricing.Pricer.PriceAfter).
+	taken pricing.Taken
 }
 
 // CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
@@ -343,7 +347,8 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 	}
 	var pr pricing.Result
 	var pricer pricing.Pricer
-	pricer.Price(&req.cart, pcs, &pr)
+	pricer.PriceAfter(&req.cart, req.taken, pcs, &pr)
+	pr.PayableCents = req.OrderAmountCents - pr.DiscountCents
 	a := allocationOf(&pr, &req.cart, req.Cart.Lined())
 	var first error
 	for i, c := range p.coupons {
