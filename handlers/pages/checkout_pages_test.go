@@ -11,6 +11,7 @@ import (
 
 	"couponsvc/internal/testsupport"
 	"couponsvc/models"
+	"couponsvc/services/checkout"
 )
 
 // TestPagesWalletHeldCoupon: a coupon held for an online order shows in the
@@ -334,5 +335,26 @@ func TestPagesPOSCartItems(t *testing.T) {
 	if p := items("x, SKU-X, 1, 10.00\nx, SKU-Y, 1, 1.00", ""); p.Status != http.StatusBadRequest ||
 		!strings.Contains(p.Text(), "Item line 2: line_id is the line_id of lines[0]") {
 		t.Fatalf("an item id twice: %v\n%s", p, p.Text())
+	}
+}
+
+// TestPagesPOSHoldItems: an online order held with its items shows each
+// item's discount and the coupon that gave it.
+func TestPagesPOSHoldItems(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	c1 := e.ClaimFor(t, e.Combinable(t, "Ten off", 1000, 0).ID, "shopper")
+	cart := checkout.Cart{Lines: []checkout.Line{{ID: "x", SKU: "X", Quantity: 1, UnitPriceCents: 1000},
+		{ID: "y", SKU: "Y", Quantity: 2, UnitPriceCents: 1000}}}
+	if _, err := e.Service.Hold(context.Background(), checkout.CheckoutRequest{OrderID: "web-9", Cart: cart,
+		CouponCodes: []string{c1.Code}, UserID: "shopper", TTLSeconds: 600, Actor: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	cashier := e.Client(t)
+	cashier.Login("cashier")
+	p := cashier.Get("/pos/hold?order_id=web-9")
+	grouped := c1.Code[:4] + "-" + c1.Code[4:8] + "-" + c1.Code[8:]
+	if txt := p.Text(); p.Status != http.StatusOK || !strings.Contains(txt, "x −$3.33 "+grouped+" −$3.33") ||
+		!strings.Contains(txt, "y −$6.67 "+grouped+" −$6.67") || !strings.Contains(txt, "To pay $20.00") {
+		t.Fatalf("hold with items: %v\n%s", p, txt)
 	}
 }
