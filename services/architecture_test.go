@@ -40,7 +40,7 @@ var allowedImports = map[string][]string{
 		"services/core", "services/events", "services/reconcile", "services/reports", "templates"},
 	"handlers":        {"handlers/api", "handlers/pages", "handlers/web", "models", "services"},
 	"cmd/couponsvc":   {"handlers", "services", "services/core", "services/reconcile"},
-	"cmd/couponbench": {"lua"},
+	"cmd/couponbench": {"lua", "services/pricing", "services/pricing/benchcart"},
 	// Pricing is pure: it imports no package of the service.
 	"services/pricing": nil,
 	// What integrators import: nothing of the service. The generator of
@@ -48,6 +48,8 @@ var allowedImports = map[string][]string{
 	"client":                   nil,
 	"client/webhook":           nil,
 	"client/internal/generate": {"handlers"},
+	// The cart of the pricing benchmarks (pricing tests and couponbench).
+	"services/pricing/benchcart": {"services/pricing"},
 	// Tests only: the answer checker and what the handler tests share.
 	"handlers/openapicheck": nil,
 	"internal/testsupport": {"handlers", "handlers/api", "handlers/openapicheck", "models", "services",

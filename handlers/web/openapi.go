@@ -91,7 +91,6 @@ var fieldSchemas = map[string]map[string]any{
 	"max_applications": {"minimum": 0, "maximum": models.MaxApplicationsCap},
 	"priority":         {"minimum": 0, "maximum": models.MaxPriority},
 	"tiers":            {"minItems": 1, "maxItems": models.MaxTiers},
-	"currency":         {"type": "string", "pattern": "^[A-Z]{3}$", "description": "an ISO 4217 currency code, such as USD, EUR or JPY"},
 	"target_list": {"maxItems": models.MaxTargetEntries,
 		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxTargetEntryRune}},
 	"refund_policy": {"enum": []string{models.RefundRestore, models.RefundRecycle}},
@@ -108,7 +107,16 @@ var fieldSchemas = map[string]map[string]any{
 	"user_role":       {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
 	"id":              {"type": "integer", "format": "int64", "minimum": 1},
 	"delivery_id":     {"type": "integer", "format": "int64", "minimum": 1, "description": "a delivery's id (delivery_id of its attempts)"},
-	"code":            {"type": "string", "description": couponCodeParam},
+	"currency": {"type": "string", "minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$",
+		"description": "an ISO 4217 currency code such as USD, EUR or JPY"},
+	"cart_lines":    {"minItems": 1, "maxItems": 500},
+	"cart_id":       {"type": "string", "minLength": 1, "maxLength": 64, "description": "1-64 printable characters"},
+	"product_id":    {"type": "string", "maxLength": 64, "description": "0-64 printable characters"},
+	"category_ids":  {"maxItems": 20, "items": map[string]any{"type": "string", "minLength": 1, "maxLength": 64}},
+	"line_quantity": {"minimum": 1, "maximum": 10_000},
+	"unit_price":    {"minimum": 0, "maximum": models.MaxMoneyCents},
+	"shipping":      {"minimum": 0, "maximum": models.MaxMoneyCents},
+	"code":          {"type": "string", "description": couponCodeParam},
 }
 
 // routeErrors returns the result words of the errors a route answers, by
