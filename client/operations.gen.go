@@ -363,6 +363,17 @@ func (c *Client) ListWebhooks(ctx context.Context, opts ...CallOption) (*Endpoin
 	return &out, nil
 }
 
+// PriceUsableCoupons: A user's coupons that apply to a cart, best first (POST /api/v1/users/{user_id}/coupons/usable).
+func (c *Client) PriceUsableCoupons(ctx context.Context, userID string, body UsableRequest, opts ...CallOption) (*UsableAnswer, error) {
+	req := request{method: "POST", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: true}
+	req.body = body
+	var out UsableAnswer
+	if err := c.do(ctx, req, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Readyz: The database and Redis answer (GET /readyz).
 func (c *Client) Readyz(ctx context.Context, opts ...CallOption) (*NoPayload, error) {
 	req := request{method: "GET", path: "/readyz", idempotent: false}

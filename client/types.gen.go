@@ -320,13 +320,37 @@ type CampaignsAnswer struct {
 	Result string `json:"result"`
 }
 
+// CartLine defines model for CartLine.
+type CartLine struct {
+	CategoryIds *[]string `json:"category_ids,omitempty"`
+
+	// Discountable false: no coupon discounts this line (default true)
+	Discountable *bool `json:"discountable,omitempty"`
+
+	// LineID the line's id, unique in the cart
+	LineID string `json:"line_id"`
+
+	// ProductID 0-64 printable characters
+	ProductID *string `json:"product_id,omitempty"`
+	Quantity  int64   `json:"quantity"`
+
+	// Sku 1-64 printable characters
+	Sku string `json:"sku"`
+
+	// UnitPriceCents one unit's price; the line's amount is quantity × unit_price_cents
+	UnitPriceCents int64 `json:"unit_price_cents"`
+}
+
 // CheckoutAnswer defines model for CheckoutAnswer.
 type CheckoutAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code    int64            `json:"code"`
 	Coupons []CheckoutCoupon `json:"coupons"`
 
-	// DiscountCents the coupons' discounts together (models.Price)
+	// Currency a cart with lines: its currency
+	Currency *string `json:"currency,omitempty"`
+
+	// DiscountCents the coupons' discounts together (docs/pricing.md)
 	DiscountCents int64 `json:"discount_cents"`
 
 	// Error empty
@@ -336,15 +360,21 @@ type CheckoutAnswer struct {
 	ExpiresAt *string `json:"expires_at,omitempty"`
 
 	// Late confirmed after the hold expired, the coupons being still free
-	Late             bool    `json:"late"`
-	OrderAmountCents int64   `json:"order_amount_cents"`
-	OrderID          *string `json:"order_id,omitempty"`
+	Late bool `json:"late"`
+
+	// Lines a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents
+	Lines            *[]LineDiscount `json:"lines,omitempty"`
+	OrderAmountCents int64           `json:"order_amount_cents"`
+	OrderID          *string         `json:"order_id,omitempty"`
 
 	// PayableCents order amount − discount
 	PayableCents int64 `json:"payable_cents"`
 
 	// Result the result word
 	Result string `json:"result"`
+
+	// ShippingDiscountCents a cart with lines: the discount on the shipping
+	ShippingDiscountCents *int64 `json:"shipping_discount_cents,omitempty"`
 
 	// State the hold: held, confirmed, released or expired
 	State *string `json:"state,omitempty"`
@@ -385,8 +415,17 @@ type ClaimRequest struct {
 
 // ConfirmRequest defines model for ConfirmRequest.
 type ConfirmRequest struct {
+	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
+	Currency *string `json:"currency,omitempty"`
+
+	// Lines when given, the held cart's lines (with its currency and shipping): another cart is 422 idempotency_mismatch naming lines, and nothing is confirmed; the stored allocation is confirmed, never priced again
+	Lines *[]CartLine `json:"lines,omitempty"`
+
 	// OrderAmountCents when given, must equal the held amount (422 idempotency_mismatch otherwise)
 	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
+
+	// ShippingCents the shipping amount of a cart with lines (default 0)
+	ShippingCents *int64 `json:"shipping_cents,omitempty"`
 }
 
 // CouponAnswer defines model for CouponAnswer.
@@ -405,15 +444,21 @@ type CouponAnswer struct {
 
 // CouponEvent defines model for CouponEvent.
 type CouponEvent struct {
-	Actor            *string    `json:"actor,omitempty"`
-	CampaignID       int64      `json:"campaign_id"`
-	Code             string     `json:"code"`
-	CouponID         int64      `json:"coupon_id"`
-	DiscountCents    *int64     `json:"discount_cents,omitempty"`
-	HoldExpiresAt    *time.Time `json:"hold_expires_at,omitempty"`
-	OrderAmountCents *int64     `json:"order_amount_cents,omitempty"`
-	OrderID          *string    `json:"order_id,omitempty"`
-	Reason           *string    `json:"reason,omitempty"`
+	Actor         *string    `json:"actor,omitempty"`
+	CampaignID    int64      `json:"campaign_id"`
+	Code          string     `json:"code"`
+	CouponID      int64      `json:"coupon_id"`
+	DiscountCents *int64     `json:"discount_cents,omitempty"`
+	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
+
+	// Lines the coupon's discount on each line of an order with lines
+	Lines            *[]EventLine `json:"lines,omitempty"`
+	OrderAmountCents *int64       `json:"order_amount_cents,omitempty"`
+	OrderID          *string      `json:"order_id,omitempty"`
+	Reason           *string      `json:"reason,omitempty"`
+
+	// ShippingDiscountCents the coupon's discount on the shipping of an order with lines
+	ShippingDiscountCents *int64 `json:"shipping_discount_cents,omitempty"`
 
 	// Status the coupon's stored status after the change
 	Status        string     `json:"status"`
@@ -706,6 +751,12 @@ type Event struct {
 	Type string `json:"type"`
 }
 
+// EventLine defines model for EventLine.
+type EventLine struct {
+	DiscountCents int64  `json:"discount_cents"`
+	LineID        string `json:"line_id"`
+}
+
 // EventsAnswer defines model for EventsAnswer.
 type EventsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
@@ -742,11 +793,20 @@ type HoldRequest struct {
 	// CouponCodes 1 to 5 codes, each once: all are held or none; a shared code claims a coupon for user_id, held with the others
 	CouponCodes []string `json:"coupon_codes"`
 
-	// OrderAmountCents the order's amount, before any discount
-	OrderAmountCents int64 `json:"order_amount_cents"`
+	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
+	Currency *string `json:"currency,omitempty"`
+
+	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
+	Lines *[]CartLine `json:"lines,omitempty"`
+
+	// OrderAmountCents the order's amount, before any discount (required without lines)
+	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
 
 	// OrderID the shop's order id: 1-64 characters of A-Z a-z 0-9 . _ : @ -, not dots only (models.ValidateOrderID)
 	OrderID string `json:"order_id"`
+
+	// ShippingCents the shipping amount of a cart with lines (default 0)
+	ShippingCents *int64 `json:"shipping_cents,omitempty"`
 
 	// TTLSeconds how long the hold lasts: 5 to 86400 seconds (default 900); a hold never lasts past the earliest valid_until of its coupons (expires_at says when it ends)
 	TTLSeconds *int64 `json:"ttl_seconds,omitempty"`
@@ -816,6 +876,19 @@ type JobView struct {
 	Total      int64      `json:"total"`
 }
 
+// LineCoupon defines model for LineCoupon.
+type LineCoupon struct {
+	CouponCode    string `json:"coupon_code"`
+	DiscountCents int64  `json:"discount_cents"`
+}
+
+// LineDiscount defines model for LineDiscount.
+type LineDiscount struct {
+	Coupons       []LineCoupon `json:"coupons"`
+	DiscountCents int64        `json:"discount_cents"`
+	LineID        string       `json:"line_id"`
+}
+
 // NoPayload defines model for NoPayload.
 type NoPayload struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
@@ -877,11 +950,17 @@ type RedeemAnswer struct {
 	Code   int64      `json:"code"`
 	Coupon CouponView `json:"coupon"`
 
-	// DiscountCents fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave
+	// Currency a cart with lines: its currency
+	Currency *string `json:"currency,omitempty"`
+
+	// DiscountCents fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave (docs/pricing.md)
 	DiscountCents int64 `json:"discount_cents"`
 
 	// Error empty
 	Error string `json:"error"`
+
+	// Lines a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents
+	Lines *[]LineDiscount `json:"lines,omitempty"`
 
 	// OrderAmountCents the order amount the discount was computed on
 	OrderAmountCents int64 `json:"order_amount_cents"`
@@ -891,6 +970,9 @@ type RedeemAnswer struct {
 
 	// Result the result word
 	Result string `json:"result"`
+
+	// ShippingDiscountCents a cart with lines: the discount on the shipping
+	ShippingDiscountCents *int64 `json:"shipping_discount_cents,omitempty"`
 }
 
 // RedeemRequest defines model for RedeemRequest.
@@ -898,11 +980,20 @@ type RedeemRequest struct {
 	// CouponCode a coupon code: 13 characters of 23456789ABCDEFGHJKLMNPQRSTUVWXYZ with a check character; lower case, spaces and dashes are accepted; or a shared code (a shared code: 4-32 letters, digits and dashes, compared without case, never shaped as a coupon code), which needs user_id
 	CouponCode string `json:"coupon_code"`
 
-	// OrderAmountCents the order's amount, before the discount
-	OrderAmountCents int64 `json:"order_amount_cents"`
+	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
+	Currency *string `json:"currency,omitempty"`
+
+	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
+	Lines *[]CartLine `json:"lines,omitempty"`
+
+	// OrderAmountCents the order's amount, before the discount (required without lines)
+	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
 
 	// OrderID the shop's order id: 1-64 characters of A-Z a-z 0-9 . _ : @ -, not dots only (models.ValidateOrderID)
 	OrderID string `json:"order_id"`
+
+	// ShippingCents the shipping amount of a cart with lines (default 0)
+	ShippingCents *int64 `json:"shipping_cents,omitempty"`
 
 	// UserID the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code, which claims a coupon for this user and uses it
 	UserID *string `json:"user_id,omitempty"`
@@ -960,7 +1051,10 @@ type ReleaseAnswer struct {
 	Code    int64             `json:"code"`
 	Coupons *[]CheckoutCoupon `json:"coupons,omitempty"`
 
-	// DiscountCents the coupons' discounts together (models.Price)
+	// Currency a cart with lines: its currency
+	Currency *string `json:"currency,omitempty"`
+
+	// DiscountCents the coupons' discounts together (docs/pricing.md)
 	DiscountCents *int64 `json:"discount_cents,omitempty"`
 
 	// Error empty
@@ -970,15 +1064,21 @@ type ReleaseAnswer struct {
 	ExpiresAt *string `json:"expires_at,omitempty"`
 
 	// Late confirmed after the hold expired, the coupons being still free
-	Late             *bool   `json:"late,omitempty"`
-	OrderAmountCents *int64  `json:"order_amount_cents,omitempty"`
-	OrderID          *string `json:"order_id,omitempty"`
+	Late *bool `json:"late,omitempty"`
+
+	// Lines a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents
+	Lines            *[]LineDiscount `json:"lines,omitempty"`
+	OrderAmountCents *int64          `json:"order_amount_cents,omitempty"`
+	OrderID          *string         `json:"order_id,omitempty"`
 
 	// PayableCents order amount − discount
 	PayableCents *int64 `json:"payable_cents,omitempty"`
 
 	// Result the result word
 	Result string `json:"result"`
+
+	// ShippingDiscountCents a cart with lines: the discount on the shipping
+	ShippingDiscountCents *int64 `json:"shipping_discount_cents,omitempty"`
 
 	// State the hold: held, confirmed, released or expired
 	State *string `json:"state,omitempty"`
@@ -1363,6 +1463,21 @@ type UsableCoupon struct {
 	Stacking      string     `json:"stacking"`
 }
 
+// UsableRequest defines model for UsableRequest.
+type UsableRequest struct {
+	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
+	Currency *string `json:"currency,omitempty"`
+
+	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
+	Lines *[]CartLine `json:"lines,omitempty"`
+
+	// OrderAmountCents the order's amount, before any discount (required without lines)
+	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
+
+	// ShippingCents the shipping amount of a cart with lines (default 0)
+	ShippingCents *int64 `json:"shipping_cents,omitempty"`
+}
+
 // User defines model for User.
 type User struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -1389,11 +1504,20 @@ type ValidateRequest struct {
 	// CouponCodes 1 to 5 codes, each once: coupon codes, or shared codes (checked as their claim would be, taking nothing)
 	CouponCodes []string `json:"coupon_codes"`
 
-	// OrderAmountCents the order's amount, before any discount
-	OrderAmountCents int64 `json:"order_amount_cents"`
+	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
+	Currency *string `json:"currency,omitempty"`
+
+	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
+	Lines *[]CartLine `json:"lines,omitempty"`
+
+	// OrderAmountCents the order's amount, before any discount (required without lines)
+	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
 
 	// OrderID the order: a coupon it already holds applies
 	OrderID *string `json:"order_id,omitempty"`
+
+	// ShippingCents the shipping amount of a cart with lines (default 0)
+	ShippingCents *int64 `json:"shipping_cents,omitempty"`
 
 	// UserID every coupon must belong to this user (a bearer coupon would become theirs); required with a shared code; a shopper's session is always its own user
 	UserID *string `json:"user_id,omitempty"`

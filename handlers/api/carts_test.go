@@ -108,9 +108,10 @@ func TestCartsAPIRefusals(t *testing.T) {
 			t.Errorf("%s: field %v, want %s", tc.body, out["field"], tc.field)
 		}
 	}
-	// A coupon of another currency than the cart.
+	// A coupon of another currency than the cart: every template has its
+	// currency (the deployment's, USD, when created without one).
 	st, out := e.Post(t, "/api/v1/checkout/validate", e.App, `{"coupon_codes":["`+c1+`"],"currency":"EUR",`+threeLinesJSON+`}`)
-	e.Want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "ok", 1000, 2000)
+	e.Want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "currency_mismatch", 0, 3000)
 	if out["currency"] != "EUR" {
 		t.Fatalf("a template of the deployment's currency in a EUR cart: %v", out)
 	}

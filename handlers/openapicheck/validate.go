@@ -225,12 +225,6 @@ func (d *Doc) validate(schema map[string]any, v any, at string) []string {
 				errs = append(errs, d.validate(items, x, fmt.Sprintf("%s[%d]", at, i))...)
 			}
 		}
-		if m, ok := schema["minItems"].(float64); ok && float64(len(v)) < m {
-			errs = append(errs, fmt.Sprintf("%s: %d items, fewer than %v", at, len(v), m))
-		}
-		if m, ok := schema["maxItems"].(float64); ok && float64(len(v)) > m {
-			errs = append(errs, fmt.Sprintf("%s: %d items, more than %v", at, len(v), m))
-		}
 	case string:
 		errs = append(errs, checkString(schema, v, at)...)
 	case json.Number:
