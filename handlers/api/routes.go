@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"strings"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -328,6 +329,17 @@ func (s *Server) Routes() []web.Route {
 					Schema: map[string]any{"type": "string", "pattern": "^(day|template|cashier)(,(day|template|cashier)){0,2}$"}},
 			},
 			Status: 200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
+			Errors: map[int][]string{400: {web.ErrBody}}},
+		{Method: "GET", Path: "/api/v1/reports/discounts", Roles: admin, Handler: s.showDiscounts,
+			Tag: "reports", Summary: "Discount by SKU or by category, net of returns",
+			Description: discountsDescription, Query: discountParams(),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[discountsAnswer](),
+			Errors: map[int][]string{400: {web.ErrBody}}},
+		{Method: "GET", Path: "/api/v1/reports/discounts.csv", Roles: admin, Handler: s.discountsCSV,
+			Tag: "reports", Summary: "Discount by SKU or by category, net of returns, as CSV",
+			Description: discountsDescription + " Columns: sku or category, then " + strings.Join(discountColumns, ", ") + ".",
+			Query:       discountParams(),
+			Status:      200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/reconcile", Roles: admin, Handler: s.reconcileCounters,
 			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[reconcileAnswer](),
