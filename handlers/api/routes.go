@@ -181,7 +181,11 @@ func (s *Server) Routes() []web.Route {
 			Description: "Restore policy: the coupon is issued again to its holder (with extend_on_refund its validity moves " +
 				"forward by the time the order held it; without it, a coupon that expired meanwhile comes back expired). " +
 				"Recycle policy: the coupon is revoked and its stock, budget and the holder's limit go back to the pool " +
-				"(stock_returned). Again → 200 duplicate. A partial return (return_id) again with another amount → 422 idempotency_mismatch.",
+				"(stock_returned). Again → 200 duplicate. A partial return (return_id) again with another amount → 422 idempotency_mismatch. " +
+				"An order redeemed with a cart is returned by lines (return_id and lines): each line's units come back at what was " +
+				"paid for them (refund_cents), their stored discount goes back to the campaigns (discount_cents); units over a line's → " +
+				"422 return_exceeds_order naming the line; the return that completes the order gives back the shipping's discount " +
+				"and refunds its coupons by policy (docs/returns.md).",
 			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[refundAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 422: {"return_exceeds_order", "idempotency_mismatch"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/checkout/validate", Roles: web.Roles(models.RoleCashier, models.RoleApp, models.RoleShopper),
