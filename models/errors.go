@@ -38,6 +38,7 @@ const (
 	CodeNotCombinable       Code = 20
 	CodeHoldExpired         Code = 21
 	CodeReturnExceedsOrder  Code = 22
+	CodeCurrencyMismatch    Code = 23 // a coupon of another currency than the cart
 	// CodeInternal is never part of a result body: it marks a bug, answered 500
 	// and logged.
 	CodeInternal Code = 99

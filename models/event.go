@@ -74,6 +74,18 @@ type CouponEvent struct {
 	StockReturned    bool       `json:"stock_returned,omitempty"`
 	Actor            string     `json:"actor,omitempty"`
 	Reason           string     `json:"reason,omitempty"`
+	// Lines and ShippingDiscountCents are the coupon's allocation on an
+	// order with lines (coupon.held, coupon.redeemed): its discount on each
+	// line it discounts and on the shipping; left out for an amount-only
+	// order.
+	Lines                 []EventLine `json:"lines,omitempty" doc:"the coupon's discount on each line of an order with lines"`
+	ShippingDiscountCents *int64      `json:"shipping_discount_cents,omitempty" doc:"the coupon's discount on the shipping of an order with lines"`
+}
+
+// EventLine is a coupon's discount on one line of an order.
+type EventLine struct {
+	LineID        string `json:"line_id"`
+	DiscountCents int64  `json:"discount_cents"`
 }
 
 // NewCouponEvent fills a CouponEvent from a coupon.

@@ -55,6 +55,7 @@ var Results = []Result{
 	{Code: CodeNotCombinable, Word: "not_combinable", Status: 409, Meaning: "the order's coupons cannot share it with this one, or it would discount nothing"},
 	{Code: CodeHoldExpired, Word: "hold_expired", Status: 409, Meaning: "the hold expired and some of its coupons are no longer free or valid"},
 	{Code: CodeReturnExceedsOrder, Word: "return_exceeds_order", Status: 422, Meaning: "the order's returns would sum over its amount"},
+	{Code: CodeCurrencyMismatch, Word: "currency_mismatch", Status: 422, Meaning: "the coupon is of another currency than the cart"},
 	{Code: CodeInternal, Word: "internal", Status: 500, Meaning: "a bug, logged with its cause; the body says only \"internal error\""},
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"couponsvc/models"
+	"couponsvc/services/pricing"
 
 	"github.com/bsm/redislock"
 	"gorm.io/gorm"
@@ -51,7 +52,23 @@ type CheckoutOrder struct {
 	HoldCodes     *string
 	HoldExpiresAt *time.Time
 	DiscountCents int64
+	// Currency, CartHash and ShippingCents are those of an order with
+	// lines (docs/checkout.md, "Carts"); an amount-only order has no hash.
+	Currency      string
+	CartHash      *string
+	ShippingCents int64
 	UpdatedAt     time.Time
+}
+
+// Lined says the order has lines (order_lines rows).
+func (o *CheckoutOrder) Lined() bool { return o.CartHash != nil && *o.CartHash != "" }
+
+// sameCart says a request's cart is the order's.
+func (o *CheckoutOrder) sameCart(oc orderCart) bool {
+	if o.CartHash == nil {
+		return oc.hash == ""
+	}
+	return *o.CartHash == oc.hash
 }
 
 func (CheckoutOrder) TableName() string { return "checkout_orders" }
@@ -93,8 +110,15 @@ type CheckoutRequest struct {
 	TTLSeconds int
 	// Actor is who asks (the caller's name), for the audit entries.
 	Actor string
+	// Cart is the request's cart: lines (then OrderAmountCents, when not 0,
+	// must be their total), or none for an amount-only request.
+	Cart Cart
 	// shared marks the codes parseCheckout read as shared codes.
 	shared []bool
+	// cart is the cart priced (parseCheckout), oc what the order's row
+	// keeps of it.
+	cart pricing.Cart
+	oc   orderCart
 }
 
 // CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
@@ -112,6 +136,22 @@ type CheckoutResult struct {
 	OrderAmountCents int64            `json:"order_amount_cents"`
 	DiscountCents    int64            `json:"discount_cents"`
 	PayableCents     int64            `json:"payable_cents"`
+	// Currency, Lines and ShippingDiscountCents are given for a cart with
+	// lines only: each line's discount with each coupon's part, and the
+	// discount on the shipping.
+	Currency              string         `json:"currency,omitempty"`
+	Lines                 []LineDiscount `json:"lines,omitempty"`
+	ShippingDiscountCents *int64         `json:"shipping_discount_cents,omitempty"`
+	// alloc is the pricing decide made (nil when read back).
+	alloc *allocation
+}
+
+// setLines puts an allocation's lines in the answer (an order with lines).
+func (r *CheckoutResult) setLines(a *allocation) {
+	if a == nil || !a.lined {
+		return
+	}
+	r.Currency, r.Lines, r.ShippingDiscountCents = a.currency, a.lines, ptrTo(a.shipping)
 }
 
 // priced is the coupons of a request as read, with their templates, in the
@@ -136,9 +176,12 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 			return err
 		}
 	}
-	if req.OrderAmountCents < 1 || req.OrderAmountCents > models.MaxMoneyCents {
-		return models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	cart, err := s.parseCart(req.Cart, req.OrderAmountCents)
+	if err != nil {
+		return err
 	}
+	req.cart, req.OrderAmountCents = cart, cart.TotalCents()
+	req.oc = orderCartOf(req.Cart, &req.cart)
 	if req.UserID != "" {
 		if err := models.ValidateUserID("user_id", req.UserID); err != nil {
 			return err
@@ -290,22 +333,28 @@ func stackingOf(ts []*models.Template) string {
 }
 
 // decide applies every rule of a hold to the coupons as read and prices
-// them: the answer lists each coupon with its word, and err is the first
-// failure (nil when all apply).
+// them on the request's cart (services/pricing): the answer lists each
+// coupon with its word, and err is the first failure (nil when all apply).
 func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*CheckoutResult, error) {
 	res := &CheckoutResult{Result: models.CodeOK.Word(), OrderID: req.OrderID, OrderAmountCents: req.OrderAmountCents}
-	pr := models.Price(req.OrderAmountCents, p.templates)
+	pcs := make([]pricing.Coupon, len(p.coupons))
+	for i, c := range p.coupons {
+		pcs[i] = core.PricingCoupon(p.templates[i], c.Code)
+	}
+	var pr pricing.Result
+	var pricer pricing.Pricer
+	pricer.Price(&req.cart, pcs, &pr)
+	a := allocationOf(&pr, &req.cart, req.Cart.Lined())
 	var first error
 	for i, c := range p.coupons {
 		cc := CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(), TemplateID: c.TemplateID,
-			DiscountCents: pr.Discounts[i], SharedCode: core.SharedCodeOf(c, p.templates[i])}
+			DiscountCents: pr.Coupons[i].DiscountCents, SharedCode: core.SharedCodeOf(c, p.templates[i])}
 		err := p.fail[i]
 		if err == nil {
 			err = couponFits(c, req.UserID, req.OrderID, now)
 		}
-		if err == nil && pr.BelowMinimum[i] {
-			err = &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
-				Message: fmt.Sprintf("coupon %s needs an order of at least %d cents", c.Code, p.templates[i].MinOrderCents)}
+		if err == nil {
+			err = refusalError(pr.Coupons[i].Refusal, c.Code, p.templates[i], &req.cart, req.Cart.Lined())
 		}
 		if err != nil {
 			var de *models.Error
@@ -323,10 +372,52 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 	if first != nil {
 		res.Result = models.ErrorCode(first).Word()
 		res.DiscountCents, res.PayableCents = 0, req.OrderAmountCents
+		if req.Cart.Lined() {
+			res.Currency, res.Lines, res.ShippingDiscountCents = req.cart.Currency, zeroLines(&req.cart), ptrTo(int64(0))
+		}
 		return res, first
 	}
 	res.DiscountCents, res.PayableCents = pr.DiscountCents, pr.PayableCents
+	res.alloc = a
+	res.setLines(a)
 	return res, nil
+}
+
+// refusalError is the error of a coupon pricing refused (nil when it
+// applies): below_minimum for a minimum not met or a cart with no line the
+// coupon applies to, currency_mismatch for another currency.
+func refusalError(refusal, code string, t *models.Template, cart *pricing.Cart, lined bool) error {
+	field := "order_amount_cents"
+	if lined {
+		field = "lines"
+	}
+	switch refusal {
+	case "":
+		return nil
+	case pricing.RefusalCurrency:
+		cur := t.Currency
+		return &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
+			Message: fmt.Sprintf("coupon %s is in %s, the cart in %s", code, cur, cart.Currency)}
+	case pricing.RefusalNoLines:
+		if t.Kind == models.KindFreeShipping || t.AppliesTo == models.AppliesToShipping {
+			return &models.Error{Code: models.CodeBelowMinimum, Field: "shipping_cents",
+				Message: fmt.Sprintf("coupon %s discounts the shipping: the cart has none", code)}
+		}
+		return &models.Error{Code: models.CodeBelowMinimum, Field: field,
+			Message: fmt.Sprintf("no line of the cart is one coupon %s applies to", code)}
+	}
+	if !lined {
+		return &models.Error{Code: models.CodeBelowMinimum, Field: field,
+			Message: fmt.Sprintf("coupon %s needs an order of at least %d cents", code, t.MinOrderCents)}
+	}
+	msg := fmt.Sprintf("coupon %s needs at least %d cents of the lines it applies to", code, t.MinOrderCents)
+	if t.MinQuantity > 0 {
+		msg += fmt.Sprintf(" and %d of their units", t.MinQuantity)
+	}
+	if t.Kind == models.KindTiered {
+		msg += ", or a subtotal that meets one of its tiers"
+	}
+	return &models.Error{Code: models.CodeBelowMinimum, Field: field, Message: msg}
 }
 
 func (s *Checkout) ensureOrder(ctx context.Context, orderID string) error {
@@ -355,23 +446,27 @@ func (s *Checkout) ReadOrder(ctx context.Context, orderID string) (o CheckoutOrd
 // request on the order, so two of them never both see room for one.
 // holdSet, when not empty, is extra SET of a hold's columns.
 //
-// One order has one amount (docs/checkout.md, "One amount per order"): the
-// first redemption or hold sets amount_cents, and no later one changes it,
-// nor the returns recorded against it (returned_cents), even when every
-// coupon left the order meanwhile. A request with another amount matches no
-// row and is answered idempotency_mismatch.
-func (s *Checkout) takeRoom(tx *gorm.DB, orderID, stacking string, n int, amount int64, now time.Time, guard, holdSet string, holdArgs ...any) error {
+// One order has one amount and one cart (docs/checkout.md, "One amount per
+// order"): the first redemption or hold sets amount_cents (and, for a cart
+// with lines, cart_hash, currency and shipping_cents), and no later one
+// changes them, nor the returns recorded against it (returned_cents), even
+// when every coupon left the order meanwhile. A request with another amount
+// or cart matches no row and is answered idempotency_mismatch.
+func (s *Checkout) takeRoom(tx *gorm.DB, orderID, stacking string, n int, amount int64, oc orderCart, now time.Time, guard, holdSet string, holdArgs ...any) error {
 	// amount_cents and stacking come before coupons: MySQL evaluates the SET
 	// left to right, and the CASEs must see the row before this change.
 	sql := `UPDATE checkout_orders SET
+		cart_hash = CASE WHEN amount_cents = 0 THEN ? ELSE cart_hash END,
+		currency = CASE WHEN amount_cents = 0 THEN ? ELSE currency END,
+		shipping_cents = CASE WHEN amount_cents = 0 THEN ? ELSE shipping_cents END,
 		amount_cents = CASE WHEN amount_cents = 0 THEN ? ELSE amount_cents END,
 		stacking = CASE WHEN coupons = 0 THEN ? ELSE stacking END,
 		coupons = coupons + ?, updated_at = ?` + holdSet + `
-		WHERE order_id = ? AND (amount_cents = 0 OR amount_cents = ?)
+		WHERE order_id = ? AND (amount_cents = 0 OR (amount_cents = ? AND COALESCE(cart_hash, '') = ?))
 		AND (coupons = 0 OR (stacking = ? AND ? = ? AND coupons + ? <= ?))` + guard
-	args := []any{amount, stacking, n, now}
+	args := []any{oc.hashArg(), oc.currency, oc.shipping, amount, stacking, n, now}
 	args = append(args, holdArgs...)
-	args = append(args, orderID, amount, models.StackingCombinable, stacking, models.StackingCombinable, n, s.maxPerOrder())
+	args = append(args, orderID, amount, oc.hash, models.StackingCombinable, stacking, models.StackingCombinable, n, s.maxPerOrder())
 	res := tx.Exec(sql, args...)
 	if res.Error != nil {
 		return res.Error
@@ -380,6 +475,9 @@ func (s *Checkout) takeRoom(tx *gorm.DB, orderID, stacking string, n int, amount
 		var o CheckoutOrder
 		if err := tx.Where("order_id = ?", orderID).Limit(1).Find(&o).Error; err != nil {
 			return err
+		}
+		if o.OrderID != "" && o.AmountCents != 0 && (o.Lined() || oc.lined()) && !o.sameCart(oc) {
+			return cartMismatch(orderID)
 		}
 		if o.OrderID != "" && o.AmountCents != 0 && o.AmountCents != amount {
 			return amountMismatch(orderID, o.AmountCents)
@@ -440,21 +538,46 @@ const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
 
 // priceOnOrder is the discount of a coupon redeemed one step at a time on
 // an order that has a row, inside tx after the order's row lock was taken:
-// the template's discount on what the order leaves (discountLeft), and what
-// the order then pays (its kept amount less every discount on it). A coupon
-// that would discount nothing is refused not_combinable rather than used up.
-func priceOnOrder(tx *gorm.DB, t *models.Template, orderID string) (discount, payable int64, err error) {
+// the coupon priced (services/pricing) on what the order leaves, and what
+// the order then pays (its kept amount less every discount on it). An
+// amount-only order leaves its amount less its returns and the discounts
+// on it (discountLeft); an order with lines leaves each unit's price less
+// what the stored allocations of its live coupons took of it (priceAfter),
+// and the coupon's share of each line is returned to be stored. The
+// coupon's minimums were checked on the order before. A coupon that would
+// discount nothing is refused not_combinable rather than used up.
+func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.Cart, oc orderCart) (discount, payable int64, share *pricing.CouponResult, err error) {
 	left, kept, err := discountLeft(tx, orderID)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	if d := t.Discount(left); d > 0 {
-		return d, left - d, nil
+	var pricer pricing.Pricer
+	var d int64
+	if oc.lined() {
+		rows, err := liveAllocation(tx, orderID)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		tk, err := takenOf(oc.cart, rows)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		r := priceAfter(&pricer, oc.cart, tk, pc)
+		d, share = min(r.DiscountCents, left), &r
+	} else if left > 0 {
+		pc.MinOrderCents, pc.MinQuantity = 0, 0 // checked on the order's amount before
+		one := pricing.OneLine(cart.Currency, left)
+		var r pricing.Result
+		pricer.Price(&one, []pricing.Coupon{pc}, &r)
+		d = r.DiscountCents
+	}
+	if d > 0 {
+		return d, left - d, share, nil
 	}
 	if kept == 0 {
-		return 0, 0, models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
+		return 0, 0, nil, models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
 	}
-	return 0, 0, models.Errorf(models.CodeNotCombinable,
+	return 0, 0, nil, models.Errorf(models.CodeNotCombinable,
 		"the coupons of order %s already discount %d of its %d cents: this coupon would discount nothing", orderID, kept-left, kept)
 }
 

@@ -17,7 +17,10 @@ type ConfirmRequest struct {
 	OrderID string
 	// OrderAmountCents, when not 0, must equal the held amount.
 	OrderAmountCents int64
-	Cashier          string
+	// Cart, when it has lines, must be the held cart (its hash): a held
+	// allocation is confirmed as held, never re-priced.
+	Cart    Cart
+	Cashier string
 }
 
 // Confirm turns every coupon held by the order into a redemption (each still
@@ -50,7 +53,15 @@ func (s *Checkout) Confirm(ctx context.Context, req ConfirmRequest) (*CheckoutRe
 	if !found || o.HoldState == nil || o.HoldCodes == nil {
 		return nil, models.Errorf(models.CodeNotFound, "order %s has no hold", req.OrderID)
 	}
-	if req.OrderAmountCents != 0 && req.OrderAmountCents != o.AmountCents {
+	if req.Cart.Lined() {
+		cart, err := s.parseCart(req.Cart, req.OrderAmountCents)
+		if err != nil {
+			return nil, err
+		}
+		if !o.sameCart(orderCartOf(req.Cart, &cart)) {
+			return nil, cartMismatch(req.OrderID)
+		}
+	} else if req.OrderAmountCents != 0 && req.OrderAmountCents != o.AmountCents {
 		return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "order_amount_cents",
 			Message: fmt.Sprintf("the hold of order %s is for %d cents", req.OrderID, o.AmountCents)}
 	}
@@ -144,11 +155,22 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			req.OrderID, strings.Join(lost, ", "))
 	}
 	late := state == HoldExpired || len(retake) > 0 || (o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt))
-	pr := models.Price(o.AmountCents, p.templates)
+	// An order with lines confirms the allocation stored with its hold; a
+	// hold that expired gave it up, and the late confirm prices the
+	// order's cart again and stores that.
+	a, err := s.orderAllocation(s.DB.WithContext(ctx), &o, p)
+	if err != nil {
+		return nil, core.DBError("order", err)
+	}
+	store := o.Lined() && state == HoldExpired
 	actor := core.ActorName(req.Cashier)
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if len(retake) > 0 {
-			if err := s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(retake), o.AmountCents, now,
+			oc := orderCart{currency: o.Currency, shipping: o.ShippingCents}
+			if o.CartHash != nil {
+				oc.hash = *o.CartHash
+			}
+			if err := s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(retake), o.AmountCents, oc, now,
 				` AND hold_state = '`+state+`'`, `, hold_state = ?`, HoldConfirmed); err != nil {
 				return err
 			}
@@ -185,17 +207,23 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			if r.RowsAffected == 0 {
 				return core.ErrRaced
 			}
+			if store {
+				if err := writeAllocation(tx, req.OrderID, c, a.shares[i], now); err != nil {
+					return err
+				}
+			}
 			lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
-				OrderAmountCents: o.AmountCents, DiscountCents: pr.Discounts[i], Cashier: actor, UsedAt: now}
+				OrderAmountCents: o.AmountCents, DiscountCents: a.perCoupon[i], Cashier: actor, UsedAt: now}
 			if err := writeUseLog(tx, &lg); err != nil {
 				return err
 			}
 			if err := s.Audit(tx, actor, "coupon.confirm", fmt.Sprintf("coupon:%d", c.ID),
-				fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d late=%t", req.OrderID, o.AmountCents, pr.Discounts[i], late)); err != nil {
+				fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d late=%t", req.OrderID, o.AmountCents, a.perCoupon[i], late)); err != nil {
 				return err
 			}
 			ev := models.NewCouponEvent(c)
-			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, o.AmountCents, pr.Discounts[i], actor
+			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, o.AmountCents, a.perCoupon[i], actor
+			ev.Lines, ev.ShippingDiscountCents = a.eventOf(i, c)
 			if err := s.events.EmitEvent(tx, models.EventCouponRedeemed, ev); err != nil {
 				return err
 			}
@@ -207,8 +235,8 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 		return nil, err
 	}
 	o.HoldState = ptrTo(HoldConfirmed)
-	o.DiscountCents = pr.DiscountCents
-	res := holdAnswerOf(&o, p)
+	o.DiscountCents = a.total
+	res := holdAnswerOf(&o, p, a)
 	res.Late = late
 	return res, nil
 }

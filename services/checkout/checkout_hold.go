@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"couponsvc/models"
+	"couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )
@@ -106,13 +107,17 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 		return nil, core.ErrRetry
 	}
 	if o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
-		if o.HoldCodes != nil && *o.HoldCodes == joinCodes(req.CouponCodes) && o.AmountCents == req.OrderAmountCents {
+		sameCodes := o.HoldCodes != nil && *o.HoldCodes == joinCodes(req.CouponCodes)
+		if sameCodes && o.AmountCents == req.OrderAmountCents && o.sameCart(req.oc) {
 			res, err := s.holdAnswer(ctx, &o)
 			if err != nil {
 				return nil, err
 			}
 			res.Duplicate = true
 			return res, nil
+		}
+		if sameCodes && (o.Lined() || req.oc.lined()) {
+			return nil, cartMismatch(req.OrderID)
 		}
 		return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "coupon_codes",
 			Message: fmt.Sprintf("order %s already has a hold (%s) with other codes or another amount: release it first", req.OrderID, *o.HoldState)}
@@ -155,7 +160,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if found {
-			err = s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, now,
+			err = s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, req.oc, now,
 				` AND (hold_state IS NULL OR hold_state IN ('released', 'expired'))`,
 				`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?`,
 				HoldHeld, codes, expires, res.DiscountCents)
@@ -163,9 +168,10 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 			// Most holds are of a new order: its row is written here, with
 			// the hold, first in the transaction like takeRoom's UPDATE.
 			err = tx.Exec(`INSERT INTO checkout_orders (order_id, stacking, coupons, amount_cents, returned_cents,
-				hold_state, hold_codes, hold_expires_at, discount_cents, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+				hold_state, hold_codes, hold_expires_at, discount_cents, cart_hash, currency, shipping_cents, updated_at)
+				VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents,
-				HoldHeld, codes, expires, res.DiscountCents, now).Error
+				HoldHeld, codes, expires, res.DiscountCents, req.oc.hashArg(), req.oc.currency, req.oc.shipping, now).Error
 			if _, dup := core.UniqueViolation(err); dup {
 				return errOrderExists
 			}
@@ -178,6 +184,10 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 			if err := checkDiscounts(tx, req.OrderID); err != nil {
 				return err
 			}
+		}
+		// The order's lines, with its first hold or redemption.
+		if err := writeLines(tx, req.OrderID, req.oc); err != nil {
+			return err
 		}
 		// A fresh claim's coupon is written held by the order; the others
 		// go issued → held (a bearer coupon gets its owner). The new row
@@ -225,6 +235,13 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 			ev := models.NewCouponEvent(c)
 			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents = models.CouponHeld, req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents
 			ev.HoldExpiresAt, ev.Actor = &expires, core.ActorName(req.Actor)
+			if req.oc.lined() {
+				// Its allocation, stored with the hold and never re-priced.
+				if err := writeAllocation(tx, req.OrderID, c, res.alloc.shares[i], now); err != nil {
+					return err
+				}
+				ev.Lines, ev.ShippingDiscountCents = res.alloc.eventOf(i, c)
+			}
 			if err := s.events.EmitEvent(tx, models.EventCouponHeld, ev); err != nil {
 				return err
 			}
@@ -250,21 +267,53 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 }
 
 // holdAnswer rebuilds the answer of an order's hold from the database: its
-// coupons priced as they were held.
+// coupons priced as they were held (for an order with lines, their stored
+// allocation while held or confirmed).
 func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutResult, error) {
 	if o.HoldCodes == nil || *o.HoldCodes == "" {
-		return holdAnswerOf(o, nil), nil
+		return holdAnswerOf(o, nil, nil), nil
 	}
 	p, err := s.readCoupons(ctx, strings.Split(*o.HoldCodes, ","))
 	if err != nil {
 		return nil, err
 	}
-	return holdAnswerOf(o, p), nil
+	a, err := s.orderAllocation(s.DB.WithContext(ctx), o, p)
+	if err != nil {
+		return nil, core.DBError("order", err)
+	}
+	return holdAnswerOf(o, p, a), nil
+}
+
+// orderAllocation is the allocation of the hold's coupons (p) on the order:
+// for an order with lines whose hold holds them (held or confirmed), the
+// stored one; else priced on the order's cart, as they would be held again.
+func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced) (*allocation, error) {
+	if o.Lined() && o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
+		return storedAllocation(db, o, p.coupons)
+	}
+	cart := pricing.OneLine(s.currency(), o.AmountCents)
+	if o.Lined() {
+		c, err := loadCart(db, o)
+		if err != nil {
+			return nil, err
+		}
+		cart = *c
+	}
+	pcs := make([]pricing.Coupon, len(p.coupons))
+	for i, c := range p.coupons {
+		pcs[i] = core.PricingCoupon(p.templates[i], c.Code)
+		if !o.Lined() {
+			pcs[i].Currency = "" // an amount-only order was checked in its currency when held
+		}
+	}
+	r := pricing.Price(&cart, pcs)
+	return allocationOf(&r, &cart, o.Lined()), nil
 }
 
 // holdAnswerOf is holdAnswer with the hold's coupons and templates in hand
-// (p, in the order of its codes; nil when it has none).
-func holdAnswerOf(o *CheckoutOrder, p *priced) *CheckoutResult {
+// (p, in the order of its codes; nil when it has none) and their
+// allocation.
+func holdAnswerOf(o *CheckoutOrder, p *priced, a *allocation) *CheckoutResult {
 	res := &CheckoutResult{OrderID: o.OrderID, ExpiresAt: o.HoldExpiresAt, OrderAmountCents: o.AmountCents, Coupons: []CheckoutCoupon{}}
 	if o.HoldState != nil {
 		res.State = *o.HoldState
@@ -276,13 +325,13 @@ func holdAnswerOf(o *CheckoutOrder, p *priced) *CheckoutResult {
 	if p == nil {
 		return res
 	}
-	pr := models.Price(o.AmountCents, p.templates)
 	for i, c := range p.coupons {
 		res.Coupons = append(res.Coupons, CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(),
-			DiscountCents: pr.Discounts[i], TemplateID: c.TemplateID, SharedCode: core.SharedCodeOf(c, p.templates[i])})
+			DiscountCents: a.perCoupon[i], TemplateID: c.TemplateID, SharedCode: core.SharedCodeOf(c, p.templates[i])})
 	}
 	res.DiscountCents = o.DiscountCents
 	res.PayableCents = o.AmountCents - o.DiscountCents
+	res.setLines(a)
 	return res
 }
 

@@ -157,6 +157,11 @@ func (s *Checkout) freeHeld(tx *gorm.DB, actor, action, evType, orderID, extra s
 			return nil, core.ErrRaced
 		}
 	}
+	// A hold that ends gives up its allocation (an order with lines): a
+	// new hold prices the order's cart again.
+	if err := dropAllocation(tx, orderID, ids); err != nil {
+		return nil, err
+	}
 	evs := make([]events.NewEvent, len(cs))
 	for i, c := range cs {
 		detail := "order=" + orderID

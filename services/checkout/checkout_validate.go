@@ -3,13 +3,15 @@ package checkout
 import (
 	"context"
 	"couponsvc/services/core"
+	"couponsvc/services/pricing"
 	"sort"
 
 	"couponsvc/models"
 )
 
 // Validate is a dry run of a hold over 1..5 codes: owner, state, validity,
-// minimum and stacking, priced by models.Price. It writes nothing. A shared
+// minimum, target, currency and stacking, priced on the request's cart by
+// services/pricing. It writes nothing. A shared
 // code is checked as its claim would be (claim rule, budget, stock, the
 // user's limit) and priced as the coupon it would make; with an order that
 // already claimed with it, that coupon answers. A coupon
@@ -69,7 +71,8 @@ func markStacking(res *CheckoutResult, ts []*models.Template, maxPerOrder int) {
 	}
 }
 
-// UsableCoupon is one of a user's coupons that applies to an order amount.
+// UsableCoupon is one of a user's coupons that applies to an order amount
+// or cart.
 type UsableCoupon struct {
 	Coupon        models.CouponView `json:"coupon"`
 	Stacking      string            `json:"stacking"`
@@ -84,20 +87,27 @@ type Usable struct {
 	BestDiscountCents int64          `json:"best_discount_cents"`
 }
 
-// UsableCoupons returns the user's coupons that apply to an order of that
-// amount now (issued, valid, minimum met), each with its discount alone,
-// largest first, and the combination the stacking rules allow with the
-// largest total discount (the best exclusive coupon alone, or the best
-// combinable coupon of each template, at most the cap).
-//
-// Errors: CodeInvalidRequest (field user_id or order_amount_cents),
-// CodeUnavailable.
+// UsableCoupons is UsableForCart of an amount-only order.
 func (s *Checkout) UsableCoupons(ctx context.Context, userID string, amount int64) (*Usable, error) {
+	return s.UsableForCart(ctx, userID, amount, Cart{})
+}
+
+// UsableForCart returns the user's coupons that apply to an order of that
+// amount, or of that cart, now (issued, valid, minimum, target and currency
+// met), each with its discount alone on it (services/pricing), largest
+// first, and the combination the stacking rules allow with the largest
+// total discount (the best exclusive coupon alone, or the best combinable
+// coupon of each template, at most the cap, priced together).
+//
+// Errors: CodeInvalidRequest (field user_id, order_amount_cents, currency,
+// shipping_cents or lines), CodeUnavailable.
+func (s *Checkout) UsableForCart(ctx context.Context, userID string, amount int64, in Cart) (*Usable, error) {
 	if err := models.ValidateUserID("user_id", userID); err != nil {
 		return nil, err
 	}
-	if amount < 1 || amount > models.MaxMoneyCents {
-		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	cart, err := s.parseCart(in, amount)
+	if err != nil {
+		return nil, err
 	}
 	now := s.Clock()
 	var cs []models.Coupon
@@ -111,6 +121,9 @@ func (s *Checkout) UsableCoupons(ctx context.Context, userID string, amount int6
 	}
 	out := &Usable{Coupons: []UsableCoupon{}, Best: []string{}}
 	tmpl := map[string]*models.Template{}
+	var pricer pricing.Pricer
+	var r pricing.Result
+	one := make([]pricing.Coupon, 1)
 	for i := range cs {
 		c := &cs[i]
 		if couponFits(c, userID, "", now) != nil {
@@ -120,16 +133,18 @@ func (s *Checkout) UsableCoupons(ctx context.Context, userID string, amount int6
 		if err != nil {
 			return nil, err
 		}
-		if amount < t.MinOrderCents {
+		one[0] = core.PricingCoupon(t, c.Code)
+		pricer.Price(&cart, one, &r)
+		if r.Coupons[0].Refusal != "" {
 			continue
 		}
 		tmpl[c.Code] = t
-		out.Coupons = append(out.Coupons, UsableCoupon{Coupon: c.View(now), Stacking: t.Stacking, DiscountCents: t.Discount(amount)})
+		out.Coupons = append(out.Coupons, UsableCoupon{Coupon: c.View(now), Stacking: t.Stacking, DiscountCents: r.Coupons[0].DiscountCents})
 	}
 	sort.SliceStable(out.Coupons, func(a, b int) bool { return out.Coupons[a].DiscountCents > out.Coupons[b].DiscountCents })
 	// The best combinable coupon of each template, best first, up to the cap.
 	var combo []string
-	var comboT []*models.Template
+	var comboC []pricing.Coupon
 	taken := map[int64]bool{}
 	for _, u := range out.Coupons {
 		t := tmpl[u.Coupon.Code]
@@ -137,10 +152,11 @@ func (s *Checkout) UsableCoupons(ctx context.Context, userID string, amount int6
 			continue
 		}
 		taken[t.ID] = true
-		combo, comboT = append(combo, u.Coupon.Code), append(comboT, t)
+		combo, comboC = append(combo, u.Coupon.Code), append(comboC, core.PricingCoupon(t, u.Coupon.Code))
 	}
 	if len(combo) > 0 {
-		out.Best, out.BestDiscountCents = combo, models.Price(amount, comboT).DiscountCents
+		pricer.Price(&cart, comboC, &r)
+		out.Best, out.BestDiscountCents = combo, r.DiscountCents
 	}
 	for _, u := range out.Coupons {
 		if tmpl[u.Coupon.Code].Stacking == models.StackingExclusive && u.DiscountCents > out.BestDiscountCents {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"couponsvc/models"
+	"couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )
@@ -21,6 +22,53 @@ type RedeemRequest struct {
 	UserID string
 	// Cashier is who redeems (the caller's name), kept in the use log.
 	Cashier string
+	// Cart is the order's cart: lines (then OrderAmountCents, when not 0,
+	// must be their total), or none for an amount-only redemption.
+	Cart Cart
+	// cart is the cart priced, oc what the order's row keeps of it
+	// (parseRedeemCart).
+	cart pricing.Cart
+	oc   orderCart
+}
+
+// parseRedeemCart checks the request's cart and amount (parseCart).
+func (s *Checkout) parseRedeemCart(req *RedeemRequest) error {
+	cart, err := s.parseCart(req.Cart, req.OrderAmountCents)
+	if err != nil {
+		return err
+	}
+	req.cart, req.OrderAmountCents = cart, cart.TotalCents()
+	req.oc = orderCartOf(req.Cart, &req.cart)
+	return nil
+}
+
+// priceAlone prices the coupon of template t alone on the request's cart:
+// its discount and allocation on a new order, or the refusal of its
+// minimum, target or currency.
+func priceAlone(t *models.Template, code string, req *RedeemRequest) (*pricing.CouponResult, error) {
+	r := pricing.Price(&req.cart, []pricing.Coupon{core.PricingCoupon(t, code)})
+	cr := &r.Coupons[0]
+	if cr.Refusal == pricing.RefusalBelowMinimum && !req.Cart.Lined() {
+		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
+			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
+	}
+	if err := refusalError(cr.Refusal, code, t, &req.cart, req.Cart.Lined()); err != nil {
+		return nil, err
+	}
+	return cr, nil
+}
+
+// couponAllocation is one coupon's allocation on a cart with lines, as a
+// redemption's answer lists it: every line, with the coupon's part.
+func couponAllocation(cart *pricing.Cart, r *pricing.CouponResult) *allocation {
+	a := &allocation{lined: true, currency: cart.Currency, lines: zeroLines(cart), shipping: r.ShippingCents,
+		total: r.DiscountCents, perCoupon: []int64{r.DiscountCents}, shares: []*pricing.CouponResult{r}}
+	for _, ls := range r.Lines {
+		l := &a.lines[ls.Line]
+		l.DiscountCents += ls.DiscountCents
+		l.Coupons = append(l.Coupons, LineCoupon{CouponCode: r.Code, DiscountCents: ls.DiscountCents})
+	}
+	return a
 }
 
 // RedeemResult is the answer to a redemption. Duplicate is set for a replay of
@@ -32,6 +80,20 @@ type RedeemResult struct {
 	OrderAmountCents int64
 	DiscountCents    int64
 	PayableCents     int64
+	// Lined marks a redemption on an order with lines: Currency, Lines (the
+	// coupon's part of each line) and ShippingDiscountCents are then given.
+	Lined                 bool
+	Currency              string
+	Lines                 []LineDiscount
+	ShippingDiscountCents int64
+}
+
+// setLines puts a coupon's allocation on an order with lines in the answer.
+func (r *RedeemResult) setLines(a *allocation) {
+	if a == nil || !a.lined {
+		return
+	}
+	r.Lined, r.Currency, r.Lines, r.ShippingDiscountCents = true, a.currency, a.lines, a.shipping
 }
 
 // Redeem uses a coupon on an order (see docs/flows.md). A shared code
@@ -88,8 +150,8 @@ func (s *Checkout) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult
 	if err := core.ValidateOrderID(req.OrderID); err != nil {
 		return nil, err
 	}
-	if req.OrderAmountCents < 1 || req.OrderAmountCents > models.MaxMoneyCents {
-		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	if err := s.parseRedeemCart(&req); err != nil {
+		return nil, err
 	}
 	if req.UserID != "" {
 		if err := models.ValidateUserID("user_id", req.UserID); err != nil {
@@ -143,8 +205,18 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 			// A refund committed between the two reads: decide again.
 			return nil, core.ErrRetry
 		}
-		return &RedeemResult{Duplicate: true, Coupon: c.View(now), OrderAmountCents: lg.OrderAmountCents,
-			DiscountCents: lg.DiscountCents, PayableCents: lg.OrderAmountCents - lg.DiscountCents}, nil
+		res := &RedeemResult{Duplicate: true, Coupon: c.View(now), OrderAmountCents: lg.OrderAmountCents,
+			DiscountCents: lg.DiscountCents, PayableCents: lg.OrderAmountCents - lg.DiscountCents}
+		if o, found, err := s.ReadOrder(ctx, req.OrderID); err != nil {
+			return nil, err
+		} else if found && o.Lined() {
+			a, err := storedAllocation(s.DB.WithContext(ctx), &o, []*models.Coupon{c})
+			if err != nil {
+				return nil, core.DBError("order", err)
+			}
+			res.setLines(a)
+		}
+		return res, nil
 	case models.CouponRevoked:
 		return nil, models.Errorf(models.CodeRevoked, "this coupon was revoked")
 	case models.CouponHeld:
@@ -159,9 +231,9 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 	if !now.Before(c.ValidUntil) {
 		return nil, models.Errorf(models.CodeNotValidNow, "this coupon expired at %s", core.FormatTime(c.ValidUntil))
 	}
-	if req.OrderAmountCents < t.MinOrderCents {
-		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
-			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
+	share, err := priceAlone(t, c.Code, &req)
+	if err != nil {
+		return nil, err
 	}
 	if s.Hooks.AfterRedeemDecide != nil {
 		s.Hooks.AfterRedeemDecide(req.OrderID)
@@ -172,7 +244,7 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 		user = req.UserID
 	}
 	lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: user, TemplateID: c.TemplateID,
-		OrderAmountCents: req.OrderAmountCents, DiscountCents: t.Discount(req.OrderAmountCents), Cashier: core.ActorName(req.Cashier), UsedAt: now}
+		OrderAmountCents: req.OrderAmountCents, DiscountCents: share.DiscountCents, Cashier: core.ActorName(req.Cashier), UsedAt: now}
 	start := time.Now()
 	// Most orders carry one coupon: the first attempt creates the order's
 	// row inside the transaction, with the room already taken, which saves
@@ -180,9 +252,11 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 	// attempt rolls back (releasing the lock the failed insert took) and
 	// the redemption takes the room of the existing row.
 	payable := req.OrderAmountCents - lg.DiscountCents
-	err := s.redeemTx(ctx, t, c, req, &lg, now, true, owner, ownerArgs, &payable)
+	first := *share
+	err = s.redeemTx(ctx, t, c, req, &lg, now, true, owner, ownerArgs, &payable, share)
 	if errors.Is(err, errOrderExists) {
-		err = s.redeemTx(ctx, t, c, req, &lg, now, false, owner, ownerArgs, &payable)
+		*share = first
+		err = s.redeemTx(ctx, t, c, req, &lg, now, false, owner, ownerArgs, &payable, share)
 	}
 	core.Observe(ctx, s.Meter.DBSeconds.WithLabelValues("redeem"), "redeem", start)
 	if err := checkoutTx(err); err != nil {
@@ -198,8 +272,12 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 	c.Status, c.OrderID, c.UsedAt, c.UserID = models.CouponUsed, &req.OrderID, &now, user
 	c.Version++
 	c.UpdatedAt = now
-	return &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
-		PayableCents: payable}, nil
+	res := &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
+		PayableCents: payable}
+	if req.oc.lined() {
+		res.setLines(couponAllocation(&req.cart, share))
+	}
+	return res, nil
 }
 
 // errOrderExists is returned inside a transaction that tried to create the
@@ -213,8 +291,8 @@ var errOrderExists = errors.New("the order's row exists")
 // order that has a row, the discount (lg) and what the order then pays
 // (payable) are priced under the row's lock (priceOnOrder).
 func (s *Checkout) redeemTx(ctx context.Context, t *models.Template, c *models.Coupon, req RedeemRequest, lg *models.UseLog,
-	now time.Time, newOrder bool, owner string, ownerArgs []any, payable *int64) error {
-	return s.redeemTxWith(ctx, t, req, lg, now, newOrder, payable, func(tx *gorm.DB) (*models.Coupon, error) {
+	now time.Time, newOrder bool, owner string, ownerArgs []any, payable *int64, share *pricing.CouponResult) error {
+	return s.redeemTxWith(ctx, t, req, lg, now, newOrder, payable, share, func(tx *gorm.DB) (*models.Coupon, error) {
 		if err := addOrderCoupons(tx, req.OrderID, []*models.Coupon{c}, now); err != nil {
 			return nil, err
 		}
@@ -236,48 +314,71 @@ func (s *Checkout) redeemTx(ctx context.Context, t *models.Template, c *models.C
 
 // redeemTxWith is the one transaction of every redemption, of an issued
 // coupon (redeemTx) or of a shared code's fresh claim (retryRedeemClaim):
-// the order's room, then write, which lists the coupon on the order and
-// writes its row used by the order (returning the coupon its event tells
-// of), then the use log row and the event.
+// the order's room (and, for a new order with lines, its lines), then
+// write, which lists the coupon on the order and writes its row used by the
+// order (returning the coupon its event tells of), then the coupon's line
+// discounts (an order with lines), the use log row and the event. share is
+// the coupon's allocation on a new order; on an order that has a row it is
+// priced again under the row's lock (priceOnOrder) and share takes that.
 func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req RedeemRequest, lg *models.UseLog,
-	now time.Time, newOrder bool, payable *int64, write func(tx *gorm.DB) (*models.Coupon, error)) error {
+	now time.Time, newOrder bool, payable *int64, share *pricing.CouponResult, write func(tx *gorm.DB) (*models.Coupon, error)) error {
 	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The order's row first: its lock and guarded counter refuse a
 		// coupon the order's others cannot share it with.
 		if newOrder {
 			// As takeRoom leaves a row that had no coupon.
 			err := tx.Exec(`INSERT INTO checkout_orders
-				(order_id, stacking, coupons, amount_cents, returned_cents, discount_cents, updated_at) VALUES (?, ?, 1, ?, 0, 0, ?)`,
-				req.OrderID, t.Stacking, req.OrderAmountCents, now).Error
+				(order_id, stacking, coupons, amount_cents, returned_cents, discount_cents, cart_hash, currency, shipping_cents, updated_at)
+				VALUES (?, ?, 1, ?, 0, 0, ?, ?, ?, ?)`,
+				req.OrderID, t.Stacking, req.OrderAmountCents, req.oc.hashArg(), req.oc.currency, req.oc.shipping, now).Error
 			if _, dup := core.UniqueViolation(err); dup {
 				return errOrderExists
 			}
 			if err != nil {
 				return err
 			}
+			if err := writeLines(tx, req.OrderID, req.oc); err != nil {
+				return err
+			}
 		} else {
-			if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, now, "", ""); err != nil {
+			if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, req.oc, now, "", ""); err != nil {
+				return err
+			}
+			if err := writeLines(tx, req.OrderID, req.oc); err != nil {
 				return err
 			}
 			// Under the row's lock: priced on what the order's other
-			// coupons and returns leave of its amount.
-			d, pay, err := priceOnOrder(tx, t, req.OrderID)
+			// coupons and returns leave of it.
+			pc := core.PricingCoupon(t, share.Code)
+			d, pay, sh, err := priceOnOrder(tx, pc, req.OrderID, &req.cart, req.oc)
 			if err != nil {
 				return err
 			}
 			lg.DiscountCents, *payable = d, pay
+			if sh != nil {
+				*share = *sh
+			}
+			share.DiscountCents = d
 		}
 		c, err := write(tx)
 		if err != nil {
 			return err
 		}
 		lg.CouponID = c.ID
+		if req.oc.lined() {
+			if err := writeAllocation(tx, req.OrderID, c, share, now); err != nil {
+				return err
+			}
+		}
 		if err := writeUseLog(tx, lg); err != nil {
 			return err
 		}
 		ev := models.NewCouponEvent(c)
 		ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, req.OrderAmountCents, lg.DiscountCents, lg.Cashier
 		ev.UserID = lg.UserID // a bearer coupon's new owner
+		if req.oc.lined() {
+			ev.Lines, ev.ShippingDiscountCents = couponAllocation(&req.cart, share).eventOf(0, c)
+		}
 		return s.events.EmitEvent(tx, models.EventCouponRedeemed, ev)
 	})
 }

@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"couponsvc/services/core"
+	"couponsvc/services/pricing"
 	"errors"
 	"fmt"
 	"time"
@@ -40,7 +41,7 @@ func (r *orderReturn) result() *ReturnResult {
 type ReturnResult struct {
 	Duplicate bool
 	// KeptAmountCents is the order amount less every return so far;
-	// DiscountKeptCents the discount its coupons give on it (models.Price);
+	// DiscountKeptCents the discount its coupons give on it (priceKept);
 	// ClawbackCents the discount given before this return less that.
 	KeptAmountCents, DiscountKeptCents, ClawbackCents int64
 	// FullRefund tells that this return completed the order: its coupons
@@ -66,7 +67,7 @@ type ReturnResult struct {
 // adds the return to its returned total by a guarded UPDATE
 // (`... WHERE returned_cents + ? <= amount_cents`, and a CHECK backs it), so
 // that concurrent returns never sum over the order; the order's used coupons
-// are re-priced by models.Price on the kept amount (a coupon whose minimum
+// are re-priced (services/pricing) on the kept amount (a coupon whose minimum
 // the kept amount no longer meets keeps no discount) and their use log rows
 // take the new discounts; the return is kept once (unique (order_id,
 // return_id)). The return that brings the kept amount to 0 is a full refund:
@@ -179,7 +180,7 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 			given += lg.DiscountCents
 		}
 		res.KeptAmountCents = cur.AmountCents - cur.ReturnedCents
-		pr := models.Price(res.KeptAmountCents, ts)
+		pr := priceKept(res.KeptAmountCents, cs, ts)
 		res.DiscountKeptCents = pr.DiscountCents
 		res.ClawbackCents = given - pr.DiscountCents
 		res.FullRefund = res.KeptAmountCents == 0
@@ -188,7 +189,7 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 				return core.ErrRaced // refunded meanwhile: decide again
 			}
 			if err := tx.Exec(`UPDATE coupon_use_log SET discount_cents = ? WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
-				pr.Discounts[i], c.ID, orderID, false).Error; err != nil {
+				pr.Coupons[i].DiscountCents, c.ID, orderID, false).Error; err != nil {
 				return err
 			}
 		}
@@ -214,6 +215,19 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 		return nil, err
 	}
 	return res, nil
+}
+
+// priceKept prices an order's used coupons (cs, with their templates ts)
+// on the amount it kept, as the one-line cart of that amount: a coupon whose
+// minimum the kept amount no longer meets keeps nothing.
+func priceKept(kept int64, cs []models.Coupon, ts []*models.Template) pricing.Result {
+	pcs := make([]pricing.Coupon, len(cs))
+	for i := range cs {
+		pcs[i] = core.PricingCoupon(ts[i], cs[i].Code)
+		pcs[i].Currency = "" // checked in the order's currency when redeemed
+	}
+	cart := pricing.OneLine("", max(kept, 0))
+	return pricing.Price(&cart, pcs)
 }
 
 // refundOrder refunds every coupon the order still uses, as Refund does

@@ -21,6 +21,9 @@ type Config struct {
 	// SweepInterval is how often the sweeper runs (RunSweeper: pending
 	// reservations and lapsed holds).
 	SweepInterval time.Duration
+	// Currency is the deployment's currency (ISO 4217): a cart without one
+	// is in it. Empty means models.DefaultCurrency.
+	Currency string
 }
 
 // DefaultConfig returns the configuration used when nothing is set.

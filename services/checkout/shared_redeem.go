@@ -3,10 +3,10 @@ package checkout
 import (
 	"context"
 	"couponsvc/services/core"
-	"fmt"
 	"time"
 
 	"couponsvc/models"
+	"couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )
@@ -34,8 +34,8 @@ func (s *Checkout) redeemShared(ctx context.Context, req RedeemRequest) (*Redeem
 	if err := core.ValidateOrderID(req.OrderID); err != nil {
 		return nil, err
 	}
-	if req.OrderAmountCents < 1 || req.OrderAmountCents > models.MaxMoneyCents {
-		return nil, models.Invalid("order_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	if err := s.parseRedeemCart(&req); err != nil {
+		return nil, err
 	}
 	if req.UserID == "" {
 		return nil, s.userRequired(ctx, "coupon_code", code)
@@ -52,9 +52,8 @@ func (s *Checkout) redeemShared(ctx context.Context, req RedeemRequest) (*Redeem
 	if from, _ := t.ValidityFor(now, s.Cfg.Location); now.Before(from) {
 		return nil, models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(from))
 	}
-	if req.OrderAmountCents < t.MinOrderCents {
-		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
-			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
+	if _, err := priceAlone(t, code, &req); err != nil {
+		return nil, err
 	}
 	if err := s.ensureOrder(ctx, req.OrderID); err != nil {
 		return nil, err
@@ -98,7 +97,8 @@ func (s *Checkout) retryRedeemClaim(ctx context.Context, t *models.Template, sc 
 		var payable int64
 		// The order's row exists (ensureOrder): priced under its lock on
 		// what the order leaves, as any one-step redemption (priceOnOrder).
-		err := s.redeemTxWith(ctx, t, req, lg, now, false, &payable, func(tx *gorm.DB) (*models.Coupon, error) {
+		share := &pricing.CouponResult{Code: row.Code}
+		err := s.redeemTxWith(ctx, t, req, lg, now, false, &payable, share, func(tx *gorm.DB) (*models.Coupon, error) {
 			if err := s.insertClaim(tx, sc, &row); err != nil {
 				return nil, err
 			}
@@ -112,6 +112,9 @@ func (s *Checkout) retryRedeemClaim(ctx context.Context, t *models.Template, sc 
 		}
 		*out = &RedeemResult{Coupon: row.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
 			PayableCents: payable}
+		if req.oc.lined() {
+			(*out).setLines(couponAllocation(&req.cart, share))
+		}
 		return nil
 	})
 }

@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"couponsvc/services/core"
+	"couponsvc/services/pricing"
 
 	"couponsvc/models"
 )
@@ -32,9 +33,20 @@ func (s *Checkout) CheckRedemption(ctx context.Context, code, orderID string, am
 	if err != nil {
 		return nil, err
 	}
-	discount := d.Template.Discount(amountCents)
+	// Priced as Redeem prices it (services/pricing), and once more without
+	// the cap, to say when the cap cut it. The minimum is the caller's to
+	// judge from the template.
+	pc := core.PricingCoupon(&d.Template, d.Coupon.Code)
+	pc.MinOrderCents, pc.MinQuantity, pc.Currency = 0, 0, ""
+	cart := pricing.OneLine("", max(amountCents, 0))
+	discount := pricing.Price(&cart, []pricing.Coupon{pc}).DiscountCents
+	uncapped := discount
+	if pc.Kind == pricing.KindPercent {
+		pc.MaxDiscountCents = 0
+		uncapped = pricing.Price(&cart, []pricing.Coupon{pc}).DiscountCents
+	}
 	out := &RedemptionCheck{CouponDetail: *d, DiscountCents: discount, PayableCents: amountCents - discount,
-		UncappedCents: d.Template.UncappedDiscount(amountCents)}
+		UncappedCents: uncapped}
 	cp := d.Coupon
 	if cp.Status == models.CouponUsed && cp.OrderID != nil && *cp.OrderID == orderID {
 		lg, found, err := s.UseLog(ctx, cp.ID, orderID)

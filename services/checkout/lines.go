@@ -1,0 +1,305 @@
+package checkout
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"couponsvc/models"
+	"couponsvc/services/pricing"
+
+	"gorm.io/gorm"
+)
+
+// ShippingLineNo is the line_no of a coupon's part of the shipping in
+// order_line_discounts.
+const ShippingLineNo = -1
+
+// OrderLine is one line of an order with lines (table order_lines), written
+// once with the order's first hold or one-step redemption; line_no is its
+// index in the cart.
+type OrderLine struct {
+	OrderID          string `gorm:"primaryKey"`
+	LineNo           int    `gorm:"primaryKey"`
+	LineID           string
+	SKU              string `gorm:"column:sku"`
+	ProductID        string
+	CategoryIDs      *string `gorm:"column:category_ids"`
+	Quantity         int64
+	UnitPriceCents   int64
+	Discountable     bool
+	ReturnedQuantity int64
+}
+
+func (OrderLine) TableName() string { return "order_lines" }
+
+// LineDiscountRow is one coupon's discount on one line of an order (table
+// order_line_discounts; LineNo ShippingLineNo is its part of the shipping),
+// with its split over the line's units. Written with the hold or the
+// one-step redemption, kept by confirm, never re-priced.
+type LineDiscountRow struct {
+	OrderID               string `gorm:"primaryKey"`
+	CouponID              int64  `gorm:"primaryKey"`
+	LineNo                int    `gorm:"primaryKey"`
+	TemplateID            int64
+	DiscountCents         int64
+	ReturnedDiscountCents int64
+	// Units is JSON [{"first":0,"count":2,"per_unit_cents":334}], NULL for
+	// the shipping.
+	Units     *string
+	CreatedAt time.Time
+}
+
+func (LineDiscountRow) TableName() string { return "order_line_discounts" }
+
+// unitRun is a pricing.UnitRun as order_line_discounts.units keeps it.
+type unitRun struct {
+	First        int64 `json:"first"`
+	Count        int64 `json:"count"`
+	PerUnitCents int64 `json:"per_unit_cents"`
+}
+
+// EncodeUnits is the units column of a coupon's share of a line.
+func EncodeUnits(runs []pricing.UnitRun) string {
+	out := make([]unitRun, len(runs))
+	for i, u := range runs {
+		out[i] = unitRun{u.First, u.Count, u.PerUnitCents}
+	}
+	b, _ := json.Marshal(out) // ints only
+	return string(b)
+}
+
+// DecodeUnits reads the units column of order_line_discounts.
+func DecodeUnits(s *string) ([]pricing.UnitRun, error) {
+	if s == nil || *s == "" {
+		return nil, nil
+	}
+	var in []unitRun
+	if err := json.Unmarshal([]byte(*s), &in); err != nil {
+		return nil, fmt.Errorf("order_line_discounts.units %q: %w", *s, err)
+	}
+	out := make([]pricing.UnitRun, len(in))
+	for i, u := range in {
+		out[i] = pricing.UnitRun{First: u.First, Count: u.Count, PerUnitCents: u.PerUnitCents}
+	}
+	return out, nil
+}
+
+// writeLines writes the order's lines inside tx, after its row was taken,
+// unless they are there: an order's lines are written once, with its first
+// hold or one-step redemption (a later one carries the same cart, which the
+// row's cart_hash guard checked).
+func writeLines(tx *gorm.DB, orderID string, oc orderCart) error {
+	if !oc.lined() {
+		return nil
+	}
+	var n int64
+	if err := tx.Model(&OrderLine{}).Where("order_id = ?", orderID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	rows := make([]OrderLine, len(oc.cart.Lines))
+	for i, l := range oc.cart.Lines {
+		var cats *string
+		if len(l.CategoryIDs) > 0 {
+			b, _ := json.Marshal(l.CategoryIDs)
+			cats = ptrTo(string(b))
+		}
+		rows[i] = OrderLine{OrderID: orderID, LineNo: i, LineID: l.ID, SKU: l.SKU, ProductID: l.ProductID, CategoryIDs: cats,
+			Quantity: l.Quantity, UnitPriceCents: l.UnitPriceCents, Discountable: !l.NotDiscountable}
+	}
+	return tx.CreateInBatches(rows, 100).Error
+}
+
+// loadCart reads the cart of an order with lines: its lines, shipping and
+// currency.
+func loadCart(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, error) {
+	var rows []OrderLine
+	if err := db.Where("order_id = ?", o.OrderID).Order("line_no").Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	c := &pricing.Cart{Currency: o.Currency, ShippingCents: o.ShippingCents, Lines: make([]pricing.Line, len(rows))}
+	for i, r := range rows {
+		l := pricing.Line{ID: r.LineID, SKU: r.SKU, ProductID: r.ProductID, Quantity: r.Quantity,
+			UnitPriceCents: r.UnitPriceCents, NotDiscountable: !r.Discountable}
+		if r.CategoryIDs != nil && *r.CategoryIDs != "" {
+			if err := json.Unmarshal([]byte(*r.CategoryIDs), &l.CategoryIDs); err != nil {
+				return nil, fmt.Errorf("order_lines.category_ids of order %s line %d: %w", o.OrderID, r.LineNo, err)
+			}
+		}
+		c.Lines[i] = l
+	}
+	return c, nil
+}
+
+// writeAllocation writes a coupon's discount on the order's lines (and its
+// shipping) inside tx: one row per line it discounts.
+func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.CouponResult, now time.Time) error {
+	if r == nil {
+		return nil
+	}
+	rows := make([]LineDiscountRow, 0, len(r.Lines)+1)
+	for _, ls := range r.Lines {
+		if ls.DiscountCents == 0 {
+			continue
+		}
+		units := EncodeUnits(ls.Units)
+		rows = append(rows, LineDiscountRow{OrderID: orderID, CouponID: c.ID, LineNo: ls.Line, TemplateID: c.TemplateID,
+			DiscountCents: ls.DiscountCents, Units: &units, CreatedAt: now})
+	}
+	if r.ShippingCents > 0 {
+		rows = append(rows, LineDiscountRow{OrderID: orderID, CouponID: c.ID, LineNo: ShippingLineNo, TemplateID: c.TemplateID,
+			DiscountCents: r.ShippingCents, CreatedAt: now})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return tx.Create(&rows).Error
+}
+
+// dropAllocation deletes the line discounts of coupons leaving the order
+// (a released or expired hold), inside tx.
+func dropAllocation(tx *gorm.DB, orderID string, couponIDs []int64) error {
+	if len(couponIDs) == 0 {
+		return nil
+	}
+	return tx.Exec(`DELETE FROM order_line_discounts WHERE order_id = ? AND coupon_id IN ?`, orderID, couponIDs).Error
+}
+
+// liveAllocation reads the line discounts of the order's live coupons
+// (those in order_coupons), by coupon id.
+func liveAllocation(db *gorm.DB, orderID string) (map[int64][]LineDiscountRow, error) {
+	var rows []LineDiscountRow
+	err := db.Where("order_id = ? AND coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?)", orderID, orderID).
+		Order("coupon_id, line_no").Find(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]LineDiscountRow{}
+	for _, r := range rows {
+		out[r.CouponID] = append(out[r.CouponID], r)
+	}
+	return out, nil
+}
+
+// LineDiscount is one line of an answer with lines: the line's discount and
+// each coupon's part of it.
+type LineDiscount struct {
+	LineID        string       `json:"line_id"`
+	DiscountCents int64        `json:"discount_cents"`
+	Coupons       []LineCoupon `json:"coupons"`
+}
+
+// LineCoupon is one coupon's part of a line's discount.
+type LineCoupon struct {
+	CouponCode    string `json:"coupon_code"`
+	DiscountCents int64  `json:"discount_cents"`
+}
+
+// allocation is what the coupons of an order take off it: per coupon (in
+// the order of the request or the hold), and for an order with lines per
+// line and on the shipping.
+type allocation struct {
+	perCoupon []int64
+	// shares holds each coupon's pricing result (nil when read back from
+	// the database).
+	shares   []*pricing.CouponResult
+	lined    bool
+	currency string
+	lines    []LineDiscount
+	shipping int64
+	total    int64
+	// rows are the stored rows read back, by coupon id.
+	rows map[int64][]LineDiscountRow
+}
+
+// allocationOf is the allocation a pricing result gives.
+func allocationOf(r *pricing.Result, cart *pricing.Cart, lined bool) *allocation {
+	a := &allocation{perCoupon: make([]int64, len(r.Coupons)), shares: make([]*pricing.CouponResult, len(r.Coupons)),
+		lined: lined, currency: cart.Currency, shipping: r.ShippingDiscountCents, total: r.DiscountCents}
+	for i := range r.Coupons {
+		a.perCoupon[i] = r.Coupons[i].DiscountCents
+		a.shares[i] = &r.Coupons[i]
+	}
+	if lined {
+		a.lines = make([]LineDiscount, len(r.Lines))
+		for i, l := range r.Lines {
+			ld := LineDiscount{LineID: l.ID, DiscountCents: l.DiscountCents, Coupons: make([]LineCoupon, len(l.Coupons))}
+			for k, cp := range l.Coupons {
+				ld.Coupons[k] = LineCoupon{CouponCode: cp.Code, DiscountCents: cp.DiscountCents}
+			}
+			a.lines[i] = ld
+		}
+	}
+	return a
+}
+
+// storedAllocation is the allocation of the coupons (in their order) as
+// stored for an order with lines.
+func storedAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon) (*allocation, error) {
+	var lines []OrderLine
+	if err := db.Select("line_no", "line_id").Where("order_id = ?", o.OrderID).Order("line_no").Find(&lines).Error; err != nil {
+		return nil, err
+	}
+	rows, err := liveAllocation(db, o.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	a := &allocation{perCoupon: make([]int64, len(cs)), shares: make([]*pricing.CouponResult, len(cs)), lined: true,
+		currency: o.Currency, lines: make([]LineDiscount, len(lines)), rows: rows}
+	for i, l := range lines {
+		a.lines[i] = LineDiscount{LineID: l.LineID, Coupons: []LineCoupon{}}
+	}
+	for i, c := range cs {
+		for _, r := range rows[c.ID] {
+			a.perCoupon[i] += r.DiscountCents
+			a.total += r.DiscountCents
+			if r.LineNo == ShippingLineNo {
+				a.shipping += r.DiscountCents
+				continue
+			}
+			if r.LineNo < 0 || r.LineNo >= len(a.lines) {
+				return nil, fmt.Errorf("order %s: a line discount of coupon %d names line %d of %d", o.OrderID, c.ID, r.LineNo, len(a.lines))
+			}
+			ld := &a.lines[r.LineNo]
+			ld.DiscountCents += r.DiscountCents
+			ld.Coupons = append(ld.Coupons, LineCoupon{CouponCode: c.Code, DiscountCents: r.DiscountCents})
+		}
+	}
+	return a, nil
+}
+
+// zeroLines is the lines of a cart with no discount (a refused request).
+func zeroLines(cart *pricing.Cart) []LineDiscount {
+	out := make([]LineDiscount, len(cart.Lines))
+	for i, l := range cart.Lines {
+		out[i] = LineDiscount{LineID: l.ID, Coupons: []LineCoupon{}}
+	}
+	return out
+}
+
+// eventOf is the allocation of the i-th coupon (c) as its events carry
+// it: nil for an amount-only order.
+func (a *allocation) eventOf(i int, c *models.Coupon) ([]models.EventLine, *int64) {
+	if a == nil || !a.lined {
+		return nil, nil
+	}
+	out := []models.EventLine{}
+	if r := a.shares[i]; r != nil {
+		for _, ls := range r.Lines {
+			out = append(out, models.EventLine{LineID: a.lines[ls.Line].LineID, DiscountCents: ls.DiscountCents})
+		}
+		return out, ptrTo(r.ShippingCents)
+	}
+	var ship int64
+	for _, r := range a.rows[c.ID] {
+		if r.LineNo == ShippingLineNo {
+			ship += r.DiscountCents
+		} else if r.LineNo >= 0 && r.LineNo < len(a.lines) {
+			out = append(out, models.EventLine{LineID: a.lines[r.LineNo].LineID, DiscountCents: r.DiscountCents})
+		}
+	}
+	return out, &ship
+}
