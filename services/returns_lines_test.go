@@ -106,12 +106,13 @@ func TestReturnByLineWorkedExamples(t *testing.T) {
 	t.Run("BuyTwoGetOneKeepTheFreeUnit", func(t *testing.T) {
 		f := newHoldFixture(t, services.Config{})
 		tp := f.tmpl("", 1_000, 0, 0)
+		f.retemplate(tp, func(tp *models.Template) {
+			tp.Kind, tp.FaceValueCents, tp.BuyQuantity, tp.GetQuantity, tp.GetPercent, tp.MaxDiscountCents = models.KindBuyXGetY, 0, 2, 1, 100, 10_000
+		})
 		c := f.claim(tp, "u1")
 		// Units 30, 20, 10, 10 (in hundreds): the set 30+20+10 gives its 10.
 		cart := pricing.Cart{Lines: []pricing.Line{line("a", 1, 3_000), line("b", 1, 2_000), line("c", 2, 1_000)}}
-		bxgy := pricing.Coupon{Code: c.Code, Kind: pricing.KindBuyXGetY, AppliesTo: pricing.AppliesToOrder,
-			BuyQuantity: 2, GetQuantity: 1, GetPercent: 100, MaxDiscountCents: 10_000, Priority: 100}
-		pr := f.linedOrderPriced("b2g1", cart, []*models.Coupon{c}, []pricing.Coupon{bxgy})
+		pr := f.linedOrder("b2g1", cart, c)
 		if pr.DiscountCents != 1_000 || pr.Lines[0].DiscountCents != 500 || pr.Lines[1].DiscountCents != 333 || pr.Lines[2].DiscountCents != 167 {
 			t.Fatalf("allocation %+v", pr)
 		}

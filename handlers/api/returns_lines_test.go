@@ -1,57 +1,36 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"couponsvc/internal/testsupport"
 	"couponsvc/models"
+	"couponsvc/services/checkout"
+	"couponsvc/services/pricing"
 )
 
 // linedOrderAPI holds and confirms order with the coupons over three lines
-// of 1,000 (a, b in shoes and sale, c) and returns the environment.
+// of 1,000 (a boots in shoes, b sandals in sale and shoes, c socks in no
+// category).
 func linedOrderAPI(t *testing.T, e *testsupport.HoldAPI, order string, codes ...string) {
 	t.Helper()
-	list := ""
-	for i, c := range codes {
-		if i > 0 {
-			list += ","
-		}
-		list += fmt.Sprintf("%q", c)
+	ctx := context.Background()
+	cart := checkout.Cart{Lines: []pricing.Line{
+		{ID: "a", SKU: "boots", CategoryIDs: []string{"shoes"}, Quantity: 1, UnitPriceCents: 1_000},
+		{ID: "b", SKU: "sandals", CategoryIDs: []string{"sale", "shoes"}, Quantity: 1, UnitPriceCents: 1_000},
+		{ID: "c", SKU: "socks", Quantity: 1, UnitPriceCents: 1_000},
+	}}
+	co := e.Env.Service.Checkout
+	if _, err := co.Hold(ctx, checkout.CheckoutRequest{OrderID: order, Cart: cart, CouponCodes: codes, Actor: "shop"}); err != nil {
+		t.Fatalf("hold: %v", err)
 	}
-	st, out := e.Post(t, "/api/v1/holds", e.App, `{"order_id":"`+order+`","order_amount_cents":3000,"coupon_codes":[`+list+`]}`)
-	if st != 201 {
-		t.Fatalf("hold: %d %v", st, out)
+	if _, err := co.Confirm(ctx, checkout.ConfirmRequest{OrderID: order}); err != nil {
+		t.Fatalf("confirm: %v", err)
 	}
-	st, out = e.Post(t, "/api/v1/holds/"+order+"/confirm", e.App, `{}`)
-	if st != 200 {
-		t.Fatalf("confirm: %d %v", st, out)
-	}
-	db := e.Env.Backends.DB
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	// One coupon of 1,000 off: 334 / 333 / 333.
-	must(db.Exec(`UPDATE checkout_orders SET cart_hash = 'test' WHERE order_id = ?`, order).Error)
-	var coupon struct{ ID, TemplateID int64 }
-	must(db.Raw(`SELECT id, template_id FROM user_coupons WHERE code = ?`, codes[0]).Scan(&coupon).Error)
-	for i, l := range []struct {
-		id, sku, cats string
-		discount      int64
-	}{{"a", "boots", `["shoes"]`, 334}, {"b", "sandals", `["sale","shoes"]`, 333}, {"c", "socks", `[]`, 333}} {
-		must(db.Exec(`INSERT INTO order_lines (order_id, line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity)
-			VALUES (?, ?, ?, ?, '', ?, 1, 1000, ?, 0)`, order, i, l.id, l.sku, l.cats, true).Error)
-		must(db.Exec(`INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, created_at)
-			VALUES (?, ?, ?, ?, ?, 0, ?, ?)`, order, coupon.ID, i, coupon.TemplateID, l.discount,
-			fmt.Sprintf(`[{"first":0,"count":1,"per_unit_cents":%d}]`, l.discount), time.Now()).Error)
-	}
-	must(db.Exec(`UPDATE coupon_use_log SET discount_cents = 1000 WHERE coupon_id = ?`, coupon.ID).Error)
 }
 
 // Returns by line over HTTP: the answer, its replay, a mismatch, the

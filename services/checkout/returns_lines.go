@@ -49,28 +49,6 @@ type returnDiscountRow struct {
 	Units                 *string
 }
 
-// unitRun is a run of a line's units as order_line_discounts.units keeps it.
-type unitRun struct {
-	First        int64 `json:"first"`
-	Count        int64 `json:"count"`
-	PerUnitCents int64 `json:"per_unit_cents"`
-}
-
-// runs decodes the row's units.
-func (r returnDiscountRow) runs() ([]pricing.UnitRun, error) {
-	if r.Units == nil || *r.Units == "" {
-		return nil, nil
-	}
-	var us []unitRun
-	if err := json.Unmarshal([]byte(*r.Units), &us); err != nil {
-		return nil, fmt.Errorf("units of coupon %d on line %d: %w", r.CouponID, r.LineNo, err)
-	}
-	out := make([]pricing.UnitRun, len(us))
-	for i, u := range us {
-		out[i] = pricing.UnitRun{First: u.First, Count: u.Count, PerUnitCents: u.PerUnitCents}
-	}
-	return out, nil
-}
 
 // checkReturnLines checks the lines of a return by line before anything is
 // read: 1..MaxReturnLines lines, each naming a line once with 1..10,000
@@ -306,7 +284,7 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 		perCoupon := map[int64]int64{}            // coupon → discount returned
 		for _, d := range ds {
 			var back int64
-			if d.LineNo < 0 {
+			if d.LineNo == ShippingLineNo {
 				if !res.FullRefund {
 					continue
 				}
@@ -317,7 +295,7 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 				if !ok {
 					continue
 				}
-				runs, err := d.runs()
+				runs, err := DecodeUnits(d.Units)
 				if err != nil {
 					return err
 				}
@@ -363,9 +341,7 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 		}
 		var shipping int64
 		if res.FullRefund {
-			if err := tx.Raw(`SELECT shipping_cents FROM checkout_orders WHERE order_id = ?`, orderID).Scan(&shipping).Error; err != nil {
-				return err
-			}
+			shipping = cur.ShippingCents
 		}
 		returned := price + shipping
 		r := tx.Exec(`UPDATE checkout_orders SET returned_cents = returned_cents + ? WHERE order_id = ? AND returned_cents + ? <= amount_cents`,
