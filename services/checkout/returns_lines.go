@@ -49,7 +49,6 @@ type returnDiscountRow struct {
 	Units                 *string
 }
 
-
 // checkReturnLines checks the lines of a return by line before anything is
 // read: 1..MaxReturnLines lines, each naming a line once with 1..10,000
 // units. Errors name the field (lines, lines[i].line_id, lines[i].quantity).
