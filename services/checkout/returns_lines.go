@@ -16,13 +16,6 @@ import (
 	"gorm.io/gorm"
 )
 
-// Bounds of a return by line: as a cart's lines and a line's quantity.
-const (
-	MaxReturnLines    = 500
-	MaxReturnQuantity = 10_000
-	maxLineIDLen      = 64
-)
-
 // ReturnLine asks to return Quantity units of the order's line LineID.
 type ReturnLine struct {
 	LineID   string
@@ -50,11 +43,11 @@ type returnDiscountRow struct {
 }
 
 // checkReturnLines checks the lines of a return by line before anything is
-// read: 1..MaxReturnLines lines, each naming a line once with 1..10,000
-// units. Errors name the field (lines, lines[i].line_id, lines[i].quantity).
+// read: 1..MaxCartLines lines, each naming a line once with
+// 1..MaxLineQuantity units (a cart's bounds). Errors name the field (lines, lines[i].line_id, lines[i].quantity).
 func checkReturnLines(lines []ReturnLine) error {
-	if len(lines) == 0 || len(lines) > MaxReturnLines {
-		return models.Invalid("lines", "must list 1 to %d lines", MaxReturnLines)
+	if len(lines) == 0 || len(lines) > MaxCartLines {
+		return models.Invalid("lines", "must list 1 to %d lines", MaxCartLines)
 	}
 	seen := make(map[string]int, len(lines))
 	for i, l := range lines {
@@ -62,15 +55,15 @@ func checkReturnLines(lines []ReturnLine) error {
 		switch {
 		case l.LineID == "":
 			return models.Invalid(field, "is required")
-		case len(l.LineID) > maxLineIDLen:
-			return models.Invalid(field, "must be 1 to %d characters", maxLineIDLen)
+		case len(l.LineID) > MaxCartIDLen:
+			return models.Invalid(field, "must be 1 to %d characters", MaxCartIDLen)
 		}
 		if j, ok := seen[l.LineID]; ok {
 			return models.Invalid(field, "names line %q, as lines[%d] does: a return names each line once", l.LineID, j)
 		}
 		seen[l.LineID] = i
-		if l.Quantity < 1 || l.Quantity > MaxReturnQuantity {
-			return models.Invalid(fmt.Sprintf("lines[%d].quantity", i), "must be between 1 and %d", MaxReturnQuantity)
+		if l.Quantity < 1 || l.Quantity > MaxLineQuantity {
+			return models.Invalid(fmt.Sprintf("lines[%d].quantity", i), "must be between 1 and %d", MaxLineQuantity)
 		}
 	}
 	return nil
