@@ -187,6 +187,11 @@ var securityMatrix = []matrixRow{
 		target: func(r *testsupport.Rig, who testsupport.Role) string {
 			return "/api/v1/users/alice/coupons/usable?order_amount_cents=5000"
 		}},
+	{method: "POST", route: "/api/v1/users/:user_id/coupons/usable", owner: map[testsupport.Role]int{testsupport.AsOtherShopper: 403},
+		target: func(r *testsupport.Rig, who testsupport.Role) string { return "/api/v1/users/alice/coupons/usable" },
+		body: func(r *testsupport.Rig, who testsupport.Role) string {
+			return `{"lines":[{"line_id":"a","sku":"s","quantity":1,"unit_price_cents":5000}]}`
+		}},
 	// Another shopper's coupon is answered as a code no coupon has.
 	{method: "POST", route: "/api/v1/checkout/validate", owner: map[testsupport.Role]int{testsupport.AsOtherShopper: 404},
 		body: func(r *testsupport.Rig, who testsupport.Role) string {

@@ -14,8 +14,10 @@ type Pricing struct {
 	DiscountCents, PayableCents int64
 }
 
-// Price is the one rule of what several coupons take off an order, used by
-// validation, holds, confirmation, redemption and returns alike: fixed-amount
+// Price is the amount-only rule the service priced orders with before
+// services/pricing (docs/pricing.md). No production code calls it: it is
+// kept as the reference the tests (in models, services and
+// services/pricing) compare the one-line cart with. Fixed-amount
 // coupons first (largest face value first), then percent coupons (largest
 // percent first), each computed on the amount left after the ones before it;
 // min_order_cents is checked against the original amount. Ties keep the

@@ -371,7 +371,9 @@ func (t *Template) ValidateIssuable(now time.Time) error {
 }
 
 // Discount returns the discount of a coupon of this template on an order, in
-// cents: fixed min(face, amount); percent floor(amount*p/100) capped.
+// cents: fixed min(face, amount); percent floor(amount*p/100) capped. It is
+// the amount-only rule kept for the tests that compare services/pricing
+// with it (see Price); no production code calls it.
 func (t *Template) Discount(orderAmountCents int64) int64 {
 	if t.Kind == KindPercent {
 		return min(t.UncappedDiscount(orderAmountCents), t.MaxDiscountCents)

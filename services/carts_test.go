@@ -384,3 +384,30 @@ func TestCartEventsCarryTheAllocation(t *testing.T) {
 		}
 	}
 }
+
+// A hold on an order with lines that carries a coupon redeemed one step at
+// a time is priced on what that coupon left of each line, and confirmed so.
+func TestCartHoldNextToARedemption(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	fixed := f.tmpl(models.StackingCombinable, 1000, 0, 0)
+	half := f.tmpl(models.StackingCombinable, 100_000, 50, 0)
+	c1, c2 := f.claim(fixed, "u1"), f.claim(half, "u1")
+	cart := checkout.Cart{Lines: []pricing.Line{ln("a", 2, 1000), ln("b", 1, 2000)}}
+	if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c1.Code, OrderID: "mix", Cart: cart}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.holdCart("mix", cart, c2)
+	if err != nil || h.DiscountCents != 1500 || !reflect.DeepEqual(lineCents(h.Lines), []int64{750, 750}) {
+		t.Fatalf("hold %+v %v", h, err)
+	}
+	conf, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "mix"})
+	if err != nil || conf.DiscountCents != 1500 || !reflect.DeepEqual(lineCents(conf.Lines), []int64{750, 750}) {
+		t.Fatalf("confirm %+v %v", conf, err)
+	}
+	var lg models.UseLog
+	f.Backends.DB.Where("coupon_id = ?", c2.ID).First(&lg)
+	if lg.DiscountCents != 1500 {
+		t.Fatalf("use log %+v", lg)
+	}
+	f.checkInvariants()
+}

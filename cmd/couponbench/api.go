@@ -385,6 +385,35 @@ func (c *client) hold(ctx context.Context, order, code, user string, amount, ttl
 	}, ""))
 }
 
+// cartLine is one line of a cart in a checkout body.
+type cartLine struct {
+	LineID         string   `json:"line_id"`
+	SKU            string   `json:"sku"`
+	ProductID      string   `json:"product_id,omitempty"`
+	CategoryIDs    []string `json:"category_ids,omitempty"`
+	Quantity       int64    `json:"quantity"`
+	UnitPriceCents int64    `json:"unit_price_cents"`
+	// Discountable is left out for the default (true).
+	Discountable *bool `json:"discountable,omitempty"`
+}
+
+// holdCart holds one coupon for an order with a cart of lines (and
+// shipping) instead of an amount.
+func (c *client) holdCart(ctx context.Context, order, code, user string, lines []cartLine, shippingCents int64, ttl int) answer {
+	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds", c.app, map[string]any{
+		"order_id": order, "coupon_codes": []string{code}, "user_id": user, "ttl_seconds": ttl,
+		"lines": lines, "shipping_cents": shippingCents,
+	}, ""))
+}
+
+// confirmCart confirms an order's hold with its cart, as a client that
+// sends the cart it is about to charge does.
+func (c *client) confirmCart(ctx context.Context, order string, lines []cartLine, shippingCents int64) answer {
+	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds/"+url.PathEscape(order)+"/confirm", c.app, map[string]any{
+		"lines": lines, "shipping_cents": shippingCents,
+	}, ""))
+}
+
 // settle confirms or releases an order's hold (what: "confirm" or "release").
 func (c *client) settle(ctx context.Context, order, what string) answer {
 	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds/"+url.PathEscape(order)+"/"+what, c.app, nil, ""))

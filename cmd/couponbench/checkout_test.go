@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"couponsvc/services/pricing/benchcart"
 )
 
 func TestCheckoutPlan(t *testing.T) {
@@ -68,5 +70,46 @@ func TestCheckoutAnswer(t *testing.T) {
 	a = checkoutAnswer(answer{status: 201, raw: []byte("<html>")})
 	if a.err == nil {
 		t.Fatal("a body that is not JSON passed")
+	}
+}
+
+func TestVerifyCartOrders(t *testing.T) {
+	isLined := func(ord string) bool { return strings.HasPrefix(ord, "cl") }
+	rows := map[string]cartOrderRow{
+		"ca-1": {amountCents: 9000},
+		"cl-1": {hasCartHash: true, amountCents: 9000, lines: 20, discountCents: 500},
+		"cl-2": {hasCartHash: true, amountCents: 9000, lines: 19, discountCents: 500},
+		"ca-2": {amountCents: 9000, lines: 1},
+		"cl-3": {amountCents: 9000, lines: 20, discountCents: 500},
+		"ca-3": {amountCents: 8000},
+	}
+	if bad := verifyCartOrders(rows, []string{"ca-1", "cl-1"}, isLined, 20, 9000, 500); len(bad) != 0 {
+		t.Fatalf("good orders: %v", bad)
+	}
+	bad := verifyCartOrders(rows, []string{"ca-1", "cl-1", "cl-2", "ca-2", "cl-3", "ca-3", "cl-4"}, isLined, 20, 9000, 500)
+	want := []string{
+		"amount-only order ca-2: cart hash false, 1 lines, 0 of discount on them",
+		"lined order cl-2: cart hash true, 19 lines, 500 of discount on them",
+		"lined order cl-3: cart hash false, 20 lines, 500 of discount on them",
+		"order ca-3: amount 8000, want 9000",
+		"order cl-4: no checkout_orders row",
+	}
+	if strings.Join(bad, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q", bad)
+	}
+}
+
+func TestAPILinesAndCPUSums(t *testing.T) {
+	cart, _ := benchcart.New(20)
+	lines := apiLines(&cart)
+	if len(lines) != 20 || lines[0].Discountable == nil || *lines[0].Discountable || lines[1].Discountable != nil ||
+		lines[1].LineID != "line-001" || lines[1].Quantity != 2 || lines[1].UnitPriceCents != cart.Lines[1].UnitPriceCents {
+		t.Fatalf("lines %+v", lines[:2])
+	}
+	sum := addCPU(nil, []ProcCPU{{Name: "couponbench", Seconds: 1}, {Name: "couponsvc", Seconds: 2}})
+	sum = addCPU(sum, []ProcCPU{{Name: "couponsvc", Seconds: 3}})
+	rows := finishCPU(sum, 10, 1000)
+	if len(rows) != 2 || rows[1].Seconds != 5 || rows[1].Cores != 0.5 || rows[1].MicrosPerAnswer != 5000 || rows[0].Cores != 0.1 {
+		t.Fatalf("rows %+v", rows)
 	}
 }

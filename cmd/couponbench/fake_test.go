@@ -22,12 +22,17 @@ type fakeService struct {
 	oversell  bool // hands out one coupon more than the stock
 	double    bool // a conflicting order redeems a used coupon
 	reconcile bool // POST /api/v1/reconcile exists
+	otherCart bool // takes every confirm with a cart for another cart
 	drift     int64
 
 	nextID    int64
 	templates map[int64]*fakeTemplate
 	coupons   map[string]*fakeCoupon
 	byUser    map[string][]*fakeCoupon
+	// held is the coupon each order holds, carts the cart it was held
+	// with (its lines and shipping, "" for an amount).
+	held  map[string]*fakeCoupon
+	carts map[string]string
 }
 
 type fakeTemplate struct {
@@ -45,7 +50,8 @@ type fakeCoupon struct {
 }
 
 func newFakeService() *fakeService {
-	return &fakeService{templates: map[int64]*fakeTemplate{}, coupons: map[string]*fakeCoupon{}, byUser: map[string][]*fakeCoupon{}, reconcile: true}
+	return &fakeService{templates: map[int64]*fakeTemplate{}, coupons: map[string]*fakeCoupon{}, byUser: map[string][]*fakeCoupon{}, reconcile: true,
+		held: map[string]*fakeCoupon{}, carts: map[string]string{}}
 }
 
 func (f *fakeService) view(c *fakeCoupon) map[string]any {
@@ -184,6 +190,63 @@ func (f *fakeService) handler() http.Handler {
 		c.status, c.order = "issued", ""
 		reply(w, 200, 0, "refunded", map[string]any{"coupon": f.view(c), "stock_returned": false})
 	})
+	// Holds and their confirmation, amount-only or with a cart: a confirm of
+	// an order held with a cart must carry the same cart.
+	mux.HandleFunc("POST /api/v1/holds", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Order    string          `json:"order_id"`
+			Codes    []string        `json:"coupon_codes"`
+			Amount   int64           `json:"order_amount_cents"`
+			Lines    json.RawMessage `json:"lines"`
+			Shipping int64           `json:"shipping_cents"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(in.Codes) != 1 || in.Order == "" || (len(in.Lines) == 0) == (in.Amount <= 0) {
+			reply(w, 400, 3, "invalid_request", nil)
+			return
+		}
+		c := f.coupons[in.Codes[0]]
+		switch {
+		case c == nil:
+			reply(w, 404, 10, "not_found", nil)
+		case c.status != "issued":
+			reply(w, 409, 7, "already_used", nil)
+		default:
+			c.status, c.order = "held", in.Order
+			f.held[in.Order] = c
+			if len(in.Lines) > 0 {
+				f.carts[in.Order] = fmt.Sprintf("%s+%d", in.Lines, in.Shipping)
+			}
+			reply(w, 201, 0, "held", map[string]any{"coupons": []map[string]any{{"coupon_code": c.code, "result": "ok", "code": 0}}})
+		}
+	})
+	mux.HandleFunc("POST /api/v1/holds/{order}/confirm", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Lines    json.RawMessage `json:"lines"`
+			Shipping int64           `json:"shipping_cents"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		cart := ""
+		if len(in.Lines) > 0 {
+			cart = fmt.Sprintf("%s+%d", in.Lines, in.Shipping)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		ord := r.PathValue("order")
+		c := f.held[ord]
+		switch {
+		case c == nil:
+			reply(w, 404, 10, "not_found", nil)
+		case cart != f.carts[ord] || (f.otherCart && cart != ""):
+			reply(w, 422, 15, "idempotency_mismatch", nil)
+		default:
+			c.status = "used"
+			delete(f.held, ord)
+			reply(w, 200, 0, "redeemed", map[string]any{"coupons": []map[string]any{{"coupon_code": c.code, "result": "ok", "code": 0}}})
+		}
+	})
 	mux.HandleFunc("GET /api/v1/users/{user}/coupons", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -222,7 +285,7 @@ func runFake(t *testing.T, f *fakeService, scenario string) (int, string, Report
 	jsonPath := t.TempDir() + "/out.json"
 	var out, errb bytes.Buffer
 	code := run([]string{"-url", srv.URL, "-token", "admin", "-scenario", scenario, "-short", "-concurrency", "16",
-		"-redis-addr", "127.0.0.1:1", "-json", jsonPath}, &out, &errb)
+		"-redis-addr", "127.0.0.1:1", "-mysql-dsn", "root@tcp(127.0.0.1:1)/none", "-json", jsonPath}, &out, &errb)
 	var rep Report
 	if raw, err := os.ReadFile(jsonPath); err == nil {
 		json.Unmarshal(raw, &rep)
@@ -250,6 +313,35 @@ func TestScenariosAgainstFake(t *testing.T) {
 		}
 		if !strings.Contains(out, "redis memory: not measured") {
 			t.Errorf("memory note missing:\n%s", out)
+		}
+	})
+	t.Run("CartCheckoutAndPricing", func(t *testing.T) {
+		code, out, rep := runFake(t, newFakeService(), "pricing,cartcheckout")
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		// -short: 200 orders of each half, 4000 carts priced.
+		a, l, p := rep.find("cartcheckout-amount"), rep.find("cartcheckout-lines"), rep.find("pricing")
+		if a == nil || a.OK != 200 || a.Requests != 200 || l == nil || l.OK != 200 || l.Requests != 200 {
+			t.Fatalf("cartcheckout: %+v\n%+v", a, l)
+		}
+		if p == nil || p.OK != 4000 || p.Pricing == nil || p.Pricing.Lines != 100 || p.Pricing.Coupons != 5 {
+			t.Fatalf("pricing: %+v", p)
+		}
+		names := map[string]bool{}
+		for _, x := range rep.Ratios {
+			names[x.Name] = true
+		}
+		if !names["cartcheckout lines/amount (held+confirmed orders/s)"] || !strings.Contains(out, "check skip order lines: no database") {
+			t.Fatalf("ratios %v:\n%s", names, out)
+		}
+	})
+	t.Run("ErrCartNotConfirmed", func(t *testing.T) {
+		f := newFakeService()
+		f.otherCart = true
+		code, out, _ := runFake(t, f, "cartcheckout")
+		if code == 0 || !strings.Contains(out, "idempotency_mismatch") || !strings.Contains(out, "check FAIL orders confirmed") {
+			t.Fatalf("refused confirms passed, exit %d:\n%s", code, out)
 		}
 	})
 	t.Run("ReconcileNotAvailable", func(t *testing.T) {

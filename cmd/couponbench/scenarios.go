@@ -21,11 +21,13 @@ type sizes struct {
 	mixedOps                            int
 	codes                               int // generate and rawinsert
 	export                              int // coupons exported
+	cartOrders                          int // cartcheckout, each half
+	pricingCarts                        int // carts priced by pricing
 }
 
 func fullSizes() sizes {
 	return sizes{flashStock: 10000, flashClaims: 100000, flashUsers: 60000, claims: 50000, redeems: 20000, mixedOps: 30000,
-		codes: 1_000_000, export: 1_000_000}
+		codes: 1_000_000, export: 1_000_000, cartOrders: 10000, pricingCarts: 200_000}
 }
 
 func (z sizes) short() sizes { return z.divided(50) }
@@ -33,7 +35,8 @@ func (z sizes) short() sizes { return z.divided(50) }
 // divided divides every count by by (at least 10 each), for a reduced run.
 func (z sizes) divided(by int) sizes {
 	d := func(n int) int { return max(n/by, 10) }
-	return sizes{d(z.flashStock), d(z.flashClaims), d(z.flashUsers), d(z.claims), d(z.redeems), d(z.mixedOps), d(z.codes), d(z.export)}
+	return sizes{d(z.flashStock), d(z.flashClaims), d(z.flashUsers), d(z.claims), d(z.redeems), d(z.mixedOps), d(z.codes), d(z.export),
+		d(z.cartOrders), d(z.pricingCarts)}
 }
 
 // env is what every service scenario shares.

@@ -54,6 +54,8 @@ type Summary struct {
 	// Coupons is how many coupons the scenario claimed through the service
 	// (untimed preparation included), for Redis memory per coupon.
 	Coupons int `json:"coupons_claimed,omitempty"`
+	// Pricing is what the pricing scenario measured beside the rate.
+	Pricing *PricingFigures `json:"pricing,omitempty"`
 	// Profile says where the service's CPU profile of the scenario went.
 	Profile string  `json:"profile,omitempty"`
 	Checks  []Check `json:"checks"`
@@ -204,6 +206,10 @@ func printSummary(w io.Writer, s *Summary) {
 	if s.MaxRSSMB > 0 {
 		fmt.Fprintf(w, "  %-12s %.1f MB max RSS of the service\n", "memory", s.MaxRSSMB)
 	}
+	if p := s.Pricing; p != nil {
+		fmt.Fprintf(w, "  %-12s %.1f µs of CPU per cart (%.0f carts/s on one core), %.3g allocations (%.3g bytes) per cart\n",
+			"pricing", p.CPUMicrosPerCart, p.CartsPerCPUSecond, p.AllocsPerCart, p.AllocBytesPerCart)
+	}
 	if s.Profile != "" {
 		fmt.Fprintf(w, "  %-12s %s\n", "profile", s.Profile)
 	}
@@ -339,6 +345,21 @@ func (r *Report) computeRatios() {
 		r.Ratios = append(r.Ratios, newRatio("sharedcheckout/rawredeem (orders/s)", c.PerSecond/raw.OKPerSecond, 0.4, false,
 			fmt.Sprintf("%.0f orders/s (%.0f redeemed/s) vs %.0f/s", c.PerSecond, c.OKPerSecond, raw.OKPerSecond)))
 	}
+	// Pricing a 100-line cart with five coupons: CPU of one thread per
+	// cart, at most 100 µs.
+	if p := get("pricing"); p != nil && p.Pricing != nil && p.Pricing.CPUMicrosPerCart > 0 {
+		r.Ratios = append(r.Ratios, newRatio("pricing (µs of CPU per 100-line cart)", p.Pricing.CPUMicrosPerCart, 100, true,
+			fmt.Sprintf("%.0f carts/s on one core, %.0f/s by the wall clock; %.3g allocations per cart", p.Pricing.CartsPerCPUSecond, p.PerSecond, p.Pricing.AllocsPerCart)))
+	}
+	// Carts with lines beside amount-only carts, in the same run: held and
+	// confirmed orders per second.
+	if a, l := get("cartcheckout-amount"), get("cartcheckout-lines"); a != nil && l != nil && a.OKPerSecond > 0 {
+		detail := fmt.Sprintf("%.0f orders/s with %d lines vs %.0f/s amount-only", l.OKPerSecond, cartLines, a.OKPerSecond)
+		if sa, sl := serviceMicros(a), serviceMicros(l); sa > 0 && sl > 0 {
+			detail += fmt.Sprintf("; service CPU %.0f vs %.0f µs per order", sl, sa)
+		}
+		r.Ratios = append(r.Ratios, newRatio("cartcheckout lines/amount (held+confirmed orders/s)", l.OKPerSecond/a.OKPerSecond, 0.8, false, detail))
+	}
 	// Generation is an absolute target, shown beside plain INSERTs of the
 	// same rows: into a table with user_coupons' unique indexes, and into
 	// a copy of user_coupons itself.
@@ -351,6 +372,17 @@ func (r *Report) computeRatios() {
 		}
 		r.Ratios = append(r.Ratios, newRatio("generate (codes/s)", g.OKPerSecond, 50000, false, strings.Join(refs, "; ")))
 	}
+}
+
+// serviceMicros is the service's CPU per answer in a scenario, 0 when not
+// measured.
+func serviceMicros(s *Summary) float64 {
+	for _, c := range s.CPU {
+		if c.Name == "couponsvc" {
+			return c.MicrosPerAnswer
+		}
+	}
+	return 0
 }
 
 // printRatios writes the targets section.

@@ -145,6 +145,9 @@ func TestRatios(t *testing.T) {
 		{Name: "rawredeem", OKPerSecond: 2000},
 		{Name: "redeem", Error: "could not run", OKPerSecond: 5000},
 		{Name: "checkout", Seconds: 10, Results: map[string]int{"redeemed": 8500, "released": 1000, "held": 500}},
+		{Name: "pricing", PerSecond: 20000, Pricing: &PricingFigures{CPUMicrosPerCart: 25.5, CartsPerCPUSecond: 39216}},
+		{Name: "cartcheckout-amount", OKPerSecond: 400, CPU: []ProcCPU{{Name: "couponsvc", MicrosPerAnswer: 2000}}},
+		{Name: "cartcheckout-lines", OKPerSecond: 300, CPU: []ProcCPU{{Name: "couponsvc", MicrosPerAnswer: 2600}}},
 	}}
 	r.computeRatios()
 	got := map[string]Ratio{}
@@ -170,6 +173,14 @@ func TestRatios(t *testing.T) {
 	if x := got["checkout/rawredeem (held+confirmed orders/s)"]; x.Value != 0.425 || x.Info || x.verdict() != "missed by 15% (0.075 short)" ||
 		x.Detail != "850 orders/s held and confirmed vs 2000/s" {
 		t.Errorf("checkout/rawredeem: %+v", x)
+	}
+	if x := got["pricing (µs of CPU per 100-line cart)"]; x.Value != 25.5 || !x.Met || !x.AtMost ||
+		x.Detail != "39216 carts/s on one core, 20000/s by the wall clock; 0 allocations per cart" {
+		t.Errorf("pricing: %+v", x)
+	}
+	if x := got["cartcheckout lines/amount (held+confirmed orders/s)"]; x.Value != 0.75 || x.Met || x.verdict() != "missed by 6% (0.05 short)" ||
+		x.Detail != "300 orders/s with 20 lines vs 400/s amount-only; service CPU 2600 vs 2000 µs per order" {
+		t.Errorf("cartcheckout: %+v %s", x, x.verdict())
 	}
 	var md bytes.Buffer
 	writeMarkdown(&md, r)
@@ -225,7 +236,7 @@ func TestParseVmRSS(t *testing.T) {
 
 func TestScenarios(t *testing.T) {
 	got, err := scenarios("all")
-	if err != nil || strings.Join(got, ",") != "baseline,claim,limit,flash,rawredeem,raworder,redeem,mixed,checkout,sharedcheckout,rawinsert,rawschema,generate,export" {
+	if err != nil || strings.Join(got, ",") != "baseline,claim,limit,flash,rawredeem,raworder,redeem,mixed,checkout,sharedcheckout,pricing,cartcheckout,rawinsert,rawschema,generate,export" {
 		t.Errorf("all = %v, %v", got, err)
 	}
 	got, err = scenarios("mixed,flash")

@@ -50,8 +50,11 @@ type claimAnswer struct {
 type redeemAnswer struct {
 	Coupon           models.CouponView `json:"coupon"`
 	OrderAmountCents int64             `json:"order_amount_cents" doc:"the order amount the discount was computed on"`
-	DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave"`
+	DiscountCents    int64             `json:"discount_cents" doc:"fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave (docs/pricing.md)"`
 	PayableCents     int64             `json:"payable_cents" doc:"order amount − every discount on the order"`
+	// An order with lines: the coupon's part of each line and of the
+	// shipping.
+	cartAnswer
 }
 
 // refundAnswer is a whole refund (coupon, stock_returned) or a partial

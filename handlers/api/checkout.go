@@ -12,22 +12,39 @@ import (
 )
 
 type validateRequest struct {
-	OrderAmountCents *int64   `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before any discount"`
-	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 codes, each once: coupon codes, or shared codes (checked as their claim would be, taking nothing)"`
-	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (a bearer coupon would become theirs); required with a shared code; a shopper's session is always its own user"`
-	OrderID          *string  `json:"order_id" schema:"order_id" doc:"the order: a coupon it already holds applies"`
+	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
+	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
+	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
+	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
+	CouponCodes      []string   `json:"coupon_codes" binding:"required" doc:"1 to 5 codes, each once: coupon codes, or shared codes (checked as their claim would be, taking nothing)"`
+	UserID           *string    `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (a bearer coupon would become theirs); required with a shared code; a shopper's session is always its own user"`
+	OrderID          *string    `json:"order_id" schema:"order_id" doc:"the order: a coupon it already holds applies"`
 }
 
 type holdRequest struct {
-	OrderID          *string  `json:"order_id" binding:"required" schema:"order_id"`
-	OrderAmountCents *int64   `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before any discount"`
-	CouponCodes      []string `json:"coupon_codes" binding:"required" doc:"1 to 5 codes, each once: all are held or none; a shared code claims a coupon for user_id, held with the others"`
-	UserID           *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code"`
-	TTLSeconds       *int     `json:"ttl_seconds" doc:"how long the hold lasts: 5 to 86400 seconds (default 900); a hold never lasts past the earliest valid_until of its coupons (expires_at says when it ends)"`
+	OrderID          *string    `json:"order_id" binding:"required" schema:"order_id"`
+	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
+	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
+	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
+	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
+	CouponCodes      []string   `json:"coupon_codes" binding:"required" doc:"1 to 5 codes, each once: all are held or none; a shared code claims a coupon for user_id, held with the others"`
+	UserID           *string    `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code"`
+	TTLSeconds       *int       `json:"ttl_seconds" doc:"how long the hold lasts: 5 to 86400 seconds (default 900); a hold never lasts past the earliest valid_until of its coupons (expires_at says when it ends)"`
 }
 
 type confirmRequest struct {
-	OrderAmountCents *int64 `json:"order_amount_cents" schema:"order_amount" doc:"when given, must equal the held amount (422 idempotency_mismatch otherwise)"`
+	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"when given, must equal the held amount (422 idempotency_mismatch otherwise)"`
+	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
+	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"when given, the held cart's lines (with its currency and shipping): another cart is 422 idempotency_mismatch naming lines, and nothing is confirmed; the stored allocation is confirmed, never priced again"`
+	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
+}
+
+// usableRequest is the order a user's usable coupons are priced on.
+type usableRequest struct {
+	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
+	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
+	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
+	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
 }
 
 // checkoutAnswer is the payload of validate, hold, a hold's state and confirm.
@@ -38,8 +55,9 @@ type checkoutAnswer struct {
 	ExpiresAt        *string                   `json:"expires_at,omitempty" doc:"when the hold ends (RFC 3339, UTC)"`
 	Coupons          []checkout.CheckoutCoupon `json:"coupons"`
 	OrderAmountCents int64                     `json:"order_amount_cents"`
-	DiscountCents    int64                     `json:"discount_cents" doc:"the coupons' discounts together (models.Price)"`
+	DiscountCents    int64                     `json:"discount_cents" doc:"the coupons' discounts together (docs/pricing.md)"`
 	PayableCents     int64                     `json:"payable_cents" doc:"order amount − discount"`
+	cartAnswer
 }
 
 // releaseAnswer is a release's answer: the hold released, or nothing when
@@ -51,7 +69,8 @@ type releaseAnswer struct {
 // checkoutPayload is the payload of a checkout answer.
 func checkoutPayload(r *checkout.CheckoutResult) checkoutAnswer {
 	h := checkoutAnswer{OrderID: r.OrderID, State: r.State, Late: r.Late, Coupons: r.Coupons,
-		OrderAmountCents: r.OrderAmountCents, DiscountCents: r.DiscountCents, PayableCents: r.PayableCents}
+		OrderAmountCents: r.OrderAmountCents, DiscountCents: r.DiscountCents, PayableCents: r.PayableCents,
+		cartAnswer: cartAnswer{Currency: r.Currency, Lines: r.Lines, ShippingDiscountCents: r.ShippingDiscountCents}}
 	if r.Coupons == nil {
 		h.Coupons = []checkout.CheckoutCoupon{}
 	}
@@ -96,7 +115,12 @@ func (s *Server) validateCheckout(c *gin.Context) {
 		}
 		userID = p.UserID
 	}
-	sr := checkout.CheckoutRequest{OrderAmountCents: *req.OrderAmountCents, CouponCodes: req.CouponCodes,
+	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	sr := checkout.CheckoutRequest{OrderAmountCents: amount, Cart: cart, CouponCodes: req.CouponCodes,
 		UserID: userID, Actor: web.Principal(c).Name}
 	if req.OrderID != nil {
 		sr.OrderID = *req.OrderID
@@ -167,6 +191,37 @@ func (s *Server) usableCoupons(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
+	respondUsable(c, out)
+}
+
+// priceUsableCoupons is usableCoupons for a cart given in the body (a cart
+// of lines does not fit a query string): the user's coupons that apply to
+// it, each priced alone on it, best first, with the best combination.
+func (s *Server) priceUsableCoupons(c *gin.Context) {
+	userID := c.Param("user_id")
+	if p := web.Principal(c); p.Role == models.RoleShopper && p.UserID != userID {
+		web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
+		return
+	}
+	var req usableRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	out, err := s.checkout.UsableForCart(c.Request.Context(), userID, amount, cart)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	respondUsable(c, out)
+}
+
+// respondUsable answers a user's usable coupons.
+func respondUsable(c *gin.Context, out *checkout.Usable) {
 	coupons := out.Coupons
 	if coupons == nil {
 		coupons = []checkout.UsableCoupon{}
@@ -191,7 +246,12 @@ func (s *Server) holdCoupons(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	sr := checkout.CheckoutRequest{OrderID: *req.OrderID, OrderAmountCents: *req.OrderAmountCents,
+	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	sr := checkout.CheckoutRequest{OrderID: *req.OrderID, OrderAmountCents: amount, Cart: cart,
 		CouponCodes: req.CouponCodes, UserID: userID, Actor: web.Principal(c).Name}
 	if req.TTLSeconds != nil {
 		if *req.TTLSeconds < 5 || *req.TTLSeconds > 86400 {
@@ -238,6 +298,12 @@ func (s *Server) confirmHold(c *gin.Context) {
 		}
 		sr.OrderAmountCents = *req.OrderAmountCents
 	}
+	cart, err := (&cartFields{req.Currency, req.Lines, req.ShippingCents}).cart()
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	sr.Cart = cart
 	res, err := s.checkout.Confirm(c.Request.Context(), sr)
 	if err != nil {
 		web.RespondError(c, err)

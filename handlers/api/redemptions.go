@@ -11,10 +11,13 @@ import (
 )
 
 type redeemRequest struct {
-	CouponCode       *string `json:"coupon_code" binding:"required" schema:"checkout_code"`
-	OrderID          *string `json:"order_id" binding:"required" schema:"order_id"`
-	OrderAmountCents *int64  `json:"order_amount_cents" binding:"required" schema:"order_amount" doc:"the order's amount, before the discount"`
-	UserID           *string `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code, which claims a coupon for this user and uses it"`
+	CouponCode       *string    `json:"coupon_code" binding:"required" schema:"checkout_code"`
+	OrderID          *string    `json:"order_id" binding:"required" schema:"order_id"`
+	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before the discount (required without lines)"`
+	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
+	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
+	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
+	UserID           *string    `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code, which claims a coupon for this user and uses it"`
 }
 
 // redeemCoupon uses a coupon on an order at checkout: 200 "redeemed" with the
@@ -25,8 +28,13 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
+	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
 	sr := checkout.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
-		OrderAmountCents: *req.OrderAmountCents, Cashier: web.Principal(c).Name}
+		OrderAmountCents: amount, Cart: cart, Cashier: web.Principal(c).Name}
 	if req.UserID != nil {
 		if *req.UserID == "" {
 			// Given but empty is a mistake, not "no owner check".
@@ -40,6 +48,10 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "redeemed"), redeemAnswer{Coupon: res.Coupon, OrderAmountCents: res.OrderAmountCents,
-		DiscountCents: res.DiscountCents, PayableCents: res.PayableCents})
+	out := redeemAnswer{Coupon: res.Coupon, OrderAmountCents: res.OrderAmountCents,
+		DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
+	if res.Lined {
+		out.cartAnswer = cartAnswer{Currency: res.Currency, Lines: res.Lines, ShippingDiscountCents: &res.ShippingDiscountCents}
+	}
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "redeemed"), out)
 }

@@ -171,11 +171,13 @@ func (s *Server) Routes() []web.Route {
 				"order_amount_cents than its first redemption's or hold's → 422 idempotency_mismatch. A shared code (with user_id, " +
 				"required) claims a coupon of its template for the user through the claim script (stock, budget, limit) and " +
 				"uses it at once; the same code, user and order again → 200 duplicate. A bearer coupon redeemed with a " +
-				"user_id becomes that user's; without one it stays anonymous.",
+				"user_id becomes that user's; without one it stays anonymous. With lines (a cart, docs/checkout.md) the answer " +
+				"gives the coupon's part of each line and of the shipping, stored with the redemption; on an order that carries " +
+				"coupons it is priced on what they left of each line. Another cart than the order's → 422 idempotency_mismatch naming lines.",
 			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[redeemAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
-				422: {"below_minimum", "idempotency_mismatch"}, 429: {"busy"}}},
+				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/refunds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.refundCoupon, Tag: "checkout", Summary: "Refund a coupon's use by a cancelled order",
 			Description: "Restore policy: the coupon is issued again to its holder (with extend_on_refund its validity moves " +
@@ -194,10 +196,11 @@ func (s *Server) Routes() []web.Route {
 				"changes nothing. result is ok or the word the hold would answer; each coupon has its own word, and a refusal " +
 				"(stacking included) is named on the line of each coupon it concerns. A shopper's session validates only its own " +
 				"coupons (user_id is the shopper's). With a user_id, another user's coupon → 404 not_found, the same answer as a " +
-				"code no coupon has. Each code counts against the caller's and the user's validation limits (429 rate_limited).",
+				"code no coupon has. Each code counts against the caller's and the user's validation limits (429 rate_limited). " +
+				"With lines the answer gives each line's discount and each coupon's part of it, and the shipping's discount.",
 			Request: web.TypeOf[validateRequest](), Status: 200,
 			Results: []string{"ok", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable",
-				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable"},
+				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "currency_mismatch"},
 			Answer: web.TypeOf[checkoutAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 429: {"rate_limited"}}},
 		{Method: "POST", Path: "/api/v1/holds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
@@ -206,13 +209,14 @@ func (s *Server) Routes() []web.Route {
 				"claims a coupon of its template for the user inside the hold (stock, budget, limit, idempotency keyed on " +
 				"template, user and order); a release, an expiry or a failed confirm gives the claim back. The same order with the same codes " +
 				"and amount again → 200 duplicate with the first answer (expires_at unchanged); other codes or amount while " +
-				"held → 422 idempotency_mismatch (release first).",
+				"held → 422 idempotency_mismatch (release first). With lines the allocation per line is stored with the hold " +
+				"and confirmed as it is; the order keeps its cart: another cart → 422 idempotency_mismatch naming lines.",
 			Request: web.TypeOf[holdRequest](), Status: 201, Results: []string{"held"}, Duplicate200: true,
 			Answer: web.TypeOf[checkoutAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound},
 				409: {"held", "not_combinable", "already_used", "revoked", "not_valid_now",
 					"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
-				422: {"below_minimum", "idempotency_mismatch"}, 429: {"busy"}}},
+				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/holds/:order_id", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.getHold, Tag: "checkout", Summary: "Show an order's hold",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[checkoutAnswer](),
@@ -221,7 +225,9 @@ func (s *Server) Routes() []web.Route {
 			Handler: s.confirmHold, Tag: "checkout", Summary: "Confirm an order's hold: its coupons are used",
 			Description: "Every held coupon becomes used with its use log row, in one transaction. Again → 200 duplicate. " +
 				"After the hold expired: when every coupon is still issued and valid they are taken again (late: true); " +
-				"otherwise 409 hold_expired naming the coupons lost, and nothing is confirmed. The body is optional.",
+				"otherwise 409 hold_expired naming the coupons lost, and nothing is confirmed. The body is optional; a cart given " +
+				"with lines must be the held one (422 idempotency_mismatch naming lines, nothing confirmed): the stored " +
+				"allocation is confirmed, never priced again.",
 			Request: web.TypeOf[confirmRequest](), Status: 200, Results: []string{"redeemed", "duplicate"},
 			Answer: web.TypeOf[checkoutAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"hold_expired", "not_combinable"},
@@ -300,6 +306,12 @@ func (s *Server) Routes() []web.Route {
 				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": models.MaxMoneyCents}}},
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[usableAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
+		{Method: "POST", Path: "/api/v1/users/:user_id/coupons/usable", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
+			Handler: s.priceUsableCoupons, Tag: "coupons", Summary: "A user's coupons that apply to a cart, best first",
+			Description: "As the GET, for a cart given in the body (order_amount_cents, or lines with shipping and currency): " +
+				"each coupon priced alone on the cart (its target, minimum and currency met), largest first, and best. " +
+				"Changes nothing. A shopper sees only their own.",
+			Request: web.TypeOf[usableRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[usableAnswer]()},
 
 		// Administration.
 		{Method: "POST", Path: "/api/v1/tokens", Roles: admin, Handler: s.createToken,

@@ -43,6 +43,7 @@ type Checkout interface {
 	Refund(ctx context.Context, req checkout.RefundRequest) (*checkout.RefundResult, error)
 	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)
 	UsableCoupons(ctx context.Context, userID string, amount int64) (*checkout.Usable, error)
+	UsableForCart(ctx context.Context, userID string, amount int64, cart checkout.Cart) (*checkout.Usable, error)
 	Validate(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
 }
 

@@ -33,7 +33,7 @@ func Parse(doc []byte) (*Doc, error) {
 // Keywords are the schema keywords Validate knows; a document that uses
 // another would be checked only in part (UnknownKeywords finds them).
 var Keywords = []string{"$ref", "allOf", "nullable", "type", "properties", "required", "additionalProperties",
-	"items", "enum", "format", "minimum", "maximum", "minLength", "maxLength", "pattern", "description"}
+	"items", "minItems", "maxItems", "enum", "format", "minimum", "maximum", "minLength", "maxLength", "pattern", "description"}
 
 // UnknownKeywords lists the keywords of the document's schemas (components
 // and the operations' bodies and answers) that Validate does not know.
@@ -218,6 +218,12 @@ func (d *Doc) validate(schema map[string]any, v any, at string) []string {
 			for i, x := range v {
 				errs = append(errs, d.validate(items, x, fmt.Sprintf("%s[%d]", at, i))...)
 			}
+		}
+		if m, ok := schema["minItems"].(float64); ok && float64(len(v)) < m {
+			errs = append(errs, fmt.Sprintf("%s: %d items, fewer than %v", at, len(v), m))
+		}
+		if m, ok := schema["maxItems"].(float64); ok && float64(len(v)) > m {
+			errs = append(errs, fmt.Sprintf("%s: %d items, more than %v", at, len(v), m))
 		}
 	case string:
 		errs = append(errs, checkString(schema, v, at)...)

@@ -11,6 +11,7 @@ import (
 
 	"couponsvc/internal/testsupport"
 	"couponsvc/models"
+	"couponsvc/services/checkout"
 )
 
 // TestPagesWalletHeldCoupon: a coupon held for an online order shows in the
@@ -298,5 +299,62 @@ func TestBrowserWalletHeld(t *testing.T) {
 	shopper.waitText(".wallet-group .section-title", "Ready to use")
 	if txt := shopper.text(card); strings.Contains(txt, "Reserved") {
 		t.Errorf("the released coupon still shows as reserved: %q", txt)
+	}
+}
+
+// TestPagesPOSCartItems: with the order's items, the checkout shows each
+// item's discount and which coupon gave it (three items of $10.00 and $10
+// off: $3.34, $3.33, $3.33); a mistake in an item is named beside the
+// items field by its line.
+func TestPagesPOSCartItems(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	ten := e.Combinable(t, "Ten off", 1000, 0)
+	a := e.ClaimFor(t, ten.ID, "shopper")
+	cashier := e.Client(t)
+	cashier.Login("cashier")
+	items := func(items, amount string) testsupport.Page {
+		return cashier.Form("/pos", "/pos/preview", url.Values{"code": {a.Code}, "order_id": {"C-2"}, "amount": {amount}, "items": {items}})
+	}
+	grouped := a.Code[:4] + "-" + a.Code[4:8] + "-" + a.Code[8:]
+	p := items("x, SKU-X, 1, 10.00\ny, SKU-Y, 1, 10.00, shoes\nz, SKU-Z, 1, 10.00", "")
+	txt := p.Text()
+	for _, want := range []string{"x −$3.34 " + grouped + " −$3.34", "y −$3.33 " + grouped + " −$3.33", "z −$3.33",
+		"Discount −$10.00", "To pay $20.00"} {
+		if p.Status != http.StatusOK || !strings.Contains(txt, want) {
+			t.Fatalf("items: %v lacks %q\n%s", p, want, txt)
+		}
+	}
+	// A total that is not the items' sum, a bad quantity: beside their fields.
+	if p := items("x, SKU-X, 1, 10.00", "12.00"); p.Status != http.StatusBadRequest || !strings.Contains(p.Text(), "cart's total") {
+		t.Fatalf("a total that disagrees: %v\n%s", p, p.Text())
+	}
+	if p := items("x, SKU-X, 1, 10.00\ny, SKU-Y, none, 1.00", ""); p.Status != http.StatusBadRequest ||
+		!strings.Contains(p.Text(), "Item line 2: the quantity must be a whole number from 1 to 10000.") {
+		t.Fatalf("a bad quantity: %v\n%s", p, p.Text())
+	}
+	if p := items("x, SKU-X, 1, 10.00\nx, SKU-Y, 1, 1.00", ""); p.Status != http.StatusBadRequest ||
+		!strings.Contains(p.Text(), "Item line 2: line_id is the line_id of lines[0]") {
+		t.Fatalf("an item id twice: %v\n%s", p, p.Text())
+	}
+}
+
+// TestPagesPOSHoldItems: an online order held with its items shows each
+// item's discount and the coupon that gave it.
+func TestPagesPOSHoldItems(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	c1 := e.ClaimFor(t, e.Combinable(t, "Ten off", 1000, 0).ID, "shopper")
+	cart := checkout.Cart{Lines: []checkout.Line{{ID: "x", SKU: "X", Quantity: 1, UnitPriceCents: 1000},
+		{ID: "y", SKU: "Y", Quantity: 2, UnitPriceCents: 1000}}}
+	if _, err := e.Service.Hold(context.Background(), checkout.CheckoutRequest{OrderID: "web-9", Cart: cart,
+		CouponCodes: []string{c1.Code}, UserID: "shopper", TTLSeconds: 600, Actor: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	cashier := e.Client(t)
+	cashier.Login("cashier")
+	p := cashier.Get("/pos/hold?order_id=web-9")
+	grouped := c1.Code[:4] + "-" + c1.Code[4:8] + "-" + c1.Code[8:]
+	if txt := p.Text(); p.Status != http.StatusOK || !strings.Contains(txt, "x −$3.33 "+grouped+" −$3.33") ||
+		!strings.Contains(txt, "y −$6.67 "+grouped+" −$6.67") || !strings.Contains(txt, "To pay $20.00") {
+		t.Fatalf("hold with items: %v\n%s", p, txt)
 	}
 }

@@ -31,8 +31,11 @@ type posPage struct {
 // the discount once checked.
 type redeemForm struct {
 	Code, OrderID, Amount string
-	Errors                formErrors
-	Preview               *redeemPreview
+	// Items are the order's items, one a line (readItems); empty for an
+	// order given by its total.
+	Items   string
+	Errors  formErrors
+	Preview *redeemPreview
 	// Cart is the preview of several codes on one order.
 	Cart *cartPreview
 }

@@ -20,6 +20,8 @@ type cartPreview struct {
 	// Problem says why the coupons cannot go on the order together; "" when
 	// they can.
 	Problem string
+	// Items is each item's discount, for an order given by its items.
+	Items []itemLine
 }
 
 type cartLine struct {
@@ -30,20 +32,21 @@ type cartLine struct {
 }
 
 // cartFields maps the service's field names to the checkout form's.
-var cartFields = map[string]string{"coupon_codes": "code", "order_id": "order_id", "order_amount_cents": "amount"}
+var cartFields = map[string]string{"coupon_codes": "code", "order_id": "order_id", "order_amount_cents": "amount", "lines": "items"}
 
 // cartRefusals say the refusals of a cart's pricing beside their field.
 var cartRefusals = map[models.Code]refusal{models.CodeNotFound: {"code", ""}}
 
 // cartWords say, in a cashier's words, why a coupon does not apply.
 var cartWords = map[models.Code]string{
-	models.CodeAlreadyUsed:   "Already used.",
-	models.CodeNotValidNow:   "Not valid now (expired or not started).",
-	models.CodeRevoked:       "Revoked: it can no longer be used.",
-	models.CodeBelowMinimum:  "Below the minimum order for this coupon.",
-	models.CodeHeld:          "Held for an online order.",
-	models.CodeNotCombinable: "These coupons cannot be used together on one order.",
-	models.CodeUnauthorized:  "Not this customer's coupon.",
+	models.CodeAlreadyUsed:      "Already used.",
+	models.CodeNotValidNow:      "Not valid now (expired or not started).",
+	models.CodeRevoked:          "Revoked: it can no longer be used.",
+	models.CodeBelowMinimum:     "Below the minimum order for this coupon.",
+	models.CodeHeld:             "Held for an online order.",
+	models.CodeNotCombinable:    "These coupons cannot be used together on one order.",
+	models.CodeUnauthorized:     "Not this customer's coupon.",
+	models.CodeCurrencyMismatch: "This coupon is in another currency than the order.",
 }
 
 // splitCodes splits the code field on commas, semicolons and line breaks
@@ -71,27 +74,37 @@ func inWords(code models.Code, msg string) string {
 // apply, and the total.
 func (p *Pages) previewCart(c *gin.Context, codes []string) {
 	f := redeemForm{Code: strings.TrimSpace(c.PostForm("code")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
-		Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
+		Amount: strings.TrimSpace(c.PostForm("amount")), Items: strings.TrimSpace(c.PostForm("items")), Errors: formErrors{}}
 	page := &posPage{Redeem: f}
+	var lines []checkout.Line
 	handleForm(p, c, formPost[int64]{errs: f.Errors,
 		read: func() int64 {
 			if len(codes) > checkout.DefaultMaxCouponsPerOrder {
 				f.Errors.add("code", "Enter at most 5 codes, separated by commas.")
 			}
 			checkOrderID(f.Errors, "order_id", f.OrderID)
+			if f.Items != "" {
+				// Items give the total; a total typed too must agree.
+				lines = readItems(f.Errors, f.Items)
+				if f.Amount == "" {
+					return 0
+				}
+			}
 			return readOrderAmount(f.Errors, f.Amount)
 		},
 		// Pricing changes nothing: its answer is the page.
 		act: func(amount int64) (outcome, error) {
 			res, err := p.checkout.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
-				OrderAmountCents: amount, CouponCodes: codes})
+				OrderAmountCents: amount, CouponCodes: codes, Cart: checkout.Cart{Lines: lines}})
 			if err != nil {
 				return outcome{}, err
 			}
 			p.showCart(c, page, res)
 			return outcome{}, nil
 		},
-		refused: func(_ int64, err error) bool { return f.Errors.fromRefusal(err, cartRefusals, cartFields) },
+		refused: func(_ int64, err error) bool {
+			return itemRefusal(f.Errors, err) || f.Errors.fromRefusal(err, cartRefusals, cartFields)
+		},
 		status: func(err error) int {
 			if models.IsCode(err, models.CodeNotFound) {
 				return http.StatusNotFound
@@ -106,7 +119,8 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 // one's discount or why it does not apply, and the totals (409 when not
 // every one applies).
 func (p *Pages) showCart(c *gin.Context, page *posPage, res *checkout.CheckoutResult) {
-	cart := &cartPreview{AmountCents: res.OrderAmountCents, DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
+	cart := &cartPreview{AmountCents: res.OrderAmountCents, DiscountCents: res.DiscountCents, PayableCents: res.PayableCents,
+		Items: itemLines(res.Lines)}
 	for _, cc := range res.Coupons {
 		line := cartLine{Code: codeGroups(cc.CouponCode), DiscountCents: cc.DiscountCents}
 		if cc.Code != models.CodeOK {

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"net/http"
+	"strings"
 
 	"couponsvc/models"
 
@@ -14,7 +15,7 @@ import (
 // is shown as such, with that redemption's amounts and no Redeem button.
 // Nothing changes until the cashier confirms.
 func (p *Pages) previewRedemption(c *gin.Context) {
-	if codes := splitCodes(c.PostForm("code")); len(codes) > 1 {
+	if codes := splitCodes(c.PostForm("code")); len(codes) > 1 || strings.TrimSpace(c.PostForm("items")) != "" {
 		p.previewCart(c, codes)
 		return
 	}

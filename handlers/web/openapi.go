@@ -84,7 +84,16 @@ var fieldSchemas = map[string]map[string]any{
 	"token_role":      {"enum": []string{models.RoleAdmin, models.RoleCashier, models.RoleApp}},
 	"user_role":       {"enum": []string{models.RoleShopper, models.RoleCashier, models.RoleAdmin}},
 	"id":              {"type": "integer", "format": "int64", "minimum": 1},
-	"code":            {"type": "string", "description": couponCodeParam},
+	"currency": {"type": "string", "minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$",
+		"description": "an ISO 4217 currency code such as USD, EUR or JPY"},
+	"cart_lines":    {"minItems": 1, "maxItems": 500},
+	"cart_id":       {"type": "string", "minLength": 1, "maxLength": 64, "description": "1-64 printable characters"},
+	"product_id":    {"type": "string", "maxLength": 64, "description": "0-64 printable characters"},
+	"category_ids":  {"maxItems": 20, "items": map[string]any{"type": "string", "minLength": 1, "maxLength": 64}},
+	"line_quantity": {"minimum": 1, "maximum": 10_000},
+	"unit_price":    {"minimum": 0, "maximum": models.MaxMoneyCents},
+	"shipping":      {"minimum": 0, "maximum": models.MaxMoneyCents},
+	"code":          {"type": "string", "description": couponCodeParam},
 }
 
 // routeErrors returns the result words of the errors a route answers, by

@@ -20,6 +20,11 @@ const (
 	MaxLineCategories = 20
 )
 
+// Line is one line of a request's cart (pricing.Line: its id, sku,
+// product, categories, quantity, unit price and whether it may be
+// discounted).
+type Line = pricing.Line
+
 // Cart is the cart a request carries: its currency, lines and shipping.
 // Lines nil is an amount-only request (order_amount_cents alone), priced as
 // the one-line cart pricing.OneLine.

@@ -119,6 +119,10 @@ type CheckoutRequest struct {
 	// keeps of it.
 	cart pricing.Cart
 	oc   orderCart
+	// taken is what the coupons already on the order (redeemed one step
+	// at a time) took of its cart with lines: a hold is priced on what
+	// they left (pricing.Pricer.PriceAfter).
+	taken pricing.Taken
 }
 
 // CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
@@ -176,12 +180,6 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 			return err
 		}
 	}
-	cart, err := s.parseCart(req.Cart, req.OrderAmountCents)
-	if err != nil {
-		return err
-	}
-	req.cart, req.OrderAmountCents = cart, cart.TotalCents()
-	req.oc = orderCartOf(req.Cart, &req.cart)
 	if req.UserID != "" {
 		if err := models.ValidateUserID("user_id", req.UserID); err != nil {
 			return err
@@ -211,6 +209,12 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 		codes[i] = code
 	}
 	req.CouponCodes = codes
+	cart, err := s.parseCart(req.Cart, req.OrderAmountCents)
+	if err != nil {
+		return err
+	}
+	req.cart, req.OrderAmountCents = cart, cart.TotalCents()
+	req.oc = orderCartOf(req.Cart, &req.cart)
 	return nil
 }
 
@@ -343,7 +347,8 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 	}
 	var pr pricing.Result
 	var pricer pricing.Pricer
-	pricer.Price(&req.cart, pcs, &pr)
+	pricer.PriceAfter(&req.cart, req.taken, pcs, &pr)
+	pr.PayableCents = req.OrderAmountCents - pr.DiscountCents
 	a := allocationOf(&pr, &req.cart, req.Cart.Lined())
 	var first error
 	for i, c := range p.coupons {
@@ -542,7 +547,8 @@ const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
 // the order then pays (its kept amount less every discount on it). An
 // amount-only order leaves its amount less its returns and the discounts
 // on it (discountLeft); an order with lines leaves each unit's price less
-// what the stored allocations of its live coupons took of it (priceAfter),
+// what the stored allocations of its live coupons took of it
+// (pricing.Pricer.PriceAfter),
 // and the coupon's share of each line is returned to be stored. The
 // coupon's minimums were checked on the order before. A coupon that would
 // discount nothing is refused not_combinable rather than used up.
@@ -562,8 +568,9 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		r := priceAfter(&pricer, oc.cart, tk, pc)
-		d, share = min(r.DiscountCents, left), &r
+		var r pricing.Result
+		pricer.PriceAfter(oc.cart, tk, []pricing.Coupon{pc}, &r)
+		d, share = min(r.Coupons[0].DiscountCents, left), &r.Coupons[0]
 	} else if left > 0 {
 		pc.MinOrderCents, pc.MinQuantity = 0, 0 // checked on the order's amount before
 		one := pricing.OneLine(cart.Currency, left)

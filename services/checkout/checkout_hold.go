@@ -127,6 +127,13 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 			sc.bornAt(now, s.Cfg.Location)
 		}
 	}
+	if found && o.Lined() && req.oc.lined() && o.Coupons > 0 {
+		// Next to coupons redeemed one step at a time: priced on what
+		// their stored allocations left of each line.
+		if req.taken, err = s.takenOn(s.DB.WithContext(ctx), &o); err != nil {
+			return nil, core.DBError("order", err)
+		}
+	}
 	res, err := s.decide(p, req, now)
 	if err != nil {
 		return nil, err
@@ -306,8 +313,31 @@ func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced) (*a
 			pcs[i].Currency = "" // an amount-only order was checked in its currency when held
 		}
 	}
-	r := pricing.Price(&cart, pcs)
+	var tk pricing.Taken
+	if o.Lined() {
+		var err error
+		if tk, err = s.takenOn(db, o); err != nil {
+			return nil, err
+		}
+	}
+	var r pricing.Result
+	var pricer pricing.Pricer
+	pricer.PriceAfter(&cart, tk, pcs, &r)
 	return allocationOf(&r, &cart, o.Lined()), nil
+}
+
+// takenOn is what the live coupons of an order with lines took of its cart
+// (their stored allocations).
+func (s *Checkout) takenOn(db *gorm.DB, o *CheckoutOrder) (pricing.Taken, error) {
+	cart, err := loadCart(db, o)
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	rows, err := liveAllocation(db, o.OrderID)
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	return takenOf(cart, rows)
 }
 
 // holdAnswerOf is holdAnswer with the hold's coupons and templates in hand

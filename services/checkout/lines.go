@@ -303,3 +303,27 @@ func (a *allocation) eventOf(i int, c *models.Coupon) ([]models.EventLine, *int6
 	}
 	return out, &ship
 }
+
+// takenOf reads the stored rows of an order's live coupons as what they
+// took of its cart (pricing.Taken): per line their unit runs, and their
+// part of the shipping.
+func takenOf(cart *pricing.Cart, rows map[int64][]LineDiscountRow) (pricing.Taken, error) {
+	t := pricing.Taken{Lines: make([][]pricing.UnitRun, len(cart.Lines))}
+	for _, rs := range rows {
+		for _, r := range rs {
+			if r.LineNo == ShippingLineNo {
+				t.ShippingCents += r.DiscountCents
+				continue
+			}
+			if r.LineNo < 0 || r.LineNo >= len(cart.Lines) {
+				continue
+			}
+			units, err := DecodeUnits(r.Units)
+			if err != nil {
+				return t, err
+			}
+			t.Lines[r.LineNo] = append(t.Lines[r.LineNo], units...)
+		}
+	}
+	return t, nil
+}

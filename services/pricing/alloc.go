@@ -38,8 +38,8 @@ type share struct {
 // units: each gets the floor of its exact share, and what the floors leave
 // goes one unit each to the largest remainders, ties to the earlier one.
 // total must not exceed the sum of the weights, so that no one gets more
-// than its weight. out[i] is weights[i]'s part; scratch is reused.
-func largestRemainder(total int64, weights []int64, out []int64, scratch []share) []share {
+// than its weight. out[i] is weights[i]'s part; s is reused.
+func (s *scratch) largestRemainder(total int64, weights []int64, out []int64) {
 	var sum int64
 	for _, w := range weights {
 		sum += w
@@ -48,9 +48,9 @@ func largestRemainder(total int64, weights []int64, out []int64, scratch []share
 		out[i] = 0
 	}
 	if total <= 0 || sum <= 0 {
-		return scratch
+		return
 	}
-	scratch = scratch[:0]
+	s.shares, s.rems = s.shares[:0], s.rems[:0]
 	left := total
 	for i, w := range weights {
 		if w <= 0 {
@@ -60,26 +60,74 @@ func largestRemainder(total int64, weights []int64, out []int64, scratch []share
 		out[i] = q
 		left -= q
 		if r > 0 {
-			scratch = append(scratch, share{rem: r, index: i})
+			s.shares = append(s.shares, share{rem: r, index: i})
+			s.rems = append(s.rems, r)
 		}
 	}
-	if left > 0 {
-		sortShares(scratch)
-		for k := 0; k < int(left); k++ {
-			out[scratch[k].index]++
+	if left <= 0 {
+		return
+	}
+	// The floors leave fewer units than there are remainders (each is a
+	// fraction of one). Rather than sort them all, find the left-th largest
+	// remainder: every larger one takes a unit, and the equal ones take what
+	// is left in the lines' order.
+	t := kthLargest(s.rems, int(left))
+	for _, sh := range s.shares {
+		if sh.rem > t {
+			out[sh.index]++
+			left--
 		}
 	}
-	return scratch
+	for _, sh := range s.shares {
+		if left == 0 {
+			break
+		}
+		if sh.rem == t {
+			out[sh.index]++
+			left--
+		}
+	}
 }
 
-// sortShares orders by remainder, largest first, then index.
-func sortShares(s []share) {
-	slices.SortFunc(s, func(a, b share) int {
-		if a.rem != b.rem {
-			return cmp.Compare(b.rem, a.rem)
+// kthLargest returns the k-th largest of a (1 <= k <= len(a)), reordering
+// a: Hoare's selection, linear on average.
+func kthLargest(a []int64, k int) int64 {
+	k-- // its index once a is in decreasing order
+	lo, hi := 0, len(a)-1
+	for lo < hi {
+		pivot := a[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] > pivot {
+				i++
+			}
+			for a[j] < pivot {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
 		}
-		return cmp.Compare(a.index, b.index)
-	})
+		// a[lo..j] >= pivot >= a[i..hi], and a[j+1..i-1] == pivot.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k]
+		}
+	}
+	return a[k]
+}
+
+// scratch is the working memory of the splits.
+type scratch struct {
+	shares []share
+	rems   []int64
+	order  []int
 }
 
 // splitRuns splits total over the units of runs in proportion to their
@@ -87,7 +135,7 @@ func sortShares(s []share) {
 // earlier unit, and appends the parts to out as runs aligned with the units:
 // a run whose units get different parts is cut in two. The sum of the values
 // times counts must be at least total.
-func splitRuns(total int64, weights []run, out []run, scratch []share) ([]run, []share) {
+func (s *scratch) splitRuns(total int64, weights []run, out []run) []run {
 	var sum int64
 	for _, w := range weights {
 		sum += w.n * w.v
@@ -96,40 +144,45 @@ func splitRuns(total int64, weights []run, out []run, scratch []share) ([]run, [
 		for _, w := range weights {
 			out = append(out, run{w.n, 0})
 		}
-		return out, scratch
+		return out
 	}
 	// Units of a run have one weight, so one floor and one remainder: the
-	// units of a run that take an extra unit are its first ones.
-	scratch = scratch[:0]
+	// units of a run that take an extra unit are its first ones. shares[i]
+	// is run i's; order lists the runs with a remainder.
+	s.shares, s.order = resize(s.shares, len(weights)), s.order[:0]
 	left := total
 	for i, w := range weights {
+		s.shares[i] = share{}
 		if w.v <= 0 {
 			continue
 		}
 		q, r := mulDiv(total, w.v, sum)
 		left -= q * w.n
-		scratch = append(scratch, share{weight: w.n, got: q, rem: r, index: i})
+		s.shares[i] = share{weight: w.n, got: q, rem: r, index: i}
+		if r > 0 {
+			s.order = append(s.order, i)
+		}
 	}
-	// Hand the extras out by remainder, largest first, then position.
-	sortShares(scratch)
-	for k := range scratch {
-		if left <= 0 || scratch[k].rem == 0 {
+	// Hand the extras out by remainder, largest first, then position (a
+	// line has few runs; most have one, which needs no sort).
+	if len(s.order) > 1 {
+		slices.SortFunc(s.order, func(a, b int) int {
+			if ra, rb := s.shares[a].rem, s.shares[b].rem; ra != rb {
+				return cmp.Compare(rb, ra)
+			}
+			return cmp.Compare(a, b)
+		})
+	}
+	for _, k := range s.order {
+		if left <= 0 {
 			break
 		}
-		take := min(left, scratch[k].weight)
-		scratch[k].pos = int(take) // this run's first take units get one more
+		take := min(left, s.shares[k].weight)
+		s.shares[k].pos = int(take) // this run's first take units get one more
 		left -= take
 	}
-	// Emit in the runs' order. scratch is in remainder order; find each
-	// run's share by index (few runs: a scan).
 	for i, w := range weights {
-		var q, plus int64
-		for k := range scratch {
-			if scratch[k].index == i {
-				q, plus = scratch[k].got, int64(scratch[k].pos)
-				break
-			}
-		}
+		q, plus := s.shares[i].got, int64(s.shares[i].pos)
 		if plus > 0 {
 			out = append(out, run{plus, q + 1})
 		}
@@ -137,5 +190,5 @@ func splitRuns(total int64, weights []run, out []run, scratch []share) ([]run, [
 			out = append(out, run{w.n - plus, q})
 		}
 	}
-	return out, scratch
+	return out
 }

@@ -90,8 +90,11 @@ type Pricer struct {
 	// counts, per line and run, the units in a buy_x_get_y coupon's sets.
 	targeted []bool
 	inSets   [][]int64
-	shares   []share
+	split    scratch
 	sets     []setEntry
+	sorted   []setEntry // sortSets' other buffer
+	keys     []uint64
+	edges    []edge
 }
 
 // Price writes into out each coupon's discount on the cart and its
@@ -106,8 +109,29 @@ type Pricer struct {
 // discount. No unit's discount exceeds its price; shipping's never exceeds
 // shipping. The same cart and coupons always give the same answer.
 func (p *Pricer) Price(cart *Cart, coupons []Coupon, out *Result) {
+	p.PriceAfter(cart, Taken{}, coupons, out)
+}
+
+// Taken is what coupons already on an order took from its cart: Lines[i]
+// is the sum of their parts on line i (several coupons' runs may overlap;
+// their parts add up; Lines may be nil or shorter than the cart),
+// ShippingCents their part of the shipping.
+type Taken struct {
+	Lines         [][]UnitRun
+	ShippingCents int64
+}
+
+// PriceAfter prices the coupons as Price does, on what the coupons already
+// on the order left: each unit's price less what was taken of it, and the
+// shipping less what was taken of it, as if the coupons that took it had
+// been priced first. MinOrderCents and MinQuantity are still checked on the
+// targeted lines' amounts before any discount. out describes the new
+// coupons only (their discounts, DiscountCents, ShippingDiscountCents and
+// the lines' parts); PayableCents is what is left to pay after the taken
+// discount and theirs.
+func (p *Pricer) PriceAfter(cart *Cart, taken Taken, coupons []Coupon, out *Result) {
 	n := len(cart.Lines)
-	p.reset(cart)
+	takenCents := p.reset(cart, taken.Lines)
 	out.Coupons = resize(out.Coupons, len(coupons))
 	out.Lines = resize(out.Lines, n)
 	out.ShippingDiscountCents, out.DiscountCents = 0, 0
@@ -125,7 +149,8 @@ func (p *Pricer) Price(cart *Cart, coupons []Coupon, out *Result) {
 			p.order[j-1], p.order[j] = p.order[j], p.order[j-1]
 		}
 	}
-	shippingLeft := max(cart.ShippingCents, 0)
+	takenShipping := min(max(taken.ShippingCents, 0), max(cart.ShippingCents, 0))
+	shippingLeft := max(cart.ShippingCents, 0) - takenShipping
 	for _, ci := range p.order {
 		c := &coupons[ci]
 		r := &out.Coupons[ci]
@@ -153,11 +178,12 @@ func (p *Pricer) Price(cart *Cart, coupons []Coupon, out *Result) {
 		r.DiscountCents = d
 		out.DiscountCents += d
 	}
-	out.PayableCents = cart.SubtotalCents() + max(cart.ShippingCents, 0) - out.DiscountCents
+	out.PayableCents = cart.SubtotalCents() + max(cart.ShippingCents, 0) - takenCents - takenShipping - out.DiscountCents
 }
 
-// reset makes every line's units whole again.
-func (p *Pricer) reset(cart *Cart) {
+// reset makes every line's units whole again, less what was taken of them
+// (taken may be nil or shorter than the lines), and returns the sum taken.
+func (p *Pricer) reset(cart *Cart, taken [][]UnitRun) int64 {
 	n := len(cart.Lines)
 	p.left = resize(p.left, n)
 	p.weights = resize(p.weights, n)
@@ -165,13 +191,61 @@ func (p *Pricer) reset(cart *Cart) {
 	p.lineD = resize(p.lineD, n)
 	p.targeted = resize(p.targeted, n)
 	p.inSets = resize(p.inSets, n)
+	var sum int64
 	for i := range cart.Lines {
 		l := &cart.Lines[i]
 		p.left[i] = p.left[i][:0]
-		if l.Quantity > 0 {
-			p.left[i] = append(p.left[i], run{l.Quantity, max(l.UnitPriceCents, 0)})
+		if l.Quantity <= 0 {
+			continue
 		}
+		price := max(l.UnitPriceCents, 0)
+		if i >= len(taken) || len(taken[i]) == 0 {
+			p.left[i] = append(p.left[i], run{l.Quantity, price})
+			continue
+		}
+		var s int64
+		p.left[i], s = p.leftAfter(p.left[i], l.Quantity, price, taken[i])
+		sum += s
 	}
+	return sum
+}
+
+// edge is where a taken run starts (+v per unit) or ends (-v).
+type edge struct{ at, dv int64 }
+
+// leftAfter appends to left what is left of q units at price once the
+// parts taken (runs that may overlap and add up) are taken off, never below
+// 0, and returns it with the sum actually taken.
+func (p *Pricer) leftAfter(left []run, q, price int64, taken []UnitRun) ([]run, int64) {
+	p.edges = p.edges[:0]
+	for _, u := range taken {
+		lo, hi := max(u.First, 0), min(u.First+u.Count, q)
+		if hi <= lo || u.PerUnitCents <= 0 {
+			continue
+		}
+		p.edges = append(p.edges, edge{lo, u.PerUnitCents}, edge{hi, -u.PerUnitCents})
+	}
+	slices.SortFunc(p.edges, func(a, b edge) int { return cmp.Compare(a.at, b.at) })
+	var at, cur, sum int64
+	emit := func(to int64) {
+		if to <= at {
+			return
+		}
+		v := max(price-cur, 0)
+		sum += (to - at) * (price - v)
+		if k := len(left); k > 0 && left[k-1].v == v {
+			left[k-1].n += to - at
+		} else {
+			left = append(left, run{to - at, v})
+		}
+		at = to
+	}
+	for _, e := range p.edges {
+		emit(e.at)
+		cur += e.dv
+	}
+	emit(q)
+	return left, sum
 }
 
 // priceShipping is the discount of a coupon on shipping.
@@ -330,7 +404,7 @@ func (p *Pricer) weighSets(c *Coupon) int64 {
 			}
 		}
 	}
-	slices.SortFunc(p.sets, compareSetEntries)
+	p.sortSets()
 	sets := total / k
 	if c.MaxApplications > 0 {
 		sets = min(sets, c.MaxApplications)
@@ -368,6 +442,35 @@ func (p *Pricer) weighSets(c *Coupon) int64 {
 	return d
 }
 
+// posBits is how many low bits of a sort key hold the entry's position.
+const posBits = 24
+
+// sortSets sorts p.sets by compareSetEntries. They were appended in line
+// and run order, so that order is by value, larger first, then position:
+// when the values and positions fit, each entry becomes one integer key
+// (value from the top, position below) and plain integers are sorted, a
+// good deal cheaper than comparing entries.
+func (p *Pricer) sortSets() {
+	var top int64
+	for i := range p.sets {
+		top = max(top, p.sets[i].v)
+	}
+	if len(p.sets) >= 1<<posBits || top >= 1<<(63-posBits) {
+		slices.SortFunc(p.sets, compareSetEntries)
+		return
+	}
+	p.keys = p.keys[:0]
+	for i := range p.sets {
+		p.keys = append(p.keys, uint64(top-p.sets[i].v)<<posBits|uint64(i))
+	}
+	slices.Sort(p.keys)
+	p.sorted = p.sorted[:0]
+	for _, key := range p.keys {
+		p.sorted = append(p.sorted, p.sets[key&(1<<posBits-1)])
+	}
+	p.sets, p.sorted = p.sorted, p.sets
+}
+
 // compareSetEntries orders units from the most expensive down, ties to the
 // earlier line and unit.
 func compareSetEntries(a, b setEntry) int {
@@ -383,12 +486,12 @@ func compareSetEntries(a, b setEntry) int {
 // allocate splits d over the weighed lines, then over each line's units,
 // takes it from what is left and records it in r and out.Lines.
 func (p *Pricer) allocate(d int64, r *CouponResult, out *Result) {
-	p.shares = largestRemainder(d, p.lineW, p.lineD, p.shares)
+	p.split.largestRemainder(d, p.lineW, p.lineD)
 	for i, ld := range p.lineD {
 		if ld <= 0 {
 			continue
 		}
-		p.cut, p.shares = splitRuns(ld, p.weights[i], p.cut[:0], p.shares)
+		p.cut = p.split.splitRuns(ld, p.weights[i], p.cut[:0])
 		p.left[i], p.merged = subtract(p.left[i], p.cut, p.merged[:0])
 		r.Lines = grow(r.Lines)
 		ls := &r.Lines[len(r.Lines)-1]

@@ -183,3 +183,51 @@ func TestReturnsInAnySplitGiveBackTheWholeDiscount(t *testing.T) {
 		t.Fatalf("second return: refund %d discount %d", refund, disc)
 	}
 }
+
+func TestPriceAfterOnWhatEarlierCouponsLeft(t *testing.T) {
+	// Three lines of 1,000 and shipping 500; a coupon already on the order
+	// took 334 / 333 / 333 and 300 of the shipping. 10% more is 10% of the
+	// 2,000 left, split by what is left (666 / 667 / 667): 66 / 67 / 67; free
+	// shipping takes the 200 left of it.
+	cart := pricing.Cart{Lines: lines(1000, 1000, 1000), ShippingCents: 500}
+	taken := pricing.Taken{Lines: [][]pricing.UnitRun{
+		{{First: 0, Count: 1, PerUnitCents: 334}}, {{First: 0, Count: 1, PerUnitCents: 333}}, {{First: 0, Count: 1, PerUnitCents: 333}},
+	}, ShippingCents: 300}
+	var p pricing.Pricer
+	var r pricing.Result
+	p.PriceAfter(&cart, taken, []pricing.Coupon{
+		{Code: "TEN", Kind: pricing.KindPercent, PercentOff: 10, MaxDiscountCents: 100_000},
+		{Code: "SHIP", Kind: pricing.KindFreeShipping, MaxDiscountCents: 1000},
+	}, &r)
+	if got, want := lineDiscounts(r), []int64{66, 67, 67}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+	if r.Coupons[0].DiscountCents != 200 || r.Coupons[1].DiscountCents != 200 || r.ShippingDiscountCents != 200 ||
+		r.DiscountCents != 400 || r.PayableCents != 3500-1300-400 {
+		t.Fatalf("coupons %d and %d, shipping %d, discount %d, payable %d",
+			r.Coupons[0].DiscountCents, r.Coupons[1].DiscountCents, r.ShippingDiscountCents, r.DiscountCents, r.PayableCents)
+	}
+	// Two coupons' runs on one unit add up: 600 + 400 taken leave nothing.
+	cart = pricing.Cart{Lines: lines(1000)}
+	taken = pricing.Taken{Lines: [][]pricing.UnitRun{{{First: 0, Count: 1, PerUnitCents: 600}, {First: 0, Count: 1, PerUnitCents: 400}}}}
+	p.PriceAfter(&cart, taken, []pricing.Coupon{{Code: "MORE", Kind: pricing.KindFixed, FaceValueCents: 100}}, &r)
+	if r.DiscountCents != 0 || r.PayableCents != 0 {
+		t.Fatalf("discount %d payable %d, want 0 and 0", r.DiscountCents, r.PayableCents)
+	}
+	// What lies outside the line's units or over the shipping is no part of
+	// them: two units of 1,000, 300 taken of the second (and of a third
+	// unit the line does not have), 900 of a shipping of 500.
+	cart = pricing.Cart{Lines: []pricing.Line{{ID: "a", Quantity: 2, UnitPriceCents: 1000}}, ShippingCents: 500}
+	taken = pricing.Taken{Lines: [][]pricing.UnitRun{{{First: 1, Count: 2, PerUnitCents: 300}}}, ShippingCents: 900}
+	p.PriceAfter(&cart, taken, []pricing.Coupon{
+		{Code: "HALF", Kind: pricing.KindPercent, PercentOff: 50, MaxDiscountCents: 100_000},
+		{Code: "SHIP", Kind: pricing.KindFreeShipping, MaxDiscountCents: 1000},
+	}, &r)
+	if got := r.Coupons[0].Lines; r.Coupons[0].DiscountCents != 850 || len(got) != 1 ||
+		!reflect.DeepEqual(got[0].Units, []pricing.UnitRun{{First: 0, Count: 1, PerUnitCents: 500}, {First: 1, Count: 1, PerUnitCents: 350}}) {
+		t.Fatalf("half of 1,000 and 700: %+v", r.Coupons[0])
+	}
+	if r.Coupons[1].DiscountCents != 0 || r.Coupons[1].Refusal != pricing.RefusalNoLines || r.PayableCents != 2500-300-500-850 {
+		t.Fatalf("shipping %+v, payable %d", r.Coupons[1], r.PayableCents)
+	}
+}

@@ -340,3 +340,94 @@ func TestPropertyOneLineCartIsTheAmountOnlyRule(t *testing.T) {
 		}
 	})
 }
+
+// takenBy is what the coupons of r took: each line's runs of all of them
+// (overlapping where several discount a unit) and their shipping.
+func takenBy(n int, r pricing.Result) (pricing.Taken, int64) {
+	taken := pricing.Taken{Lines: make([][]pricing.UnitRun, n)}
+	for _, cr := range r.Coupons {
+		for _, ls := range cr.Lines {
+			taken.Lines[ls.Line] = append(taken.Lines[ls.Line], ls.Units...)
+		}
+		taken.ShippingCents += cr.ShippingCents
+	}
+	return taken, r.DiscountCents
+}
+
+// A coupon redeemed on an order that already has coupons is priced on what
+// they left: PriceAfter with what the earlier coupons took gives it exactly
+// what pricing them all together gives it, when they go first.
+func TestPropertyPriceAfterIsPricingTogether(t *testing.T) {
+	var p pricing.Pricer
+	var after pricing.Result
+	rapid.Check(t, func(t *rapid.T) {
+		cart := genCart(t)
+		b := genCoupon(t, 9)
+		b.Priority = rapid.SampledFrom([]int64{100, 500}).Draw(t, "bPriority")
+		var coupons []pricing.Coupon
+		for i := range rapid.IntRange(1, 3).Draw(t, "earlier") {
+			a := genCoupon(t, i)
+			a.Priority = rapid.Int64Range(0, b.Priority-1).Draw(t, "aPriority")
+			coupons = append(coupons, a)
+		}
+		before := pricing.Price(&cart, coupons)
+		taken, takenCents := takenBy(len(cart.Lines), before)
+		if rapid.Bool().Draw(t, "shortTaken") {
+			// Lines with nothing taken may be left off the end.
+			for len(taken.Lines) > 0 && len(taken.Lines[len(taken.Lines)-1]) == 0 {
+				taken.Lines = taken.Lines[:len(taken.Lines)-1]
+			}
+		}
+		together := pricing.Price(&cart, append(slices.Clone(coupons), b))
+		p.PriceAfter(&cart, taken, []pricing.Coupon{b}, &after)
+		want, got := together.Coupons[len(coupons)], after.Coupons[0]
+		if got.Code != want.Code || got.DiscountCents != want.DiscountCents || got.Refusal != want.Refusal ||
+			got.ShippingCents != want.ShippingCents || !equalShares(got.Lines, want.Lines) {
+			t.Fatalf("after %d coupons:\n got %+v\nwant %+v", len(coupons), got, want)
+		}
+		// Every part adds up, and no unit takes more than its price in all.
+		var lines int64
+		for _, ls := range got.Lines {
+			var units int64
+			for _, u := range ls.Units {
+				units += u.Count * u.PerUnitCents
+			}
+			if units != ls.DiscountCents || after.Lines[ls.Line].DiscountCents != ls.DiscountCents {
+				t.Fatalf("line %d: units %d, share %d, line %d", ls.Line, units, ls.DiscountCents, after.Lines[ls.Line].DiscountCents)
+			}
+			lines += ls.DiscountCents
+			l := &cart.Lines[ls.Line]
+			var all []pricing.UnitRun
+			if ls.Line < len(taken.Lines) {
+				all = append(all, taken.Lines[ls.Line]...)
+			}
+			all = append(all, ls.Units...)
+			for _, u := range all {
+				for _, at := range []int64{u.First, u.First + u.Count} {
+					if at < l.Quantity && pricing.UnitsDiscountCents(all, at, 1) > l.UnitPriceCents {
+						t.Fatalf("line %s unit %d: %d off a price of %d", l.ID, at, pricing.UnitsDiscountCents(all, at, 1), l.UnitPriceCents)
+					}
+				}
+			}
+		}
+		if lines+got.ShippingCents != got.DiscountCents || after.DiscountCents != got.DiscountCents ||
+			after.ShippingDiscountCents != got.ShippingCents || taken.ShippingCents+got.ShippingCents > cart.ShippingCents ||
+			after.PayableCents != cart.TotalCents()-takenCents-got.DiscountCents || after.PayableCents != together.PayableCents {
+			t.Fatalf("sums: lines %d + shipping %d, discount %d, payable %d (together %d)",
+				lines, got.ShippingCents, after.DiscountCents, after.PayableCents, together.PayableCents)
+		}
+	})
+}
+
+// Price is PriceAfter with nothing taken.
+func TestPropertyPriceIsPriceAfterNothing(t *testing.T) {
+	var p pricing.Pricer
+	var after pricing.Result
+	rapid.Check(t, func(t *rapid.T) {
+		cart, coupons := genCart(t), genCoupons(t)
+		p.PriceAfter(&cart, pricing.Taken{Lines: make([][]pricing.UnitRun, len(cart.Lines))}, coupons, &after)
+		if r := pricing.Price(&cart, coupons); !equalResults(r, after) {
+			t.Fatalf("Price %+v\nPriceAfter %+v", r, after)
+		}
+	})
+}

@@ -1,0 +1,100 @@
+package api
+
+import (
+	"fmt"
+
+	"couponsvc/models"
+	"couponsvc/services/checkout"
+)
+
+// cartFields are the fields of a request's cart (docs/checkout.md,
+// "Carts"), as the requests of validate, hold, confirm, the one-step
+// redemption and usable carry them (currency, lines, shipping_cents).
+type cartFields struct {
+	Currency      *string
+	Lines         []cartLine
+	ShippingCents *int64
+}
+
+// cartLine is one line of a request's cart.
+type cartLine struct {
+	LineID         *string  `json:"line_id" binding:"required" schema:"cart_id" doc:"the line's id, unique in the cart"`
+	SKU            *string  `json:"sku" binding:"required" schema:"cart_id"`
+	ProductID      *string  `json:"product_id" schema:"product_id"`
+	CategoryIDs    []string `json:"category_ids" schema:"category_ids"`
+	Quantity       *int64   `json:"quantity" binding:"required" schema:"line_quantity"`
+	UnitPriceCents *int64   `json:"unit_price_cents" binding:"required" schema:"unit_price" doc:"one unit's price; the line's amount is quantity × unit_price_cents"`
+	Discountable   *bool    `json:"discountable" doc:"false: no coupon discounts this line (default true)"`
+}
+
+// cart turns the request's cart fields into the service's cart: Lines nil
+// when none were given. A line's required field left out is 400 naming it
+// (lines[2].unit_price_cents); the service checks every bound.
+func (f *cartFields) cart() (checkout.Cart, error) {
+	var out checkout.Cart
+	if f.Currency != nil {
+		if *f.Currency == "" {
+			return out, models.Invalid("currency", "must be an ISO 4217 currency code (or left out)")
+		}
+		out.Currency = *f.Currency
+	}
+	if f.ShippingCents != nil {
+		out.ShippingCents = *f.ShippingCents
+	}
+	if f.Lines == nil {
+		return out, nil
+	}
+	out.Lines = make([]checkout.Line, len(f.Lines))
+	for i, l := range f.Lines {
+		at := func(name string) string { return fmt.Sprintf("lines[%d].%s", i, name) }
+		switch {
+		case l.LineID == nil:
+			return out, models.Invalid(at("line_id"), "is required")
+		case l.SKU == nil:
+			return out, models.Invalid(at("sku"), "is required")
+		case l.Quantity == nil:
+			return out, models.Invalid(at("quantity"), "is required")
+		case l.UnitPriceCents == nil:
+			return out, models.Invalid(at("unit_price_cents"), "is required")
+		}
+		pl := checkout.Line{ID: *l.LineID, SKU: *l.SKU, CategoryIDs: l.CategoryIDs, Quantity: *l.Quantity, UnitPriceCents: *l.UnitPriceCents}
+		if l.ProductID != nil {
+			pl.ProductID = *l.ProductID
+		}
+		if l.Discountable != nil {
+			pl.NotDiscountable = !*l.Discountable
+		}
+		out.Lines[i] = pl
+	}
+	return out, nil
+}
+
+// orderAmount reads an optional order_amount_cents: 0 when left out (then
+// the lines give it).
+func orderAmount(p *int64) (int64, error) {
+	if p == nil {
+		return 0, nil
+	}
+	if *p < 1 || *p > models.MaxMoneyCents {
+		return 0, models.Invalid("order_amount_cents", "must be between 1 and %d (or left out with lines)", int64(models.MaxMoneyCents))
+	}
+	return *p, nil
+}
+
+// cartRequest reads the amount and the cart of a request.
+func cartRequest(amount *int64, f *cartFields) (int64, checkout.Cart, error) {
+	a, err := orderAmount(amount)
+	if err != nil {
+		return 0, checkout.Cart{}, err
+	}
+	c, err := f.cart()
+	return a, c, err
+}
+
+// cartAnswer is what an answer with lines adds (left out for an
+// amount-only request).
+type cartAnswer struct {
+	Currency              string                  `json:"currency,omitempty" doc:"a cart with lines: its currency"`
+	Lines                 []checkout.LineDiscount `json:"lines,omitempty" doc:"a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents"`
+	ShippingDiscountCents *int64                  `json:"shipping_discount_cents,omitempty" doc:"a cart with lines: the discount on the shipping"`
+}
