@@ -1,7 +1,7 @@
 package api_test
 
 import (
-	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,27 +9,26 @@ import (
 
 	"couponsvc/internal/testsupport"
 	"couponsvc/models"
-	"couponsvc/services/checkout"
-	"couponsvc/services/pricing"
 )
 
-// linedOrderAPI holds and confirms order with the coupons over three lines
-// of 1,000 (a boots in shoes, b sandals in sale and shoes, c socks in no
-// category).
+// cartLines are three lines of 1,000: a boots in shoes, b sandals in sale
+// and shoes, c socks in no category.
+const cartLines = `"lines":[{"line_id":"a","sku":"boots","category_ids":["shoes"],"quantity":1,"unit_price_cents":1000},` +
+	`{"line_id":"b","sku":"sandals","category_ids":["sale","shoes"],"quantity":1,"unit_price_cents":1000},` +
+	`{"line_id":"c","sku":"socks","quantity":1,"unit_price_cents":1000}]`
+
+// linedOrderAPI holds the cart of cartLines with the coupons and confirms
+// it, over HTTP.
 func linedOrderAPI(t *testing.T, e *testsupport.HoldAPI, order string, codes ...string) {
 	t.Helper()
-	ctx := context.Background()
-	cart := checkout.Cart{Lines: []pricing.Line{
-		{ID: "a", SKU: "boots", CategoryIDs: []string{"shoes"}, Quantity: 1, UnitPriceCents: 1_000},
-		{ID: "b", SKU: "sandals", CategoryIDs: []string{"sale", "shoes"}, Quantity: 1, UnitPriceCents: 1_000},
-		{ID: "c", SKU: "socks", Quantity: 1, UnitPriceCents: 1_000},
-	}}
-	co := e.Env.Service.Checkout
-	if _, err := co.Hold(ctx, checkout.CheckoutRequest{OrderID: order, Cart: cart, CouponCodes: codes, Actor: "shop"}); err != nil {
-		t.Fatalf("hold: %v", err)
+	list, _ := json.Marshal(codes)
+	st, out := e.Post(t, "/api/v1/holds", e.App, `{"order_id":"`+order+`","coupon_codes":`+string(list)+`,`+cartLines+`}`)
+	if st != 201 {
+		t.Fatalf("hold: %d %v", st, out)
 	}
-	if _, err := co.Confirm(ctx, checkout.ConfirmRequest{OrderID: order}); err != nil {
-		t.Fatalf("confirm: %v", err)
+	st, out = e.Post(t, "/api/v1/holds/"+order+"/confirm", e.App, `{}`)
+	if st != 200 {
+		t.Fatalf("confirm: %d %v", st, out)
 	}
 }
 
