@@ -40,9 +40,11 @@ var allowedImports = map[string][]string{
 		"services/core", "services/events", "services/reconcile", "services/reports", "templates"},
 	"handlers":        {"handlers/api", "handlers/pages", "handlers/web", "models", "services"},
 	"cmd/couponsvc":   {"handlers", "services", "services/core", "services/reconcile"},
-	"cmd/couponbench": {"lua"},
+	"cmd/couponbench": {"lua", "services/pricing", "services/pricing/benchcart"},
 	// Pricing is pure: it imports no package of the service.
 	"services/pricing": nil,
+	// The cart of the pricing benchmarks (pricing tests and couponbench).
+	"services/pricing/benchcart": {"services/pricing"},
 	// Tests only: the answer checker and what the handler tests share.
 	"handlers/openapicheck": nil,
 	"internal/testsupport": {"handlers", "handlers/api", "handlers/openapicheck", "models", "services",

@@ -190,8 +190,8 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 	}
 
 	// A refund refused: the focus stays in the refund form, on its wrong
-	// field. Tab: order, total, Check discount, then the refund's code.
-	cashier.keys(kb.Tab + kb.Tab + kb.Tab + kb.Tab)
+	// field. Tab: order, total, items, Check discount, then the refund's code.
+	cashier.keys(kb.Tab + kb.Tab + kb.Tab + kb.Tab + kb.Tab)
 	cashier.expectFocus("refund-code")
 	cashier.keys(threshold.Code + kb.Tab + "K-9")
 	cashier.enter()
