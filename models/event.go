@@ -135,4 +135,25 @@ type OrderReturnEvent struct {
 	// are refunded (each with its coupon.refunded event).
 	FullRefund bool   `json:"full_refund"`
 	Actor      string `json:"actor,omitempty"`
+	// Lines are the units returned by a return by line, each with what the
+	// shopper got back for them and their stored discount; empty for a
+	// return of an amount. RefundCents and DiscountReturnedCents are their
+	// sums, the latter with ShippingDiscountReturnedCents, the coupons'
+	// discount of the shipping, given back by the return that completes
+	// the order (docs/returns.md).
+	Lines                         []ReturnedLine `json:"lines,omitempty" doc:"a return by line: the units returned, per line"`
+	RefundCents                   int64          `json:"refund_cents,omitempty" doc:"a return by line: what the shopper gets back for the units"`
+	DiscountReturnedCents         int64          `json:"discount_returned_cents,omitempty" doc:"a return by line: the discount given back to the campaigns"`
+	ShippingDiscountReturnedCents int64          `json:"shipping_discount_returned_cents,omitempty" doc:"a return by line that completes the order: the coupons' discount of the shipping"`
+}
+
+// ReturnedLine is one line of a return by line: Quantity units of the
+// order's line LineID. RefundCents is what the shopper paid for them (their
+// price less their stored discount), DiscountCents that stored discount,
+// which goes back to the campaigns' spent budget.
+type ReturnedLine struct {
+	LineID        string `json:"line_id"`
+	Quantity      int64  `json:"quantity"`
+	RefundCents   int64  `json:"refund_cents"`
+	DiscountCents int64  `json:"discount_cents"`
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -273,7 +274,7 @@ func TestReturnEvents(t *testing.T) {
 	wantCode(t, err, models.CodeReturnExceedsOrder)
 	want := []models.OrderReturnEvent{{OrderID: "o", ReturnID: "r1", ReturnedAmountCents: 1_500, OrderAmountCents: 3_000,
 		ReturnedTotalCents: 1_500, KeptAmountCents: 1_500, DiscountKeptCents: 0, ClawbackCents: 500, Actor: "pos"}}
-	if got := read(); !slices.Equal(got, want) {
+	if got := read(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after a partial return: %+v, want %+v", got, want)
 	}
 	if _, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r2", 1_500); err != nil {
@@ -281,7 +282,7 @@ func TestReturnEvents(t *testing.T) {
 	}
 	want = append(want, models.OrderReturnEvent{OrderID: "o", ReturnID: "r2", ReturnedAmountCents: 1_500, OrderAmountCents: 3_000,
 		ReturnedTotalCents: 3_000, FullRefund: true, Actor: "pos"})
-	if got := read(); !slices.Equal(got, want) {
+	if got := read(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after the completing return: %+v, want %+v", got, want)
 	}
 	var refunded int64

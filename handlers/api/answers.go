@@ -67,6 +67,11 @@ type refundAnswer struct {
 	DiscountKeptCents *int64             `json:"discount_kept_cents,omitempty" doc:"a partial return: the discount the order's coupons give on the kept amount"`
 	ClawbackCents     *int64             `json:"clawback_cents,omitempty" doc:"a partial return: the discount given before this return less the discount kept"`
 	FullRefund        *bool              `json:"full_refund,omitempty" doc:"a partial return that completed the order: its coupons were refunded by their templates' policy"`
+	// A return by line also carries:
+	Lines                         []models.ReturnedLine `json:"lines,omitempty" doc:"a return by line: per line, the units returned, what the shopper gets back for them and their stored discount"`
+	RefundCents                   *int64                `json:"refund_cents,omitempty" doc:"a return by line: what the shopper gets back for the returned units (their price less their discount)"`
+	DiscountReturnedCents         *int64                `json:"discount_returned_cents,omitempty" doc:"a return by line: the discount given back to the campaigns (the lines' and, with the return that completes the order, the shipping's)"`
+	ShippingDiscountReturnedCents *int64                `json:"shipping_discount_returned_cents,omitempty" doc:"a return by line: the coupons' discount of the shipping, given back by the return that completes the order"`
 }
 
 type usableAnswer struct {

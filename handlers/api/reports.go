@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -77,4 +78,97 @@ func (s *Server) redemptionsCSV(c *gin.Context) {
 	}
 	s.log.Warn("redemption report cut short", "err", err)
 	panic(http.ErrAbortHandler)
+}
+
+// discountColumns are the discount CSV's columns (docs/reports.md).
+var discountColumns = []string{"orders", "units", "returned_units", "discount_cents", "returned_discount_cents", "net_discount_cents"}
+
+// discountsAnswer is the discount report by SKU or category.
+type discountsAnswer struct {
+	By         string                `json:"by" doc:"sku or category"`
+	From       string                `json:"from" doc:"first day, YYYY-MM-DD in the deployment's zone"`
+	To         string                `json:"to" doc:"last day, included"`
+	CampaignID int64                 `json:"campaign_id,omitempty"`
+	TemplateID int64                 `json:"template_id,omitempty"`
+	Rows       []reports.DiscountRow `json:"rows"`
+	Totals     reports.DiscountRow   `json:"totals" doc:"the rows summed (by category a line counts once per category it is in); orders counted once"`
+	// TotalsByLine counts each line once, whatever its categories.
+	TotalsByLine reports.DiscountRow `json:"totals_by_line" doc:"each line counted once, whatever its categories"`
+}
+
+// discountRequest reads the discount report's query.
+func discountRequest(c *gin.Context) reports.DiscountRequest {
+	return reports.DiscountRequest{From: c.Query("from"), To: c.Query("to"), By: c.Query("by"),
+		CampaignID: c.Query("campaign_id"), TemplateID: c.Query("template_id")}
+}
+
+// showDiscounts answers the discount report by SKU or category.
+func (s *Server) showDiscounts(c *gin.Context) {
+	r, err := s.reports.Discounts(c.Request.Context(), discountRequest(c))
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	q := r.Query
+	rows := r.Rows
+	if rows == nil {
+		rows = []reports.DiscountRow{}
+	}
+	web.Respond(c, http.StatusOK, "ok", discountsAnswer{By: q.By, From: q.Range.From, To: q.Range.To,
+		CampaignID: q.CampaignID, TemplateID: q.TemplateID, Rows: rows, Totals: r.Totals, TotalsByLine: r.TotalsByLine})
+}
+
+// discountsCSV answers the discount report as CSV: a header row, then a
+// row per SKU or category. It is read whole before the first byte (a few
+// rows per SKU), so a fault is an error answer, never a cut file.
+func (s *Server) discountsCSV(c *gin.Context) {
+	r, err := s.reports.Discounts(c.Request.Context(), discountRequest(c))
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	q := r.Query
+	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Header("Content-Disposition", `attachment; filename="discounts_by_`+q.By+`_`+q.Range.From+`_`+q.Range.To+`.csv"`)
+	c.Header("Cache-Control", "no-store")
+	c.Set(web.ResultKey, "ok")
+	c.Status(http.StatusOK)
+	w := core.NewCSVWriter(c.Writer)
+	if err := w.Write(append([]string{q.By}, discountColumns...)); err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	for _, row := range r.Rows {
+		rec := []string{row.Key}
+		for _, n := range []int64{row.Orders, row.Units, row.ReturnedUnits, row.DiscountCents, row.ReturnedDiscountCents, row.NetDiscountCents} {
+			rec = append(rec, strconv.FormatInt(n, 10))
+		}
+		if err := w.Write(rec); err != nil {
+			break
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		s.log.Warn("discount report cut short", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// discountsDescription says what the discount report counts (docs/reports.md).
+const discountsDescription = "Over the lines of orders redeemed with a cart whose coupons were used within the range (days " +
+	"of COUPON_TIMEZONE) and are still used by the order: per SKU or category id, the orders, the units bought and " +
+	"returned, the lines' stored discount, the part of it returned with units, and the net discount. A line in two " +
+	"categories counts in both. campaign_id and template_id keep the coupons of that campaign or template."
+
+// discountParams are the discount report's query parameters.
+func discountParams() []web.Param {
+	return []web.Param{
+		{Name: "from", Description: "first day, YYYY-MM-DD in the deployment's zone (default: 29 days before to)",
+			Schema: map[string]any{"type": "string", "format": "date"}},
+		{Name: "to", Description: fmt.Sprintf("last day, included (default: today); at most %d days from from", reports.MaxReportDays),
+			Schema: map[string]any{"type": "string", "format": "date"}},
+		{Name: "by", Description: "sku (default) or category",
+			Schema: map[string]any{"type": "string", "enum": []string{reports.BySKU, reports.ByCategory}}},
+		{Name: "campaign_id", Description: "only the coupons of this campaign", Schema: map[string]any{"type": "integer", "minimum": 1}},
+		{Name: "template_id", Description: "only the coupons of this template", Schema: map[string]any{"type": "integer", "minimum": 1}},
+	}
 }

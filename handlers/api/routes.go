@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"strings"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -182,7 +183,11 @@ func (s *Server) Routes() []web.Route {
 			Description: "Restore policy: the coupon is issued again to its holder (with extend_on_refund its validity moves " +
 				"forward by the time the order held it; without it, a coupon that expired meanwhile comes back expired). " +
 				"Recycle policy: the coupon is revoked and its stock, budget and the holder's limit go back to the pool " +
-				"(stock_returned). Again → 200 duplicate. A partial return (return_id) again with another amount → 422 idempotency_mismatch.",
+				"(stock_returned). Again → 200 duplicate. A partial return (return_id) again with another amount → 422 idempotency_mismatch. " +
+				"An order redeemed with a cart is returned by lines (return_id and lines): each line's units come back at what was " +
+				"paid for them (refund_cents), their stored discount goes back to the campaigns (discount_cents); units over a line's → " +
+				"422 return_exceeds_order naming the line; the return that completes the order gives back the shipping's discount " +
+				"and refunds its coupons by policy (docs/returns.md).",
 			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[refundAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 422: {"return_exceeds_order", "idempotency_mismatch"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/checkout/validate", Roles: web.Roles(models.RoleCashier, models.RoleApp, models.RoleShopper),
@@ -340,6 +345,17 @@ func (s *Server) Routes() []web.Route {
 					Schema: map[string]any{"type": "string", "pattern": "^(day|template|cashier)(,(day|template|cashier)){0,2}$"}},
 			},
 			Status: 200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
+			Errors: map[int][]string{400: {web.ErrBody}}},
+		{Method: "GET", Path: "/api/v1/reports/discounts", Roles: admin, Handler: s.showDiscounts,
+			Tag: "reports", Summary: "Discount by SKU or by category, net of returns",
+			Description: discountsDescription, Query: discountParams(),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[discountsAnswer](),
+			Errors: map[int][]string{400: {web.ErrBody}}},
+		{Method: "GET", Path: "/api/v1/reports/discounts.csv", Roles: admin, Handler: s.discountsCSV,
+			Tag: "reports", Summary: "Discount by SKU or by category, net of returns, as CSV",
+			Description: discountsDescription + " Columns: sku or category, then " + strings.Join(discountColumns, ", ") + ".",
+			Query:       discountParams(),
+			Status:      200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/reconcile", Roles: admin, Handler: s.reconcileCounters,
 			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[reconcileAnswer](),

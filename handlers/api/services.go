@@ -101,4 +101,5 @@ type Reconciler interface {
 type Reports interface {
 	StreamRedemptionReport(ctx context.Context, req reports.ReportRequest, start func(reports.ReportQuery) error, each func(reports.ReportRow) error) error
 	TemplateStats(ctx context.Context, id int64, hours int) (*reports.TemplateStats, error)
+	Discounts(ctx context.Context, req reports.DiscountRequest) (*reports.DiscountReport, error)
 }

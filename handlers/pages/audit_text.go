@@ -63,6 +63,8 @@ var auditLabels = map[string]string{
 	"discount_kept_cents": "discount kept", "clawback_cents": "taken back", "full": "whole order returned",
 	"users_drifted": "holders drifted", "in_flight": "in flight", "in_flight_cents": "in flight",
 	"db_live": "holding a slot", "policy": "refund policy",
+	"lines": "lines returned", "refund_cents": "paid back", "discount_returned_cents": "discount given back",
+	"shipping_discount_returned_cents": "shipping discount given back",
 }
 
 // auditLines tells entries as sentences; codes gives the codes of the

@@ -32,7 +32,7 @@ func TestBrowserReports(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#report-to"), "2026-11-02"),
 		chromedp.SetValue(chromedp.CSS("#report-group"), "day,cashier"))
 	admin.submit(`form[data-report-form] button[type="submit"]`)
-	if loc := admin.location(); loc != "/admin/reports?from=2026-10-31&to=2026-11-02&group_by=day%2Ccashier" {
+	if loc := admin.location(); loc != "/admin/reports?from=2026-10-31&to=2026-11-02&group_by=day%2Ccashier&campaign_id=&template_id=" {
 		t.Errorf("the form went to %s", loc)
 	}
 

@@ -99,5 +99,6 @@ type Reports interface {
 	ListCampaignFigures(ctx context.Context) (map[int64]reports.CampaignFigures, error)
 	ListTemplateFigures(ctx context.Context) (map[int64]reports.TemplateFigures, error)
 	RedemptionReport(ctx context.Context, req reports.ReportRequest) (*reports.RedemptionSummary, error)
+	Discounts(ctx context.Context, req reports.DiscountRequest) (*reports.DiscountReport, error)
 	TemplateStats(ctx context.Context, id int64, hours int) (*reports.TemplateStats, error)
 }

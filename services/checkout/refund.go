@@ -22,6 +22,9 @@ type RefundRequest struct {
 	// request a partial return of the order (see ReturnPart).
 	ReturnID            string
 	ReturnedAmountCents int64
+	// Lines, when given, make the request a return by line of the order
+	// (see ReturnLines), under ReturnID.
+	Lines []ReturnLine
 	// Cashier is who refunds (the caller's name), kept in the audit log.
 	Cashier string
 }
@@ -68,12 +71,23 @@ type RefundResult struct {
 //
 // With ReturnID or ReturnedAmountCents the request is a partial return of
 // the order instead, answered in Return (see ReturnPart and its errors:
-// CodeReturnExceedsOrder among them).
+// CodeReturnExceedsOrder among them); with Lines, a return by line (see
+// ReturnLines).
 //
 // Errors: CodeInvalidRequest (field coupon_code, order_id, return_id or
 // returned_amount_cents), CodeNotFound, CodeNotRedeemed (the order does not
 // hold the coupon), CodeReturnExceedsOrder, CodeBusy, CodeUnavailable.
 func (s *Checkout) Refund(ctx context.Context, req RefundRequest) (*RefundResult, error) {
+	if req.Lines != nil {
+		if req.ReturnedAmountCents != 0 {
+			return nil, models.Invalid("returned_amount_cents", "a return names lines or an amount, not both")
+		}
+		r, err := s.ReturnLines(ctx, req.Cashier, req.OrderID, req.ReturnID, req.Lines)
+		if err != nil {
+			return nil, err
+		}
+		return &RefundResult{Duplicate: r.Duplicate, Return: r}, nil
+	}
 	if req.ReturnID != "" || req.ReturnedAmountCents != 0 {
 		r, err := s.ReturnPart(ctx, req.Cashier, req.OrderID, req.ReturnID, req.ReturnedAmountCents)
 		if err != nil {

@@ -23,10 +23,19 @@ type orderReturn struct {
 	DiscountKeptCents   int64
 	ClawbackCents       int64
 	FullRefund          bool
-	CreatedAt           time.Time
+	// ReturnLines is the answer of a return by line (returnAnswer, JSON);
+	// nil for a return of an amount.
+	ReturnLines *string
+	CreatedAt   time.Time
 }
 
 func (orderReturn) TableName() string { return "order_returns" }
+
+// result is the answer the return gave, from its row.
+func (r *orderReturn) result() *ReturnResult {
+	return &ReturnResult{KeptAmountCents: r.KeptAmountCents, DiscountKeptCents: r.DiscountKeptCents,
+		ClawbackCents: r.ClawbackCents, FullRefund: r.FullRefund}
+}
 
 // ReturnResult is the answer to a partial return.
 type ReturnResult struct {
@@ -39,6 +48,18 @@ type ReturnResult struct {
 	// were refunded by their templates' policy (Refunds).
 	FullRefund bool
 	Refunds    []*RefundResult
+	// Lined marks a return by line (ReturnLines): Lines are the units
+	// returned, in the request's order, RefundCents their sum of what the
+	// shopper gets back, DiscountReturnedCents the discount given back to
+	// the campaigns (the lines' and, when the return completes the order,
+	// ShippingDiscountReturnedCents, the coupons' discount of the shipping).
+	// ClawbackCents is DiscountReturnedCents, DiscountKeptCents the
+	// discount the order's coupons still give.
+	Lined                         bool
+	Lines                         []models.ReturnedLine
+	RefundCents                   int64
+	DiscountReturnedCents         int64
+	ShippingDiscountReturnedCents int64
 }
 
 // ReturnPart records a partial return of an order: returned cents of its
@@ -93,16 +114,30 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 		return nil, core.DBError("return", err)
 	}
 	if prev.ID != 0 {
+		if prev.ReturnLines != nil {
+			return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "returned_amount_cents",
+				Message: fmt.Sprintf("return %s of order %s was recorded by line: a return_id names one return", returnID, orderID)}
+		}
 		if prev.ReturnedAmountCents != returned {
 			return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "returned_amount_cents",
 				Message: fmt.Sprintf("return %s of order %s was recorded for %d cents: a return_id names one return", returnID, orderID, prev.ReturnedAmountCents)}
 		}
-		return &ReturnResult{Duplicate: true, KeptAmountCents: prev.KeptAmountCents, DiscountKeptCents: prev.DiscountKeptCents,
-			ClawbackCents: prev.ClawbackCents, FullRefund: prev.FullRefund}, nil
+		res := prev.result()
+		res.Duplicate = true
+		return res, nil
 	}
 	o, found, err := s.ReadOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
+	}
+	if found {
+		var lined int64
+		if err := s.DB.WithContext(ctx).Raw(`SELECT COUNT(*) FROM order_lines WHERE order_id = ?`, orderID).Scan(&lined).Error; err != nil {
+			return nil, core.DBError("order lines", err)
+		}
+		if lined > 0 {
+			return nil, models.Invalid("returned_amount_cents", "order %s was redeemed for a cart of lines: return its units by lines", orderID)
+		}
 	}
 	var cs []models.Coupon
 	if found {
