@@ -110,6 +110,38 @@ func (c *Client) DeleteWebhook(ctx context.Context, id int64, opts ...CallOption
 	return &out, nil
 }
 
+// DiscountsCSVParams are the query parameters of DiscountsCSV.
+type DiscountsCSVParams struct {
+	From       *string
+	To         *string
+	By         *string
+	CampaignID *int64
+	TemplateID *int64
+}
+
+// DiscountsCSV: Discount by SKU or by category, net of returns, as CSV (GET /api/v1/reports/discounts.csv).
+// The answer (text/csv) is streamed: close it.
+func (c *Client) DiscountsCSV(ctx context.Context, params DiscountsCSVParams, opts ...CallOption) (io.ReadCloser, error) {
+	req := request{method: "GET", path: "/api/v1/reports/discounts.csv", idempotent: false}
+	req.query = url.Values{}
+	if params.From != nil {
+		req.query.Set("from", *params.From)
+	}
+	if params.To != nil {
+		req.query.Set("to", *params.To)
+	}
+	if params.By != nil {
+		req.query.Set("by", *params.By)
+	}
+	if params.CampaignID != nil {
+		req.query.Set("campaign_id", strconv.FormatInt(*params.CampaignID, 10))
+	}
+	if params.TemplateID != nil {
+		req.query.Set("template_id", strconv.FormatInt(*params.TemplateID, 10))
+	}
+	return c.stream(ctx, req, opts)
+}
+
 // DownloadJobResult: A job's result CSV (GET /api/v1/jobs/{id}/result.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) DownloadJobResult(ctx context.Context, id int64, opts ...CallOption) (io.ReadCloser, error) {
@@ -487,6 +519,41 @@ func (c *Client) RevokeToken(ctx context.Context, id int64, opts ...CallOption) 
 func (c *Client) ServeMetrics(ctx context.Context, opts ...CallOption) (io.ReadCloser, error) {
 	req := request{method: "GET", path: "/metrics", idempotent: false}
 	return c.stream(ctx, req, opts)
+}
+
+// ShowDiscountsParams are the query parameters of ShowDiscounts.
+type ShowDiscountsParams struct {
+	From       *string
+	To         *string
+	By         *string
+	CampaignID *int64
+	TemplateID *int64
+}
+
+// ShowDiscounts: Discount by SKU or by category, net of returns (GET /api/v1/reports/discounts).
+func (c *Client) ShowDiscounts(ctx context.Context, params ShowDiscountsParams, opts ...CallOption) (*DiscountsAnswer, error) {
+	req := request{method: "GET", path: "/api/v1/reports/discounts", idempotent: false}
+	req.query = url.Values{}
+	if params.From != nil {
+		req.query.Set("from", *params.From)
+	}
+	if params.To != nil {
+		req.query.Set("to", *params.To)
+	}
+	if params.By != nil {
+		req.query.Set("by", *params.By)
+	}
+	if params.CampaignID != nil {
+		req.query.Set("campaign_id", strconv.FormatInt(*params.CampaignID, 10))
+	}
+	if params.TemplateID != nil {
+		req.query.Set("template_id", strconv.FormatInt(*params.TemplateID, 10))
+	}
+	var out DiscountsAnswer
+	if err := c.do(ctx, req, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // TemplateStatsParams are the query parameters of TemplateStats.

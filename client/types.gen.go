@@ -357,7 +357,7 @@ type CheckoutAnswer struct {
 	Error string `json:"error"`
 
 	// ExpiresAt when the hold ends (RFC 3339, UTC)
-	ExpiresAt *string `json:"expires_at,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 
 	// Late confirmed after the hold expired, the coupons being still free
 	Late bool `json:"late"`
@@ -695,6 +695,47 @@ type DeliveryAnswer struct {
 	Result string `json:"result"`
 }
 
+// DiscountRow defines model for DiscountRow.
+type DiscountRow struct {
+	DiscountCents int64 `json:"discount_cents"`
+
+	// Key the SKU, or the category id
+	Key string `json:"key"`
+
+	// NetDiscountCents discount_cents − returned_discount_cents
+	NetDiscountCents      int64 `json:"net_discount_cents"`
+	Orders                int64 `json:"orders"`
+	ReturnedDiscountCents int64 `json:"returned_discount_cents"`
+	ReturnedUnits         int64 `json:"returned_units"`
+	Units                 int64 `json:"units"`
+}
+
+// DiscountsAnswer defines model for DiscountsAnswer.
+type DiscountsAnswer struct {
+	// By sku or category
+	By         string `json:"by"`
+	CampaignID *int64 `json:"campaign_id,omitempty"`
+
+	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
+	Code int64 `json:"code"`
+
+	// Error empty
+	Error string `json:"error"`
+
+	// From first day, YYYY-MM-DD in the deployment's zone
+	From string `json:"from"`
+
+	// Result the result word
+	Result     string        `json:"result"`
+	Rows       []DiscountRow `json:"rows"`
+	TemplateID *int64        `json:"template_id,omitempty"`
+
+	// To last day, included
+	To           string      `json:"to"`
+	Totals       DiscountRow `json:"totals"`
+	TotalsByLine DiscountRow `json:"totals_by_line"`
+}
+
 // EndpointAnswer defines model for EndpointAnswer.
 type EndpointAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
@@ -906,17 +947,29 @@ type OrderReturnEvent struct {
 	Actor             *string `json:"actor,omitempty"`
 	ClawbackCents     int64   `json:"clawback_cents"`
 	DiscountKeptCents int64   `json:"discount_kept_cents"`
-	FullRefund        bool    `json:"full_refund"`
-	KeptAmountCents   int64   `json:"kept_amount_cents"`
-	OrderAmountCents  int64   `json:"order_amount_cents"`
-	OrderID           string  `json:"order_id"`
-	ReturnID          string  `json:"return_id"`
+
+	// DiscountReturnedCents a return by line: the discount given back to the campaigns
+	DiscountReturnedCents *int64 `json:"discount_returned_cents,omitempty"`
+	FullRefund            bool   `json:"full_refund"`
+	KeptAmountCents       int64  `json:"kept_amount_cents"`
+
+	// Lines a return by line: the units returned, per line
+	Lines            *[]ReturnedLine `json:"lines,omitempty"`
+	OrderAmountCents int64           `json:"order_amount_cents"`
+	OrderID          string          `json:"order_id"`
+
+	// RefundCents a return by line: what the shopper gets back for the units
+	RefundCents *int64 `json:"refund_cents,omitempty"`
+	ReturnID    string `json:"return_id"`
 
 	// ReturnedAmountCents this return
 	ReturnedAmountCents int64 `json:"returned_amount_cents"`
 
 	// ReturnedTotalCents every return of the order so far, this one included
 	ReturnedTotalCents int64 `json:"returned_total_cents"`
+
+	// ShippingDiscountReturnedCents a return by line that completes the order: the coupons' discount of the shipping
+	ShippingDiscountReturnedCents *int64 `json:"shipping_discount_returned_cents,omitempty"`
 }
 
 // ReconcileAnswer defines model for ReconcileAnswer.
@@ -1011,6 +1064,9 @@ type RefundAnswer struct {
 	// DiscountKeptCents a partial return: the discount the order's coupons give on the kept amount
 	DiscountKeptCents *int64 `json:"discount_kept_cents,omitempty"`
 
+	// DiscountReturnedCents a return by line: the discount given back to the campaigns (the lines' and, with the return that completes the order, the shipping's)
+	DiscountReturnedCents *int64 `json:"discount_returned_cents,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1020,11 +1076,20 @@ type RefundAnswer struct {
 	// KeptAmountCents a partial return: the order amount less every return so far
 	KeptAmountCents *int64 `json:"kept_amount_cents,omitempty"`
 
+	// Lines a return by line: per line, the units returned, what the shopper gets back for them and their stored discount
+	Lines *[]ReturnedLine `json:"lines,omitempty"`
+
 	// Partial a partial return (return_id and returned_amount_cents)
 	Partial *bool `json:"partial,omitempty"`
 
+	// RefundCents a return by line: what the shopper gets back for the returned units (their price less their discount)
+	RefundCents *int64 `json:"refund_cents,omitempty"`
+
 	// Result the result word
 	Result string `json:"result"`
+
+	// ShippingDiscountReturnedCents a return by line: the coupons' discount of the shipping, given back by the return that completes the order
+	ShippingDiscountReturnedCents *int64 `json:"shipping_discount_returned_cents,omitempty"`
 
 	// StockReturned a whole refund: the coupon went back to the pool (policy recycle)
 	StockReturned *bool `json:"stock_returned,omitempty"`
@@ -1035,13 +1100,16 @@ type RefundRequest struct {
 	// CouponCode the coupon of a whole refund; optional for a partial return
 	CouponCode *string `json:"coupon_code,omitempty"`
 
+	// Lines a return by line of an order redeemed with a cart: the units returned (1 to 500 lines, each named once)
+	Lines *[]ReturnLineRequest `json:"lines,omitempty"`
+
 	// OrderID the shop's order id: 1-64 characters of A-Z a-z 0-9 . _ : @ -, not dots only (models.ValidateOrderID)
 	OrderID string `json:"order_id"`
 
 	// ReturnID a partial return: the caller's id of this return (a replay by it answers duplicate)
 	ReturnID *string `json:"return_id,omitempty"`
 
-	// ReturnedAmountCents a partial return: the cents of the order returned
+	// ReturnedAmountCents a partial return of an order redeemed for an amount: the cents of the order returned
 	ReturnedAmountCents *int64 `json:"returned_amount_cents,omitempty"`
 }
 
@@ -1061,7 +1129,7 @@ type ReleaseAnswer struct {
 	Error string `json:"error"`
 
 	// ExpiresAt when the hold ends (RFC 3339, UTC)
-	ExpiresAt *string `json:"expires_at,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 
 	// Late confirmed after the hold expired, the coupons being still free
 	Late *bool `json:"late,omitempty"`
@@ -1082,6 +1150,23 @@ type ReleaseAnswer struct {
 
 	// State the hold: held, confirmed, released or expired
 	State *string `json:"state,omitempty"`
+}
+
+// ReturnLineRequest defines model for ReturnLineRequest.
+type ReturnLineRequest struct {
+	// LineID the order's line
+	LineID *string `json:"line_id,omitempty"`
+
+	// Quantity units of it returned
+	Quantity *int64 `json:"quantity,omitempty"`
+}
+
+// ReturnedLine defines model for ReturnedLine.
+type ReturnedLine struct {
+	DiscountCents int64  `json:"discount_cents"`
+	LineID        string `json:"line_id"`
+	Quantity      int64  `json:"quantity"`
+	RefundCents   int64  `json:"refund_cents"`
 }
 
 // RevokeAnswer defines model for RevokeAnswer.

@@ -52,7 +52,7 @@ type checkoutAnswer struct {
 	OrderID          string                    `json:"order_id,omitempty"`
 	State            string                    `json:"state,omitempty" doc:"the hold: held, confirmed, released or expired"`
 	Late             bool                      `json:"late" doc:"confirmed after the hold expired, the coupons being still free"`
-	ExpiresAt        *string                   `json:"expires_at,omitempty" doc:"when the hold ends (RFC 3339, UTC)"`
+	ExpiresAt        *string                   `json:"expires_at,omitempty" format:"date-time" doc:"when the hold ends (RFC 3339, UTC)"`
 	Coupons          []checkout.CheckoutCoupon `json:"coupons"`
 	OrderAmountCents int64                     `json:"order_amount_cents"`
 	DiscountCents    int64                     `json:"discount_cents" doc:"the coupons' discounts together (docs/pricing.md)"`

@@ -196,7 +196,7 @@ func (cs *components) fieldSchema(f reflect.StructField, request, isRequired boo
 		return s // a nullable reference
 	}
 	if format := f.Tag.Get("format"); format != "" {
-		s = map[string]any{"type": "string", "format": format}
+		s["type"], s["format"] = "string", format // a time kept as text, say: still nullable when a pointer
 	}
 	if name := f.Tag.Get("schema"); name != "" {
 		extra, ok := fieldSchemas[name]

@@ -74,7 +74,7 @@ func (q ReportQuery) Days() []string {
 // within it with the discount they took back. Keys the report does not
 // group by are zero.
 type ReportRow struct {
-	Day          string `json:"day,omitempty"`
+	Day          string `json:"day,omitempty" format:"date"`
 	TemplateID   int64  `json:"template_id,omitempty"`
 	TemplateName string `json:"template_name,omitempty"`
 	Cashier      string `json:"cashier,omitempty"`
