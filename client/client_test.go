@@ -102,8 +102,38 @@ func TestErrorAnswer(t *testing.T) {
 		t.Fatalf("an unknown campaign: %v", err)
 	}
 	anon := newClient(t, e.Router, "")
-	if _, err := anon.ListCampaigns(context.Background()); !client.IsResult(err, "unauthorized") {
+	if _, err := anon.ListCampaigns(context.Background(), client.ListCampaignsParams{}); !client.IsResult(err, "unauthorized") {
 		t.Fatalf("without a token: %v", err)
+	}
+}
+
+// TestListIterator walks the campaigns three a page: each once, in id order.
+func TestListIterator(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	c := newClient(t, e.Router, testsupport.AdminToken)
+	ctx := context.Background()
+	want := map[int64]bool{}
+	for i := range 8 {
+		camp, err := c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Walk " + string(rune('A'+i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[camp.Campaign.ID] = true
+	}
+	var got []int64
+	for camp, err := range c.ListCampaignsAll(ctx, client.ListCampaignsParams{Limit: client.Ptr[int64](3)}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, camp.ID)
+	}
+	if len(got) != 8 {
+		t.Fatalf("walked %v, want the 8 campaigns", got)
+	}
+	for i, id := range got {
+		if !want[id] || (i > 0 && id <= got[i-1]) {
+			t.Fatalf("walked %v: not each once in id order", got)
+		}
 	}
 }
 

@@ -8,29 +8,44 @@ import (
 	"strings"
 )
 
-// Events walks the event feed from after (0: the oldest kept), page by
-// page, in id order; it stops at the end of the feed, at the first error
-// (yielded), or when the loop breaks. Remember the last id you handled and
-// pass it as after next time: the feed never skips an event.
-func (c *Client) Events(ctx context.Context, after int64, opts ...CallOption) iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
+// walk yields the items of every page from after: page reads the page
+// after a cursor and returns its items and the next cursor (0 or not above
+// the cursor at the end).
+func walk[T any](page func(after int64) ([]T, int64, error), after int64) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
 		for {
-			page, err := c.ListEvents(ctx, ListEventsParams{After: &after}, opts...)
+			items, next, err := page(after)
 			if err != nil {
-				yield(Event{}, err)
+				var zero T
+				yield(zero, err)
 				return
 			}
-			for _, ev := range page.Events {
-				if !yield(ev, nil) {
+			for _, it := range items {
+				if !yield(it, nil) {
 					return
 				}
 			}
-			if len(page.Events) == 0 || page.Next <= after {
+			if len(items) == 0 || next <= after {
 				return
 			}
-			after = page.Next
+			after = next
 		}
 	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// Events walks the event feed from after (0: the oldest kept), page by
+// page, in id order (ListEventsAll). Remember the last id you handled and
+// pass it as after next time: the feed never skips an event.
+func (c *Client) Events(ctx context.Context, after int64, opts ...CallOption) iter.Seq2[Event, error] {
+	return c.ListEventsAll(ctx, ListEventsParams{After: &after}, opts...)
 }
 
 // DecodeData decodes an event's data into its type's struct: *CouponEvent

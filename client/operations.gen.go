@@ -5,12 +5,14 @@ package client
 import (
 	"context"
 	"io"
+	"iter"
 	"net/url"
 	"strconv"
 )
 
 var _ = strconv.FormatInt // not every operation has an integer parameter
 var _ url.Values
+var _ iter.Seq[int]
 
 // AddStock: Add stock to a template (POST /api/v1/templates/{id}/stock).
 func (c *Client) AddStock(ctx context.Context, id int64, body AddStockRequest, opts ...CallOption) (*TemplateAnswer, error) {
@@ -294,14 +296,40 @@ func (c *Client) IssueCoupons(ctx context.Context, id int64, body IssueRequest, 
 	return &out, nil
 }
 
+// ListCampaignsParams are the query parameters of ListCampaigns.
+type ListCampaignsParams struct {
+	After *int64
+	Limit *int64
+}
+
 // ListCampaigns: List the campaigns (GET /api/v1/campaigns).
-func (c *Client) ListCampaigns(ctx context.Context, opts ...CallOption) (*CampaignsAnswer, error) {
+func (c *Client) ListCampaigns(ctx context.Context, params ListCampaignsParams, opts ...CallOption) (*CampaignsAnswer, error) {
 	req := request{method: "GET", path: "/api/v1/campaigns", idempotent: false}
+	req.query = url.Values{}
+	if params.After != nil {
+		req.query.Set("after", strconv.FormatInt(*params.After, 10))
+	}
+	if params.Limit != nil {
+		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
+	}
 	var out CampaignsAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ListCampaignsAll walks every page of ListCampaigns from params.After (0 or nil: the start), in
+// id order; it stops at the first error, yielded, or when the loop breaks.
+func (c *Client) ListCampaignsAll(ctx context.Context, params ListCampaignsParams, opts ...CallOption) iter.Seq2[Campaign, error] {
+	return walk(func(after int64) ([]Campaign, int64, error) {
+		params.After = &after
+		page, err := c.ListCampaigns(ctx, params, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return page.Campaigns, deref(page.Next), nil
+	}, deref(params.After))
 }
 
 // ListEventsParams are the query parameters of ListEvents.
@@ -327,9 +355,24 @@ func (c *Client) ListEvents(ctx context.Context, params ListEventsParams, opts .
 	return &out, nil
 }
 
+// ListEventsAll walks every page of ListEvents from params.After (0 or nil: the start), in
+// id order; it stops at the first error, yielded, or when the loop breaks.
+func (c *Client) ListEventsAll(ctx context.Context, params ListEventsParams, opts ...CallOption) iter.Seq2[Event, error] {
+	return walk(func(after int64) ([]Event, int64, error) {
+		params.After = &after
+		page, err := c.ListEvents(ctx, params, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return page.Events, page.Next, nil
+	}, deref(params.After))
+}
+
 // ListTemplatesParams are the query parameters of ListTemplates.
 type ListTemplatesParams struct {
-	All *string
+	All   *string
+	After *int64
+	Limit *int64
 }
 
 // ListTemplates: List the templates on offer, with the stock left (GET /api/v1/templates).
@@ -339,6 +382,12 @@ func (c *Client) ListTemplates(ctx context.Context, params ListTemplatesParams, 
 	if params.All != nil {
 		req.query.Set("all", *params.All)
 	}
+	if params.After != nil {
+		req.query.Set("after", strconv.FormatInt(*params.After, 10))
+	}
+	if params.Limit != nil {
+		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
+	}
 	var out TemplatesAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -346,9 +395,35 @@ func (c *Client) ListTemplates(ctx context.Context, params ListTemplatesParams, 
 	return &out, nil
 }
 
+// ListTemplatesAll walks every page of ListTemplates from params.After (0 or nil: the start), in
+// id order; it stops at the first error, yielded, or when the loop breaks.
+func (c *Client) ListTemplatesAll(ctx context.Context, params ListTemplatesParams, opts ...CallOption) iter.Seq2[TemplateView, error] {
+	return walk(func(after int64) ([]TemplateView, int64, error) {
+		params.After = &after
+		page, err := c.ListTemplates(ctx, params, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return page.Templates, deref(page.Next), nil
+	}, deref(params.After))
+}
+
+// ListTokensParams are the query parameters of ListTokens.
+type ListTokensParams struct {
+	After *int64
+	Limit *int64
+}
+
 // ListTokens: List the API tokens (never their secrets), newest first (GET /api/v1/tokens).
-func (c *Client) ListTokens(ctx context.Context, opts ...CallOption) (*TokensAnswer, error) {
+func (c *Client) ListTokens(ctx context.Context, params ListTokensParams, opts ...CallOption) (*TokensAnswer, error) {
 	req := request{method: "GET", path: "/api/v1/tokens", idempotent: false}
+	req.query = url.Values{}
+	if params.After != nil {
+		req.query.Set("after", strconv.FormatInt(*params.After, 10))
+	}
+	if params.Limit != nil {
+		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
+	}
 	var out TokensAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -356,14 +431,53 @@ func (c *Client) ListTokens(ctx context.Context, opts ...CallOption) (*TokensAns
 	return &out, nil
 }
 
+// ListTokensAll walks every page of ListTokens from params.After (0 or nil: the start), in
+// id order; it stops at the first error, yielded, or when the loop breaks.
+func (c *Client) ListTokensAll(ctx context.Context, params ListTokensParams, opts ...CallOption) iter.Seq2[TokenView, error] {
+	return walk(func(after int64) ([]TokenView, int64, error) {
+		params.After = &after
+		page, err := c.ListTokens(ctx, params, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return page.Tokens, deref(page.Next), nil
+	}, deref(params.After))
+}
+
+// ListUserCouponsParams are the query parameters of ListUserCoupons.
+type ListUserCouponsParams struct {
+	After *int64
+	Limit *int64
+}
+
 // ListUserCoupons: List a user's coupons (GET /api/v1/users/{user_id}/coupons).
-func (c *Client) ListUserCoupons(ctx context.Context, userID string, opts ...CallOption) (*CouponsAnswer, error) {
+func (c *Client) ListUserCoupons(ctx context.Context, userID string, params ListUserCouponsParams, opts ...CallOption) (*CouponsAnswer, error) {
 	req := request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons", idempotent: false}
+	req.query = url.Values{}
+	if params.After != nil {
+		req.query.Set("after", strconv.FormatInt(*params.After, 10))
+	}
+	if params.Limit != nil {
+		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
+	}
 	var out CouponsAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ListUserCouponsAll walks every page of ListUserCoupons from params.After (0 or nil: the start), in
+// id order; it stops at the first error, yielded, or when the loop breaks.
+func (c *Client) ListUserCouponsAll(ctx context.Context, userID string, params ListUserCouponsParams, opts ...CallOption) iter.Seq2[CouponView, error] {
+	return walk(func(after int64) ([]CouponView, int64, error) {
+		params.After = &after
+		page, err := c.ListUserCoupons(ctx, userID, params, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return page.Coupons, deref(page.Next), nil
+	}, deref(params.After))
 }
 
 // ListWebhookAttemptsParams are the query parameters of ListWebhookAttempts.
@@ -385,14 +499,40 @@ func (c *Client) ListWebhookAttempts(ctx context.Context, id int64, params ListW
 	return &out, nil
 }
 
+// ListWebhooksParams are the query parameters of ListWebhooks.
+type ListWebhooksParams struct {
+	After *int64
+	Limit *int64
+}
+
 // ListWebhooks: List the webhook endpoints (without their secrets) (GET /api/v1/webhooks).
-func (c *Client) ListWebhooks(ctx context.Context, opts ...CallOption) (*EndpointsAnswer, error) {
+func (c *Client) ListWebhooks(ctx context.Context, params ListWebhooksParams, opts ...CallOption) (*EndpointsAnswer, error) {
 	req := request{method: "GET", path: "/api/v1/webhooks", idempotent: false}
+	req.query = url.Values{}
+	if params.After != nil {
+		req.query.Set("after", strconv.FormatInt(*params.After, 10))
+	}
+	if params.Limit != nil {
+		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
+	}
 	var out EndpointsAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ListWebhooksAll walks every page of ListWebhooks from params.After (0 or nil: the start), in
+// id order; it stops at the first error, yielded, or when the loop breaks.
+func (c *Client) ListWebhooksAll(ctx context.Context, params ListWebhooksParams, opts ...CallOption) iter.Seq2[WebhookEndpoint, error] {
+	return walk(func(after int64) ([]WebhookEndpoint, int64, error) {
+		params.After = &after
+		page, err := c.ListWebhooks(ctx, params, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return page.Endpoints, deref(page.Next), nil
+	}, deref(params.After))
 }
 
 // PriceUsableCoupons: A user's coupons that apply to a cart, best first (POST /api/v1/users/{user_id}/coupons/usable).

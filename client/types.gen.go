@@ -316,6 +316,9 @@ type CampaignsAnswer struct {
 	// Error empty
 	Error string `json:"error"`
 
+	// Next pass as after to read the next page; absent on the last page
+	Next *int64 `json:"next,omitempty"`
+
 	// Result the result word
 	Result string `json:"result"`
 }
@@ -499,6 +502,9 @@ type CouponsAnswer struct {
 
 	// Error empty
 	Error string `json:"error"`
+
+	// Next pass as after to read the next page; absent on the last page
+	Next *int64 `json:"next,omitempty"`
 
 	// Result the result word
 	Result string `json:"result"`
@@ -757,6 +763,9 @@ type EndpointsAnswer struct {
 
 	// Error empty
 	Error string `json:"error"`
+
+	// Next pass as after to read the next page; absent on the last page
+	Next *int64 `json:"next,omitempty"`
 
 	// Result the result word
 	Result string `json:"result"`
@@ -1385,6 +1394,9 @@ type TemplatesAnswer struct {
 	// Error empty
 	Error string `json:"error"`
 
+	// Next pass as after to read the next page; absent on the last page
+	Next *int64 `json:"next,omitempty"`
+
 	// Result the result word
 	Result    string         `json:"result"`
 	Templates []TemplateView `json:"templates"`
@@ -1456,6 +1468,9 @@ type TokensAnswer struct {
 
 	// Error empty
 	Error string `json:"error"`
+
+	// Next pass as after to read the next page; absent on the last page
+	Next *int64 `json:"next,omitempty"`
 
 	// Result the result word
 	Result string      `json:"result"`

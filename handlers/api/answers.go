@@ -22,6 +22,7 @@ type campaignAnswer struct {
 
 type campaignsAnswer struct {
 	Campaigns []models.Campaign `json:"campaigns"`
+	Next
 }
 
 type templateAnswer struct {
@@ -30,6 +31,7 @@ type templateAnswer struct {
 
 type templatesAnswer struct {
 	Templates []core.TemplateView `json:"templates"`
+	Next
 }
 
 // templateStockAnswer is a template with the stock left.
@@ -88,6 +90,7 @@ type webhookCreatedAnswer struct {
 
 type endpointsAnswer struct {
 	Endpoints []models.WebhookEndpoint `json:"endpoints"`
+	Next
 }
 
 type endpointAnswer struct {
@@ -113,6 +116,7 @@ type revokeAnswer struct {
 
 type couponsAnswer struct {
 	Coupons []models.CouponView `json:"coupons"`
+	Next
 }
 
 type tokenCreatedAnswer struct {
@@ -122,6 +126,7 @@ type tokenCreatedAnswer struct {
 
 type tokensAnswer struct {
 	Tokens []admin.TokenView `json:"tokens"`
+	Next
 }
 
 type tokenAnswer struct {

@@ -33,8 +33,13 @@ func (s *Server) createCampaign(c *gin.Context) {
 }
 
 func (s *Server) listCampaigns(c *gin.Context) {
+	after, limit, ok := pageQuery(c)
+	if !ok {
+		return
+	}
 	out, err := s.core.ListCampaigns(c.Request.Context())
-	web.Answer(c, err, http.StatusOK, "ok", campaignsAnswer{Campaigns: out})
+	page, next := pageOf(out, func(x *models.Campaign) int64 { return x.ID }, after, limit)
+	web.Answer(c, err, http.StatusOK, "ok", campaignsAnswer{Campaigns: page, Next: Next{next}})
 }
 
 func (s *Server) getCampaign(c *gin.Context) {

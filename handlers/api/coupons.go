@@ -48,6 +48,11 @@ func (s *Server) listUserCoupons(c *gin.Context) {
 		web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
 		return
 	}
+	after, limit, ok := pageQuery(c)
+	if !ok {
+		return
+	}
 	out, err := s.core.ListUserCoupons(c.Request.Context(), userID)
-	web.Answer(c, err, http.StatusOK, "ok", couponsAnswer{Coupons: out})
+	page, next := pageOf(out, func(x *models.CouponView) int64 { return x.ID }, after, limit)
+	web.Answer(c, err, http.StatusOK, "ok", couponsAnswer{Coupons: page, Next: Next{next}})
 }

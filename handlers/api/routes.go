@@ -48,7 +48,7 @@ func (s *Server) Routes() []web.Route {
 		// Campaigns and templates.
 		{Method: "POST", Path: "/api/v1/campaigns", Roles: admin, Handler: s.createCampaign,
 			Tag: "campaigns", Summary: "Create a campaign", Request: web.TypeOf[createCampaignRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[campaignAnswer]()},
-		{Method: "GET", Path: "/api/v1/campaigns", Roles: admin, Handler: s.listCampaigns,
+		{Method: "GET", Path: "/api/v1/campaigns", Roles: admin, Query: pageParams, Handler: s.listCampaigns,
 			Tag: "campaigns", Summary: "List the campaigns",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[campaignsAnswer]()},
 		{Method: "GET", Path: "/api/v1/campaigns/:id", Roles: admin, Handler: s.getCampaign,
@@ -62,8 +62,8 @@ func (s *Server) Routes() []web.Route {
 			Tag: "campaigns", Summary: "List the templates on offer, with the stock left",
 			Description: "Anyone, also anonymous, sees the templates on offer: active, claims open now, coupons still valid " +
 				"(sold out ones included); with all=1 an admin sees every template.",
-			Query: []web.Param{{Name: "all", Description: "1: every template, also paused, not yet open or closed ones (admin only)",
-				Schema: map[string]any{"type": "string", "enum": []string{"1"}}}},
+			Query: append([]web.Param{{Name: "all", Description: "1: every template, also paused, not yet open or closed ones (admin only)",
+				Schema: map[string]any{"type": "string", "enum": []string{"1"}}}}, pageParams...),
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[templatesAnswer](),
 			Errors: map[int][]string{403: {web.ErrForb}}},
 		{Method: "GET", Path: "/api/v1/templates/:id", Handler: s.getTemplate,
@@ -253,7 +253,7 @@ func (s *Server) Routes() []web.Route {
 			Description: "Each event of its types is POSTed to the URL, signed with the secret (Couponsvc-Signature), " +
 				"and retried for at least 3 days until a 2xx answer (docs/events.md).",
 			Request: web.TypeOf[createWebhookRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[webhookCreatedAnswer]()},
-		{Method: "GET", Path: "/api/v1/webhooks", Roles: admin, Handler: s.listWebhooks,
+		{Method: "GET", Path: "/api/v1/webhooks", Roles: admin, Query: pageParams, Handler: s.listWebhooks,
 			Tag: "events", Summary: "List the webhook endpoints (without their secrets)",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[endpointsAnswer]()},
 		{Method: "GET", Path: "/api/v1/webhooks/:id", Roles: admin, Handler: s.getWebhook,
@@ -294,7 +294,7 @@ func (s *Server) Routes() []web.Route {
 			Request: web.TypeOf[revokeRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[revokeAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
-			Handler: s.listUserCoupons, Tag: "coupons", Summary: "List a user's coupons",
+			Query: pageParams, Handler: s.listUserCoupons, Tag: "coupons", Summary: "List a user's coupons",
 			Description: "Newest first, at most 1000, each with its effective status (an issued coupon past valid_until is " +
 				"expired). A shopper sees only their own.",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[couponsAnswer]()},
@@ -316,7 +316,7 @@ func (s *Server) Routes() []web.Route {
 		// Administration.
 		{Method: "POST", Path: "/api/v1/tokens", Roles: admin, Handler: s.createToken,
 			Tag: "admin", Summary: "Create an API token (shown once)", Request: web.TypeOf[createTokenRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[tokenCreatedAnswer]()},
-		{Method: "GET", Path: "/api/v1/tokens", Roles: admin, Handler: s.listTokens,
+		{Method: "GET", Path: "/api/v1/tokens", Roles: admin, Query: pageParams, Handler: s.listTokens,
 			Tag: "admin", Summary: "List the API tokens (never their secrets), newest first",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[tokensAnswer]()},
 		{Method: "POST", Path: "/api/v1/tokens/:id/revoke", Roles: admin, Handler: s.revokeToken,

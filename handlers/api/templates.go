@@ -160,6 +160,10 @@ func (s *Server) createTemplate(c *gin.Context) {
 // listTemplates lists the templates on offer (active, claim window open,
 // coupons still valid); an admin may ask for all with ?all=1.
 func (s *Server) listTemplates(c *gin.Context) {
+	after, limit, ok := pageQuery(c)
+	if !ok {
+		return
+	}
 	all := c.Query("all") == "1"
 	if all {
 		// No credentials is 401 and the wrong role 403, as requireRole answers.
@@ -177,10 +181,8 @@ func (s *Server) listTemplates(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	if out == nil {
-		out = []core.TemplateView{}
-	}
-	web.Respond(c, http.StatusOK, "ok", templatesAnswer{Templates: out})
+	page, next := pageOf(out, func(x *core.TemplateView) int64 { return x.ID }, after, limit)
+	web.Respond(c, http.StatusOK, "ok", templatesAnswer{Templates: page, Next: Next{next}})
 }
 
 func (s *Server) getTemplate(c *gin.Context) {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"couponsvc/handlers/web"
+	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
@@ -30,8 +31,13 @@ func (s *Server) createToken(c *gin.Context) {
 // listTokens lists the API tokens, revoked ones included, without their
 // secrets.
 func (s *Server) listTokens(c *gin.Context) {
+	after, limit, ok := pageQuery(c)
+	if !ok {
+		return
+	}
 	tokens, err := s.admin.ListTokens(c.Request.Context())
-	web.Answer(c, err, http.StatusOK, "ok", tokensAnswer{Tokens: tokens})
+	page, next := pageOf(tokens, func(x *admin.TokenView) int64 { return x.ID }, after, limit)
+	web.Answer(c, err, http.StatusOK, "ok", tokensAnswer{Tokens: page, Next: Next{next}})
 }
 
 // revokeToken stops a token from working: 200 "ok"; a token already revoked

@@ -44,8 +44,13 @@ func (s *Server) createWebhook(c *gin.Context) {
 
 // listWebhooks lists the endpoints without their secrets.
 func (s *Server) listWebhooks(c *gin.Context) {
+	after, limit, ok := pageQuery(c)
+	if !ok {
+		return
+	}
 	eps, err := s.events.ListWebhooks(c.Request.Context())
-	web.Answer(c, err, http.StatusOK, "ok", endpointsAnswer{Endpoints: eps})
+	page, next := pageOf(eps, func(x *models.WebhookEndpoint) int64 { return x.ID }, after, limit)
+	web.Answer(c, err, http.StatusOK, "ok", endpointsAnswer{Endpoints: page, Next: Next{next}})
 }
 
 // getWebhook shows one endpoint.

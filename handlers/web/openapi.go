@@ -138,8 +138,8 @@ func routeErrors(rt Route) map[int][]string {
 	if rt.Roles != nil {
 		add(403, ErrForb)
 	}
-	if strings.ContainsAny(rt.Path, ":*") {
-		add(400, ErrBody)
+	if strings.ContainsAny(rt.Path, ":*") || len(rt.Query) > 0 {
+		add(400, ErrBody) // a malformed path or query parameter, named
 	}
 	if rt.Request != nil || rt.RawRequest != nil {
 		add(400, ErrBody)

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"cmp"
+	"slices"
+
+	"couponsvc/handlers/web"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Cursor pages of the lists (docs/paging.md): a page is the items whose id
+// is above after, in increasing id, at most limit of them; next is the id
+// to pass as after for the next page, absent on the last one. Ids only
+// grow, so a walk sees every item once, however many are added meanwhile
+// (those land on later pages).
+const (
+	defaultPageLimit = 100
+	maxPageLimit     = 1000
+)
+
+// pageParams are the query parameters of a list's row in the route table.
+var pageParams = []web.Param{
+	{Name: "after", Description: "the next of the previous page (0 or left out: from the start)",
+		Schema: map[string]any{"type": "integer", "format": "int64", "minimum": 0}},
+	{Name: "limit", Description: "at most this many items (1 to 1000, default 100)",
+		Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageLimit}},
+}
+
+// pageQuery reads after and limit, answering 400 naming the one at fault.
+func pageQuery(c *gin.Context) (after int64, limit int, ok bool) {
+	a, ok := queryInt(c, "after", 0, 0, 1<<62)
+	if !ok {
+		return 0, 0, false
+	}
+	limit, ok = queryInt(c, "limit", defaultPageLimit, 1, maxPageLimit)
+	return int64(a), limit, ok
+}
+
+// pageOf is the page of items after the cursor, and the next cursor (0 on
+// the last page).
+func pageOf[T any](items []T, id func(*T) int64, after int64, limit int) (page []T, next int64) {
+	sorted := slices.Clone(items)
+	slices.SortFunc(sorted, func(a, b T) int { return cmp.Compare(id(&a), id(&b)) })
+	start, _ := slices.BinarySearchFunc(sorted, after+1, func(x T, target int64) int { return cmp.Compare(id(&x), target) })
+	page = sorted[start:]
+	if len(page) > limit {
+		page = page[:limit]
+		next = id(&page[limit-1])
+	}
+	if page == nil {
+		page = []T{}
+	}
+	return page, next
+}
+
+// Next is the cursor of an answer's next page.
+type Next struct {
+	Next int64 `json:"next,omitempty" doc:"pass as after to read the next page; absent on the last page"`
+}
