@@ -15,12 +15,12 @@ import (
 // WebhookEndpoint is a receiver admins registered (docs/events.md). An empty
 // EventTypes takes every type.
 type WebhookEndpoint struct {
-	ID          int64  `gorm:"primaryKey" json:"id"`
-	URL         string `gorm:"column:url" json:"url"`
-	Secret      string `json:"-"`
+	ID          int64         `gorm:"primaryKey" json:"id"`
+	URL         string        `gorm:"column:url" json:"url"`
+	Secret      string        `json:"-"`
 	EventTypes  EventTypeList `json:"event_types" doc:"the event types the endpoint takes; empty = every type"`
-	Description string `json:"description"`
-	Enabled     bool   `json:"enabled"`
+	Description string        `json:"description"`
+	Enabled     bool          `json:"enabled"`
 	// FailingSince is the time of the first failed delivery since the last
 	// success; an endpoint failing for the retry period is disabled.
 	FailingSince *time.Time `json:"failing_since,omitempty"`
