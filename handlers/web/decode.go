@@ -111,6 +111,149 @@ func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
 // names regardless of case, so keys are compared the same way. A body that
 // is not valid JSON is left to the decoder to name.
 func duplicateKey(body []byte) error {
+	if noDuplicateKey(body) {
+		return nil
+	}
+	return duplicateKeyTokens(body)
+}
+
+// maxKeyScanDepth bounds the nesting noDuplicateKey follows; deeper bodies
+// go to duplicateKeyTokens.
+const maxKeyScanDepth = 64
+
+// noDuplicateKey is duplicateKey's fast path, one pass over the bytes
+// without a token per value: true when it read every object of body and
+// found no key twice (compared as duplicateKeyTokens compares them). It
+// answers false, leaving the answer to duplicateKeyTokens, at a key it
+// found twice, a key with an escape, a nesting deeper than
+// maxKeyScanDepth, or anything it does not read as JSON.
+func noDuplicateKey(body []byte) bool {
+	i, ok := scanValue(body, skipSpace(body, 0), 0)
+	return ok && skipSpace(body, i) == len(body)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString reads the string whose opening quote is at b[i]: the index
+// after its closing quote, and whether it held an escape.
+func scanString(b []byte, i int) (next int, escaped, ok bool) {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			return i + 1, escaped, true
+		case '\\':
+			escaped = true
+			i++
+		}
+	}
+	return i, escaped, false
+}
+
+// scanValue reads the value at b[i] (spaces skipped): the index after it.
+func scanValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) || depth > maxKeyScanDepth {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		next, _, ok := scanString(b, i)
+		return next, ok
+	case '[':
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = scanValue(b, i, depth+1); !ok {
+				return i, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case ',':
+				i = skipSpace(b, i+1)
+			case ']':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case '{':
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		var keys []string
+		var many map[string]bool
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			end, escaped, ok := scanString(b, i)
+			if !ok || escaped {
+				return i, false
+			}
+			fold := strings.ToLower(string(b[i+1 : end-1]))
+			if many != nil {
+				if many[fold] {
+					return i, false
+				}
+				many[fold] = true
+			} else {
+				if slices.Contains(keys, fold) {
+					return i, false
+				}
+				if keys = append(keys, fold); len(keys) > 16 {
+					many = make(map[string]bool, 2*len(keys))
+					for _, k := range keys {
+						many[k] = true
+					}
+				}
+			}
+			i = skipSpace(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			if i, ok = scanValue(b, skipSpace(b, i+1), depth+1); !ok {
+				return i, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case ',':
+				i = skipSpace(b, i+1)
+			case '}':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	default:
+		// A number, true, false or null: its bytes up to the next
+		// delimiter (the decoder checks them).
+		start := i
+		for i < len(b) && !strings.ContainsRune(",]} \t\n\r", rune(b[i])) {
+			if b[i] == '"' || b[i] == '[' || b[i] == '{' {
+				return i, false
+			}
+			i++
+		}
+		return i, i > start
+	}
+}
+
+// duplicateKeyTokens is duplicateKey read token by token.
+func duplicateKeyTokens(body []byte) error {
 	type frame struct {
 		object, expectKey bool
 		keys              map[string]bool

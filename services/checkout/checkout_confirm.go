@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"couponsvc/models"
+	"couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )
@@ -21,6 +22,8 @@ type ConfirmRequest struct {
 	// allocation is confirmed as held, never re-priced.
 	Cart    Cart
 	Cashier string
+	// cart is Cart priced, when it has lines (Confirm checked its hash).
+	cart *pricing.Cart
 }
 
 // Confirm turns every coupon held by the order into a redemption (each still
@@ -61,6 +64,7 @@ func (s *Checkout) Confirm(ctx context.Context, req ConfirmRequest) (*CheckoutRe
 		if !o.sameCart(orderCartOf(req.Cart, &cart)) {
 			return nil, cartMismatch(req.OrderID)
 		}
+		req.cart = &cart
 	} else if req.OrderAmountCents != 0 && req.OrderAmountCents != o.AmountCents {
 		return nil, &models.Error{Code: models.CodeIdempotencyMismatch, Field: "order_amount_cents",
 			Message: fmt.Sprintf("the hold of order %s is for %d cents", req.OrderID, o.AmountCents)}
@@ -158,7 +162,15 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 	// An order with lines confirms the allocation stored with its hold; a
 	// hold that expired gave it up, and the late confirm prices the
 	// order's cart again and stores that.
-	a, err := s.orderAllocation(s.DB.WithContext(ctx), &o, p)
+	var a *allocation
+	var err error
+	if o.Lined() && state == HoldHeld && len(retake) == 0 && req.cart != nil {
+		// Every coupon is held by the order, its stored rows with it: one
+		// read, the lines being the request's (its hash is the order's).
+		a, err = heldAllocation(s.DB.WithContext(ctx), &o, p.coupons, req.cart)
+	} else {
+		a, err = s.orderAllocation(s.DB.WithContext(ctx), &o, p)
+	}
 	if err != nil {
 		return nil, core.DBError("order", err)
 	}

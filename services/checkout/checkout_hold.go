@@ -193,7 +193,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 			}
 		}
 		// The order's lines, with its first hold or redemption.
-		if err := writeLines(tx, req.OrderID, req.oc); err != nil {
+		if err := writeLines(tx, req.OrderID, req.oc, !found); err != nil {
 			return err
 		}
 		// A fresh claim's coupon is written held by the order; the others

@@ -3,6 +3,8 @@ package checkout
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"couponsvc/models"
@@ -59,13 +61,26 @@ type unitRun struct {
 	PerUnitCents int64 `json:"per_unit_cents"`
 }
 
-// EncodeUnits is the units column of a coupon's share of a line.
+// EncodeUnits is the units column of a coupon's share of a line: the JSON
+// [{"first":0,"count":2,"per_unit_cents":334}] that DecodeUnits reads,
+// written digit by digit (it is only integers), byte for byte what
+// encoding/json gives.
 func EncodeUnits(runs []pricing.UnitRun) string {
-	out := make([]unitRun, len(runs))
+	b := make([]byte, 0, 2+len(runs)*48)
+	b = append(b, '[')
 	for i, u := range runs {
-		out[i] = unitRun{u.First, u.Count, u.PerUnitCents}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"first":`...)
+		b = strconv.AppendInt(b, u.First, 10)
+		b = append(b, `,"count":`...)
+		b = strconv.AppendInt(b, u.Count, 10)
+		b = append(b, `,"per_unit_cents":`...)
+		b = strconv.AppendInt(b, u.PerUnitCents, 10)
+		b = append(b, '}')
 	}
-	b, _ := json.Marshal(out) // ints only
+	b = append(b, ']')
 	return string(b)
 }
 
@@ -85,32 +100,49 @@ func DecodeUnits(s *string) ([]pricing.UnitRun, error) {
 	return out, nil
 }
 
+// orderLineColumns are the columns writeLines gives each order_lines row.
+const orderLineColumns = `(order_id, line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity)`
+
 // writeLines writes the order's lines inside tx, after its row was taken,
 // unless they are there: an order's lines are written once, with its first
 // hold or one-step redemption (a later one carries the same cart, which the
-// row's cart_hash guard checked).
-func writeLines(tx *gorm.DB, orderID string, oc orderCart) error {
+// row's cart_hash guard checked). fresh says tx inserted the order's row:
+// an order seen without a row has no lines (they are only written after
+// its row, and neither is ever deleted), so they go in without a look.
+// One multi-row INSERT, whatever the number of lines.
+func writeLines(tx *gorm.DB, orderID string, oc orderCart, fresh bool) error {
 	if !oc.lined() {
 		return nil
 	}
-	var n int64
-	if err := tx.Model(&OrderLine{}).Where("order_id = ?", orderID).Count(&n).Error; err != nil {
-		return err
+	if !fresh {
+		var n int64
+		if err := tx.Model(&OrderLine{}).Where("order_id = ?", orderID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
 	}
-	if n > 0 {
-		return nil
-	}
-	rows := make([]OrderLine, len(oc.cart.Lines))
-	for i, l := range oc.cart.Lines {
+	lines := oc.cart.Lines
+	var q strings.Builder
+	q.Grow(len(orderLineColumns) + 40 + len(lines)*24)
+	q.WriteString("INSERT INTO order_lines ")
+	q.WriteString(orderLineColumns)
+	q.WriteString(" VALUES ")
+	args := make([]any, 0, len(lines)*10)
+	for i, l := range lines {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString("(?,?,?,?,?,?,?,?,?,0)")
 		var cats *string
 		if len(l.CategoryIDs) > 0 {
 			b, _ := json.Marshal(l.CategoryIDs)
 			cats = ptrTo(string(b))
 		}
-		rows[i] = OrderLine{OrderID: orderID, LineNo: i, LineID: l.ID, SKU: l.SKU, ProductID: l.ProductID, CategoryIDs: cats,
-			Quantity: l.Quantity, UnitPriceCents: l.UnitPriceCents, Discountable: !l.NotDiscountable}
+		args = append(args, orderID, i, l.ID, l.SKU, l.ProductID, cats, l.Quantity, l.UnitPriceCents, !l.NotDiscountable)
 	}
-	return tx.CreateInBatches(rows, 100).Error
+	return tx.Exec(q.String(), args...).Error
 }
 
 // loadCart reads the cart of an order with lines: its lines, shipping and
@@ -135,28 +167,37 @@ func loadCart(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, error) {
 }
 
 // writeAllocation writes a coupon's discount on the order's lines (and its
-// shipping) inside tx: one row per line it discounts.
+// shipping) inside tx: one row per line it discounts, in one multi-row
+// INSERT.
 func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.CouponResult, now time.Time) error {
 	if r == nil {
 		return nil
 	}
-	rows := make([]LineDiscountRow, 0, len(r.Lines)+1)
+	var q strings.Builder
+	args := make([]any, 0, (len(r.Lines)+1)*6)
+	row := func(line int, discount int64, units *string) {
+		if len(args) == 0 {
+			q.WriteString(`INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, created_at) VALUES `)
+		} else {
+			q.WriteByte(',')
+		}
+		q.WriteString("(?,?,?,?,?,0,?,?)")
+		args = append(args, orderID, c.ID, line, c.TemplateID, discount, units, now)
+	}
 	for _, ls := range r.Lines {
 		if ls.DiscountCents == 0 {
 			continue
 		}
 		units := EncodeUnits(ls.Units)
-		rows = append(rows, LineDiscountRow{OrderID: orderID, CouponID: c.ID, LineNo: ls.Line, TemplateID: c.TemplateID,
-			DiscountCents: ls.DiscountCents, Units: &units, CreatedAt: now})
+		row(ls.Line, ls.DiscountCents, &units)
 	}
 	if r.ShippingCents > 0 {
-		rows = append(rows, LineDiscountRow{OrderID: orderID, CouponID: c.ID, LineNo: ShippingLineNo, TemplateID: c.TemplateID,
-			DiscountCents: r.ShippingCents, CreatedAt: now})
+		row(ShippingLineNo, r.ShippingCents, nil)
 	}
-	if len(rows) == 0 {
+	if len(args) == 0 {
 		return nil
 	}
-	return tx.Create(&rows).Error
+	return tx.Exec(q.String(), args...).Error
 }
 
 // dropAllocation deletes the line discounts of coupons leaving the order
@@ -247,10 +288,47 @@ func storedAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon) (*allo
 	if err != nil {
 		return nil, err
 	}
-	a := &allocation{perCoupon: make([]int64, len(cs)), shares: make([]*pricing.CouponResult, len(cs)), lined: true,
-		currency: o.Currency, lines: make([]LineDiscount, len(lines)), rows: rows}
+	ids := make([]string, len(lines))
 	for i, l := range lines {
-		a.lines[i] = LineDiscount{LineID: l.LineID, Coupons: []LineCoupon{}}
+		ids[i] = l.LineID
+	}
+	return allocationOfRows(o, cs, ids, rows)
+}
+
+// heldAllocation is storedAllocation for a confirm of a held order that
+// carries the order's cart (its hash checked): the lines are the cart's,
+// and the coupons' stored rows, held by the order, are read in one SELECT
+// of what the answer shows (no units). Never re-priced (docs/checkout.md,
+// "Where a cart is kept").
+func heldAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon, cart *pricing.Cart) (*allocation, error) {
+	couponIDs := make([]int64, len(cs))
+	for i, c := range cs {
+		couponIDs[i] = c.ID
+	}
+	var list []LineDiscountRow
+	if err := db.Raw(`SELECT coupon_id, line_no, discount_cents FROM order_line_discounts WHERE order_id = ? AND coupon_id IN ? ORDER BY coupon_id, line_no`,
+		o.OrderID, couponIDs).Scan(&list).Error; err != nil {
+		return nil, err
+	}
+	rows := make(map[int64][]LineDiscountRow, len(cs))
+	for _, r := range list {
+		r.OrderID = o.OrderID
+		rows[r.CouponID] = append(rows[r.CouponID], r)
+	}
+	ids := make([]string, len(cart.Lines))
+	for i, l := range cart.Lines {
+		ids[i] = l.ID
+	}
+	return allocationOfRows(o, cs, ids, rows)
+}
+
+// allocationOfRows is the allocation of the coupons (in their order) on
+// the order's lines (their line_ids, by line_no) from their stored rows.
+func allocationOfRows(o *CheckoutOrder, cs []*models.Coupon, lineIDs []string, rows map[int64][]LineDiscountRow) (*allocation, error) {
+	a := &allocation{perCoupon: make([]int64, len(cs)), shares: make([]*pricing.CouponResult, len(cs)), lined: true,
+		currency: o.Currency, lines: make([]LineDiscount, len(lineIDs)), rows: rows}
+	for i, id := range lineIDs {
+		a.lines[i] = LineDiscount{LineID: id, Coupons: []LineCoupon{}}
 	}
 	for i, c := range cs {
 		for _, r := range rows[c.ID] {

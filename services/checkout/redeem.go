@@ -337,14 +337,14 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			if err != nil {
 				return err
 			}
-			if err := writeLines(tx, req.OrderID, req.oc); err != nil {
+			if err := writeLines(tx, req.OrderID, req.oc, true); err != nil {
 				return err
 			}
 		} else {
 			if err := s.takeRoom(tx, req.OrderID, t.Stacking, 1, req.OrderAmountCents, req.oc, now, "", ""); err != nil {
 				return err
 			}
-			if err := writeLines(tx, req.OrderID, req.oc); err != nil {
+			if err := writeLines(tx, req.OrderID, req.oc, false); err != nil {
 				return err
 			}
 			// Under the row's lock: priced on what the order's other

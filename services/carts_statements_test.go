@@ -1,0 +1,157 @@
+package services_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/pricing"
+	"couponsvc/services/pricing/benchcart"
+
+	"gorm.io/gorm"
+)
+
+// statementLog records the SQL statements run through a gorm.DB (every
+// callback chain: create, query, update, delete, row, raw), for counting
+// the statements of one request.
+type statementLog struct {
+	mu   sync.Mutex
+	on   bool
+	stmt []string
+}
+
+func (l *statementLog) register(t *testing.T, db *gorm.DB) {
+	t.Helper()
+	record := func(db *gorm.DB) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.on {
+			l.stmt = append(l.stmt, db.Statement.SQL.String())
+		}
+	}
+	cb := db.Callback()
+	for _, err := range []error{
+		cb.Create().After("gorm:create").Register("test:count_create", record),
+		cb.Query().After("gorm:query").Register("test:count_query", record),
+		cb.Update().After("gorm:update").Register("test:count_update", record),
+		cb.Delete().After("gorm:delete").Register("test:count_delete", record),
+		cb.Row().After("gorm:row").Register("test:count_row", record),
+		cb.Raw().After("gorm:raw").Register("test:count_raw", record),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// during runs f and returns the statements it ran.
+func (l *statementLog) during(f func()) []string {
+	l.mu.Lock()
+	l.on, l.stmt = true, nil
+	l.mu.Unlock()
+	f()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.on = false
+	return l.stmt
+}
+
+// The checkout of a cart with 20 lines costs the database a fixed few
+// statements more than the amount-only checkout, whatever the number of
+// lines (BENCHMARKS.md, "Carts with lines"): the hold writes the order's
+// lines and its coupon's line discounts with one INSERT each, and a
+// confirm that carries the held cart reads the stored discounts back with
+// one SELECT.
+func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl("", 500, 0, 0)
+	var log statementLog
+	log.register(t, f.Backends.DB)
+	cart, _ := benchcart.New(20)
+	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
+	total := cart.TotalCents()
+
+	count := func(name string, hold checkout.CheckoutRequest, confirm checkout.ConfirmRequest) (h, c []string) {
+		t.Helper()
+		h = log.during(func() {
+			if _, err := f.Checkout.Hold(f.Ctx, hold); err != nil {
+				t.Fatalf("%s hold: %v", name, err)
+			}
+		})
+		c = log.during(func() {
+			res, err := f.Checkout.Confirm(f.Ctx, confirm)
+			if err != nil {
+				t.Fatalf("%s confirm: %v", name, err)
+			}
+			if res.DiscountCents != 500 {
+				t.Fatalf("%s confirm: discount %d, want 500", name, res.DiscountCents)
+			}
+		})
+		t.Logf("%s: hold %d statements, confirm %d statements", name, len(h), len(c))
+		if testing.Verbose() {
+			for _, s := range h {
+				t.Logf("  hold:    %s", oneLine(s))
+			}
+			for _, s := range c {
+				t.Logf("  confirm: %s", oneLine(s))
+			}
+		}
+		return h, c
+	}
+	a := f.claim(tp, "u1")
+	ah, ac := count("amount-only", checkout.CheckoutRequest{OrderID: "stmt-a", OrderAmountCents: total, CouponCodes: []string{a.Code}, TTLSeconds: 600, Actor: "shop"},
+		checkout.ConfirmRequest{OrderID: "stmt-a"})
+	l := f.claim(tp, "u2")
+	lh, lc := count("20 lines", checkout.CheckoutRequest{OrderID: "stmt-l", Cart: lined, CouponCodes: []string{l.Code}, TTLSeconds: 600, Actor: "shop"},
+		checkout.ConfirmRequest{OrderID: "stmt-l", Cart: lined})
+	if len(lh) > len(ah)+2 {
+		t.Errorf("the hold of 20 lines runs %d statements, the amount-only one %d: want at most 2 more (the lines, the line discounts)", len(lh), len(ah))
+	}
+	if len(lc) > len(ac)+1 {
+		t.Errorf("the confirm of 20 lines runs %d statements, the amount-only one %d: want at most 1 more (the line discounts read back)", len(lc), len(ac))
+	}
+	f.checkInvariants()
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 160 {
+		s = s[:160] + fmt.Sprintf("… (%d chars)", len(s))
+	}
+	return s
+}
+
+// EncodeUnits writes what encoding/json writes of the runs, so that every
+// reader of order_line_discounts.units (DecodeUnits) reads it as before.
+func TestEncodeUnitsIsTheJSONOfTheRuns(t *testing.T) {
+	type run struct {
+		First        int64 `json:"first"`
+		Count        int64 `json:"count"`
+		PerUnitCents int64 `json:"per_unit_cents"`
+	}
+	for _, runs := range [][]pricing.UnitRun{nil, {}, {{First: 0, Count: 2, PerUnitCents: 334}},
+		{{First: 0, Count: 1, PerUnitCents: 0}, {First: 1, Count: 9999, PerUnitCents: 100_000_000_000}, {First: 10000, Count: 3, PerUnitCents: -1}}} {
+		in := make([]run, len(runs))
+		for i, u := range runs {
+			in[i] = run{u.First, u.Count, u.PerUnitCents}
+		}
+		want, _ := json.Marshal(in)
+		got := checkout.EncodeUnits(runs)
+		if got != string(want) {
+			t.Errorf("EncodeUnits(%v) = %s, want %s", runs, got, want)
+		}
+		back, err := checkout.DecodeUnits(&got)
+		if err != nil || len(back) != len(runs) {
+			t.Errorf("DecodeUnits(%s) = %v, %v", got, back, err)
+		}
+		for i := range back {
+			if back[i] != runs[i] {
+				t.Errorf("DecodeUnits(%s)[%d] = %v, want %v", got, i, back[i], runs[i])
+			}
+		}
+	}
+}
