@@ -91,10 +91,19 @@ func (s *Checkout) ReturnPart(ctx context.Context, actor, orderID, returnID stri
 	if returned < 1 || returned > models.MaxMoneyCents {
 		return nil, models.Invalid("returned_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
 	}
+	return s.runReturn(ctx, actor, orderID, func() (*ReturnResult, error) {
+		return s.returnOnce(ctx, core.ActorName(actor), orderID, returnID, returned)
+	})
+}
+
+// runReturn runs one return (by amount or by line) until it is decided,
+// then, when it completed the order, refunds the order's coupons by their
+// templates' policy.
+func (s *Checkout) runReturn(ctx context.Context, actor, orderID string, once func() (*ReturnResult, error)) (*ReturnResult, error) {
 	var res *ReturnResult
 	err := retryCheckout(ctx, func() error {
 		var err error
-		res, err = s.returnOnce(ctx, core.ActorName(actor), orderID, returnID, returned)
+		res, err = once()
 		return err
 	})
 	if err != nil {

@@ -108,21 +108,9 @@ func (s *Checkout) ReturnLines(ctx context.Context, actor, orderID, returnID str
 	if err := checkReturnLines(lines); err != nil {
 		return nil, err
 	}
-	var res *ReturnResult
-	err := retryCheckout(ctx, func() error {
-		var err error
-		res, err = s.returnLinesOnce(ctx, core.ActorName(actor), orderID, returnID, lines)
-		return err
+	return s.runReturn(ctx, actor, orderID, func() (*ReturnResult, error) {
+		return s.returnLinesOnce(ctx, core.ActorName(actor), orderID, returnID, lines)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if res.FullRefund {
-		if err := s.refundOrder(ctx, actor, orderID, res); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
 }
 
 // sameReturnLines reports whether two returns name the same units of the
