@@ -133,6 +133,9 @@ type request struct {
 	body         any
 	csv          io.Reader
 	idempotent   bool
+	// retryable: safe to send again (a GET, a dry run, or with its
+	// Idempotency-Key), as the document says.
+	retryable bool
 }
 
 // do calls the service and decodes a success answer into out.
@@ -194,7 +197,7 @@ func (c *Client) send(ctx context.Context, req request, opts []CallOption) (*htt
 	}
 	// A request that changes something is retried only with its key: the
 	// service then answers a retry of work done with the first answer.
-	retryable := req.method == http.MethodGet || req.idempotent || req.path == "/api/v1/checkout/validate"
+	retryable := req.retryable
 	for attempt := 0; ; attempt++ {
 		hr, err := http.NewRequestWithContext(ctx, req.method, u.String(), bytes.NewReader(body))
 		if err != nil {

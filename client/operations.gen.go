@@ -16,7 +16,7 @@ var _ iter.Seq[int]
 
 // AddStock: Add stock to a template (POST /api/v1/templates/{id}/stock).
 func (c *Client) AddStock(ctx context.Context, id int64, body AddStockRequest, opts ...CallOption) (*TemplateAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/stock", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/stock", idempotent: true, retryable: true}
 	req.body = body
 	var out TemplateAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -27,7 +27,7 @@ func (c *Client) AddStock(ctx context.Context, id int64, body AddStockRequest, o
 
 // ClaimCoupon: Claim a coupon (POST /api/v1/templates/{id}/claim).
 func (c *Client) ClaimCoupon(ctx context.Context, id int64, body ClaimRequest, opts ...CallOption) (*ClaimAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/claim", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/claim", idempotent: true, retryable: true}
 	req.body = body
 	var out ClaimAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -38,7 +38,7 @@ func (c *Client) ClaimCoupon(ctx context.Context, id int64, body ClaimRequest, o
 
 // ConfirmHold: Confirm an order's hold: its coupons are used (POST /api/v1/holds/{order_id}/confirm).
 func (c *Client) ConfirmHold(ctx context.Context, orderID string, body ConfirmRequest, opts ...CallOption) (*CheckoutAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/holds/" + url.PathEscape(orderID) + "/confirm", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/holds/" + url.PathEscape(orderID) + "/confirm", idempotent: true, retryable: true}
 	req.body = body
 	var out CheckoutAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -49,7 +49,7 @@ func (c *Client) ConfirmHold(ctx context.Context, orderID string, body ConfirmRe
 
 // CreateCampaign: Create a campaign (POST /api/v1/campaigns).
 func (c *Client) CreateCampaign(ctx context.Context, body CreateCampaignRequest, opts ...CallOption) (*CampaignAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/campaigns", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/campaigns", idempotent: true, retryable: true}
 	req.body = body
 	var out CampaignAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -60,7 +60,7 @@ func (c *Client) CreateCampaign(ctx context.Context, body CreateCampaignRequest,
 
 // CreateTemplate: Create a coupon template (POST /api/v1/templates).
 func (c *Client) CreateTemplate(ctx context.Context, body CreateTemplateRequest, opts ...CallOption) (*TemplateAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/templates", idempotent: true, retryable: true}
 	req.body = body
 	var out TemplateAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -71,7 +71,7 @@ func (c *Client) CreateTemplate(ctx context.Context, body CreateTemplateRequest,
 
 // CreateToken: Create an API token (shown once) (POST /api/v1/tokens).
 func (c *Client) CreateToken(ctx context.Context, body CreateTokenRequest, opts ...CallOption) (*TokenCreatedAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/tokens", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/tokens", idempotent: true, retryable: true}
 	req.body = body
 	var out TokenCreatedAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -82,7 +82,7 @@ func (c *Client) CreateToken(ctx context.Context, body CreateTokenRequest, opts 
 
 // CreateUser: Create a user of the pages (POST /api/v1/users).
 func (c *Client) CreateUser(ctx context.Context, body CreateUserRequest, opts ...CallOption) (*UserAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/users", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/users", idempotent: true, retryable: true}
 	req.body = body
 	var out UserAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -93,7 +93,7 @@ func (c *Client) CreateUser(ctx context.Context, body CreateUserRequest, opts ..
 
 // CreateWebhook: Register a webhook endpoint (POST /api/v1/webhooks).
 func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookRequest, opts ...CallOption) (*WebhookCreatedAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/webhooks", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/webhooks", idempotent: true, retryable: true}
 	req.body = body
 	var out WebhookCreatedAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -104,7 +104,7 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookRequest, o
 
 // DeleteWebhook: Remove a webhook endpoint with its deliveries and their log (DELETE /api/v1/webhooks/{id}).
 func (c *Client) DeleteWebhook(ctx context.Context, id int64, opts ...CallOption) (*NoPayload, error) {
-	req := request{method: "DELETE", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: true}
+	req := request{method: "DELETE", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
 	var out NoPayload
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ type DiscountsCSVParams struct {
 // DiscountsCSV: Discount by SKU or by category, net of returns, as CSV (GET /api/v1/reports/discounts.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) DiscountsCSV(ctx context.Context, params DiscountsCSVParams, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/v1/reports/discounts.csv", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/reports/discounts.csv", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.From != nil {
 		req.query.Set("from", *params.From)
@@ -147,7 +147,7 @@ func (c *Client) DiscountsCSV(ctx context.Context, params DiscountsCSVParams, op
 // DownloadJobResult: A job's result CSV (GET /api/v1/jobs/{id}/result.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) DownloadJobResult(ctx context.Context, id int64, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/v1/jobs/" + strconv.FormatInt(id, 10) + "/result.csv", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/jobs/" + strconv.FormatInt(id, 10) + "/result.csv", idempotent: false, retryable: true}
 	return c.stream(ctx, req, opts)
 }
 
@@ -161,7 +161,7 @@ type ExportCouponsParams struct {
 // ExportCoupons: Export a template's coupons as CSV (streamed) (GET /api/v1/templates/{id}/coupons.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) ExportCoupons(ctx context.Context, id int64, params ExportCouponsParams, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/coupons.csv", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/coupons.csv", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.Status != nil {
 		req.query.Set("status", *params.Status)
@@ -177,7 +177,7 @@ func (c *Client) ExportCoupons(ctx context.Context, id int64, params ExportCoupo
 
 // GenerateCodes: Make bearer codes in bulk (a job) (POST /api/v1/templates/{id}/codes).
 func (c *Client) GenerateCodes(ctx context.Context, id int64, body GenerateRequest, opts ...CallOption) (*JobAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/codes", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/codes", idempotent: true, retryable: true}
 	req.body = body
 	var out JobAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -188,7 +188,7 @@ func (c *Client) GenerateCodes(ctx context.Context, id int64, body GenerateReque
 
 // GetCampaign: Show a campaign (GET /api/v1/campaigns/{id}).
 func (c *Client) GetCampaign(ctx context.Context, id int64, opts ...CallOption) (*CampaignAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: false}
+	req := request{method: "GET", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: false, retryable: true}
 	var out CampaignAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ func (c *Client) GetCampaign(ctx context.Context, id int64, opts ...CallOption) 
 
 // GetCoupon: Show a coupon and its template (GET /api/v1/coupons/{code}).
 func (c *Client) GetCoupon(ctx context.Context, code string, opts ...CallOption) (*CouponAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/coupons/" + url.PathEscape(code), idempotent: false}
+	req := request{method: "GET", path: "/api/v1/coupons/" + url.PathEscape(code), idempotent: false, retryable: true}
 	var out CouponAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -208,7 +208,7 @@ func (c *Client) GetCoupon(ctx context.Context, code string, opts ...CallOption)
 
 // GetHold: Show an order's hold (GET /api/v1/holds/{order_id}).
 func (c *Client) GetHold(ctx context.Context, orderID string, opts ...CallOption) (*CheckoutAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/holds/" + url.PathEscape(orderID), idempotent: false}
+	req := request{method: "GET", path: "/api/v1/holds/" + url.PathEscape(orderID), idempotent: false, retryable: true}
 	var out CheckoutAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -218,7 +218,7 @@ func (c *Client) GetHold(ctx context.Context, orderID string, opts ...CallOption
 
 // GetJob: A job's state and progress (GET /api/v1/jobs/{id}).
 func (c *Client) GetJob(ctx context.Context, id int64, opts ...CallOption) (*JobAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/jobs/" + strconv.FormatInt(id, 10), idempotent: false}
+	req := request{method: "GET", path: "/api/v1/jobs/" + strconv.FormatInt(id, 10), idempotent: false, retryable: true}
 	var out JobAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -229,13 +229,13 @@ func (c *Client) GetJob(ctx context.Context, id int64, opts ...CallOption) (*Job
 // GetOpenAPIDocument: This document (GET /api/openapi.json).
 // The answer (application/json) is streamed: close it.
 func (c *Client) GetOpenAPIDocument(ctx context.Context, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/openapi.json", idempotent: false}
+	req := request{method: "GET", path: "/api/openapi.json", idempotent: false, retryable: true}
 	return c.stream(ctx, req, opts)
 }
 
 // GetTemplate: Show a template with the stock left (GET /api/v1/templates/{id}).
 func (c *Client) GetTemplate(ctx context.Context, id int64, opts ...CallOption) (*TemplateStockAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10), idempotent: false}
+	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10), idempotent: false, retryable: true}
 	var out TemplateStockAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func (c *Client) GetTemplate(ctx context.Context, id int64, opts ...CallOption) 
 
 // GetWebhook: Show a webhook endpoint (GET /api/v1/webhooks/{id}).
 func (c *Client) GetWebhook(ctx context.Context, id int64, opts ...CallOption) (*EndpointAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: false}
+	req := request{method: "GET", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: false, retryable: true}
 	var out EndpointAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -255,7 +255,7 @@ func (c *Client) GetWebhook(ctx context.Context, id int64, opts ...CallOption) (
 
 // Healthz: The process is up (GET /healthz).
 func (c *Client) Healthz(ctx context.Context, opts ...CallOption) (*NoPayload, error) {
-	req := request{method: "GET", path: "/healthz", idempotent: false}
+	req := request{method: "GET", path: "/healthz", idempotent: false, retryable: true}
 	var out NoPayload
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func (c *Client) Healthz(ctx context.Context, opts ...CallOption) (*NoPayload, e
 
 // HoldCoupons: Hold coupons for an order while it is paid (POST /api/v1/holds).
 func (c *Client) HoldCoupons(ctx context.Context, body HoldRequest, opts ...CallOption) (*CheckoutAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/holds", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/holds", idempotent: true, retryable: true}
 	req.body = body
 	var out CheckoutAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -276,7 +276,7 @@ func (c *Client) HoldCoupons(ctx context.Context, body HoldRequest, opts ...Call
 
 // ImportCodes: Import codes from a CSV file (a job) (POST /api/v1/templates/{id}/codes/import).
 func (c *Client) ImportCodes(ctx context.Context, id int64, csv io.Reader, opts ...CallOption) (*JobAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/codes/import", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/codes/import", idempotent: true, retryable: true}
 	req.csv = csv
 	var out JobAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -287,7 +287,7 @@ func (c *Client) ImportCodes(ctx context.Context, id int64, csv io.Reader, opts 
 
 // IssueCoupons: Give a coupon to each user of a list (a job) (POST /api/v1/templates/{id}/issue).
 func (c *Client) IssueCoupons(ctx context.Context, id int64, body IssueRequest, opts ...CallOption) (*JobAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/issue", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/issue", idempotent: true, retryable: true}
 	req.body = body
 	var out JobAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -304,7 +304,7 @@ type ListCampaignsParams struct {
 
 // ListCampaigns: List the campaigns (GET /api/v1/campaigns).
 func (c *Client) ListCampaigns(ctx context.Context, params ListCampaignsParams, opts ...CallOption) (*CampaignsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/campaigns", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/campaigns", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.After != nil {
 		req.query.Set("after", strconv.FormatInt(*params.After, 10))
@@ -340,7 +340,7 @@ type ListEventsParams struct {
 
 // ListEvents: The pull feed: the events after an id, oldest first (GET /api/v1/events).
 func (c *Client) ListEvents(ctx context.Context, params ListEventsParams, opts ...CallOption) (*EventsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/events", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/events", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.After != nil {
 		req.query.Set("after", strconv.FormatInt(*params.After, 10))
@@ -377,7 +377,7 @@ type ListTemplatesParams struct {
 
 // ListTemplates: List the templates on offer, with the stock left (GET /api/v1/templates).
 func (c *Client) ListTemplates(ctx context.Context, params ListTemplatesParams, opts ...CallOption) (*TemplatesAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/templates", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/templates", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.All != nil {
 		req.query.Set("all", *params.All)
@@ -416,7 +416,7 @@ type ListTokensParams struct {
 
 // ListTokens: List the API tokens (never their secrets), newest first (GET /api/v1/tokens).
 func (c *Client) ListTokens(ctx context.Context, params ListTokensParams, opts ...CallOption) (*TokensAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/tokens", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/tokens", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.After != nil {
 		req.query.Set("after", strconv.FormatInt(*params.After, 10))
@@ -452,7 +452,7 @@ type ListUserCouponsParams struct {
 
 // ListUserCoupons: List a user's coupons (GET /api/v1/users/{user_id}/coupons).
 func (c *Client) ListUserCoupons(ctx context.Context, userID string, params ListUserCouponsParams, opts ...CallOption) (*CouponsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.After != nil {
 		req.query.Set("after", strconv.FormatInt(*params.After, 10))
@@ -487,7 +487,7 @@ type ListWebhookAttemptsParams struct {
 
 // ListWebhookAttempts: An endpoint's delivery log, newest first (GET /api/v1/webhooks/{id}/attempts).
 func (c *Client) ListWebhookAttempts(ctx context.Context, id int64, params ListWebhookAttemptsParams, opts ...CallOption) (*AttemptsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/attempts", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/attempts", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.Limit != nil {
 		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
@@ -507,7 +507,7 @@ type ListWebhooksParams struct {
 
 // ListWebhooks: List the webhook endpoints (without their secrets) (GET /api/v1/webhooks).
 func (c *Client) ListWebhooks(ctx context.Context, params ListWebhooksParams, opts ...CallOption) (*EndpointsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/webhooks", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/webhooks", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.After != nil {
 		req.query.Set("after", strconv.FormatInt(*params.After, 10))
@@ -537,7 +537,7 @@ func (c *Client) ListWebhooksAll(ctx context.Context, params ListWebhooksParams,
 
 // PriceUsableCoupons: A user's coupons that apply to a cart, best first (POST /api/v1/users/{user_id}/coupons/usable).
 func (c *Client) PriceUsableCoupons(ctx context.Context, userID string, body UsableRequest, opts ...CallOption) (*UsableAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: true, retryable: true}
 	req.body = body
 	var out UsableAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -548,7 +548,7 @@ func (c *Client) PriceUsableCoupons(ctx context.Context, userID string, body Usa
 
 // Readyz: The database and Redis answer (GET /readyz).
 func (c *Client) Readyz(ctx context.Context, opts ...CallOption) (*NoPayload, error) {
-	req := request{method: "GET", path: "/readyz", idempotent: false}
+	req := request{method: "GET", path: "/readyz", idempotent: false, retryable: true}
 	var out NoPayload
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -558,7 +558,7 @@ func (c *Client) Readyz(ctx context.Context, opts ...CallOption) (*NoPayload, er
 
 // ReconcileCounters: Compare Redis with the database, and repair (POST /api/v1/reconcile).
 func (c *Client) ReconcileCounters(ctx context.Context, body ReconcileRequest, opts ...CallOption) (*ReconcileAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/reconcile", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/reconcile", idempotent: true, retryable: true}
 	req.body = body
 	var out ReconcileAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -569,7 +569,7 @@ func (c *Client) ReconcileCounters(ctx context.Context, body ReconcileRequest, o
 
 // RedeemCoupon: Redeem a coupon on an order (POST /api/v1/redemptions).
 func (c *Client) RedeemCoupon(ctx context.Context, body RedeemRequest, opts ...CallOption) (*RedeemAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/redemptions", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/redemptions", idempotent: true, retryable: true}
 	req.body = body
 	var out RedeemAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -588,7 +588,7 @@ type RedemptionsCSVParams struct {
 // RedemptionsCSV: Redemptions and discounts by day, template and cashier, as CSV (streamed) (GET /api/v1/reports/redemptions.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) RedemptionsCSV(ctx context.Context, params RedemptionsCSVParams, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/v1/reports/redemptions.csv", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/reports/redemptions.csv", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.From != nil {
 		req.query.Set("from", *params.From)
@@ -604,7 +604,7 @@ func (c *Client) RedemptionsCSV(ctx context.Context, params RedemptionsCSVParams
 
 // RefundCoupon: Refund a coupon's use by a cancelled order (POST /api/v1/refunds).
 func (c *Client) RefundCoupon(ctx context.Context, body RefundRequest, opts ...CallOption) (*RefundAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/refunds", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/refunds", idempotent: true, retryable: true}
 	req.body = body
 	var out RefundAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -615,7 +615,7 @@ func (c *Client) RefundCoupon(ctx context.Context, body RefundRequest, opts ...C
 
 // ReleaseHold: Release an order's hold: its coupons go back to their holders (POST /api/v1/holds/{order_id}/release).
 func (c *Client) ReleaseHold(ctx context.Context, orderID string, opts ...CallOption) (*ReleaseAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/holds/" + url.PathEscape(orderID) + "/release", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/holds/" + url.PathEscape(orderID) + "/release", idempotent: true, retryable: true}
 	var out ReleaseAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -625,7 +625,7 @@ func (c *Client) ReleaseHold(ctx context.Context, orderID string, opts ...CallOp
 
 // ResendDelivery: Send a delivery again (the same event, the same id) (POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/resend).
 func (c *Client) ResendDelivery(ctx context.Context, id int64, deliveryID int64, opts ...CallOption) (*DeliveryAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/deliveries/" + strconv.FormatInt(deliveryID, 10) + "/resend", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/deliveries/" + strconv.FormatInt(deliveryID, 10) + "/resend", idempotent: true, retryable: true}
 	var out DeliveryAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -635,7 +635,7 @@ func (c *Client) ResendDelivery(ctx context.Context, id int64, deliveryID int64,
 
 // RevokeCoupon: Revoke a coupon (POST /api/v1/coupons/{code}/revoke).
 func (c *Client) RevokeCoupon(ctx context.Context, code string, body RevokeRequest, opts ...CallOption) (*RevokeAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/coupons/" + url.PathEscape(code) + "/revoke", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/coupons/" + url.PathEscape(code) + "/revoke", idempotent: true, retryable: true}
 	req.body = body
 	var out RevokeAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -646,7 +646,7 @@ func (c *Client) RevokeCoupon(ctx context.Context, code string, body RevokeReque
 
 // RevokeToken: Revoke an API token (POST /api/v1/tokens/{id}/revoke).
 func (c *Client) RevokeToken(ctx context.Context, id int64, opts ...CallOption) (*TokenAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/tokens/" + strconv.FormatInt(id, 10) + "/revoke", idempotent: true}
+	req := request{method: "POST", path: "/api/v1/tokens/" + strconv.FormatInt(id, 10) + "/revoke", idempotent: true, retryable: true}
 	var out TokenAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
 		return nil, err
@@ -657,7 +657,7 @@ func (c *Client) RevokeToken(ctx context.Context, id int64, opts ...CallOption) 
 // ServeMetrics: Prometheus metrics (text exposition format) (GET /metrics).
 // The answer (text/plain) is streamed: close it.
 func (c *Client) ServeMetrics(ctx context.Context, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/metrics", idempotent: false}
+	req := request{method: "GET", path: "/metrics", idempotent: false, retryable: true}
 	return c.stream(ctx, req, opts)
 }
 
@@ -672,7 +672,7 @@ type ShowDiscountsParams struct {
 
 // ShowDiscounts: Discount by SKU or by category, net of returns (GET /api/v1/reports/discounts).
 func (c *Client) ShowDiscounts(ctx context.Context, params ShowDiscountsParams, opts ...CallOption) (*DiscountsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/reports/discounts", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/reports/discounts", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.From != nil {
 		req.query.Set("from", *params.From)
@@ -703,7 +703,7 @@ type TemplateStatsParams struct {
 
 // TemplateStats: A template's figures and its activity per hour (GET /api/v1/templates/{id}/stats).
 func (c *Client) TemplateStats(ctx context.Context, id int64, params TemplateStatsParams, opts ...CallOption) (*StatsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/stats", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/stats", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	if params.Hours != nil {
 		req.query.Set("hours", strconv.FormatInt(*params.Hours, 10))
@@ -717,7 +717,7 @@ func (c *Client) TemplateStats(ctx context.Context, id int64, params TemplateSta
 
 // UpdateCampaign: Rename, pause or resume a campaign (PATCH /api/v1/campaigns/{id}).
 func (c *Client) UpdateCampaign(ctx context.Context, id int64, body UpdateCampaignRequest, opts ...CallOption) (*CampaignAnswer, error) {
-	req := request{method: "PATCH", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: true}
+	req := request{method: "PATCH", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
 	req.body = body
 	var out CampaignAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -728,7 +728,7 @@ func (c *Client) UpdateCampaign(ctx context.Context, id int64, body UpdateCampai
 
 // UpdateTemplate: Change a template's name, description, claim window, status or code mode (PATCH /api/v1/templates/{id}).
 func (c *Client) UpdateTemplate(ctx context.Context, id int64, body UpdateTemplateRequest, opts ...CallOption) (*TemplateAnswer, error) {
-	req := request{method: "PATCH", path: "/api/v1/templates/" + strconv.FormatInt(id, 10), idempotent: true}
+	req := request{method: "PATCH", path: "/api/v1/templates/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
 	req.body = body
 	var out TemplateAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -739,7 +739,7 @@ func (c *Client) UpdateTemplate(ctx context.Context, id int64, body UpdateTempla
 
 // UpdateWebhook: Change a webhook endpoint, or enable it again (PATCH /api/v1/webhooks/{id}).
 func (c *Client) UpdateWebhook(ctx context.Context, id int64, body UpdateWebhookRequest, opts ...CallOption) (*EndpointAnswer, error) {
-	req := request{method: "PATCH", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: true}
+	req := request{method: "PATCH", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
 	req.body = body
 	var out EndpointAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {
@@ -755,7 +755,7 @@ type UsableCouponsParams struct {
 
 // UsableCoupons: A user's coupons that apply to an order amount, best first (GET /api/v1/users/{user_id}/coupons/usable).
 func (c *Client) UsableCoupons(ctx context.Context, userID string, params UsableCouponsParams, opts ...CallOption) (*UsableAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false}
+	req := request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false, retryable: true}
 	req.query = url.Values{}
 	req.query.Set("order_amount_cents", strconv.FormatInt(params.OrderAmountCents, 10))
 	var out UsableAnswer
@@ -767,7 +767,7 @@ func (c *Client) UsableCoupons(ctx context.Context, userID string, params Usable
 
 // ValidateCheckout: Price a cart of coupons for an order (a dry run) (POST /api/v1/checkout/validate).
 func (c *Client) ValidateCheckout(ctx context.Context, body ValidateRequest, opts ...CallOption) (*CheckoutAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/checkout/validate", idempotent: false}
+	req := request{method: "POST", path: "/api/v1/checkout/validate", idempotent: false, retryable: true}
 	req.body = body
 	var out CheckoutAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {

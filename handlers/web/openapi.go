@@ -365,6 +365,9 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 	}
 	o["responses"] = responses
 	o["x-max-body-bytes"] = rt.BodyLimit()
+	if rt.DryRun {
+		o["x-dry-run"] = true // changes nothing: a client may retry it freely
+	}
 	if len(lines) > 0 {
 		o["x-error-results"] = lines
 	}

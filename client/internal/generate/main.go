@@ -94,6 +94,8 @@ type operation struct {
 	CSVBody                   bool   // the body is CSV (an io.Reader)
 	Raw                       string // the answer's media type when not JSON
 	Idempotent                bool   // takes an Idempotency-Key
+	// Retryable: safe to send again (a GET, a dry run, or with its key).
+	Retryable bool
 	// A list paged by cursor: the answer's field of items, their type, and
 	// whether its next is a pointer (absent on the last page).
 	ItemsField, ItemType string
@@ -143,6 +145,7 @@ var _ iter.Seq[int]
 func readOperation(method, path string, o map[string]any) (operation, error) {
 	op := operation{ID: exported(o["operationId"].(string)), Method: method, Path: path}
 	op.Summary, _ = o["summary"].(string)
+	dryRun, _ := o["x-dry-run"].(bool)
 	params, _ := o["parameters"].([]any)
 	for _, p := range params {
 		p := p.(map[string]any)
@@ -166,6 +169,7 @@ func readOperation(method, path string, o map[string]any) (operation, error) {
 			}
 		}
 	}
+	op.Retryable = method == "GET" || op.Idempotent || dryRun
 	if rb, ok := o["requestBody"].(map[string]any); ok {
 		content := rb["content"].(map[string]any)
 		if j, ok := content["application/json"].(map[string]any); ok {
@@ -321,7 +325,7 @@ func writeOperation(b *bytes.Buffer, op operation) {
 			kept = append(kept, p)
 		}
 	}
-	fmt.Fprintf(b, "\treq := request{method: %q, path: %s, idempotent: %t}\n", op.Method, strings.Join(kept, " + "), op.Idempotent)
+	fmt.Fprintf(b, "\treq := request{method: %q, path: %s, idempotent: %t, retryable: %t}\n", op.Method, strings.Join(kept, " + "), op.Idempotent, op.Retryable)
 	if len(op.Query) > 0 {
 		b.WriteString("\treq.query = url.Values{}\n")
 		for _, q := range op.Query {
