@@ -50,10 +50,18 @@ func (c *Campaign) Validate() error {
 	return errs.Err()
 }
 
+// MaxNameRunes bounds the name of a campaign, a template or an API token, in
+// characters (as the OpenAPI document's maxLength counts them).
+const MaxNameRunes = 100
+
+// MaxReasonRunes bounds the reason of a revocation or a stock change, in
+// characters.
+const MaxReasonRunes = 500
+
 func validateName(field, name string) error {
 	n := utf8.RuneCountInString(name)
-	if n < 1 || n > 100 {
-		return Invalid(field, "must be 1 to 100 characters")
+	if n < 1 || n > MaxNameRunes {
+		return Invalid(field, "must be 1 to %d characters", MaxNameRunes)
 	}
 	return CheckText(field, name, SingleLine)
 }

@@ -11,7 +11,7 @@ import (
 
 type revokeRequest struct {
 	ReturnStock *bool   `json:"return_stock" doc:"give the stock back (default false)"`
-	Reason      *string `json:"reason" binding:"required" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
+	Reason      *string `json:"reason" binding:"required" schema:"reason" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
 }
 
 // revokeCoupon takes a coupon away from its holder (admin), with the reason in

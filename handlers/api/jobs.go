@@ -20,12 +20,12 @@ import (
 const maxIssueBody = 8 << 20
 
 type generateRequest struct {
-	Count   *int64 `json:"count" binding:"required" doc:"how many codes, 1..1,000,000"`
+	Count   *int64 `json:"count" binding:"required" schema:"generate_count" doc:"how many codes, 1..1,000,000"`
 	Pattern string `json:"pattern" doc:"optional, e.g. SPRING-####-####: # is a random code character, letters and digits are kept, dashes are for reading (not stored); at least 40 bits of randomness (8 #)"`
 }
 
 type issueRequest struct {
-	UserIDs []string `json:"user_ids" binding:"required" doc:"1 to 100,000 user ids; a user listed twice gets one coupon"`
+	UserIDs []string `json:"user_ids" binding:"required" schema:"issue_user_ids" doc:"1 to 100,000 user ids; a user listed twice gets one coupon"`
 }
 
 // jobView is a job as the API shows it, with where its result is.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"couponsvc/models"
 
@@ -35,6 +36,14 @@ const tokenCacheTTL = 5 * time.Second
 // the token is revoked, answers alone.
 const revokedMarkerTTL = time.Hour
 
+// tokenActorPrefix makes a token's name its actor in the audit log and the
+// jobs, columns of maxActorBytes bytes (migrations/mysql): a name of
+// MaxNameRunes characters of four bytes each would not fit with the prefix.
+const (
+	tokenActorPrefix = "token:"
+	maxActorBytes    = 400
+)
+
 // CreateToken makes an API token for role (admin, cashier or app). The token
 // is returned once; only its SHA-256 hash is stored.
 // Errors: CodeInvalidRequest, CodeUnavailable.
@@ -43,8 +52,11 @@ func (s *Admin) CreateToken(ctx context.Context, actor, role, name string) (stri
 	if err := models.ValidateRole("role", role, true); err != nil {
 		return "", nil, err
 	}
-	if name == "" || len(name) > 100 {
-		return "", nil, models.Invalid("name", "is required (at most 100 characters)")
+	if name == "" || utf8.RuneCountInString(name) > models.MaxNameRunes {
+		return "", nil, models.Invalid("name", "is required (at most %d characters)", models.MaxNameRunes)
+	}
+	if len(tokenActorPrefix)+len(name) > maxActorBytes {
+		return "", nil, models.Invalid("name", "must take at most %d bytes in UTF-8", maxActorBytes-len(tokenActorPrefix))
 	}
 	if err := models.CheckText("name", name, models.SingleLine); err != nil {
 		return "", nil, err
@@ -211,7 +223,7 @@ func (s *Admin) AuthenticateToken(ctx context.Context, token string) (*models.Pr
 		s.tokens.put(hash, nil)
 		return nil, bad
 	}
-	p := &models.Principal{Name: "token:" + rec.Name, Role: rec.Role, TokenID: rec.ID}
+	p := &models.Principal{Name: tokenActorPrefix + rec.Name, Role: rec.Role, TokenID: rec.ID}
 	if !redisDown {
 		revoked, err := s.tokenRevoked(ctx, rec.ID)
 		if err == nil && revoked {

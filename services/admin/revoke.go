@@ -46,8 +46,8 @@ func (s *Admin) Revoke(ctx context.Context, actor, code string, returnStock bool
 		return nil, err
 	}
 	reason = strings.TrimSpace(reason)
-	if reason == "" || utf8.RuneCountInString(reason) > 500 {
-		return nil, models.Invalid("reason", "is required (at most 500 characters)")
+	if reason == "" || utf8.RuneCountInString(reason) > models.MaxReasonRunes {
+		return nil, models.Invalid("reason", "is required (at most %d characters)", models.MaxReasonRunes)
 	}
 	if err := models.CheckText("reason", reason, models.SingleLine); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"couponsvc/services/core"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"couponsvc/lua"
 	"couponsvc/models"
@@ -22,8 +23,8 @@ func (s *Admin) AddStock(ctx context.Context, actor string, id, delta int64, rea
 	if delta < 1 || delta > models.MaxTotalStock {
 		return nil, models.Invalid("delta", "must be between 1 and %d", models.MaxTotalStock)
 	}
-	if reason == "" || len(reason) > 500 {
-		return nil, models.Invalid("reason", "is required (at most 500 characters)")
+	if reason == "" || utf8.RuneCountInString(reason) > models.MaxReasonRunes {
+		return nil, models.Invalid("reason", "is required (at most %d characters)", models.MaxReasonRunes)
 	}
 	if err := models.CheckText("reason", reason, models.SingleLine); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"couponsvc/models"
 
@@ -52,13 +53,21 @@ func normalizeEventTypes(types []string) (models.EventTypeList, error) {
 // an endpoint's secret holds (docs/events.md).
 const MinSecretChars = 16
 
-// checkSecret bounds an endpoint's secret: at most 200 bytes of single-line
+// MaxSecretChars and MaxDescriptionChars bound an endpoint's secret and its
+// description, in characters (as the OpenAPI document's maxLength counts
+// them).
+const (
+	MaxSecretChars      = 200
+	MaxDescriptionChars = 200
+)
+
+// checkSecret bounds an endpoint's secret: at most MaxSecretChars characters of single-line
 // text, no whitespace at either end, and at least MinSecretChars characters
 // that are not whitespace, so that a secret of spaces (or "a" and 15 spaces)
 // signs nothing anyone could not guess.
 func checkSecret(secret string) error {
-	if len(secret) > 200 {
-		return models.Invalid("secret", "must be at most 200 characters")
+	if utf8.RuneCountInString(secret) > MaxSecretChars {
+		return models.Invalid("secret", "must be at most %d characters", MaxSecretChars)
 	}
 	if strings.TrimSpace(secret) != secret {
 		return models.Invalid("secret", "must not start or end with whitespace")
@@ -100,8 +109,8 @@ func (s *Events) CreateWebhook(ctx context.Context, actor string, in WebhookInpu
 	desc := ""
 	if in.Description != nil {
 		desc = strings.TrimSpace(*in.Description)
-		if len(desc) > 200 {
-			return nil, models.Invalid("description", "must be at most 200 characters")
+		if utf8.RuneCountInString(desc) > MaxDescriptionChars {
+			return nil, models.Invalid("description", "must be at most %d characters", MaxDescriptionChars)
 		}
 		if err := models.CheckText("description", desc, models.SingleLine); err != nil {
 			return nil, err
@@ -178,8 +187,8 @@ func (s *Events) UpdateWebhook(ctx context.Context, actor string, id int64, in W
 		}
 		if in.Description != nil {
 			ep.Description = strings.TrimSpace(*in.Description)
-			if err := models.CheckText("description", ep.Description, models.SingleLine); err != nil || len(ep.Description) > 200 {
-				return models.Invalid("description", "must be at most 200 characters of text on one line")
+			if err := models.CheckText("description", ep.Description, models.SingleLine); err != nil || utf8.RuneCountInString(ep.Description) > MaxDescriptionChars {
+				return models.Invalid("description", "must be at most %d characters of text on one line", MaxDescriptionChars)
 			}
 		}
 		if in.Enabled != nil && *in.Enabled != ep.Enabled {
