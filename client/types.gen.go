@@ -664,7 +664,7 @@ type CreateTemplateRequestStatus string
 
 // CreateTokenRequest defines model for CreateTokenRequest.
 type CreateTokenRequest struct {
-	// Name 1-100 characters on one line, without control characters or characters that change the text direction
+	// Name 1-100 characters on one line (394 bytes at most in UTF-8), without control characters or characters that change the text direction
 	Name string                 `json:"name"`
 	Role CreateTokenRequestRole `json:"role"`
 }
