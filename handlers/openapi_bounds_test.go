@@ -163,8 +163,7 @@ func TestOpenAPIStatedBoundsAreKeywords(t *testing.T) {
 			visit(op.RequestBody)
 		}
 	}
-	var walkProps func(prefix string, schema map[string]any)
-	walkProps = func(prefix string, schema map[string]any) {
+	walkProps := func(prefix string, schema map[string]any) {
 		props, _ := schema["properties"].(map[string]any)
 		for name, v := range props {
 			s := v.(map[string]any)
