@@ -11,9 +11,6 @@ import (
 	"strings"
 
 	"couponsvc/models"
-	"couponsvc/services/checkout"
-	"couponsvc/services/codes"
-	"couponsvc/services/events"
 )
 
 // OpenAPIJSON is the OpenAPI 3 document of the rows, indented: the JSON API
@@ -121,20 +118,28 @@ var fieldSchemas = map[string]map[string]any{
 	"shipping":      {"minimum": 0, "maximum": models.MaxMoneyCents},
 	"code":          {"type": "string", "description": couponCodeParam},
 	// The bounds below are the ones the services enforce, from their constants;
-	// lengths count characters (runes), as maxLength does.
+	// lengths count characters (runes), as maxLength does. Those of the
+	// services web does not import are added by the API (AddFieldSchemas).
 	"name":                 {"minLength": 1, "maxLength": models.MaxNameRunes},
 	"template_description": {"maxLength": models.MaxDescriptionRune},
 	"reason":               {"minLength": 1, "maxLength": models.MaxReasonRunes},
-	"webhook_description":  {"maxLength": events.MaxDescriptionChars},
-	"webhook_secret":       {"maxLength": events.MaxSecretChars},
 	"total_stock":          {"minimum": 1, "maximum": models.MaxTotalStock},
 	"per_user_limit":       {"minimum": 1, "maximum": models.MaxPerUserLimit},
 	"valid_days":           {"minimum": 1, "maximum": models.MaxValidDays},
-	"generate_count":       {"minimum": 1, "maximum": codes.MaxGenerateCount},
 	"budget":               {"minimum": 0, "maximum": models.MaxBudgetCents},
-	"hold_ttl":             {"minimum": checkout.MinHoldTTL, "maximum": checkout.MaxHoldTTL},
-	"coupon_codes":         {"minItems": 1, "maxItems": checkout.DefaultMaxCouponsPerOrder},
-	"issue_user_ids":       {"minItems": 1, "maxItems": codes.MaxIssueUsers},
+}
+
+// AddFieldSchemas adds field schemas whose values come from packages web may
+// not import (docs/architecture.md): the bounds a service enforces. It runs
+// at package initialisation, before any document is made.
+func AddFieldSchemas(schemas map[string]map[string]any) bool {
+	for name, s := range schemas {
+		if _, taken := fieldSchemas[name]; taken {
+			panic("couponsvc: two field schemas named " + name) // a bug caught by any test
+		}
+		fieldSchemas[name] = s
+	}
+	return true
 }
 
 // routeErrors returns the result words of the errors a route answers, by
