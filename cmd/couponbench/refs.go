@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"couponsvc/lua"
-	"couponsvc/services/checkout"
 	"couponsvc/services/pricing"
 	"couponsvc/services/pricing/benchcart"
 )
@@ -206,17 +205,32 @@ func newRawCart() rawCart {
 		if ls.DiscountCents == 0 {
 			continue
 		}
-		rc.discountArgs = append(rc.discountArgs, []any{ls.Line, ls.DiscountCents, checkout.EncodeUnits(ls.Units)})
+		rc.discountArgs = append(rc.discountArgs, []any{ls.Line, ls.DiscountCents, unitsJSON(ls.Units)})
 		if ev.Len() > 0 {
 			ev.WriteByte(',')
 		}
 		fmt.Fprintf(&ev, `{"line_id":%q,"discount_cents":%d}`, cart.Lines[ls.Line].ID, ls.DiscountCents)
 	}
 	if sh := r.Coupons[0].ShippingCents; sh > 0 {
-		rc.discountArgs = append(rc.discountArgs, []any{checkout.ShippingLineNo, sh, nil})
+		rc.discountArgs = append(rc.discountArgs, []any{-1, sh, nil}) // line_no -1: the shipping
 	}
 	rc.eventLines = "[" + ev.String() + "]"
 	return rc
+}
+
+// unitsJSON is the units column of a line discount as the service writes
+// it: [{"first":0,"count":2,"per_unit_cents":334}].
+func unitsJSON(runs []pricing.UnitRun) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, u := range runs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"first":%d,"count":%d,"per_unit_cents":%d}`, u.First, u.Count, u.PerUnitCents)
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // rawRedemptions runs rawredeem, raworder or raworderlines (kind).
