@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/checkout"
 	"couponsvc/services/pricing"
@@ -213,4 +214,58 @@ func TestEncodeUnitsIsTheJSONOfTheRuns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A confirm reads the order's discounts back only when the order carries
+// more than its hold (docs/statements.md): next to a coupon redeemed one
+// step at a time it does, and the order's discounts stay within its amount;
+// an order that carries its hold alone is confirmed by the guarded UPDATE.
+func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	var log statementLog
+	log.register(t, f.Backends.DB)
+	readsDiscounts := func(stmts []string) bool {
+		for _, s := range stmts {
+			if strings.Contains(s, "AS kept") {
+				return true
+			}
+		}
+		return false
+	}
+	confirm := func(order string, want int64) []string {
+		t.Helper()
+		return log.during(func() {
+			res, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: order})
+			if err != nil || res.Duplicate || res.DiscountCents != want {
+				t.Fatalf("confirm %s: %+v %v", order, res, err)
+			}
+		})
+	}
+	alone := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	if _, err := f.hold("alone", 600, 60, alone); err != nil {
+		t.Fatal(err)
+	}
+	if readsDiscounts(confirm("alone", 500)) {
+		t.Error("the confirm of an order that carries its hold alone read its discounts back")
+	}
+	held := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	step := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	if _, err := f.hold("mixed", 600, 60, held); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.redeem(step, "mixed", 600); err != nil || res.DiscountCents != 100 {
+		t.Fatalf("next to the hold: %+v %v", res, err)
+	}
+	if !readsDiscounts(confirm("mixed", 500)) {
+		t.Error("the confirm of an order that carries another coupon did not read its discounts back")
+	}
+	for order, want := range map[string]int64{"alone": 500, "mixed": 600} {
+		if _, _, discounts, _ := f.orderFigures(order); discounts != want {
+			t.Errorf("order %s: %d off, want %d", order, discounts, want)
+		}
+	}
+	if got := f.coupon(held.ID); got.Status != models.CouponUsed || got.OrderID == nil || *got.OrderID != "mixed" {
+		t.Errorf("the held coupon after the confirm: %+v", got)
+	}
+	f.checkInvariants()
 }
