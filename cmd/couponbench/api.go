@@ -430,11 +430,12 @@ func (c *client) confirmCart(ctx context.Context, order string, lines []cartLine
 	})
 }
 
-// validate prices a cart of lines with codes for user, changing nothing.
-func (c *client) validate(ctx context.Context, codes []string, user string, lines []cartLine, shippingCents int64) answer {
+// validate prices a cart of lines (clientLines, made once for many
+// calls) with codes for user, changing nothing.
+func (c *client) validate(ctx context.Context, codes []string, user string, lines *[]couponclient.CartLine, shippingCents int64) answer {
 	return checkoutCall(ctx, func(ctx context.Context) (*couponclient.CheckoutAnswer, error) {
 		return c.app.ValidateCheckout(ctx, couponclient.ValidateRequest{CouponCodes: codes, UserID: &user,
-			Lines: clientLines(lines), ShippingCents: &shippingCents})
+			Lines: lines, ShippingCents: &shippingCents})
 	})
 }
 

@@ -21,7 +21,7 @@ func (e *env) runValidate(ctx context.Context) *Summary {
 	n := e.z.validates
 	users := min(n, 1000)
 	cart, _ := benchcart.New(cartLines)
-	lines := apiLines(&cart)
+	lines := clientLines(apiLines(&cart))
 	want := int64(validateFaces[0] + validateFaces[1] + validateFaces[2])
 	s := &Summary{Name: "validate", OKWord: "ok", Concurrency: e.conc,
 		Params: fmt.Sprintf("%d validates of a %d-line cart with shipping and 3 coupons (combinable, fixed %v off) over %d users", n, cartLines, validateFaces, users)}
