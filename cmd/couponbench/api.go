@@ -291,6 +291,15 @@ func (c *client) refund(ctx context.Context, code, order string) answer {
 	return a
 }
 
+// partialReturn returns amount cents of an order redeemed for an amount,
+// as the return returnID.
+func (c *client) partialReturn(ctx context.Context, order, returnID string, amount int64) answer {
+	a, _ := call(ctx, func(ctx context.Context) (*couponclient.RefundAnswer, error) {
+		return c.app.RefundCoupon(ctx, couponclient.RefundRequest{OrderID: order, ReturnID: &returnID, ReturnedAmountCents: &amount})
+	}, func(t *couponclient.RefundAnswer) string { return t.Result })
+	return a
+}
+
 // remaining reads a template's total stock and the stock the service reports
 // as remaining.
 func (c *client) remaining(ctx context.Context, tid int64) (total, remaining int64, err error) {

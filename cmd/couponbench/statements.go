@@ -23,12 +23,12 @@ var statementCounters = []string{"Questions", "Com_select", "Com_insert", "Com_u
 var minRoundTrips = map[string]int{
 	"claim":    4, // BEGIN, INSERT coupon, INSERT its event, COMMIT
 	"validate": 1, // SELECT the coupons by code; templates from the cache
-	// The checkout's own, provisional until docs/statements.md has their
-	// sections (Hold, Confirm, Redemption, Return).
-	"hold":       7,
-	"confirm":    6,
-	"redemption": 7,
-	"return":     6,
+	// An amount-only order of one coupon: the section's least statements,
+	// BEGIN and COMMIT.
+	"hold":       8, // SELECT coupon; INSERT order, order_coupons, audit, event; UPDATE coupon
+	"confirm":    9, // SELECT order, coupon; UPDATE order, coupon; INSERT use log, audit, event
+	"redemption": 8, // SELECT coupon; INSERT order, order_coupons, use log, event; UPDATE coupon
+	"return":     9, // SELECT order, coupons, use log; UPDATE order; INSERT return, audit, event
 }
 
 // statementOps is the order of the counted phases.
@@ -130,10 +130,12 @@ func statementRow(op string, n int, b0, b1, a1 map[string]float64, idleSecs, sec
 // validate, hold, confirm, redemption and return: n users each claim a
 // coupon of three combinable templates, validate a 20-line cart with the
 // three, hold and confirm the first for one order, redeem the second for
-// another order and return it. Each kind is one counted phase, sequential,
-// so that it runs alone among this run's requests; the counters are the
-// server's, so other clients of the server add to them: the idle window
-// before each phase measures that, it is subtracted and shown.
+// another order and return a tenth of that order (a partial return by
+// amount, which leaves the discount as it was). Each kind is one counted
+// phase, sequential, so that it runs alone among this run's requests; the
+// counters are the server's, so other clients of the server add to them:
+// the idle window before each phase measures that, it is subtracted and
+// shown.
 func (e *env) runStatements(ctx context.Context, db *sql.DB, n int) *Summary {
 	s := &Summary{Name: "statements", OKWord: "counted", Concurrency: 1,
 		Params: fmt.Sprintf("%d users: claim (x3 templates), validate (20 lines, 3 coupons), hold, confirm, redemption, return; sequential, each kind a phase", n)}
@@ -203,7 +205,7 @@ func (e *env) runStatements(ctx context.Context, db *sql.DB, n int) *Summary {
 		a := e.c.redeem(ctx, codes[u][1], order("r", u), 10000)
 		return sample{kind: classify(&a, &f, "redemption", "redeemed"), d: a.d}
 	}) && phase("return", n, func(ctx context.Context, _, u int) sample {
-		a := e.c.refund(ctx, codes[u][1], order("r", u))
+		a := e.c.partialReturn(ctx, order("r", u), "ret-1", 1000)
 		return sample{kind: classify(&a, &f, "return", "refunded"), d: a.d}
 	})
 	s.Coupons = 3 * n
