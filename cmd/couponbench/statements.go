@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -40,8 +41,8 @@ type StatementRow struct {
 	Ops     int     `json:"ops"`
 	Seconds float64 `json:"seconds"`
 	// PerOp is each counter's delta over the phase, less the background
-	// (the same counters over an idle window just before, scaled to the
-	// phase's length), divided by the operations.
+	// (the same counters over idle windows just before and after, scaled
+	// to the phase's length), divided by the operations.
 	PerOp map[string]float64 `json:"per_op"`
 	// RoundTrips is Questions plus Com_stmt_prepare per operation: each is
 	// one request to MariaDB that waits for its answer.
@@ -50,6 +51,9 @@ type StatementRow struct {
 	// BackgroundPerOp is the background Questions subtracted, per
 	// operation: the noise the other clients of the server added.
 	BackgroundPerOp float64 `json:"background_per_op"`
+	// Noisy marks a row whose background changed between the idle windows
+	// before and after the phase (noisyBackground): run it again.
+	Noisy bool `json:"noisy,omitempty"`
 }
 
 // statusReader reads the global status counters.
@@ -78,48 +82,73 @@ func (r statusReader) read(ctx context.Context) (map[string]float64, error) {
 	return out, rows.Err()
 }
 
+// window is the counters over an idle window of secs seconds.
+type window struct {
+	from, to map[string]float64
+	secs     float64
+}
+
+// rate is counter c's background per second in the window, less the one
+// question of our own reading that closed it.
+func (w window) rate(c string) float64 {
+	own := 0.0
+	if c == "Questions" {
+		own = 1
+	}
+	return (w.to[c] - w.from[c] - own) / w.secs
+}
+
+// idleWindow reads the counters, waits idle and reads them again.
+func (r statusReader) idleWindow(ctx context.Context, idle time.Duration) (window, error) {
+	from, err := r.read(ctx)
+	if err != nil {
+		return window{}, err
+	}
+	start := time.Now()
+	time.Sleep(idle)
+	to, err := r.read(ctx)
+	return window{from: from, to: to, secs: time.Since(start).Seconds()}, err
+}
+
 // counted runs n operations of one kind sequentially (conc 1: a lone
 // operation's statements, no batching with others) between two readings of
-// the counters, after an idle window of idle that measures the background.
+// the counters, with an idle window of idle before and after that measure
+// the background.
 func (r statusReader) counted(ctx context.Context, op string, n int, idle time.Duration, run job) (StatementRow, *tally, error) {
 	row := StatementRow{Op: op, Ops: n, Minimum: minRoundTrips[op]}
-	b0, err := r.read(ctx)
+	before, err := r.idleWindow(ctx, idle)
 	if err != nil {
 		return row, nil, err
 	}
-	idleStart := time.Now()
-	time.Sleep(idle)
-	b1, err := r.read(ctx)
-	if err != nil {
-		return row, nil, err
-	}
-	idleSecs := time.Since(idleStart).Seconds()
 	start := time.Now()
 	t, _ := drive(ctx, n, 1, run)
 	secs := time.Since(start).Seconds()
-	a1, err := r.read(ctx)
+	after, err := r.idleWindow(ctx, idle)
 	if err != nil {
 		return row, t, err
 	}
-	return statementRow(op, n, b0, b1, a1, idleSecs, secs), t, nil
+	phase := window{from: before.to, to: after.from, secs: secs}
+	return statementRow(op, n, phase, before, after), t, nil
 }
 
-// statementRow is the row of a phase of n operations that took secs, from
-// the counters before (b0) and after (b1) an idle window of idleSecs and
-// after the phase (a1).
-func statementRow(op string, n int, b0, b1, a1 map[string]float64, idleSecs, secs float64) StatementRow {
-	row := StatementRow{Op: op, Ops: n, Seconds: secs, Minimum: minRoundTrips[op], PerOp: map[string]float64{}}
-	scale := secs / idleSecs
+// noisyBackground is the difference, in questions per operation, between
+// the background before and after a phase past which its row is marked
+// noisy: the other clients' load changed while it ran, and the background
+// subtracted is a guess.
+const noisyBackground = 0.5
+
+// statementRow is the row of a phase of n operations from the counters
+// over it and over the idle windows before and after: each counter's
+// delta less the mean of the two backgrounds scaled to the phase's length,
+// per operation.
+func statementRow(op string, n int, phase, before, after window) StatementRow {
+	row := StatementRow{Op: op, Ops: n, Seconds: phase.secs, Minimum: minRoundTrips[op], PerOp: map[string]float64{}}
 	for _, c := range statementCounters {
-		// Each reading is itself one question of ours.
-		own := 0.0
-		if c == "Questions" {
-			own = 1
-		}
-		bg := (b1[c] - b0[c] - own) * scale
-		row.PerOp[c] = (a1[c] - b1[c] - own - bg) / float64(n)
+		bg := (before.rate(c) + after.rate(c)) / 2 * phase.secs
+		row.PerOp[c] = (phase.rate(c)*phase.secs - bg) / float64(n)
 		if c == "Questions" {
 			row.BackgroundPerOp = bg / float64(n)
+			row.Noisy = math.Abs(before.rate(c)-after.rate(c))*phase.secs/float64(n) > noisyBackground
 		}
 	}
 	row.RoundTrips = row.PerOp["Questions"] + row.PerOp["Com_stmt_prepare"]
@@ -224,14 +253,22 @@ func writeStatementsTable(w io.Writer, scenarios []*Summary) {
 		if len(s.Statements) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\nMariaDB per operation (%s: SHOW GLOBAL STATUS deltas over each phase, less the background of an idle window before it; docs/statements.md):\n\n", s.Name)
+		fmt.Fprintf(w, "\nMariaDB per operation (%s: SHOW GLOBAL STATUS deltas over each phase, less the background of idle windows before and after it; docs/statements.md):\n\n", s.Name)
 		fmt.Fprintf(w, "| operation | ops | round trips | minimum | SELECT | INSERT | UPDATE | DELETE | BEGIN | COMMIT | ROLLBACK | background questions/op |\n")
 		fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range s.Statements {
 			p := r.PerOp
-			fmt.Fprintf(w, "| %s | %d | %.2f | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+			fmt.Fprintf(w, "| %s | %d | %.2f | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f%s |\n",
 				r.Op, r.Ops, r.RoundTrips, r.Minimum, p["Com_select"], p["Com_insert"], p["Com_update"], p["Com_delete"],
-				p["Com_begin"], p["Com_commit"], p["Com_rollback"], r.BackgroundPerOp)
+				p["Com_begin"], p["Com_commit"], p["Com_rollback"], r.BackgroundPerOp, noisyMark(r))
 		}
 	}
+}
+
+// noisyMark flags a noisy row in the tables.
+func noisyMark(r StatementRow) string {
+	if r.Noisy {
+		return " (noisy: run again)"
+	}
+	return ""
 }

@@ -217,9 +217,9 @@ func printSummary(w io.Writer, s *Summary) {
 		fmt.Fprintf(w, "  %-12s %s\n", "profile", s.Profile)
 	}
 	for _, r := range s.Statements {
-		fmt.Fprintf(w, "  %-12s %-10s %.2f round trips/op (minimum %d): %.2f SELECT %.2f INSERT %.2f UPDATE %.2f DELETE %.2f BEGIN %.2f COMMIT %.2f ROLLBACK; background %.2f questions/op\n",
+		fmt.Fprintf(w, "  %-12s %-10s %.2f round trips/op (minimum %d): %.2f SELECT %.2f INSERT %.2f UPDATE %.2f DELETE %.2f BEGIN %.2f COMMIT %.2f ROLLBACK; background %.2f questions/op%s\n",
 			"mariadb", r.Op, r.RoundTrips, r.Minimum, r.PerOp["Com_select"], r.PerOp["Com_insert"], r.PerOp["Com_update"], r.PerOp["Com_delete"],
-			r.PerOp["Com_begin"], r.PerOp["Com_commit"], r.PerOp["Com_rollback"], r.BackgroundPerOp)
+			r.PerOp["Com_begin"], r.PerOp["Com_commit"], r.PerOp["Com_rollback"], r.BackgroundPerOp, noisyMark(r))
 	}
 	for _, c := range s.Checks {
 		mark := "ok  "
