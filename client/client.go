@@ -55,10 +55,11 @@ type Option func(*Client)
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
 // WithRetries sets how many times a call is retried after a 429, a 503 or
-// a network error (default 3). 0 never retries: each call is one request
-// and its answer (a 429 or 503 as a *Error), for a caller that retries
-// itself or counts answers as they come (a load generator); such a client
-// invents no Idempotency-Key, since it never sends a request twice: give
+// a network error (default 3). 0 never retries: each call is sent once and
+// returns what came (a *Error for a 429 or a 503, the transport's error for
+// a network error), for a caller that must see every outcome as it was or
+// retries itself (a load generator, the fault tests); such a client invents
+// no Idempotency-Key, since it never sends a request twice: give
 // IdempotencyKey to make your own retry safe.
 func WithRetries(n int) Option { return func(c *Client) { c.maxRetries = max(n, 0) } }
 

@@ -250,7 +250,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 				fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d late=%t", req.OrderID, o.AmountCents, a.perCoupon[i], late)); err != nil {
 				return err
 			}
-			ev := models.NewCouponEvent(c)
+			ev := models.NewCouponEvent(c, p.templates[i].Currency)
 			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, o.AmountCents, a.perCoupon[i], actor
 			ev.Lines, ev.ShippingDiscountCents = a.eventOf(i, c)
 			if err := s.events.EmitEvent(tx, models.EventCouponRedeemed, ev); err != nil {
@@ -268,7 +268,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 	}
 	o.HoldState = ptrTo(HoldConfirmed)
 	o.DiscountCents = a.total
-	res := holdAnswerOf(&o, p, a)
+	res := holdAnswerOf(&o, s.orderCurrency(&o), p, a)
 	res.Late = late
 	return res, nil
 }

@@ -266,7 +266,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			if err := s.Audit(tx, core.ActorName(req.Actor), "coupon.hold", fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
 				return err
 			}
-			ev := models.NewCouponEvent(c)
+			ev := models.NewCouponEvent(c, p.templates[i].Currency)
 			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents = models.CouponHeld, req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents
 			ev.HoldExpiresAt, ev.Actor = &expires, core.ActorName(req.Actor)
 			if req.oc.lined() {
@@ -308,7 +308,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 // allocation while held or confirmed).
 func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutResult, error) {
 	if o.HoldCodes == nil || *o.HoldCodes == "" {
-		return holdAnswerOf(o, nil, nil), nil
+		return holdAnswerOf(o, s.orderCurrency(o), nil, nil), nil
 	}
 	p, err := s.readCoupons(ctx, strings.Split(*o.HoldCodes, ","))
 	if err != nil {
@@ -318,7 +318,7 @@ func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutR
 	if err != nil {
 		return nil, core.DBError("order", err)
 	}
-	return holdAnswerOf(o, p, a), nil
+	return holdAnswerOf(o, s.orderCurrency(o), p, a), nil
 }
 
 // orderAllocation is the allocation of the hold's coupons (p) on the order:
@@ -328,7 +328,7 @@ func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced) (*a
 	if o.Lined() && o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
 		return storedAllocation(db, o, p.coupons)
 	}
-	cart := pricing.OneLine(s.currency(), o.AmountCents)
+	cart := pricing.OneLine(s.orderCurrency(o), o.AmountCents)
 	if o.Lined() {
 		c, err := loadCart(db, o)
 		if err != nil {
@@ -370,11 +370,12 @@ func (s *Checkout) takenOn(db *gorm.DB, o *CheckoutOrder) (pricing.Taken, error)
 	return takenOf(cart, rows)
 }
 
-// holdAnswerOf is holdAnswer with the hold's coupons and templates in hand
-// (p, in the order of its codes; nil when it has none) and their
-// allocation.
-func holdAnswerOf(o *CheckoutOrder, p *priced, a *allocation) *CheckoutResult {
-	res := &CheckoutResult{OrderID: o.OrderID, ExpiresAt: o.HoldExpiresAt, OrderAmountCents: o.AmountCents, Coupons: []CheckoutCoupon{}}
+// holdAnswerOf is holdAnswer with the order's currency, the hold's coupons
+// and templates in hand (p, in the order of its codes; nil when it has
+// none) and their allocation.
+func holdAnswerOf(o *CheckoutOrder, currency string, p *priced, a *allocation) *CheckoutResult {
+	res := &CheckoutResult{OrderID: o.OrderID, ExpiresAt: o.HoldExpiresAt, OrderAmountCents: o.AmountCents, Coupons: []CheckoutCoupon{},
+		Currency: currency}
 	if o.HoldState != nil {
 		res.State = *o.HoldState
 	}
