@@ -61,18 +61,6 @@ func TestVerifyCheckout(t *testing.T) {
 	}
 }
 
-func TestCheckoutAnswer(t *testing.T) {
-	raw := []byte(`{"code":0,"result":"held","coupons":[{"coupon_code":"A","result":"ok","code":0}],"late":false}`)
-	a := checkoutAnswer(answer{status: 201, raw: raw, err: errNotAvailable})
-	if a.err != nil || a.kind() != "held" || !a.consistent() {
-		t.Fatalf("%+v", a)
-	}
-	a = checkoutAnswer(answer{status: 201, raw: []byte("<html>")})
-	if a.err == nil {
-		t.Fatal("a body that is not JSON passed")
-	}
-}
-
 func TestVerifyCartOrders(t *testing.T) {
 	isLined := func(ord string) bool { return strings.HasPrefix(ord, "cl") }
 	rows := map[string]cartOrderRow{
