@@ -1,0 +1,181 @@
+package pages_test
+
+// Browser tests of the admin console: contrast measured on the pages as
+// drawn, the menu on a phone, and the console's forms. Screenshots of the
+// console pages at 375 and 1280 pixels go to $COUPON_TEST_ARTIFACTS/console
+// (a temporary directory of the test when it is not set).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"couponsvc/internal/testsupport"
+
+	"github.com/chromedp/chromedp"
+)
+
+// consoleArtifactsEnv names the directory the console's screenshots are
+// kept in (CI keeps it as the run's artifacts).
+const consoleArtifactsEnv = "COUPON_TEST_ARTIFACTS"
+
+// consoleShots writes full-page screenshots of the page shown at a small
+// phone's width (375) and a laptop's (1280) to the artifacts directory.
+func (tb *tab) consoleShots(name string) {
+	tb.t.Helper()
+	dir := os.Getenv(consoleArtifactsEnv)
+	if dir == "" {
+		dir = tb.t.TempDir()
+	}
+	dir = filepath.Join(dir, "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Fatal(err)
+	}
+	for _, width := range []int64{375, 1280} {
+		ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 812), chromedp.Sleep(150*time.Millisecond)); err != nil {
+			cancel()
+			tb.t.Fatalf("%s: viewport %d: %v", tb.name, width, err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		cancel()
+		if err != nil {
+			tb.t.Fatalf("%s: screenshot %s at %d: %v", tb.name, name, width, err)
+		}
+		file := filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, width))
+		if err := os.WriteFile(file, png, 0o644); err != nil {
+			tb.t.Fatalf("write %s: %v", file, err)
+		}
+		tb.t.Logf("screenshot %s", file)
+	}
+	tb.run("restore the viewport", chromedp.EmulateViewport(1280, 900))
+}
+
+// lowContrastScript lists the visible texts of the page whose colour, over
+// the background drawn behind them (the ancestors' backgrounds, blended by
+// their alpha over white), is below 4.5:1 by WCAG 2.1, one a line:
+// "ratio selector «text» colour on background".
+const lowContrastScript = `(function () {
+  function rgba(s) {
+    var m = s.match(/rgba?\(([^)]+)\)/);
+    if (!m) { return [0, 0, 0, 0]; }
+    var p = m[1].split(/[ ,\/]+/).filter(Boolean).map(parseFloat);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  }
+  function over(top, under) {
+    var a = top[3];
+    return [top[0] * a + under[0] * (1 - a), top[1] * a + under[1] * (1 - a), top[2] * a + under[2] * (1 - a), 1];
+  }
+  function lum(c) {
+    var l = c.slice(0, 3).map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+  }
+  function background(el) {
+    var layers = [];
+    for (var n = el; n && n.nodeType === 1; n = n.parentElement) {
+      var bg = rgba(getComputedStyle(n).backgroundColor);
+      if (bg[3] > 0) { layers.push(bg); }
+      if (bg[3] >= 1) { break; }
+    }
+    var c = [255, 255, 255, 1];
+    for (var i = layers.length - 1; i >= 0; i--) { c = over(layers[i], c); }
+    return c;
+  }
+  function name(el) {
+    var s = el.tagName.toLowerCase();
+    if (el.id) { s += "#" + el.id; }
+    if (el.className && typeof el.className === "string") { s += "." + el.className.trim().split(/\s+/).join("."); }
+    return s;
+  }
+  var out = [];
+  document.querySelectorAll("body *").forEach(function (el) {
+    if (el.closest("svg") || el.disabled || !el.getClientRects().length) { return; }
+    var text = Array.prototype.filter.call(el.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); })
+      .map(function (n) { return n.textContent.trim(); }).join(" ");
+    if (!text) { return; }
+    var st = getComputedStyle(el);
+    if (st.visibility !== "visible" || parseFloat(st.opacity) === 0) { return; }
+    var bg = background(el), fg = over(rgba(st.color), bg);
+    var a = lum(fg), b = lum(bg), ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) {
+      out.push(ratio.toFixed(2) + " " + name(el) + " «" + text.slice(0, 40) + "» " + st.color + " on rgb(" + bg.slice(0, 3).map(Math.round).join(", ") + ")");
+    }
+  });
+  return out.join("\n");
+})()`
+
+// expectReadable fails for each text of the page shown under 4.5:1.
+func expectReadable(t *testing.T, tb *tab, page string) {
+	t.Helper()
+	if low := eval[string](tb, lowContrastScript); low != "" {
+		t.Errorf("%s: text under 4.5:1 contrast:\n%s", page, low)
+	}
+}
+
+// TestBrowserConsoleContrast measures every visible text of the shop, the
+// login form and the console pages (a form with errors included) against
+// the background drawn behind it: 4.5:1 or better, the value of an offer
+// included. It also fails when a page is not there.
+func TestBrowserConsoleContrast(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	tp := e.Template(t, "$5 off")
+	b := startBrowser(t, e.Srv.URL)
+	visitor := b.tab("visitor")
+	visitor.open("/")
+	visitor.run("see an offer", chromedp.WaitVisible(chromedp.CSS(".offer-value")))
+	expectReadable(t, visitor, "the shop")
+	visitor.open("/login")
+	visitor.submit(`form[action="/login"] button[type="submit"]`)
+	expectReadable(t, visitor, "the login form with errors")
+
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+	for _, page := range []string{"/admin", "/admin/campaigns/new", fmt.Sprintf("/admin/campaigns/%d", e.Demo.Campaign.ID),
+		"/admin/templates/new", fmt.Sprintf("/admin/templates/%d", tp.ID), fmt.Sprintf("/admin/templates/%d/jobs", tp.ID),
+		"/admin/coupons", "/admin/reports", "/admin/reconcile", "/admin/tokens", "/admin/webhooks", "/admin/audit"} {
+		admin.open(page)
+		if strings.Contains(admin.pageText(), "There is no ") {
+			t.Fatalf("%s: not found", page)
+		}
+		expectReadable(t, admin, page)
+	}
+	admin.open("/admin/templates/new")
+	admin.submit(`form[data-template-form] button[type="submit"]`)
+	expectReadable(t, admin, "the template form with errors")
+}
+
+// TestBrowserAdminMenuOnPhone: on a 375 px wide screen every link of the
+// admin menu is on the screen, none cut off or scrolled out of sight, and
+// the page does not scroll sideways.
+func TestBrowserAdminMenuOnPhone(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+	admin.run("a phone's screen", chromedp.EmulateViewport(375, 812))
+	admin.open("/admin")
+	off := eval[string](admin, `(function () {
+	  var out = [];
+	  document.querySelectorAll(".nav a").forEach(function (a) {
+	    var r = a.getBoundingClientRect();
+	    if (r.left < 0 || r.right > window.innerWidth || r.width === 0) {
+	      out.push(a.textContent.trim() + " at " + Math.round(r.left) + "-" + Math.round(r.right));
+	    }
+	  });
+	  return out.join(", ");
+	})()`)
+	if off != "" {
+		t.Errorf("menu links not on a 375 px screen: %s", off)
+	}
+	if n := eval[int](admin, `document.querySelectorAll(".nav a").length`); n != 8 {
+		t.Errorf("the admin menu has %d links, want 8", n)
+	}
+	if w := eval[int](admin, `document.documentElement.scrollWidth`); w > 375 {
+		t.Errorf("the page is %d px wide on a 375 px screen", w)
+	}
+	admin.consoleShots("admin-menu")
+}
