@@ -179,3 +179,62 @@ func TestBrowserAdminMenuOnPhone(t *testing.T) {
 	}
 	admin.consoleShots("admin-menu")
 }
+
+// activeID is the id of the element that has the keyboard.
+func activeID(tb *tab) string {
+	tb.t.Helper()
+	return eval[string](tb, `document.activeElement ? document.activeElement.id : ""`)
+}
+
+// TestBrowserConsoleFocusAndArchive: a form answered with mistakes puts the
+// keyboard on its first field in error (the campaign form's budget when the
+// name is right; the template form's first wrong field); Archive asks first,
+// saying what it does, and a "no" changes nothing.
+func TestBrowserConsoleFocusAndArchive(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	tp := e.Template(t, "$5 off")
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+
+	admin.open("/admin/campaigns/new")
+	admin.fill("#name", "Winter sale")
+	admin.fill("#budget", "lots")
+	admin.submit(`form[action="/admin/campaigns"] button[type="submit"]`)
+	expectFieldError(t, admin, "#budget", "Enter an amount, such as 12.50.")
+	if id := activeID(admin); id != "budget" {
+		t.Errorf("after a wrong budget the keyboard is on %q, want budget", id)
+	}
+
+	admin.open("/admin/templates/new")
+	admin.run("choose the campaign", chromedp.SetValue(chromedp.CSS("#campaign_id"), fmt.Sprint(e.Demo.Campaign.ID)))
+	admin.fill("#name", "Ten off")
+	admin.fill("#face_value", "ten")
+	admin.submit(`form[data-template-form] button[type="submit"]`)
+	first := eval[string](admin, `document.querySelector('main form [aria-invalid="true"]').id`)
+	if id := activeID(admin); id != first || id == "" || id == "name" {
+		t.Errorf("after the template form's mistakes the keyboard is on %q, want the first wrong field %q", id, first)
+	}
+	admin.consoleShots("template-form-errors")
+
+	// Archive asks first, saying what it does; "no" keeps the template.
+	admin.open(fmt.Sprintf("/admin/templates/%d", tp.ID))
+	admin.run("answer no", chromedp.Evaluate[chromedp.Void](
+		`window.asked = ""; window.confirm = function (q) { window.asked = q; return false; }`))
+	admin.run("press Archive", chromedp.Click(chromedp.CSS(`form[data-archive] button[type="submit"]`), chromedp.NodeVisible))
+	asked := eval[string](admin, `window.asked`)
+	for _, want := range []string{"Archive “" + tp.Name + "”?", "takes no claims again", "cannot be undone", "stay usable"} {
+		if !strings.Contains(asked, want) {
+			t.Errorf("the archive question %q does not say %q", asked, want)
+		}
+	}
+	if st := e.TemplateStatus(t, tp.ID); st != "active" {
+		t.Fatalf("after answering no the template is %s, want active", st)
+	}
+	admin.run("answer yes", chromedp.Evaluate[chromedp.Void](`window.confirm = function () { return true; }`))
+	admin.submit(`form[data-archive] button[type="submit"]`)
+	admin.expectPage("Archived “" + tp.Name + "”")
+	if st := e.TemplateStatus(t, tp.ID); st != "archived" {
+		t.Fatalf("after answering yes the template is %s, want archived", st)
+	}
+}

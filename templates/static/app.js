@@ -323,10 +323,13 @@
   // an element id): the Redeem button after a preview, the first wrong
   // field after an error. A text field's text is selected, so that the next
   // scan or typing replaces it instead of being appended to it.
+  // A page that names none, answering a form with mistakes, puts it on the
+  // first field in error, so that the first thing to correct is where the
+  // typing goes.
   function focusChosen() {
     var holder = document.querySelector("[data-focus]");
-    if (!holder) { return; }
-    var el = document.getElementById(holder.getAttribute("data-focus"));
+    var el = holder ? document.getElementById(holder.getAttribute("data-focus"))
+      : document.querySelector('main form [aria-invalid="true"]');
     if (!el) { return; }
     el.focus();
     if (el.tagName === "INPUT" && typeof el.select === "function") { el.select(); }
