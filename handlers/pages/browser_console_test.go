@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"couponsvc/internal/testsupport"
+	"couponsvc/models"
 
 	"github.com/chromedp/chromedp"
 )
@@ -236,5 +237,88 @@ func TestBrowserConsoleFocusAndArchive(t *testing.T) {
 	admin.expectPage("Archived “" + tp.Name + "”")
 	if st := e.TemplateStatus(t, tp.ID); st != "archived" {
 		t.Fatalf("after answering yes the template is %s, want archived", st)
+	}
+}
+
+// sendFormTwice posts the form sel twice at once from the page, as a double
+// click that got through would: the same fields, the same form token.
+func sendFormTwice(tb *tab, sel string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(async function () {
+	  var form = document.querySelector(%q);
+	  var send = function () {
+	    return fetch(form.action, { method: "POST", credentials: "same-origin", redirect: "manual",
+	      body: new URLSearchParams(new FormData(form)) }).then(function (r) { return r.type + " " + r.status; });
+	  };
+	  return (await Promise.all([send(), send()])).join(", ");
+	})()`, sel), chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("%s: post %s twice: %v", tb.name, sel, err)
+	}
+	tb.t.Logf("two posts of %s: %s", sel, got)
+}
+
+// countRows counts the rows of a model's table.
+func countRows(t *testing.T, e *testsupport.PageEnv, model any) int64 {
+	t.Helper()
+	var n int64
+	if err := e.Backends.DB.Model(model).Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestBrowserCreateOnce: the campaign and the template forms sent twice at
+// once, and then a third time by their button, create one campaign and one
+// template; the third send says it was done already and goes where the
+// first went. A form refused for a mistake and then corrected creates one.
+func TestBrowserCreateOnce(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+
+	campaigns := countRows(t, e, &models.Campaign{})
+	admin.open("/admin/campaigns/new")
+	admin.fill("#name", "Once only")
+	admin.fill("#budget", "100.00")
+	sendFormTwice(admin, `form[action="/admin/campaigns"]`)
+	if n := countRows(t, e, &models.Campaign{}); n != campaigns+1 {
+		t.Fatalf("%d campaigns after two sends of one form, want %d", n, campaigns+1)
+	}
+	admin.submit(`form[action="/admin/campaigns"] button[type="submit"]`)
+	admin.expectPage("This form was sent twice; it was done once, the first time.")
+	if loc := admin.location(); !strings.HasPrefix(loc, "/admin/templates/new?campaign=") {
+		t.Errorf("the third send went to %s, want the new template form of the campaign", loc)
+	}
+	if n := countRows(t, e, &models.Campaign{}); n != campaigns+1 {
+		t.Fatalf("%d campaigns after three sends of one form, want %d", n, campaigns+1)
+	}
+
+	// The template form: refused once (no name), corrected, then sent twice.
+	templates := e.CountTemplates(t)
+	admin.fill("#name", " ")
+	admin.submit(`form[data-template-form] button[type="submit"]`)
+	expectFieldError(t, admin, "#name", "Enter a name")
+	admin.fill("#name", "Two off")
+	admin.fill("#face_value", "2.00")
+	sendFormTwice(admin, `form[data-template-form]`)
+	if n := e.CountTemplates(t); n != templates+1 {
+		t.Fatalf("%d templates after two sends of one form, want %d", n, templates+1)
+	}
+	admin.submit(`form[data-template-form] button[type="submit"]`)
+	admin.expectPage("This form was sent twice; it was done once, the first time.")
+	admin.waitText("h1", "Two off")
+	if n := e.CountTemplates(t); n != templates+1 {
+		t.Fatalf("%d templates after three sends of one form, want %d", n, templates+1)
+	}
+	// A new form is a new token: it creates again.
+	admin.open("/admin/campaigns/new")
+	admin.fill("#name", "Once more")
+	admin.submit(`form[action="/admin/campaigns"] button[type="submit"]`)
+	if n := countRows(t, e, &models.Campaign{}); n != campaigns+2 {
+		t.Fatalf("%d campaigns after a second form, want %d", n, campaigns+2)
 	}
 }

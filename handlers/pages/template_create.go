@@ -32,7 +32,10 @@ type templateForm struct {
 	BuyQuantity, GetQuantity, GetPercent, MaxApplications string
 	Tiers                                                 string
 	Targets                                               map[string]string
-	Errors                                                formErrors
+	// Token names this filling of the form: sent twice, it creates one
+	// template (createOnce).
+	Token  string
+	Errors formErrors
 }
 
 // targetFields are the target lists of the form, by the service's name
@@ -167,7 +170,7 @@ type newTemplatePage struct {
 func (p *Pages) showNewTemplate(c *gin.Context) {
 	f := templateForm{Kind: models.KindFixed, TotalStock: "100", PerUserLimit: "1", Validity: "days", ValidDays: "30",
 		RefundPolicy: models.RefundRestore, CampaignID: c.Query("campaign"), AppliesTo: models.AppliesToOrder,
-		Priority: strconv.Itoa(models.DefaultPriority), Targets: map[string]string{}, Errors: formErrors{}}
+		Priority: strconv.Itoa(models.DefaultPriority), Targets: map[string]string{}, Token: newFormToken(), Errors: formErrors{}}
 	p.renderNewTemplate(c, http.StatusOK, f)
 }
 
@@ -203,7 +206,10 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
 		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
 		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
-		Errors: formErrors{},
+		Token: formToken(c), Errors: formErrors{},
+	}
+	if f.Token == "" {
+		f.Token = newFormToken()
 	}
 	for _, tf := range targetFields {
 		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
@@ -222,11 +228,13 @@ func (p *Pages) createTemplate(c *gin.Context) {
 			return errs.Err()
 		},
 		act: func(t models.Template) (outcome, error) {
-			out, err := p.admin.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
-			if err != nil {
-				return outcome{}, err
-			}
-			return done(fmt.Sprintf("Created “%s”.", out.Name), fmt.Sprintf("/admin/templates/%d", out.ID)), nil
+			return p.createOnce(c, formToken(c), func() (outcome, error) {
+				out, err := p.admin.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
+				if err != nil {
+					return outcome{}, err
+				}
+				return done(fmt.Sprintf("Created “%s”.", out.Name), fmt.Sprintf("/admin/templates/%d", out.ID)), nil
+			})
 		},
 		refused: func(_ models.Template, err error) bool { return templateErrors(f.Errors, err, templateFields) },
 		show:    func(status int) { p.renderNewTemplate(c, status, f) },
