@@ -8,6 +8,7 @@ package pages_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,5 +321,75 @@ func TestBrowserCreateOnce(t *testing.T) {
 	admin.submit(`form[action="/admin/campaigns"] button[type="submit"]`)
 	if n := countRows(t, e, &models.Campaign{}); n != campaigns+2 {
 		t.Fatalf("%d campaigns after a second form, want %d", n, campaigns+2)
+	}
+}
+
+// recordCopies makes the page's clipboard keep what is copied in
+// window.copied, so that the test can read it.
+func recordCopies(tb *tab) {
+	tb.t.Helper()
+	tb.run("record copies", chromedp.Evaluate[chromedp.Void](`window.copied = "";
+	  Object.defineProperty(navigator, "clipboard", { configurable: true,
+	    value: { writeText: function (s) { window.copied = s; return Promise.resolve(); } } });`))
+}
+
+// TestBrowserTokens: an admin makes an API token in the console (a blank
+// name refused beside the field), sees its secret once with a copy button
+// that copies it, the token works on the API, the list does not show the
+// secret again, and a revoke from the list stops it.
+func TestBrowserTokens(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+	tokens := countRows(t, e, &models.APIToken{})
+
+	admin.open("/admin/tokens")
+	admin.submit(`form[action="/admin/tokens"] button[type="submit"]`)
+	expectFieldError(t, admin, "#token-name", "Enter a name")
+	if n := countRows(t, e, &models.APIToken{}); n != tokens {
+		t.Fatalf("%d tokens after a refused form, want %d", n, tokens)
+	}
+	admin.fill("#token-name", "nightly export")
+	admin.run("choose admin", chromedp.SetValue(chromedp.CSS("#token-role"), "admin"))
+	admin.submit(`form[action="/admin/tokens"] button[type="submit"]`)
+	secret := admin.text("#token-secret")
+	if n := countRows(t, e, &models.APIToken{}); n != tokens+1 || secret == "" {
+		t.Fatalf("%d tokens after making one (secret %q), want %d", n, secret, tokens+1)
+	}
+	recordCopies(admin)
+	admin.run("copy", chromedp.Click(chromedp.CSS(`#token-created button[data-copy]`), chromedp.NodeVisible))
+	admin.waitText(`#token-created button[data-copy]`, "Copied")
+	if got := eval[string](admin, `window.copied`); got != secret {
+		t.Errorf("copied %q, want the secret %q", got, secret)
+	}
+	admin.consoleShots("tokens-created")
+	api := func() int {
+		req, _ := http.NewRequest("GET", e.Srv.URL+"/api/v1/tokens", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if st := api(); st != http.StatusOK {
+		t.Fatalf("the new token on the API: %d, want 200", st)
+	}
+
+	admin.open("/admin/tokens")
+	if strings.Contains(admin.pageText(), secret) {
+		t.Fatal("the list shows the secret again")
+	}
+	row := admin.text(`[data-token]`)
+	if !strings.Contains(row, "nightly export") || !strings.Contains(row, "Live") {
+		t.Fatalf("the newest token's row: %s", row)
+	}
+	admin.submit(`[data-token] form[action$="/revoke"] button[type="submit"]`)
+	admin.expectPage("Revoked the token \"nightly export\"")
+	admin.waitText(`[data-token]`, "Revoked")
+	if st := api(); st != http.StatusUnauthorized {
+		t.Fatalf("the revoked token on the API: %d, want 401", st)
 	}
 }

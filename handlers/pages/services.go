@@ -22,6 +22,7 @@ type Admin interface {
 	AddStock(ctx context.Context, actor string, id int64, delta int64, reason string) (*models.Template, error)
 	CreateCampaign(ctx context.Context, actor string, c models.Campaign) (*models.Campaign, error)
 	CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error)
+	CreateToken(ctx context.Context, actor, role, name string) (string, *models.APIToken, error)
 	GetCouponHistory(ctx context.Context, code string) (*admin.CouponHistory, error)
 	ListCampaignTemplates(ctx context.Context, campaignID int64) ([]core.TemplateView, error)
 	ListCoupons(ctx context.Context, f admin.CouponFilter) (admin.CouponPage, error)
