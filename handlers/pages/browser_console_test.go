@@ -393,3 +393,48 @@ func TestBrowserTokens(t *testing.T) {
 		t.Fatalf("the revoked token on the API: %d, want 401", st)
 	}
 }
+
+// TestBrowserTemplateFormCodes: the template form shows the shared code
+// field only when a shared code is chosen, and shows the stacking setting;
+// a shared, combinable template is created as chosen and its page says so.
+func TestBrowserTemplateFormCodes(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+	admin.open("/admin/templates/new")
+	visible := func(sel string) bool {
+		return eval[bool](admin, fmt.Sprintf(`(function(){var e=document.querySelector(%q);return !!e && e.getClientRects().length>0;})()`, sel))
+	}
+	if visible("#shared_code") {
+		t.Error("the shared code field shows while each shopper gets a code of their own")
+	}
+	if !visible("#stacking") {
+		t.Fatal("the form does not show the stacking setting")
+	}
+	if v := eval[string](admin, `document.querySelector("#stacking").value`); v != "exclusive" {
+		t.Errorf("stacking starts as %q, want exclusive", v)
+	}
+	admin.run("choose a shared code", chromedp.SetValue(chromedp.CSS("#code_mode"), "shared"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#code_mode").dispatchEvent(new Event("change", {bubbles: true}))`))
+	if !visible("#shared_code") {
+		t.Fatal("the shared code field is hidden after choosing a shared code")
+	}
+	admin.run("choose the campaign", chromedp.SetValue(chromedp.CSS("#campaign_id"), fmt.Sprint(e.Demo.Campaign.ID)))
+	admin.fill("#name", "Shared three off")
+	admin.fill("#face_value", "3.00")
+	admin.fill("#shared_code", "three-off")
+	admin.run("combinable", chromedp.SetValue(chromedp.CSS("#stacking"), "combinable"))
+	admin.consoleShots("template-form-shared")
+	admin.submit(`form[data-template-form] button[type="submit"]`)
+	admin.expectPage("Created “Shared three off”.")
+	var tp models.Template
+	if err := e.Backends.DB.Where("name = ?", "Shared three off").First(&tp).Error; err != nil {
+		t.Fatal(err)
+	}
+	if tp.CodeMode != models.CodeModeShared || tp.SharedCode != "THREEOFF" || tp.Stacking != models.StackingCombinable {
+		t.Fatalf("created %s/%q/%s, want shared/THREEOFF/combinable", tp.CodeMode, tp.SharedCode, tp.Stacking)
+	}
+	admin.waitText("[data-stacking]", "May join other coupons")
+	admin.waitText("[data-shared-code]", "THREEOFF")
+}

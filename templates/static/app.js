@@ -458,18 +458,19 @@
 
   // ---- forms ----
 
-  // toggleFields shows only the fields of the chosen kind, target and
-  // validity on the template form; an attribute may list several values,
-  // separated by spaces.
+  // toggleFields shows only the fields of the chosen kind, target,
+  // validity and code mode on the template form (the shared code only for a
+  // shared code); an attribute may list several values, separated by spaces.
   function toggleFields(form) {
     function sync(name, attr) {
-      var chosen = form.querySelector('input[name="' + name + '"]:checked');
+      var chosen = form.querySelector('input[name="' + name + '"]:checked, select[name="' + name + '"]');
       form.querySelectorAll("[" + attr + "]").forEach(function (el) {
         el.hidden = !!chosen && el.getAttribute(attr).split(" ").indexOf(chosen.value) < 0;
       });
     }
     function all() {
       sync("kind", "data-kind"); sync("validity", "data-validity"); sync("applies_to", "data-applies");
+      sync("code_mode", "data-code-mode");
     }
     form.addEventListener("change", all);
     all();
