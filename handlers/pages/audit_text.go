@@ -61,8 +61,8 @@ var auditLabels = map[string]string{
 	"expires_at": "held until", "delta": "added", "total_stock": "stock now", "stock": "stock", "limit": "per person",
 	"budget_cents": "budget", "returned_amount_cents": "returned", "kept_amount_cents": "kept",
 	"discount_kept_cents": "discount kept", "clawback_cents": "taken back", "full": "whole order returned",
-	"users_drifted": "holders drifted", "in_flight": "in flight", "in_flight_cents": "in flight",
-	"db_live": "holding a slot", "policy": "refund policy",
+	"users_drifted": "holders drifted", "in_flight": "being claimed", "in_flight_cents": "being claimed",
+	"db_live": "using stock", "policy": "refund policy",
 	"lines": "lines returned", "refund_cents": "paid back", "discount_returned_cents": "discount given back",
 	"shipping_discount_returned_cents": "shipping discount given back",
 }

@@ -438,3 +438,28 @@ func TestBrowserTemplateFormCodes(t *testing.T) {
 	admin.waitText("[data-stacking]", "May join other coupons")
 	admin.waitText("[data-shared-code]", "THREEOFF")
 }
+
+// TestBrowserConsoleWords: the console's figures speak the admin's words:
+// no "slot", "in flight" or Redis on the console, a template's page or a
+// campaign's page, and the sums still read as sums.
+func TestBrowserConsoleWords(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	tp := e.Template(t, "$5 off")
+	e.ClaimFor(t, tp.ID, "words-1")
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+	for _, page := range []string{"/admin", fmt.Sprintf("/admin/templates/%d", tp.ID), fmt.Sprintf("/admin/campaigns/%d", e.Demo.Campaign.ID)} {
+		admin.open(page)
+		text := strings.ToLower(admin.pageText())
+		for _, jargon := range []string{"slot", "in flight", "redis"} {
+			if strings.Contains(text, jargon) {
+				i := strings.Index(text, jargon)
+				t.Errorf("%s says %q: …%s…", page, jargon, text[max(0, i-60):min(len(text), i+60)])
+			}
+		}
+	}
+	admin.open(fmt.Sprintf("/admin/templates/%d", tp.ID))
+	admin.waitText(`[data-sum="claimed"]`, "1 claimed = 1 using stock + 0 revoked, stock given back")
+	admin.consoleShots("template-figures")
+}
