@@ -50,6 +50,12 @@ var auditVerbs = map[string]string{
 	"token.create":        "created",
 	"token.revoke":        "revoked",
 	"user.create":         "created",
+	"webhook.create":      "registered",
+	"webhook.update":      "changed",
+	"webhook.delete":      "deleted",
+	"webhook.disable":     "disabled, after failing too long,",
+	"webhook.resend":      "sent a delivery again to",
+	"webhook.test":        "sent a test event to",
 }
 
 // auditLabels name the details of the entries; a key not here is shown
@@ -96,6 +102,8 @@ func auditObject(target string, codes map[int64]string) auditLink {
 		return auditLink{Text: "template #" + id, Href: "/admin/templates/" + id}
 	case kind == "campaign" && numErr == nil:
 		return auditLink{Text: "campaign #" + id, Href: "/admin/campaigns/" + id}
+	case kind == "webhook" && numErr == nil:
+		return auditLink{Text: "webhook #" + id, Href: "/admin/webhooks/" + id}
 	case kind == "token" && numErr == nil:
 		return auditLink{Text: "token #" + id, Href: "/admin/tokens#token-" + id}
 	case kind == "user":

@@ -8,15 +8,19 @@ package pages_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"couponsvc/internal/testsupport"
 	"couponsvc/models"
+	"couponsvc/services"
 
 	"github.com/chromedp/chromedp"
 )
@@ -462,4 +466,65 @@ func TestBrowserConsoleWords(t *testing.T) {
 	admin.open(fmt.Sprintf("/admin/templates/%d", tp.ID))
 	admin.waitText(`[data-sum="claimed"]`, "1 claimed = 1 using stock + 0 revoked, stock given back")
 	admin.consoleShots("template-figures")
+}
+
+// TestBrowserWebhookTestEvent: an admin registers an endpoint (its secret
+// shown once, copied by its button), sends it a test event from its page:
+// the receiver gets exactly one webhook.test, signed, and the delivery log
+// shows the try with the answer, and the payload under it; the audit log
+// says it as a sentence.
+func TestBrowserWebhookTestEvent(t *testing.T) {
+	e := testsupport.NewPageEnvWith(t, services.Config{WebhookAllowPrivate: true})
+	var mu sync.Mutex
+	var got []string
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Header.Get(models.SignatureHeader)+" "+string(body))
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer rcv.Close()
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+	admin.open("/admin/webhooks")
+	admin.fill("#url", rcv.URL+"/hook")
+	admin.run("only template.paused", chromedp.Click(chromedp.CSS(`input[value="template.paused"]`), chromedp.NodeVisible))
+	admin.submit(`form[action="/admin/webhooks"] button[type="submit"]`)
+	secret := admin.text("#webhook-secret")
+	recordCopies(admin)
+	admin.run("copy", chromedp.Click(chromedp.CSS(`#webhook-created button[data-copy]`), chromedp.NodeVisible))
+	admin.waitText(`#webhook-created button[data-copy]`, "Copied")
+	if c := eval[string](admin, `window.copied`); c != secret || !strings.HasPrefix(secret, "whsec_") {
+		t.Errorf("copied %q, want the secret %q", c, secret)
+	}
+	admin.consoleShots("webhook-created")
+
+	admin.submit(`[data-webhook] a[href^="/admin/webhooks/"]`)
+	admin.submit(`form[data-test-event] button[type="submit"]`)
+	admin.expectPage("Sent a test event")
+	if n, err := e.Service.DispatchOnce(context.Background()); n != 1 || err != nil {
+		t.Fatalf("dispatch = %d, %v; want 1 delivery", n, err)
+	}
+	mu.Lock()
+	if len(got) != 1 || !strings.Contains(got[0], `"type":"webhook.test"`) || !strings.HasPrefix(got[0], "t=") {
+		t.Errorf("the receiver got %q, want one signed webhook.test", got)
+	}
+	mu.Unlock()
+	admin.open(admin.location())
+	row := admin.text(`#delivery-log [data-attempt]`)
+	if !strings.Contains(row, "webhook.test") || !strings.Contains(row, "202") || !strings.Contains(row, "Delivered") {
+		t.Errorf("the log's row: %s, want webhook.test delivered with 202", row)
+	}
+	admin.run("open the payload", chromedp.Click(chromedp.CSS(`[data-delivery-detail] summary`), chromedp.NodeVisible))
+	payload := admin.text(`[data-payload]`)
+	if !strings.Contains(payload, `"endpoint_id"`) || !strings.Contains(payload, `"actor": "admin"`) {
+		t.Errorf("the payload shown: %s", payload)
+	}
+	admin.waitText(`[data-delivery-detail]`, "Answer: HTTP 202")
+	admin.consoleShots("webhook-log")
+	admin.open("/admin/audit?action=webhook.")
+	admin.waitText(".audit-lines", "admin sent a test event to webhook #")
+	admin.waitText(".audit-lines", "admin registered webhook #")
 }

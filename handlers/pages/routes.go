@@ -93,6 +93,8 @@ func (p *Pages) Routes() []web.Route {
 			Summary: "Register a webhook endpoint (its secret shown once)"},
 		{Method: "GET", Path: "/admin/webhooks/:id", Roles: admin, Handler: p.showWebhook,
 			Summary: "A webhook endpoint's delivery log, with a resend button each"},
+		{Method: "POST", Path: "/admin/webhooks/:id/test", Roles: admin, Handler: p.sendTestEvent,
+			Summary: "Send a webhook.test event to one endpoint"},
 		{Method: "POST", Path: "/admin/webhooks/:id/delete", Roles: admin, Handler: p.deleteWebhook,
 			Summary: "Delete a webhook endpoint"},
 		{Method: "POST", Path: "/admin/webhooks/:id/deliveries/:delivery/resend", Roles: admin, Handler: p.resendDelivery,

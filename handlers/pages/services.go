@@ -2,6 +2,7 @@ package pages
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"time"
 
@@ -83,10 +84,12 @@ type Core interface {
 type Events interface {
 	CreateWebhook(ctx context.Context, actor string, in events.WebhookInput) (*events.CreatedWebhook, error)
 	DeleteWebhook(ctx context.Context, actor string, id int64) error
+	EventPayloads(ctx context.Context, ids []int64) (map[int64]json.RawMessage, error)
 	GetWebhook(ctx context.Context, id int64) (*models.WebhookEndpoint, error)
 	ListWebhookAttempts(ctx context.Context, id int64, limit int) ([]models.WebhookAttempt, error)
 	ListWebhooks(ctx context.Context) ([]models.WebhookEndpoint, error)
 	ResendDelivery(ctx context.Context, actor string, endpointID int64, deliveryID int64) (*models.WebhookDelivery, error)
+	SendTestEvent(ctx context.Context, actor string, id int64) (*models.WebhookDelivery, error)
 }
 
 // Reconciler is what this package calls of services/reconcile (reconcile.Reconciler).

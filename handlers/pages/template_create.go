@@ -201,7 +201,7 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		Validity: c.PostForm("validity"), ValidDays: c.PostForm("valid_days"), ValidFrom: c.PostForm("valid_from"),
 		ValidUntil: c.PostForm("valid_until"), RefundPolicy: c.PostForm("refund_policy"),
 		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
-		Stacking: c.PostForm("stacking"),
+		Stacking:       c.PostForm("stacking"),
 		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
 		AppliesTo: c.PostForm("applies_to"), MinQuantity: c.PostForm("min_quantity"), Priority: c.PostForm("priority"),
 		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
