@@ -1712,3 +1712,12 @@ type WebhookEndpoint struct {
 	UpdatedAt    time.Time  `json:"updated_at"`
 	URL          string     `json:"url"`
 }
+
+// WebhookTestEvent defines model for WebhookTestEvent.
+type WebhookTestEvent struct {
+	Actor      string `json:"actor"`
+	EndpointID int64  `json:"endpoint_id"`
+
+	// Message a sentence saying that this is a test; nothing changed
+	Message string `json:"message"`
+}

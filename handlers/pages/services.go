@@ -2,6 +2,7 @@ package pages
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"time"
 
@@ -22,6 +23,7 @@ type Admin interface {
 	AddStock(ctx context.Context, actor string, id int64, delta int64, reason string) (*models.Template, error)
 	CreateCampaign(ctx context.Context, actor string, c models.Campaign) (*models.Campaign, error)
 	CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error)
+	CreateToken(ctx context.Context, actor, role, name string) (string, *models.APIToken, error)
 	GetCouponHistory(ctx context.Context, code string) (*admin.CouponHistory, error)
 	ListCampaignTemplates(ctx context.Context, campaignID int64) ([]core.TemplateView, error)
 	ListCoupons(ctx context.Context, f admin.CouponFilter) (admin.CouponPage, error)
@@ -82,10 +84,12 @@ type Core interface {
 type Events interface {
 	CreateWebhook(ctx context.Context, actor string, in events.WebhookInput) (*events.CreatedWebhook, error)
 	DeleteWebhook(ctx context.Context, actor string, id int64) error
+	EventPayloads(ctx context.Context, ids []int64) (map[int64]json.RawMessage, error)
 	GetWebhook(ctx context.Context, id int64) (*models.WebhookEndpoint, error)
 	ListWebhookAttempts(ctx context.Context, id int64, limit int) ([]models.WebhookAttempt, error)
 	ListWebhooks(ctx context.Context) ([]models.WebhookEndpoint, error)
 	ResendDelivery(ctx context.Context, actor string, endpointID int64, deliveryID int64) (*models.WebhookDelivery, error)
+	SendTestEvent(ctx context.Context, actor string, id int64) (*models.WebhookDelivery, error)
 }
 
 // Reconciler is what this package calls of services/reconcile (reconcile.Reconciler).
