@@ -57,7 +57,7 @@ func TestPagesPOSPreviewWords(t *testing.T) {
 		txt := p.Text()
 		if p.Status != http.StatusOK || !strings.Contains(txt, "15% of $200.00 is $30.00, capped at $20.00.") ||
 			!strings.Contains(txt, "Discount −$20.00") || !strings.Contains(txt, "To pay $180.00") ||
-			!strings.Contains(p.Body, `data-focus="confirm-redeem"`) {
+			!strings.Contains(p.Body, `data-focus="code"`) || !strings.Contains(p.Body, `name="preview_code" value="`+percent.Code+`"`) {
 			t.Fatalf("capped percent: %v\n%s", p, txt)
 		}
 		// Under the cap, no such words.
