@@ -1,6 +1,7 @@
 package pages_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -201,4 +202,54 @@ func status(coupons []models.CouponView, code string) string {
 		}
 	}
 	return ""
+}
+
+// TestBrowserPOSReturnPreview: a partial return, keyboard only, shows what
+// it will claw back before it is recorded: the amount kept, the discount
+// kept and the discount taken back; Enter records it, Cancel records
+// nothing.
+func TestBrowserPOSReturnPreview(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	threshold := e.ClaimFor(t, e.Template(t, "$10 off orders").ID, "shopper")
+	if _, err := e.Service.Redeem(context.Background(), redeemRequest(threshold.Code, "R-1", 8000)); err != nil {
+		t.Fatal(err)
+	}
+	b := startBrowser(t, e.Srv.URL)
+	cashier := b.tab("cashier")
+	cashier.login("cashier", e.Passwords["cashier"])
+	cashier.open("/pos/hold")
+	cashier.expectFocus("hold-order")
+
+	// $40 of $80 back: the $40 kept is under the coupon's $50 minimum, so
+	// its $10 is taken back; said before anything is recorded.
+	cashier.keys(kb.Tab + kb.Tab + "R-1" + kb.Tab + "r-1" + kb.Tab + "40")
+	cashier.enter()
+	if got := cashier.text("[data-return-preview]"); !strings.Contains(got, "Return r-1 of order R-1: nothing is recorded until you confirm.") ||
+		cashier.text("[data-return-kept]") != "$40.00" || cashier.text("[data-return-discount]") != "−$0.00" ||
+		cashier.text("[data-return-clawback]") != "$10.00" {
+		t.Errorf("the return's preview: %q", got)
+	}
+	cashier.expectFocus("return-confirm")
+	if lg, found, err := e.Service.UseLog(context.Background(), threshold.ID, "R-1"); err != nil || !found || lg.DiscountCents != 1000 {
+		t.Fatalf("after the preview the redemption is %+v (found %v, %v), want its $10.00 discount unchanged", lg, found, err)
+	}
+	cashier.screenshot("pos-return-preview")
+
+	// Cancel: nothing recorded.
+	cashier.keys(kb.Tab)
+	cashier.expectFocus("return-cancel")
+	cashier.enter()
+	if lg, _, _ := e.Service.UseLog(context.Background(), threshold.ID, "R-1"); lg.DiscountCents != 1000 {
+		t.Fatalf("Cancel changed the redemption's discount to %d", lg.DiscountCents)
+	}
+
+	// Again, and Enter records it as previewed.
+	cashier.keys(kb.Tab + kb.Tab + "R-1" + kb.Tab + "r-1" + kb.Tab + "40")
+	cashier.enter()
+	cashier.expectFocus("return-confirm")
+	cashier.enter()
+	cashier.expectPage("Return r-1 of order R-1 recorded: the customer keeps $40.00 with $0.00 off; $10.00 of discount taken back.")
+	if lg, _, _ := e.Service.UseLog(context.Background(), threshold.ID, "R-1"); lg.DiscountCents != 0 {
+		t.Fatalf("after the return the redemption's discount is %d, want 0", lg.DiscountCents)
+	}
 }

@@ -48,6 +48,7 @@ type Checkout interface {
 	Refund(ctx context.Context, req checkout.RefundRequest) (*checkout.RefundResult, error)
 	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)
 	ReturnPart(ctx context.Context, actor string, orderID string, returnID string, returned int64) (*checkout.ReturnResult, error)
+	PreviewReturnPart(ctx context.Context, orderID string, returned int64) (*checkout.ReturnResult, error)
 	Validate(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
 }
 
