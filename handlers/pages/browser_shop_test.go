@@ -238,3 +238,42 @@ func TestBrowserShopUsableCount(t *testing.T) {
 		t.Errorf("at the limit the card says %q", got)
 	}
 }
+
+// TestBrowserWalletRevokeReason: an admin revokes a coupon in the console
+// with a public reason chosen from the list and an internal note; the
+// shopper's wallet says the public reason, never the note.
+func TestBrowserWalletRevokeReason(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	gone := e.ClaimFor(t, e.Template(t, "15%").ID, "shopper")
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+	admin.open("/admin/coupons?code=" + gone.Code)
+	admin.run("accept confirmations", chromedp.Evaluate[chromedp.Void](`window.confirm = function () { return true; }`))
+	admin.fill("#revoke-code", gone.Code)
+	// No public reason chosen: refused beside the field, nothing revoked.
+	admin.fill("#revoke-reason", "bought a list of accounts")
+	admin.submit(`form[action="/admin/coupons/revoke"] button[type="submit"]`)
+	if got := admin.text("#revoke-public-error"); got != "Choose what the shopper is told." {
+		t.Errorf("no public reason: %q", got)
+	}
+	if s := e.CouponStatus(t, gone.Code); s != models.CouponIssued {
+		t.Fatalf("a revoke without a public reason changed the coupon: %s", s)
+	}
+	admin.run("accept confirmations", chromedp.Evaluate[chromedp.Void](`window.confirm = function () { return true; }`))
+	admin.run("choose the public reason", chromedp.Evaluate[chromedp.Void](`document.querySelector("#revoke-public").value = "fraud_suspected"`))
+	admin.fill("#revoke-reason", "bought a list of accounts")
+	admin.submit(`form[action="/admin/coupons/revoke"] button[type="submit"]`)
+	admin.expectPage("Revoked " + grouped(gone.Code))
+
+	shopper := b.tab("shopper")
+	shopper.login("shopper", e.Passwords["shopper"])
+	shopper.open("/wallet")
+	sel := fmt.Sprintf(`[data-coupon="%s"] [data-when]`, gone.Code)
+	if got := shopper.text(sel); got != "Revoked: withdrawn after suspected misuse" {
+		t.Errorf("the wallet says %q about the revoke", got)
+	}
+	if strings.Contains(shopper.pageText(), "bought a list") {
+		t.Errorf("the wallet shows the admin's note")
+	}
+}

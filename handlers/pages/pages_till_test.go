@@ -106,7 +106,7 @@ func TestPagesWalletCompact(t *testing.T) {
 	p := shopper.Get("/wallet")
 	txt := p.Text()
 	if p.Status != http.StatusOK || !strings.Contains(txt, "Expires in 7 days.") || !strings.Contains(txt, "Expires in 30 days.") ||
-		!strings.Contains(txt, "Revoked: issued by mistake") {
+		!strings.Contains(txt, "Revoked: it can no longer be used") || strings.Contains(txt, "issued by mistake") {
 		t.Fatalf("wallet: %v\n%s", p, txt)
 	}
 	if i, j := strings.Index(p.Body, `data-coupon="`+flash.Code+`"`), strings.Index(p.Body, `data-coupon="`+fixed.Code+`"`); i < 0 || j < 0 || i > j {

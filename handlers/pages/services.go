@@ -31,6 +31,7 @@ type Admin interface {
 	Logout(ctx context.Context, sid string) error
 	LookupSession(ctx context.Context, sid string) (*admin.Session, error)
 	Revoke(ctx context.Context, actor string, code string, returnStock bool, reason string) (*admin.RevokeResult, error)
+	RevokeWith(ctx context.Context, actor string, code string, returnStock bool, publicReason string, reason string) (*admin.RevokeResult, error)
 	RevokeToken(ctx context.Context, actor string, id int64) (*admin.TokenView, bool, error)
 	SearchAudit(ctx context.Context, f admin.AuditFilter) (admin.AuditPage, error)
 	UpdateCampaign(ctx context.Context, actor string, id int64, p admin.CampaignPatch) (*models.Campaign, error)
@@ -55,6 +56,7 @@ type Checkout interface {
 // Claims is what this package calls of services/claims (claims.Claims).
 type Claims interface {
 	RevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
+	PublicRevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
 }
 
 // Codes is what this package calls of services/codes (codes.Codes).
