@@ -212,13 +212,8 @@ func namesByID[T any](rows []T, idName func(T) (int64, string)) map[int64]string
 	return out
 }
 
-// readRedeemForm reads and checks the checkout form; the code comes back
-// normalised.
-func readRedeemForm(c *gin.Context) (f redeemForm, code string, amount int64) {
-	return readRedeemFormCode(c, strings.TrimSpace(c.PostForm("code")))
-}
-
-// readRedeemFormCode reads the checkout form with typed as its code.
+// readRedeemFormCode reads and checks the checkout form with typed as its
+// code; the code comes back normalised.
 func readRedeemFormCode(c *gin.Context, typed string) (f redeemForm, code string, amount int64) {
 	f = redeemForm{Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
 	code, f.Code, f.OrderID = checkCodeOrder(typed, strings.TrimSpace(c.PostForm("order_id")), f.Errors, redeemFields)
