@@ -53,7 +53,9 @@ type Option func(*Client)
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
 // WithRetries sets how many times a call is retried after a 429, a 503 or
-// a network error (default 3; 0 never retries).
+// a network error (default 3). 0 never retries: each call is sent once and
+// returns what came (a *Error for a 429 or a 503, the transport's error for
+// a network error), for a caller that must see every outcome as it was.
 func WithRetries(n int) Option { return func(c *Client) { c.maxRetries = max(n, 0) } }
 
 // WithBackoff sets the first wait between retries (default 200 ms); each

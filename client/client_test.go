@@ -3,9 +3,12 @@ package client_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,6 +82,48 @@ func TestRetryKeepsTheIdempotencyKey(t *testing.T) {
 	}
 	if len(front.keys) != 3+4 {
 		t.Fatalf("requests: %d, want 3 then 1+3 retries", len(front.keys))
+	}
+}
+
+// TestWithoutRetries: WithRetries(0) sends each call once and hands back
+// what came: a lost answer is the 503 *client.Error, a network error the
+// transport's error, never retried; a later call with the same key gets the
+// first answer. Tests that must see each raw outcome build the client so.
+func TestWithoutRetries(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	front := &lossy{next: e.Router, lose: 1}
+	c := newClient(t, front, testsupport.AdminToken, client.WithRetries(0))
+	ctx := context.Background()
+	before := e.Counts(t)["campaigns"]
+	_, err := c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Once"}, client.IdempotencyKey("once-1"))
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != 503 {
+		t.Fatalf("a lost answer without retries: %v, want the 503 *client.Error", err)
+	}
+	if len(front.keys) != 1 {
+		t.Fatalf("requests: %d, want 1", len(front.keys))
+	}
+	got, err := c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Once"}, client.IdempotencyKey("once-1"))
+	if err != nil || got.Result != "duplicate" || got.Campaign.Name != "Once" {
+		t.Fatalf("the same key again: %+v, %v; want the first answer as a duplicate", got, err)
+	}
+	if n := e.Counts(t)["campaigns"]; n != before+1 || len(front.keys) != 2 {
+		t.Fatalf("campaigns %d (want %d), requests %d (want 2)", n, before+1, len(front.keys))
+	}
+	// A network error: every dial fails, and is counted.
+	var dials atomic.Int64
+	refuse := &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		dials.Add(1)
+		return nil, errors.New("connection refused by the test")
+	}}}
+	down, err := client.New("http://127.0.0.1:1", testsupport.AdminToken, client.WithRetries(0),
+		client.WithBackoff(time.Millisecond), client.WithHTTPClient(refuse))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = down.GetCampaign(ctx, 1)
+	if err == nil || errors.As(err, &apiErr) || !strings.Contains(err.Error(), "connection refused by the test") || dials.Load() != 1 {
+		t.Fatalf("a network error: %v after %d dials, want the transport's error after 1", err, dials.Load())
 	}
 }
 

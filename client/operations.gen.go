@@ -119,6 +119,7 @@ type DiscountsCSVParams struct {
 	By         *string
 	CampaignID *int64
 	TemplateID *int64
+	Currency   *string
 }
 
 // DiscountsCSV: Discount by SKU or by category, net of returns, as CSV (GET /api/v1/reports/discounts.csv).
@@ -140,6 +141,9 @@ func (c *Client) DiscountsCSV(ctx context.Context, params DiscountsCSVParams, op
 	}
 	if params.TemplateID != nil {
 		req.query.Set("template_id", strconv.FormatInt(*params.TemplateID, 10))
+	}
+	if params.Currency != nil {
+		req.query.Set("currency", *params.Currency)
 	}
 	return c.stream(ctx, req, opts)
 }
@@ -668,6 +672,7 @@ type ShowDiscountsParams struct {
 	By         *string
 	CampaignID *int64
 	TemplateID *int64
+	Currency   *string
 }
 
 // ShowDiscounts: Discount by SKU or by category, net of returns (GET /api/v1/reports/discounts).
@@ -688,6 +693,9 @@ func (c *Client) ShowDiscounts(ctx context.Context, params ShowDiscountsParams, 
 	}
 	if params.TemplateID != nil {
 		req.query.Set("template_id", strconv.FormatInt(*params.TemplateID, 10))
+	}
+	if params.Currency != nil {
+		req.query.Set("currency", *params.Currency)
 	}
 	var out DiscountsAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {

@@ -291,10 +291,13 @@ type AttemptsAnswer struct {
 
 // BudgetEvent defines model for BudgetEvent.
 type BudgetEvent struct {
-	CampaignID           int64 `json:"campaign_id"`
-	RemainingBudgetCents int64 `json:"remaining_budget_cents"`
-	TemplateID           int64 `json:"template_id"`
-	ValueCents           int64 `json:"value_cents"`
+	CampaignID int64 `json:"campaign_id"`
+
+	// Currency an ISO 4217 currency code such as USD, EUR or JPY
+	Currency             string `json:"currency"`
+	RemainingBudgetCents int64  `json:"remaining_budget_cents"`
+	TemplateID           int64  `json:"template_id"`
+	ValueCents           int64  `json:"value_cents"`
 }
 
 // Campaign defines model for Campaign.
@@ -323,8 +326,11 @@ type CampaignAnswer struct {
 
 // CampaignBudgetDrift defines model for CampaignBudgetDrift.
 type CampaignBudgetDrift struct {
-	BudgetCents             int64  `json:"budget_cents"`
-	CampaignID              int64  `json:"campaign_id"`
+	BudgetCents int64 `json:"budget_cents"`
+	CampaignID  int64 `json:"campaign_id"`
+
+	// Currency an ISO 4217 currency code such as USD, EUR or JPY
+	Currency                string `json:"currency"`
 	DBBudgetUsed            int64  `json:"db_budget_used"`
 	Drift                   int64  `json:"drift"`
 	ExpectedBudgetRemaining int64  `json:"expected_budget_remaining"`
@@ -377,8 +383,8 @@ type CheckoutAnswer struct {
 	Code    int64            `json:"code"`
 	Coupons []CheckoutCoupon `json:"coupons"`
 
-	// Currency a cart with lines: its currency
-	Currency *string `json:"currency,omitempty"`
+	// Currency the currency of every amount of the answer: the order's (its cart's; an amount-only order's as given, by default the deployment's)
+	Currency string `json:"currency"`
 
 	// DiscountCents the coupons' discounts together (docs/pricing.md)
 	DiscountCents int64 `json:"discount_cents"`
@@ -474,10 +480,13 @@ type CouponAnswer struct {
 
 // CouponEvent defines model for CouponEvent.
 type CouponEvent struct {
-	Actor         *string    `json:"actor,omitempty"`
-	CampaignID    int64      `json:"campaign_id"`
-	Code          string     `json:"code"`
-	CouponID      int64      `json:"coupon_id"`
+	Actor      *string `json:"actor,omitempty"`
+	CampaignID int64   `json:"campaign_id"`
+	Code       string  `json:"code"`
+	CouponID   int64   `json:"coupon_id"`
+
+	// Currency an ISO 4217 currency code such as USD, EUR or JPY
+	Currency      string     `json:"currency"`
 	DiscountCents *int64     `json:"discount_cents,omitempty"`
 	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
 
@@ -501,10 +510,13 @@ type CouponEvent struct {
 
 // CouponView defines model for CouponView.
 type CouponView struct {
-	CampaignID    int64      `json:"campaign_id"`
-	ClaimOrderID  *string    `json:"claim_order_id,omitempty"`
-	ClaimedAt     time.Time  `json:"claimed_at"`
-	Code          string     `json:"code"`
+	CampaignID   int64     `json:"campaign_id"`
+	ClaimOrderID *string   `json:"claim_order_id,omitempty"`
+	ClaimedAt    time.Time `json:"claimed_at"`
+	Code         string    `json:"code"`
+
+	// Currency the ISO 4217 currency of value_cents: the template's
+	Currency      string     `json:"currency"`
 	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
 	ID            int64      `json:"id"`
 	OrderID       *string    `json:"order_id,omitempty"`
@@ -752,6 +764,9 @@ type DiscountsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Currency the currency of the orders counted and of every amount
+	Currency string `json:"currency"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -980,9 +995,12 @@ type NoPayload struct {
 
 // OrderReturnEvent defines model for OrderReturnEvent.
 type OrderReturnEvent struct {
-	Actor             *string `json:"actor,omitempty"`
-	ClawbackCents     int64   `json:"clawback_cents"`
-	DiscountKeptCents int64   `json:"discount_kept_cents"`
+	Actor         *string `json:"actor,omitempty"`
+	ClawbackCents int64   `json:"clawback_cents"`
+
+	// Currency the order's currency, of every amount of the event
+	Currency          string `json:"currency"`
+	DiscountKeptCents int64  `json:"discount_kept_cents"`
 
 	// DiscountReturnedCents a return by line: the discount given back to the campaigns
 	DiscountReturnedCents *int64 `json:"discount_returned_cents,omitempty"`
@@ -1039,8 +1057,8 @@ type RedeemAnswer struct {
 	Code   int64      `json:"code"`
 	Coupon CouponView `json:"coupon"`
 
-	// Currency a cart with lines: its currency
-	Currency *string `json:"currency,omitempty"`
+	// Currency the currency of every amount of the answer: the order's (its cart's; an amount-only order's as given, by default the deployment's)
+	Currency string `json:"currency"`
 
 	// DiscountCents fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave (docs/pricing.md)
 	DiscountCents int64 `json:"discount_cents"`
@@ -1096,6 +1114,9 @@ type RefundAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code   int64       `json:"code"`
 	Coupon *CouponView `json:"coupon,omitempty"`
+
+	// Currency the currency of every amount of the answer: the order's (a whole refund: its coupon's)
+	Currency string `json:"currency"`
 
 	// DiscountKeptCents a partial return: the discount the order's coupons give on the kept amount
 	DiscountKeptCents *int64 `json:"discount_kept_cents,omitempty"`
@@ -1155,7 +1176,7 @@ type ReleaseAnswer struct {
 	Code    int64             `json:"code"`
 	Coupons *[]CheckoutCoupon `json:"coupons,omitempty"`
 
-	// Currency a cart with lines: its currency
+	// Currency the currency of every amount of the answer: the order's (its cart's; an amount-only order's as given, by default the deployment's)
 	Currency *string `json:"currency,omitempty"`
 
 	// DiscountCents the coupons' discounts together (docs/pricing.md)
@@ -1333,8 +1354,11 @@ type TemplateEvent struct {
 
 // TemplateStats defines model for TemplateStats.
 type TemplateStats struct {
-	CampaignID          int64       `json:"campaign_id"`
-	Claimed             int64       `json:"claimed"`
+	CampaignID int64 `json:"campaign_id"`
+	Claimed    int64 `json:"claimed"`
+
+	// Currency an ISO 4217 currency code such as USD, EUR or JPY
+	Currency            string      `json:"currency"`
 	Expired             int64       `json:"expired"`
 	Held                int64       `json:"held"`
 	HoldingSlot         int64       `json:"holding_slot"`
@@ -1581,6 +1605,9 @@ type UsableAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code    int64          `json:"code"`
 	Coupons []UsableCoupon `json:"coupons"`
+
+	// Currency an ISO 4217 currency code such as USD, EUR or JPY
+	Currency string `json:"currency"`
 
 	// Error empty
 	Error string `json:"error"`

@@ -66,15 +66,17 @@ func (c *Coupon) EffectiveStatus(now time.Time) string {
 	return status
 }
 
-// CouponView is a coupon as the API shows it, with its effective status.
+// CouponView is a coupon as the API shows it, with its effective status
+// and the currency of its value (its template's).
 type CouponView struct {
 	Coupon
-	Status string `json:"status"`
+	Status   string `json:"status"`
+	Currency string `json:"currency" schema:"currency" doc:"the ISO 4217 currency of value_cents: the template's"`
 }
 
-// View returns the coupon as shown at now.
-func (c *Coupon) View(now time.Time) CouponView {
-	return CouponView{Coupon: *c, Status: c.EffectiveStatus(now)}
+// View returns the coupon as shown at now; currency is its template's.
+func (c *Coupon) View(now time.Time, currency string) CouponView {
+	return CouponView{Coupon: *c, Status: c.EffectiveStatus(now), Currency: currency}
 }
 
 // UseLog is one redemption of a coupon (table coupon_use_log). A unique index on

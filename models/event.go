@@ -64,6 +64,8 @@ type CouponEvent struct {
 	UserID     string `json:"user_id"`
 	Status     string `json:"status" doc:"the coupon's stored status after the change"`
 	ValueCents int64  `json:"value_cents"`
+	// Currency is that of every amount of the event: the template's.
+	Currency string `json:"currency" schema:"currency"`
 	// OrderID names the order of a redemption, refund, hold, release or
 	// expiry.
 	OrderID          string     `json:"order_id,omitempty"`
@@ -88,10 +90,11 @@ type EventLine struct {
 	DiscountCents int64  `json:"discount_cents"`
 }
 
-// NewCouponEvent fills a CouponEvent from a coupon.
-func NewCouponEvent(c *Coupon) CouponEvent {
+// NewCouponEvent fills a CouponEvent from a coupon of a template in that
+// currency.
+func NewCouponEvent(c *Coupon, currency string) CouponEvent {
 	e := CouponEvent{CouponID: c.ID, Code: c.Code, TemplateID: c.TemplateID, CampaignID: c.CampaignID,
-		UserID: c.UserID, Status: c.Status, ValueCents: c.ValueCents}
+		UserID: c.UserID, Status: c.Status, ValueCents: c.ValueCents, Currency: currency}
 	until := c.ValidUntil
 	e.ValidUntil = &until
 	if c.OrderID != nil {
@@ -118,6 +121,8 @@ type BudgetEvent struct {
 	TemplateID           int64 `json:"template_id"`
 	RemainingBudgetCents int64 `json:"remaining_budget_cents"`
 	ValueCents           int64 `json:"value_cents"`
+	// Currency is the campaign's, of both amounts.
+	Currency string `json:"currency" schema:"currency"`
 }
 
 // OrderReturnEvent is the data of order.returned: one return of an order,
@@ -126,6 +131,7 @@ type OrderReturnEvent struct {
 	OrderID             string `json:"order_id"`
 	ReturnID            string `json:"return_id"`
 	ReturnedAmountCents int64  `json:"returned_amount_cents" doc:"this return"`
+	Currency            string `json:"currency" schema:"currency" doc:"the order's currency, of every amount of the event"`
 	OrderAmountCents    int64  `json:"order_amount_cents"`
 	ReturnedTotalCents  int64  `json:"returned_total_cents" doc:"every return of the order so far, this one included"`
 	KeptAmountCents     int64  `json:"kept_amount_cents"`

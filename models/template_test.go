@@ -371,7 +371,7 @@ func TestCouponEffectiveStatus(t *testing.T) {
 		if got := c.EffectiveStatus(tc.now); got != tc.want {
 			t.Errorf("%s at %v = %s, want %s", tc.status, tc.now, got, tc.want)
 		}
-		if v := c.View(tc.now); v.Status != tc.want {
+		if v := c.View(tc.now, "EUR"); v.Status != tc.want || v.Currency != "EUR" {
 			t.Errorf("view of %s at %v = %s, want %s", tc.status, tc.now, v.Status, tc.want)
 		}
 	}

@@ -272,7 +272,7 @@ func TestReturnEvents(t *testing.T) {
 	}
 	_, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r2", 1_501)
 	wantCode(t, err, models.CodeReturnExceedsOrder)
-	want := []models.OrderReturnEvent{{OrderID: "o", ReturnID: "r1", ReturnedAmountCents: 1_500, OrderAmountCents: 3_000,
+	want := []models.OrderReturnEvent{{OrderID: "o", ReturnID: "r1", ReturnedAmountCents: 1_500, Currency: "USD", OrderAmountCents: 3_000,
 		ReturnedTotalCents: 1_500, KeptAmountCents: 1_500, DiscountKeptCents: 0, ClawbackCents: 500, Actor: "pos"}}
 	if got := read(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after a partial return: %+v, want %+v", got, want)
@@ -280,7 +280,7 @@ func TestReturnEvents(t *testing.T) {
 	if _, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r2", 1_500); err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, models.OrderReturnEvent{OrderID: "o", ReturnID: "r2", ReturnedAmountCents: 1_500, OrderAmountCents: 3_000,
+	want = append(want, models.OrderReturnEvent{OrderID: "o", ReturnID: "r2", ReturnedAmountCents: 1_500, Currency: "USD", OrderAmountCents: 3_000,
 		ReturnedTotalCents: 3_000, FullRefund: true, Actor: "pos"})
 	if got := read(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after the completing return: %+v, want %+v", got, want)

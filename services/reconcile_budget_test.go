@@ -79,7 +79,7 @@ func TestReconcileBudget(t *testing.T) {
 		return rep, rep.Campaigns[0]
 	}
 	// 3 coupons hold 1500, the reservation 500: 8000 left.
-	want := reconcile.CampaignBudgetDrift{CampaignID: camp.ID, BudgetCents: 10_000, DBBudgetUsed: 1500,
+	want := reconcile.CampaignBudgetDrift{CampaignID: camp.ID, BudgetCents: 10_000, Currency: "USD", DBBudgetUsed: 1500,
 		InFlightCents: 500, ExpectedRemaining: 8000}
 	check := func(d reconcile.CampaignBudgetDrift, redis, drift int64, repaired bool) {
 		t.Helper()

@@ -338,6 +338,7 @@ func (r *Report) computeRatios() {
 		}
 		r.Ratios = append(r.Ratios, newRatio("checkout/rawredeem (held+confirmed orders/s)", confirmed/raw.OKPerSecond, 0.5, false, detail))
 	}
+	r.Ratios = append(r.Ratios, checkoutRatios(get)...)
 	// The shared code's checkout: every order answered (held with the
 	// code and confirmed, or refused at the hold as sold out or over the
 	// limit) per second, against the same bare redemption.

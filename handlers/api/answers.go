@@ -62,6 +62,7 @@ type redeemAnswer struct {
 // refundAnswer is a whole refund (coupon, stock_returned) or a partial
 // return (partial and the amounts).
 type refundAnswer struct {
+	Currency          string             `json:"currency" schema:"currency" doc:"the currency of every amount of the answer: the order's (a whole refund: its coupon's)"`
 	Coupon            *models.CouponView `json:"coupon,omitempty" doc:"a whole refund: the coupon"`
 	StockReturned     *bool              `json:"stock_returned,omitempty" doc:"a whole refund: the coupon went back to the pool (policy recycle)"`
 	Partial           bool               `json:"partial,omitempty" doc:"a partial return (return_id and returned_amount_cents)"`

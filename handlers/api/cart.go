@@ -91,10 +91,11 @@ func cartRequest(amount *int64, f *cartFields) (int64, checkout.Cart, error) {
 	return a, c, err
 }
 
-// cartAnswer is what an answer with lines adds (left out for an
-// amount-only request).
+// cartAnswer is the order's currency, which every answer on an order
+// carries, and what an answer with lines adds (left out for an amount-only
+// request).
 type cartAnswer struct {
-	Currency              string                  `json:"currency,omitempty" doc:"a cart with lines: its currency"`
+	Currency              string                  `json:"currency" schema:"currency" doc:"the currency of every amount of the answer: the order's (its cart's; an amount-only order's as given, by default the deployment's)"`
 	Lines                 []checkout.LineDiscount `json:"lines,omitempty" doc:"a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents"`
 	ShippingDiscountCents *int64                  `json:"shipping_discount_cents,omitempty" doc:"a cart with lines: the discount on the shipping"`
 }

@@ -230,7 +230,7 @@ func respondUsable(c *gin.Context, out *checkout.Usable) {
 	if best == nil {
 		best = []string{}
 	}
-	web.Respond(c, http.StatusOK, "ok", usableAnswer{checkout.Usable{Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents}})
+	web.Respond(c, http.StatusOK, "ok", usableAnswer{checkout.Usable{Currency: out.Currency, Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents}})
 }
 
 // holdCoupons holds every coupon of the request for the order, or none: 201

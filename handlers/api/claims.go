@@ -71,5 +71,5 @@ func (s *Server) claimCoupon(c *gin.Context) {
 	if res.Duplicate {
 		status, result = http.StatusOK, models.CodeDuplicate.Word()
 	}
-	web.Respond(c, status, result, claimAnswer{Coupon: res.Coupon.View(s.core.Now()), Remaining: res.Remaining})
+	web.Respond(c, status, result, claimAnswer{Coupon: res.Coupon.View(s.core.Now(), res.Currency), Remaining: res.Remaining})
 }

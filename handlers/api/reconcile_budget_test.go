@@ -50,7 +50,7 @@ func TestReconcileBudgetAPI(t *testing.T) {
 	}
 	want := func(got map[string]any, redis, drift float64, repaired bool) {
 		t.Helper()
-		w := map[string]any{"campaign_id": float64(c.ID), "budget_cents": 5000.0, "redis_budget_remaining": redis,
+		w := map[string]any{"campaign_id": float64(c.ID), "budget_cents": 5000.0, "currency": "USD", "redis_budget_remaining": redis,
 			"db_budget_used": 800.0, "in_flight_cents": 0.0, "expected_budget_remaining": 4200.0, "drift": drift, "repaired": repaired}
 		if fmt.Sprint(got) != fmt.Sprint(w) {
 			t.Fatalf("got  %v\nwant %v", got, w)

@@ -49,7 +49,7 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 		return
 	}
 	out := redeemAnswer{Coupon: res.Coupon, OrderAmountCents: res.OrderAmountCents,
-		DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
+		DiscountCents: res.DiscountCents, PayableCents: res.PayableCents, cartAnswer: cartAnswer{Currency: res.Currency}}
 	if res.Lined {
 		out.cartAnswer = cartAnswer{Currency: res.Currency, Lines: res.Lines, ShippingDiscountCents: &res.ShippingDiscountCents}
 	}

@@ -86,7 +86,7 @@ func (s *Server) refundCoupon(c *gin.Context) {
 		return
 	}
 	if r := res.Return; r != nil && r.Lined {
-		web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Partial: true,
+		web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Partial: true, Currency: r.Currency,
 			Lines: r.Lines, RefundCents: &r.RefundCents, DiscountReturnedCents: &r.DiscountReturnedCents,
 			ShippingDiscountReturnedCents: &r.ShippingDiscountReturnedCents,
 			KeptAmountCents:               &r.KeptAmountCents, DiscountKeptCents: &r.DiscountKeptCents,
@@ -94,10 +94,11 @@ func (s *Server) refundCoupon(c *gin.Context) {
 		return
 	}
 	if r := res.Return; r != nil {
-		web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Partial: true,
+		web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Partial: true, Currency: r.Currency,
 			KeptAmountCents: &r.KeptAmountCents, DiscountKeptCents: &r.DiscountKeptCents,
 			ClawbackCents: &r.ClawbackCents, FullRefund: &r.FullRefund})
 		return
 	}
-	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Coupon: &res.Coupon, StockReturned: &res.StockReturned})
+	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Currency: res.Coupon.Currency,
+		Coupon: &res.Coupon, StockReturned: &res.StockReturned})
 }

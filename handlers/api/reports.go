@@ -86,6 +86,7 @@ var discountColumns = []string{"orders", "units", "returned_units", "discount_ce
 // discountsAnswer is the discount report by SKU or category.
 type discountsAnswer struct {
 	By         string                `json:"by" doc:"sku or category"`
+	Currency   string                `json:"currency" schema:"currency" doc:"the currency of the orders counted and of every amount"`
 	From       string                `json:"from" doc:"first day, YYYY-MM-DD in the deployment's zone"`
 	To         string                `json:"to" doc:"last day, included"`
 	CampaignID int64                 `json:"campaign_id,omitempty"`
@@ -99,7 +100,7 @@ type discountsAnswer struct {
 // discountRequest reads the discount report's query.
 func discountRequest(c *gin.Context) reports.DiscountRequest {
 	return reports.DiscountRequest{From: c.Query("from"), To: c.Query("to"), By: c.Query("by"),
-		CampaignID: c.Query("campaign_id"), TemplateID: c.Query("template_id")}
+		CampaignID: c.Query("campaign_id"), TemplateID: c.Query("template_id"), Currency: c.Query("currency")}
 }
 
 // showDiscounts answers the discount report by SKU or category.
@@ -114,7 +115,7 @@ func (s *Server) showDiscounts(c *gin.Context) {
 	if rows == nil {
 		rows = []reports.DiscountRow{}
 	}
-	web.Respond(c, http.StatusOK, "ok", discountsAnswer{By: q.By, From: q.Range.From, To: q.Range.To,
+	web.Respond(c, http.StatusOK, "ok", discountsAnswer{By: q.By, Currency: q.Currency, From: q.Range.From, To: q.Range.To,
 		CampaignID: q.CampaignID, TemplateID: q.TemplateID, Rows: rows, Totals: r.Totals, TotalsByLine: r.TotalsByLine})
 }
 
@@ -157,7 +158,8 @@ func (s *Server) discountsCSV(c *gin.Context) {
 const discountsDescription = "Over the lines of orders redeemed with a cart whose coupons were used within the range (days " +
 	"of COUPON_TIMEZONE) and are still used by the order: per SKU or category id, the orders, the units bought and " +
 	"returned, the lines' stored discount, the part of it returned with units, and the net discount. A line in two " +
-	"categories counts in both. campaign_id and template_id keep the coupons of that campaign or template."
+	"categories counts in both. campaign_id and template_id keep the coupons of that campaign or template; " +
+	"currency the orders of that currency (the deployment's by default)."
 
 // discountParams are the discount report's query parameters.
 func discountParams() []web.Param {
@@ -170,5 +172,7 @@ func discountParams() []web.Param {
 			Schema: map[string]any{"type": "string", "enum": []string{reports.BySKU, reports.ByCategory}}},
 		{Name: "campaign_id", Description: "only the coupons of this campaign", Schema: map[string]any{"type": "integer", "minimum": 1}},
 		{Name: "template_id", Description: "only the coupons of this template", Schema: map[string]any{"type": "integer", "minimum": 1}},
+		{Name: "currency", Description: "the orders of this currency (default: the deployment's): a report sums one currency",
+			Schema: map[string]any{"type": "string", "minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$"}},
 	}
 }

@@ -125,7 +125,7 @@ func TestValidateServiceDocument(t *testing.T) {
 		t.Errorf("the document uses keywords the validator does not know: %v", got)
 	}
 	coupon := `{"id":1,"code":"ABCDEFGHJKLMN","template_id":2,"user_id":"u1","status":"issued","claimed_at":"2026-12-03T10:00:00Z",` +
-		`"campaign_id":3,"value_cents":500,"updated_at":"2026-12-03T10:00:00Z","valid_from":"2026-12-03T10:00:00Z","valid_until":"2027-12-03T10:00:00Z","used_at":null,"order_id":null,"version":1}`
+		`"campaign_id":3,"value_cents":500,"updated_at":"2026-12-03T10:00:00Z","valid_from":"2026-12-03T10:00:00Z","valid_until":"2027-12-03T10:00:00Z","used_at":null,"order_id":null,"version":1,"currency":"EUR"}`
 	good := `{"code":0,"result":"claimed","error":"","coupon":` + coupon + `,"remaining":4}`
 	errs := doc.CheckAnswer("POST", "/api/v1/templates/:id/claim", 201, []byte(good))
 	if len(errs) > 0 {

@@ -94,9 +94,13 @@ func (s *Admin) ListCoupons(ctx context.Context, f CouponFilter) (CouponPage, er
 		cs = cs[:f.Limit]
 		page.Older = cs[f.Limit-1].ID
 	}
+	currencies, err := s.TemplateCurrencies(ctx, cs)
+	if err != nil {
+		return CouponPage{}, err
+	}
 	page.Coupons = make([]models.CouponView, len(cs))
 	for i := range cs {
-		page.Coupons[i] = cs[i].View(now)
+		page.Coupons[i] = cs[i].View(now, currencies[cs[i].TemplateID])
 	}
 	return page, nil
 }

@@ -98,6 +98,10 @@ func (s *Admin) revokeOnce(ctx context.Context, actor string, c *models.Coupon, 
 		return nil, nil, fmt.Errorf("coupon %d has the unknown status %q", c.ID, c.Status)
 	}
 
+	currency, err := s.TemplateCurrency(ctx, c.TemplateID)
+	if err != nil {
+		return nil, nil, err
+	}
 	before := *c
 	after := *c
 	after.Status = models.CouponRevoked
@@ -134,7 +138,7 @@ func (s *Admin) revokeOnce(ctx context.Context, actor string, c *models.Coupon, 
 		if err := s.Audit(tx, actor, action, fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
 			return err
 		}
-		ev := models.NewCouponEvent(&after)
+		ev := models.NewCouponEvent(&after, currency)
 		ev.StockReturned, ev.Actor, ev.Reason = after.Slot == nil, actor, reason
 		if c.Status == models.CouponHeld && c.OrderID != nil {
 			ev.OrderID = *c.OrderID // the order whose hold the revoke released
@@ -147,5 +151,5 @@ func (s *Admin) revokeOnce(ctx context.Context, actor string, c *models.Coupon, 
 	if returnStock {
 		returned = &before
 	}
-	return &RevokeResult{Coupon: after.View(now), StockReturned: after.Slot == nil}, returned, nil
+	return &RevokeResult{Coupon: after.View(now, currency), StockReturned: after.Slot == nil}, returned, nil
 }

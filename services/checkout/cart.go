@@ -47,6 +47,16 @@ func (s *Checkout) currency() string {
 	return models.DefaultCurrency
 }
 
+// orderCurrency is the currency of an order's amounts: the one its first
+// hold or redemption gave, or the deployment's for a row written before
+// amount-only orders kept theirs.
+func (s *Checkout) orderCurrency(o *CheckoutOrder) string {
+	if o.Currency != "" {
+		return o.Currency
+	}
+	return s.currency()
+}
+
 // parseCart checks a request's cart and amount and returns the cart it is
 // priced as: the lines given (the amount, when given too, must be their
 // total), or the one-line cart of the amount. Every bound is answered 400
@@ -172,8 +182,8 @@ func cartHash(c *pricing.Cart) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// orderCart is what an order's row keeps of its cart; the zero value is an
-// amount-only order (no hash, no currency, no shipping, no lines).
+// orderCart is what an order's row keeps of its cart; an amount-only order
+// keeps only its currency (no hash, no shipping, no lines).
 type orderCart struct {
 	hash     string
 	currency string
@@ -181,11 +191,11 @@ type orderCart struct {
 	cart     *pricing.Cart
 }
 
-// orderCartOf is the orderCart of a request's priced cart: the zero value
-// when the request gave no lines.
+// orderCartOf is the orderCart of a request's priced cart: its currency
+// alone when the request gave no lines.
 func orderCartOf(in Cart, c *pricing.Cart) orderCart {
 	if !in.Lined() {
-		return orderCart{}
+		return orderCart{currency: c.Currency}
 	}
 	return orderCart{hash: cartHash(c), currency: c.Currency, shipping: c.ShippingCents, cart: c}
 }

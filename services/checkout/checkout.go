@@ -140,10 +140,13 @@ type CheckoutResult struct {
 	OrderAmountCents int64            `json:"order_amount_cents"`
 	DiscountCents    int64            `json:"discount_cents"`
 	PayableCents     int64            `json:"payable_cents"`
-	// Currency, Lines and ShippingDiscountCents are given for a cart with
-	// lines only: each line's discount with each coupon's part, and the
-	// discount on the shipping.
-	Currency              string         `json:"currency,omitempty"`
+	// Currency is the order's, of every amount: its cart's, or for an
+	// amount-only order the one it was given in (the deployment's by
+	// default).
+	Currency string `json:"currency"`
+	// Lines and ShippingDiscountCents are given for a cart with lines
+	// only: each line's discount with each coupon's part, and the discount
+	// on the shipping.
 	Lines                 []LineDiscount `json:"lines,omitempty"`
 	ShippingDiscountCents *int64         `json:"shipping_discount_cents,omitempty"`
 	// alloc is the pricing decide made (nil when read back).
@@ -155,7 +158,7 @@ func (r *CheckoutResult) setLines(a *allocation) {
 	if a == nil || !a.lined {
 		return
 	}
-	r.Currency, r.Lines, r.ShippingDiscountCents = a.currency, a.lines, ptrTo(a.shipping)
+	r.Lines, r.ShippingDiscountCents = a.lines, ptrTo(a.shipping)
 }
 
 // priced is the coupons of a request as read, with their templates, in the
@@ -340,7 +343,8 @@ func stackingOf(ts []*models.Template) string {
 // them on the request's cart (services/pricing): the answer lists each
 // coupon with its word, and err is the first failure (nil when all apply).
 func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*CheckoutResult, error) {
-	res := &CheckoutResult{Result: models.CodeOK.Word(), OrderID: req.OrderID, OrderAmountCents: req.OrderAmountCents}
+	res := &CheckoutResult{Result: models.CodeOK.Word(), OrderID: req.OrderID, OrderAmountCents: req.OrderAmountCents,
+		Currency: req.cart.Currency}
 	pcs := make([]pricing.Coupon, len(p.coupons))
 	for i, c := range p.coupons {
 		pcs[i] = core.PricingCoupon(p.templates[i], c.Code)
@@ -378,7 +382,7 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 		res.Result = models.ErrorCode(first).Word()
 		res.DiscountCents, res.PayableCents = 0, req.OrderAmountCents
 		if req.Cart.Lined() {
-			res.Currency, res.Lines, res.ShippingDiscountCents = req.cart.Currency, zeroLines(&req.cart), ptrTo(int64(0))
+			res.Lines, res.ShippingDiscountCents = zeroLines(&req.cart), ptrTo(int64(0))
 		}
 		return res, first
 	}

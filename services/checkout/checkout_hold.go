@@ -74,7 +74,11 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 			}
 		}
 		first = false
-		res, err = s.holdOnce(ctx, p, req)
+		res, err = s.holdOnce(ctx, p, req, allIssued(p))
+		if errors.Is(err, errOrderExists) {
+			// The order had a row after all: decided on it at once.
+			res, err = s.holdOnce(ctx, p, req, false)
+		}
 		return err
 	})
 	return res, err
@@ -91,11 +95,34 @@ func existing(p *priced) []*models.Coupon {
 	return out
 }
 
-func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) (*CheckoutResult, error) {
+// allIssued says every coupon of p is issued, as those of a new order's
+// hold are: a hold, confirm or redemption of the order would have made
+// them held or used.
+func allIssued(p *priced) bool {
+	for _, c := range p.coupons {
+		if c.Status != models.CouponIssued {
+			return false
+		}
+	}
+	return true
+}
+
+// holdOnce decides and writes the hold on the coupons as read (p). With
+// assumeNew it skips reading the order's row and holds as for an order
+// that has none, inserting the row; when the row is there after all, the
+// INSERT fails on the primary key, the transaction rolls back and it
+// answers errOrderExists for the caller to decide again on the row. Taking
+// the row as missing is what a read just before a racing INSERT would
+// have said, and the same INSERT refuses it.
+func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest, assumeNew bool) (*CheckoutResult, error) {
 	now := s.Clock().Truncate(time.Microsecond)
-	o, found, err := s.ReadOrder(ctx, req.OrderID)
-	if err != nil {
-		return nil, err
+	var o CheckoutOrder
+	var found bool
+	var err error
+	if !assumeNew {
+		if o, found, err = s.ReadOrder(ctx, req.OrderID); err != nil {
+			return nil, err
+		}
 	}
 	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
 		// The order's own hold is past its time: expired to everyone,
@@ -239,7 +266,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 			if err := s.Audit(tx, core.ActorName(req.Actor), "coupon.hold", fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
 				return err
 			}
-			ev := models.NewCouponEvent(c)
+			ev := models.NewCouponEvent(c, p.templates[i].Currency)
 			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents = models.CouponHeld, req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents
 			ev.HoldExpiresAt, ev.Actor = &expires, core.ActorName(req.Actor)
 			if req.oc.lined() {
@@ -256,6 +283,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 		return nil
 	})
 	if errors.Is(err, errOrderExists) {
+		if assumeNew {
+			return nil, errOrderExists
+		}
 		return nil, core.ErrRetry // another request wrote the order's row first: decide on it
 	}
 	if errors.Is(err, errNoRoom) {
@@ -278,7 +308,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 // allocation while held or confirmed).
 func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutResult, error) {
 	if o.HoldCodes == nil || *o.HoldCodes == "" {
-		return holdAnswerOf(o, nil, nil), nil
+		return holdAnswerOf(o, s.orderCurrency(o), nil, nil), nil
 	}
 	p, err := s.readCoupons(ctx, strings.Split(*o.HoldCodes, ","))
 	if err != nil {
@@ -288,7 +318,7 @@ func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutR
 	if err != nil {
 		return nil, core.DBError("order", err)
 	}
-	return holdAnswerOf(o, p, a), nil
+	return holdAnswerOf(o, s.orderCurrency(o), p, a), nil
 }
 
 // orderAllocation is the allocation of the hold's coupons (p) on the order:
@@ -298,7 +328,7 @@ func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced) (*a
 	if o.Lined() && o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
 		return storedAllocation(db, o, p.coupons)
 	}
-	cart := pricing.OneLine(s.currency(), o.AmountCents)
+	cart := pricing.OneLine(s.orderCurrency(o), o.AmountCents)
 	if o.Lined() {
 		c, err := loadCart(db, o)
 		if err != nil {
@@ -340,11 +370,12 @@ func (s *Checkout) takenOn(db *gorm.DB, o *CheckoutOrder) (pricing.Taken, error)
 	return takenOf(cart, rows)
 }
 
-// holdAnswerOf is holdAnswer with the hold's coupons and templates in hand
-// (p, in the order of its codes; nil when it has none) and their
-// allocation.
-func holdAnswerOf(o *CheckoutOrder, p *priced, a *allocation) *CheckoutResult {
-	res := &CheckoutResult{OrderID: o.OrderID, ExpiresAt: o.HoldExpiresAt, OrderAmountCents: o.AmountCents, Coupons: []CheckoutCoupon{}}
+// holdAnswerOf is holdAnswer with the order's currency, the hold's coupons
+// and templates in hand (p, in the order of its codes; nil when it has
+// none) and their allocation.
+func holdAnswerOf(o *CheckoutOrder, currency string, p *priced, a *allocation) *CheckoutResult {
+	res := &CheckoutResult{OrderID: o.OrderID, ExpiresAt: o.HoldExpiresAt, OrderAmountCents: o.AmountCents, Coupons: []CheckoutCoupon{},
+		Currency: currency}
 	if o.HoldState != nil {
 		res.State = *o.HoldState
 	}

@@ -162,10 +162,14 @@ func (s *Checkout) freeHeld(tx *gorm.DB, actor, action, evType, orderID, extra s
 	if err := dropAllocation(tx, orderID, ids); err != nil {
 		return nil, err
 	}
+	currencies, err := core.TemplateCurrenciesIn(tx, cs)
+	if err != nil {
+		return nil, err
+	}
 	evs := make([]events.NewEvent, len(cs))
 	for i, c := range cs {
 		detail := "order=" + orderID
-		ev := models.NewCouponEvent(&cs[i])
+		ev := models.NewCouponEvent(&cs[i], currencies[c.TemplateID])
 		ev.Status, ev.OrderID, ev.HoldExpiresAt, ev.Actor = models.CouponIssued, orderID, c.HoldExpiresAt, actor
 		if c.ClaimOrderID != nil && *c.ClaimOrderID == orderID {
 			detail += fmt.Sprintf(" user=%s claim_returned=true", c.UserID)

@@ -82,6 +82,8 @@ type UsableCoupon struct {
 // Usable is the answer of UsableCoupons: the coupons best first, and Best,
 // the codes of the combination with the largest total discount.
 type Usable struct {
+	// Currency is the cart's, of every amount.
+	Currency          string         `json:"currency" schema:"currency"`
 	Coupons           []UsableCoupon `json:"coupons"`
 	Best              []string       `json:"best"`
 	BestDiscountCents int64          `json:"best_discount_cents"`
@@ -119,7 +121,7 @@ func (s *Checkout) UsableForCart(ctx context.Context, userID string, amount int6
 		Order("id").Limit(core.MaxUserCoupons).Find(&cs).Error; err != nil {
 		return nil, core.DBError("coupons", err)
 	}
-	out := &Usable{Coupons: []UsableCoupon{}, Best: []string{}}
+	out := &Usable{Currency: cart.Currency, Coupons: []UsableCoupon{}, Best: []string{}}
 	tmpl := map[string]*models.Template{}
 	var pricer pricing.Pricer
 	var r pricing.Result
@@ -139,7 +141,7 @@ func (s *Checkout) UsableForCart(ctx context.Context, userID string, amount int6
 			continue
 		}
 		tmpl[c.Code] = t
-		out.Coupons = append(out.Coupons, UsableCoupon{Coupon: c.View(now), Stacking: t.Stacking, DiscountCents: r.Coupons[0].DiscountCents})
+		out.Coupons = append(out.Coupons, UsableCoupon{Coupon: c.View(now, t.Currency), Stacking: t.Stacking, DiscountCents: r.Coupons[0].DiscountCents})
 	}
 	sort.SliceStable(out.Coupons, func(a, b int) bool { return out.Coupons[a].DiscountCents > out.Coupons[b].DiscountCents })
 	// The best combinable coupon of each template, best first, up to the cap.

@@ -80,10 +80,11 @@ type RedeemResult struct {
 	OrderAmountCents int64
 	DiscountCents    int64
 	PayableCents     int64
-	// Lined marks a redemption on an order with lines: Currency, Lines (the
-	// coupon's part of each line) and ShippingDiscountCents are then given.
+	// Currency is the order's, of every amount.
+	Currency string
+	// Lined marks a redemption on an order with lines: Lines (the coupon's
+	// part of each line) and ShippingDiscountCents are then given.
 	Lined                 bool
-	Currency              string
 	Lines                 []LineDiscount
 	ShippingDiscountCents int64
 }
@@ -93,7 +94,7 @@ func (r *RedeemResult) setLines(a *allocation) {
 	if a == nil || !a.lined {
 		return
 	}
-	r.Lined, r.Currency, r.Lines, r.ShippingDiscountCents = true, a.currency, a.lines, a.shipping
+	r.Lined, r.Lines, r.ShippingDiscountCents = true, a.lines, a.shipping
 }
 
 // Redeem uses a coupon on an order (see docs/flows.md). A shared code
@@ -205,11 +206,16 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 			// A refund committed between the two reads: decide again.
 			return nil, core.ErrRetry
 		}
-		res := &RedeemResult{Duplicate: true, Coupon: c.View(now), OrderAmountCents: lg.OrderAmountCents,
-			DiscountCents: lg.DiscountCents, PayableCents: lg.OrderAmountCents - lg.DiscountCents}
-		if o, found, err := s.ReadOrder(ctx, req.OrderID); err != nil {
+		res := &RedeemResult{Duplicate: true, Coupon: c.View(now, t.Currency), OrderAmountCents: lg.OrderAmountCents,
+			DiscountCents: lg.DiscountCents, PayableCents: lg.OrderAmountCents - lg.DiscountCents, Currency: t.Currency}
+		o, found, err := s.ReadOrder(ctx, req.OrderID)
+		if err != nil {
 			return nil, err
-		} else if found && o.Lined() {
+		}
+		if found {
+			res.Currency = s.orderCurrency(&o)
+		}
+		if found && o.Lined() {
 			a, err := storedAllocation(s.DB.WithContext(ctx), &o, []*models.Coupon{c})
 			if err != nil {
 				return nil, core.DBError("order", err)
@@ -272,8 +278,8 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 	c.Status, c.OrderID, c.UsedAt, c.UserID = models.CouponUsed, &req.OrderID, &now, user
 	c.Version++
 	c.UpdatedAt = now
-	res := &RedeemResult{Coupon: c.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
-		PayableCents: payable}
+	res := &RedeemResult{Coupon: c.View(now, t.Currency), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
+		PayableCents: payable, Currency: req.cart.Currency}
 	if req.oc.lined() {
 		res.setLines(couponAllocation(&req.cart, share))
 	}
@@ -373,7 +379,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 		if err := writeUseLog(tx, lg); err != nil {
 			return err
 		}
-		ev := models.NewCouponEvent(c)
+		ev := models.NewCouponEvent(c, t.Currency)
 		ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, req.OrderAmountCents, lg.DiscountCents, lg.Cashier
 		ev.UserID = lg.UserID // a bearer coupon's new owner
 		if req.oc.lined() {

@@ -133,7 +133,7 @@ func (s *Checkout) refundOnce(ctx context.Context, t *models.Template, c *models
 		case err != nil:
 			return nil, nil, err
 		case found && lg.UndoFlag:
-			return &RefundResult{Duplicate: true, Coupon: c.View(now), StockReturned: recycle}, nil, nil
+			return &RefundResult{Duplicate: true, Coupon: c.View(now, t.Currency), StockReturned: recycle}, nil, nil
 		case found:
 			// A live row for this order while the coupon does not show it: a
 			// redemption committed between the two reads. Decide again.
@@ -208,7 +208,7 @@ func (s *Checkout) refundOnce(ctx context.Context, t *models.Template, c *models
 		if err := s.Audit(tx, core.ActorName(req.Cashier), "coupon.refund", fmt.Sprintf("coupon:%d", c.ID), detail); err != nil {
 			return err
 		}
-		ev := models.NewCouponEvent(&after)
+		ev := models.NewCouponEvent(&after, t.Currency)
 		ev.OrderID, ev.StockReturned, ev.Actor = req.OrderID, recycle, core.ActorName(req.Cashier)
 		ev.OrderAmountCents, ev.DiscountCents = lg.OrderAmountCents, lg.DiscountCents
 		return s.events.EmitEvent(tx, models.EventCouponRefunded, ev)
@@ -217,7 +217,7 @@ func (s *Checkout) refundOnce(ctx context.Context, t *models.Template, c *models
 	if err := core.TxOutcome("coupon", err); err != nil {
 		return nil, nil, err
 	}
-	res = &RefundResult{Coupon: after.View(now), StockReturned: recycle}
+	res = &RefundResult{Coupon: after.View(now, t.Currency), StockReturned: recycle}
 	if recycle {
 		returned = &before
 	}

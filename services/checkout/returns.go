@@ -40,6 +40,8 @@ func (r *orderReturn) result() *ReturnResult {
 // ReturnResult is the answer to a partial return.
 type ReturnResult struct {
 	Duplicate bool
+	// Currency is the order's, of every amount.
+	Currency string
 	// KeptAmountCents is the order amount less every return so far;
 	// DiscountKeptCents the discount its coupons give on it (priceKept);
 	// ClawbackCents the discount given before this return less that.
@@ -108,6 +110,13 @@ func (s *Checkout) runReturn(ctx context.Context, actor, orderID string, once fu
 	})
 	if err != nil {
 		return nil, err
+	}
+	if res.Currency == "" { // a replay, answered from the return's row
+		o, _, err := s.ReadOrder(ctx, orderID)
+		if err != nil {
+			return nil, err
+		}
+		res.Currency = s.orderCurrency(&o)
 	}
 	if res.FullRefund {
 		if err := s.refundOrder(ctx, actor, orderID, res); err != nil {
@@ -189,13 +198,18 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 			given += lg.DiscountCents
 		}
 		res.KeptAmountCents = cur.AmountCents - cur.ReturnedCents
+		res.Currency = s.orderCurrency(&cur)
 		pr := priceKept(res.KeptAmountCents, cs, ts)
 		res.DiscountKeptCents = pr.DiscountCents
 		res.ClawbackCents = given - pr.DiscountCents
 		res.FullRefund = res.KeptAmountCents == 0
 		for i, c := range cs {
-			if _, ok := byCoupon[c.ID]; !ok {
+			lg, ok := byCoupon[c.ID]
+			if !ok {
 				return core.ErrRaced // refunded meanwhile: decide again
+			}
+			if lg.DiscountCents == pr.Coupons[i].DiscountCents {
+				continue // kept as it was: its row, read under the order's lock, stays right
 			}
 			if err := tx.Exec(`UPDATE coupon_use_log SET discount_cents = ? WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
 				pr.Coupons[i].DiscountCents, c.ID, orderID, false).Error; err != nil {
@@ -218,7 +232,7 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 		return s.events.EmitEvent(tx, models.EventOrderReturned, models.OrderReturnEvent{OrderID: orderID, ReturnID: returnID,
 			ReturnedAmountCents: returned, OrderAmountCents: cur.AmountCents, ReturnedTotalCents: cur.ReturnedCents,
 			KeptAmountCents: res.KeptAmountCents, DiscountKeptCents: res.DiscountKeptCents, ClawbackCents: res.ClawbackCents,
-			FullRefund: res.FullRefund, Actor: actor})
+			FullRefund: res.FullRefund, Actor: actor, Currency: res.Currency})
 	})
 	if err := core.TxOutcome("order", err); err != nil {
 		return nil, err

@@ -340,6 +340,7 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 		}
 		total := cur.ReturnedCents + returned
 		res.KeptAmountCents = cur.AmountCents - total
+		res.Currency = s.orderCurrency(&cur)
 		res.ClawbackCents = res.DiscountReturnedCents
 		kept, err := json.Marshal(returnAnswer{Lines: res.Lines, RefundCents: res.RefundCents,
 			ShippingDiscountReturnedCents: res.ShippingDiscountReturnedCents})
@@ -364,7 +365,7 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 		return s.events.EmitEvent(tx, models.EventOrderReturned, models.OrderReturnEvent{OrderID: orderID, ReturnID: returnID,
 			ReturnedAmountCents: returned, OrderAmountCents: cur.AmountCents, ReturnedTotalCents: total,
 			KeptAmountCents: res.KeptAmountCents, DiscountKeptCents: res.DiscountKeptCents, ClawbackCents: res.ClawbackCents,
-			FullRefund: res.FullRefund, Actor: actor, Lines: res.Lines, RefundCents: res.RefundCents,
+			FullRefund: res.FullRefund, Actor: actor, Currency: res.Currency, Lines: res.Lines, RefundCents: res.RefundCents,
 			DiscountReturnedCents: res.DiscountReturnedCents, ShippingDiscountReturnedCents: res.ShippingDiscountReturnedCents})
 	})
 	if err := core.TxOutcome("order", err); err != nil {

@@ -319,7 +319,7 @@ func (s *Checkout) insertClaim(tx *gorm.DB, sc *sharedClaim, row *models.Coupon)
 		// The claim's events, as a claim through the API writes them
 		// (docs/events.md): coupon.claimed, then sold_out or
 		// budget_exhausted when this claim caused them.
-		evs := append([]events.NewEvent{{Typ: models.EventCouponClaimed, Data: models.NewCouponEvent(row)}}, claims.ClaimSideEvents(sc.t, sc.r)...)
+		evs := append([]events.NewEvent{{Typ: models.EventCouponClaimed, Data: models.NewCouponEvent(row, sc.t.Currency)}}, claims.ClaimSideEvents(sc.t, sc.r)...)
 		return s.events.EmitEvents(tx, evs)
 	}
 	index, unique := core.UniqueViolation(err)

@@ -110,8 +110,8 @@ func (s *Checkout) retryRedeemClaim(ctx context.Context, t *models.Template, sc 
 		if err := checkoutTx(err); err != nil {
 			return err
 		}
-		*out = &RedeemResult{Coupon: row.View(now), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
-			PayableCents: payable}
+		*out = &RedeemResult{Coupon: row.View(now, t.Currency), OrderAmountCents: req.OrderAmountCents, DiscountCents: lg.DiscountCents,
+			PayableCents: payable, Currency: req.cart.Currency}
 		if req.oc.lined() {
 			(*out).setLines(couponAllocation(&req.cart, share))
 		}

@@ -48,6 +48,8 @@ func (e *AdmitError) Unwrap() error { return e.Err }
 type ClaimResult struct {
 	Duplicate bool
 	Coupon    *models.Coupon
+	// Currency is the template's: that of the coupon's value.
+	Currency  string
 	Remaining int64
 }
 
@@ -224,7 +226,7 @@ func (s *Claims) claimOnce(ctx context.Context, t *models.Template, req ClaimReq
 	core.Observe(ctx, s.Meter.DBSeconds.WithLabelValues("insert_coupon"), "insert", start)
 	if err == nil {
 		s.ConfirmCommitted(ctx, t.CampaignID, req.IdempotencyKey, r.Member)
-		return &ClaimResult{Coupon: c, Remaining: r.remaining}, nil
+		return &ClaimResult{Coupon: c, Currency: t.Currency, Remaining: r.remaining}, nil
 	}
 	var index string
 	var unique bool
@@ -375,7 +377,7 @@ func (s *Claims) insertCoupon(ctx context.Context, t *models.Template, req Claim
 	if req.ImportCode != "" {
 		c.Code = req.ImportCode
 	}
-	return c, s.writer.write(ctx, c, req.ImportCode != "", ClaimSideEvents(t, r))
+	return c, s.writer.write(ctx, c, t.Currency, req.ImportCode != "", ClaimSideEvents(t, r))
 }
 
 // BuildCoupon makes the coupon row of a reservation, with a fresh code, and
@@ -427,7 +429,7 @@ func ClaimSideEvents(t *models.Template, r Reservation) []events.NewEvent {
 	}
 	if v := t.ValueCents(); r.budgetLeft >= 0 && r.budgetLeft < v {
 		evs = append(evs, events.NewEvent{Typ: models.EventCampaignBudgetExhausted, Data: models.BudgetEvent{CampaignID: t.CampaignID,
-			TemplateID: t.ID, RemainingBudgetCents: r.budgetLeft, ValueCents: v}})
+			TemplateID: t.ID, RemainingBudgetCents: r.budgetLeft, ValueCents: v, Currency: t.Currency}})
 	}
 	return evs
 }
@@ -443,7 +445,11 @@ func (s *Claims) replayFromDB(ctx context.Context, req ClaimRequest) (*ClaimResu
 	if c.TemplateID != req.TemplateID || c.UserID != req.UserID {
 		return nil, models.Errorf(models.CodeIdempotencyMismatch, "this Idempotency-Key was used for another template or user")
 	}
-	res := &ClaimResult{Duplicate: true, Coupon: &c}
+	currency, err := s.TemplateCurrency(ctx, c.TemplateID)
+	if err != nil {
+		return nil, err
+	}
+	res := &ClaimResult{Duplicate: true, Coupon: &c, Currency: currency}
 	if v, err := s.Rdb.HGet(ctx, s.Keys.Template(c.CampaignID, c.TemplateID), "remaining").Int64(); err == nil {
 		res.Remaining = v
 	}

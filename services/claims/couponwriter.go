@@ -46,9 +46,12 @@ type couponWriter struct {
 // couponWrite is one coupon waiting to be written, the events its claim
 // writes besides coupon.claimed, and its answer.
 type couponWrite struct {
-	c      *models.Coupon
-	events []events.NewEvent
-	done   chan error
+	c *models.Coupon
+	// currency is that of the coupon's value (its template's), which its
+	// coupon.claimed event carries.
+	currency string
+	events   []events.NewEvent
+	done     chan error
 	// fixed keeps the code (an imported one): a collision refuses the row
 	// instead of drawing a new code.
 	fixed bool
@@ -77,8 +80,8 @@ func newCouponWriter(db *gorm.DB, rereadIDs bool, writers, maxBatch int, timeout
 // events, or refused. It waits even when ctx ends: the row may be written
 // anyway, and the caller must know whether it was. The wait is bounded by the
 // writer's timeout.
-func (w *couponWriter) write(ctx context.Context, c *models.Coupon, fixed bool, events []events.NewEvent) error {
-	req := &couponWrite{c: c, events: events, done: make(chan error, 1), fixed: fixed}
+func (w *couponWriter) write(ctx context.Context, c *models.Coupon, currency string, fixed bool, events []events.NewEvent) error {
+	req := &couponWrite{c: c, currency: currency, events: events, done: make(chan error, 1), fixed: fixed}
 	select {
 	case w.queue <- req:
 	case <-ctx.Done():
@@ -266,7 +269,7 @@ func (w *couponWriter) readIDs(tx *gorm.DB, rows []*models.Coupon) error {
 func (s *Claims) emitClaimEvents(tx *gorm.DB, rows []*couponWrite) error {
 	evs := make([]events.NewEvent, 0, len(rows))
 	for _, r := range rows {
-		evs = append(evs, events.NewEvent{Typ: models.EventCouponClaimed, Data: models.NewCouponEvent(r.c)})
+		evs = append(evs, events.NewEvent{Typ: models.EventCouponClaimed, Data: models.NewCouponEvent(r.c, r.currency)})
 		evs = append(evs, r.events...)
 	}
 	return s.events.EmitEvents(tx, evs)

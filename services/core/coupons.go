@@ -68,7 +68,7 @@ func (s *Core) GetCoupon(ctx context.Context, code string) (*CouponDetail, error
 	if err != nil {
 		return nil, err
 	}
-	return &CouponDetail{Coupon: c.View(s.Clock()), Template: *t}, nil
+	return &CouponDetail{Coupon: c.View(s.Clock(), t.Currency), Template: *t}, nil
 }
 
 // ListUserCoupons returns a user's coupons, newest first (at most 1000), each
@@ -84,10 +84,64 @@ func (s *Core) ListUserCoupons(ctx context.Context, userID string) ([]models.Cou
 	if err != nil {
 		return nil, DBError("coupons", err)
 	}
+	currencies, err := s.TemplateCurrencies(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
 	now := s.Clock()
 	out := make([]models.CouponView, len(cs))
 	for i := range cs {
-		out[i] = cs[i].View(now)
+		out[i] = cs[i].View(now, currencies[cs[i].TemplateID])
+	}
+	return out, nil
+}
+
+// TemplateCurrency is the currency of a template's amounts (a template's
+// currency never changes: its campaign's changes only while it has no
+// template), read through the template cache.
+// Errors: CodeNotFound, CodeUnavailable.
+func (s *Core) TemplateCurrency(ctx context.Context, templateID int64) (string, error) {
+	t, err := s.Template(ctx, templateID)
+	if err != nil {
+		return "", err
+	}
+	return t.Currency, nil
+}
+
+// TemplateCurrencies is the currency of each template of the coupons, by
+// template id, in one read.
+// Errors: CodeUnavailable.
+func (s *Core) TemplateCurrencies(ctx context.Context, cs []models.Coupon) (map[int64]string, error) {
+	out, err := TemplateCurrenciesIn(s.DB.WithContext(ctx), cs)
+	if err != nil {
+		return nil, DBError("templates", err)
+	}
+	return out, nil
+}
+
+// TemplateCurrenciesIn is TemplateCurrencies read through db (inside a
+// transaction: its own connection).
+func TemplateCurrenciesIn(db *gorm.DB, cs []models.Coupon) (map[int64]string, error) {
+	out := map[int64]string{}
+	ids := make([]int64, 0, 4)
+	for _, c := range cs {
+		if _, seen := out[c.TemplateID]; !seen {
+			out[c.TemplateID] = ""
+			ids = append(ids, c.TemplateID)
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID       int64
+		Currency string
+	}
+	if err := db.Table("templates").Select("id, currency").Where("id IN ?", ids).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Currency
 	}
 	return out, nil
 }

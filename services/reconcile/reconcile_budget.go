@@ -30,6 +30,8 @@ import (
 type CampaignBudgetDrift struct {
 	CampaignID  int64 `json:"campaign_id"`
 	BudgetCents int64 `json:"budget_cents"`
+	// Currency is the campaign's, of every amount.
+	Currency string `json:"currency" schema:"currency"`
 	// RedisBudgetRemaining is nil when Redis has no budget counter for the
 	// campaign (never loaded, or lost): the loader builds it from the
 	// database at the next claim, so that is no drift.
@@ -81,13 +83,13 @@ func (s *Reconciler) compareBudgetOnce(ctx context.Context, cid int64) (*Campaig
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// 1. The database, in one snapshot taken at this first read.
 		var c models.Campaign
-		if err := tx.Select("id", "budget_cents").First(&c, cid).Error; err != nil {
+		if err := tx.Select("id", "budget_cents", "currency").First(&c, cid).Error; err != nil {
 			return err
 		}
 		if c.BudgetCents <= 0 {
 			return errNoBudget
 		}
-		d.BudgetCents = c.BudgetCents
+		d.BudgetCents, d.Currency = c.BudgetCents, c.Currency
 		if err := tx.Model(&models.Coupon{}).Where("campaign_id = ? AND slot IS NOT NULL", cid).
 			Select("COALESCE(SUM(value_cents), 0)").Scan(&d.DBBudgetUsed).Error; err != nil {
 			return err

@@ -21,10 +21,13 @@ const (
 // DiscountRequest asks for the discount report as a person or a program
 // types it: the days as the redemption report takes them (From, To), By
 // (sku, the default, or category), and optional CampaignID and TemplateID
-// (decimal ids; empty for all).
+// (decimal ids; empty for all), and Currency (the orders counted: one
+// currency per report, so that its sums are money; empty for the
+// deployment's).
 type DiscountRequest struct {
 	From, To, By           string
 	CampaignID, TemplateID string
+	Currency               string
 }
 
 // DiscountQuery is a checked DiscountRequest.
@@ -35,6 +38,8 @@ type DiscountQuery struct {
 	By    string
 	// CampaignID and TemplateID filter the coupons counted; 0 for all.
 	CampaignID, TemplateID int64
+	// Currency is that of the orders counted and of every amount.
+	Currency string
 }
 
 // DiscountRow is one SKU's or one category's discount (docs/reports.md):
@@ -82,6 +87,18 @@ func (s *Reports) CheckDiscounts(req DiscountRequest) (DiscountQuery, error) {
 		q.By = ByCategory
 	default:
 		return q, models.Invalid("by", "must be sku or category, not %q", req.By)
+	}
+	switch cur := strings.TrimSpace(req.Currency); cur {
+	case "":
+		q.Currency = s.Cfg.Currency
+		if q.Currency == "" {
+			q.Currency = models.DefaultCurrency
+		}
+	default:
+		if err := models.ValidateCurrency("currency", cur); err != nil {
+			return q, err
+		}
+		q.Currency = cur
 	}
 	for _, f := range []struct {
 		name, v string
@@ -140,8 +157,9 @@ func (s *Reports) discounts(ctx context.Context, q DiscountQuery) (*DiscountRepo
 		JOIN coupon_use_log l ON l.coupon_id = d.coupon_id AND l.order_id = d.order_id AND l.undo_flag = ?
 		JOIN order_lines ol ON ol.order_id = d.order_id AND ol.line_no = d.line_no
 		JOIN templates t ON t.id = d.template_id
-		WHERE d.line_no >= 0 AND l.used_at >= ? AND l.used_at < ?`
-	args := []any{false, q.Range.Start, q.Range.End}
+		JOIN checkout_orders o ON o.order_id = d.order_id
+		WHERE d.line_no >= 0 AND l.used_at >= ? AND l.used_at < ? AND o.currency = ?`
+	args := []any{false, q.Range.Start, q.Range.End, q.Currency}
 	if q.CampaignID != 0 {
 		stmt += ` AND t.campaign_id = ?`
 		args = append(args, q.CampaignID)

@@ -101,7 +101,9 @@ type HourCount struct {
 // hour, oldest hour first, the current hour last.
 type TemplateStats struct {
 	TemplateFigures
-	Hours []HourCount `json:"hours"`
+	// Currency is the template's, of value_issued_cents.
+	Currency string      `json:"currency" schema:"currency"`
+	Hours    []HourCount `json:"hours"`
 }
 
 // CampaignFigures are a campaign's budget and what its coupons holding a slot
@@ -131,7 +133,7 @@ func (s *Reports) TemplateStats(ctx context.Context, id int64, hours int) (*Temp
 	if err != nil {
 		return nil, err
 	}
-	out := &TemplateStats{TemplateFigures: figs[0]}
+	out := &TemplateStats{TemplateFigures: figs[0], Currency: view.Currency}
 	now := s.Clock()
 	first := now.Truncate(time.Hour).Add(-time.Duration(hours-1) * time.Hour)
 	out.Hours = make([]HourCount, hours)
