@@ -46,6 +46,8 @@ func (p *Pages) Routes() []web.Route {
 			Summary: "Confirm an online order's hold"},
 		{Method: "POST", Path: "/pos/hold/release", Roles: cashier, Handler: p.releaseHold,
 			Summary: "Release an online order's hold"},
+		{Method: "POST", Path: "/pos/return/preview", Roles: cashier, Handler: p.previewReturn,
+			Summary: "Preview a partial return: what is kept and what is taken back"},
 		{Method: "POST", Path: "/pos/return", Roles: cashier, Handler: p.returnPart,
 			Summary: "Return part of an order"},
 

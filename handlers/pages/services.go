@@ -33,6 +33,7 @@ type Admin interface {
 	Logout(ctx context.Context, sid string) error
 	LookupSession(ctx context.Context, sid string) (*admin.Session, error)
 	Revoke(ctx context.Context, actor string, code string, returnStock bool, reason string) (*admin.RevokeResult, error)
+	RevokeWith(ctx context.Context, actor string, code string, returnStock bool, publicReason string, reason string) (*admin.RevokeResult, error)
 	RevokeToken(ctx context.Context, actor string, id int64) (*admin.TokenView, bool, error)
 	SearchAudit(ctx context.Context, f admin.AuditFilter) (admin.AuditPage, error)
 	UpdateCampaign(ctx context.Context, actor string, id int64, p admin.CampaignPatch) (*models.Campaign, error)
@@ -50,12 +51,14 @@ type Checkout interface {
 	Refund(ctx context.Context, req checkout.RefundRequest) (*checkout.RefundResult, error)
 	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)
 	ReturnPart(ctx context.Context, actor string, orderID string, returnID string, returned int64) (*checkout.ReturnResult, error)
+	PreviewReturnPart(ctx context.Context, orderID string, returned int64) (*checkout.ReturnResult, error)
 	Validate(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
 }
 
 // Claims is what this package calls of services/claims (claims.Claims).
 type Claims interface {
 	RevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
+	PublicRevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
 }
 
 // Codes is what this package calls of services/codes (codes.Codes).

@@ -158,13 +158,17 @@
     out.appendChild(img);
   }
 
-  // heldOne counts one more coupon of the offer in the shopper's wallet;
-  // at the limit the card says so and its claim button goes.
+  // heldOne counts one more coupon of the offer in the shopper's wallet:
+  // against the limit (data-held, every claim) and in "You have N"
+  // (data-usable, the coupons still to use); at the limit the card says so
+  // and its claim button goes.
   function heldOne(card) {
     var held = (parseInt(card.getAttribute("data-held"), 10) || 0) + 1;
     card.setAttribute("data-held", String(held));
+    var usable = (parseInt(card.getAttribute("data-usable"), 10) || 0) + 1;
+    card.setAttribute("data-usable", String(usable));
     var badge = card.querySelector("[data-held-badge]");
-    if (badge) { badge.textContent = "You have " + held; badge.hidden = false; }
+    if (badge) { badge.textContent = "You have " + usable; badge.hidden = false; }
     if (held >= (parseInt(card.getAttribute("data-limit"), 10) || 1)) { markAtLimit(card); }
   }
 
