@@ -85,6 +85,37 @@ func TestRetryKeepsTheIdempotencyKey(t *testing.T) {
 	}
 }
 
+// TestRetriesOff: WithRetries(0) sends each call once: a lost answer comes
+// back as the 503 it was, the work done once; a changing call carries no
+// Idempotency-Key of the client's own, and the caller's when given.
+func TestRetriesOff(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	front := &lossy{next: e.Router, lose: 1}
+	c := newClient(t, front, testsupport.AdminToken, client.WithRetries(0))
+	before := e.Counts(t)["campaigns"]
+	_, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Once"})
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != 503 {
+		t.Fatalf("a lost answer: %v, want the 503 as a *client.Error", err)
+	}
+	if len(front.keys) != 1 || front.keys[0] != "" {
+		t.Fatalf("keys sent: %q, want one request without a key", front.keys)
+	}
+	if n := e.Counts(t)["campaigns"]; n != before+1 {
+		t.Fatalf("campaigns: %d, want %d", n, before+1)
+	}
+	got, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Keyed"}, client.IdempotencyKey("bench-key-1"))
+	if err != nil || got.Result != "ok" {
+		t.Fatalf("with a key: %+v, %v", got, err)
+	}
+	if len(front.keys) != 2 || front.keys[1] != "bench-key-1" {
+		t.Fatalf("keys sent: %q, want the caller's key second", front.keys)
+	}
+	if n := e.Counts(t)["campaigns"]; n != before+2 {
+		t.Fatalf("campaigns: %d, want %d", n, before+2)
+	}
+}
+
 // TestWithoutRetries: WithRetries(0) sends each call once and hands back
 // what came: a lost answer is the 503 *client.Error, a network error the
 // transport's error, never retried; a later call with the same key gets the
