@@ -89,6 +89,7 @@ type CallOption func(*callOptions)
 type callOptions struct {
 	idempotencyKey string
 	requestID      string
+	status         *int
 }
 
 // IdempotencyKey sets the call's Idempotency-Key (default: a random one per
@@ -99,6 +100,12 @@ func IdempotencyKey(key string) CallOption { return func(o *callOptions) { o.ide
 
 // RequestID sets the call's X-Request-ID, which the service's logs carry.
 func RequestID(id string) CallOption { return func(o *callOptions) { o.requestID = id } }
+
+// Status stores the HTTP status of the call's last answer in *n (0 when no
+// answer came), for a caller that tells a 201 from a 200 duplicate by the
+// status rather than by the result word. An error answer's status is in
+// its *Error too.
+func Status(n *int) CallOption { return func(o *callOptions) { o.status = n } }
 
 // Error is an error answer of the service.
 type Error struct {
@@ -227,6 +234,12 @@ func (c *Client) send(ctx context.Context, req request, opts []CallOption) (*htt
 			hr.Header.Set("X-Request-ID", o.requestID)
 		}
 		resp, err := c.http.Do(hr)
+		if o.status != nil {
+			*o.status = 0
+			if err == nil {
+				*o.status = resp.StatusCode
+			}
+		}
 		var wait time.Duration
 		switch {
 		case err != nil:

@@ -158,6 +158,44 @@ func TestWithoutRetries(t *testing.T) {
 	}
 }
 
+// TestStatusOption: client.Status reports the HTTP status of the answer:
+// 201 for a campaign created ("ok"), 200 for its replay with the same key, the
+// error's status for a refusal, the last attempt's after retries, and 0
+// when no answer came.
+func TestStatusOption(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	front := &lossy{next: e.Router}
+	c := newClient(t, front, testsupport.AdminToken)
+	ctx := context.Background()
+	status := -1
+	got, err := c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Status"}, client.IdempotencyKey("status-1"), client.Status(&status))
+	if err != nil || status != 201 || got.Result != "ok" {
+		t.Fatalf("created: %+v, %v, status %d; want 201 ok", got, err, status)
+	}
+	got, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Status"}, client.IdempotencyKey("status-1"), client.Status(&status))
+	if err != nil || status != 200 || got.Result != "duplicate" {
+		t.Fatalf("replayed: %+v, %v, status %d; want 200 duplicate", got, err, status)
+	}
+	_, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: ""}, client.Status(&status))
+	if !client.IsResult(err, "invalid_request") || status != 400 {
+		t.Fatalf("refused: %v, status %d; want 400 invalid_request", err, status)
+	}
+	// One answer lost (503), the retry answered: the status is the last one.
+	front.lose = 1
+	got, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Retried status"}, client.Status(&status))
+	if err != nil || status != 200 || got.Result != "duplicate" || len(front.keys) != 5 {
+		t.Fatalf("after a retry: %+v, %v, status %d, %d requests; want 200 duplicate after 5 requests", got, err, status, len(front.keys))
+	}
+	down, err := client.New("http://127.0.0.1:1", testsupport.AdminToken, client.WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status = -1
+	if _, err := down.GetCampaign(ctx, 1, client.Status(&status)); err == nil || status != 0 {
+		t.Fatalf("no answer: %v, status %d; want an error and 0", err, status)
+	}
+}
+
 // TestErrorAnswer: an error answer is a *client.Error with the result word,
 // the field at fault and the request id; it is not retried.
 func TestErrorAnswer(t *testing.T) {
