@@ -11,7 +11,9 @@
 //     request id (errors.As, or IsResult);
 //   - 429, 503 and network errors are retried with backoff, waiting at least
 //     the answer's Retry-After; a changing request keeps one Idempotency-Key
-//     across its retries, so a retry never does the work twice;
+//     across its retries, so a retry never does the work twice; with retries
+//     off (WithRetries(0)) every answer comes back as it came, and a
+//     changing request carries only the key the caller gives;
 //   - lists that page by cursor are walked by iterators (Events).
 //
 // Webhook deliveries are verified by the sub-package client/webhook.
@@ -55,7 +57,10 @@ func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h
 // WithRetries sets how many times a call is retried after a 429, a 503 or
 // a network error (default 3). 0 never retries: each call is sent once and
 // returns what came (a *Error for a 429 or a 503, the transport's error for
-// a network error), for a caller that must see every outcome as it was.
+// a network error), for a caller that must see every outcome as it was or
+// retries itself (a load generator, the fault tests); such a client invents
+// no Idempotency-Key, since it never sends a request twice: give
+// IdempotencyKey to make your own retry safe.
 func WithRetries(n int) Option { return func(c *Client) { c.maxRetries = max(n, 0) } }
 
 // WithBackoff sets the first wait between retries (default 200 ms); each
@@ -84,16 +89,23 @@ type CallOption func(*callOptions)
 type callOptions struct {
 	idempotencyKey string
 	requestID      string
+	status         *int
 }
 
 // IdempotencyKey sets the call's Idempotency-Key (default: a random one per
-// call, kept across its retries). Give your own to make a retry of yours,
+// call, kept across its retries; none when the client never retries). Give your own to make a retry of yours,
 // after the client gave up, safe too: the same key and body get the first
 // answer, as a duplicate.
 func IdempotencyKey(key string) CallOption { return func(o *callOptions) { o.idempotencyKey = key } }
 
 // RequestID sets the call's X-Request-ID, which the service's logs carry.
 func RequestID(id string) CallOption { return func(o *callOptions) { o.requestID = id } }
+
+// Status stores the HTTP status of the call's last answer in *n (0 when no
+// answer came), for a caller that tells a 201 from a 200 duplicate by the
+// status rather than by the result word. An error answer's status is in
+// its *Error too.
+func Status(n *int) CallOption { return func(o *callOptions) { o.status = n } }
 
 // Error is an error answer of the service.
 type Error struct {
@@ -169,7 +181,9 @@ func (c *Client) send(ctx context.Context, req request, opts []CallOption) (*htt
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if req.idempotent && o.idempotencyKey == "" {
+	// A key of our own only serves our retries: without them it would
+	// only make the service store an answer nobody asks for again.
+	if req.idempotent && o.idempotencyKey == "" && c.maxRetries > 0 {
 		o.idempotencyKey = newKey()
 	}
 	var body []byte
@@ -220,6 +234,12 @@ func (c *Client) send(ctx context.Context, req request, opts []CallOption) (*htt
 			hr.Header.Set("X-Request-ID", o.requestID)
 		}
 		resp, err := c.http.Do(hr)
+		if o.status != nil {
+			*o.status = 0
+			if err == nil {
+				*o.status = resp.StatusCode
+			}
+		}
 		var wait time.Duration
 		switch {
 		case err != nil:

@@ -85,6 +85,37 @@ func TestRetryKeepsTheIdempotencyKey(t *testing.T) {
 	}
 }
 
+// TestRetriesOff: WithRetries(0) sends each call once: a lost answer comes
+// back as the 503 it was, the work done once; a changing call carries no
+// Idempotency-Key of the client's own, and the caller's when given.
+func TestRetriesOff(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	front := &lossy{next: e.Router, lose: 1}
+	c := newClient(t, front, testsupport.AdminToken, client.WithRetries(0))
+	before := e.Counts(t)["campaigns"]
+	_, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Once"})
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != 503 {
+		t.Fatalf("a lost answer: %v, want the 503 as a *client.Error", err)
+	}
+	if len(front.keys) != 1 || front.keys[0] != "" {
+		t.Fatalf("keys sent: %q, want one request without a key", front.keys)
+	}
+	if n := e.Counts(t)["campaigns"]; n != before+1 {
+		t.Fatalf("campaigns: %d, want %d", n, before+1)
+	}
+	got, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Keyed"}, client.IdempotencyKey("bench-key-1"))
+	if err != nil || got.Result != "ok" {
+		t.Fatalf("with a key: %+v, %v", got, err)
+	}
+	if len(front.keys) != 2 || front.keys[1] != "bench-key-1" {
+		t.Fatalf("keys sent: %q, want the caller's key second", front.keys)
+	}
+	if n := e.Counts(t)["campaigns"]; n != before+2 {
+		t.Fatalf("campaigns: %d, want %d", n, before+2)
+	}
+}
+
 // TestWithoutRetries: WithRetries(0) sends each call once and hands back
 // what came: a lost answer is the 503 *client.Error, a network error the
 // transport's error, never retried; a later call with the same key gets the
@@ -124,6 +155,44 @@ func TestWithoutRetries(t *testing.T) {
 	_, err = down.GetCampaign(ctx, 1)
 	if err == nil || errors.As(err, &apiErr) || !strings.Contains(err.Error(), "connection refused by the test") || dials.Load() != 1 {
 		t.Fatalf("a network error: %v after %d dials, want the transport's error after 1", err, dials.Load())
+	}
+}
+
+// TestStatusOption: client.Status reports the HTTP status of the answer:
+// 201 for a campaign created ("ok"), 200 for its replay with the same key, the
+// error's status for a refusal, the last attempt's after retries, and 0
+// when no answer came.
+func TestStatusOption(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	front := &lossy{next: e.Router}
+	c := newClient(t, front, testsupport.AdminToken)
+	ctx := context.Background()
+	status := -1
+	got, err := c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Status"}, client.IdempotencyKey("status-1"), client.Status(&status))
+	if err != nil || status != 201 || got.Result != "ok" {
+		t.Fatalf("created: %+v, %v, status %d; want 201 ok", got, err, status)
+	}
+	got, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Status"}, client.IdempotencyKey("status-1"), client.Status(&status))
+	if err != nil || status != 200 || got.Result != "duplicate" {
+		t.Fatalf("replayed: %+v, %v, status %d; want 200 duplicate", got, err, status)
+	}
+	_, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: ""}, client.Status(&status))
+	if !client.IsResult(err, "invalid_request") || status != 400 {
+		t.Fatalf("refused: %v, status %d; want 400 invalid_request", err, status)
+	}
+	// One answer lost (503), the retry answered: the status is the last one.
+	front.lose = 1
+	got, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Retried status"}, client.Status(&status))
+	if err != nil || status != 200 || got.Result != "duplicate" || len(front.keys) != 5 {
+		t.Fatalf("after a retry: %+v, %v, status %d, %d requests; want 200 duplicate after 5 requests", got, err, status, len(front.keys))
+	}
+	down, err := client.New("http://127.0.0.1:1", testsupport.AdminToken, client.WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status = -1
+	if _, err := down.GetCampaign(ctx, 1, client.Status(&status)); err == nil || status != 0 {
+		t.Fatalf("no answer: %v, status %d; want an error and 0", err, status)
 	}
 }
 

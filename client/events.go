@@ -50,7 +50,8 @@ func (c *Client) Events(ctx context.Context, after int64, opts ...CallOption) it
 
 // DecodeData decodes an event's data into its type's struct: *CouponEvent
 // for coupon.*, *TemplateEvent for template.*, *BudgetEvent for
-// campaign.budget_exhausted, *OrderReturnEvent for order.returned.
+// campaign.budget_exhausted, *OrderReturnEvent for order.returned,
+// *WebhookTestEvent for webhook.test.
 func DecodeData(ev Event) (any, error) {
 	var v any
 	switch {
@@ -62,6 +63,8 @@ func DecodeData(ev Event) (any, error) {
 		v = &BudgetEvent{}
 	case ev.Type == "order.returned":
 		v = &OrderReturnEvent{}
+	case ev.Type == "webhook.test":
+		v = &WebhookTestEvent{}
 	default:
 		return nil, fmt.Errorf("client: event type %q is not one this client knows", ev.Type)
 	}

@@ -173,6 +173,33 @@ func (e CreateUserRequestRole) Valid() bool {
 	}
 }
 
+// Defines values for RevokeRequestPublicReason.
+const (
+	FraudSuspected RevokeRequestPublicReason = "fraud_suspected"
+	IssuedInError  RevokeRequestPublicReason = "issued_in_error"
+	OfferWithdrawn RevokeRequestPublicReason = "offer_withdrawn"
+	Other          RevokeRequestPublicReason = "other"
+	Replaced       RevokeRequestPublicReason = "replaced"
+)
+
+// Valid indicates whether the value is a known member of the RevokeRequestPublicReason enum.
+func (e RevokeRequestPublicReason) Valid() bool {
+	switch e {
+	case FraudSuspected:
+		return true
+	case IssuedInError:
+		return true
+	case OfferWithdrawn:
+		return true
+	case Other:
+		return true
+	case Replaced:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UpdateCampaignRequestStatus.
 const (
 	UpdateCampaignRequestStatusActive UpdateCampaignRequestStatus = "active"
@@ -1217,12 +1244,18 @@ type RevokeAnswer struct {
 
 // RevokeRequest defines model for RevokeRequest.
 type RevokeRequest struct {
-	// Reason why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction
+	// PublicReason what the shopper's wallet says about the revoke (default other): issued_in_error, fraud_suspected, offer_withdrawn, replaced or other; the reason field is the admin's note, which the shopper never sees
+	PublicReason *RevokeRequestPublicReason `json:"public_reason,omitempty"`
+
+	// Reason the admin's internal note, for the audit log, never shown to the shopper: 1-500 characters on one line, without control characters or characters that change the text direction
 	Reason string `json:"reason"`
 
 	// ReturnStock give the stock back (default false)
 	ReturnStock *bool `json:"return_stock,omitempty"`
 }
+
+// RevokeRequestPublicReason what the shopper's wallet says about the revoke (default other): issued_in_error, fraud_suspected, offer_withdrawn, replaced or other; the reason field is the admin's note, which the shopper never sees
+type RevokeRequestPublicReason string
 
 // StaleHold defines model for StaleHold.
 type StaleHold struct {
@@ -1711,4 +1744,13 @@ type WebhookEndpoint struct {
 	ID           int64      `json:"id"`
 	UpdatedAt    time.Time  `json:"updated_at"`
 	URL          string     `json:"url"`
+}
+
+// WebhookTestEvent defines model for WebhookTestEvent.
+type WebhookTestEvent struct {
+	Actor      string `json:"actor"`
+	EndpointID int64  `json:"endpoint_id"`
+
+	// Message a sentence saying that this is a test; nothing changed
+	Message string `json:"message"`
 }

@@ -2,11 +2,10 @@ package faulttest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"couponsvc/client"
 	"couponsvc/handlers"
 	"couponsvc/internal/testsupport"
 	"couponsvc/models"
@@ -224,7 +224,7 @@ func newProcs(t *testing.T, extraEnv ...string) *procs {
 
 // start starts a process named name and returns it with a client of its
 // bootstrap admin.
-func (ps *procs) start(name string) (*proc, *client) {
+func (ps *procs) start(name string) (*proc, *apiClient) {
 	ps.t.Helper()
 	p := startProc(ps.t, name, ps.bin, ps.env)
 	return p, newClient(p.url, ps.boot)
@@ -297,10 +297,14 @@ func startProcOnce(t *testing.T, name, bin string, env []string) (*proc, error) 
 	case <-time.After(90 * time.Second):
 		return p, fmt.Errorf("%s did not listen within 90s:\n%s", name, p.out.String())
 	}
-	c := &client{base: p.url, hc: &http.Client{Timeout: 2 * time.Second}}
+	c, err := client.New(p.url, "", client.WithRetries(0), client.WithHTTPClient(&http.Client{Timeout: 2 * time.Second}))
+	if err != nil {
+		return p, err
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if a := c.do(context.Background(), "GET", "/readyz", nil, ""); a.status == 200 {
+		status := 0
+		if _, err := c.Readyz(context.Background(), client.Status(&status)); err == nil && status == 200 {
 			return p, nil
 		}
 		if time.Now().After(deadline) {
@@ -330,112 +334,124 @@ func (p *proc) kill() {
 }
 
 //-----------------------------------------------------------------------------
-// The JSON API.
+// The JSON API, through the Go client.
 
-type client struct {
-	base  string
-	token string
-	hc    *http.Client
+// apiClient is a client of one instance with one token. It never retries
+// (client.WithRetries(0)): each call is one request, and the test sees each
+// outcome as it came (a network error, a 503, a business answer).
+type apiClient struct {
+	*client.Client
+	base, token string
 }
 
-func newClient(base, token string) *client {
-	return &client{base: base, token: token, hc: &http.Client{
+func newClient(base, token string) *apiClient {
+	c, err := client.New(base, token, client.WithRetries(0), client.WithHTTPClient(&http.Client{
 		Timeout:   15 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64, IdleConnTimeout: 30 * time.Second},
-	}}
+	}))
+	if err != nil {
+		panic(err) // the URLs are the test's own: a bad one is a bug of the test
+	}
+	return &apiClient{Client: c, base: base, token: token}
 }
 
+// answer is the outcome of one call, as the figures count it.
 type answer struct {
-	status int
-	body   map[string]any
-	err    error
+	status  int    // the HTTP status; 0 when no answer came
+	result  string // the result word of the answer
+	message string // an error answer's text
+	// err is a call that got no answer the client could read (a network
+	// error, a body that is not the documented JSON); a refusal is not an
+	// err but a status and result.
+	err error
 }
+
+// outcome is the answer of a call that returned err, or a success answered
+// with HTTP status whose result word is result() (called only then).
+func outcome(status int, err error, result func() string) answer {
+	var refused *client.Error
+	switch {
+	case errors.As(err, &refused):
+		return answer{status: refused.Status, result: refused.Result, message: refused.Message}
+	case err != nil:
+		return answer{err: err}
+	}
+	return answer{status: status, result: result()}
+}
+
+// undocumented: an error answer without the documented JSON body (the
+// client names its result after the status, "http_503").
+func (a answer) undocumented() bool { return a.err == nil && strings.HasPrefix(a.result, "http_") }
 
 // kind names an answer in the figures: "201 claimed", "503 unavailable",
-// "transport error".
+// "transport error", "502 undocumented answer".
 func (a answer) kind() string {
-	if a.err != nil {
+	switch {
+	case a.err != nil:
 		return "transport error"
+	case a.undocumented():
+		return fmt.Sprintf("%d undocumented answer", a.status)
 	}
-	return fmt.Sprintf("%d %v", a.status, a.body["result"])
+	return fmt.Sprintf("%d %s", a.status, a.result)
 }
 
 func (a answer) String() string {
 	if a.err != nil {
 		return a.err.Error()
 	}
-	b, _ := json.Marshal(a.body)
-	return fmt.Sprintf("%d %s", a.status, b)
+	return fmt.Sprintf("%d %s %q", a.status, a.result, a.message)
 }
 
-func (c *client) do(ctx context.Context, method, path string, body any, idemKey string) answer {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return answer{err: err}
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return answer{err: err}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return answer{err: err}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return answer{status: resp.StatusCode, err: err}
-	}
-	a := answer{status: resp.StatusCode}
-	if err := json.Unmarshal(raw, &a.body); err != nil {
-		a.err = fmt.Errorf("status %d, body %q: %w", resp.StatusCode, raw, err)
-	}
-	return a
-}
-
-func (c *client) must(t *testing.T, method, path string, body any, want int) map[string]any {
+// wantStatus fails the test unless the call answered with HTTP status want.
+func wantStatus(t *testing.T, what string, status int, err error, want int) {
 	t.Helper()
-	a := c.do(context.Background(), method, path, body, "")
-	if a.err != nil || a.status != want {
-		t.Fatalf("%s %s: %s, want %d", method, path, a, want)
+	if err != nil || status != want {
+		t.Fatalf("%s: %d, %v; want %d", what, status, err, want)
 	}
-	return a.body
 }
 
-func num(v any) int64 {
-	switch x := v.(type) {
-	case float64:
-		return int64(x)
-	case json.Number:
-		n, _ := x.Int64()
-		return n
-	}
-	return 0
+// hold holds the coupons for an order of 100.00, as app, answered 201.
+func hold(t *testing.T, app *apiClient, req client.HoldRequest) {
+	t.Helper()
+	req.OrderAmountCents = client.Ptr[int64](10000)
+	status := 0
+	_, err := app.HoldCoupons(context.Background(), req, client.Status(&status))
+	wantStatus(t, "hold "+req.OrderID, status, err, 201)
 }
 
-func field(m map[string]any, path ...string) any {
-	var v any = m
-	for _, p := range path {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[p]
+// getHold reads an order's hold, answered 200.
+func getHold(t *testing.T, app *apiClient, order string) *client.CheckoutAnswer {
+	t.Helper()
+	status := 0
+	h, err := app.GetHold(context.Background(), order, client.Status(&status))
+	wantStatus(t, "get hold "+order, status, err, 200)
+	return h
+}
+
+// confirmHold confirms an order's hold, answered 200.
+func confirmHold(t *testing.T, app *apiClient, order string) *client.CheckoutAnswer {
+	t.Helper()
+	status := 0
+	c, err := app.ConfirmHold(context.Background(), order, client.ConfirmRequest{}, client.Status(&status))
+	wantStatus(t, "confirm "+order, status, err, 200)
+	return c
+}
+
+// releaseHold releases an order's hold, answered 200.
+func releaseHold(t *testing.T, app *apiClient, order string) *client.ReleaseAnswer {
+	t.Helper()
+	status := 0
+	r, err := app.ReleaseHold(context.Background(), order, client.Status(&status))
+	wantStatus(t, "release "+order, status, err, 200)
+	return r
+}
+
+// stateOf is a hold's state, "<none>" when the answer has none.
+func stateOf(h *client.CheckoutAnswer) string {
+	if h.State == nil {
+		return "<none>"
 	}
-	return v
+	return *h.State
 }
 
 // tmplSpec is a template the tests create.
@@ -447,35 +463,40 @@ type tmplSpec struct {
 
 // claimEach claims one coupon of template tid for each of n users
 // (prefix-u0, prefix-u1, ...; key prefix-k0, ...) and returns their codes.
-func claimEach(t *testing.T, app *client, tid int64, n int, prefix string) []string {
+func claimEach(t *testing.T, app *apiClient, tid int64, n int, prefix string) []string {
 	t.Helper()
 	codes := make([]string, n)
 	for i := range n {
-		a := app.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid),
-			map[string]any{"user_id": fmt.Sprintf("%s-u%d", prefix, i)}, fmt.Sprintf("%s-k%d", prefix, i))
-		if a.err != nil || a.status != 201 {
-			t.Fatalf("claim %d: %s", i, a)
-		}
-		codes[i] = field(a.body, "coupon", "code").(string)
+		status := 0
+		got, err := app.ClaimCoupon(context.Background(), tid, client.ClaimRequest{UserID: client.Ptr(fmt.Sprintf("%s-u%d", prefix, i))},
+			client.IdempotencyKey(fmt.Sprintf("%s-k%d", prefix, i)), client.Status(&status))
+		wantStatus(t, fmt.Sprintf("claim %d", i), status, err, 201)
+		codes[i] = got.Coupon.Code
 	}
 	return codes
 }
 
 // setUp creates, as admin, an app token, a campaign (with budget) and the
 // templates, and returns the app client.
-func setUp(t *testing.T, admin *client, budget int64, specs []*tmplSpec) *client {
+func setUp(t *testing.T, admin *apiClient, budget int64, specs []*tmplSpec) *apiClient {
 	t.Helper()
-	tok := admin.must(t, "POST", "/api/v1/tokens", map[string]any{"role": "app", "name": "faulttest"}, 201)
-	camp := admin.must(t, "POST", "/api/v1/campaigns", map[string]any{"name": "fault", "budget_cents": budget}, 201)
-	cid := num(field(camp, "campaign", "id"))
+	ctx := context.Background()
+	status := 0
+	tok, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.CreateTokenRequestRoleApp, Name: "faulttest"}, client.Status(&status))
+	wantStatus(t, "create the app token", status, err, 201)
+	camp, err := admin.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "fault", BudgetCents: client.Ptr(budget)}, client.Status(&status))
+	wantStatus(t, "create the campaign", status, err, 201)
+	cid := camp.Campaign.ID
 	for i, s := range specs {
-		body := admin.must(t, "POST", "/api/v1/templates", map[string]any{
-			"campaign_id": cid, "name": fmt.Sprintf("fault %d", i), "kind": "fixed", "face_value_cents": 500,
-			"total_stock": s.stock, "per_user_limit": s.limit, "valid_days": 30, "refund_policy": s.policy,
-		}, 201)
-		s.id, s.cid = num(field(body, "template", "id")), cid
+		tm, err := admin.CreateTemplate(ctx, client.CreateTemplateRequest{
+			CampaignID: cid, Name: fmt.Sprintf("fault %d", i), Kind: client.CreateTemplateRequestKind("fixed"), FaceValueCents: client.Ptr[int64](500),
+			TotalStock: s.stock, PerUserLimit: s.limit, ValidDays: client.Ptr[int64](30),
+			RefundPolicy: client.Ptr(client.CreateTemplateRequestRefundPolicy(s.policy)),
+		}, client.Status(&status))
+		wantStatus(t, fmt.Sprintf("create template %d", i), status, err, 201)
+		s.id, s.cid = tm.Template.ID, cid
 	}
-	return newClient(admin.base, tok["token"].(string))
+	return newClient(admin.base, tok.Token)
 }
 
 //-----------------------------------------------------------------------------
@@ -541,7 +562,7 @@ func (l *ledger) note(op string, a answer) {
 	if _, seen := l.messages[kind]; !seen && (a.err != nil || a.status >= 400) {
 		l.messages[kind] = a.String()
 		if a.err == nil {
-			l.messages[kind], _ = a.body["error"].(string)
+			l.messages[kind] = a.message
 		}
 	}
 	l.mu.Unlock()
@@ -582,7 +603,7 @@ func (ld *load) run(t *testing.T, l *ledger) {
 	if ld.runID == "" {
 		ld.runID = randomHex(4)
 	}
-	clients := make([]*client, len(ld.urls))
+	clients := make([]*apiClient, len(ld.urls))
 	for i, u := range ld.urls {
 		clients[i] = newClient(u, ld.token)
 	}
@@ -613,7 +634,9 @@ func (ld *load) run(t *testing.T, l *ledger) {
 				case len(used) > 0 && rng.Float64() < ld.refund:
 					u := used[len(used)-1]
 					used = used[:len(used)-1]
-					a := c.do(ctx, "POST", "/api/v1/refunds", map[string]any{"coupon_code": u.code, "order_id": u.order}, "")
+					status := 0
+					got, err := c.RefundCoupon(ctx, client.RefundRequest{CouponCode: client.Ptr(u.code), OrderID: u.order}, client.Status(&status))
+					a := outcome(status, err, func() string { return got.Result })
 					l.note("refund", a)
 					if a.err == nil && a.status == 200 {
 						l.mu.Lock()
@@ -624,8 +647,10 @@ func (ld *load) run(t *testing.T, l *ledger) {
 					h := held[len(held)-1]
 					held = held[:len(held)-1]
 					order := fmt.Sprintf("o-%s-%d", ld.runID, n)
-					a := c.do(ctx, "POST", "/api/v1/redemptions", map[string]any{"coupon_code": h.code, "order_id": order,
-						"order_amount_cents": 10000, "user_id": h.user}, "")
+					status := 0
+					got, err := c.RedeemCoupon(ctx, client.RedeemRequest{CouponCode: h.code, OrderID: order,
+						OrderAmountCents: client.Ptr[int64](10000), UserID: client.Ptr(h.user)}, client.Status(&status))
+					a := outcome(status, err, func() string { return got.Result })
 					l.note("redeem", a)
 					if a.err == nil && a.status == 200 {
 						l.mu.Lock()
@@ -637,12 +662,15 @@ func (ld *load) run(t *testing.T, l *ledger) {
 					tm := ld.tmpls[rng.IntN(len(ld.tmpls))]
 					user := fmt.Sprintf("u%d", rng.IntN(ld.users))
 					key := fmt.Sprintf("k-%s-%d", ld.runID, n)
-					a := c.do(ctx, "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tm.id), map[string]any{"user_id": user}, key)
+					status := 0
+					got, err := c.ClaimCoupon(ctx, tm.id, client.ClaimRequest{UserID: client.Ptr(user)},
+						client.IdempotencyKey(key), client.Status(&status))
+					a := outcome(status, err, func() string { return got.Result })
 					l.note("claim", a)
 					rec := claimRec{user: user, tid: tm.id}
 					switch {
 					case a.err == nil && a.status == 201:
-						rec.code, _ = field(a.body, "coupon", "code").(string)
+						rec.code = got.Coupon.Code
 						l.mu.Lock()
 						l.claimed[key] = rec
 						l.mu.Unlock()
@@ -676,42 +704,33 @@ func whenAnswered(ctx context.Context, l *ledger, n int64, f func()) {
 // What must hold afterwards.
 
 // reconcileReport asks an instance for a reconcile report (no repair).
-func reconcileReport(c *client) ([]map[string]any, error) {
-	a := c.do(context.Background(), "POST", "/api/v1/reconcile", map[string]any{"repair": false}, "")
-	if a.err != nil || a.status != 200 {
-		return nil, fmt.Errorf("reconcile: %s", a)
+func reconcileReport(c *apiClient) ([]client.TemplateDrift, error) {
+	status := 0
+	got, err := c.ReconcileCounters(context.Background(), client.ReconcileRequest{Repair: false}, client.Status(&status))
+	if err != nil || status != 200 {
+		return nil, fmt.Errorf("reconcile: %s", outcome(status, err, func() string { return got.Result }))
 	}
-	rows, _ := a.body["templates"].([]any)
-	out := make([]map[string]any, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, r.(map[string]any))
-	}
-	return out, nil
+	return got.Templates, nil
 }
 
 // drift sums the drift of a report: |drift| and users drifted.
-func drift(rows []map[string]any) (stock, users int64) {
+func drift(rows []client.TemplateDrift) (stock, users int64) {
 	for _, r := range rows {
-		d := num(r["drift"])
-		if d < 0 {
-			d = -d
-		}
-		stock += d
-		users += num(r["users_drifted"])
+		stock += max(r.Drift, -r.Drift)
+		users += r.UsersDrifted
 	}
 	return stock, users
 }
 
-func showRows(rows []map[string]any) string {
+func showRows(rows []client.TemplateDrift) string {
 	var b strings.Builder
 	for _, r := range rows {
 		rem := "nil"
-		if r["redis_remaining"] != nil {
-			rem = strconv.FormatInt(num(r["redis_remaining"]), 10)
+		if r.RedisRemaining != nil {
+			rem = strconv.FormatInt(*r.RedisRemaining, 10)
 		}
 		fmt.Fprintf(&b, " {template=%d total=%d redis_remaining=%s db_live=%d in_flight=%d drift=%d users_drifted=%d}",
-			num(r["template_id"]), num(r["total_stock"]), rem, num(r["db_live"]), num(r["in_flight"]),
-			num(r["drift"]), num(r["users_drifted"]))
+			r.TemplateID, r.TotalStock, rem, r.DBLive, r.InFlight, r.Drift, r.UsersDrifted)
 	}
 	return b.String()
 }
@@ -719,7 +738,7 @@ func showRows(rows []map[string]any) string {
 // waitSettled polls until reconcile reports no drift and no reservation is
 // pending, within d; it returns how long that took and the first and last
 // reports.
-func waitSettled(t *testing.T, c *client, b *backends, cid int64, d time.Duration) (took time.Duration, first, last string) {
+func waitSettled(t *testing.T, c *apiClient, b *backends, cid int64, d time.Duration) (took time.Duration, first, last string) {
 	t.Helper()
 	start := time.Now()
 	for i := 0; ; i++ {
@@ -742,9 +761,9 @@ func waitSettled(t *testing.T, c *client, b *backends, cid int64, d time.Duratio
 	}
 }
 
-func allLoaded(rows []map[string]any) bool {
+func allLoaded(rows []client.TemplateDrift) bool {
 	for _, r := range rows {
-		if r["redis_remaining"] == nil && num(r["db_live"]) > 0 {
+		if r.RedisRemaining == nil && r.DBLive > 0 {
 			return false
 		}
 	}
@@ -884,7 +903,7 @@ func checkDatabase(t *testing.T, db *gorm.DB, l *ledger, tmpls []*tmplSpec) dbFi
 
 // replayClaims sends again up to n claims answered 201, with their keys:
 // each must answer 200 duplicate with the same coupon (nothing claimed twice).
-func replayClaims(t *testing.T, c *client, l *ledger, n int) int {
+func replayClaims(t *testing.T, c *apiClient, l *ledger, n int) int {
 	t.Helper()
 	l.mu.Lock()
 	keys := make([]string, 0, len(l.claimed))
@@ -898,8 +917,10 @@ func replayClaims(t *testing.T, c *client, l *ledger, n int) int {
 		l.mu.Lock()
 		rec := l.claimed[k]
 		l.mu.Unlock()
-		a := c.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", rec.tid), map[string]any{"user_id": rec.user}, k)
-		if a.err != nil || a.status != 200 || a.body["result"] != "duplicate" || field(a.body, "coupon", "code") != rec.code {
+		status := 0
+		got, err := c.ClaimCoupon(context.Background(), rec.tid, client.ClaimRequest{UserID: client.Ptr(rec.user)},
+			client.IdempotencyKey(k), client.Status(&status))
+		if a := outcome(status, err, func() string { return got.Result }); a.err != nil || a.status != 200 || a.result != "duplicate" || got.Coupon.Code != rec.code {
 			t.Errorf("replay of claim %s (coupon %s): %s", k, rec.code, a)
 			continue
 		}
@@ -912,7 +933,7 @@ func replayClaims(t *testing.T, c *client, l *ledger, n int) int {
 // keys, and returns the answers by kind: 201 (it had not been written), 200
 // duplicate (it had), or a business answer; never a fault now that the
 // backends are back.
-func retryUnknown(t *testing.T, c *client, l *ledger) map[string]int {
+func retryUnknown(t *testing.T, c *apiClient, l *ledger) map[string]int {
 	t.Helper()
 	l.mu.Lock()
 	todo := make(map[string]claimRec, len(l.unknown))
@@ -922,13 +943,16 @@ func retryUnknown(t *testing.T, c *client, l *ledger) map[string]int {
 	l.mu.Unlock()
 	kinds := map[string]int{}
 	for k, rec := range todo {
-		a := c.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", rec.tid), map[string]any{"user_id": rec.user}, k)
+		status := 0
+		got, err := c.ClaimCoupon(context.Background(), rec.tid, client.ClaimRequest{UserID: client.Ptr(rec.user)},
+			client.IdempotencyKey(k), client.Status(&status))
+		a := outcome(status, err, func() string { return got.Result })
 		kinds[a.kind()]++
-		if a.err != nil || a.status >= 500 {
+		if a.err != nil || a.status >= 500 || a.undocumented() {
 			t.Errorf("retry of claim %s after recovery: %s", k, a)
 		}
 		if a.err == nil && (a.status == 201 || a.status == 200) {
-			rec.code, _ = field(a.body, "coupon", "code").(string)
+			rec.code = got.Coupon.Code
 			l.mu.Lock()
 			l.claimed[k] = rec
 			l.mu.Unlock()

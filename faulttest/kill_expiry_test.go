@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"couponsvc/client"
 	"couponsvc/models"
 
 	"gorm.io/gorm"
@@ -91,20 +92,19 @@ func TestKillDuringExpiryPass(t *testing.T) {
 	codes := claimEach(t, app, tid, total, "kx")
 	// Orders 0..23 expire, 24..27 hold long, 28..31 are confirmed.
 	order := func(i int) string { return fmt.Sprintf("kx-o%d", i) }
-	hold := func(i, ttl int) {
-		app.must(t, "POST", "/api/v1/holds", map[string]any{"order_id": order(i), "order_amount_cents": 10000,
-			"coupon_codes": []string{codes[i]}, "ttl_seconds": ttl}, 201)
+	holdFor := func(i int, ttl int64) {
+		hold(t, app, client.HoldRequest{OrderID: order(i), CouponCodes: []string{codes[i]}, TTLSeconds: client.Ptr(ttl)})
 	}
 	for i := expiring; i < total; i++ {
-		hold(i, 900)
+		holdFor(i, 900)
 	}
 	for i := expiring + long; i < total; i++ {
-		app.must(t, "POST", "/api/v1/holds/"+order(i)+"/confirm", nil, 200)
+		confirmHold(t, app, order(i))
 	}
 	releasedLong := expiring + long - 1 // released before the kill
-	app.must(t, "POST", "/api/v1/holds/"+order(releasedLong)+"/release", nil, 200)
+	releaseHold(t, app, order(releasedLong))
 	for i := range expiring {
-		hold(i, 5)
+		holdFor(i, 5)
 	}
 	type couponRow struct {
 		ID      int64
@@ -184,7 +184,7 @@ func TestKillDuringExpiryPass(t *testing.T) {
 
 	for i := range total {
 		c := coupon(i)
-		h := app2.must(t, "GET", "/api/v1/holds/"+order(i), nil, 200)
+		h := getHold(t, app2, order(i))
 		var wantState, wantCoupon string
 		switch {
 		case i < expiring:
@@ -196,8 +196,8 @@ func TestKillDuringExpiryPass(t *testing.T) {
 		default:
 			wantState, wantCoupon = "confirmed", models.CouponUsed
 		}
-		if h["state"] != wantState || c.Status != wantCoupon {
-			t.Errorf("%s after the restart: hold %v, coupon %s; want %s, %s", order(i), h["state"], c.Status, wantState, wantCoupon)
+		if h.State == nil || *h.State != wantState || c.Status != wantCoupon {
+			t.Errorf("%s after the restart: hold %v, coupon %s; want %s, %s", order(i), stateOf(h), c.Status, wantState, wantCoupon)
 		}
 		if (c.OrderID != nil) != (i >= expiring && i != releasedLong) || (c.OrderID != nil && *c.OrderID != order(i)) {
 			t.Errorf("coupon of %s keeps order %v", order(i), c.OrderID)
@@ -211,19 +211,20 @@ func TestKillDuringExpiryPass(t *testing.T) {
 
 	// The stalled order confirms late (its coupon is free); a long hold
 	// confirms, and again is a duplicate.
-	c := app2.must(t, "POST", "/api/v1/holds/"+order(stalled)+"/confirm", nil, 200)
-	if c["result"] != "redeemed" || c["late"] != true {
-		t.Errorf("late confirm of the stalled order: %v", c)
+	c := confirmHold(t, app2, order(stalled))
+	if c.Result != "redeemed" || !c.Late {
+		t.Errorf("late confirm of the stalled order: %+v", c)
 	}
-	app2.must(t, "POST", "/api/v1/holds/"+order(expiring)+"/confirm", nil, 200)
-	if d := app2.must(t, "POST", "/api/v1/holds/"+order(expiring)+"/confirm", nil, 200); d["result"] != "duplicate" {
-		t.Errorf("confirm again: %v", d)
+	confirmHold(t, app2, order(expiring))
+	if d := confirmHold(t, app2, order(expiring)); d.Result != "duplicate" {
+		t.Errorf("confirm again: %+v", d)
 	}
 	// Repeats of what the first process answered: duplicates.
-	for _, path := range []string{"/api/v1/holds/" + order(total-1) + "/confirm", "/api/v1/holds/" + order(releasedLong) + "/release"} {
-		if d := app2.must(t, "POST", path, nil, 200); d["result"] != "duplicate" {
-			t.Errorf("%s after the restart: %v, want duplicate", path, d)
-		}
+	if d := confirmHold(t, app2, order(total-1)); d.Result != "duplicate" {
+		t.Errorf("confirm of %s after the restart: %+v, want duplicate", order(total-1), d)
+	}
+	if d := releaseHold(t, app2, order(releasedLong)); d.Result != "duplicate" {
+		t.Errorf("release of %s after the restart: %+v, want duplicate", order(releasedLong), d)
 	}
 	checkCheckoutConsistent(t, b.db, confirmed+2)
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"couponsvc/client"
 	"couponsvc/models"
 )
 
@@ -28,12 +29,12 @@ func TestKillBetweenHoldAndConfirm(t *testing.T) {
 	order := func(i int) string { return fmt.Sprintf("kh-o%d", i) }
 	var heldAt time.Time
 	for i := range orders {
-		ttl := 900
+		ttl := int64(900)
 		if i < short {
 			ttl = 5
 		}
-		app.must(t, "POST", "/api/v1/holds", map[string]any{"order_id": order(i), "order_amount_cents": 10000,
-			"coupon_codes": []string{codes[i]}, "user_id": fmt.Sprintf("kh-u%d", i), "ttl_seconds": ttl}, 201)
+		hold(t, app, client.HoldRequest{OrderID: order(i), CouponCodes: []string{codes[i]},
+			UserID: client.Ptr(fmt.Sprintf("kh-u%d", i)), TTLSeconds: client.Ptr(ttl)})
 		if i == short-1 {
 			heldAt = time.Now()
 		}
@@ -57,9 +58,9 @@ func TestKillBetweenHoldAndConfirm(t *testing.T) {
 		return row.Status, ord
 	}
 	for i := short; i < orders; i++ {
-		h := app2.must(t, "GET", "/api/v1/holds/"+order(i), nil, 200)
-		if h["state"] != "held" {
-			t.Errorf("order %s after the restart: state %v, want held", order(i), h["state"])
+		h := getHold(t, app2, order(i))
+		if h.State == nil || *h.State != "held" {
+			t.Errorf("order %s after the restart: state %v, want held", order(i), stateOf(h))
 		}
 		if st, ord := status(codes[i]); st != "held" || ord != order(i) {
 			t.Errorf("coupon of %s after the restart: %s/%q, want held", order(i), st, ord)
@@ -86,9 +87,9 @@ func TestKillBetweenHoldAndConfirm(t *testing.T) {
 	}
 	expiredIn := time.Since(heldAt)
 	for i := range short {
-		h := app2.must(t, "GET", "/api/v1/holds/"+order(i), nil, 200)
-		if h["state"] != "expired" {
-			t.Errorf("order %s: state %v, want expired", order(i), h["state"])
+		h := getHold(t, app2, order(i))
+		if h.State == nil || *h.State != "expired" {
+			t.Errorf("order %s: state %v, want expired", order(i), stateOf(h))
 		}
 		if st, ord := status(codes[i]); st != "issued" || ord != "" {
 			t.Errorf("coupon of expired %s: %s/%q, want issued without an order", order(i), st, ord)
@@ -102,9 +103,9 @@ func TestKillBetweenHoldAndConfirm(t *testing.T) {
 	}
 
 	// A still-held order confirms on the restarted process; another releases.
-	c := app2.must(t, "POST", "/api/v1/holds/"+order(short)+"/confirm", nil, 200)
-	if c["result"] != "redeemed" || c["late"] != false {
-		t.Errorf("confirm after the restart: %v", c)
+	c := confirmHold(t, app2, order(short))
+	if c.Result != "redeemed" || c.Late {
+		t.Errorf("confirm after the restart: %+v", c)
 	}
 	if st, ord := status(codes[short]); st != "used" || ord != order(short) {
 		t.Errorf("confirmed coupon: %s/%q", st, ord)
@@ -113,9 +114,9 @@ func TestKillBetweenHoldAndConfirm(t *testing.T) {
 	if err := b.db.Raw("SELECT COUNT(*) FROM coupon_use_log WHERE order_id = ? AND undo_flag = ?", order(short), false).Scan(&logs).Error; err != nil || logs != 1 {
 		t.Errorf("use-log rows of the confirmed order: %d (%v), want 1", logs, err)
 	}
-	r := app2.must(t, "POST", "/api/v1/holds/"+order(short+1)+"/release", nil, 200)
-	if r["result"] != "released" {
-		t.Errorf("release after the restart: %v", r)
+	r := releaseHold(t, app2, order(short+1))
+	if r.Result != "released" {
+		t.Errorf("release after the restart: %+v", r)
 	}
 	if st, _ := status(codes[short+1]); st != "issued" {
 		t.Errorf("released coupon: %s", st)

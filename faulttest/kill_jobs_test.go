@@ -1,10 +1,12 @@
 package faulttest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"couponsvc/client"
 	"couponsvc/models"
 )
 
@@ -12,16 +14,18 @@ import (
 // only guards against a job that is stuck: it is minutes, since a job under
 // the race detector on a busy CI machine writes a few hundred codes a second
 // (speed is measured by couponbench, not here).
-func waitJob(t *testing.T, c *client, id int64, d time.Duration, until func(job map[string]any) bool) map[string]any {
+func waitJob(t *testing.T, c *apiClient, id int64, d time.Duration, until func(job *client.JobAnswer) bool) *client.JobAnswer {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		job := c.must(t, "GET", fmt.Sprintf("/api/v1/jobs/%d", id), nil, 200)
+		status := 0
+		job, err := c.GetJob(context.Background(), id, client.Status(&status))
+		wantStatus(t, fmt.Sprintf("job %d", id), status, err, 200)
 		if until(job) {
 			return job
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job %d after %v: %v", id, d, job)
+			t.Fatalf("job %d after %v: %+v", id, d, job)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -42,16 +46,19 @@ func TestKillDuringGenerateJob(t *testing.T) {
 	tmpls := []*tmplSpec{{stock: count, limit: 1, policy: models.RefundRestore}}
 	setUp(t, admin, 0, tmpls)
 	tid := tmpls[0].id
-	out := admin.must(t, "POST", fmt.Sprintf("/api/v1/templates/%d/codes", tid), map[string]any{"count": count, "pattern": "KILL-####-####-##"}, 202)
-	id := num(field(out, "job", "id"))
-	mid := waitJob(t, admin, id, 4*time.Minute, func(j map[string]any) bool { return num(j["done"]) >= 20_000 })
+	status := 0
+	out, err := admin.GenerateCodes(context.Background(), tid, client.GenerateRequest{Count: count, Pattern: client.Ptr("KILL-####-####-##")},
+		client.Status(&status))
+	wantStatus(t, "generate codes", status, err, 202)
+	id := out.Job.ID
+	mid := waitJob(t, admin, id, 4*time.Minute, func(j *client.JobAnswer) bool { return j.Done >= 20_000 })
 	p1.kill()
-	report(t, "killed at %d of %d codes", num(mid["done"]), count)
+	report(t, "killed at %d of %d codes", mid.Done, count)
 
 	_, admin2 := ps.start("couponsvc#2")
-	job := waitJob(t, admin2, id, 8*time.Minute, func(j map[string]any) bool { return j["state"] == "done" || j["state"] == "failed" })
-	if job["state"] != "done" || num(job["done"]) != count || num(job["errors"]) != 0 {
-		t.Fatalf("job after the restart: %v", job)
+	job := waitJob(t, admin2, id, 8*time.Minute, func(j *client.JobAnswer) bool { return j.State == "done" || j.State == "failed" })
+	if job.State != "done" || job.Done != count || job.Errors != 0 {
+		t.Fatalf("job after the restart: %+v", job)
 	}
 	var fig struct{ N, Codes, Slots, MaxSlot int64 }
 	if err := b.db.Raw("SELECT COUNT(*) AS n, COUNT(DISTINCT code) AS codes, COUNT(DISTINCT slot) AS slots, MAX(slot) AS max_slot "+
@@ -93,16 +100,18 @@ func TestKillDuringIssueJob(t *testing.T) {
 	for i := range list {
 		list[i] = fmt.Sprintf("ki-u%05d", i)
 	}
-	out := admin.must(t, "POST", fmt.Sprintf("/api/v1/templates/%d/issue", tid), map[string]any{"user_ids": list}, 202)
-	id := num(field(out, "job", "id"))
-	mid := waitJob(t, admin, id, 4*time.Minute, func(j map[string]any) bool { return num(j["done"]) >= 500 })
+	status := 0
+	out, err := admin.IssueCoupons(context.Background(), tid, client.IssueRequest{UserIds: list}, client.Status(&status))
+	wantStatus(t, "issue coupons", status, err, 202)
+	id := out.Job.ID
+	mid := waitJob(t, admin, id, 4*time.Minute, func(j *client.JobAnswer) bool { return j.Done >= 500 })
 	p1.kill()
-	report(t, "killed at %d of %d users", num(mid["done"]), users)
+	report(t, "killed at %d of %d users", mid.Done, users)
 
 	_, admin2 := ps.start("couponsvc#2")
-	job := waitJob(t, admin2, id, 8*time.Minute, func(j map[string]any) bool { return j["state"] == "done" || j["state"] == "failed" })
-	if job["state"] != "done" || num(job["done"]) != users || num(job["errors"]) != 0 {
-		t.Fatalf("job after the restart: %v", job)
+	job := waitJob(t, admin2, id, 8*time.Minute, func(j *client.JobAnswer) bool { return j.State == "done" || j.State == "failed" })
+	if job.State != "done" || job.Done != users || job.Errors != 0 {
+		t.Fatalf("job after the restart: %+v", job)
 	}
 	var fig struct{ N, Users, MaxPerUser int64 }
 	if err := b.db.Raw("SELECT COUNT(*) AS n, COUNT(DISTINCT user_id) AS users, "+

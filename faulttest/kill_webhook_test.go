@@ -3,7 +3,6 @@ package faulttest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"couponsvc/client"
 	"couponsvc/models"
 )
 
@@ -59,19 +59,15 @@ func TestKillMidDelivery(t *testing.T) {
 	}
 
 	p1, admin := ps.start("couponsvc#1")
-	hook := admin.must(t, "POST", "/api/v1/webhooks", map[string]any{"url": rcv.URL + "/hook"}, 201)
+	status := 0
+	hook, err := admin.CreateWebhook(context.Background(), client.CreateWebhookRequest{URL: rcv.URL + "/hook"}, client.Status(&status))
+	wantStatus(t, "create the webhook", status, err, 201)
 	mu.Lock()
-	secret = hook["secret"].(string)
+	secret = hook.Secret
 	mu.Unlock()
 	tmpls := []*tmplSpec{{stock: 40, limit: 1, policy: models.RefundRestore}}
 	app := setUp(t, admin, 0, tmpls)
-	for i := range 30 {
-		a := app.do(context.Background(), "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tmpls[0].id),
-			map[string]any{"user_id": fmt.Sprintf("kw-u%d", i)}, fmt.Sprintf("kw-k%d", i))
-		if a.err != nil || a.status != 201 {
-			t.Fatalf("claim %d: %s", i, a)
-		}
-	}
+	claimEach(t, app, tmpls[0].id, 30, "kw")
 	// Wait until deliveries hang in flight, then kill.
 	deadline := time.Now().Add(30 * time.Second)
 	for len(held) < cap(held) {
@@ -88,10 +84,12 @@ func TestKillMidDelivery(t *testing.T) {
 
 	restart := time.Now()
 	_, admin2 := ps.start("couponsvc#2")
-	feed := admin2.must(t, "GET", "/api/v1/events?after=0&limit=1000", nil, 200)
+	feed, err := admin2.ListEvents(context.Background(), client.ListEventsParams{After: client.Ptr[int64](0), Limit: client.Ptr[int64](1000)},
+		client.Status(&status))
+	wantStatus(t, "the events", status, err, 200)
 	var ids []int64
-	for _, e := range feed["events"].([]any) {
-		ids = append(ids, num(e.(map[string]any)["id"]))
+	for _, e := range feed.Events {
+		ids = append(ids, e.ID)
 	}
 	if len(ids) != 30 {
 		t.Fatalf("the outbox holds %d events, want the 30 claims", len(ids))

@@ -2,11 +2,12 @@ package faulttest
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"couponsvc/client"
 )
 
 // TestTwoInstancesTokenRevoke: a shop sends requests with its token through
@@ -19,12 +20,21 @@ import (
 func TestTwoInstancesTokenRevoke(t *testing.T) {
 	_, urls, boot, mode := startTwoInstances(t)
 	admin := newClient(urls[0], boot)
-	created := admin.must(t, "POST", "/api/v1/tokens", map[string]any{"role": "app", "name": "revoked shop"}, 201)
-	id := num(field(created, "token_info", "id"))
-	token := created["token"].(string)
-	other := admin.must(t, "POST", "/api/v1/tokens", map[string]any{"role": "app", "name": "kept shop"}, 201)["token"].(string)
+	ctx := context.Background()
+	status := 0
+	created, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.CreateTokenRequestRoleApp, Name: "revoked shop"}, client.Status(&status))
+	wantStatus(t, "create the revoked token", status, err, 201)
+	id, token := created.TokenInfo.ID, created.Token
+	kept, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.CreateTokenRequestRoleApp, Name: "kept shop"}, client.Status(&status))
+	wantStatus(t, "create the kept token", status, err, 201)
+	other := kept.Token
 	shop := newClient(urls[1], token)
-	const path = "/api/v1/users/u1/coupons"
+	// listCoupons reads user u1's coupons through c.
+	listCoupons := func(c *apiClient) answer {
+		status := 0
+		got, err := c.ListUserCoupons(ctx, "u1", client.ListUserCouponsParams{}, client.Status(&status))
+		return outcome(status, err, func() string { return got.Result })
+	}
 
 	var revoked atomic.Bool
 	var acceptedBefore, acceptedAfter, refused atomic.Int64
@@ -33,13 +43,13 @@ func TestTwoInstancesTokenRevoke(t *testing.T) {
 	// its answer; false when it was not accepted.
 	send := func() bool {
 		after := revoked.Load()
-		a := shop.do(context.Background(), "GET", path, nil, "")
+		a := listCoupons(shop)
 		switch {
 		case a.err == nil && a.status == 200 && after:
 			acceptedAfter.Add(1)
 		case a.err == nil && a.status == 200:
 			acceptedBefore.Add(1)
-		case a.err == nil && a.status == 401 && a.body["result"] == "unauthorized":
+		case a.err == nil && a.status == 401 && a.result == "unauthorized":
 			refused.Add(1)
 			return false
 		default:
@@ -61,7 +71,8 @@ func TestTwoInstancesTokenRevoke(t *testing.T) {
 	for acceptedBefore.Load() < 100 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	admin.must(t, "POST", fmt.Sprintf("/api/v1/tokens/%d/revoke", id), nil, 200)
+	_, err = admin.RevokeToken(ctx, id, client.Status(&status))
+	wantStatus(t, "revoke the token", status, err, 200)
 	revoked.Store(true)
 	wg.Wait()
 	for range 8 {
@@ -74,11 +85,13 @@ func TestTwoInstancesTokenRevoke(t *testing.T) {
 	if acceptedAfter.Load() != 0 {
 		t.Errorf("%d requests sent after the revocation answered were accepted", acceptedAfter.Load())
 	}
-	if a := newClient(urls[0], token).do(context.Background(), "GET", path, nil, ""); a.err != nil || a.status != 401 {
+	if a := listCoupons(newClient(urls[0], token)); a.err != nil || a.status != 401 {
 		t.Errorf("instance 1 after the revocation: %s, want 401", a)
 	}
 	for _, u := range urls {
-		newClient(u, other).must(t, "GET", path, nil, 200)
+		if a := listCoupons(newClient(u, other)); a.err != nil || a.status != 200 {
+			t.Fatalf("the kept token on %s: %s, want 200", u, a)
+		}
 	}
 	report(t, "%s; %d requests accepted before the revocation, %d refused, %d accepted after it",
 		mode, acceptedBefore.Load(), refused.Load(), acceptedAfter.Load())

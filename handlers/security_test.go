@@ -258,6 +258,7 @@ var securityMatrix = []matrixRow{
 	{method: "POST", route: "/admin/tokens/:id/revoke", target: freshTokenPath("/admin/tokens/%d/revoke")},
 	{method: "GET", route: "/admin/webhooks/:id", target: freshWebhookPath("/admin/webhooks/%d")},
 	{method: "POST", route: "/admin/webhooks/:id/delete", target: freshWebhookPath("/admin/webhooks/%d/delete")},
+	{method: "POST", route: "/admin/webhooks/:id/test", target: freshWebhookPath("/admin/webhooks/%d/test")},
 	{method: "POST", route: "/admin/webhooks/:id/deliveries/:delivery/resend", target: freshDeliveryPath("/admin/webhooks/%d/deliveries/%d/resend")},
 	{method: "GET", route: "/admin/campaigns/:id", target: adminCampaignPath("")},
 	{method: "POST", route: "/admin/campaigns/:id", target: adminCampaignPath("")},

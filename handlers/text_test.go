@@ -192,7 +192,7 @@ func TestPagesTextIsClean(t *testing.T) {
 			func(v string) url.Values { return url.Values{"delta": {"5"}, "reason": {v}} }, "stock-reason", false},
 		{"RevokeReason", "/admin/coupons", "/admin/coupons/revoke",
 			func(v string) url.Values {
-				return url.Values{"code": {coupon.Code}, "reason": {v}, "return_stock": {"1"}}
+				return url.Values{"code": {coupon.Code}, "public_reason": {"issued_in_error"}, "reason": {v}, "return_stock": {"1"}}
 			}, "revoke-reason", false},
 	}
 	counts := func() map[string]int64 {

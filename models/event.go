@@ -21,6 +21,9 @@ const (
 	EventTemplateArchived        = "template.archived"
 	EventCampaignBudgetExhausted = "campaign.budget_exhausted"
 	EventOrderReturned           = "order.returned"
+	// EventWebhookTest is sent to one endpoint when an admin asks for a
+	// test delivery; no change of the coupons writes it.
+	EventWebhookTest = "webhook.test"
 )
 
 // EventTypes lists every event type, in the order docs/events.md shows them.
@@ -28,7 +31,7 @@ var EventTypes = []string{
 	EventCouponClaimed, EventCouponRedeemed, EventCouponRefunded, EventCouponRevoked,
 	EventCouponHeld, EventCouponReleased, EventCouponHoldExpired,
 	EventTemplateSoldOut, EventTemplatePaused, EventTemplateResumed, EventTemplateArchived,
-	EventOrderReturned, EventCampaignBudgetExhausted,
+	EventOrderReturned, EventCampaignBudgetExhausted, EventWebhookTest,
 }
 
 // IsEventType reports whether name is one of EventTypes.
@@ -111,6 +114,14 @@ type TemplateEvent struct {
 	Status     string `json:"status"`
 	TotalStock int64  `json:"total_stock"`
 	Actor      string `json:"actor,omitempty"`
+}
+
+// WebhookTestEvent is the data of webhook.test: which endpoint it was
+// sent to and who asked for it.
+type WebhookTestEvent struct {
+	EndpointID int64  `json:"endpoint_id"`
+	Actor      string `json:"actor"`
+	Message    string `json:"message" doc:"a sentence saying that this is a test; nothing changed"`
 }
 
 // BudgetEvent is the data of campaign.budget_exhausted.

@@ -40,7 +40,7 @@ var allowedImports = map[string][]string{
 		"services/core", "services/events", "services/reconcile", "services/reports", "templates"},
 	"handlers":        {"handlers/api", "handlers/pages", "handlers/web", "models", "services"},
 	"cmd/couponsvc":   {"handlers", "services", "services/core", "services/reconcile"},
-	"cmd/couponbench": {"lua", "services/pricing", "services/pricing/benchcart"},
+	"cmd/couponbench": {"client", "lua", "services/pricing", "services/pricing/benchcart"},
 	// Pricing is pure: it imports no package of the service.
 	"services/pricing": nil,
 	// What integrators import: nothing of the service. The generator of

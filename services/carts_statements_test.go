@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/checkout"
 	"couponsvc/services/pricing"
@@ -108,11 +109,70 @@ func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
 	l := f.claim(tp, "u2")
 	lh, lc := count("20 lines", checkout.CheckoutRequest{OrderID: "stmt-l", Cart: lined, CouponCodes: []string{l.Code}, TTLSeconds: 600, Actor: "shop"},
 		checkout.ConfirmRequest{OrderID: "stmt-l", Cart: lined})
+	// The statements of each step, the transaction's BEGIN and COMMIT aside
+	// (docs/statements.md): the hold of a new order does not read its row
+	// first, the usual confirm does not read the discounts back.
+	if len(ah) != 6 || len(ac) != 7 {
+		t.Errorf("amount-only: hold %d statements, confirm %d: want 6 and 7 (docs/statements.md)", len(ah), len(ac))
+	}
+	if len(lh) != 8 || len(lc) != 8 {
+		t.Errorf("20 lines: hold %d statements, confirm %d: want 8 and 8 (docs/statements.md)", len(lh), len(lc))
+	}
 	if len(lh) > len(ah)+2 {
 		t.Errorf("the hold of 20 lines runs %d statements, the amount-only one %d: want at most 2 more (the lines, the line discounts)", len(lh), len(ah))
 	}
 	if len(lc) > len(ac)+1 {
 		t.Errorf("the confirm of 20 lines runs %d statements, the amount-only one %d: want at most 1 more (the line discounts read back)", len(lc), len(ac))
+	}
+	f.checkInvariants()
+}
+
+// A one-step redemption is one read of the coupon and the transaction of
+// the rows it writes; a partial return by amount reads what it decides on
+// and re-prices the order under its row's lock (docs/statements.md).
+func TestStatementsPerRedemptionAndReturn(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl("", 500, 0, 0)
+	var log statementLog
+	log.register(t, f.Backends.DB)
+	cart, _ := benchcart.New(20)
+	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
+	redeem := func(name string, req checkout.RedeemRequest) []string {
+		t.Helper()
+		st := log.during(func() {
+			res, err := f.Checkout.Redeem(f.Ctx, req)
+			if err != nil || res.Duplicate || res.DiscountCents != 500 {
+				t.Fatalf("%s: %+v, %v", name, res, err)
+			}
+		})
+		t.Logf("%s: %d statements", name, len(st))
+		for _, s := range st {
+			t.Logf("  %s", oneLine(s))
+		}
+		return st
+	}
+	a := f.claim(tp, "u1")
+	amount := redeem("redemption, amount only", checkout.RedeemRequest{CouponCode: a.Code, OrderID: "stmt-ra", OrderAmountCents: 10_000, Cashier: "till"})
+	l := f.claim(tp, "u2")
+	lines := redeem("redemption, 20 lines", checkout.RedeemRequest{CouponCode: l.Code, OrderID: "stmt-rl", Cart: lined, Cashier: "till"})
+	// SELECT the coupon; INSERT the order, its coupon, UPDATE the coupon,
+	// INSERT the use log row and the event; a cart adds its lines and the
+	// coupon's line discounts.
+	if len(amount) != 6 || len(lines) != 8 {
+		t.Errorf("redemption: %d statements amount-only, %d with 20 lines: want 6 and 8", len(amount), len(lines))
+	}
+	ret := log.during(func() {
+		res, err := f.Checkout.ReturnPart(f.Ctx, "pos", "stmt-ra", "r1", 4_000)
+		if err != nil || res.KeptAmountCents != 6_000 || res.DiscountKeptCents != 500 || res.ClawbackCents != 0 {
+			t.Fatalf("return: %+v, %v", res, err)
+		}
+	})
+	t.Logf("partial return: %d statements", len(ret))
+	for _, s := range ret {
+		t.Logf("  %s", oneLine(s))
+	}
+	if len(ret) != 10 {
+		t.Errorf("a partial return of one coupon's order runs %d statements: want 10, its use log row kept as it was (docs/statements.md)", len(ret))
 	}
 	f.checkInvariants()
 }
@@ -154,4 +214,58 @@ func TestEncodeUnitsIsTheJSONOfTheRuns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A confirm reads the order's discounts back only when the order carries
+// more than its hold (docs/statements.md): next to a coupon redeemed one
+// step at a time it does, and the order's discounts stay within its amount;
+// an order that carries its hold alone is confirmed by the guarded UPDATE.
+func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	var log statementLog
+	log.register(t, f.Backends.DB)
+	readsDiscounts := func(stmts []string) bool {
+		for _, s := range stmts {
+			if strings.Contains(s, "AS kept") {
+				return true
+			}
+		}
+		return false
+	}
+	confirm := func(order string, want int64) []string {
+		t.Helper()
+		return log.during(func() {
+			res, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: order})
+			if err != nil || res.Duplicate || res.DiscountCents != want {
+				t.Fatalf("confirm %s: %+v %v", order, res, err)
+			}
+		})
+	}
+	alone := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	if _, err := f.hold("alone", 600, 60, alone); err != nil {
+		t.Fatal(err)
+	}
+	if readsDiscounts(confirm("alone", 500)) {
+		t.Error("the confirm of an order that carries its hold alone read its discounts back")
+	}
+	held := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	step := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	if _, err := f.hold("mixed", 600, 60, held); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.redeem(step, "mixed", 600); err != nil || res.DiscountCents != 100 {
+		t.Fatalf("next to the hold: %+v %v", res, err)
+	}
+	if !readsDiscounts(confirm("mixed", 500)) {
+		t.Error("the confirm of an order that carries another coupon did not read its discounts back")
+	}
+	for order, want := range map[string]int64{"alone": 500, "mixed": 600} {
+		if _, _, discounts, _ := f.orderFigures(order); discounts != want {
+			t.Errorf("order %s: %d off, want %d", order, discounts, want)
+		}
+	}
+	if got := f.coupon(held.ID); got.Status != models.CouponUsed || got.OrderID == nil || *got.OrderID != "mixed" {
+		t.Errorf("the held coupon after the confirm: %+v", got)
+	}
+	f.checkInvariants()
 }

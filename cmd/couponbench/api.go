@@ -1,91 +1,42 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	couponclient "couponsvc/client"
 )
 
-// apiCoupon is the part of a coupon that couponbench reads.
-type apiCoupon struct {
-	ID         int64   `json:"id"`
-	Code       string  `json:"code"`
-	TemplateID int64   `json:"template_id"`
-	UserID     string  `json:"user_id"`
-	Status     string  `json:"status"`
-	OrderID    *string `json:"order_id"`
-}
-
-// apiTemplate is the part of a template that couponbench reads.
-type apiTemplate struct {
-	ID           int64 `json:"id"`
-	CampaignID   int64 `json:"campaign_id"`
-	TotalStock   int64 `json:"total_stock"`
-	PerUserLimit int64 `json:"per_user_limit"`
-}
+// apiCoupon is a coupon as the API lists it.
+type apiCoupon = couponclient.CouponView
 
 // reconcileRow is one template of a reconcile report (see docs/flows.md).
-type reconcileRow struct {
-	TemplateID     int64           `json:"template_id"`
-	TotalStock     int64           `json:"total_stock"`
-	RedisRemaining int64           `json:"redis_remaining"`
-	DBLive         int64           `json:"db_live"`
-	Drift          int64           `json:"drift"`
-	UsersDrifted   json.RawMessage `json:"users_drifted"`
-	Repaired       json.RawMessage `json:"repaired"`
-}
+type reconcileRow = couponclient.TemplateDrift
 
-// usersDrifted reads users_drifted as a count, whether the service sends a
-// number or a list of users.
-func (r reconcileRow) usersDrifted() int64 {
-	raw := bytes.TrimSpace(r.UsersDrifted)
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0
-	}
-	var n int64
-	if json.Unmarshal(raw, &n) == nil {
-		return n
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) == nil {
-		return int64(len(list))
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) == nil {
-		return int64(len(m))
-	}
-	return -1
-}
-
-// apiResp is every answer body: the result fields (docs/result-codes.md) and
-// whichever payload the endpoint adds.
+// apiResp is the part of an answer the scenarios read.
 type apiResp struct {
-	Code      *int                `json:"code"`
-	Result    string              `json:"result"`
-	Error     string              `json:"error"`
-	Campaign  *struct{ ID int64 } `json:"campaign"`
-	Template  *apiTemplate        `json:"template"`
-	Remaining *int64              `json:"remaining"`
-	Coupon    *apiCoupon          `json:"coupon"`
-	Coupons   []apiCoupon         `json:"coupons"`
-	Token     string              `json:"token"`
-	Templates []reconcileRow      `json:"templates"`
+	Result string
+	// Coupon is the coupon a claim answered, nil for other answers.
+	Coupon *apiCoupon
 }
 
-// answer is one HTTP exchange as couponbench saw it.
+// answer is one call to the service as couponbench saw it: the HTTP status
+// and result word of the answer, or the transport or decoding failure.
 type answer struct {
 	status int
 	body   apiResp
-	raw    []byte
-	d      time.Duration
-	err    error // transport or decoding failure
+	// message is the error answer's text, for messages.
+	message string
+	// checkout is the typed answer of a validate, hold or confirm.
+	checkout *couponclient.CheckoutAnswer
+	d        time.Duration
+	err      error // transport or decoding failure
 }
 
 // kind is the result word of the answer as the load tables count it: the
@@ -107,11 +58,11 @@ func (a *answer) brief() string {
 	if a.err != nil {
 		return a.err.Error()
 	}
-	raw := strings.TrimSpace(string(a.raw))
-	if len(raw) > 300 {
-		raw = raw[:300] + "..."
+	msg := strings.TrimSpace(a.message)
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
 	}
-	return fmt.Sprintf("HTTP %d %s", a.status, raw)
+	return fmt.Sprintf("HTTP %d %s %s", a.status, a.body.Result, msg)
 }
 
 // statusOf is the HTTP status of each result word (docs/result-codes.md);
@@ -144,17 +95,39 @@ func (a *answer) consistent() bool {
 	return false
 }
 
-// client talks to a running couponsvc over keep-alive connections.
+// exchange is where statusTransport writes the HTTP status of the call
+// whose context carries it.
+type exchange struct{ status int }
+
+type exchangeKey struct{}
+
+// statusTransport records each answer's HTTP status in the exchange of its
+// request's context: the Go client returns a success answer's payload only,
+// and couponbench checks that the status matches the result word.
+type statusTransport struct{ next http.RoundTripper }
+
+func (t statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok && resp != nil {
+		x.status = resp.StatusCode
+	}
+	return resp, err
+}
+
+// client calls a running couponsvc through the Go client (client/), over
+// keep-alive connections, with retries off: couponbench counts every answer
+// as it came.
 type client struct {
-	base  string
-	hc    *http.Client
-	admin string
-	app   string
+	hc         *http.Client
+	base       string
+	adminToken string
+	admin      *couponclient.Client
+	app        *couponclient.Client
 }
 
 // newClient builds the one HTTP client of a run, with enough idle connections
 // per host that every worker keeps its own connection alive.
-func newClient(base, admin string, conc int) *client {
+func newClient(base, adminToken string, conc int) *client {
 	tr := &http.Transport{
 		Proxy:               nil, // loopback only: never through a proxy
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -164,82 +137,72 @@ func newClient(base, admin string, conc int) *client {
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 	}
-	return &client{
-		base:  strings.TrimRight(base, "/"),
-		hc:    &http.Client{Transport: tr, Timeout: 30 * time.Second},
-		admin: admin,
+	c := &client{hc: &http.Client{Transport: statusTransport{next: tr}, Timeout: 30 * time.Second}, base: base, adminToken: adminToken}
+	c.admin = c.with(c.hc, adminToken)
+	return c
+}
+
+// with returns a Go client of the service calling through hc with token.
+// The base URL was checked by parseFlags, so New cannot refuse it.
+func (c *client) with(hc *http.Client, token string) *couponclient.Client {
+	gc, err := couponclient.New(c.base, token, couponclient.WithHTTPClient(hc), couponclient.WithRetries(0))
+	if err != nil {
+		panic(err)
 	}
+	return gc
 }
 
 // close drops the idle connections.
 func (c *client) close() { c.hc.CloseIdleConnections() }
 
-// do sends one request with a JSON body (nil for none) and reads the whole
-// answer so that the connection goes back to the pool. The duration covers the
-// exchange only.
-func (c *client) do(ctx context.Context, method, path, token string, body any, idemKey string) answer {
-	var rd io.Reader
-	if body != nil {
-		buf, err := json.Marshal(body)
-		if err != nil {
-			return answer{err: err}
-		}
-		rd = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return answer{err: err}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
-	}
+// call runs one call of the Go client and returns what came back: the result
+// word and status of a success (the payload's `result`, the status the
+// transport saw) or of a *Error, or the failure. The duration covers the
+// call, the decoding of the answer included.
+func call[T any](ctx context.Context, op func(context.Context) (*T, error), result func(*T) string) (answer, *T) {
+	x := &exchange{}
+	ctx = context.WithValue(ctx, exchangeKey{}, x)
 	start := time.Now()
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return answer{err: err, d: time.Since(start)}
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	resp.Body.Close()
-	a := answer{status: resp.StatusCode, raw: raw, d: time.Since(start)}
-	if err != nil {
+	out, err := op(ctx)
+	a := answer{status: x.status, d: time.Since(start)}
+	var apiErr *couponclient.Error
+	switch {
+	case errors.As(err, &apiErr):
+		a.status, a.message = apiErr.Status, apiErr.Message
+		a.body.Result = apiErr.Result
+		if strings.HasPrefix(apiErr.Result, "http_") {
+			// No result word in the body: kind() names the status.
+			a.body.Result = ""
+		}
+	case err != nil:
 		a.err = err
-		return a
+	default:
+		a.body.Result = result(out)
+		return a, out
 	}
-	if len(bytes.TrimSpace(raw)) > 0 && json.Unmarshal(raw, &a.body) != nil && resp.StatusCode < 300 {
-		a.err = fmt.Errorf("HTTP %d: body is not JSON: %.200s", resp.StatusCode, raw)
-	}
-	return a
+	return a, nil
 }
 
 // mustOK returns an error unless the answer has one of the given statuses.
 func mustOK(what string, a answer, statuses ...int) error {
-	if a.err == nil {
-		for _, s := range statuses {
-			if a.status == s {
-				return nil
-			}
-		}
+	if a.err == nil && slices.Contains(statuses, a.status) {
+		return nil
 	}
 	return fmt.Errorf("%s: %s", what, a.brief())
 }
 
 // setupApp creates the app token the load runs with.
 func (c *client) setupApp(ctx context.Context, runID string) error {
-	a := c.do(ctx, "POST", "/api/v1/tokens", c.admin, map[string]any{"role": "app", "name": "couponbench-" + runID}, "")
+	a, out := call(ctx, func(ctx context.Context) (*couponclient.TokenCreatedAnswer, error) {
+		return c.admin.CreateToken(ctx, couponclient.CreateTokenRequest{Role: couponclient.CreateTokenRequestRoleApp, Name: "couponbench-" + runID})
+	}, func(t *couponclient.TokenCreatedAnswer) string { return t.Result })
 	if err := mustOK("create app token", a, 201, 200); err != nil {
 		return err
 	}
-	if a.body.Token == "" {
-		return fmt.Errorf("create app token: no token in %s", a.brief())
+	if out.Token == "" {
+		return fmt.Errorf("create app token: no token in the answer")
 	}
-	c.app = a.body.Token
+	c.app = c.with(c.hc, out.Token)
 	return nil
 }
 
@@ -251,83 +214,117 @@ type templateSpec struct {
 	faceValue    int
 	refundPolicy string
 	sharedCode   string // a shared template with this code (sharedcheckout)
+	stacking     string // "combinable" or "exclusive" (the service's default)
 }
 
 // createTemplate creates a campaign without a budget and one fixed-value
 // template in it, and returns the template's id.
 func (c *client) createTemplate(ctx context.Context, spec templateSpec) (int64, error) {
-	a := c.do(ctx, "POST", "/api/v1/campaigns", c.admin, map[string]any{"name": spec.name, "budget_cents": 0}, "")
+	a, camp := call(ctx, func(ctx context.Context) (*couponclient.CampaignAnswer, error) {
+		return c.admin.CreateCampaign(ctx, couponclient.CreateCampaignRequest{Name: spec.name, BudgetCents: ptr(int64(0))})
+	}, func(t *couponclient.CampaignAnswer) string { return t.Result })
 	if err := mustOK("create campaign", a, 201, 200); err != nil {
 		return 0, err
 	}
-	if a.body.Campaign == nil || a.body.Campaign.ID == 0 {
-		return 0, fmt.Errorf("create campaign: no campaign id in %s", a.brief())
+	if camp.Campaign.ID == 0 {
+		return 0, fmt.Errorf("create campaign: no campaign id in the answer")
 	}
-	policy := spec.refundPolicy
+	policy := couponclient.CreateTemplateRequestRefundPolicy(spec.refundPolicy)
 	if policy == "" {
-		policy = "restore"
+		policy = couponclient.Restore
 	}
-	body := map[string]any{
-		"campaign_id":      a.body.Campaign.ID,
-		"name":             spec.name,
-		"kind":             "fixed",
-		"face_value_cents": spec.faceValue,
-		"min_order_cents":  0,
-		"total_stock":      spec.stock,
-		"per_user_limit":   spec.limit,
-		"valid_days":       30,
-		"refund_policy":    policy,
+	body := couponclient.CreateTemplateRequest{
+		CampaignID:     camp.Campaign.ID,
+		Name:           spec.name,
+		Kind:           couponclient.Fixed,
+		FaceValueCents: ptr(int64(spec.faceValue)),
+		MinOrderCents:  ptr(int64(0)),
+		TotalStock:     int64(spec.stock),
+		PerUserLimit:   int64(spec.limit),
+		ValidDays:      ptr(int64(30)),
+		RefundPolicy:   &policy,
 	}
 	if spec.sharedCode != "" {
-		body["code_mode"], body["shared_code"] = "shared", spec.sharedCode
+		body.CodeMode, body.SharedCode = ptr(couponclient.CreateTemplateRequestCodeModeShared), &spec.sharedCode
 	}
-	a = c.do(ctx, "POST", "/api/v1/templates", c.admin, body, "")
+	if spec.stacking != "" {
+		body.Stacking = ptr(couponclient.CreateTemplateRequestStacking(spec.stacking))
+	}
+	a, t := call(ctx, func(ctx context.Context) (*couponclient.TemplateAnswer, error) {
+		return c.admin.CreateTemplate(ctx, body)
+	}, func(t *couponclient.TemplateAnswer) string { return t.Result })
 	if err := mustOK("create template", a, 201, 200); err != nil {
 		return 0, err
 	}
-	if a.body.Template == nil || a.body.Template.ID == 0 {
-		return 0, fmt.Errorf("create template: no template id in %s", a.brief())
+	if t.Template.ID == 0 {
+		return 0, fmt.Errorf("create template: no template id in the answer")
 	}
-	return a.body.Template.ID, nil
+	return t.Template.ID, nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // claim claims a coupon of template tid for user with an idempotency key.
 func (c *client) claim(ctx context.Context, tid int64, user, key string) answer {
-	return c.do(ctx, "POST", fmt.Sprintf("/api/v1/templates/%d/claim", tid), c.app, map[string]string{"user_id": user}, key)
+	a, out := call(ctx, func(ctx context.Context) (*couponclient.ClaimAnswer, error) {
+		return c.app.ClaimCoupon(ctx, tid, couponclient.ClaimRequest{UserID: &user}, couponclient.IdempotencyKey(key))
+	}, func(t *couponclient.ClaimAnswer) string { return t.Result })
+	if out != nil {
+		a.body.Coupon = &out.Coupon
+	}
+	return a
 }
 
 // redeem redeems a coupon for an order.
 func (c *client) redeem(ctx context.Context, code, order string, amount int) answer {
-	return c.do(ctx, "POST", "/api/v1/redemptions", c.app, map[string]any{
-		"coupon_code": code, "order_id": order, "order_amount_cents": amount,
-	}, "")
+	a, _ := call(ctx, func(ctx context.Context) (*couponclient.RedeemAnswer, error) {
+		return c.app.RedeemCoupon(ctx, couponclient.RedeemRequest{CouponCode: code, OrderID: order, OrderAmountCents: ptr(int64(amount))})
+	}, func(t *couponclient.RedeemAnswer) string { return t.Result })
+	return a
 }
 
 // refund gives a coupon back from an order.
 func (c *client) refund(ctx context.Context, code, order string) answer {
-	return c.do(ctx, "POST", "/api/v1/refunds", c.app, map[string]any{"coupon_code": code, "order_id": order}, "")
+	a, _ := call(ctx, func(ctx context.Context) (*couponclient.RefundAnswer, error) {
+		return c.app.RefundCoupon(ctx, couponclient.RefundRequest{CouponCode: &code, OrderID: order})
+	}, func(t *couponclient.RefundAnswer) string { return t.Result })
+	return a
+}
+
+// partialReturn returns amount cents of an order redeemed for an amount,
+// as the return returnID.
+func (c *client) partialReturn(ctx context.Context, order, returnID string, amount int64) answer {
+	a, _ := call(ctx, func(ctx context.Context) (*couponclient.RefundAnswer, error) {
+		return c.app.RefundCoupon(ctx, couponclient.RefundRequest{OrderID: order, ReturnID: &returnID, ReturnedAmountCents: &amount})
+	}, func(t *couponclient.RefundAnswer) string { return t.Result })
+	return a
 }
 
 // remaining reads a template's total stock and the stock the service reports
 // as remaining.
 func (c *client) remaining(ctx context.Context, tid int64) (total, remaining int64, err error) {
-	a := c.do(ctx, "GET", fmt.Sprintf("/api/v1/templates/%d", tid), c.admin, nil, "")
+	a, out := call(ctx, func(ctx context.Context) (*couponclient.TemplateStockAnswer, error) {
+		return c.admin.GetTemplate(ctx, tid)
+	}, func(t *couponclient.TemplateStockAnswer) string { return t.Result })
 	if err := mustOK("get template", a, 200); err != nil {
 		return 0, 0, err
 	}
-	if a.body.Template == nil || a.body.Remaining == nil {
-		return 0, 0, fmt.Errorf("get template: no template or remaining in %s", a.brief())
+	if out.Remaining == nil {
+		return 0, 0, fmt.Errorf("get template %d: no remaining stock in the answer", tid)
 	}
-	return a.body.Template.TotalStock, *a.body.Remaining, nil
+	return out.Template.TotalStock, *out.Remaining, nil
 }
 
-// userCoupons lists the coupons of a user.
+// userCoupons lists every coupon of a user, page after page.
 func (c *client) userCoupons(ctx context.Context, user string) ([]apiCoupon, error) {
-	a := c.do(ctx, "GET", "/api/v1/users/"+user+"/coupons", c.app, nil, "")
-	if err := mustOK("list coupons of "+user, a, 200); err != nil {
-		return nil, err
+	var out []apiCoupon
+	for cp, err := range c.app.ListUserCouponsAll(ctx, user, couponclient.ListUserCouponsParams{}) {
+		if err != nil {
+			return nil, fmt.Errorf("list coupons of %s: %w", user, err)
+		}
+		out = append(out, cp)
 	}
-	return a.body.Coupons, nil
+	return out, nil
 }
 
 // errNotAvailable marks an endpoint that answers 404: not built yet.
@@ -335,26 +332,29 @@ var errNotAvailable = fmt.Errorf("not available")
 
 // reconcile asks for a report (no repair) on one template.
 func (c *client) reconcile(ctx context.Context, tid int64) (reconcileRow, error) {
-	a := c.do(ctx, "POST", "/api/v1/reconcile", c.admin, map[string]any{"template_id": tid, "repair": false}, "")
+	a, out := call(ctx, func(ctx context.Context) (*couponclient.ReconcileAnswer, error) {
+		return c.admin.ReconcileCounters(ctx, couponclient.ReconcileRequest{TemplateID: &tid})
+	}, func(t *couponclient.ReconcileAnswer) string { return t.Result })
 	if a.err == nil && (a.status == 404 || a.status == 405) {
 		return reconcileRow{}, errNotAvailable
 	}
 	if err := mustOK("reconcile", a, 200); err != nil {
 		return reconcileRow{}, err
 	}
-	for _, row := range a.body.Templates {
+	for _, row := range out.Templates {
 		if row.TemplateID == tid {
 			return row, nil
 		}
 	}
-	return reconcileRow{}, fmt.Errorf("reconcile: template %d not in %s", tid, a.brief())
+	return reconcileRow{}, fmt.Errorf("reconcile: template %d not in the report", tid)
 }
 
 // warmUp opens conc keep-alive connections before the first scenario, so
 // that no scenario pays for the handshakes.
 func (c *client) warmUp(ctx context.Context, conc int) {
 	drive(ctx, conc, conc, func(ctx context.Context, _, _ int) sample {
-		a := c.do(ctx, "GET", "/healthz", "", nil, "")
+		a, _ := call(ctx, func(ctx context.Context) (*couponclient.NoPayload, error) { return c.admin.Healthz(ctx) },
+			func(*couponclient.NoPayload) string { return "ok" })
 		return sample{kind: a.kind(), d: a.d}
 	})
 }
@@ -364,7 +364,8 @@ func (c *client) waitReady(ctx context.Context, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	var last string
 	for time.Now().Before(deadline) {
-		a := c.do(ctx, "GET", "/readyz", "", nil, "")
+		a, _ := call(ctx, func(ctx context.Context) (*couponclient.NoPayload, error) { return c.admin.Readyz(ctx) },
+			func(*couponclient.NoPayload) string { return "ok" })
 		if a.err == nil && a.status == 200 {
 			return nil
 		}
@@ -378,64 +379,84 @@ func (c *client) waitReady(ctx context.Context, d time.Duration) error {
 	return fmt.Errorf("service not ready after %s: %s", d, last)
 }
 
-// hold holds one coupon for an order for ttl seconds.
-func (c *client) hold(ctx context.Context, order, code, user string, amount, ttl int) answer {
-	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds", c.app, map[string]any{
-		"order_id": order, "order_amount_cents": amount, "coupon_codes": []string{code}, "user_id": user, "ttl_seconds": ttl,
-	}, ""))
-}
-
 // cartLine is one line of a cart in a checkout body.
 type cartLine struct {
-	LineID         string   `json:"line_id"`
-	SKU            string   `json:"sku"`
-	ProductID      string   `json:"product_id,omitempty"`
-	CategoryIDs    []string `json:"category_ids,omitempty"`
-	Quantity       int64    `json:"quantity"`
-	UnitPriceCents int64    `json:"unit_price_cents"`
+	LineID         string
+	SKU            string
+	ProductID      string
+	CategoryIDs    []string
+	Quantity       int64
+	UnitPriceCents int64
 	// Discountable is left out for the default (true).
-	Discountable *bool `json:"discountable,omitempty"`
+	Discountable *bool
+}
+
+// clientLines is the cart's lines as the Go client sends them.
+func clientLines(lines []cartLine) *[]couponclient.CartLine {
+	out := make([]couponclient.CartLine, len(lines))
+	for i, l := range lines {
+		out[i] = couponclient.CartLine{LineID: l.LineID, Sku: l.SKU, Quantity: l.Quantity, UnitPriceCents: l.UnitPriceCents,
+			Discountable: l.Discountable}
+		if l.ProductID != "" {
+			out[i].ProductID = &l.ProductID
+		}
+		if len(l.CategoryIDs) > 0 {
+			out[i].CategoryIds = &l.CategoryIDs
+		}
+	}
+	return &out
+}
+
+// checkoutCall runs a validate, hold or confirm and keeps its typed answer.
+func checkoutCall(ctx context.Context, op func(context.Context) (*couponclient.CheckoutAnswer, error)) answer {
+	a, out := call(ctx, op, func(t *couponclient.CheckoutAnswer) string { return t.Result })
+	a.checkout = out
+	return a
+}
+
+// hold holds one coupon for an order for ttl seconds.
+func (c *client) hold(ctx context.Context, order, code, user string, amount, ttl int) answer {
+	return checkoutCall(ctx, func(ctx context.Context) (*couponclient.CheckoutAnswer, error) {
+		return c.app.HoldCoupons(ctx, couponclient.HoldRequest{OrderID: order, OrderAmountCents: ptr(int64(amount)),
+			CouponCodes: []string{code}, UserID: &user, TTLSeconds: ptr(int64(ttl))})
+	})
 }
 
 // holdCart holds one coupon for an order with a cart of lines (and
 // shipping) instead of an amount.
 func (c *client) holdCart(ctx context.Context, order, code, user string, lines []cartLine, shippingCents int64, ttl int) answer {
-	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds", c.app, map[string]any{
-		"order_id": order, "coupon_codes": []string{code}, "user_id": user, "ttl_seconds": ttl,
-		"lines": lines, "shipping_cents": shippingCents,
-	}, ""))
+	return checkoutCall(ctx, func(ctx context.Context) (*couponclient.CheckoutAnswer, error) {
+		return c.app.HoldCoupons(ctx, couponclient.HoldRequest{OrderID: order, CouponCodes: []string{code}, UserID: &user,
+			TTLSeconds: ptr(int64(ttl)), Lines: clientLines(lines), ShippingCents: &shippingCents})
+	})
 }
 
 // confirmCart confirms an order's hold with its cart, as a client that
 // sends the cart it is about to charge does.
 func (c *client) confirmCart(ctx context.Context, order string, lines []cartLine, shippingCents int64) answer {
-	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds/"+url.PathEscape(order)+"/confirm", c.app, map[string]any{
-		"lines": lines, "shipping_cents": shippingCents,
-	}, ""))
+	return checkoutCall(ctx, func(ctx context.Context) (*couponclient.CheckoutAnswer, error) {
+		return c.app.ConfirmHold(ctx, order, couponclient.ConfirmRequest{Lines: clientLines(lines), ShippingCents: &shippingCents})
+	})
+}
+
+// validate prices a cart of lines (clientLines, made once for many
+// calls) with codes for user, changing nothing.
+func (c *client) validate(ctx context.Context, codes []string, user string, lines *[]couponclient.CartLine, shippingCents int64) answer {
+	return checkoutCall(ctx, func(ctx context.Context) (*couponclient.CheckoutAnswer, error) {
+		return c.app.ValidateCheckout(ctx, couponclient.ValidateRequest{CouponCodes: codes, UserID: &user,
+			Lines: lines, ShippingCents: &shippingCents})
+	})
 }
 
 // settle confirms or releases an order's hold (what: "confirm" or "release").
 func (c *client) settle(ctx context.Context, order, what string) answer {
-	return checkoutAnswer(c.do(ctx, "POST", "/api/v1/holds/"+url.PathEscape(order)+"/"+what, c.app, nil, ""))
-}
-
-// checkoutAnswer reads the result fields of a checkout answer only: its
-// coupons list carries per-coupon results, not coupons.
-func checkoutAnswer(a answer) answer {
-	if len(bytes.TrimSpace(a.raw)) == 0 || (a.err != nil && a.status == 0) {
+	if what == "release" {
+		a, _ := call(ctx, func(ctx context.Context) (*couponclient.ReleaseAnswer, error) {
+			return c.app.ReleaseHold(ctx, order)
+		}, func(t *couponclient.ReleaseAnswer) string { return t.Result })
 		return a
 	}
-	var b struct {
-		Code   *int   `json:"code"`
-		Result string `json:"result"`
-		Error  string `json:"error"`
-	}
-	if err := json.Unmarshal(a.raw, &b); err != nil {
-		if a.status < 300 {
-			a.err = fmt.Errorf("HTTP %d: body is not JSON: %.200s", a.status, a.raw)
-		}
-		return a
-	}
-	a.err, a.body = nil, apiResp{Code: b.Code, Result: b.Result, Error: b.Error}
-	return a
+	return checkoutCall(ctx, func(ctx context.Context) (*couponclient.CheckoutAnswer, error) {
+		return c.app.ConfirmHold(ctx, order, couponclient.ConfirmRequest{})
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"couponsvc/services/pricing/benchcart"
 )
 
 // What a checkout request does with its hold.
@@ -86,13 +88,16 @@ func actName(act int) string {
 }
 
 // runCheckout is the online checkout: each order holds one pre-claimed
-// coupon, then confirms it (85%), releases it (10%) or leaves it to expire
+// coupon (5.00 off) on a cart of cartLines lines and shipping, then confirms
+// it with the same cart (85%), releases it (10%) or leaves it to expire
 // with a 5 s hold (5%). The expired share is checked after the sweeper has
 // had its turn (15 s); -short does not wait and skips that check.
 func (e *env) runCheckout(ctx context.Context) *Summary {
 	n := e.z.redeems
+	cart, _ := benchcart.New(cartLines)
+	lines := apiLines(&cart)
 	s := &Summary{Name: "checkout", OKWord: "held+redeemed+released", Concurrency: e.conc,
-		Params: fmt.Sprintf("%d orders, one pre-claimed coupon each: hold, then ~85%% confirm, ~10%% release, ~5%% left to expire (ttl 5 s)", n)}
+		Params: fmt.Sprintf("%d orders of a %d-line cart, one pre-claimed coupon each: hold, then ~85%% confirm, ~10%% release, ~5%% left to expire (ttl 5 s)", n, cartLines)}
 	prefix := "b" + e.runID + "k-"
 	tid, err := e.c.createTemplate(ctx, templateSpec{name: "bench checkout " + e.runID, stock: n, limit: 1, faceValue: 500})
 	if err != nil {
@@ -117,7 +122,7 @@ func (e *env) runCheckout(ctx context.Context) *Summary {
 		if acts[i] == actExpire {
 			ttl = 5
 		}
-		a := e.c.hold(ctx, ord, codes[i], userName(prefix, i), 10000, ttl)
+		a := e.c.holdCart(ctx, ord, codes[i], userName(prefix, i), lines, cart.ShippingCents, ttl)
 		kind := classify(&a, &f, "hold", "held")
 		if kind != "held" || acts[i] == actExpire {
 			ends[i].answered = kind == "held"
@@ -125,7 +130,7 @@ func (e *env) runCheckout(ctx context.Context) *Summary {
 		}
 		var b answer
 		if acts[i] == actConfirm {
-			b = e.c.settle(ctx, ord, "confirm")
+			b = e.c.confirmCart(ctx, ord, lines, cart.ShippingCents)
 			kind = classify(&b, &f, "confirm", "redeemed")
 			ends[i].answered = kind == "redeemed"
 		} else {
@@ -235,4 +240,47 @@ func liveUseLogs(ctx context.Context, db *sql.DB, tid int64) (map[string]int, er
 		out[ord] = c
 	}
 	return out, rows.Err()
+}
+
+// checkoutRatios are the checkout's targets against the bare order
+// transactions of the same run: orders settled per second (held, then
+// confirmed or released, or left to expire; each order is one raw
+// transaction) at least 0.6 of the reference, and MariaDB's CPU per order
+// at most twice the reference's. raworderlines, which writes the rows of a
+// 20-line order as the checkout's orders have, is the target's reference;
+// raworder (amount-only rows) is shown beside it.
+func checkoutRatios(get func(string) *Summary) []Ratio {
+	c := get("checkout")
+	if c == nil || c.Error != "" || c.Seconds <= 0 {
+		return nil
+	}
+	var out []Ratio
+	for _, ref := range []string{"raworderlines", "raworder"} {
+		raw := get(ref)
+		if raw == nil || raw.Error != "" || raw.OKPerSecond <= 0 {
+			continue
+		}
+		confirmed := float64(c.Results["redeemed"]) / c.Seconds
+		x := newRatio("checkout/"+ref+" (orders settled/s)", c.OKPerSecond/raw.OKPerSecond, 0.6, false,
+			fmt.Sprintf("%.0f orders/s (%.0f/s held and confirmed) vs %.0f/s", c.OKPerSecond, confirmed, raw.OKPerSecond))
+		x.Info = ref != "raworderlines"
+		out = append(out, x)
+		if cm, rm := procMicros(c, "mariadb"), procMicros(raw, "mariadb"); cm > 0 && rm > 0 {
+			y := newRatio("checkout/"+ref+" (MariaDB CPU per order)", cm/rm, 2, true,
+				fmt.Sprintf("%.0f µs vs %.0f µs", cm, rm))
+			y.Info = ref != "raworderlines"
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+// procMicros is the CPU a watched process spent per answer of s, or 0.
+func procMicros(s *Summary, name string) float64 {
+	for _, c := range s.CPU {
+		if c.Name == name {
+			return c.MicrosPerAnswer
+		}
+	}
+	return 0
 }

@@ -61,18 +61,6 @@ func TestVerifyCheckout(t *testing.T) {
 	}
 }
 
-func TestCheckoutAnswer(t *testing.T) {
-	raw := []byte(`{"code":0,"result":"held","coupons":[{"coupon_code":"A","result":"ok","code":0}],"late":false}`)
-	a := checkoutAnswer(answer{status: 201, raw: raw, err: errNotAvailable})
-	if a.err != nil || a.kind() != "held" || !a.consistent() {
-		t.Fatalf("%+v", a)
-	}
-	a = checkoutAnswer(answer{status: 201, raw: []byte("<html>")})
-	if a.err == nil {
-		t.Fatal("a body that is not JSON passed")
-	}
-}
-
 func TestVerifyCartOrders(t *testing.T) {
 	isLined := func(ord string) bool { return strings.HasPrefix(ord, "cl") }
 	rows := map[string]cartOrderRow{
@@ -111,5 +99,38 @@ func TestAPILinesAndCPUSums(t *testing.T) {
 	rows := finishCPU(sum, 10, 1000)
 	if len(rows) != 2 || rows[1].Seconds != 5 || rows[1].Cores != 0.5 || rows[1].MicrosPerAnswer != 5000 || rows[0].Cores != 0.1 {
 		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestCheckoutRatiosAgainstBothOrderReferences(t *testing.T) {
+	sums := map[string]*Summary{
+		"checkout": {Name: "checkout", Seconds: 10, OKPerSecond: 600, Results: map[string]int{"redeemed": 5100},
+			CPU: []ProcCPU{{Name: "mariadb", MicrosPerAnswer: 1500}}},
+		"raworderlines": {Name: "raworderlines", OKPerSecond: 800, CPU: []ProcCPU{{Name: "mariadb", MicrosPerAnswer: 1000}}},
+		"raworder":      {Name: "raworder", OKPerSecond: 1200, CPU: []ProcCPU{{Name: "mariadb", MicrosPerAnswer: 600}}},
+	}
+	got := map[string]Ratio{}
+	for _, x := range checkoutRatios(func(n string) *Summary { return sums[n] }) {
+		got[x.Name] = x
+	}
+	if len(got) != 4 {
+		t.Fatalf("got %d ratios, want 4: %+v", len(got), got)
+	}
+	if x := got["checkout/raworderlines (orders settled/s)"]; x.Value != 0.75 || x.Info || !x.Met ||
+		x.Detail != "600 orders/s (510/s held and confirmed) vs 800/s" {
+		t.Errorf("target ratio: %+v", x)
+	}
+	if x := got["checkout/raworderlines (MariaDB CPU per order)"]; x.Value != 1.5 || x.Info || !x.Met {
+		t.Errorf("MariaDB ratio: %+v", x)
+	}
+	if x := got["checkout/raworder (orders settled/s)"]; x.Value != 0.5 || !x.Info {
+		t.Errorf("raworder ratio: %+v", x)
+	}
+	if x := got["checkout/raworder (MariaDB CPU per order)"]; x.Value != 2.5 || !x.Info {
+		t.Errorf("raworder MariaDB ratio: %+v", x)
+	}
+	delete(sums, "raworderlines")
+	if n := len(checkoutRatios(func(n string) *Summary { return sums[n] })); n != 2 {
+		t.Errorf("without raworderlines: %d ratios, want 2", n)
 	}
 }

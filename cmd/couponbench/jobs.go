@@ -1,55 +1,49 @@
 package main
 
 import (
+	couponclient "couponsvc/client"
+
 	"bufio"
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 )
 
-// jobState is what GET /api/v1/jobs/:id answers.
-type jobState struct {
-	State  string `json:"state"`
-	Done   int64  `json:"done"`
-	Total  int64  `json:"total"`
-	Errors int64  `json:"errors"`
-	Job    struct {
-		ID int64 `json:"id"`
-	} `json:"job"`
-}
+// jobState is what a job's state answers.
+type jobState = couponclient.JobAnswer
 
 // generate starts a generation job of n codes on tid and waits until it is
 // finished, polling its state.
 func (e *env) generate(ctx context.Context, tid int64, n int, pattern string) (jobState, error) {
-	a := e.c.do(ctx, "POST", fmt.Sprintf("/api/v1/templates/%d/codes", tid), e.c.admin,
-		map[string]any{"count": n, "pattern": pattern}, "")
+	body := couponclient.GenerateRequest{Count: int64(n)}
+	if pattern != "" {
+		body.Pattern = &pattern
+	}
+	a, j := call(ctx, func(ctx context.Context) (*couponclient.JobAnswer, error) {
+		return e.c.admin.GenerateCodes(ctx, tid, body)
+	}, func(j *couponclient.JobAnswer) string { return j.Result })
 	if err := mustOK("generate", a, 202); err != nil {
 		return jobState{}, err
-	}
-	var j jobState
-	if err := json.Unmarshal(a.raw, &j); err != nil {
-		return j, fmt.Errorf("generate: %w", err)
 	}
 	for j.State != "done" && j.State != "failed" {
 		select {
 		case <-ctx.Done():
-			return j, ctx.Err()
+			return *j, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
-		a := e.c.do(ctx, "GET", fmt.Sprintf("/api/v1/jobs/%d", j.Job.ID), e.c.admin, nil, "")
+		id := j.Job.ID
+		a, j = call(ctx, func(ctx context.Context) (*couponclient.JobAnswer, error) {
+			return e.c.admin.GetJob(ctx, id)
+		}, func(j *couponclient.JobAnswer) string { return j.Result })
 		if err := mustOK("job", a, 200); err != nil {
-			return j, err
-		}
-		if err := json.Unmarshal(a.raw, &j); err != nil {
-			return j, fmt.Errorf("job: %w", err)
+			return jobState{}, err
 		}
 	}
-	return j, nil
+	return *j, nil
 }
 
 // runGenerate measures bulk codes: one job of z.codes bearer codes from a
@@ -205,24 +199,20 @@ func (e *env) runExport(ctx context.Context) *Summary {
 		s.Error = fmt.Sprintf("make the coupons: %+v %v", j, err)
 		return s
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/api/v1/templates/%d/coupons.csv", e.c.base, tid), nil)
-	if err != nil {
-		s.Error = err.Error()
-		return s
-	}
-	req.Header.Set("Authorization", "Bearer "+e.c.admin)
-	hc := &http.Client{Transport: e.c.hc.Transport} // no overall timeout: the stream takes what it takes
+	// No overall timeout: the stream takes what it takes.
+	gc := e.c.with(&http.Client{Transport: e.c.hc.Transport}, e.c.adminToken)
 	rss := startRSS(e.rssPID, 50*time.Millisecond)
 	start := time.Now()
-	resp, err := hc.Do(req)
+	x := &exchange{}
+	body, err := gc.ExportCoupons(context.WithValue(ctx, exchangeKey{}, x), tid, couponclient.ExportCouponsParams{})
 	if err != nil {
 		rss.Stop()
 		s.Error = err.Error()
 		return s
 	}
-	defer resp.Body.Close()
+	defer body.Close()
 	lines := 0
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	for sc.Scan() {
 		lines++
 	}
@@ -232,7 +222,7 @@ func (e *env) runExport(ctx context.Context) *Summary {
 	t.results["row"] = max(lines-1, 0)
 	t.lat = append(t.lat, elapsed)
 	s.fill(t, elapsed)
-	s.check("every coupon exported", resp.StatusCode == 200 && sc.Err() == nil && lines == n+1,
-		"HTTP %d, %d lines for %d coupons and a header (%v)", resp.StatusCode, lines, n, sc.Err())
+	s.check("every coupon exported", x.status == 200 && sc.Err() == nil && lines == n+1,
+		"HTTP %d, %d lines for %d coupons and a header (%v)", x.status, lines, n, sc.Err())
 	return s
 }

@@ -69,10 +69,10 @@ type config struct {
 
 // order is the order of -scenario all: each reference next to the scenario it
 // is compared with.
-var order = []string{"baseline", "claim", "limit", "flash", "rawredeem", "raworder", "redeem", "mixed", "checkout", "sharedcheckout",
-	"pricing", "cartcheckout", "rawinsert", "rawschema", "generate", "export"}
+var order = []string{"baseline", "claim", "limit", "flash", "rawredeem", "raworder", "raworderlines", "redeem", "mixed", "checkout", "sharedcheckout",
+	"pricing", "cartcheckout", "validate", "statements", "rawinsert", "rawschema", "generate", "export"}
 
-var serviceScenarios = []string{"claim", "flash", "redeem", "mixed", "checkout", "sharedcheckout", "cartcheckout", "generate", "export"}
+var serviceScenarios = []string{"claim", "flash", "redeem", "mixed", "checkout", "sharedcheckout", "cartcheckout", "validate", "statements", "generate", "export"}
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
@@ -80,7 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the running couponsvc")
 	fs.StringVar(&c.token, "token", os.Getenv("COUPON_BOOTSTRAP_TOKEN"), "admin API token (default $COUPON_BOOTSTRAP_TOKEN)")
-	fs.StringVar(&c.scenario, "scenario", "all", "flash|claim|redeem|mixed|checkout|sharedcheckout|pricing|cartcheckout|baseline|limit|rawredeem|raworder|rawinsert|rawschema|generate|export|all, or a comma list")
+	fs.StringVar(&c.scenario, "scenario", "all", "flash|claim|redeem|mixed|checkout|sharedcheckout|pricing|cartcheckout|validate|statements|baseline|limit|rawredeem|raworder|raworderlines|rawinsert|rawschema|generate|export|all, or a comma list")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "root@tcp(127.0.0.1:3306)/test", "MariaDB for the baseline and rawredeem references (own tables, dropped after)")
 	fs.StringVar(&c.redisAddr, "redis-addr", "127.0.0.1:6379", "Redis for the limit reference and the memory per coupon")
 	fs.IntVar(&c.concurrency, "concurrency", 256, "requests in flight")
@@ -243,9 +243,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		map[bool]string{true: ", short", false: ""}[cfg.short])
 
 	needService := slices.ContainsFunc(list, func(s string) bool { return slices.Contains(serviceScenarios, s) })
-	needDB := slices.Contains(list, "baseline") || slices.Contains(list, "rawredeem") || slices.Contains(list, "raworder") || slices.Contains(list, "checkout") ||
+	needDB := slices.Contains(list, "baseline") || slices.Contains(list, "rawredeem") || slices.Contains(list, "raworder") || slices.Contains(list, "raworderlines") || slices.Contains(list, "checkout") ||
 		slices.Contains(list, "rawinsert") || slices.Contains(list, "rawschema") ||
-		slices.Contains(list, "sharedcheckout") || slices.Contains(list, "cartcheckout")
+		slices.Contains(list, "sharedcheckout") || slices.Contains(list, "cartcheckout") || slices.Contains(list, "statements")
 
 	var serviceErr error
 	e := &env{runID: runID, conc: cfg.concurrency, z: z, seed: cfg.seed, rssPID: cfg.servicePID, log: stdout,
@@ -317,7 +317,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case slices.Contains(serviceScenarios, name) && serviceErr != nil:
 			s = fail(serviceErr)
-		case (name == "baseline" || name == "rawredeem" || name == "raworder" || name == "rawinsert" || name == "rawschema") && dbErr != nil:
+		case (name == "baseline" || name == "rawredeem" || name == "raworder" || name == "raworderlines" || name == "rawinsert" || name == "rawschema") && dbErr != nil:
 			s = fail(dbErr)
 		case name == "limit" && redisErr != nil:
 			s = fail(redisErr)
@@ -327,6 +327,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			s = runRawRedeem(sctx, db, runID, z.redeems, cfg.concurrency, cfg.seed)
 		case name == "raworder":
 			s = runRawOrder(sctx, db, runID, z.redeems, cfg.concurrency, cfg.seed)
+		case name == "raworderlines":
+			s = runRawOrderLines(sctx, db, runID, z.redeems, cfg.concurrency, cfg.seed)
 		case name == "rawinsert":
 			s = runRawInsert(sctx, db, runID, z.codes)
 		case name == "rawschema":
@@ -356,6 +358,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 				e.db = db
 			}
 			s = e.runSharedCheckout(sctx)
+		case name == "statements":
+			s = e.runStatements(sctx, db, z.statementUsers)
+		case name == "validate":
+			s = e.runValidate(sctx)
 		case name == "pricing":
 			s = runPricing(sctx, z.pricingCarts, 100)
 		case name == "cartcheckout":

@@ -33,6 +33,21 @@ func TestBaselineAndRawRedeem(t *testing.T) {
 			t.Errorf("rawredeem: %+v", s)
 		}
 	})
+	t.Run("RawOrder", func(t *testing.T) {
+		s := runRawOrder(ctx, db, runID, 300, 32, 1)
+		if s.Failed() || s.OK != 300 || s.Results["redeemed"] != 300 {
+			t.Errorf("raworder: %+v", s)
+		}
+	})
+	t.Run("RawOrderLines", func(t *testing.T) {
+		s := runRawOrderLines(ctx, db, runID, 300, 32, 1)
+		if s.Failed() || s.OK != 300 || s.Results["redeemed"] != 300 {
+			t.Errorf("raworderlines: %+v", s)
+		}
+		if !hasPassingCheck(s, "cart rows") {
+			t.Errorf("raworderlines: no passing cart rows check: %+v", s.Checks)
+		}
+	})
 	var left int
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema=DATABASE() AND table_name LIKE ?", "bench\\_%"+runID).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d reference tables left behind (%v)", left, err)
@@ -60,4 +75,14 @@ func TestLimit(t *testing.T) {
 	if err != nil || len(keys) != 0 {
 		t.Errorf("%d keys left behind (%v)", len(keys), err)
 	}
+}
+
+// hasPassingCheck says s ran the named check and it passed.
+func hasPassingCheck(s *Summary, name string) bool {
+	for _, c := range s.Checks {
+		if c.Name == name {
+			return c.OK
+		}
+	}
+	return false
 }

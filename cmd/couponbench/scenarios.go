@@ -23,11 +23,14 @@ type sizes struct {
 	export                              int // coupons exported
 	cartOrders                          int // cartcheckout, each half
 	pricingCarts                        int // carts priced by pricing
+	validates                           int // validate
+	statementUsers                      int // statements: users, each one operation of every kind
 }
 
 func fullSizes() sizes {
 	return sizes{flashStock: 10000, flashClaims: 100000, flashUsers: 60000, claims: 50000, redeems: 20000, mixedOps: 30000,
-		codes: 1_000_000, export: 1_000_000, cartOrders: 10000, pricingCarts: 200_000}
+		codes: 1_000_000, export: 1_000_000, cartOrders: 10000, pricingCarts: 200_000,
+		validates: 50000, statementUsers: 500}
 }
 
 func (z sizes) short() sizes { return z.divided(50) }
@@ -36,7 +39,7 @@ func (z sizes) short() sizes { return z.divided(50) }
 func (z sizes) divided(by int) sizes {
 	d := func(n int) int { return max(n/by, 10) }
 	return sizes{d(z.flashStock), d(z.flashClaims), d(z.flashUsers), d(z.claims), d(z.redeems), d(z.mixedOps), d(z.codes), d(z.export),
-		d(z.cartOrders), d(z.pricingCarts)}
+		d(z.cartOrders), d(z.pricingCarts), d(z.validates), d(z.statementUsers)}
 }
 
 // env is what every service scenario shares.
@@ -178,11 +181,17 @@ func (e *env) runClaimSized(ctx context.Context, name string, n int) *Summary {
 // prefill claims one coupon for each of n users, untimed, retrying answers that
 // shed load a bounded number of times; it returns the codes by user.
 func (e *env) prefill(ctx context.Context, tid int64, n int, prefix string) ([]string, error) {
+	return e.prefillKeyed(ctx, tid, n, prefix, prefix)
+}
+
+// prefillKeyed is prefill with the users named after userPrefix and the
+// idempotency keys after keyPrefix: one user claims on several templates.
+func (e *env) prefillKeyed(ctx context.Context, tid int64, n int, userPrefix, keyPrefix string) ([]string, error) {
 	codes := make([]string, n)
 	var f faults
 	drive(ctx, n, e.conc, func(ctx context.Context, _, i int) sample {
 		for attempt := range 8 {
-			a := e.c.claim(ctx, tid, userName(prefix, i), keyName(prefix, i))
+			a := e.c.claim(ctx, tid, userName(userPrefix, i), keyName(keyPrefix, i))
 			k := classify(&a, &f, "prefill claim", "claimed", "duplicate")
 			if (k == "claimed" || k == "duplicate") && a.body.Coupon != nil {
 				codes[i] = a.body.Coupon.Code

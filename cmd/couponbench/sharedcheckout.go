@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -182,13 +181,8 @@ func usedByUser(ctx context.Context, db *sql.DB, tid int64, prefix string) (map[
 // heldCode is the code of the first coupon of a checkout answer: for a
 // shared code, the coupon its claim made.
 func (a *answer) heldCode() string {
-	var b struct {
-		Coupons []struct {
-			CouponCode string `json:"coupon_code"`
-		} `json:"coupons"`
-	}
-	if json.Unmarshal(a.raw, &b) != nil || len(b.Coupons) == 0 {
+	if a.checkout == nil || len(a.checkout.Coupons) == 0 {
 		return ""
 	}
-	return b.Coupons[0].CouponCode
+	return a.checkout.Coupons[0].CouponCode
 }

@@ -56,6 +56,9 @@ type Summary struct {
 	Coupons int `json:"coupons_claimed,omitempty"`
 	// Pricing is what the pricing scenario measured beside the rate.
 	Pricing *PricingFigures `json:"pricing,omitempty"`
+	// Statements is what MariaDB did per operation of each kind
+	// (statements).
+	Statements []StatementRow `json:"statements,omitempty"`
 	// Profile says where the service's CPU profile of the scenario went.
 	Profile string  `json:"profile,omitempty"`
 	Checks  []Check `json:"checks"`
@@ -213,6 +216,11 @@ func printSummary(w io.Writer, s *Summary) {
 	if s.Profile != "" {
 		fmt.Fprintf(w, "  %-12s %s\n", "profile", s.Profile)
 	}
+	for _, r := range s.Statements {
+		fmt.Fprintf(w, "  %-12s %-10s %.2f round trips/op (minimum %d): %.2f SELECT %.2f INSERT %.2f UPDATE %.2f DELETE %.2f BEGIN %.2f COMMIT %.2f ROLLBACK; background %.2f questions/op%s\n",
+			"mariadb", r.Op, r.RoundTrips, r.Minimum, r.PerOp["Com_select"], r.PerOp["Com_insert"], r.PerOp["Com_update"], r.PerOp["Com_delete"],
+			r.PerOp["Com_begin"], r.PerOp["Com_commit"], r.PerOp["Com_rollback"], r.BackgroundPerOp, noisyMark(r))
+	}
 	for _, c := range s.Checks {
 		mark := "ok  "
 		switch {
@@ -338,6 +346,7 @@ func (r *Report) computeRatios() {
 		}
 		r.Ratios = append(r.Ratios, newRatio("checkout/rawredeem (held+confirmed orders/s)", confirmed/raw.OKPerSecond, 0.5, false, detail))
 	}
+	r.Ratios = append(r.Ratios, checkoutRatios(get)...)
 	// The shared code's checkout: every order answered (held with the
 	// code and confirmed, or refused at the hold as sold out or over the
 	// limit) per second, against the same bare redemption.
@@ -446,6 +455,7 @@ func writeMarkdown(w io.Writer, r *Report) {
 	writeCPUTable(w, r.Scenarios)
 	writeOpenLoopTable(w, r.Scenarios)
 	writeRedisPhasesTable(w, r.Scenarios)
+	writeStatementsTable(w, r.Scenarios)
 	if len(r.Ratios) > 0 {
 		fmt.Fprintf(w, "\n| target | value | goal | verdict | detail |\n|---|---:|---|---|---|\n")
 		for _, x := range r.Ratios {

@@ -43,10 +43,13 @@ func checkReconcile(ctx context.Context, s *Summary, c *client, tid int64, w io.
 		s.check("reconcile", false, "%v", err)
 		return
 	}
-	users := row.usersDrifted()
-	s.check("reconcile", row.Drift == 0 && users == 0,
-		"drift %d, users drifted %d (redis remaining %d, db live %d, total %d)",
-		row.Drift, users, row.RedisRemaining, row.DBLive, row.TotalStock)
+	redisRemaining := "none"
+	if row.RedisRemaining != nil {
+		redisRemaining = fmt.Sprint(*row.RedisRemaining)
+	}
+	s.check("reconcile", row.Drift == 0 && row.UsersDrifted == 0,
+		"drift %d, users drifted %d (redis remaining %s, db live %d, total %d)",
+		row.Drift, row.UsersDrifted, redisRemaining, row.DBLive, row.TotalStock)
 }
 
 // sampleUsers picks up to n users with coupons and up to m without, spread

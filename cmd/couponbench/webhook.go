@@ -1,8 +1,9 @@
 package main
 
 import (
+	couponclient "couponsvc/client"
+
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -66,17 +67,17 @@ func (e *env) runWithWebhook(ctx context.Context, list []string, timeout time.Du
 		return fail(err)
 	}
 	defer rcv.close()
-	a := e.c.do(ctx, "POST", "/api/v1/webhooks", e.c.admin, map[string]any{"url": rcv.url, "description": "couponbench " + e.runID}, "")
+	desc := "couponbench " + e.runID
+	a, created := call(ctx, func(ctx context.Context) (*couponclient.WebhookCreatedAnswer, error) {
+		return e.c.admin.CreateWebhook(ctx, couponclient.CreateWebhookRequest{URL: rcv.url, Description: &desc})
+	}, func(w *couponclient.WebhookCreatedAnswer) string { return w.Result })
 	if err := mustOK("register the webhook receiver (the service needs COUPON_WEBHOOK_ALLOW_PRIVATE=1)", a, 201); err != nil {
 		return fail(err)
 	}
-	var created struct {
-		Endpoint struct{ ID int64 } `json:"endpoint"`
+	if created.Endpoint.ID == 0 {
+		return fail(fmt.Errorf("register the webhook receiver: no endpoint id in the answer"))
 	}
-	if err := json.Unmarshal(a.raw, &created); err != nil || created.Endpoint.ID == 0 {
-		return fail(fmt.Errorf("register the webhook receiver: no endpoint id in %s", a.brief()))
-	}
-	defer e.c.do(context.WithoutCancel(ctx), "DELETE", fmt.Sprintf("/api/v1/webhooks/%d", created.Endpoint.ID), e.c.admin, nil, "")
+	defer e.c.admin.DeleteWebhook(context.WithoutCancel(ctx), created.Endpoint.ID)
 	runID := e.runID
 	e.runID = runID + "wh"
 	defer func() { e.runID = runID }()

@@ -10,19 +10,25 @@ import (
 )
 
 type revokeRequest struct {
-	ReturnStock *bool   `json:"return_stock" doc:"give the stock back (default false)"`
-	Reason      *string `json:"reason" binding:"required" schema:"reason" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
+	ReturnStock  *bool   `json:"return_stock" doc:"give the stock back (default false)"`
+	PublicReason *string `json:"public_reason" schema:"revoke_public_reason"`
+	Reason       *string `json:"reason" binding:"required" schema:"reason" doc:"the admin's internal note, for the audit log, never shown to the shopper: 1-500 characters on one line, without control characters or characters that change the text direction"`
 }
 
-// revokeCoupon takes a coupon away from its holder (admin), with the reason in
-// the audit log: 200 "ok"; a coupon already revoked → 409 "revoked".
+// revokeCoupon takes a coupon away from its holder (admin), with the public
+// reason the shopper is told and the admin's note in the audit log: 200 "ok";
+// a coupon already revoked → 409 "revoked".
 func (s *Server) revokeCoupon(c *gin.Context) {
 	var req revokeRequest
 	if !web.BindJSON(c, &req) {
 		return
 	}
 	returnStock := req.ReturnStock != nil && *req.ReturnStock
-	res, err := s.admin.Revoke(c.Request.Context(), web.Principal(c).Name, c.Param("code"), returnStock, *req.Reason)
+	publicReason := models.RevokeOther
+	if req.PublicReason != nil {
+		publicReason = *req.PublicReason
+	}
+	res, err := s.admin.RevokeWith(c.Request.Context(), web.Principal(c).Name, c.Param("code"), returnStock, publicReason, *req.Reason)
 	if err != nil {
 		web.RespondError(c, err)
 		return

@@ -109,12 +109,12 @@ func TestFiguresAddUpAPIAndPages(t *testing.T) {
 	admin.Login("admin")
 	p := admin.Get(fmt.Sprintf("/admin/templates/%d", r.ID))
 	for _, s := range []string{
-		"10 stock = 6 left + 4 holding a slot + 0 in flight",
-		"4 holding a slot = 2 ready to use + 0 held for an order + 0 expired + 1 redeemed now + 1 revoked, slot kept",
-		"5 claimed = 4 holding a slot + 1 revoked, slot returned",
-		"2 revoked = 1 revoked, slot kept + 1 revoked, slot returned",
+		"10 stock = 6 left + 4 using stock + 0 being claimed",
+		"4 using stock = 2 ready to use + 0 held for an order + 0 expired + 1 redeemed now + 1 revoked, stock kept",
+		"5 claimed = 4 using stock + 1 revoked, stock given back",
+		"2 revoked = 1 revoked, stock kept + 1 revoked, stock given back",
 		"2 redemptions = 1 redeemed now + 1 refunded",
-		"$20.00 of the campaign's budget held by the coupons holding a slot",
+		"$20.00 of the campaign's budget held by the coupons using stock",
 	} {
 		if !strings.Contains(p.Text(), s) {
 			t.Errorf("the template page lacks %q:\n%s", s, p.Text())
@@ -123,7 +123,7 @@ func TestFiguresAddUpAPIAndPages(t *testing.T) {
 	p = admin.Get("/admin")
 	text := p.Text()
 	for _, s := range []string{
-		"$500.00 budget = $474.00 left + $26.00 held by coupons holding a slot",
+		"$500.00 budget = $474.00 left + $26.00 held by coupons using stock",
 		"Sums restore $5.00 off Open 5 1 10 = 6 + 4",
 		"Sums recycle $3.00 off Open 3 1 8 = 6 + 2",
 	} {
@@ -137,8 +137,8 @@ func TestFiguresAddUpAPIAndPages(t *testing.T) {
 		re    string
 		terms int
 	}{
-		{`(\d+) claimed = (\d+) holding a slot \+ (\d+) revoked, slot returned`, 2},
-		{`(\d+) holding a slot = (\d+) ready to use \+ (\d+) held for an order \+ (\d+) expired \+ (\d+) redeemed now \+ (\d+) revoked, slot kept`, 5},
+		{`(\d+) claimed = (\d+) using stock \+ (\d+) revoked, stock given back`, 2},
+		{`(\d+) using stock = (\d+) ready to use \+ (\d+) held for an order \+ (\d+) expired \+ (\d+) redeemed now \+ (\d+) revoked, stock kept`, 5},
 		{`(\d+) redemptions = (\d+) redeemed now \+ (\d+) refunded`, 2},
 	} {
 		m := regexp.MustCompile(tc.re).FindStringSubmatch(text)

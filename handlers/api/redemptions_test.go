@@ -182,7 +182,13 @@ func TestRedemptionsAPI(t *testing.T) {
 		if out["field"] != "reason" {
 			t.Fatalf("field %v", out["field"])
 		}
-		status, out = e.post(t, path, e.admin, `{"return_stock":true,"reason":"lost voucher"}`)
+		// A public reason not on the list: 400 naming it, nothing revoked.
+		status, out = e.post(t, path, e.admin, `{"return_stock":true,"public_reason":"because","reason":"lost voucher"}`)
+		wantAnswer(t, status, out, 400, "invalid_request", models.CodeInvalidRequest)
+		if out["field"] != "public_reason" {
+			t.Fatalf("field %v", out["field"])
+		}
+		status, out = e.post(t, path, e.admin, `{"return_stock":true,"public_reason":"issued_in_error","reason":"lost voucher"}`)
 		wantAnswer(t, status, out, 200, "ok", models.CodeOK)
 		if out["stock_returned"] != true || out["coupon"].(map[string]any)["status"] != "revoked" {
 			t.Fatalf("revoke %v", out)

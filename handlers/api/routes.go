@@ -290,7 +290,9 @@ func (s *Server) Routes() []web.Route {
 				"stock, budget and the holder's limit go back to the pool; without it the revoked coupon keeps counting " +
 				"against both. A revoked coupon again → 409 revoked, saying when, by whom and why it was revoked (unless " +
 				"it now asks for the stock back of a coupon revoked without it: 200 ok, the stock returned). A used " +
-				"coupon → 409 already_used: refund its order first.",
+				"coupon → 409 already_used: refund its order first. Two reasons: public_reason, one of a fixed list, is " +
+				"what the shopper's wallet says (\"Revoked: issued in error\"); reason is the admin's internal note, kept " +
+				"in the audit log and never shown to the shopper.",
 			Request: web.TypeOf[revokeRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[revokeAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),

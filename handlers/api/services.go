@@ -29,7 +29,7 @@ type Admin interface {
 	CreateToken(ctx context.Context, actor string, role string, name string) (string, *models.APIToken, error)
 	CreateUser(ctx context.Context, actor string, username string, password string, role string) (*models.User, error)
 	ListTokens(ctx context.Context) ([]admin.TokenView, error)
-	Revoke(ctx context.Context, actor string, code string, returnStock bool, reason string) (*admin.RevokeResult, error)
+	RevokeWith(ctx context.Context, actor string, code string, returnStock bool, publicReason string, reason string) (*admin.RevokeResult, error)
 	RevokeToken(ctx context.Context, actor string, id int64) (*admin.TokenView, bool, error)
 	UpdateCampaign(ctx context.Context, actor string, id int64, p admin.CampaignPatch) (*models.Campaign, error)
 	UpdateTemplate(ctx context.Context, actor string, id int64, p admin.TemplatePatch) (*models.Template, error)

@@ -50,6 +50,12 @@ var auditVerbs = map[string]string{
 	"token.create":        "created",
 	"token.revoke":        "revoked",
 	"user.create":         "created",
+	"webhook.create":      "registered",
+	"webhook.update":      "changed",
+	"webhook.delete":      "deleted",
+	"webhook.disable":     "disabled, after failing too long,",
+	"webhook.resend":      "sent a delivery again to",
+	"webhook.test":        "sent a test event to",
 }
 
 // auditLabels name the details of the entries; a key not here is shown
@@ -61,8 +67,8 @@ var auditLabels = map[string]string{
 	"expires_at": "held until", "delta": "added", "total_stock": "stock now", "stock": "stock", "limit": "per person",
 	"budget_cents": "budget", "returned_amount_cents": "returned", "kept_amount_cents": "kept",
 	"discount_kept_cents": "discount kept", "clawback_cents": "taken back", "full": "whole order returned",
-	"users_drifted": "holders drifted", "in_flight": "in flight", "in_flight_cents": "in flight",
-	"db_live": "holding a slot", "policy": "refund policy",
+	"users_drifted": "holders drifted", "in_flight": "being claimed", "in_flight_cents": "being claimed",
+	"db_live": "using stock", "policy": "refund policy",
 	"lines": "lines returned", "refund_cents": "paid back", "discount_returned_cents": "discount given back",
 	"shipping_discount_returned_cents": "shipping discount given back",
 }
@@ -96,6 +102,8 @@ func auditObject(target string, codes map[int64]string) auditLink {
 		return auditLink{Text: "template #" + id, Href: "/admin/templates/" + id}
 	case kind == "campaign" && numErr == nil:
 		return auditLink{Text: "campaign #" + id, Href: "/admin/campaigns/" + id}
+	case kind == "webhook" && numErr == nil:
+		return auditLink{Text: "webhook #" + id, Href: "/admin/webhooks/" + id}
 	case kind == "token" && numErr == nil:
 		return auditLink{Text: "token #" + id, Href: "/admin/tokens#token-" + id}
 	case kind == "user":

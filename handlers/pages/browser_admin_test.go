@@ -197,11 +197,13 @@ func TestBrowserRecords(t *testing.T) {
 
 	// Revoke, then revoke again: refused, saying when, by whom and why.
 	admin.run("accept confirmations", chromedp.Evaluate[chromedp.Void](`window.confirm = function () { return true; }`))
+	admin.run("choose the public reason", chromedp.Evaluate[chromedp.Void](`document.querySelector("#revoke-public").value = "fraud_suspected"`))
 	admin.fill("#revoke-reason", "shared publicly")
 	admin.submit(`form[action="/admin/coupons/revoke"] button[type="submit"]`)
 	admin.expectPage("Revoked " + codeGroupsOf(codes[0]))
 	admin.waitText("[data-revoke-reason]", "by admin: “shared publicly”")
 	admin.run("accept confirmations", chromedp.Evaluate[chromedp.Void](`window.confirm = function () { return true; }`))
+	admin.run("choose the public reason", chromedp.Evaluate[chromedp.Void](`document.querySelector("#revoke-public").value = "other"`))
 	admin.fill("#revoke-reason", "again")
 	admin.submit(`form[action="/admin/coupons/revoke"] button[type="submit"]`)
 	expectFieldError(t, admin, "#revoke-code", "This coupon was already revoked on")

@@ -71,6 +71,12 @@ func (tb *tab) expectFocus(want string) {
 	}
 }
 
+// shiftTab presses Shift+Tab: the focus goes back one element.
+func (tb *tab) shiftTab() {
+	tb.t.Helper()
+	tb.run("Shift+Tab", chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift)))
+}
+
 // grouped writes a code as the pages show it.
 func grouped(code string) string { return code[:4] + "-" + code[4:8] + "-" + code[8:] }
 
@@ -112,7 +118,7 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 
 	// Below the minimum: the amount is focused with its text selected, so
 	// the right amount typed replaces it.
-	cashier.keys(threshold.Code + kb.Tab + "K-1" + kb.Tab + "30")
+	cashier.keys(threshold.Code + kb.Tab + "30" + kb.Tab + "K-1")
 	cashier.enter()
 	if got := cashier.text("#amount-error"); got != "Below the minimum: this coupon needs an order of at least $50.00." {
 		t.Errorf("below the minimum: %q", got)
@@ -123,11 +129,11 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 	}
 	cashier.keys("62.50")
 	cashier.enter()
-	cashier.expectFocus("confirm-redeem")
+	cashier.expectFocus("code")
 	if got := cashier.text("[data-payable]"); got != "$52.50" {
 		t.Errorf("to pay: %q", got)
 	}
-	cashier.enter() // Redeem
+	cashier.enter() // on the empty code field: redeems what is previewed
 	cashier.expectPage("Redeemed on order K-1: $10.00 off, the customer pays $52.50.")
 	cashier.expectFocus("code")
 	if c, err := e.Service.GetCoupon(context.Background(), threshold.Code); err != nil ||
@@ -137,7 +143,7 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 
 	// The same coupon checked again on the same order: already redeemed on
 	// it, with its amounts, and nothing to confirm.
-	cashier.keys(threshold.Code + kb.Tab + "K-1" + kb.Tab + "62.50")
+	cashier.keys(threshold.Code + kb.Tab + "62.50" + kb.Tab + "K-1")
 	cashier.enter()
 	if got := cashier.text("[data-already-redeemed]"); got != "Already redeemed on this order: nothing more to do." {
 		t.Errorf("re-check on the same order: %q", got)
@@ -153,7 +159,7 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 
 	// A code that is no coupon: the error selects the code, so the next
 	// scan replaces it instead of being appended to it.
-	cashier.keys(models.NewCouponCode() + kb.Tab + "K-2" + kb.Tab + "200")
+	cashier.keys(models.NewCouponCode() + kb.Tab + "200" + kb.Tab + "K-2")
 	cashier.enter()
 	if got := cashier.text("#code-error"); got != "No coupon has this code. Check it and try again." {
 		t.Errorf("unknown code: %q", got)
@@ -164,7 +170,7 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 	}
 	cashier.keys(percent.Code + kb.Enter)
 	cashier.waitText("[data-preview]", "Code "+grouped(percent.Code))
-	cashier.expectFocus("confirm-redeem")
+	cashier.expectFocus("code")
 	if got := cashier.text("[data-capped]"); got != "15% of $200.00 is $30.00, capped at $20.00." {
 		t.Errorf("capped percent: %q", got)
 	}
@@ -172,10 +178,11 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 		t.Errorf("capped discount: %q", got)
 	}
 	cashier.screenshot("pos-capped")
-	cashier.expectFocus("confirm-redeem")
+	cashier.expectFocus("code")
 
-	// Cancel (Tab from Redeem, Enter): the order stays, the code goes.
-	cashier.keys(kb.Tab)
+	// Cancel (Shift+Tab from the code field, Enter): the order stays, the
+	// code goes.
+	cashier.shiftTab()
 	cashier.expectFocus("pos-cancel")
 	cashier.enter()
 	if o, a, c := cashier.value("#order_id"), cashier.value("#amount"), cashier.value("#code"); o != "K-2" || a != "200" || c != "" {
@@ -190,7 +197,7 @@ func TestBrowserPOSKeyboard(t *testing.T) {
 	}
 
 	// A refund refused: the focus stays in the refund form, on its wrong
-	// field. Tab: order, total, items, Check discount, then the refund's code.
+	// field. Tab: total, order, items, Check discount, then the refund's code.
 	cashier.keys(kb.Tab + kb.Tab + kb.Tab + kb.Tab + kb.Tab)
 	cashier.expectFocus("refund-code")
 	cashier.keys(threshold.Code + kb.Tab + "K-9")

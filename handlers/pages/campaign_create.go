@@ -14,7 +14,10 @@ import (
 // campaignForm is the create form of a campaign, as typed.
 type campaignForm struct {
 	Name, Budget, Currency string
-	Errors                 formErrors
+	// Token names this filling of the form: sent twice, it creates one
+	// campaign (createOnce).
+	Token  string
+	Errors formErrors
 }
 
 // newCampaignPage is the data of campaign_new.html.
@@ -47,13 +50,16 @@ func campaignErrors(errs formErrors, err error) bool {
 // showNewCampaign shows an empty campaign form.
 func (p *Pages) showNewCampaign(c *gin.Context) {
 	p.render(c, http.StatusOK, "campaign_new", &newCampaignPage{basePage: basePage{Title: "New campaign", Nav: "admin"},
-		Form: campaignForm{Errors: formErrors{}}, Currency: p.money.code})
+		Form: campaignForm{Token: newFormToken(), Errors: formErrors{}}, Currency: p.money.code})
 }
 
 // createCampaign creates a campaign and goes on to its first template.
 func (p *Pages) createCampaign(c *gin.Context) {
 	f := campaignForm{Name: c.PostForm("name"), Budget: c.PostForm("budget"),
-		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), Errors: formErrors{}}
+		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), Token: formToken(c), Errors: formErrors{}}
+	if f.Token == "" {
+		f.Token = newFormToken()
+	}
 	digits := models.CurrencyDigits(f.Currency)
 	if f.Currency == "" {
 		digits = p.money.digits
@@ -66,12 +72,14 @@ func (p *Pages) createCampaign(c *gin.Context) {
 		// Name every mistake in this one answer, not only the budget's.
 		recheck: func(camp models.Campaign) error { return camp.Validate() },
 		act: func(camp models.Campaign) (outcome, error) {
-			out, err := p.admin.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
-			if err != nil {
-				return outcome{}, err
-			}
-			return done(fmt.Sprintf("Created the campaign “%s”. Now add its first coupon template.", out.Name),
-				fmt.Sprintf("/admin/templates/new?campaign=%d", out.ID)), nil
+			return p.createOnce(c, formToken(c), func() (outcome, error) {
+				out, err := p.admin.CreateCampaign(c.Request.Context(), web.Principal(c).Name, camp)
+				if err != nil {
+					return outcome{}, err
+				}
+				return done(fmt.Sprintf("Created the campaign “%s”. Now add its first coupon template.", out.Name),
+					fmt.Sprintf("/admin/templates/new?campaign=%d", out.ID)), nil
+			})
 		},
 		refused: func(_ models.Campaign, err error) bool { return campaignErrors(f.Errors, err) },
 		show: func(status int) {

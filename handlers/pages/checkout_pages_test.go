@@ -210,7 +210,7 @@ func TestPagesPOSCartPreview(t *testing.T) {
 }
 
 // TestPagesTemplateCountsHeld: the admin's template page counts a coupon
-// held for an online order among those holding a slot, and gives it back to
+// held for an online order among those using stock, and gives it back to
 // "ready to use" once the hold is released.
 func TestPagesTemplateCountsHeld(t *testing.T) {
 	e := testsupport.NewPageEnv(t)
@@ -221,13 +221,13 @@ func TestPagesTemplateCountsHeld(t *testing.T) {
 	admin := e.Client(t)
 	admin.Login("admin")
 	path := fmt.Sprintf("/admin/templates/%d", tpl.ID)
-	if txt := admin.Get(path).Text(); !strings.Contains(txt, "2 holding a slot = 1 ready to use + 1 held for an order + 0 expired") {
+	if txt := admin.Get(path).Text(); !strings.Contains(txt, "2 using stock = 1 ready to use + 1 held for an order + 0 expired") {
 		t.Fatalf("template page while held: %s", txt)
 	}
 	if _, err := e.Service.Release(context.Background(), "test", "web-9"); err != nil {
 		t.Fatal(err)
 	}
-	if txt := admin.Get(path).Text(); !strings.Contains(txt, "2 holding a slot = 2 ready to use + 0 held for an order + 0 expired") {
+	if txt := admin.Get(path).Text(); !strings.Contains(txt, "2 using stock = 2 ready to use + 0 held for an order + 0 expired") {
 		t.Fatalf("template page after the release: %s", txt)
 	}
 }

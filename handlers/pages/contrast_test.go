@@ -26,6 +26,8 @@ var contrastPairs = []struct {
 	{"--ink-3", "--bg", 4.5, "small grey text on the page"},
 	{"--ink-3", "--card", 4.5, "small grey text on a card"},
 	{"--ink-3", "--brand-soft", 4.5, "small grey text on a highlighted row"},
+	{"--value", "--card", 4.5, "an offer's value on its card"},
+	{"--value", "--bg", 4.5, "an offer's value on the page"},
 	{"--brand", "--card", 4.5, "links"},
 	{"--brand", "--bg", 4.5, "links on the page"},
 	{"#ffffff", "--brand", 4.5, "primary button text"},

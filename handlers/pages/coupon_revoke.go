@@ -18,16 +18,20 @@ var revokeRefusals = map[models.Code]refusal{
 	models.CodeRevoked:     {"code", ""},
 }
 
-// revokeCoupon takes a coupon away from its holder, with the reason in the
-// audit log; with "return stock" its slot goes back to the pool.
+// revokeCoupon takes a coupon away from its holder, with the public reason
+// the shopper's wallet says and the admin's internal note in the audit log;
+// with "return stock" its slot goes back to the pool.
 func (p *Pages) revokeCoupon(c *gin.Context) {
 	f := revokeForm{Code: strings.TrimSpace(c.PostForm("code")), Reason: c.PostForm("reason"),
-		ReturnStock: c.PostForm("return_stock") != "", Errors: formErrors{}}
+		PublicReason: c.PostForm("public_reason"), ReturnStock: c.PostForm("return_stock") != "", Errors: formErrors{}}
 	page := &couponsPage{basePage: basePage{Title: "Coupons", Nav: "coupons"}, Revoke: f}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors,
 		read: func() noInput {
 			if f.Code == "" {
 				f.Errors.add("code", "Enter the coupon code.")
+			}
+			if _, ok := models.RevokePublicText(f.PublicReason); !ok {
+				f.Errors.add("public_reason", "Choose what the shopper is told.")
 			}
 			if strings.TrimSpace(f.Reason) == "" {
 				f.Errors.add("reason", "Say why, for the audit log.")
@@ -35,7 +39,7 @@ func (p *Pages) revokeCoupon(c *gin.Context) {
 			return noInput{}
 		},
 		act: func(noInput) (outcome, error) {
-			res, err := p.admin.Revoke(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.Reason)
+			res, err := p.admin.RevokeWith(c.Request.Context(), web.Principal(c).Name, f.Code, f.ReturnStock, f.PublicReason, f.Reason)
 			if err != nil {
 				return outcome{}, err
 			}

@@ -70,11 +70,17 @@ func (f couponFilterForm) bar(ts []core.TemplateView) filterBar {
 // revokeForm is the revoke form, as typed.
 type revokeForm struct {
 	Code, Reason string
+	// PublicReason is the key of the reason the shopper is told
+	// (models.RevokePublicReasons); Reason is the admin's internal note.
+	PublicReason string
 	ReturnStock  bool
 	Errors       formErrors
 }
 
-var revokeFields = map[string]string{"code": "code", "coupon_code": "code", "reason": "reason"}
+// PublicReasons are the public reasons the form offers.
+func (revokeForm) PublicReasons() []models.RevokePublicReason { return models.RevokePublicReasons }
+
+var revokeFields = map[string]string{"code": "code", "coupon_code": "code", "reason": "reason", "public_reason": "public_reason"}
 
 var couponFilterFields = map[string]string{"template_id": "template", "user_id": "user", "status": "status", "code": "code"}
 

@@ -204,7 +204,12 @@ func (f formErrors) fromRefusal(err error, refusals map[models.Code]refusal, fie
 // with their errors in errs. code is the normalised code ("" when missing or
 // malformed), shown the code as the form shows it back.
 func readCodeOrder(c *gin.Context, errs formErrors, fields map[string]string) (code, shown, orderID string) {
-	shown, orderID = strings.TrimSpace(c.PostForm("code")), strings.TrimSpace(c.PostForm("order_id"))
+	return checkCodeOrder(strings.TrimSpace(c.PostForm("code")), strings.TrimSpace(c.PostForm("order_id")), errs, fields)
+}
+
+// checkCodeOrder checks a typed code and order number, as readCodeOrder.
+func checkCodeOrder(typed, orderID string, errs formErrors, fields map[string]string) (code, shown, order string) {
+	shown = typed
 	if shown == "" {
 		errs.add("code", "Enter or scan the coupon code.")
 	} else if parsed, err := models.ParseCouponCode("code", shown); err != nil {

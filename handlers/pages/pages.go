@@ -58,6 +58,7 @@ type Pages struct {
 	reconciler Reconciler
 	reports    Reports
 	admin      Admin
+	once       OnceStore
 	log        *slog.Logger
 	store      *sessions.CookieStore
 	// csrfPlain and csrfTLS check CSRF tokens for requests over plain HTTP and
@@ -87,6 +88,7 @@ func New(svc *services.App, log *slog.Logger, opts Options) (*Pages, error) {
 	if svc != nil {
 		p.core, p.events, p.claimer, p.codes, p.checkout = svc.Core, svc.Events, svc.Claims, svc.Codes, svc.Checkout
 		p.reconciler, p.reports, p.admin = svc.Reconciler, svc.Reports, svc.Admin
+		p.once = svc.Core
 	}
 	if p.loc == nil {
 		p.loc = time.UTC

@@ -339,7 +339,7 @@ func TestPagesRoles(t *testing.T) {
 		{"/pos/refund", url.Values{"code": {coupon.Code}, "order_id": {"R-1"}}, "cashier"},
 		{fmt.Sprintf("/admin/templates/%d/status", tpl.ID), url.Values{"status": {"paused"}}, "admin"},
 		{fmt.Sprintf("/admin/templates/%d/stock", tpl.ID), url.Values{"delta": {"5"}, "reason": {"role test"}}, "admin"},
-		{"/admin/coupons/revoke", url.Values{"code": {coupon.Code}, "reason": {"role test"}}, "admin"},
+		{"/admin/coupons/revoke", url.Values{"code": {coupon.Code}, "public_reason": {"other"}, "reason": {"role test"}}, "admin"},
 		{"/admin/campaigns", url.Values{"name": {"Role test"}}, "admin"},
 	}
 	for _, q := range posts {
@@ -631,11 +631,11 @@ func TestPagesAdminForms(t *testing.T) {
 
 	// Revoke.
 	coupon := e.ClaimFor(t, created.ID, "victim")
-	p = admin.Form("/admin/coupons", "/admin/coupons/revoke", url.Values{"code": {mistype(coupon.Code)}, "reason": {"x"}})
+	p = admin.Form("/admin/coupons", "/admin/coupons/revoke", url.Values{"code": {mistype(coupon.Code)}, "public_reason": {"other"}, "reason": {"x"}})
 	if p.Status != http.StatusBadRequest || !strings.Contains(fieldError(p.Body, "revoke-code"), "mistyped") {
 		t.Fatalf("revoke a mistyped code: %v", p)
 	}
-	p = admin.Form("/admin/coupons", "/admin/coupons/revoke", url.Values{"code": {coupon.Code}, "reason": {"shared on a forum"}, "return_stock": {"1"}})
+	p = admin.Form("/admin/coupons", "/admin/coupons/revoke", url.Values{"code": {coupon.Code}, "public_reason": {"fraud_suspected"}, "reason": {"shared on a forum"}, "return_stock": {"1"}})
 	if p.Status != http.StatusSeeOther {
 		t.Fatalf("revoke: %v", p)
 	}

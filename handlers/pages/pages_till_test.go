@@ -57,7 +57,7 @@ func TestPagesPOSPreviewWords(t *testing.T) {
 		txt := p.Text()
 		if p.Status != http.StatusOK || !strings.Contains(txt, "15% of $200.00 is $30.00, capped at $20.00.") ||
 			!strings.Contains(txt, "Discount −$20.00") || !strings.Contains(txt, "To pay $180.00") ||
-			!strings.Contains(p.Body, `data-focus="confirm-redeem"`) {
+			!strings.Contains(p.Body, `data-focus="code"`) || !strings.Contains(p.Body, `name="preview_code" value="`+percent.Code+`"`) {
 			t.Fatalf("capped percent: %v\n%s", p, txt)
 		}
 		// Under the cap, no such words.
@@ -106,7 +106,7 @@ func TestPagesWalletCompact(t *testing.T) {
 	p := shopper.Get("/wallet")
 	txt := p.Text()
 	if p.Status != http.StatusOK || !strings.Contains(txt, "Expires in 7 days.") || !strings.Contains(txt, "Expires in 30 days.") ||
-		!strings.Contains(txt, "Revoked: issued by mistake") {
+		!strings.Contains(txt, "Revoked: it can no longer be used") || strings.Contains(txt, "issued by mistake") {
 		t.Fatalf("wallet: %v\n%s", p, txt)
 	}
 	if i, j := strings.Index(p.Body, `data-coupon="`+flash.Code+`"`), strings.Index(p.Body, `data-coupon="`+fixed.Code+`"`); i < 0 || j < 0 || i > j {

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"time"
 
@@ -22,6 +23,7 @@ type Admin interface {
 	AddStock(ctx context.Context, actor string, id int64, delta int64, reason string) (*models.Template, error)
 	CreateCampaign(ctx context.Context, actor string, c models.Campaign) (*models.Campaign, error)
 	CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error)
+	CreateToken(ctx context.Context, actor, role, name string) (string, *models.APIToken, error)
 	GetCouponHistory(ctx context.Context, code string) (*admin.CouponHistory, error)
 	ListCampaignTemplates(ctx context.Context, campaignID int64) ([]core.TemplateView, error)
 	ListCoupons(ctx context.Context, f admin.CouponFilter) (admin.CouponPage, error)
@@ -31,6 +33,7 @@ type Admin interface {
 	Logout(ctx context.Context, sid string) error
 	LookupSession(ctx context.Context, sid string) (*admin.Session, error)
 	Revoke(ctx context.Context, actor string, code string, returnStock bool, reason string) (*admin.RevokeResult, error)
+	RevokeWith(ctx context.Context, actor string, code string, returnStock bool, publicReason string, reason string) (*admin.RevokeResult, error)
 	RevokeToken(ctx context.Context, actor string, id int64) (*admin.TokenView, bool, error)
 	SearchAudit(ctx context.Context, f admin.AuditFilter) (admin.AuditPage, error)
 	UpdateCampaign(ctx context.Context, actor string, id int64, p admin.CampaignPatch) (*models.Campaign, error)
@@ -48,12 +51,14 @@ type Checkout interface {
 	Refund(ctx context.Context, req checkout.RefundRequest) (*checkout.RefundResult, error)
 	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)
 	ReturnPart(ctx context.Context, actor string, orderID string, returnID string, returned int64) (*checkout.ReturnResult, error)
+	PreviewReturnPart(ctx context.Context, orderID string, returned int64) (*checkout.ReturnResult, error)
 	Validate(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
 }
 
 // Claims is what this package calls of services/claims (claims.Claims).
 type Claims interface {
 	RevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
+	PublicRevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
 }
 
 // Codes is what this package calls of services/codes (codes.Codes).
@@ -82,10 +87,12 @@ type Core interface {
 type Events interface {
 	CreateWebhook(ctx context.Context, actor string, in events.WebhookInput) (*events.CreatedWebhook, error)
 	DeleteWebhook(ctx context.Context, actor string, id int64) error
+	EventPayloads(ctx context.Context, ids []int64) (map[int64]json.RawMessage, error)
 	GetWebhook(ctx context.Context, id int64) (*models.WebhookEndpoint, error)
 	ListWebhookAttempts(ctx context.Context, id int64, limit int) ([]models.WebhookAttempt, error)
 	ListWebhooks(ctx context.Context) ([]models.WebhookEndpoint, error)
 	ResendDelivery(ctx context.Context, actor string, endpointID int64, deliveryID int64) (*models.WebhookDelivery, error)
+	SendTestEvent(ctx context.Context, actor string, id int64) (*models.WebhookDelivery, error)
 }
 
 // Reconciler is what this package calls of services/reconcile (reconcile.Reconciler).

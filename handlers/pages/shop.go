@@ -40,8 +40,12 @@ type shopCampaign struct {
 type shopOffer struct {
 	core.TemplateView
 	State string
-	// Held is how many live coupons of it the shopper holds.
+	// Held is how many coupons of it count against the shopper's limit
+	// (claimed, whatever became of them).
 	Held int64
+	// Usable is how many of them the shopper can use now or later: the
+	// card's "You have N" (not the used, expired, revoked or held ones).
+	Usable int64
 	// NameIsValue is set when the name says the value: it is then the
 	// card's value line (see restatesValue).
 	NameIsValue bool
@@ -78,7 +82,7 @@ func (p *Pages) showShop(c *gin.Context) {
 	pr := web.Principal(c)
 	page := &shopPage{basePage: basePage{Title: "Coupons on offer", Nav: "shop", Poll: "shop"},
 		CanClaim: pr != nil && pr.Role == models.RoleShopper}
-	held := map[int64]int64{}
+	held, usable := map[int64]int64{}, map[int64]int64{}
 	if page.CanClaim {
 		coupons, err := p.core.ListUserCoupons(ctx, pr.UserID)
 		if err != nil {
@@ -89,6 +93,9 @@ func (p *Pages) showShop(c *gin.Context) {
 			if cp.UserOrdinal != nil {
 				held[cp.TemplateID]++
 			}
+			if cp.Status == models.CouponIssued {
+				usable[cp.TemplateID]++
+			}
 		}
 	}
 	names := map[int64]string{}
@@ -97,7 +104,7 @@ func (p *Pages) showShop(c *gin.Context) {
 	}
 	index := map[int64]int{}
 	for _, v := range views {
-		o := shopOffer{TemplateView: v, State: offerOpen, Held: held[v.ID], NameIsValue: p.restatesValue(v.Template),
+		o := shopOffer{TemplateView: v, State: offerOpen, Held: held[v.ID], Usable: usable[v.ID], NameIsValue: p.restatesValue(v.Template),
 			CanClaim: page.CanClaim, LoggedIn: pr != nil}
 		if v.Remaining != nil && *v.Remaining <= 0 {
 			o.State = offerSoldOut
@@ -117,7 +124,7 @@ func (p *Pages) showShop(c *gin.Context) {
 		})
 	}
 	for _, v := range upcoming {
-		page.Upcoming = append(page.Upcoming, shopOffer{TemplateView: v, State: offerUpcoming, Held: held[v.ID],
+		page.Upcoming = append(page.Upcoming, shopOffer{TemplateView: v, State: offerUpcoming, Held: held[v.ID], Usable: usable[v.ID],
 			NameIsValue: p.restatesValue(v.Template), CanClaim: page.CanClaim, LoggedIn: pr != nil})
 	}
 	p.render(c, http.StatusOK, "shop", page)

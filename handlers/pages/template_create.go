@@ -22,7 +22,7 @@ type templateForm struct {
 	ClaimStartsAt, ClaimEndsAt                   string
 	Validity, ValidDays, ValidFrom, ValidUntil   string
 	RefundPolicy                                 string
-	CodeMode, SharedCode                         string
+	CodeMode, SharedCode, Stacking               string
 	ExtendOnRefund, StartPaused                  bool
 	// What the coupon applies to and the other kinds' fields, as typed:
 	// Targets are the six target lists by field name (targetFields), each
@@ -32,7 +32,10 @@ type templateForm struct {
 	BuyQuantity, GetQuantity, GetPercent, MaxApplications string
 	Tiers                                                 string
 	Targets                                               map[string]string
-	Errors                                                formErrors
+	// Token names this filling of the form: sent twice, it creates one
+	// template (createOnce).
+	Token  string
+	Errors formErrors
 }
 
 // targetFields are the target lists of the form, by the service's name
@@ -50,7 +53,7 @@ var templateFields = map[string]string{
 	"min_order_cents": "min_order", "total_stock": "total_stock", "per_user_limit": "per_user_limit",
 	"claim_starts_at": "claim_starts_at", "claim_ends_at": "claim_ends_at", "valid_days": "valid_days",
 	"valid_from": "valid_from", "valid_until": "valid_until", "refund_policy": "refund_policy",
-	"status": "start_paused", "code_mode": "code_mode", "shared_code": "shared_code",
+	"status": "start_paused", "code_mode": "code_mode", "shared_code": "shared_code", "stacking": "stacking",
 	"applies_to": "applies_to", "target": "applies_to", "min_quantity": "min_quantity", "priority": "priority",
 	"currency": "currency", "buy_quantity": "buy_quantity", "get_quantity": "get_quantity",
 	"get_percent": "get_percent", "max_applications": "max_applications", "tiers": "tiers",
@@ -166,8 +169,8 @@ type newTemplatePage struct {
 // showNewTemplate shows an empty create form with sensible defaults.
 func (p *Pages) showNewTemplate(c *gin.Context) {
 	f := templateForm{Kind: models.KindFixed, TotalStock: "100", PerUserLimit: "1", Validity: "days", ValidDays: "30",
-		RefundPolicy: models.RefundRestore, CampaignID: c.Query("campaign"), AppliesTo: models.AppliesToOrder,
-		Priority: strconv.Itoa(models.DefaultPriority), Targets: map[string]string{}, Errors: formErrors{}}
+		RefundPolicy: models.RefundRestore, Stacking: models.StackingExclusive, CampaignID: c.Query("campaign"), AppliesTo: models.AppliesToOrder,
+		Priority: strconv.Itoa(models.DefaultPriority), Targets: map[string]string{}, Token: newFormToken(), Errors: formErrors{}}
 	p.renderNewTemplate(c, http.StatusOK, f)
 }
 
@@ -198,12 +201,16 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		Validity: c.PostForm("validity"), ValidDays: c.PostForm("valid_days"), ValidFrom: c.PostForm("valid_from"),
 		ValidUntil: c.PostForm("valid_until"), RefundPolicy: c.PostForm("refund_policy"),
 		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
+		Stacking:       c.PostForm("stacking"),
 		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
 		AppliesTo: c.PostForm("applies_to"), MinQuantity: c.PostForm("min_quantity"), Priority: c.PostForm("priority"),
 		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
 		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
 		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
-		Errors: formErrors{},
+		Token: formToken(c), Errors: formErrors{},
+	}
+	if f.Token == "" {
+		f.Token = newFormToken()
 	}
 	for _, tf := range targetFields {
 		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
@@ -222,11 +229,13 @@ func (p *Pages) createTemplate(c *gin.Context) {
 			return errs.Err()
 		},
 		act: func(t models.Template) (outcome, error) {
-			out, err := p.admin.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
-			if err != nil {
-				return outcome{}, err
-			}
-			return done(fmt.Sprintf("Created “%s”.", out.Name), fmt.Sprintf("/admin/templates/%d", out.ID)), nil
+			return p.createOnce(c, formToken(c), func() (outcome, error) {
+				out, err := p.admin.CreateTemplate(c.Request.Context(), web.Principal(c).Name, t)
+				if err != nil {
+					return outcome{}, err
+				}
+				return done(fmt.Sprintf("Created “%s”.", out.Name), fmt.Sprintf("/admin/templates/%d", out.ID)), nil
+			})
 		},
 		refused: func(_ models.Template, err error) bool { return templateErrors(f.Errors, err, templateFields) },
 		show:    func(status int) { p.renderNewTemplate(c, status, f) },
@@ -242,7 +251,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	e := f.Errors
 	t := models.Template{Name: f.Name, Description: strings.TrimSpace(f.Description), Kind: f.Kind,
 		RefundPolicy: f.RefundPolicy, ExtendOnRefund: f.ExtendOnRefund, Status: models.TemplateActive,
-		CodeMode: f.CodeMode, Currency: f.Currency}
+		CodeMode: f.CodeMode, Currency: f.Currency, Stacking: f.Stacking}
 	if t.Currency == "" {
 		t.Currency = campaignCurrency
 	}

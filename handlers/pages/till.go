@@ -1,8 +1,12 @@
 package pages
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"couponsvc/handlers/web"
 	"couponsvc/models"
@@ -21,10 +25,16 @@ type posPage struct {
 	Refund refundForm
 	Recent []posRecent
 	// Focus is the id of the element the page's script focuses (and, for a
-	// text field, selects, so that the next scan replaces it): the Redeem
-	// button after a preview, the first wrong field after an error, in the
-	// form that was sent (see posFocus).
+	// text field, selects, so that the next scan replaces it): the empty
+	// code field after a preview, the first wrong field after an error, in
+	// the form that was sent (see posFocus).
 	Focus string
+	// Notice says what the till took from a post that needs nothing more
+	// than the code ("Order total $62.50: scan the coupon.").
+	Notice string
+	// RefundOffer is the redemption a scanned, already used coupon can be
+	// refunded from, a Tab and Enter away.
+	RefundOffer *refundForm
 }
 
 // redeemForm is the checkout form: as typed, its errors, and the preview of
@@ -86,7 +96,20 @@ func (p *Pages) showPOS(c *gin.Context) {
 	page := &posPage{}
 	page.Redeem.OrderID = truncate(strings.TrimSpace(c.Query("order_id")), 64)
 	page.Redeem.Amount = truncate(strings.TrimSpace(c.Query("amount")), 20)
+	if page.Redeem.OrderID == "" {
+		page.Redeem.OrderID = newTillOrderID()
+	}
 	p.renderPOS(c, http.StatusOK, page)
+}
+
+// newTillOrderID numbers a sale at the till, so that a cashier with nothing
+// but a total and a coupon types no order number (docs/pages.md): "T-" and
+// 40 random bits, which no other sale will draw. The cashier may type
+// the shop's own number over it.
+func newTillOrderID() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return "T-" + strings.ToUpper(hex.EncodeToString(b))
 }
 
 // truncate cuts s to at most n bytes (dropping a character cut in two): a
@@ -101,7 +124,7 @@ func truncate(s string, n int) string {
 
 // Field order of the checkout's forms, for the focus after an error.
 var (
-	redeemFocus = []focusField{{"code", "code"}, {"order_id", "order_id"}, {"amount", "amount"}}
+	redeemFocus = []focusField{{"code", "code"}, {"amount", "amount"}, {"order_id", "order_id"}}
 	refundFocus = []focusField{{"code", "refund-code"}, {"order_id", "refund-order"}}
 )
 
@@ -119,17 +142,16 @@ func firstWrong(errs formErrors, fields []focusField) string {
 	return fields[0].id
 }
 
-// posFocus says where the keyboard goes on the checkout: the Redeem button
-// after a preview (Enter redeems), the next-customer link after a coupon
-// already redeemed on this order, the first wrong field of the form that was
-// sent after an error (the refund form's own, not the redeem form's), and
-// else the code field, ready for the next scan.
+// posFocus says where the keyboard goes on the checkout: the next-customer
+// link after a coupon already redeemed on this order, the first wrong field
+// of the form that was sent after an error (the refund form's own, not the
+// redeem form's), and else the empty code field, ready for the next scan:
+// after a preview too, where Enter there redeems what is previewed and a
+// scan checks another coupon instead.
 func posFocus(page *posPage) string {
 	switch {
 	case page.Redeem.Preview != nil && page.Redeem.Preview.Redeemed:
 		return "pos-next"
-	case page.Redeem.Preview != nil:
-		return "confirm-redeem"
 	case len(page.Refund.Errors) > 0:
 		return firstWrong(page.Refund.Errors, refundFocus)
 	}
@@ -190,11 +212,11 @@ func namesByID[T any](rows []T, idName func(T) (int64, string)) map[int64]string
 	return out
 }
 
-// readRedeemForm reads and checks the checkout form; the code comes back
-// normalised.
-func readRedeemForm(c *gin.Context) (f redeemForm, code string, amount int64) {
+// readRedeemFormCode reads and checks the checkout form with typed as its
+// code; the code comes back normalised.
+func readRedeemFormCode(c *gin.Context, typed string) (f redeemForm, code string, amount int64) {
 	f = redeemForm{Amount: strings.TrimSpace(c.PostForm("amount")), Errors: formErrors{}}
-	code, f.Code, f.OrderID = readCodeOrder(c, f.Errors, redeemFields)
+	code, f.Code, f.OrderID = checkCodeOrder(typed, strings.TrimSpace(c.PostForm("order_id")), f.Errors, redeemFields)
 	amount = readOrderAmount(f.Errors, f.Amount)
 	return f, code, amount
 }
@@ -224,6 +246,8 @@ func (p *Pages) redeemProblem(d *core.CouponDetail, orderID string, amount int64
 		return "code", "This coupon was revoked and cannot be used."
 	case models.CouponExpired:
 		return "code", "This coupon expired at " + p.untilTime(cp.ValidUntil) + "."
+	case models.CouponHeld:
+		return "code", p.heldWords(cp, orderID)
 	}
 	if p.now().Before(cp.ValidFrom) {
 		return "code", "This coupon is not valid until " + p.dateTime(cp.ValidFrom) + "."
@@ -232,6 +256,41 @@ func (p *Pages) redeemProblem(d *core.CouponDetail, orderID string, amount int64
 		return "amount", "Below the minimum: this coupon needs an order of at least " + p.money.format(t.MinOrderCents) + "."
 	}
 	return "", ""
+}
+
+// heldWords says that a coupon is held for an online order, and until when,
+// in the deployment's zone and in words ("in 14 minutes"): it is not free to
+// use at the till until that order is confirmed or released (docs/checkout.md).
+func (p *Pages) heldWords(cp models.CouponView, orderID string) string {
+	order := "an online order"
+	if cp.OrderID != nil {
+		order = "online order " + *cp.OrderID
+		if *cp.OrderID == orderID {
+			order = "this order (" + orderID + ")"
+		}
+	}
+	msg := "Held for " + order
+	if cp.HoldExpiresAt != nil {
+		msg += " until " + p.dateTime(*cp.HoldExpiresAt) + " (" + timeLeft(p.now(), *cp.HoldExpiresAt) + ")"
+	}
+	return msg + ": confirm or release it under online orders; it cannot be redeemed here while it is held."
+}
+
+// timeLeft says in words how long until t: "in 14 minutes", "in 3 hours",
+// "in 2 days".
+func timeLeft(now, t time.Time) string {
+	d := t.Sub(now)
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("in %d days", int(d/(24*time.Hour)))
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("in %d hours", int(d/time.Hour))
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("in %d minutes", int(d/time.Minute))
+	case d > 0:
+		return "in a minute"
+	}
+	return "now"
 }
 
 // usedWords says which order used a coupon, and when.

@@ -21,6 +21,9 @@ type holdPage struct {
 	Errors  formErrors
 	Hold    *checkout.CheckoutResult
 	Return  returnForm
+	// ReturnPreview is what the return typed would do, shown for the
+	// cashier to confirm before anything is recorded.
+	ReturnPreview *checkout.ReturnResult
 	// Focus is the id of the element the page's script focuses (see
 	// holdFocus).
 	Focus string
@@ -115,6 +118,8 @@ func holdFocus(page *holdPage) string {
 	switch {
 	case len(page.Return.Errors) > 0:
 		return firstWrong(page.Return.Errors, returnFocus)
+	case page.ReturnPreview != nil:
+		return "return-confirm"
 	case len(page.Errors) == 0 && page.Hold != nil &&
 		(page.Hold.State == checkout.HoldHeld || page.Hold.State == checkout.HoldExpired):
 		return "hold-confirm"

@@ -1,6 +1,8 @@
 package pages
 
 import (
+	"strings"
+
 	"couponsvc/handlers/web"
 	"couponsvc/models"
 	"couponsvc/services/checkout"
@@ -11,8 +13,11 @@ import (
 // redeemAtTill uses the coupon on the order, as previewed. On success the
 // checkout shows the discount and the amount to pay (after a redirect); on
 // refusal the form comes back with the reason beside the field.
-func (p *Pages) redeemAtTill(c *gin.Context) {
-	f, code, amount := readRedeemForm(c)
+func (p *Pages) redeemAtTill(c *gin.Context) { p.redeemCode(c, strings.TrimSpace(c.PostForm("code"))) }
+
+// redeemCode redeems the coupon typed on the order and total of the form.
+func (p *Pages) redeemCode(c *gin.Context, typed string) {
+	f, code, amount := readRedeemFormCode(c, typed)
 	page := &posPage{Redeem: f}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
@@ -49,8 +54,8 @@ var redeemRefusals = map[models.Code]refusal{
 // a cashier's words. It reports false for faults, which get the error page.
 func (p *Pages) redeemRefusal(c *gin.Context, err error, code, orderID string, amount int64, errs formErrors) bool {
 	switch models.ErrorCode(err) {
-	case models.CodeAlreadyUsed, models.CodeRevoked, models.CodeNotValidNow, models.CodeBelowMinimum:
-		// Say it with the coupon's own figures (order, time, minimum).
+	case models.CodeAlreadyUsed, models.CodeRevoked, models.CodeNotValidNow, models.CodeBelowMinimum, models.CodeHeld:
+		// Say it with the coupon's own figures (order, time, minimum, hold).
 		if d, derr := p.core.GetCoupon(c.Request.Context(), code); derr == nil {
 			if field, msg := p.redeemProblem(d, orderID, amount); msg != "" {
 				errs.add(field, msg)

@@ -3,24 +3,51 @@ package pages
 import (
 	"net/http"
 
+	"couponsvc/models"
 	"couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )
 
-// tokensPage is the data of tokens.html.
+// tokenForm is the create form of an API token, as typed.
+type tokenForm struct {
+	Name, Role string
+	Errors     formErrors
+}
+
+// tokensPage is the data of tokens.html. Secret is set once, on the answer
+// to a create: it is never shown again.
 type tokensPage struct {
 	basePage
-	Tokens []admin.TokenView
+	Tokens  []admin.TokenView
+	Form    tokenForm
+	Roles   []tokenRole
+	Created *models.APIToken
+	Secret  string
+}
+
+// tokenRole is a role a token may have, with what it lets a program do.
+type tokenRole struct{ Value, Label string }
+
+// tokenRoles are the roles a token may have, as the form offers them.
+var tokenRoles = []tokenRole{
+	{models.RoleApp, "The shop's backend: claims and checkouts for its users (app)"},
+	{models.RoleCashier, "A till's program: checkouts (cashier)"},
+	{models.RoleAdmin, "Everything, the console's work included (admin)"},
 }
 
 // showTokens lists the API tokens, revoked ones included, with a revoke
-// button for each live one.
+// button for each live one, and the form that makes one.
 func (p *Pages) showTokens(c *gin.Context) {
+	p.renderTokens(c, http.StatusOK, tokenForm{Role: models.RoleApp, Errors: formErrors{}}, nil, "")
+}
+
+func (p *Pages) renderTokens(c *gin.Context, status int, f tokenForm, created *models.APIToken, secret string) {
 	tokens, err := p.admin.ListTokens(c.Request.Context())
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	p.render(c, http.StatusOK, "tokens", &tokensPage{basePage: basePage{Title: "API tokens", Nav: "tokens"}, Tokens: tokens})
+	p.render(c, status, "tokens", &tokensPage{basePage: basePage{Title: "API tokens", Nav: "tokens"}, Tokens: tokens,
+		Form: f, Roles: tokenRoles, Created: created, Secret: secret})
 }

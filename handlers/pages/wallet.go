@@ -34,7 +34,8 @@ type walletCoupon struct {
 	// Expires says in words how long an issued coupon is still valid
 	// ("expires in 3 days").
 	Expires string
-	// Reason is why a revoked coupon was revoked, as the admin gave it.
+	// Reason is what the shopper is told about a revoke: the public reason
+	// the admin chose, never the admin's note.
 	Reason string
 	// NameIsValue is set when the template's name says the value: it is
 	// then the coupon's value line (see restatesValue).
@@ -65,7 +66,7 @@ func (p *Pages) showWallet(c *gin.Context) {
 			revoked = append(revoked, cp.ID)
 		}
 	}
-	reasons, err := p.claimer.RevokeReasons(ctx, revoked)
+	reasons, err := p.claimer.PublicRevokeReasons(ctx, revoked)
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -1,6 +1,8 @@
 package pages
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 
 	"couponsvc/models"
@@ -12,7 +14,14 @@ import (
 type webhookPage struct {
 	basePage
 	Endpoint *models.WebhookEndpoint
-	Attempts []models.WebhookAttempt
+	Attempts []webhookAttempt
+}
+
+// webhookAttempt is a line of the delivery log with the payload it sent,
+// indented for reading ("" when the event was pruned).
+type webhookAttempt struct {
+	models.WebhookAttempt
+	Payload string
 }
 
 // showWebhook shows an endpoint and its delivery log (time, event, status,
@@ -36,6 +45,25 @@ func (p *Pages) showWebhook(c *gin.Context) {
 		p.fail(c, err)
 		return
 	}
+	ids := make([]int64, len(log))
+	for i, a := range log {
+		ids[i] = a.EventID
+	}
+	payloads, err := p.events.EventPayloads(c.Request.Context(), ids)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	attempts := make([]webhookAttempt, len(log))
+	for i, a := range log {
+		attempts[i] = webhookAttempt{WebhookAttempt: a}
+		if data, ok := payloads[a.EventID]; ok {
+			var out bytes.Buffer
+			if json.Indent(&out, data, "", "  ") == nil {
+				attempts[i].Payload = out.String()
+			}
+		}
+	}
 	p.render(c, http.StatusOK, "webhook", &webhookPage{basePage: basePage{Title: "Webhook " + ep.URL, Nav: "webhooks"},
-		Endpoint: ep, Attempts: log})
+		Endpoint: ep, Attempts: attempts})
 }

@@ -18,6 +18,8 @@ func eventData(eventType string) reflect.Type {
 		return reflect.TypeFor[models.BudgetEvent]()
 	case models.EventOrderReturned:
 		return reflect.TypeFor[models.OrderReturnEvent]()
+	case models.EventWebhookTest:
+		return reflect.TypeFor[models.WebhookTestEvent]()
 	}
 	panic("couponsvc: event type " + eventType + " has no data type in handlers/web/openapi_events.go") // a bug caught by any test
 }

@@ -41,6 +41,17 @@ type RevokeResult struct {
 // Errors: CodeInvalidRequest (field code or reason), CodeNotFound,
 // CodeAlreadyUsed, CodeRevoked, CodeBusy, CodeUnavailable.
 func (s *Admin) Revoke(ctx context.Context, actor, code string, returnStock bool, reason string) (*RevokeResult, error) {
+	return s.RevokeWith(ctx, actor, code, returnStock, models.RevokeOther, reason)
+}
+
+// RevokeWith is Revoke with the public reason the shopper is told
+// (publicReason, a key of models.RevokePublicReasons), kept apart from the
+// admin's note (reason), which stays in the audit log. Errors: as Revoke's,
+// and CodeInvalidRequest (field public_reason).
+func (s *Admin) RevokeWith(ctx context.Context, actor, code string, returnStock bool, publicReason, reason string) (*RevokeResult, error) {
+	if _, ok := models.RevokePublicText(publicReason); !ok {
+		return nil, models.Invalid("public_reason", "must be one of %s", strings.Join(models.RevokePublicReasonKeys(), ", "))
+	}
 	code, err := models.ParseCouponCode("code", code)
 	if err != nil {
 		return nil, err
@@ -58,7 +69,7 @@ func (s *Admin) Revoke(ctx context.Context, actor, code string, returnStock bool
 	}
 	var res *RevokeResult
 	err = s.ChangeCoupon(ctx, c, func(cur *models.Coupon) (returned *models.Coupon, err error) {
-		res, returned, err = s.revokeOnce(ctx, core.ActorName(actor), cur, returnStock, reason)
+		res, returned, err = s.revokeOnce(ctx, core.ActorName(actor), cur, returnStock, publicReason, reason)
 		return returned, err
 	})
 	if err != nil {
@@ -67,7 +78,7 @@ func (s *Admin) Revoke(ctx context.Context, actor, code string, returnStock bool
 	return res, nil
 }
 
-func (s *Admin) revokeOnce(ctx context.Context, actor string, c *models.Coupon, returnStock bool, reason string) (res *RevokeResult, returned *models.Coupon, err error) {
+func (s *Admin) revokeOnce(ctx context.Context, actor string, c *models.Coupon, returnStock bool, publicReason, reason string) (res *RevokeResult, returned *models.Coupon, err error) {
 	now := s.Clock().Truncate(time.Microsecond)
 	action := "coupon.revoke"
 	switch c.Status {
@@ -102,8 +113,8 @@ func (s *Admin) revokeOnce(ctx context.Context, actor string, c *models.Coupon, 
 		after.Slot, after.UserOrdinal = nil, nil
 		set += ", slot = NULL, user_ordinal = NULL"
 	}
-	detail := fmt.Sprintf("user=%s template=%d status_was=%s return_stock=%t reason=%q",
-		c.UserID, c.TemplateID, c.EffectiveStatus(now), returnStock, reason)
+	detail := fmt.Sprintf("user=%s template=%d status_was=%s return_stock=%t public_reason=%s reason=%q",
+		c.UserID, c.TemplateID, c.EffectiveStatus(now), returnStock, publicReason, reason)
 	if c.Status == models.CouponHeld && c.OrderID != nil {
 		// Revoking a held coupon releases its hold: the order loses it (a
 		// confirm then answers hold_expired naming it).

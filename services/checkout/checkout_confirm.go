@@ -177,6 +177,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 	store := o.Lined() && state == HoldExpired
 	actor := core.ActorName(req.Cashier)
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		checkOrder := len(retake) > 0 || store
 		if len(retake) > 0 {
 			oc := orderCart{currency: o.Currency, shipping: o.ShippingCents}
 			if o.CartHash != nil {
@@ -190,13 +191,29 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 				return err
 			}
 		} else {
-			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?`,
-				HoldConfirmed, now, req.OrderID, state)
+			// The usual confirm: the order carries this hold's coupons
+			// only, no return, and an amount that covers their discounts.
+			// The UPDATE's guard says so under the row's lock, which then
+			// keeps it true to the commit: the discounts cannot sum over
+			// the amount, and the read of checkDiscounts is not needed.
+			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?
+				AND coupons = ? AND returned_cents = 0 AND amount_cents >= ?`,
+				HoldConfirmed, now, req.OrderID, state, len(p.coupons), a.total)
 			if r.Error != nil {
 				return r.Error
 			}
 			if r.RowsAffected == 0 {
-				return core.ErrRaced
+				// Other coupons or returns on the order: confirmed
+				// under the plain guard, then checked.
+				checkOrder = true
+				r = tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?`,
+					HoldConfirmed, now, req.OrderID, state)
+				if r.Error != nil {
+					return r.Error
+				}
+				if r.RowsAffected == 0 {
+					return core.ErrRaced
+				}
 			}
 		}
 		if s.Hooks.AfterConfirmOrder != nil {
@@ -239,6 +256,9 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			if err := s.events.EmitEvent(tx, models.EventCouponRedeemed, ev); err != nil {
 				return err
 			}
+		}
+		if !checkOrder {
+			return nil
 		}
 		// A late confirm, next to coupons redeemed meanwhile (docs/checkout.md).
 		return checkDiscounts(tx, req.OrderID)

@@ -74,7 +74,11 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 			}
 		}
 		first = false
-		res, err = s.holdOnce(ctx, p, req)
+		res, err = s.holdOnce(ctx, p, req, allIssued(p))
+		if errors.Is(err, errOrderExists) {
+			// The order had a row after all: decided on it at once.
+			res, err = s.holdOnce(ctx, p, req, false)
+		}
 		return err
 	})
 	return res, err
@@ -91,11 +95,34 @@ func existing(p *priced) []*models.Coupon {
 	return out
 }
 
-func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest) (*CheckoutResult, error) {
+// allIssued says every coupon of p is issued, as those of a new order's
+// hold are: a hold, confirm or redemption of the order would have made
+// them held or used.
+func allIssued(p *priced) bool {
+	for _, c := range p.coupons {
+		if c.Status != models.CouponIssued {
+			return false
+		}
+	}
+	return true
+}
+
+// holdOnce decides and writes the hold on the coupons as read (p). With
+// assumeNew it skips reading the order's row and holds as for an order
+// that has none, inserting the row; when the row is there after all, the
+// INSERT fails on the primary key, the transaction rolls back and it
+// answers errOrderExists for the caller to decide again on the row. Taking
+// the row as missing is what a read just before a racing INSERT would
+// have said, and the same INSERT refuses it.
+func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest, assumeNew bool) (*CheckoutResult, error) {
 	now := s.Clock().Truncate(time.Microsecond)
-	o, found, err := s.ReadOrder(ctx, req.OrderID)
-	if err != nil {
-		return nil, err
+	var o CheckoutOrder
+	var found bool
+	var err error
+	if !assumeNew {
+		if o, found, err = s.ReadOrder(ctx, req.OrderID); err != nil {
+			return nil, err
+		}
 	}
 	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
 		// The order's own hold is past its time: expired to everyone,
@@ -256,6 +283,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest)
 		return nil
 	})
 	if errors.Is(err, errOrderExists) {
+		if assumeNew {
+			return nil, errOrderExists
+		}
 		return nil, core.ErrRetry // another request wrote the order's row first: decide on it
 	}
 	if errors.Is(err, errNoRoom) {

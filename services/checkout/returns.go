@@ -204,8 +204,12 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 		res.ClawbackCents = given - pr.DiscountCents
 		res.FullRefund = res.KeptAmountCents == 0
 		for i, c := range cs {
-			if _, ok := byCoupon[c.ID]; !ok {
+			lg, ok := byCoupon[c.ID]
+			if !ok {
 				return core.ErrRaced // refunded meanwhile: decide again
+			}
+			if lg.DiscountCents == pr.Coupons[i].DiscountCents {
+				continue // kept as it was: its row, read under the order's lock, stays right
 			}
 			if err := tx.Exec(`UPDATE coupon_use_log SET discount_cents = ? WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
 				pr.Coupons[i].DiscountCents, c.ID, orderID, false).Error; err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"couponsvc/services/core"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
@@ -278,4 +279,56 @@ func (s *Events) ResendDelivery(ctx context.Context, actor string, endpointID, d
 	}
 	d.State, d.NextAttemptAt, d.FirstAttemptAt, d.UpdatedAt = models.DeliveryPending, now, nil, now
 	return &d, nil
+}
+
+// SendTestEvent writes a webhook.test event with one delivery, to endpoint
+// id alone (whatever event types it takes, and even while it is disabled:
+// the admin asked), sent by the dispatcher like any other, with an audit
+// entry. Errors: CodeNotFound, CodeUnavailable.
+func (s *Events) SendTestEvent(ctx context.Context, actor string, id int64) (*models.WebhookDelivery, error) {
+	now := s.Clock()
+	var d models.WebhookDelivery
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var ep models.WebhookEndpoint
+		if err := tx.Where("id = ?", id).First(&ep).Error; err != nil {
+			return err
+		}
+		data, err := json.Marshal(models.WebhookTestEvent{EndpointID: id, Actor: actor,
+			Message: "A test delivery asked for by " + actor + ": nothing changed."})
+		if err != nil {
+			return err
+		}
+		ev := models.Event{Type: models.EventWebhookTest, CreatedAt: now, Data: data}
+		if err := tx.Create(&ev).Error; err != nil {
+			return err
+		}
+		d = models.WebhookDelivery{EndpointID: id, EventID: ev.ID, State: models.DeliveryPending,
+			NextAttemptAt: now, CreatedAt: now, UpdatedAt: now}
+		if err := tx.Create(&d).Error; err != nil {
+			return err
+		}
+		return s.Audit(tx, actor, "webhook.test", fmt.Sprintf("webhook:%d", id), fmt.Sprintf("delivery=%d event=%d", d.ID, ev.ID))
+	})
+	if err != nil {
+		return nil, core.DBError(fmt.Sprintf("webhook %d", id), err)
+	}
+	return &d, nil
+}
+
+// EventPayloads returns the data of the events ids by id, as sent in their
+// deliveries (an event pruned by retention is missing). Errors:
+// CodeUnavailable.
+func (s *Events) EventPayloads(ctx context.Context, ids []int64) (map[int64]json.RawMessage, error) {
+	out := map[int64]json.RawMessage{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []models.Event
+	if err := s.DB.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, core.DBError("events", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Data
+	}
+	return out, nil
 }

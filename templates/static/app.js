@@ -158,13 +158,17 @@
     out.appendChild(img);
   }
 
-  // heldOne counts one more coupon of the offer in the shopper's wallet;
-  // at the limit the card says so and its claim button goes.
+  // heldOne counts one more coupon of the offer in the shopper's wallet:
+  // against the limit (data-held, every claim) and in "You have N"
+  // (data-usable, the coupons still to use); at the limit the card says so
+  // and its claim button goes.
   function heldOne(card) {
     var held = (parseInt(card.getAttribute("data-held"), 10) || 0) + 1;
     card.setAttribute("data-held", String(held));
+    var usable = (parseInt(card.getAttribute("data-usable"), 10) || 0) + 1;
+    card.setAttribute("data-usable", String(usable));
     var badge = card.querySelector("[data-held-badge]");
-    if (badge) { badge.textContent = "You have " + held; badge.hidden = false; }
+    if (badge) { badge.textContent = "You have " + usable; badge.hidden = false; }
     if (held >= (parseInt(card.getAttribute("data-limit"), 10) || 1)) { markAtLimit(card); }
   }
 
@@ -323,10 +327,13 @@
   // an element id): the Redeem button after a preview, the first wrong
   // field after an error. A text field's text is selected, so that the next
   // scan or typing replaces it instead of being appended to it.
+  // A page that names none, answering a form with mistakes, puts it on the
+  // first field in error, so that the first thing to correct is where the
+  // typing goes.
   function focusChosen() {
     var holder = document.querySelector("[data-focus]");
-    if (!holder) { return; }
-    var el = document.getElementById(holder.getAttribute("data-focus"));
+    var el = holder ? document.getElementById(holder.getAttribute("data-focus"))
+      : document.querySelector('main form [aria-invalid="true"]');
     if (!el) { return; }
     el.focus();
     if (el.tagName === "INPUT" && typeof el.select === "function") { el.select(); }
@@ -455,18 +462,19 @@
 
   // ---- forms ----
 
-  // toggleFields shows only the fields of the chosen kind, target and
-  // validity on the template form; an attribute may list several values,
-  // separated by spaces.
+  // toggleFields shows only the fields of the chosen kind, target,
+  // validity and code mode on the template form (the shared code only for a
+  // shared code); an attribute may list several values, separated by spaces.
   function toggleFields(form) {
     function sync(name, attr) {
-      var chosen = form.querySelector('input[name="' + name + '"]:checked');
+      var chosen = form.querySelector('input[name="' + name + '"]:checked, select[name="' + name + '"]');
       form.querySelectorAll("[" + attr + "]").forEach(function (el) {
         el.hidden = !!chosen && el.getAttribute(attr).split(" ").indexOf(chosen.value) < 0;
       });
     }
     function all() {
       sync("kind", "data-kind"); sync("validity", "data-validity"); sync("applies_to", "data-applies");
+      sync("code_mode", "data-code-mode");
     }
     form.addEventListener("change", all);
     all();

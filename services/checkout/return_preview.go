@@ -1,0 +1,64 @@
+package checkout
+
+import (
+	"context"
+
+	"couponsvc/models"
+	"couponsvc/services/core"
+)
+
+// PreviewReturnPart says what ReturnPart would do with a return of returned
+// cents of the order, changing nothing: the amount the customer keeps, the
+// discount the order's coupons still give on it and the discount taken back
+// (ClawbackCents), and whether it completes the order (FullRefund). The
+// cashier reads it before confirming (docs/returns.md); ReturnPart decides
+// again in its transaction, so a return recorded meanwhile by another till
+// changes the figures it answers, never the money's sums.
+//
+// Errors: as ReturnPart's, without the return id's.
+func (s *Checkout) PreviewReturnPart(ctx context.Context, orderID string, returned int64) (*ReturnResult, error) {
+	if err := core.ValidateOrderID(orderID); err != nil {
+		return nil, err
+	}
+	if returned < 1 || returned > models.MaxMoneyCents {
+		return nil, models.Invalid("returned_amount_cents", "must be between 1 and %d", int64(models.MaxMoneyCents))
+	}
+	o, found, err := s.ReadOrder(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	var cs []models.Coupon
+	if found {
+		var lined int64
+		if err := s.DB.WithContext(ctx).Raw(`SELECT COUNT(*) FROM order_lines WHERE order_id = ?`, orderID).Scan(&lined).Error; err != nil {
+			return nil, core.DBError("order lines", err)
+		}
+		if lined > 0 {
+			return nil, models.Invalid("returned_amount_cents", "order %s was redeemed for a cart of lines: return its units by lines", orderID)
+		}
+		if err := s.DB.WithContext(ctx).Where("status = ? AND order_id = ?", models.CouponUsed, orderID).Order("id").Find(&cs).Error; err != nil {
+			return nil, core.DBError("coupons", err)
+		}
+	}
+	if len(cs) == 0 {
+		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
+	}
+	ts := make([]*models.Template, len(cs))
+	for i := range cs {
+		if ts[i], err = s.Template(ctx, cs[i].TemplateID); err != nil {
+			return nil, err
+		}
+	}
+	kept := o.AmountCents - o.ReturnedCents - returned
+	if kept < 0 {
+		return nil, models.Errorf(models.CodeReturnExceedsOrder, "returns of order %s would exceed its amount of %d cents", orderID, o.AmountCents)
+	}
+	var given int64
+	if err := s.DB.WithContext(ctx).Model(&models.UseLog{}).Where("order_id = ? AND undo_flag = ?", orderID, false).
+		Select("COALESCE(SUM(discount_cents), 0)").Scan(&given).Error; err != nil {
+		return nil, core.DBError("use log", err)
+	}
+	pr := priceKept(kept, cs, ts)
+	return &ReturnResult{KeptAmountCents: kept, DiscountKeptCents: pr.DiscountCents, ClawbackCents: given - pr.DiscountCents,
+		FullRefund: kept == 0}, nil
+}
