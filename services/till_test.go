@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"maps"
 	"testing"
 
 	"couponsvc/models"
@@ -49,20 +50,30 @@ func TestCheckRedemption(t *testing.T) {
 	})
 }
 
-func TestRevokeReasons(t *testing.T) {
-	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 5, PerUserLimit: 3})
-	a, b, kept := f.claim("u1"), f.claim("u1"), f.claim("u1")
-	if _, err := f.Admin.Revoke(f.Ctx, "admin", a.Code, false, `shared as "free money"`); err != nil {
+// TestPublicRevokeReasons: a shopper is told the public reason the admin
+// chose for the latest revoke, never the admin's note; a revoke that chose
+// none says "it can no longer be used"; coupons never revoked are left out.
+func TestPublicRevokeReasons(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 5, PerUserLimit: 4})
+	a, b, c, kept := f.claim("u1"), f.claim("u1"), f.claim("u1"), f.claim("u1")
+	if _, err := f.Admin.RevokeWith(f.Ctx, "admin", a.Code, false, "issued_in_error", `note: public_reason=replaced, shared as "free money"`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Admin.Revoke(f.Ctx, "admin", b.Code, false, "duplicate issue"); err != nil {
+	if _, err := f.Admin.RevokeWith(f.Ctx, "admin", b.Code, false, "fraud_suspected", "duplicate issue"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.Claims.RevokeReasons(f.Ctx, []int64{a.ID, b.ID, kept.ID})
-	if err != nil || len(got) != 2 || got[a.ID] != `shared as "free money"` || got[b.ID] != "duplicate issue" {
-		t.Fatalf("reasons %v, %v", got, err)
+	if _, err := f.Admin.Revoke(f.Ctx, "admin", c.Code, false, "no public reason chosen"); err != nil {
+		t.Fatal(err)
 	}
-	if got, err := f.Claims.RevokeReasons(f.Ctx, nil); err != nil || len(got) != 0 {
+	got, err := f.Claims.PublicRevokeReasons(f.Ctx, []int64{a.ID, b.ID, c.ID, kept.ID})
+	want := map[int64]string{a.ID: "issued in error", b.ID: "withdrawn after suspected misuse", c.ID: "it can no longer be used"}
+	if err != nil || !maps.Equal(got, want) {
+		t.Fatalf("public reasons %v, %v; want %v", got, err, want)
+	}
+	if got, err := f.Claims.PublicRevokeReasons(f.Ctx, nil); err != nil || len(got) != 0 {
 		t.Fatalf("no ids: %v, %v", got, err)
+	}
+	if _, err := f.Admin.RevokeWith(f.Ctx, "admin", kept.Code, false, "free_money", "x"); !models.IsCode(err, models.CodeInvalidRequest) {
+		t.Fatalf("an unknown public reason: %v, want invalid_request", err)
 	}
 }

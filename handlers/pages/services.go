@@ -57,7 +57,6 @@ type Checkout interface {
 
 // Claims is what this package calls of services/claims (claims.Claims).
 type Claims interface {
-	RevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
 	PublicRevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error)
 }
 

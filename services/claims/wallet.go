@@ -11,10 +11,6 @@ import (
 	"couponsvc/models"
 )
 
-// revokeReason finds the reason of a revoke in its audit entry's detail,
-// where Revoke writes it quoted (reason="...").
-var revokeReason = regexp.MustCompile(`reason=("(?:[^"\\]|\\.)*")`)
-
 // revokePublicReason finds the public reason of a revoke in its audit
 // entry's detail (public_reason=key); revokes made before there was one have
 // none.
@@ -26,29 +22,15 @@ var revokePublicReason = regexp.MustCompile(`(?:^| )public_reason=([a-z_]+)`)
 // none says "it can no longer be used". Keyed by coupon id; coupons never
 // revoked are left out. Errors: CodeUnavailable.
 func (s *Claims) PublicRevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error) {
-	out := make(map[int64]string, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	targets := make([]string, len(ids))
-	for i, id := range ids {
-		targets[i] = fmt.Sprintf("coupon:%d", id)
-	}
-	var rows []models.AuditEntry
-	// Oldest first: the latest revoke of a coupon says its reason.
-	err := s.DB.WithContext(ctx).Where("action = ? AND target IN ?", "coupon.revoke", targets).
-		Order("id").Find(&rows).Error
+	details, err := s.latestRevokeDetails(ctx, ids)
 	if err != nil {
-		return nil, core.DBError("audit log", err)
+		return nil, err
 	}
 	other, _ := models.RevokePublicText(models.RevokeOther)
-	for _, r := range rows {
-		id, err := strconv.ParseInt(strings.TrimPrefix(r.Target, "coupon:"), 10, 64)
-		if err != nil {
-			continue
-		}
+	out := make(map[int64]string, len(details))
+	for id, detail := range details {
 		out[id] = other
-		if m := revokePublicReason.FindStringSubmatch(r.Detail); m != nil {
+		if m := revokePublicReason.FindStringSubmatch(detail); m != nil {
 			if text, ok := models.RevokePublicText(m[1]); ok {
 				out[id] = text
 			}
@@ -57,11 +39,9 @@ func (s *Claims) PublicRevokeReasons(ctx context.Context, ids []int64) (map[int6
 	return out, nil
 }
 
-// RevokeReasons returns why each of the given coupons was revoked: the reason
-// the admin gave, read from the revoke's audit entry, keyed by coupon id, so
-// that a shopper's wallet can say it. Coupons never revoked are left out.
-// Errors: CodeUnavailable.
-func (s *Claims) RevokeReasons(ctx context.Context, ids []int64) (map[int64]string, error) {
+// latestRevokeDetails returns the detail of each given coupon's latest
+// revoke audit entry, keyed by coupon id; coupons never revoked are left out.
+func (s *Claims) latestRevokeDetails(ctx context.Context, ids []int64) (map[int64]string, error) {
 	out := make(map[int64]string, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -83,11 +63,7 @@ func (s *Claims) RevokeReasons(ctx context.Context, ids []int64) (map[int64]stri
 		if err != nil {
 			continue
 		}
-		if m := revokeReason.FindStringSubmatch(r.Detail); m != nil {
-			if reason, err := strconv.Unquote(m[1]); err == nil {
-				out[id] = reason
-			}
-		}
+		out[id] = r.Detail
 	}
 	return out, nil
 }
