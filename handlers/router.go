@@ -57,6 +57,9 @@ func newRouter(svc *services.App, opts Options, extra ...web.Route) *gin.Engine 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	// The shopper's checkout page counts its checks against the API's
+	// validate budgets (docs/checkout.md, "Validate").
+	opts.Pages.ValidatesPerCaller, opts.Pages.ValidatesPerUser = opts.Limits.ValidatesPerCaller, opts.Limits.ValidatesPerUser
 	p, err := pages.New(svc, opts.Logger, opts.Pages)
 	if err != nil {
 		// The templates are embedded: a parse error is a bug caught by any test.

@@ -243,6 +243,10 @@ var securityMatrix = []matrixRow{
 	// alice's coupon: bob, a shopper too, is told there is none.
 	{method: "GET", route: "/wallet/qr/:code", owner: map[testsupport.Role]int{testsupport.AsOtherShopper: 404},
 		target: func(r *testsupport.Rig, who testsupport.Role) string { return "/wallet/qr/" + r.Coupon("alice") }},
+	// The shopper's checkout posted empty: an empty cart, refused (400)
+	// beside the items, rather than a redirect.
+	{method: "POST", route: "/checkout/check", owner: map[testsupport.Role]int{testsupport.AsShopper: 400, testsupport.AsOtherShopper: 400}},
+	{method: "POST", route: "/checkout/order", owner: map[testsupport.Role]int{testsupport.AsShopper: 400, testsupport.AsOtherShopper: 400}},
 	{method: "GET", route: "/static/*file", target: func(r *testsupport.Rig, who testsupport.Role) string { return "/static/app.css" }},
 	{method: "GET", route: "/admin/templates/:id", target: adminTemplatePath("")},
 	{method: "POST", route: "/admin/templates/:id", target: adminTemplatePath("")},

@@ -18,6 +18,7 @@ import (
 	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/admin"
+	"couponsvc/services/core"
 	"couponsvc/templates"
 
 	"github.com/gin-gonic/gin"
@@ -37,6 +38,11 @@ type Options struct {
 	// Location is the deployment's time zone: forms read times in it and
 	// pages show them in it (docs/time.md). Nil takes the service's.
 	Location *time.Location
+	// Validates are the budgets of codes validated a minute
+	// (docs/checkout.md, "Validate"): the shopper's checkout counts its
+	// checks against the same ones as the API, the session's user as the
+	// caller. Zero: not counted.
+	ValidatesPerCaller, ValidatesPerUser int
 }
 
 // The Content-Security-Policy of every page: only the service's own assets, no
@@ -59,8 +65,10 @@ type Pages struct {
 	reports    Reports
 	admin      Admin
 	once       OnceStore
-	log        *slog.Logger
-	store      *sessions.CookieStore
+	// validates counts the codes the checkout checks; nil when not limited.
+	validates *core.ValidateLimiter
+	log       *slog.Logger
+	store     *sessions.CookieStore
 	// csrfPlain and csrfTLS check CSRF tokens for requests over plain HTTP and
 	// over TLS (whose CSRF cookie is Secure and whose Referer is checked).
 	csrfPlain, csrfTLS http.Handler
@@ -89,6 +97,9 @@ func New(svc *services.App, log *slog.Logger, opts Options) (*Pages, error) {
 		p.core, p.events, p.claimer, p.codes, p.checkout = svc.Core, svc.Events, svc.Claims, svc.Codes, svc.Checkout
 		p.reconciler, p.reports, p.admin = svc.Reconciler, svc.Reports, svc.Admin
 		p.once = svc.Core
+		if opts.ValidatesPerCaller > 0 || opts.ValidatesPerUser > 0 {
+			p.validates = svc.NewValidateLimiter(core.ValidateLimits{PerCaller: opts.ValidatesPerCaller, PerUser: opts.ValidatesPerUser})
+		}
 	}
 	if p.loc == nil {
 		p.loc = time.UTC

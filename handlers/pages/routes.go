@@ -34,6 +34,12 @@ func (p *Pages) Routes() []web.Route {
 		{Method: "GET", Path: "/wallet/qr/:code", Roles: shopper, Handler: p.showCouponQR,
 			Summary: "The QR code of one of the shopper's own coupons, as an SVG image", Status: 200,
 			Raw: &web.RawAnswer{MediaType: "image/svg+xml", Schema: map[string]any{"type": "string"}}},
+		{Method: "GET", Path: "/checkout", Roles: shopper, Handler: p.showCheckout,
+			Summary: "The shopper's cart with a \"Have a code?\" field"},
+		{Method: "POST", Path: "/checkout/check", Roles: shopper, Handler: p.checkCart,
+			Summary: "Check codes against the cart: the discount per item and the total to pay"},
+		{Method: "POST", Path: "/checkout/order", Roles: shopper, Handler: p.placeOrder,
+			Summary: "Place the order, applying its codes (once per order id)"},
 
 		{Method: "GET", Path: "/pos", Roles: cashier, Handler: p.showPOS, Summary: "The cashier's checkout"},
 		{Method: "POST", Path: "/pos/preview", Roles: cashier, Handler: p.previewRedemption,

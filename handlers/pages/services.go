@@ -46,6 +46,7 @@ type Checkout interface {
 	Confirm(ctx context.Context, req checkout.ConfirmRequest) (*checkout.CheckoutResult, error)
 	CouponCodes(ctx context.Context, ids []int64) (map[int64]string, error)
 	GetHold(ctx context.Context, orderID string) (*checkout.CheckoutResult, error)
+	Hold(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
 	ListUpcomingOffers(ctx context.Context) ([]core.TemplateView, error)
 	Redeem(ctx context.Context, req checkout.RedeemRequest) (*checkout.RedeemResult, error)
 	Refund(ctx context.Context, req checkout.RefundRequest) (*checkout.RefundResult, error)

@@ -57,6 +57,12 @@ type shopOffer struct {
 // AtLimit reports whether the shopper holds as many as they may.
 func (o shopOffer) AtLimit() bool { return o.Held >= o.PerUserLimit }
 
+// Shared reports whether the offer is a shared code: it is typed at
+// checkout, where its coupon is claimed for the shopper, so its card shows
+// the code and a link to the checkout instead of a claim button
+// (docs/pages.md, "Shop"; docs/shared-codes.md).
+func (o shopOffer) Shared() bool { return o.CodeMode == models.CodeModeShared }
+
 // showShop lists the coupons on offer, as the API's list does: open ones
 // with a claim button, then sold out ones marked as such, by campaign; and
 // last the ones whose claims open later, with the time they open. What takes

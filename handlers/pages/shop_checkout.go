@@ -1,0 +1,359 @@
+package pages
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services/checkout"
+
+	"github.com/gin-gonic/gin"
+)
+
+// checkoutPage is the data of checkout.html: the shopper's cart with its
+// "Have a code?" field (docs/pages.md, "Checkout").
+type checkoutPage struct {
+	basePage
+	Form checkoutForm
+	// Priced is the cart priced with the codes (a check, or the order
+	// placed); nil before the first check.
+	Priced *pricedCart
+	// Placed is set on the answer of a placed order.
+	Placed bool
+	// AlreadyPlaced marks the repeat of an order placed before (a double
+	// submit or a reload): nothing more was used or paid.
+	AlreadyPlaced bool
+}
+
+// checkoutForm is what the shopper typed: the cart's rows, the codes and
+// the order's id, made when the page was first shown.
+type checkoutForm struct {
+	Rows    []cartRow
+	Codes   string
+	OrderID string
+	Errors  formErrors
+	// BadRow is the 1-based row the "items" error is about (0: none).
+	BadRow int
+}
+
+// cartRow is one row of the cart form, as typed.
+type cartRow struct {
+	N                   int
+	SKU, Category       string
+	Quantity, Unit      string
+	AmountCents         int64
+	DiscountCents, Pays int64
+	Parts               []itemPart
+}
+
+// pricedCart is the answer of a check: the rows with their discount, each
+// code's part, and the totals.
+type pricedCart struct {
+	Rows          []cartRow
+	Codes         []cartLine
+	AmountCents   int64
+	DiscountCents int64
+	PayableCents  int64
+	OK            bool
+}
+
+// cartRowsShown is how many rows the cart form has at least: the rows
+// typed, then empty ones to fill.
+const cartRowsShown = 4
+
+// exampleCart fills the cart of a fresh checkout: the demo shop has no
+// catalogue, so the shopper starts from an example and edits it.
+var exampleCart = []cartRow{
+	{SKU: "TSHIRT-M", Category: "clothing", Quantity: "2", Unit: "15.00"},
+	{SKU: "MUG-01", Category: "home", Quantity: "1", Unit: "8.50"},
+	{SKU: "SOCKS-3", Category: "clothing", Quantity: "3", Unit: "4.00"},
+}
+
+// newOrderID is the id of a new web order: "W-" and 10 hex digits. The
+// page makes it once, when the cart is shown, and every check and the
+// order carry it, so that placing the order twice is one order
+// (docs/pages.md, "Checkout").
+func newOrderID() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return "W-" + strings.ToUpper(hex.EncodeToString(b))
+}
+
+// showCheckout shows the shopper's cart, prefilled with an example, and the
+// "Have a code?" field.
+func (p *Pages) showCheckout(c *gin.Context) {
+	rows := make([]cartRow, len(exampleCart))
+	copy(rows, exampleCart)
+	f := checkoutForm{Rows: padRows(rows), OrderID: newOrderID(), Errors: formErrors{}}
+	if code := strings.TrimSpace(c.Query("code")); code != "" && len(code) <= 64 {
+		f.Codes = code
+	}
+	p.renderCheckout(c, http.StatusOK, &checkoutPage{Form: f})
+}
+
+// renderCheckout writes the checkout page.
+func (p *Pages) renderCheckout(c *gin.Context, status int, page *checkoutPage) {
+	page.basePage = basePage{Title: "Checkout", Nav: "checkout"}
+	if page.Placed {
+		page.Title = "Order placed"
+	}
+	p.render(c, status, "checkout", page)
+}
+
+// padRows numbers the rows and adds empty ones up to cartRowsShown.
+func padRows(rows []cartRow) []cartRow {
+	for len(rows) < cartRowsShown {
+		rows = append(rows, cartRow{})
+	}
+	for i := range rows {
+		rows[i].N = i + 1
+	}
+	return rows
+}
+
+// readCheckoutForm reads the cart, the codes and the order id. Rows left
+// empty are dropped (the form is shown again without the gaps, so that a
+// row's number is its line's in the cart); a mistake goes beside the
+// items, naming the row, or beside the code field.
+func readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line, []string) {
+	f := checkoutForm{Codes: strings.TrimSpace(c.PostForm("codes")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
+		Errors: formErrors{}}
+	skus, cats := c.PostFormArray("sku"), c.PostFormArray("category")
+	qtys, units := c.PostFormArray("quantity"), c.PostFormArray("unit_price")
+	at := func(s []string, i int) string {
+		if i < len(s) {
+			return strings.TrimSpace(s[i])
+		}
+		return ""
+	}
+	var lines []checkout.Line
+	for i := range min(max(len(skus), len(qtys), len(units)), checkout.MaxCartLines) {
+		r := cartRow{SKU: at(skus, i), Category: at(cats, i), Quantity: at(qtys, i), Unit: at(units, i)}
+		if r.SKU == "" && r.Category == "" && r.Quantity == "" && r.Unit == "" {
+			continue
+		}
+		f.Rows = append(f.Rows, r)
+		n := len(f.Rows)
+		if f.BadRow != 0 {
+			continue
+		}
+		line, msg := readCartRow(r, n)
+		if msg != "" {
+			f.Errors.add("items", msg)
+			f.BadRow = n
+			continue
+		}
+		lines = append(lines, line)
+	}
+	if len(f.Rows) == 0 {
+		f.Errors.add("items", "Add at least one item to the cart.")
+		f.BadRow = 1
+	}
+	f.Rows = padRows(f.Rows)
+	codes := splitCodes(f.Codes)
+	if len(codes) > checkout.DefaultMaxCouponsPerOrder {
+		f.Errors.add("codes", fmt.Sprintf("Enter at most %d codes, separated by commas.", checkout.DefaultMaxCouponsPerOrder))
+	}
+	if f.OrderID == "" || models.ValidateOrderID("order_id", f.OrderID) != nil {
+		// The page made it: a missing or broken one is a form from
+		// elsewhere. A new one starts a new order.
+		f.Errors.add("", "This checkout form is out of date: check the cart again.")
+		f.OrderID = newOrderID()
+	}
+	return f, lines, codes
+}
+
+// readCartRow reads one typed row as a cart line; the line's id is its row
+// number. msg says what is wrong with it.
+func readCartRow(r cartRow, n int) (checkout.Line, string) {
+	if r.SKU == "" {
+		return checkout.Line{}, fmt.Sprintf("Item %d: enter the item (its SKU, such as TSHIRT-M).", n)
+	}
+	qty, err := strconv.ParseInt(r.Quantity, 10, 64)
+	if err != nil || qty < 1 || qty > checkout.MaxLineQuantity {
+		return checkout.Line{}, fmt.Sprintf("Item %d: the quantity must be a whole number from 1 to %d.", n, checkout.MaxLineQuantity)
+	}
+	price, ok := parseMoney(r.Unit)
+	if !ok || price < 0 {
+		return checkout.Line{}, fmt.Sprintf("Item %d: enter the unit price, such as 12.50.", n)
+	}
+	l := checkout.Line{ID: strconv.Itoa(n), SKU: r.SKU, Quantity: qty, UnitPriceCents: price}
+	if r.Category != "" {
+		l.CategoryIDs = []string{r.Category}
+	}
+	return l, ""
+}
+
+// checkoutFields maps the service's field names to the checkout form's.
+var checkoutFields = map[string]string{"coupon_codes": "codes", "user_id": "codes", "lines": "items", "order_amount_cents": "items"}
+
+// checkoutRefused puts a refusal of the checkout's services beside its
+// field: a line's beside the items, naming the row; a code's, in the
+// shopper's words, beside the code field. It reports false for a fault.
+func checkoutRefused(f *checkoutForm, err error) bool {
+	if itemRefusal(f.Errors, err) {
+		var e *models.Error
+		if asError(err, &e) {
+			if i, ok := lineIndex(e.Field); ok {
+				f.BadRow = i + 1
+			}
+		}
+		return true
+	}
+	var e *models.Error
+	if !asError(err, &e) || e.Code == models.CodeInternal || e.Code == models.CodeUnavailable {
+		return false
+	}
+	if e.Code == models.CodeInvalidRequest || e.Code == models.CodeIdempotencyMismatch {
+		if e.Code == models.CodeIdempotencyMismatch {
+			f.Errors.add("codes", "This order was already placed with another cart or other codes. Start a new order to use them.")
+			return true
+		}
+		return f.Errors.fromError(err, checkoutFields)
+	}
+	f.Errors.add("codes", shopperWords(e.Code, e.Message))
+	return true
+}
+
+// shopperWords says why a code does not apply, in a shopper's words.
+func shopperWords(code models.Code, msg string) string {
+	switch code {
+	case models.CodeSoldOut:
+		return "Sold out: none of these are left."
+	case models.CodeUserLimitReached:
+		return "You already have as many of these as you may."
+	case models.CodeBudgetExhausted:
+		return "This offer has ended: its budget is spent."
+	case models.CodeHeld:
+		return "Reserved for another order of yours."
+	case models.CodeRateLimited:
+		return "Too many codes checked in a short time. Wait a minute, then try again."
+	}
+	return inWords(code, msg)
+}
+
+// checkCart prices the cart with the typed codes for this shopper
+// (checkout.Validate, which changes nothing): the discount per item and the
+// total to pay, or why a code does not apply, beside the code field.
+func (p *Pages) checkCart(c *gin.Context) {
+	f, lines, codes := readCheckoutForm(c)
+	page := &checkoutPage{}
+	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
+		act: func(noInput) (outcome, error) {
+			res := p.priceRows(f.Rows, lines)
+			if len(codes) > 0 {
+				pr := web.Principal(c)
+				if err := p.admitCheck(c, pr, len(codes)); err != nil {
+					return outcome{}, err
+				}
+				v, err := p.checkout.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
+					CouponCodes: codes, UserID: pr.UserID, Actor: pr.Name, Cart: checkout.Cart{Lines: lines}})
+				if err != nil {
+					return outcome{}, err
+				}
+				res = p.pricedFrom(f.Rows, lines, v)
+				for _, cc := range v.Coupons {
+					if cc.Code != models.CodeOK {
+						f.Errors.add("codes", codeLabel(cc)+": "+shopperWords(cc.Code, cc.Message))
+					}
+				}
+			}
+			page.Form, page.Priced = f, res
+			status := http.StatusOK
+			if !res.OK {
+				status = http.StatusConflict
+			}
+			p.renderCheckout(c, status, page)
+			return outcome{}, nil
+		},
+		refused: func(_ noInput, err error) bool { return checkoutRefused(&f, err) },
+		status: func(err error) int {
+			if models.IsCode(err, models.CodeNotFound) {
+				return http.StatusNotFound
+			}
+			s, _ := web.StatusOf(err)
+			return s
+		},
+		show: func(status int) {
+			page.Form = f
+			p.renderCheckout(c, status, page)
+		},
+	})
+}
+
+// admitCheck takes the n codes of a check from the validate budgets of the
+// session's user, as the API counts a page session's validations
+// (docs/checkout.md, "Validate"): checking codes on the page is no way
+// around the bound on guessing them. Over a budget: rate_limited, said
+// beside the code field; Redis unreachable: the fault page.
+func (p *Pages) admitCheck(c *gin.Context, pr *models.Principal, n int) error {
+	if p.validates == nil {
+		return nil
+	}
+	if err := p.validates.AllowCaller(c.Request.Context(), "session:"+pr.Name, n); err != nil {
+		return err
+	}
+	return p.validates.AllowUser(c.Request.Context(), pr.UserID, n)
+}
+
+// codeLabel is how a coupon of a checkout answer is named to the shopper:
+// the shared code typed, or the coupon's code.
+func codeLabel(cc checkout.CheckoutCoupon) string {
+	if cc.SharedCode != "" {
+		return cc.SharedCode
+	}
+	return codeGroups(cc.CouponCode)
+}
+
+// priceRows is the cart without codes: each row's amount, nothing off.
+func (p *Pages) priceRows(rows []cartRow, lines []checkout.Line) *pricedCart {
+	out := &pricedCart{OK: true}
+	for i, l := range lines {
+		r := rows[i]
+		r.AmountCents = l.Quantity * l.UnitPriceCents
+		r.Pays = r.AmountCents
+		out.Rows = append(out.Rows, r)
+		out.AmountCents += r.AmountCents
+	}
+	out.PayableCents = out.AmountCents
+	return out
+}
+
+// pricedFrom is the cart priced by a checkout answer: each row with its
+// discount and each code's part of it (itemLines), and the totals.
+func (p *Pages) pricedFrom(rows []cartRow, lines []checkout.Line, res *checkout.CheckoutResult) *pricedCart {
+	out := p.priceRows(rows, lines)
+	out.OK = res.Result == models.CodeOK.Word()
+	labels := map[string]string{}
+	for _, cc := range res.Coupons {
+		line := cartLine{Code: codeLabel(cc), DiscountCents: cc.DiscountCents}
+		if cc.Code != models.CodeOK {
+			line.Problem = shopperWords(cc.Code, cc.Message)
+		}
+		labels[codeGroups(cc.CouponCode)] = line.Code
+		out.Codes = append(out.Codes, line)
+	}
+	for i, it := range itemLines(res.Lines) {
+		if i >= len(out.Rows) {
+			break
+		}
+		r := &out.Rows[i]
+		r.DiscountCents, r.Pays = it.DiscountCents, r.AmountCents-it.DiscountCents
+		for _, part := range it.Parts {
+			if l, ok := labels[part.Code]; ok {
+				part.Code = l
+			}
+			r.Parts = append(r.Parts, part)
+		}
+	}
+	out.DiscountCents, out.PayableCents = res.DiscountCents, res.PayableCents
+	if res.OrderAmountCents != 0 {
+		out.AmountCents = res.OrderAmountCents
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package pages_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"couponsvc/internal/testsupport"
+	"couponsvc/models"
+)
+
+// summerCode makes a shared-code template of the demo campaign: 10% off
+// (at most $20), code SUMMER10, 20 in stock, one per shopper.
+func summerCode(t *testing.T, e *testsupport.PageEnv) *models.Template {
+	t.Helper()
+	tp, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: e.Demo.Campaign.ID,
+		Name: "Summer sale", Kind: models.KindPercent, PercentOff: 10, MaxDiscountCents: 2000, TotalStock: 20,
+		PerUserLimit: 1, ValidDays: 30, CodeMode: models.CodeModeShared, SharedCode: "SUMMER10"})
+	if err != nil {
+		t.Fatalf("shared template: %v", err)
+	}
+	return tp
+}
+
+// orderIDField finds the order id the checkout page made.
+var orderIDField = regexp.MustCompile(`name="order_id" value="(W-[0-9A-F]{10})"`)
+
+// cartForm is the example cart (2 × $15.00 clothing, 1 × $8.50 home:
+// $38.50) with codes, for the order the page at /checkout made.
+func cartForm(t *testing.T, c *testsupport.PageClient, codes string) url.Values {
+	t.Helper()
+	p := c.Get("/checkout")
+	m := orderIDField.FindStringSubmatch(p.Body)
+	if p.Status != http.StatusOK || m == nil {
+		t.Fatalf("checkout page: %v", p)
+	}
+	return url.Values{"csrf_token": {c.CSRF("/checkout")}, "order_id": {m[1]}, "codes": {codes},
+		"sku": {"TSHIRT-M", "MUG-01", ""}, "category": {"clothing", "home", ""},
+		"quantity": {"2", "1", ""}, "unit_price": {"15.00", "8.50", ""}}
+}
+
+// remaining is a template's stock left, as the shop lists it.
+func remaining(t *testing.T, e *testsupport.PageEnv, id int64) int64 {
+	t.Helper()
+	views, err := e.Service.ListTemplates(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range views {
+		if v.ID == id && v.Remaining != nil {
+			return *v.Remaining
+		}
+	}
+	t.Fatalf("template %d has no stock figure", id)
+	return 0
+}
+
+// useLogRows counts the use log rows of an order.
+func useLogRows(t *testing.T, e *testsupport.PageEnv, orderID string) int64 {
+	t.Helper()
+	var n int64
+	if err := e.Backends.DB.Model(&models.UseLog{}).Where("order_id = ?", orderID).Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// cellTexts reads the text of the cells marked attr, in order.
+func cellTexts(body, attr string) []string {
+	re := regexp.MustCompile(attr + `>([^<]*)<`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestPagesCheckoutSharedCode: the shopper checks SUMMER10 against the
+// cart (the discount per item, the total; nothing taken), places the
+// order (one coupon claimed and used, one use log row, one off the stock),
+// and the same order sent again says it was already placed, nothing used
+// twice; the wallet then shows the coupon used on that order.
+func TestPagesCheckoutSharedCode(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	tp := summerCode(t, e)
+	shopper := e.Client(t)
+	shopper.Login("shopper")
+	form := cartForm(t, shopper, "summer10")
+	order := form.Get("order_id")
+
+	p := shopper.Post("/checkout/check", form)
+	if p.Status != http.StatusOK {
+		t.Fatalf("check: %v", p)
+	}
+	if got := cellTexts(p.Body, `data-item-discount`); strings.Join(got, " ") != "−$3.00 −$0.85" {
+		t.Errorf("discount per item %q, want −$3.00 −$0.85", got)
+	}
+	if txt := p.Text(); !strings.Contains(txt, "Code SUMMER10: −$3.85") || !strings.Contains(txt, "To pay $34.65") {
+		t.Errorf("check lacks the code's discount or the total: %s", txt)
+	}
+	if !strings.Contains(p.Body, `name="order_id" value="`+order+`"`) {
+		t.Errorf("the check lost the order id %s", order)
+	}
+	if n := len(e.UserCoupons(t, "shopper")); n != 0 || remaining(t, e, tp.ID) != 20 {
+		t.Fatalf("a check took something: %d coupons, %d left", n, remaining(t, e, tp.ID))
+	}
+
+	p = shopper.Post("/checkout/order", form)
+	if txt := p.Text(); p.Status != http.StatusOK || !strings.Contains(txt, "Order "+order+" placed") ||
+		!strings.Contains(txt, "You paid $34.65 and saved $3.85") || strings.Contains(txt, "already placed") {
+		t.Fatalf("place order: %v\n%s", p, txt)
+	}
+	mine := e.UserCoupons(t, "shopper")
+	if len(mine) != 1 || mine[0].Status != models.CouponUsed || mine[0].TemplateID != tp.ID || mine[0].OrderID == nil || *mine[0].OrderID != order {
+		t.Fatalf("after the order the shopper holds %+v, want one used coupon of SUMMER10 on %s", mine, order)
+	}
+	if n, left := useLogRows(t, e, order), remaining(t, e, tp.ID); n != 1 || left != 19 {
+		t.Fatalf("after the order: %d use log rows, %d left; want 1 and 19", n, left)
+	}
+
+	// A double submit, or a reload of the answer: the same order again.
+	p = shopper.Post("/checkout/order", form)
+	if txt := p.Text(); p.Status != http.StatusOK || !strings.Contains(txt, "This order was already placed: nothing was used or paid again.") ||
+		!strings.Contains(txt, "You paid $34.65 and saved $3.85") {
+		t.Fatalf("the order again: %v\n%s", p, txt)
+	}
+	if mine, n, left := e.UserCoupons(t, "shopper"), useLogRows(t, e, order), remaining(t, e, tp.ID); len(mine) != 1 || n != 1 || left != 19 {
+		t.Fatalf("the order again changed something: %d coupons, %d use log rows, %d left", len(mine), n, left)
+	}
+
+	w := shopper.Get("/wallet")
+	if txt := w.Text(); !strings.Contains(txt, "on order "+order) || !strings.Contains(w.Body, `class="coupon coupon-used"`) {
+		t.Fatalf("the wallet does not show the coupon used on %s: %s", order, txt)
+	}
+}
+
+// TestPagesCheckoutPersonalCodeAndRefusals: a code no coupon has, a coupon
+// whose minimum the cart does not meet, and a bad quantity are each said
+// beside their field and change nothing; the shopper's own coupon from the
+// wallet is then used by the order.
+func TestPagesCheckoutPersonalCodeAndRefusals(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	five := e.ClaimFor(t, e.Template(t, "$5 off").ID, "shopper")
+	ten := e.ClaimFor(t, e.Template(t, "$10 off orders of $50").ID, "shopper")
+	shopper := e.Client(t)
+	shopper.Login("shopper")
+
+	form := cartForm(t, shopper, "NOPE-2345")
+	p := shopper.Post("/checkout/check", form)
+	if msg := testsupport.FieldErrorOf(p.Body, "codes"); p.Status != http.StatusNotFound || msg != "No coupon has the code NOPE2345." ||
+		!strings.Contains(p.Body, `aria-describedby="codes-hint codes-error" aria-invalid="true"`) {
+		t.Fatalf("unknown code: %q %v", msg, p)
+	}
+
+	form = cartForm(t, shopper, ten.Code)
+	p = shopper.Post("/checkout/check", form)
+	want := "Below the minimum order for this coupon."
+	if msg := testsupport.FieldErrorOf(p.Body, "codes"); p.Status != http.StatusConflict || !strings.HasSuffix(msg, want) {
+		t.Fatalf("coupon below its minimum: %q %v", msg, p)
+	}
+	p = shopper.Post("/checkout/order", form)
+	if msg := testsupport.FieldErrorOf(p.Body, "codes"); p.Status != http.StatusUnprocessableEntity || msg != want {
+		t.Fatalf("order with a coupon below its minimum: %q %v", msg, p)
+	}
+	if st := e.CouponStatus(t, ten.Code); st != models.CouponIssued || useLogRows(t, e, form.Get("order_id")) != 0 {
+		t.Fatalf("a refused order changed the coupon: %s", st)
+	}
+
+	form = cartForm(t, shopper, five.Code)
+	form["quantity"] = []string{"2", "0", ""}
+	p = shopper.Post("/checkout/order", form)
+	if msg := testsupport.FieldErrorOf(p.Body, "items"); p.Status != http.StatusBadRequest ||
+		msg != "Item 2: the quantity must be a whole number from 1 to 10000." {
+		t.Fatalf("bad quantity: %q %v", msg, p)
+	}
+	if st := e.CouponStatus(t, five.Code); st != models.CouponIssued {
+		t.Fatalf("a refused order changed the coupon: %s", st)
+	}
+
+	form = cartForm(t, shopper, five.Code)
+	p = shopper.Post("/checkout/order", form)
+	if txt := p.Text(); p.Status != http.StatusOK || !strings.Contains(txt, "You paid $33.50 and saved $5.00") {
+		t.Fatalf("order with the shopper's coupon: %v\n%s", p, txt)
+	}
+	if st, n := e.CouponStatus(t, five.Code), useLogRows(t, e, form.Get("order_id")); st != models.CouponUsed || n != 1 {
+		t.Fatalf("after the order the coupon is %s with %d use log rows", st, n)
+	}
+}
+
+// TestPagesCheckoutOnlyShoppers: the checkout is the shopper's; the shop's
+// card of a shared code shows the code and the way to the checkout, with
+// no claim button.
+func TestPagesCheckoutOnlyShoppers(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	tp := summerCode(t, e)
+	if p := e.Client(t).Get("/checkout"); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location(), "/login") {
+		t.Fatalf("checkout logged out: %v", p)
+	}
+	cashier := e.Client(t)
+	cashier.Login("cashier")
+	if p := cashier.Get("/checkout"); p.Status != http.StatusForbidden {
+		t.Fatalf("checkout as a cashier: %v", p)
+	}
+	shopper := e.Client(t)
+	shopper.Login("shopper")
+	p := shopper.Get("/")
+	card := regexp.MustCompile(`(?s)<article[^>]*data-offer="` + strconv.FormatInt(tp.ID, 10) + `".*?</article>`).FindString(p.Body)
+	if card == "" || strings.Contains(card, "data-claim") || strings.Contains(card, "data-can-claim") ||
+		!strings.Contains(card, `Type <strong class="code">SUMMER10</strong> at checkout`) ||
+		!strings.Contains(card, `href="/checkout?code=SUMMER10"`) {
+		t.Fatalf("the shared code's card: %s", card)
+	}
+	if !strings.Contains(p.Body, `<a href="/checkout">Checkout</a>`) {
+		t.Errorf("the shop's navigation has no link to the checkout")
+	}
+	c := shopper.Get("/checkout?code=SUMMER10")
+	if !strings.Contains(c.Body, `name="codes" type="text" value="SUMMER10"`) {
+		t.Errorf("the checkout from the card does not carry the code: %v", c)
+	}
+}
