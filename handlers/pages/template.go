@@ -77,7 +77,7 @@ const historyPage = 50
 // editForm holds what an admin may change on a template, as typed.
 type editForm struct {
 	Name, Description, ClaimStartsAt, ClaimEndsAt string
-	CodeMode, SharedCode                          string
+	CodeMode, SharedCode, Stacking                string
 	Errors                                        formErrors
 }
 
@@ -144,6 +144,7 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		page.Edit = *edit
 	} else {
 		page.Edit = editForm{Name: view.Name, Description: view.Description, CodeMode: view.CodeMode, SharedCode: view.SharedCode,
+			Stacking:      view.Stacking,
 			ClaimStartsAt: p.formValue(view.ClaimStartsAt), Errors: formErrors{}}
 		if view.ClaimEndsAt != nil {
 			page.Edit.ClaimEndsAt = p.formValue(*view.ClaimEndsAt)
