@@ -216,6 +216,8 @@ var securityMatrix = []matrixRow{
 			return `{"description":"sec-` + who.String() + `"}`
 		}},
 	{method: "DELETE", route: "/api/v1/webhooks/:id", target: freshWebhookPath("/api/v1/webhooks/%d")},
+	{method: "DELETE", route: "/api/v1/templates/:id", target: freshTemplatePath("/api/v1/templates/%d")},
+	{method: "DELETE", route: "/api/v1/campaigns/:id", target: freshCampaignPath("/api/v1/campaigns/%d")},
 	{method: "GET", route: "/api/v1/webhooks/:id/attempts", target: freshWebhookPath("/api/v1/webhooks/%d/attempts")},
 	{method: "POST", route: "/api/v1/webhooks/:id/deliveries/:delivery_id/resend", target: freshDeliveryPath("/api/v1/webhooks/%d/deliveries/%d/resend")},
 	{method: "POST", route: "/api/v1/tokens",
@@ -267,6 +269,33 @@ var securityMatrix = []matrixRow{
 	{method: "GET", route: "/admin/campaigns/:id", target: adminCampaignPath("")},
 	{method: "POST", route: "/admin/campaigns/:id", target: adminCampaignPath("")},
 	{method: "POST", route: "/admin/campaigns/:id/status", target: adminCampaignPath("/status")},
+	{method: "POST", route: "/admin/templates/:id/delete", target: freshTemplatePath("/admin/templates/%d/delete")},
+	{method: "POST", route: "/admin/campaigns/:id/delete", target: freshCampaignPath("/admin/campaigns/%d/delete")},
+}
+
+// freshCampaignPath makes a campaign without templates for one request (a
+// delete takes it away) and names it in format.
+func freshCampaignPath(format string) func(r *testsupport.Rig, who testsupport.Role) string {
+	return func(r *testsupport.Rig, who testsupport.Role) string {
+		c, err := r.Env.Service.CreateCampaign(context.Background(), "test", models.Campaign{Name: "sec-" + who.String()})
+		if err != nil {
+			r.T.Fatalf("create a campaign: %v", err)
+		}
+		return fmt.Sprintf(format, c.ID)
+	}
+}
+
+// freshTemplatePath makes a template that never issued a coupon for one
+// request (a delete takes it away) and names it in format.
+func freshTemplatePath(format string) func(r *testsupport.Rig, who testsupport.Role) string {
+	return func(r *testsupport.Rig, who testsupport.Role) string {
+		t, err := r.Env.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: r.CampaignID,
+			Name: "sec-" + who.String(), Kind: models.KindFixed, FaceValueCents: 100, TotalStock: 5, PerUserLimit: 1, ValidDays: 30})
+		if err != nil {
+			r.T.Fatalf("create a template: %v", err)
+		}
+		return fmt.Sprintf(format, t.ID)
+	}
 }
 
 // adminCampaignPath is the console address of the rig's campaign.

@@ -39,6 +39,7 @@ const (
 	CodeHoldExpired         Code = 21
 	CodeReturnExceedsOrder  Code = 22
 	CodeCurrencyMismatch    Code = 23 // a coupon of another currency than the cart
+	CodeInUse               Code = 24 // a delete of a template or campaign that issued coupons
 	// CodeInternal is never part of a result body: it marks a bug, answered 500
 	// and logged.
 	CodeInternal Code = 99

@@ -56,6 +56,7 @@ var Results = []Result{
 	{Code: CodeHoldExpired, Word: "hold_expired", Status: 409, Meaning: "the hold expired and some of its coupons are no longer free or valid"},
 	{Code: CodeReturnExceedsOrder, Word: "return_exceeds_order", Status: 422, Meaning: "the order's returns would sum over its amount"},
 	{Code: CodeCurrencyMismatch, Word: "currency_mismatch", Status: 422, Meaning: "the coupon is of another currency than the cart"},
+	{Code: CodeInUse, Word: "in_use", Status: 409, Meaning: "a delete of a template or campaign that issued coupons (or has templates, or a claim or code job under way); archive it instead"},
 	{Code: CodeInternal, Word: "internal", Status: 500, Meaning: "a bug, logged with its cause; the body says only \"internal error\""},
 }
 

@@ -203,7 +203,7 @@ func TestBadInput(t *testing.T) {
 		{"UserAppRole", "POST", "/api/v1/users", testsupport.AdminToken, `{"username":"zed","password":"long enough pw","role":"app"}`, nil, 400, "role"},
 
 		{"NoRoute", "GET", "/api/v1/nothing", testsupport.AdminToken, ``, nil, 404, ""},
-		{"WrongMethod", "DELETE", "/api/v1/templates/1", testsupport.AdminToken, ``, nil, 405, ""},
+		{"WrongMethod", "PUT", "/api/v1/templates/1", testsupport.AdminToken, ``, nil, 405, ""},
 	}
 	before := e.Counts(t)
 	for _, tc := range cases {

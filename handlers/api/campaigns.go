@@ -76,3 +76,14 @@ func (s *Server) updateCampaign(c *gin.Context) {
 	out, err := s.admin.UpdateCampaign(c.Request.Context(), web.Principal(c).Name, id, p)
 	web.Answer(c, err, http.StatusOK, "ok", campaignAnswer{Campaign: valueOf(out)})
 }
+
+// deleteCampaign deletes a campaign without templates
+// (docs/flows.md#delete).
+func (s *Server) deleteCampaign(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	err := s.admin.DeleteCampaign(c.Request.Context(), web.Principal(c).Name, id)
+	web.Answer(c, err, http.StatusOK, "ok", web.NoPayload{})
+}

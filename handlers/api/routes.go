@@ -83,6 +83,19 @@ func (s *Server) Routes() []web.Route {
 				"description, and its shared code is free for another template (audited as template.archive).",
 			Request: web.TypeOf[updateTemplateRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[templateAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "DELETE", Path: "/api/v1/templates/:id", Roles: admin, Handler: s.deleteTemplate,
+			Tag: "campaigns", Summary: "Delete a template that never issued a coupon",
+			Description: "Refused with in_use when the template has any coupon (claimed, generated, imported or claimed by its " +
+				"shared code), a code job, or a claim under way: archive it instead. Claims racing the delete are refused " +
+				"(not_claimable, then not_found) or make it refuse; never a coupon of a deleted template. Audited (template.delete).",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[web.NoPayload](),
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"in_use"}}},
+		{Method: "DELETE", Path: "/api/v1/campaigns/:id", Roles: admin, Handler: s.deleteCampaign,
+			Tag: "campaigns", Summary: "Delete a campaign without templates",
+			Description: "Refused with in_use while the campaign has templates: delete those that never issued a coupon first, " +
+				"or archive them. Audited (campaign.delete).",
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[web.NoPayload](),
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"in_use"}}},
 		{Method: "POST", Path: "/api/v1/templates/:id/stock", Roles: admin, Handler: s.addStock,
 			Tag: "campaigns", Summary: "Add stock to a template", Request: web.TypeOf[addStockRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[templateAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},

@@ -28,6 +28,8 @@ type Admin interface {
 	CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error)
 	CreateToken(ctx context.Context, actor string, role string, name string) (string, *models.APIToken, error)
 	CreateUser(ctx context.Context, actor string, username string, password string, role string) (*models.User, error)
+	DeleteCampaign(ctx context.Context, actor string, id int64) error
+	DeleteTemplate(ctx context.Context, actor string, id int64) error
 	ListTokens(ctx context.Context) ([]admin.TokenView, error)
 	RevokeWith(ctx context.Context, actor string, code string, returnStock bool, publicReason string, reason string) (*admin.RevokeResult, error)
 	RevokeToken(ctx context.Context, actor string, id int64) (*admin.TokenView, bool, error)

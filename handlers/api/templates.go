@@ -276,3 +276,14 @@ func (s *Server) addStock(c *gin.Context) {
 	out, err := s.admin.AddStock(c.Request.Context(), web.Principal(c).Name, id, *req.Delta, *req.Reason)
 	web.Answer(c, err, http.StatusOK, "ok", templateAnswer{Template: valueOf(out)})
 }
+
+// deleteTemplate deletes a template that never issued a coupon
+// (docs/flows.md#delete).
+func (s *Server) deleteTemplate(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	err := s.admin.DeleteTemplate(c.Request.Context(), web.Principal(c).Name, id)
+	web.Answer(c, err, http.StatusOK, "ok", web.NoPayload{})
+}

@@ -35,9 +35,11 @@ var auditVerbs = map[string]string{
 	"campaign.update":     "renamed",
 	"campaign.pause":      "paused",
 	"campaign.resume":     "resumed",
+	"campaign.delete":     "deleted",
 	"template.create":     "created",
 	"template.update":     "changed",
 	"template.stock":      "added stock to",
+	"template.delete":     "deleted",
 	"coupon.hold":         "held",
 	"coupon.confirm":      "confirmed the hold of",
 	"coupon.release":      "released the hold of",
@@ -82,8 +84,12 @@ func (p *Pages) auditLines(entries []models.AuditEntry, codes map[int64]string) 
 		if !ok {
 			verb = strings.ReplaceAll(e.Action, ".", " ")
 		}
+		obj := auditObject(e.Target, codes)
+		if e.Action == "template.delete" || e.Action == "campaign.delete" {
+			obj.Href = "" // its page is gone with it (docs/flows.md#delete)
+		}
 		out[i] = auditLine{ID: e.ID, At: e.CreatedAt, Actor: e.Actor, Action: e.Action, Verb: verb,
-			Object: auditObject(e.Target, codes), Details: p.auditDetails(e.Detail)}
+			Object: obj, Details: p.auditDetails(e.Detail)}
 	}
 	return out
 }
@@ -134,7 +140,7 @@ func (p *Pages) auditDetails(detail string) []auditDetail {
 			value = "yes"
 		case value == "false":
 			value = "no"
-		case f.Key == "template":
+		case f.Key == "template" || f.Key == "campaign":
 			value = "#" + value
 		case f.Key == "expires_at":
 			if t, err := time.Parse(time.RFC3339Nano, value); err == nil {

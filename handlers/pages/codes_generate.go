@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )
@@ -16,7 +18,18 @@ func (p *Pages) startGenerate(c *gin.Context) {
 	}
 	f := generateForm{Count: c.PostForm("count"), Pattern: c.PostForm("pattern"), Errors: formErrors{}}
 	handleForm(p, c, formPost[int64]{errs: f.Errors,
-		read: func() int64 { return formInt(f.Errors, "count", f.Count, true) },
+		// Every mistake of the form in one answer: the count's and the
+		// pattern's (docs/result-codes.md, "fields").
+		read: func() int64 {
+			count := formInt(f.Errors, "count", f.Count, true)
+			if f.Errors["count"] == "" && (count < 1 || count > codes.MaxGenerateCount) {
+				f.Errors.add("count", fmt.Sprintf("Enter a number from 1 to %d.", codes.MaxGenerateCount))
+			}
+			if _, err := models.ParsePattern("pattern", f.Pattern); err != nil {
+				f.Errors.fromError(err, map[string]string{"pattern": "pattern"})
+			}
+			return count
+		},
 		act: func(count int64) (outcome, error) {
 			j, err := p.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
 			if err != nil {

@@ -24,6 +24,8 @@ type Admin interface {
 	CreateCampaign(ctx context.Context, actor string, c models.Campaign) (*models.Campaign, error)
 	CreateTemplate(ctx context.Context, actor string, t models.Template) (*models.Template, error)
 	CreateToken(ctx context.Context, actor, role, name string) (string, *models.APIToken, error)
+	DeleteCampaign(ctx context.Context, actor string, id int64) error
+	DeleteTemplate(ctx context.Context, actor string, id int64) error
 	GetCouponHistory(ctx context.Context, code string) (*admin.CouponHistory, error)
 	ListCampaignTemplates(ctx context.Context, campaignID int64) ([]core.TemplateView, error)
 	ListCoupons(ctx context.Context, f admin.CouponFilter) (admin.CouponPage, error)
@@ -36,6 +38,7 @@ type Admin interface {
 	RevokeWith(ctx context.Context, actor string, code string, returnStock bool, publicReason string, reason string) (*admin.RevokeResult, error)
 	RevokeToken(ctx context.Context, actor string, id int64) (*admin.TokenView, bool, error)
 	SearchAudit(ctx context.Context, f admin.AuditFilter) (admin.AuditPage, error)
+	TemplateIssued(ctx context.Context, id int64) (bool, error)
 	UpdateCampaign(ctx context.Context, actor string, id int64, p admin.CampaignPatch) (*models.Campaign, error)
 	UpdateTemplate(ctx context.Context, actor string, id int64, p admin.TemplatePatch) (*models.Template, error)
 }

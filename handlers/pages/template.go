@@ -66,6 +66,9 @@ type templatePage struct {
 	Pager   pager
 	// Jobs are the template's latest jobs, with their progress.
 	Jobs []models.Job
+	// Deletable: it never issued a coupon nor had a code job, so the page
+	// offers Delete (docs/flows.md#delete).
+	Deletable bool
 }
 
 // historyPage is how many audit entries a template's page shows at once.
@@ -74,7 +77,7 @@ const historyPage = 50
 // editForm holds what an admin may change on a template, as typed.
 type editForm struct {
 	Name, Description, ClaimStartsAt, ClaimEndsAt string
-	CodeMode, SharedCode                          string
+	CodeMode, SharedCode, Stacking                string
 	Errors                                        formErrors
 }
 
@@ -128,7 +131,12 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		p.fail(c, err)
 		return
 	}
-	page := &templatePage{basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(), Jobs: jobs,
+	issued, err := p.admin.TemplateIssued(ctx, id)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	page := &templatePage{Deletable: !issued, basePage: basePage{Title: view.Name, Nav: "admin"}, Template: *view, At: p.now(), Jobs: jobs,
 		Campaign: camp, State: templateState(*view, camp, p.now()), Stats: stats, Chart: newChart(stats.Hours, p.loc), Hours: hours,
 		History: p.auditLines(history.Entries, history.Codes), Before: max(before, 0),
 		Pager: newPager("", template.URL("hours="+strconv.Itoa(hours)), max(before, 0), history.Older)}
@@ -136,6 +144,7 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		page.Edit = *edit
 	} else {
 		page.Edit = editForm{Name: view.Name, Description: view.Description, CodeMode: view.CodeMode, SharedCode: view.SharedCode,
+			Stacking:      view.Stacking,
 			ClaimStartsAt: p.formValue(view.ClaimStartsAt), Errors: formErrors{}}
 		if view.ClaimEndsAt != nil {
 			page.Edit.ClaimEndsAt = p.formValue(*view.ClaimEndsAt)

@@ -15,10 +15,10 @@ import (
 // valid_until, which it cannot change) is shown above the form.
 var editFields = map[string]string{"name": "name", "description": "description",
 	"claim_starts_at": "claim_starts_at", "claim_ends_at": "claim_ends_at",
-	"code_mode": "code_mode", "shared_code": "shared_code"}
+	"code_mode": "code_mode", "shared_code": "shared_code", "stacking": "stacking"}
 
-// saveTemplate saves the name, description, claim window and code mode of a
-// template (an archived one keeps its claim window and code: the form of
+// saveTemplate saves the name, description, claim window, code mode and
+// stacking of a template (an archived one keeps its claim window and code: the form of
 // an archived template sends neither).
 func (p *Pages) saveTemplate(c *gin.Context) {
 	id, ok := p.pathID(c, "template")
@@ -27,7 +27,8 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 	}
 	f := editForm{Name: c.PostForm("name"), Description: c.PostForm("description"),
 		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
-		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")), Errors: formErrors{}}
+		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
+		Stacking: c.PostForm("stacking"), Errors: formErrors{}}
 	handleForm(p, c, formPost[admin.TemplatePatch]{errs: f.Errors,
 		read: func() admin.TemplatePatch { return f.patch(p) },
 		// Name every mistake in this one answer, not only the dates'.
@@ -57,6 +58,14 @@ func (f *editForm) patch(p *Pages) admin.TemplatePatch {
 		if mode == models.CodeModeShared {
 			patch.SharedCode = &code
 		}
+	}
+	switch f.Stacking {
+	case "": // a form without the field leaves it as it is
+	case models.StackingExclusive, models.StackingCombinable:
+		stacking := f.Stacking
+		patch.Stacking = &stacking
+	default:
+		f.Errors.add("stacking", "Choose whether it is the only coupon on its order or may join others.")
 	}
 	if strings.TrimSpace(f.ClaimStartsAt) == "" {
 		f.Errors.add("claim_starts_at", "Enter when claims open.")

@@ -53,6 +53,11 @@ type TemplatePatch struct {
 	// coupon and a shared code (docs/shared-codes.md).
 	CodeMode   *string
 	SharedCode *string
+	// Stacking is whether the template's coupon may share an order with
+	// other combinable coupons. A change binds the holds and redemptions
+	// after it; an order already held keeps the coupons it holds
+	// (docs/checkout.md).
+	Stacking *string
 }
 
 // CreateTemplate validates and stores a template and loads its counters into
@@ -184,6 +189,12 @@ func (s *Admin) UpdateTemplate(ctx context.Context, actor string, id int64, p Te
 		if p.SharedCode != nil {
 			t.SharedCode = *p.SharedCode
 		}
+		if p.Stacking != nil {
+			t.Stacking = *p.Stacking
+			if t.Stacking == "" {
+				return models.Invalid("stacking", `must be %q or %q`, models.StackingExclusive, models.StackingCombinable)
+			}
+		}
 		if err := t.Validate(); err != nil {
 			return err
 		}
@@ -206,8 +217,11 @@ func (s *Admin) UpdateTemplate(ctx context.Context, actor string, id int64, p Te
 		if t.Status == models.TemplateArchived && before.Status != models.TemplateArchived {
 			action = "template.archive"
 		}
-		if err := s.Audit(tx, actor, action, fmt.Sprintf("template:%d", t.ID),
-			fmt.Sprintf("name=%q status=%s code_mode=%s shared_code=%s", t.Name, t.Status, t.CodeMode, t.SharedCode)); err != nil {
+		detail := fmt.Sprintf("name=%q status=%s code_mode=%s shared_code=%s", t.Name, t.Status, t.CodeMode, t.SharedCode)
+		if t.Stacking != before.Stacking {
+			detail += " stacking=" + t.Stacking
+		}
+		if err := s.Audit(tx, actor, action, fmt.Sprintf("template:%d", t.ID), detail); err != nil {
 			return err
 		}
 		if t.Status != before.Status {
@@ -270,6 +284,8 @@ func archivedFinal(before, after *models.Template) error {
 	switch {
 	case after.Status != models.TemplateArchived:
 		return models.Invalid("status", "the template is archived, which is final: it cannot be resumed")
+	case after.Stacking != before.Stacking:
+		return models.Invalid("stacking", "the template is archived: whether its coupon joins others no longer changes")
 	case after.CodeMode != before.CodeMode || after.SharedCode != before.SharedCode:
 		return models.Invalid("shared_code", "the template is archived: its code mode and code no longer change")
 	case !after.ClaimStartsAt.Equal(before.ClaimStartsAt) || !sameTime(after.ClaimEndsAt, before.ClaimEndsAt):

@@ -336,6 +336,12 @@ func (s *Claims) Reserve(ctx context.Context, t *models.Template, req ClaimReque
 			return r, "", models.Errorf(models.CodeIdempotencyMismatch, "this Idempotency-Key was used for another template or user")
 		case lua.DeductNotLoaded:
 			if loaded {
+				// A template deleted since this claim read it has no
+				// counters, and a load does not make them
+				// (docs/flows.md#delete): not_found, as for an unknown id.
+				if _, err := s.GetTemplate(ctx, t.ID); err != nil {
+					return r, "", err
+				}
 				return r, "", models.Unavailable("Redis", errors.New("campaign counters missing right after a load"))
 			}
 			if err := s.LoadCampaign(ctx, t.CampaignID, core.LoadMissing, t.ID); err != nil {

@@ -70,3 +70,57 @@ func (s *Core) DropClaimRule(ctx context.Context, t *models.Template) {
 			"template", t.ID, "err", err)
 	}
 }
+
+// CloseClaimRule writes a claim rule that refuses every claim of the
+// template as archived: a delete closes the gate before it looks for
+// reservations and rows, so that no claim reserves behind its back
+// (docs/flows.md#delete). Callers hold the rows of the template and its
+// campaign locked, and write the real rule back (PublishClaimRule) when they
+// do not delete.
+func (s *Core) CloseClaimRule(ctx context.Context, t *models.Template) error {
+	closed := *t
+	closed.Status = models.TemplateArchived
+	return s.PublishClaimRule(ctx, &closed, "")
+}
+
+// PendingOf counts the reservations of template tid in its campaign's
+// pending set: claims that reserved and have not yet written (or given back)
+// their coupon.
+func (s *Core) PendingOf(ctx context.Context, cid, tid int64) (int, error) {
+	members, err := s.Rdb.ZRange(ctx, s.Keys.Pending(cid), 0, -1).Result()
+	if err != nil {
+		return 0, RedisError(err)
+	}
+	n := 0
+	for _, m := range members {
+		if pm, ok := ParsePendingMember(m); ok && pm.TemplateID == tid {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// DropTemplateKeys deletes a deleted template's counters and claim rule.
+// The caller holds the campaign's load lock, so that no load that read the
+// template before its delete writes them again; a claim that still finds
+// the template in a cache then finds its counters missing, loads the
+// campaign without it and answers not_found (claims.Reserve).
+func (s *Core) DropTemplateKeys(ctx context.Context, cid, tid int64) error {
+	err := s.Rdb.Del(ctx, s.Keys.Template(cid, tid), s.Keys.Free(cid, tid), s.Keys.Users(cid, tid),
+		s.Keys.rule(cid, tid)).Err()
+	if err != nil {
+		return RedisError(err)
+	}
+	return nil
+}
+
+// DropCampaignKeys deletes a deleted campaign's budget and reservation sets
+// (it had no templates, so nothing is pending in them).
+func (s *Core) DropCampaignKeys(ctx context.Context, cid int64) error {
+	err := s.Rdb.Del(ctx, s.Keys.Budget(cid), s.Keys.Pending(cid), s.Keys.Recent(cid), s.loadGenKey(cid),
+		s.Keys.Reconciled(cid)).Err()
+	if err != nil {
+		return RedisError(err)
+	}
+	return nil
+}
