@@ -304,6 +304,48 @@ func TestImportJob(t *testing.T) {
 	})
 }
 
+// TestImportRefusals: an import's job page lists its first refused rows
+// from the result, in line order across batches, with each code as the
+// file had it (a would-be formula included) and the result's reason word;
+// a limit stops the reading; a generation job has none.
+func TestImportRefusals(t *testing.T) {
+	f := newJobFixture(t, services.Config{JobBatch: 2})
+	c := f.Campaign(0)
+	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 10, PerUserLimit: 1})
+	file := "code,user_id\n" +
+		"NEW-AAAA-0001,\n" + // 2: imported
+		"=SUM(A1),\n" + // 3: bad characters
+		"-NEW-AAAA-0001,\n" + // 4: the code of line 2 again
+		"NEW-AAAA-0002,\n" + // 5: imported
+		"NEW-AAAA-0003,not a user\n" + // 6: bad user id
+		"x y,\n" // 7: bad characters
+	j, err := f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runAll(f.Svc)
+	j = f.job(j.ID)
+	if j.State != models.JobDone || j.Errors != 4 {
+		t.Fatalf("job = %+v, want done with 4 refused", j)
+	}
+	all, err := f.Codes.ImportRefusals(f.Ctx, j, 50)
+	want := "[{3 =SUM(A1) bad_characters} {4 -NEW-AAAA-0001 duplicate_in_file} {6 NEW-AAAA-0003 bad_user_id} {7 x y bad_characters}]"
+	if err != nil || fmt.Sprint(all) != want {
+		t.Fatalf("refusals = %v, %v; want %s", all, err, want)
+	}
+	first, err := f.Codes.ImportRefusals(f.Ctx, j, 2)
+	if err != nil || fmt.Sprint(first) != "[{3 =SUM(A1) bad_characters} {4 -NEW-AAAA-0001 duplicate_in_file}]" {
+		t.Fatalf("the first 2 refusals = %v, %v", first, err)
+	}
+	g, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.Codes.ImportRefusals(f.Ctx, g, 50); got != nil || err != nil {
+		t.Fatalf("a generation job's refusals = %v, %v; want none", got, err)
+	}
+}
+
 func TestIssueJobResumed(t *testing.T) {
 	f := newJobFixture(t, services.Config{})
 	c := f.Campaign(0)

@@ -91,7 +91,7 @@ func TestReconcileBudgetPage(t *testing.T) {
 		t.Fatalf("repair: %v", p)
 	}
 	text = admin.Get(p.Location()).Text()
-	for _, s := range []string{"Repaired the budget of “Sums”: Redis had $486.50 left where the database allows $474.00.",
+	for _, s := range []string{"Repaired the budget of “Sums”: the fast counter had $486.50 left where the coupons on record leave $474.00.",
 		"Sums $500.00 $26.00 $0.00 $474.00 $474.00 $0.00 OK"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("after the repair the page lacks %q:\n%s", s, text)

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -27,6 +28,8 @@ type auditPage struct {
 	// Query is the filter as an address query; Pager links the pages.
 	Query template.URL
 	Pager pager
+	// FilteredBy says the filter in words ("" without one).
+	FilteredBy string
 }
 
 // auditFilterForm is the filter form of the audit page, as typed.
@@ -76,18 +79,95 @@ func (p *Pages) showAudit(c *gin.Context) {
 	// Encoded here, so that the page writes it as is.
 	page.Query = template.URL(q.Encode())
 	page.Bar, page.Pager = f.bar(), newPager("/admin/audit", page.Query, f.Before, older)
+	summary, err := p.auditSummary(c, f)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	page.FilteredBy = strings.Join(summary, " · ")
 	p.render(c, status, "audit", page)
+}
+
+// auditActionNames name the actions for people: the action filter's
+// choices and the page's "filtered by" line say these, not the keys
+// (docs/pages.md).
+var auditActionNames = map[string]string{
+	"campaign.create": "campaign created", "campaign.update": "campaign renamed", "campaign.pause": "campaign paused",
+	"campaign.resume": "campaign resumed", "template.create": "template created", "template.update": "template changed",
+	"template.stock": "stock added", "coupon.hold": "coupon held", "coupon.confirm": "hold confirmed",
+	"coupon.release": "hold released", "coupon.hold_expire": "hold expired", "coupon.refund": "coupon refunded",
+	"coupon.revoke": "coupon revoked", "coupon.return_stock": "stock returned to the pool",
+	"order.return": "partial return recorded", "reconcile.repair": "counters repaired", "token.create": "token created",
+	"token.revoke": "token revoked", "user.create": "user created", "webhook.create": "webhook registered",
+	"webhook.update": "webhook changed", "webhook.delete": "webhook deleted", "webhook.disable": "webhook disabled",
+	"webhook.resend": "delivery sent again", "webhook.test": "test event sent",
+}
+
+// auditActionName names an action, or a kind of them ("coupon.": "every
+// coupon action"), in words.
+func auditActionName(a string) string {
+	if kind, ok := strings.CutSuffix(a, "."); ok {
+		return "every " + kind + " action"
+	}
+	if n, ok := auditActionNames[a]; ok {
+		return n
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(a, ".", " "), "_", " ")
+}
+
+// auditSummary says the filter in words: "Actor: alice · Action: coupon
+// revoked · Template: Summer (#12)"; templates and campaigns by name.
+func (p *Pages) auditSummary(c *gin.Context, f auditFilterForm) ([]string, error) {
+	var out []string
+	if f.Actor != "" {
+		out = append(out, "Actor: "+f.Actor)
+	}
+	if f.Action != "" {
+		out = append(out, "Action: "+auditActionName(f.Action))
+	}
+	if f.Target != "" {
+		kind, id, _ := strings.Cut(f.Target, ":")
+		n, numErr := strconv.ParseInt(id, 10, 64)
+		var name string
+		switch {
+		case kind == "template" && numErr == nil:
+			t, err := p.core.GetTemplate(c.Request.Context(), n)
+			if err != nil && !models.IsCode(err, models.CodeNotFound) {
+				return nil, err
+			}
+			if t != nil {
+				name = t.Name + " "
+			}
+			out = append(out, fmt.Sprintf("Template: %s(#%d)", name, n))
+		case kind == "campaign" && numErr == nil:
+			cp, err := p.core.GetCampaign(c.Request.Context(), n)
+			if err != nil && !models.IsCode(err, models.CodeNotFound) {
+				return nil, err
+			}
+			if cp != nil {
+				name = cp.Name + " "
+			}
+			out = append(out, fmt.Sprintf("Campaign: %s(#%d)", name, n))
+		case !strings.Contains(f.Target, ":"):
+			out = append(out, "Coupon: "+f.Target)
+		default:
+			out = append(out, "Object: "+auditObject(f.Target, nil).Text)
+		}
+	}
+	if f.From != "" {
+		out = append(out, "From: "+f.From)
+	}
+	if f.To != "" {
+		out = append(out, "To: "+f.To)
+	}
+	return out, nil
 }
 
 // bar is the audit page's filter bar.
 func (f auditFilterForm) bar() filterBar {
 	actions := []filterOption{{"", "anything"}}
 	for _, a := range auditActions() {
-		label := a
-		if strings.HasSuffix(a, ".") {
-			label += " (all)"
-		}
-		actions = append(actions, filterOption{a, label})
+		actions = append(actions, filterOption{a, auditActionName(a)})
 	}
 	return filterBar{Action: "/admin/audit", Clear: true, Submit: "Filter", Errors: f.Errors, Fields: []filterField{
 		{Name: "actor", ID: "f-actor", Label: "Who", Type: "text", Value: f.Actor, Placeholder: "anyone"},

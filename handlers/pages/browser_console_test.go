@@ -444,25 +444,50 @@ func TestBrowserTemplateFormCodes(t *testing.T) {
 }
 
 // TestBrowserConsoleWords: the console's figures speak the admin's words:
-// no "slot", "in flight" or Redis on the console, a template's page or a
-// campaign's page, and the sums still read as sums.
+// no "slot", "in flight" or Redis on the console, a template's page, a
+// campaign's page or the reconcile page (its report of a drift and the
+// repair's message included, and no formula there), and the sums still read
+// as sums.
 func TestBrowserConsoleWords(t *testing.T) {
 	e := testsupport.NewPageEnv(t)
 	tp := e.Template(t, "$5 off")
 	e.ClaimFor(t, tp.ID, "words-1")
+	// A drift, so that the reconcile page shows its report and its repair.
+	key := fmt.Sprintf("%s{c%d}:t:%d", e.Prefix, tp.CampaignID, tp.ID)
+	if err := e.Backends.Redis.HIncrBy(context.Background(), key, "remaining", 2).Err(); err != nil {
+		t.Fatal(err)
+	}
 	b := startBrowser(t, e.Srv.URL)
 	admin := b.tab("admin")
 	admin.login("admin", e.Passwords["admin"])
-	for _, page := range []string{"/admin", fmt.Sprintf("/admin/templates/%d", tp.ID), fmt.Sprintf("/admin/campaigns/%d", e.Demo.Campaign.ID)} {
-		admin.open(page)
+	noJargon := func(page string, formulas bool) {
+		t.Helper()
 		text := strings.ToLower(admin.pageText())
-		for _, jargon := range []string{"slot", "in flight", "redis"} {
-			if strings.Contains(text, jargon) {
-				i := strings.Index(text, jargon)
+		words := []string{"slot", "in flight", "in-flight", "redis", "database"}
+		if formulas {
+			words = append(words, "−", " = ", " + ")
+		}
+		for _, jargon := range words {
+			if i := strings.Index(text, jargon); i >= 0 {
 				t.Errorf("%s says %q: …%s…", page, jargon, text[max(0, i-60):min(len(text), i+60)])
 			}
 		}
 	}
+	for _, page := range []string{"/admin", fmt.Sprintf("/admin/templates/%d", tp.ID), fmt.Sprintf("/admin/campaigns/%d", e.Demo.Campaign.ID)} {
+		admin.open(page)
+		noJargon(page, false)
+	}
+	admin.open("/admin/reconcile?run=1")
+	admin.waitText("[data-reconcile-report]", "1 template drifted")
+	admin.waitText("[data-reconcile-report] thead", "Using stock")
+	admin.waitText("[data-reconcile-report] thead", "Being claimed now")
+	admin.waitText("[data-reconcile-report] thead", "Left by the fast counter")
+	noJargon("/admin/reconcile?run=1", true)
+	admin.submit(`form[method="post"][action="/admin/reconcile"] button`)
+	admin.expectPage("Repaired “$5 off your order”: the fast counter had 1001 left where the coupons on record leave 999. Its stock was counted again from the coupons on record.")
+	noJargon("the repair's page", true)
+	admin.consoleShots("reconcile-words")
+
 	admin.open(fmt.Sprintf("/admin/templates/%d", tp.ID))
 	admin.waitText(`[data-sum="claimed"]`, "1 claimed = 1 using stock + 0 revoked, stock given back")
 	admin.consoleShots("template-figures")

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"net/http"
+	"strings"
 
 	"couponsvc/models"
 	"couponsvc/services/codes"
@@ -39,6 +40,41 @@ type jobPage struct {
 	Job      *models.Job
 	Template *models.Template
 	Result   string // the result CSV's address
+	// Refused are an import's first refused rows, in words; MoreRefused
+	// counts the others (listed only in the result's download).
+	Refused     []refusedRow
+	MoreRefused int64
+}
+
+// shownRefusals bounds the refused rows of an import its job page lists.
+const shownRefusals = 50
+
+// refusedRow is a refused row of an import as its job page lists it.
+type refusedRow struct {
+	Line         int64
+	Code, Reason string
+}
+
+// importReasons say why an import refused a row, for people; the words
+// are those of the result's download (docs/jobs.md, "Import").
+var importReasons = map[string]string{
+	codes.ReasonBadCharacters:   "not a code: it needs 4 to 64 letters and digits (dashes and spaces aside), and must not read as a mistyped random code",
+	codes.ReasonBadUserID:       "the user id is not valid",
+	codes.ReasonDuplicateInFile: "an earlier line of the file has the same code",
+	codes.ReasonAlreadyExists:   "a coupon with this code exists already",
+	codes.ReasonOverStock:       "no stock was left for it",
+	"budget_exhausted":          "the campaign’s budget was spent",
+	"user_limit_reached":        "the customer holds as many coupons of this template as allowed",
+	"not_claimable":             "the template could not be claimed (paused, archived or outside its claim window)",
+}
+
+// importReason says a refusal's word in words (a word not known with its
+// underscores as spaces).
+func importReason(word string) string {
+	if s, ok := importReasons[word]; ok {
+		return s
+	}
+	return strings.ReplaceAll(word, "_", " ")
 }
 
 // showTemplateJobs shows a template's bulk codes, import, export and issue
@@ -96,6 +132,15 @@ func (p *Pages) showJob(c *gin.Context) {
 		p.fail(c, err)
 		return
 	}
-	p.render(c, http.StatusOK, "job", &jobPage{basePage: basePage{Title: "Job " + codes.JobResultName(j), Nav: "admin"},
-		Job: j, Template: t, Result: jobResultURL(j.ID)})
+	refused, err := p.codes.ImportRefusals(ctx, j, shownRefusals)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	page := &jobPage{basePage: basePage{Title: "Job " + codes.JobResultName(j), Nav: "admin"},
+		Job: j, Template: t, Result: jobResultURL(j.ID), MoreRefused: max(0, j.Errors-int64(len(refused)))}
+	for _, r := range refused {
+		page.Refused = append(page.Refused, refusedRow{Line: r.Line, Code: r.Code, Reason: importReason(r.Reason)})
+	}
+	p.render(c, http.StatusOK, "job", page)
 }

@@ -821,3 +821,25 @@ func TestTemplatePageHistoryPages(t *testing.T) {
 		t.Errorf("the older page: %s", m[1])
 	}
 }
+
+// TestAuditFilterNames: the audit page's filter says its choices and what
+// it filters by in words, templates by name, never as keys.
+func TestAuditFilterNames(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	tp := e.Template(t, "$5 off")
+	admin := e.Client(t)
+	admin.Login("admin")
+	p := admin.Get(fmt.Sprintf("/admin/audit?actor=alice&action=coupon.revoke&target=template:%d&from=2026-03-01", tp.ID))
+	want := fmt.Sprintf("Filtered by Actor: alice · Action: coupon revoked · Template: %s (#%d) · From: 2026-03-01", tp.Name, tp.ID)
+	if !strings.Contains(p.Text(), want) {
+		t.Errorf("the audit page lacks %q:\n%s", want, p.Text())
+	}
+	for _, s := range []string{">coupon revoked</option>", ">every coupon action</option>", ">stock added</option>"} {
+		if !strings.Contains(p.Body, s) {
+			t.Errorf("the action choices lack %q", s)
+		}
+	}
+	if strings.Contains(p.Text(), "coupon.revoke") || strings.Contains(p.Text(), "template_id") {
+		t.Errorf("the audit page shows a key:\n%s", p.Text())
+	}
+}

@@ -120,12 +120,12 @@ func (p *Pages) flashRepairs(c *gin.Context, report *reconcile.ReconcileReport, 
 		}
 		repaired++
 		if repaired <= maxRepairLines {
-			msg := fmt.Sprintf("Repaired “%s”: Redis had %d left where the database allows %d", names[d.TemplateID],
+			msg := fmt.Sprintf("Repaired “%s”: the fast counter had %d left where the coupons on record leave %d", names[d.TemplateID],
 				deref(d.RedisRemaining), d.ExpectedRemaining())
 			if d.UsersDrifted > 0 {
 				msg += fmt.Sprintf(", and %d %s off", d.UsersDrifted, plural(int64(d.UsersDrifted), "shopper's count was", "shoppers' counts were"))
 			}
-			p.flash(c, true, msg+". Its counters were rebuilt from the database.")
+			p.flash(c, true, msg+". Its stock was counted again from the coupons on record.")
 		}
 	}
 	budgets := 0
@@ -135,7 +135,7 @@ func (p *Pages) flashRepairs(c *gin.Context, report *reconcile.ReconcileReport, 
 		}
 		budgets++
 		if repaired+budgets <= maxRepairLines {
-			p.flash(c, true, fmt.Sprintf("Repaired the budget of “%s”: Redis had %s left where the database allows %s. Its counters were rebuilt from the database.",
+			p.flash(c, true, fmt.Sprintf("Repaired the budget of “%s”: the fast counter had %s left where the coupons on record leave %s. It was counted again from the coupons on record.",
 				camps[d.CampaignID], p.money.format(deref(d.RedisBudgetRemaining)), p.money.format(d.ExpectedRemaining)))
 		}
 	}
@@ -143,7 +143,7 @@ func (p *Pages) flashRepairs(c *gin.Context, report *reconcile.ReconcileReport, 
 	case repaired+budgets > maxRepairLines:
 		p.flash(c, true, fmt.Sprintf("… and %d more repaired (see the audit log).", repaired+budgets-maxRepairLines))
 	case repaired+budgets == 0:
-		p.flash(c, true, fmt.Sprintf("Checked %d templates and %d campaign budgets: Redis agrees with the database, nothing to repair.",
+		p.flash(c, true, fmt.Sprintf("Checked %d templates and %d campaign budgets: the fast counter agrees with the coupons on record, nothing to repair.",
 			len(report.Templates), len(report.Campaigns)))
 	}
 }

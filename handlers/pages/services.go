@@ -9,6 +9,7 @@ import (
 	"couponsvc/models"
 	"couponsvc/services/admin"
 	"couponsvc/services/checkout"
+	"couponsvc/services/codes"
 	"couponsvc/services/core"
 	"couponsvc/services/events"
 	"couponsvc/services/reconcile"
@@ -71,6 +72,7 @@ type Codes interface {
 	StartGenerate(ctx context.Context, actor string, tid int64, count int64, pattern string) (*models.Job, error)
 	StartImport(ctx context.Context, actor string, tid int64, file io.Reader) (*models.Job, error)
 	StartIssue(ctx context.Context, actor string, tid int64, userIDs []string) (*models.Job, error)
+	ImportRefusals(ctx context.Context, j *models.Job, limit int) ([]codes.ImportRefusal, error)
 }
 
 // Core is what this package calls of services/core (core.Core).

@@ -7,6 +7,7 @@ import (
 	"couponsvc/services/core"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -320,4 +321,44 @@ func (s *Codes) importBatch(ctx context.Context, run *jobRun, batch []importRow,
 		return s.batchFailed(ctx, t, err)
 	}
 	return s.committed(run, int64(len(batch)), int64(len(refused)), report.Bytes(), "")
+}
+
+// ImportRefusal is one refused row of an import, as its result lists it.
+type ImportRefusal struct {
+	Line int64
+	// Code is the row's code as the file had it.
+	Code string
+	// Reason is a word of docs/jobs.md ("Import").
+	Reason string
+}
+
+// ImportRefusals reads the first refused rows of an import job, at most
+// limit, in line order, from its result (so that the console can list them
+// on the job's page, docs/pages.md): only the pieces of the result those rows
+// are in are read. The job's Errors counts them all. A job of another kind
+// has none. Errors: CodeUnavailable.
+func (s *Codes) ImportRefusals(ctx context.Context, j *models.Job, limit int) ([]ImportRefusal, error) {
+	if j.Kind != models.JobImport || j.Errors == 0 || limit <= 0 {
+		return nil, nil
+	}
+	r := csv.NewReader(&chunkReader{ctx: ctx, db: s.DB, job: j.ID, part: partResult, last: j.ResultParts})
+	r.FieldsPerRecord = 3
+	var out []ImportRefusal
+	for len(out) < limit {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if models.IsCode(err, models.CodeUnavailable) {
+				return nil, err
+			}
+			// The service wrote this file: a row it cannot read again is a
+			// fault of the stored data, not of the admin's.
+			return nil, fmt.Errorf("job %d's result: %w", j.ID, err)
+		}
+		line, _ := strconv.ParseInt(rec[0], 10, 64)
+		out = append(out, ImportRefusal{Line: line, Code: core.ReadCell(rec[1]), Reason: rec[2]})
+	}
+	return out, nil
 }

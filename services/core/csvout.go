@@ -78,3 +78,18 @@ func plainNumber(s string) bool {
 	m := digits(s[1:])
 	return m > 0 && m == len(s)-1
 }
+
+// ReadCell is a cell of a file written by CSVWriter as it was given: the
+// quote SafeCell put in front of a would-be formula is taken off
+// (docs/jobs.md, "CSV files"). A value that itself began with a quote and
+// a formula's first character cannot be told from one that was neutralized,
+// and loses its quote.
+func ReadCell(s string) string {
+	if len(s) >= 2 && s[0] == '\'' {
+		switch s[1] {
+		case '=', '+', '-', '@', '\t', '\r':
+			return s[1:]
+		}
+	}
+	return s
+}

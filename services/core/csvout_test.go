@@ -44,3 +44,17 @@ func TestCSVWriterNeutralizesFormulas(t *testing.T) {
 		t.Fatalf("Write changed its record to %q", in)
 	}
 }
+
+// TestReadCell: a cell read back from CSVWriter's file is the value
+// written, but for a value that began with a quote and a formula's first
+// character, which loses its quote; other quotes are kept.
+func TestReadCell(t *testing.T) {
+	for in, want := range map[string]string{
+		"=1+2": "=1+2", "-AAAA-BBBB": "-AAAA-BBBB", "@x": "@x", "+1": "+1", "\t=1": "\t=1", "-500": "-500",
+		"'x": "'x", "'": "'", "": "", "ABCD-1234": "ABCD-1234", "'=1": "=1",
+	} {
+		if got := core.ReadCell(core.SafeCell(in)); got != want {
+			t.Errorf("ReadCell(SafeCell(%q)) = %q, want %q", in, got, want)
+		}
+	}
+}

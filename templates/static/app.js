@@ -443,6 +443,9 @@
           if (dl) { dl.hidden = false; }
           var wait = el.querySelector("[data-job-wait]");
           if (wait) { wait.hidden = true; }
+          // An import's page lists its refused rows, written by the server:
+          // once the job ends with some, the page is loaded again to show them.
+          if (el.hasAttribute("data-job-reload") && j.errors > 0) { window.location.reload(); }
           return true;
         }
         return false;
