@@ -94,6 +94,14 @@ func TestSharedCodeAnonymous(t *testing.T) {
 			t.Fatalf("%d coupons after a repeat, want 1", f.couponCount())
 		}
 		f.assertCounters(9, 1500)
+		// One shared code once per order: the code again for a user on the
+		// order is a second coupon of the template, refused, and takes nothing.
+		_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "r1", OrderAmountCents: 2000, UserID: "ann", Cashier: "till"})
+		assertClaimCode(t, err, models.CodeNotCombinable)
+		if f.couponCount() != 1 {
+			t.Fatalf("%d coupons after a refused second claim, want 1", f.couponCount())
+		}
+		f.assertCounters(9, 1500)
 		var logs []models.UseLog
 		if err := f.Backends.DB.Where("order_id = ?", "r1").Find(&logs).Error; err != nil || len(logs) != 1 || logs[0].UserID != "" {
 			t.Fatalf("use log of r1: %+v %v; want one row without a user", logs, err)
