@@ -29,6 +29,11 @@
 --   1 template_id  2 user_id  3 request_id  4 now (unix ms)  5 idempotency TTL (s)
 --   6 attempt (optional): a random word (letters, digits) new for each claim
 --     request
+--   7 mode (optional): "anon" for an anonymous shopper's claim with a shared
+--     code (docs/shared-codes.md): user_id must then be empty, the users hash
+--     is neither read nor written, no per-user limit applies and the
+--     reservation holds no ordinal (0 in its member and in the answer), as a
+--     bearer coupon holds none. Absent or empty: a user's claim.
 --
 -- The idempotency key holds "P|<member>\n<attempt>" ("P|<member>" without an
 -- attempt) while the reservation is pending, then "C|<member>" once confirmed.
@@ -61,8 +66,12 @@
 
 local tid, user, rid = ARGV[1], ARGV[2], ARGV[3]
 local now, ttl, attempt = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local anon = ARGV[7] == 'anon'
+if ARGV[7] and ARGV[7] ~= '' and not anon then return {3, 0, 0, 0, 'mode'} end
 if not tid or not string.match(tid, '^%d+$') then return {3, 0, 0, 0, 'template_id'} end
-if not user or user == '' or string.find(user, '[|,=;]') then return {3, 0, 0, 0, 'user_id'} end
+if anon then
+  if user ~= '' then return {3, 0, 0, 0, 'user_id'} end
+elseif not user or user == '' or string.find(user, '[|,=;]') then return {3, 0, 0, 0, 'user_id'} end
 if not rid or rid == '' then return {3, 0, 0, 0, 'request_id'} end
 if not now or not ttl or ttl <= 0 then return {3, 0, 0, 0, 'now_or_ttl'} end
 if attempt == nil or attempt == '' then attempt = nil
@@ -89,7 +98,8 @@ if not status then return {20, 0, 0, 0, ''} end
 budget = tonumber(budget)
 local remaining, nextslot, limit, value = tonumber(t[1]), tonumber(t[2]), tonumber(t[4]), tonumber(t[5])
 
-local held = redis.call('HGET', KEYS[4], user) or ''
+local held = ''
+if not anon then held = redis.call('HGET', KEYS[4], user) or '' end
 local holds = ''
 if held ~= '' then holds = 'H' end
 -- 2. The claim rule, in the order of models.Template.ClaimRefusal.
@@ -106,15 +116,19 @@ if why then return {6, at, 0, remaining, holds, why} end
 if budget >= 0 and budget < value then return {5, 0, 0, remaining, holds} end
 -- 4. Stock.
 if remaining <= 0 then return {2, 0, 0, 0, holds, t[6] or ''} end
--- 5. The user's limit: take the smallest ordinal in 1..limit they do not hold.
+-- 5. The user's limit: take the smallest ordinal in 1..limit they do not hold
+-- (none for an anonymous claim: ordinal 0).
 local have, count = {}, 0
 for o in string.gmatch(held, '%d+') do
   have[tonumber(o)] = true
   count = count + 1
 end
-if count >= limit then return {4, 0, 0, remaining, holds} end
-local ordinal = 1
-while have[ordinal] do ordinal = ordinal + 1 end
+local ordinal = 0
+if not anon then
+  if count >= limit then return {4, 0, 0, remaining, holds} end
+  ordinal = 1
+  while have[ordinal] do ordinal = ordinal + 1 end
+end
 
 -- All checks passed: take budget, a slot and the ordinal, record the key.
 local budgetleft = -1
@@ -127,8 +141,10 @@ end
 remaining = redis.call('HINCRBY', KEYS[2], 'remaining', -1)
 -- One more user may hold a key of this template: a new holders' generation.
 redis.call('HINCRBY', KEYS[2], 'gen', 1)
-if held == '' then held = tostring(ordinal) else held = held .. ',' .. ordinal end
-redis.call('HSET', KEYS[4], user, held)
+if not anon then
+  if held == '' then held = tostring(ordinal) else held = held .. ',' .. ordinal end
+  redis.call('HSET', KEYS[4], user, held)
+end
 local member = tid .. '|' .. user .. '|' .. slot .. '|' .. ordinal .. '|' .. value .. '|' .. rid
 redis.call('SET', KEYS[5], 'P|' .. member .. (attempt and '\n' .. attempt or ''), 'EX', ttl)
 redis.call('ZADD', KEYS[6], now, member)

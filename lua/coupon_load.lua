@@ -99,8 +99,11 @@ for _, m in ipairs(inflight) do
           for s = t.next, slot - 1 do t.isfree[s] = true end
           t.next = slot + 1
         end
-        t.held[user] = t.held[user] or {}
-        t.held[user][ord] = true
+        -- An anonymous claim (ordinal 0) holds no user's ordinal.
+        if ord > 0 then
+          t.held[user] = t.held[user] or {}
+          t.held[user][ord] = true
+        end
       end
     end
   end

@@ -32,7 +32,9 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
 end
 local b = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if b >= 0 then redis.call('INCRBY', KEYS[1], value) end
-local held = redis.call('HGET', KEYS[4], user)
+-- An anonymous claim's member has user '' and ordinal 0: no users entry.
+local held = nil
+if ordinal ~= '0' then held = redis.call('HGET', KEYS[4], user) end
 if held then
   local kept = {}
   for o in string.gmatch(held, '%d+') do

@@ -4,7 +4,9 @@
 -- Idempotent through its own key: a second call returns nothing twice.
 --
 -- KEYS: 1 budget  2 template hash  3 free  4 users  5 return key (one per coupon)
--- ARGV: 1 user_id  2 slot  3 ordinal  4 value (cents)  5 TTL of the return key (s)
+-- ARGV: 1 user_id  2 slot  3 ordinal (0: the coupon holds none, a bearer
+--       coupon or an anonymous claim; no user's ordinals change)
+--       4 value (cents)  5 TTL of the return key (s)
 --
 -- Returns 1 returned; 2 already returned (duplicate); 3 the template's counters
 -- are not loaded (the loader rebuilds them from the database, which already
@@ -26,7 +28,8 @@ redis.call('LPUSH', KEYS[3], slot)
 redis.call('HINCRBY', KEYS[2], 'remaining', 1)
 local b = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if b >= 0 then redis.call('INCRBY', KEYS[1], ARGV[4]) end
-local held = redis.call('HGET', KEYS[4], ARGV[1])
+local held = nil
+if ARGV[3] ~= '0' then held = redis.call('HGET', KEYS[4], ARGV[1]) end
 if held then
   local kept = {}
   for o in string.gmatch(held, '%d+') do

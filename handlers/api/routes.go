@@ -181,9 +181,10 @@ func (s *Server) Routes() []web.Route {
 				"by an order was refunded may be redeemed again, by that order or another. A coupon held by an online " +
 				"order → 409 held; a coupon the order's others cannot share it with (stacking), or that would discount nothing " +
 				"(the order's coupons already discount all of it) → 409 not_combinable. An order has one amount: another " +
-				"order_amount_cents than its first redemption's or hold's → 422 idempotency_mismatch. A shared code (with user_id, " +
-				"required) claims a coupon of its template for the user through the claim script (stock, budget, limit) and " +
-				"uses it at once; the same code, user and order again → 200 duplicate. A bearer coupon redeemed with a " +
+				"order_amount_cents than its first redemption's or hold's → 422 idempotency_mismatch. A shared code claims a coupon of its " +
+				"template for the user through the claim script (stock, budget, limit) and uses it at once; without user_id " +
+				"the shopper is anonymous (stock and budget, no per-user limit; the coupon has no owner); the same code, user " +
+				"(or none) and order again → 200 duplicate. A bearer coupon redeemed with a " +
 				"user_id becomes that user's; without one it stays anonymous. With lines (a cart, docs/checkout.md) the answer " +
 				"gives the coupon's part of each line and of the shipping, stored with the redemption; on an order that carries " +
 				"coupons it is priced on what they left of each line. Another cart than the order's → 422 idempotency_mismatch naming lines.",
@@ -218,9 +219,9 @@ func (s *Server) Routes() []web.Route {
 			Errors: map[int][]string{404: {web.ErrFound}, 429: {"rate_limited"}}},
 		{Method: "POST", Path: "/api/v1/holds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.holdCoupons, Tag: "checkout", Summary: "Hold coupons for an order while it is paid",
-			Description: "All the codes are held for the order until expires_at, or none. A shared code (user_id required) " +
-				"claims a coupon of its template for the user inside the hold (stock, budget, limit, idempotency keyed on " +
-				"template, user and order); a release, an expiry or a failed confirm gives the claim back. The same order with the same codes " +
+			Description: "All the codes are held for the order until expires_at, or none. A shared code claims a coupon of " +
+				"its template for the user (without user_id, for an anonymous shopper: no per-user limit) inside the hold " +
+				"(stock, budget, limit, idempotency keyed on template, user and order); a release, an expiry or a failed confirm gives the claim back. The same order with the same codes " +
 				"and amount again → 200 duplicate with the first answer (expires_at unchanged); other codes or amount while " +
 				"held → 422 idempotency_mismatch (release first). With lines the allocation per line is stored with the hold " +
 				"and confirmed as it is; the order keeps its cart: another cart → 422 idempotency_mismatch naming lines.",

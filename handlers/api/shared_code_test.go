@@ -32,10 +32,9 @@ func TestSharedCodeAPI(t *testing.T) {
 		t.Fatalf("a second live template with the code: %d %v", st, out)
 	}
 
+	// Without a user_id the shopper is anonymous (docs/shared-codes.md).
 	st, out = e.Post(t, "/api/v1/checkout/validate", e.App, `{"order_amount_cents":3000,"coupon_codes":["summer10"]}`)
-	if st != 400 || !strings.Contains(out["error"].(string), "user_id") {
-		t.Fatalf("validate without user_id: %d %v", st, out)
-	}
+	e.Want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "ok", 500, 2500)
 	st, out = e.Post(t, "/api/v1/checkout/validate", e.App, `{"order_amount_cents":3000,"coupon_codes":["summer10"],"user_id":"alice"}`)
 	e.Want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "ok", 500, 2500)
 
@@ -61,9 +60,36 @@ func TestSharedCodeAPI(t *testing.T) {
 	e.Want(t, "POST", "/api/v1/redemptions", st, out, 200, "redeemed", 500, 2500)
 	st, out = e.Post(t, "/api/v1/redemptions", e.Cashier, redeem)
 	e.Want(t, "POST", "/api/v1/redemptions", st, out, 200, "duplicate", 500, 2500)
-	st, out = e.Post(t, "/api/v1/redemptions", e.Cashier, `{"coupon_code":"summer10","order_id":"till-s2","order_amount_cents":3000}`)
-	if st != 400 || !strings.Contains(out["error"].(string), "user_id") {
-		t.Fatalf("redeem without user_id: %d %v", st, out)
+	// An anonymous shopper at the till: no user_id, a coupon of its own
+	// with no owner, used by the order; the repeat is its duplicate.
+	anon := `{"coupon_code":"Summer-10","order_id":"till-s2","order_amount_cents":3000}`
+	st, out = e.Post(t, "/api/v1/redemptions", e.Cashier, anon)
+	e.Want(t, "POST", "/api/v1/redemptions", st, out, 200, "redeemed", 500, 2500)
+	ac := out["coupon"].(map[string]any)
+	if ac["user_id"] != "" || ac["status"] != "used" || len(ac["code"].(string)) != 13 {
+		t.Fatalf("anonymous redemption's coupon %v, want used with user_id \"\"", ac)
+	}
+	st, out = e.Post(t, "/api/v1/redemptions", e.Cashier, anon)
+	e.Want(t, "POST", "/api/v1/redemptions", st, out, 200, "duplicate", 500, 2500)
+	if again := out["coupon"].(map[string]any); again["code"] != ac["code"] {
+		t.Fatalf("the repeat answers %v, want the first coupon %v", again, ac)
+	}
+	// An anonymous hold of another order takes a coupon too, its release
+	// gives it back; a second one of the order is its duplicate.
+	anonHold := `{"order_id":"web-s3","order_amount_cents":3000,"coupon_codes":["summer10"],"ttl_seconds":600}`
+	st, out = e.Post(t, "/api/v1/holds", e.App, anonHold)
+	e.Want(t, "POST", "/api/v1/holds", st, out, 201, "held", 500, 2500)
+	st, out = e.Post(t, "/api/v1/holds", e.App, anonHold)
+	e.Want(t, "POST", "/api/v1/holds", st, out, 200, "duplicate", 500, 2500)
+	st, out = e.Post(t, "/api/v1/holds/web-s3/release", e.App, "")
+	e.Want(t, "POST", "/api/v1/holds/{order_id}/release", st, out, 200, "released", -1, 0)
+	var anonRows []models.Coupon
+	if err := e.Backends.DB.Where("user_id = ? AND template_id = ?", "", id).Order("id").Find(&anonRows).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(anonRows) != 2 || anonRows[0].Status != models.CouponUsed || anonRows[0].UserOrdinal != nil || anonRows[0].Slot == nil ||
+		anonRows[1].Status != models.CouponRevoked || anonRows[1].Slot != nil || anonRows[1].ClaimOrderID == nil || *anonRows[1].ClaimOrderID != "web-s3" {
+		t.Fatalf("anonymous coupons %+v; want one used with a slot and no ordinal, one given back by web-s3", anonRows)
 	}
 
 	// Archived is final and frees the code.

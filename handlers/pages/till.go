@@ -68,6 +68,9 @@ type redeemPreview struct {
 	// NameIsValue is set when the template's name says the value: it is then
 	// the value line, said once (see restatesValue).
 	NameIsValue bool
+	// Shared says Code is a shared code: the redemption claims a coupon of
+	// it for an anonymous shopper (docs/shared-codes.md); Coupon is empty.
+	Shared bool
 }
 
 type refundForm struct {

@@ -42,6 +42,10 @@ func (p *Pages) previewRedemption(c *gin.Context) {
 			}
 		}
 	}
+	// A shared code is previewed for an anonymous shopper (till_shared.go).
+	if p.previewShared(c, typed) {
+		return
+	}
 	f, code, amount := readRedeemFormCode(c, typed)
 	page := &posPage{Redeem: f}
 	if p.couponProblemFirst(c, page, code) {

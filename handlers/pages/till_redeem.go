@@ -18,6 +18,14 @@ func (p *Pages) redeemAtTill(c *gin.Context) { p.redeemCode(c, strings.TrimSpace
 // redeemCode redeems the coupon typed on the order and total of the form.
 func (p *Pages) redeemCode(c *gin.Context, typed string) {
 	f, code, amount := readRedeemFormCode(c, typed)
+	words := redeemRefusals
+	// A shared code is redeemed for an anonymous shopper: no user id, the
+	// claim is nobody's (docs/shared-codes.md).
+	if sf, t, sAmount, handled := p.tillShared(c, typed); handled && t == nil {
+		return // a fault, answered
+	} else if handled {
+		f, code, amount, words = sf, t.SharedCode, sAmount, sharedRefusals
+	}
 	page := &posPage{Redeem: f}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
@@ -37,6 +45,9 @@ func (p *Pages) redeemCode(c *gin.Context, typed string) {
 			return done(msg, "/pos"), nil
 		},
 		refused: func(_ noInput, err error) bool {
+			if words[models.CodeSoldOut].msg != "" {
+				return f.Errors.fromRefusal(err, words, redeemFields)
+			}
 			return p.redeemRefusal(c, err, code, f.OrderID, amount, f.Errors)
 		},
 		show: func(status int) { p.renderPOS(c, status, page) },

@@ -104,7 +104,8 @@ type CheckoutRequest struct {
 	// CouponCodes are coupon codes or shared codes (docs/shared-codes.md).
 	CouponCodes []string
 	// UserID, when given, must hold every coupon (or become the owner of a
-	// bearer coupon); a shared code requires it.
+	// bearer coupon); without it a shared code claims for an anonymous
+	// shopper (docs/shared-codes.md).
 	UserID string
 	// TTLSeconds is a hold's time to live (5..86400; 0 means 900).
 	TTLSeconds int

@@ -110,17 +110,21 @@ func (s *Checkout) readsAsShared(ctx context.Context, raw string, parseErr error
 	return false, err
 }
 
-// userRequired answers a code given without a user_id that is not a
-// coupon code: 400 naming user_id when it is the shared code of a live
-// template (its claim needs a user), else the coupon code's own error
-// naming field (a mistyped or malformed coupon code).
-func (s *Checkout) userRequired(ctx context.Context, field, code string) error {
+// anonymousCode checks a code given without a user_id that was read as a
+// shared code: nil when it is the shared code of a live template (the
+// claim is then an anonymous shopper's, docs/shared-codes.md), else the
+// coupon code's own error naming field (a mistyped or malformed coupon
+// code), as before anonymous claims existed.
+func (s *Checkout) anonymousCode(ctx context.Context, field, code string) error {
 	_, err := s.sharedTemplate(ctx, code)
 	switch {
 	case err == nil:
-		return models.Invalid("user_id", "is required with a shared code (%s): the claim is made for that user", code)
+		return nil
 	case models.IsCode(err, models.CodeNotFound):
 		_, perr := models.ParseCouponCode(field, code)
+		if perr == nil {
+			return err
+		}
 		return perr
 	}
 	return err
@@ -146,7 +150,8 @@ func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, orde
 	return rid, &c, nil
 }
 
-// claimShared resolves a shared code for the user and order. When the
+// claimShared resolves a shared code for the user and order; user "" is
+// an anonymous shopper, whose claim holds no ordinal (docs/shared-codes.md). When the
 // order already has a live claim with it (a repeat), that coupon is
 // answered. Otherwise, with take, the claim is reserved through
 // coupon_deduct.lua (stock, budget, per-user limit, idempotency) and its
@@ -186,7 +191,9 @@ func (s *Checkout) claimShared(ctx context.Context, code, user, order string, ta
 		sc.refusal, err = s.wouldClaim(ctx, t, user, now)
 		return sc, err
 	}
-	req := claims.ClaimRequest{TemplateID: t.ID, UserID: user, IdempotencyKey: sc.rid}
+	// Without a user the shopper is anonymous: stock and budget, no
+	// ordinal (docs/shared-codes.md).
+	req := claims.ClaimRequest{TemplateID: t.ID, UserID: user, IdempotencyKey: sc.rid, Anonymous: user == ""}
 	r, dup, err := s.claims.Reserve(ctx, t, req)
 	if err != nil {
 		return nil, err
@@ -209,8 +216,8 @@ func (s *Checkout) claimShared(ctx context.Context, code, user, order string, ta
 
 // wouldClaim tells, without taking anything, whether coupon_deduct.lua
 // would give the user a coupon of t now: the claim rule, the budget, the
-// stock and the user's limit, in the script's order, read from the
-// counters. It returns the refusal (nil when the claim would pass); its
+// stock and the user's limit (none for an anonymous shopper, user ""), in
+// the script's order, read from the counters. It returns the refusal (nil when the claim would pass); its
 // error is a fault.
 func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user string, now time.Time) (refusal, err error) {
 	if err := t.Claimable(now); err != nil {
@@ -221,7 +228,14 @@ func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user stri
 	}
 	budget := s.Rdb.Get(ctx, s.Keys.Budget(t.CampaignID))
 	remaining := s.Rdb.HGet(ctx, s.Keys.Template(t.CampaignID, t.ID), "remaining")
-	held := s.Rdb.HGet(ctx, s.Keys.Users(t.CampaignID, t.ID), user)
+	var held string
+	if user != "" {
+		h, err := s.Rdb.HGet(ctx, s.Keys.Users(t.CampaignID, t.ID), user).Result()
+		if err != nil && !core.IsRedisNil(err) {
+			return nil, core.RedisError(err)
+		}
+		held = h
+	}
 	b, err := budget.Int64()
 	if err != nil {
 		return nil, core.RedisError(err)
@@ -230,16 +244,12 @@ func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user stri
 	if err != nil {
 		return nil, core.RedisError(err)
 	}
-	ords, err := held.Result()
-	if err != nil && !core.IsRedisNil(err) {
-		return nil, core.RedisError(err)
-	}
 	switch {
 	case b >= 0 && b < t.ValueCents():
 		return models.Errorf(models.CodeBudgetExhausted, "the campaign's budget is used up"), nil
 	case left <= 0:
 		return models.Errorf(models.CodeSoldOut, "this coupon is sold out"), nil
-	case countOrdinals(ords) >= t.PerUserLimit:
+	case user != "" && countOrdinals(held) >= t.PerUserLimit:
 		return models.Errorf(models.CodeUserLimitReached, "you already hold the most coupons of this kind you may (%d)", t.PerUserLimit), nil
 	}
 	return nil, nil
@@ -272,8 +282,11 @@ func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, t
 			continue
 		}
 		if req.UserID == "" {
-			s.dropClaims(ctx, claims)
-			return nil, s.userRequired(ctx, "coupon_codes", code)
+			// An anonymous shopper (docs/shared-codes.md).
+			if err := s.anonymousCode(ctx, "coupon_codes", code); err != nil {
+				s.dropClaims(ctx, claims)
+				return nil, err
+			}
 		}
 		sc, err := s.claimShared(ctx, code, req.UserID, req.OrderID, take)
 		if err != nil {

@@ -12,7 +12,8 @@ import (
 )
 
 // redeemShared is the one-step redemption of a shared code
-// (docs/shared-codes.md): the claim for the user is reserved by
+// (docs/shared-codes.md): the claim for the user (or, without a user_id,
+// the anonymous shopper's, which holds no ordinal) is reserved by
 // coupon_deduct.lua (idempotency keyed on template, user and order), and
 // one transaction writes the coupon already used by the order, lists it on
 // the order (stacking, as any redemption) and writes its use log row; then
@@ -38,9 +39,12 @@ func (s *Checkout) redeemShared(ctx context.Context, req RedeemRequest) (*Redeem
 		return nil, err
 	}
 	if req.UserID == "" {
-		return nil, s.userRequired(ctx, "coupon_code", code)
-	}
-	if err := models.ValidateUserID("user_id", req.UserID); err != nil {
+		// An anonymous shopper at the till: the claim takes stock and budget,
+		// no ordinal (docs/shared-codes.md).
+		if err := s.anonymousCode(ctx, "coupon_code", code); err != nil {
+			return nil, err
+		}
+	} else if err := models.ValidateUserID("user_id", req.UserID); err != nil {
 		return nil, err
 	}
 	t, err := s.sharedTemplate(ctx, code)

@@ -59,3 +59,80 @@ func (s *Checkout) CheckRedemption(ctx context.Context, code, orderID string, am
 	}
 	return out, nil
 }
+
+// SharedCheck is a shared code looked at for an anonymous shopper's order
+// at the till before the cashier redeems it (docs/shared-codes.md,
+// docs/pages.md): what its claim would be, priced on the order.
+type SharedCheck struct {
+	// Code is the shared code in its normal form; CouponCode the coupon
+	// the order already claimed with it ("" before the claim).
+	Code, CouponCode string
+	Template         models.Template
+	// Refusal is why a redemption would be refused now (sold out, budget,
+	// not claimable, below the minimum, ...), nil when it would pass.
+	Refusal                     error
+	DiscountCents, PayableCents int64
+	// Redeemed is the order's live redemption of its claim, as in
+	// RedemptionCheck.
+	Redeemed *models.UseLog
+}
+
+// CheckShared looks at a typed code as the till's preview does when it is
+// the shared code of a live template: a validation for an anonymous
+// shopper on the order (the claim rule, the budget and the stock read from
+// the counters, priced as the coupon the claim would make), which takes
+// nothing. It answers nil, nil when raw is not a live shared code (the
+// caller reads it as a coupon code). Errors: CodeInvalidRequest (field
+// order_id or order_amount_cents), CodeUnavailable.
+func (s *Checkout) CheckShared(ctx context.Context, raw, orderID string, amountCents int64) (*SharedCheck, error) {
+	t, err := s.LiveSharedCode(ctx, raw)
+	if t == nil || err != nil {
+		return nil, err
+	}
+	code := t.SharedCode
+	res, err := s.Validate(ctx, CheckoutRequest{OrderID: orderID, OrderAmountCents: amountCents, CouponCodes: []string{code}})
+	if err != nil {
+		return nil, err
+	}
+	out := &SharedCheck{Code: code, Template: *t, DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
+	if len(res.Coupons) == 1 {
+		c := res.Coupons[0]
+		out.CouponCode = c.CouponCode
+		if c.Result != "ok" {
+			out.Refusal = &models.Error{Code: c.Code, Message: c.Message}
+		}
+	}
+	if _, live, err := s.sharedKey(ctx, t, "", orderID); err != nil {
+		return nil, err
+	} else if live != nil && live.Status == models.CouponUsed && live.OrderID != nil && *live.OrderID == orderID {
+		lg, found, err := s.UseLog(ctx, live.ID, orderID)
+		if err != nil {
+			return nil, err
+		}
+		if found && !lg.UndoFlag {
+			out.Redeemed, out.Refusal = &lg, nil
+			out.DiscountCents, out.PayableCents = lg.DiscountCents, lg.OrderAmountCents-lg.DiscountCents
+		}
+	}
+	return out, nil
+}
+
+// LiveSharedCode is the live template whose shared code raw is, as a
+// checkout reads a typed code (readsAsShared); nil when raw is to be read
+// as a coupon code. Errors: CodeUnavailable.
+func (s *Checkout) LiveSharedCode(ctx context.Context, raw string) (*models.Template, error) {
+	_, perr := models.ParseCouponCode("code", raw)
+	shared, err := s.readsAsShared(ctx, raw, perr)
+	if err != nil || !shared {
+		return nil, err
+	}
+	code, err := models.ParseSharedCode("code", raw)
+	if err != nil {
+		return nil, nil
+	}
+	t, err := s.sharedTemplate(ctx, code)
+	if models.IsCode(err, models.CodeNotFound) {
+		return nil, nil
+	}
+	return t, err
+}

@@ -32,6 +32,10 @@ type ClaimRequest struct {
 	// ImportCode, when set, is the coupon's code (an imported one) instead of a
 	// fresh random code.
 	ImportCode string
+	// Anonymous is an anonymous shopper's claim with a shared code at
+	// checkout (docs/shared-codes.md): UserID is empty, and the claim takes
+	// stock and budget but no ordinal, so no per-user limit applies.
+	Anonymous bool
 }
 
 // AdmitError is the refusal of a ClaimRequest's Admit, returned by Claim.
@@ -287,8 +291,11 @@ func (s *Claims) Reserve(ctx context.Context, t *models.Template, req ClaimReque
 	attempt := rand.Text()
 	for loaded := false; ; loaded = true {
 		start := time.Now()
-		vals, err := lua.Deduct.Run(ctx, s.Hot, keys, t.ID, req.UserID, req.IdempotencyKey,
-			s.Clock().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds()), attempt).Slice()
+		args := []any{t.ID, req.UserID, req.IdempotencyKey, s.Clock().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds()), attempt}
+		if req.Anonymous {
+			args = append(args, "anon")
+		}
+		vals, err := lua.Deduct.Run(ctx, s.Hot, keys, args...).Slice()
 		core.Observe(ctx, s.Meter.ScriptSeconds.WithLabelValues("deduct"), "deduct", start)
 		if err != nil {
 			s.SoldOut.ProbeDone(t.ID)
@@ -389,7 +396,7 @@ func (s *Claims) insertCoupon(ctx context.Context, t *models.Template, req Claim
 // BuildCoupon makes the coupon row of a reservation, with a fresh code, and
 // refuses (errSlotTaken) a slot or ordinal out of the template's range.
 func (s *Claims) BuildCoupon(ctx context.Context, t *models.Template, req ClaimRequest, r Reservation) (*models.Coupon, error) {
-	if r.slot < 1 || r.ordinal < 1 || r.ordinal > t.PerUserLimit {
+	if r.slot < 1 || !req.Anonymous && (r.ordinal < 1 || r.ordinal > t.PerUserLimit) {
 		return nil, ErrSlotTaken
 	}
 	if r.slot > t.TotalStock {
@@ -404,14 +411,17 @@ func (s *Claims) BuildCoupon(ctx context.Context, t *models.Template, req ClaimR
 	}
 	now := s.Clock()
 	from, until := t.ValidityFor(now, s.Cfg.Location)
-	slot, ordinal := r.slot, r.ordinal
+	slot, ordinal := r.slot, &r.ordinal
+	if req.Anonymous {
+		ordinal = nil // no user's limit counts it (docs/shared-codes.md)
+	}
 	c := &models.Coupon{
 		TemplateID:  t.ID,
 		CampaignID:  t.CampaignID,
 		UserID:      req.UserID,
 		Status:      models.CouponIssued,
 		Slot:        &slot,
-		UserOrdinal: &ordinal,
+		UserOrdinal: ordinal,
 		RequestID:   req.IdempotencyKey,
 		ValueCents:  t.ValueCents(),
 		ClaimedAt:   now,

@@ -311,14 +311,22 @@ func TxOutcome(what string, err error) error {
 // shows the slot free: reconciliation (and any reload of the campaign's
 // counters) repairs Redis, and until then the pool holds one coupon less than
 // it could, never one more.
+//
+// A coupon that holds no ordinal (a bearer coupon, an anonymous shopper's
+// claim with a shared code: docs/shared-codes.md) gives back its slot and
+// budget value and no user's ordinal (ordinal 0 to the script).
 func (s *Core) ReturnStock(ctx context.Context, c *models.Coupon) {
-	if c.Slot == nil || c.UserOrdinal == nil {
+	if c.Slot == nil {
 		return
+	}
+	ordinal := int64(0)
+	if c.UserOrdinal != nil {
+		ordinal = *c.UserOrdinal
 	}
 	cid, tid := c.CampaignID, c.TemplateID
 	ks := []string{s.Keys.Budget(cid), s.Keys.Template(cid, tid), s.Keys.Free(cid, tid), s.Keys.Users(cid, tid),
 		s.Keys.returned(cid, c.ID)}
-	code, err := lua.Return.Run(context.WithoutCancel(ctx), s.Rdb, ks, c.UserID, *c.Slot, *c.UserOrdinal,
+	code, err := lua.Return.Run(context.WithoutCancel(ctx), s.Rdb, ks, c.UserID, *c.Slot, ordinal,
 		c.ValueCents, int64(returnKeyTTL.Seconds())).Int64()
 	s.SoldOut.Forget(tid)
 	if err != nil {

@@ -10,7 +10,9 @@ import (
 // "tid|user|slot|ordinal|value|request_id". The claim makes the same string to
 // confirm or give back its own reservation; the sweeper and reconciliation
 // read the members back. User ids cannot hold "|"; the request id (the
-// Idempotency-Key) may, and is the last field for that reason.
+// Idempotency-Key) may, and is the last field for that reason. An
+// anonymous shopper's claim with a shared code has an empty user and
+// ordinal 0: it holds no ordinal (docs/shared-codes.md).
 type PendingMember struct {
 	TemplateID int64
 	UserID     string
@@ -40,7 +42,7 @@ func (m PendingMember) String() string {
 // for anything else (a field missing or empty, a number that is not one).
 func ParsePendingMember(s string) (m PendingMember, ok bool) {
 	parts := strings.SplitN(s, "|", 6)
-	if len(parts) != 6 || parts[1] == "" || parts[5] == "" {
+	if len(parts) != 6 || parts[5] == "" || parts[1] == "" && parts[3] != "0" {
 		return PendingMember{}, false
 	}
 	var nums [4]int64

@@ -390,7 +390,9 @@ func (s *Reconciler) compareTemplateOnce(ctx context.Context, cid, tid int64) (*
 		for _, m := range rc.inFlight {
 			if !rows[m.RequestID] {
 				d.InFlight++
-				addOrdinal(expected, m.UserID, m.Ordinal)
+				if m.Ordinal > 0 { // an anonymous claim holds none (docs/shared-codes.md)
+					addOrdinal(expected, m.UserID, m.Ordinal)
+				}
 			}
 		}
 		return nil
