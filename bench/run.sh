@@ -31,6 +31,8 @@
 #                               one (to compare against an earlier commit)
 #   BENCH_WEBHOOK=1             also run claim and redeem with a webhook endpoint
 #                               (couponbench's own receiver) and report the ratio
+#   BENCH_DB_MAX_OPEN           couponsvc's MySQL pool (COUPON_DB_MAX_OPEN;
+#                               unset: the service's default, 64)
 #   BENCH_PROFILE_SELF=1        also profile couponbench itself
 #                               ($OUT/couponbench.cpu.pprof)
 set -euo pipefail
@@ -125,6 +127,10 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 # default budgets of a caller and a user (cmd/couponsvc/config.go): the
 # limiters still run and are paid for, with budgets no run meets.
 echo "== start couponsvc on 127.0.0.1:$PORT"
+if [ -n "${BENCH_DB_MAX_OPEN:-}" ]; then
+	export COUPON_DB_MAX_OPEN="$BENCH_DB_MAX_OPEN"
+	echo "== COUPON_DB_MAX_OPEN=$COUPON_DB_MAX_OPEN"
+fi
 COUPON_MYSQL_DSN="$MYSQL_USER@tcp($MYSQL_HOST:$MYSQL_PORT)/$DB" \
 	COUPON_REDIS_ADDR="$REDIS_ADDR" \
 	COUPON_LISTEN="127.0.0.1:$PORT" \

@@ -162,6 +162,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RedisAddrs: core.SplitAddrs(getenv("COUPON_REDIS_ADDRS")),
 		DataDir:    c.DataDir,
 	}
+	if v := getenv("COUPON_DB_MAX_OPEN"); v != "" {
+		// The MySQL pool's bound (idle connections kept alike); 64 when
+		// unset (core.OpenDB). BENCHMARKS.md, "Performance round 3, second
+		// pass", measured other sizes on a two-core machine.
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return c, fmt.Errorf("COUPON_DB_MAX_OPEN must be a number from 1 to 1000, not %q", v)
+		}
+		c.Backend.MaxOpenConns = n
+	}
 	if c.Backend.RedisAddr != "" && len(c.Backend.RedisAddrs) > 0 {
 		return c, fmt.Errorf("set COUPON_REDIS_ADDR or COUPON_REDIS_ADDRS, not both")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,26 @@ func TestLoadMaxCouponsPerOrder(t *testing.T) {
 			t.Errorf("%q: no error", env)
 		case want >= 0 && (err != nil || c.MaxCouponsPerOrder != want):
 			t.Errorf("%q: %d %v, want %d", env, c.MaxCouponsPerOrder, err, want)
+		}
+	}
+}
+
+// COUPON_DB_MAX_OPEN bounds the MySQL pool; unset leaves core.OpenDB's 64.
+func TestLoadDBMaxOpen(t *testing.T) {
+	for env, want := range map[string]int{"": 0, "1": 1, "16": 16, "1000": 1000, "0": -1, "1001": -1, "-3": -1, "x": -1} {
+		c, err := loadConfig(func(k string) string {
+			if k == "COUPON_DB_MAX_OPEN" {
+				return env
+			}
+			return ""
+		})
+		switch {
+		case want < 0 && err == nil:
+			t.Errorf("%q: no error", env)
+		case want < 0 && !strings.Contains(err.Error(), "COUPON_DB_MAX_OPEN"):
+			t.Errorf("%q: %v, want the variable named", env, err)
+		case want >= 0 && (err != nil || c.Backend.MaxOpenConns != want):
+			t.Errorf("%q: %d %v, want %d", env, c.Backend.MaxOpenConns, err, want)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
 	if r.ContentLength > limit {
 		return tooLarge
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	body, err := readBody(io.LimitReader(r.Body, limit+1), r.ContentLength)
 	if BodyTooLarge(err) || int64(len(body)) > limit {
 		return tooLarge
 	}
@@ -104,6 +104,32 @@ func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
 		return models.Invalid("body", "must hold exactly one JSON object")
 	}
 	return missingField(dst)
+}
+
+// readBody is io.ReadAll starting from a buffer of the declared length
+// (plus the byte that finds the end), so that a 20-line cart is read into
+// one allocation instead of a doubling series from 512 bytes; a body with no
+// declared length, or longer than declared, grows as io.ReadAll's does. The
+// caller has refused a declared length over its limit, and r stops at it.
+func readBody(r io.Reader, declared int64) ([]byte, error) {
+	size := int64(512)
+	if declared > 0 {
+		size = declared + 1
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // room to read more
+		}
+	}
 }
 
 // duplicateKey names the first key that an object of body, at any depth,

@@ -190,8 +190,7 @@ func (s *Admin) AuthenticateToken(ctx context.Context, token string) (*models.Pr
 		return nil, bad
 	}
 	hash := hashToken(token)
-	if s.cfg.BootstrapToken != "" &&
-		subtle.ConstantTimeCompare([]byte(hash), []byte(hashToken(s.cfg.BootstrapToken))) == 1 {
+	if s.bootstrapHash != "" && subtle.ConstantTimeCompare([]byte(hash), []byte(s.bootstrapHash)) == 1 {
 		return &models.Principal{Name: "token:bootstrap", Role: models.RoleAdmin}, nil
 	}
 	redisDown := false

@@ -79,6 +79,9 @@ type Admin struct {
 	cfg    Config
 	events *events.Events
 	tokens tokenCache
+	// bootstrapHash is the SHA-256 of cfg.BootstrapToken, made once here
+	// rather than at every request ("" when there is none).
+	bootstrapHash string
 	// dummyHash is checked against when a login names no user, so that it
 	// takes the time of a real check (made with cfg.PasswordCost, once).
 	dummyHash func() []byte
@@ -87,11 +90,16 @@ type Admin struct {
 // New returns the admin aggregate over c; its changes emit through ev.
 func New(c *core.Core, ev *events.Events, cfg Config) *Admin {
 	cfg = cfg.withDefaults()
+	bootstrapHash := ""
+	if cfg.BootstrapToken != "" {
+		bootstrapHash = hashToken(cfg.BootstrapToken)
+	}
 	return &Admin{
-		Core:   c,
-		cfg:    cfg,
-		events: ev,
-		tokens: tokenCache{items: map[string]cachedToken{}},
+		Core:          c,
+		cfg:           cfg,
+		events:        ev,
+		tokens:        tokenCache{items: map[string]cachedToken{}},
+		bootstrapHash: bootstrapHash,
 		dummyHash: sync.OnceValue(func() []byte {
 			// withDefaults keeps the cost in range, so this cannot fail.
 			h, _ := bcrypt.GenerateFromPassword([]byte("not a password of anyone"), cfg.PasswordCost)

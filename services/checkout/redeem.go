@@ -396,7 +396,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 // coupons. The unique (coupon_id, order_id) index refuses a second live row; the
 // caller rolls back and decides again.
 func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
-	err := tx.Create(lg).Error
+	err := core.InsertUseLog(tx, lg)
 	if index, ok := core.UniqueViolation(err); !ok || index != core.UniqueUseLog {
 		return err
 	}

@@ -159,17 +159,39 @@ func (s *Core) ListCashierRedemptions(ctx context.Context, cashier string, limit
 	return out, DBError("redemptions", err)
 }
 
-// CouponByCode reads a coupon by its (parsed) code.
+// CouponByCode reads a coupon by its (parsed) code. It is the first read
+// of every hold, confirm and redemption: the row is scanned straight into
+// models.Coupon (CouponColumns), without gorm's reflection of it; the one
+// SELECT still runs through gorm's chain (docs/statements.md).
 func (s *Core) CouponByCode(ctx context.Context, code string) (*models.Coupon, error) {
-	var c models.Coupon
-	err := s.DB.WithContext(ctx).Where("code = ?", code).First(&c).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, NoSuchCoupon(code, err)
-	}
+	rs, err := s.DB.WithContext(ctx).Raw(`SELECT `+CouponColumns+` FROM user_coupons WHERE code = ? LIMIT 1`, code).Rows()
 	if err != nil {
 		return nil, DBError("coupon", err)
 	}
+	defer rs.Close()
+	if !rs.Next() {
+		if err := rs.Err(); err != nil {
+			return nil, DBError("coupon", err)
+		}
+		return nil, NoSuchCoupon(code, gorm.ErrRecordNotFound)
+	}
+	var c models.Coupon
+	if err := ScanCoupon(rs, &c); err != nil {
+		return nil, DBError("coupon", err)
+	}
 	return &c, nil
+}
+
+// CouponColumns are every column of user_coupons, in the order ScanCoupon
+// reads them (TestCouponColumnsAreTheModels holds them to models.Coupon).
+const CouponColumns = `id, code, template_id, campaign_id, user_id, status, slot, user_ordinal, request_id, value_cents,
+	claimed_at, valid_from, valid_until, used_at, order_id, hold_expires_at, claim_order_id, version, updated_at`
+
+// ScanCoupon reads one row of CouponColumns into c.
+func ScanCoupon(rs interface{ Scan(...any) error }, c *models.Coupon) error {
+	return rs.Scan(&c.ID, &c.Code, &c.TemplateID, &c.CampaignID, &c.UserID, &c.Status, &c.Slot, &c.UserOrdinal, &c.RequestID,
+		&c.ValueCents, &c.ClaimedAt, &c.ValidFrom, &c.ValidUntil, &c.UsedAt, &c.OrderID, &c.HoldExpiresAt, &c.ClaimOrderID,
+		&c.Version, &c.UpdatedAt)
 }
 
 // NoSuchCoupon is the answer to a code no coupon has; validation gives it

@@ -47,11 +47,18 @@ func (s *Events) EmitEvents(tx *gorm.DB, evs []NewEvent) error {
 		}
 		rows[i] = &models.Event{Type: e.Typ, CreatedAt: now, Data: data}
 	}
-	if len(rows) == 1 || !s.RereadIDs {
+	switch {
+	case len(rows) == 1:
+		// The one event of a hold, confirm or redemption: written out,
+		// without gorm's reflection (core.InsertRow).
+		if err := core.InsertEvent(tx, rows[0]); err != nil {
+			return err
+		}
+	case !s.RereadIDs:
 		if err := tx.Create(&rows).Error; err != nil {
 			return err
 		}
-	} else {
+	default:
 		for _, r := range rows {
 			if err := tx.Create(r).Error; err != nil {
 				return err
