@@ -92,6 +92,7 @@ type Core interface {
 
 // Events is what this package calls of services/events (events.Events).
 type Events interface {
+	CheckWebhook(ctx context.Context, in events.WebhookInput) error
 	CreateWebhook(ctx context.Context, actor string, in events.WebhookInput) (*events.CreatedWebhook, error)
 	DeleteWebhook(ctx context.Context, actor string, id int64) error
 	EventPayloads(ctx context.Context, ids []int64) (map[int64]json.RawMessage, error)
