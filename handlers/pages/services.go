@@ -79,6 +79,8 @@ type Codes interface {
 
 // Core is what this package calls of services/core (core.Core).
 type Core interface {
+	KeepForm(ctx context.Context, f core.KeptForm) (string, error)
+	TakeForm(ctx context.Context, id string) (*core.KeptForm, error)
 	GetCampaign(ctx context.Context, id int64) (*models.Campaign, error)
 	GetCoupon(ctx context.Context, code string) (*core.CouponDetail, error)
 	GetTemplate(ctx context.Context, id int64) (*models.Template, error)
