@@ -253,6 +253,9 @@ type basePage struct {
 	Assets    map[string]string
 	// Poll asks the page's script to keep the stock figures current.
 	Poll string
+	// Kept is a form's input kept across a login, for the script to fill
+	// the form with (form_kept.go).
+	Kept *core.KeptForm
 }
 
 func (b *basePage) base() *basePage { return b }
@@ -267,6 +270,12 @@ func (p *Pages) render(c *gin.Context, status int, name string, data pageData) {
 	b.User = web.Principal(c)
 	b.CSRFToken = csrf.Token(c.Request)
 	b.Assets = p.assets
+	kept, err := p.keptForm(c)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
+	b.Kept = kept
 	if sess := p.session(c); sess != nil {
 		for _, f := range sess.Flashes(flashOK) {
 			if s, ok := f.(string); ok {

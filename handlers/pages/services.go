@@ -79,6 +79,8 @@ type Codes interface {
 
 // Core is what this package calls of services/core (core.Core).
 type Core interface {
+	KeepForm(ctx context.Context, f core.KeptForm) (string, error)
+	TakeForm(ctx context.Context, id string) (*core.KeptForm, error)
 	GetCampaign(ctx context.Context, id int64) (*models.Campaign, error)
 	GetCoupon(ctx context.Context, code string) (*core.CouponDetail, error)
 	GetTemplate(ctx context.Context, id int64) (*models.Template, error)
@@ -92,6 +94,7 @@ type Core interface {
 
 // Events is what this package calls of services/events (events.Events).
 type Events interface {
+	CheckWebhook(ctx context.Context, in events.WebhookInput) error
 	CreateWebhook(ctx context.Context, actor string, in events.WebhookInput) (*events.CreatedWebhook, error)
 	DeleteWebhook(ctx context.Context, actor string, id int64) error
 	EventPayloads(ctx context.Context, ids []int64) (map[int64]json.RawMessage, error)

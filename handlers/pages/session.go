@@ -237,7 +237,18 @@ func (p *Pages) requireRole(roles ...string) gin.HandlerFunc {
 				redirect(c, "/login?next="+url.QueryEscape(c.Request.URL.RequestURI()))
 				return
 			}
+			// What the form held is kept for the login to bring back to it
+			// (docs/pages.md, "Session ended").
+			next, err := p.keepPosted(c)
+			if err != nil {
+				p.fail(c, err)
+				return
+			}
 			p.flash(c, false, "Your session has ended. Please log in again.")
+			if next != "" {
+				redirect(c, "/login?next="+url.QueryEscape(next))
+				return
+			}
 			redirect(c, "/login")
 			return
 		}

@@ -28,6 +28,12 @@ func (p *Pages) createWebhook(c *gin.Context) {
 			}
 			return types
 		},
+		// The service's check of the other fields too, so that one answer
+		// names every mistake (docs/result-codes.md, "fields").
+		recheck: func(types []string) error {
+			return p.events.CheckWebhook(c.Request.Context(), events.WebhookInput{
+				URL: &f.URL, EventTypes: types, Description: &f.Description})
+		},
 		act: func(types []string) (outcome, error) {
 			out, err := p.events.CreateWebhook(c.Request.Context(), web.Principal(c).Name, events.WebhookInput{
 				URL: &f.URL, EventTypes: types, Description: &f.Description})

@@ -89,34 +89,11 @@ func checkSecret(secret string) error {
 // COUPON_WEBHOOK_ALLOW_PRIVATE is set (docs/events.md). It receives the
 // events committed from now on. Errors: CodeInvalidRequest, CodeUnavailable.
 func (s *Events) CreateWebhook(ctx context.Context, actor string, in WebhookInput) (*CreatedWebhook, error) {
-	if in.URL == nil {
-		return nil, models.Invalid("url", "is required")
-	}
-	u, err := checkWebhookURL(ctx, *in.URL, s.cfg.WebhookAllowPrivate, s.cfg.Resolver)
+	w, err := s.checkWebhook(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	secret := "whsec_" + rand.Text()
-	if in.Secret != nil && *in.Secret != "" {
-		if err := checkSecret(*in.Secret); err != nil {
-			return nil, err
-		}
-		secret = *in.Secret
-	}
-	types, err := normalizeEventTypes(in.EventTypes)
-	if err != nil {
-		return nil, err
-	}
-	desc := ""
-	if in.Description != nil {
-		desc = strings.TrimSpace(*in.Description)
-		if utf8.RuneCountInString(desc) > MaxDescriptionChars {
-			return nil, models.Invalid("description", "must be at most %d characters", MaxDescriptionChars)
-		}
-		if err := models.CheckText("description", desc, models.SingleLine); err != nil {
-			return nil, err
-		}
-	}
+	u, secret, types, desc := w.url, w.secret, w.types, w.desc
 	now := s.Clock()
 	ep := models.WebhookEndpoint{URL: u, Secret: secret, EventTypes: types, Description: desc, Enabled: true,
 		CreatedBy: actor, CreatedAt: now, UpdatedAt: now}
@@ -131,6 +108,55 @@ func (s *Events) CreateWebhook(ctx context.Context, actor string, in WebhookInpu
 	}
 	s.endpoints.forget()
 	return &CreatedWebhook{Endpoint: ep, Secret: secret}, nil
+}
+
+// checkedWebhook is a new endpoint's input once checked.
+type checkedWebhook struct {
+	url, secret, desc string
+	types             models.EventTypeList
+}
+
+// CheckWebhook checks a new endpoint's input as CreateWebhook does, creating
+// nothing: the console's form names every mistake in one answer
+// (docs/result-codes.md, "fields"). Errors: CodeInvalidRequest, CodeUnavailable.
+func (s *Events) CheckWebhook(ctx context.Context, in WebhookInput) error {
+	_, err := s.checkWebhook(ctx, in)
+	return err
+}
+
+// checkWebhook checks every field of a new endpoint, the error naming each
+// one at fault; a fault (not a refusal) is returned as it is.
+func (s *Events) checkWebhook(ctx context.Context, in WebhookInput) (checkedWebhook, error) {
+	var w checkedWebhook
+	var errs models.FieldErrors
+	if in.URL == nil {
+		errs.Add(models.Invalid("url", "is required"))
+	} else {
+		u, err := checkWebhookURL(ctx, *in.URL, s.cfg.WebhookAllowPrivate, s.cfg.Resolver)
+		if err != nil && !models.IsCode(err, models.CodeInvalidRequest) {
+			return w, err
+		}
+		errs.Add(err)
+		w.url = u
+	}
+	w.secret = "whsec_" + rand.Text()
+	if in.Secret != nil && *in.Secret != "" {
+		err := checkSecret(*in.Secret)
+		errs.Add(err)
+		w.secret = *in.Secret
+	}
+	types, err := normalizeEventTypes(in.EventTypes)
+	errs.Add(err)
+	w.types = types
+	if in.Description != nil {
+		w.desc = strings.TrimSpace(*in.Description)
+		if utf8.RuneCountInString(w.desc) > MaxDescriptionChars {
+			errs.Add(models.Invalid("description", "must be at most %d characters", MaxDescriptionChars))
+		} else {
+			errs.Add(models.CheckText("description", w.desc, models.SingleLine))
+		}
+	}
+	return w, errs.Err()
 }
 
 // ListWebhooks returns every endpoint, oldest first. Errors: CodeUnavailable.

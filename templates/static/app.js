@@ -483,7 +483,36 @@
     all();
   }
 
+  // fillKept fills the form a session ended under with what was typed in
+  // it, kept while the admin logged in again (docs/pages.md, "Session
+  // ended"). Hidden, password and file fields keep the page's own values:
+  // the CSRF token is the new session's.
+  function fillKept() {
+    var holder = document.getElementById("kept-form");
+    if (!holder) { return; }
+    var kept;
+    try { kept = JSON.parse(holder.textContent); } catch (e) { return; }
+    var form = null;
+    document.querySelectorAll("main form").forEach(function (f) {
+      if (!form && f.getAttribute("action") === kept.action) { form = f; }
+    });
+    if (!form || !kept.fields) { return; }
+    Array.prototype.forEach.call(form.elements, function (el) {
+      var values = el.name ? kept.fields[el.name] : null;
+      if (!values || el.type === "hidden" || el.type === "password" || el.type === "file") { return; }
+      if (el.type === "checkbox" || el.type === "radio") {
+        el.checked = values.indexOf(el.value) >= 0;
+      } else if (el.tagName === "SELECT" && el.multiple) {
+        Array.prototype.forEach.call(el.options, function (o) { o.selected = values.indexOf(o.value) >= 0; });
+      } else if (el.type !== "submit" && el.type !== "button") {
+        el.value = values[0];
+      }
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    fillKept();
     pollStock();
     document.querySelectorAll("[data-claim]").forEach(function (btn) {
       btn.addEventListener("click", function () { claim(btn); });
