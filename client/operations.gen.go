@@ -102,6 +102,26 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookRequest, o
 	return &out, nil
 }
 
+// DeleteCampaign: Delete a campaign without templates (DELETE /api/v1/campaigns/{id}).
+func (c *Client) DeleteCampaign(ctx context.Context, id int64, opts ...CallOption) (*NoPayload, error) {
+	req := request{method: "DELETE", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
+	var out NoPayload
+	if err := c.do(ctx, req, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteTemplate: Delete a template that never issued a coupon (DELETE /api/v1/templates/{id}).
+func (c *Client) DeleteTemplate(ctx context.Context, id int64, opts ...CallOption) (*NoPayload, error) {
+	req := request{method: "DELETE", path: "/api/v1/templates/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
+	var out NoPayload
+	if err := c.do(ctx, req, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // DeleteWebhook: Remove a webhook endpoint with its deliveries and their log (DELETE /api/v1/webhooks/{id}).
 func (c *Client) DeleteWebhook(ctx context.Context, id int64, opts ...CallOption) (*NoPayload, error) {
 	req := request{method: "DELETE", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}

@@ -882,7 +882,7 @@ type GenerateRequest struct {
 
 // HoldRequest defines model for HoldRequest.
 type HoldRequest struct {
-	// CouponCodes 1 to 5 codes, each once: all are held or none; a shared code claims a coupon for user_id, held with the others
+	// CouponCodes 1 to 5 codes, each once: all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others
 	CouponCodes []string `json:"coupon_codes"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
@@ -903,7 +903,7 @@ type HoldRequest struct {
 	// TTLSeconds how long the hold lasts: 5 to 86400 seconds (default 900); a hold never lasts past the earliest valid_until of its coupons (expires_at says when it ends)
 	TTLSeconds *int64 `json:"ttl_seconds,omitempty"`
 
-	// UserID every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code
+	// UserID every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; optional with a shared code: without it the claim is an anonymous shopper's (stock and budget, no per-user limit)
 	UserID *string `json:"user_id,omitempty"`
 }
 
@@ -1102,7 +1102,7 @@ type RedeemRequest struct {
 	// ShippingCents the shipping amount of a cart with lines (default 0)
 	ShippingCents *int64 `json:"shipping_cents,omitempty"`
 
-	// UserID the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; required with a shared code, which claims a coupon for this user and uses it
+	// UserID the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; a shared code claims a coupon for this user and uses it; without user_id the claim is an anonymous shopper's (stock and budget, no per-user limit, the coupon has no owner)
 	UserID *string `json:"user_id,omitempty"`
 }
 
@@ -1679,7 +1679,7 @@ type ValidateRequest struct {
 	// ShippingCents the shipping amount of a cart with lines (default 0)
 	ShippingCents *int64 `json:"shipping_cents,omitempty"`
 
-	// UserID every coupon must belong to this user (a bearer coupon would become theirs); required with a shared code; a shopper's session is always its own user
+	// UserID every coupon must belong to this user (a bearer coupon would become theirs); a shared code without it is checked for an anonymous shopper (no per-user limit); a shopper's session is always its own user
 	UserID *string `json:"user_id,omitempty"`
 }
 
