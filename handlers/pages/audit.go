@@ -93,7 +93,8 @@ func (p *Pages) showAudit(c *gin.Context) {
 // (docs/pages.md).
 var auditActionNames = map[string]string{
 	"campaign.create": "campaign created", "campaign.update": "campaign renamed", "campaign.pause": "campaign paused",
-	"campaign.resume": "campaign resumed", "template.create": "template created", "template.update": "template changed",
+	"campaign.resume": "campaign resumed", "campaign.delete": "campaign deleted", "template.delete": "template deleted",
+	"template.create": "template created", "template.update": "template changed",
 	"template.stock": "stock added", "coupon.hold": "coupon held", "coupon.confirm": "hold confirmed",
 	"coupon.release": "hold released", "coupon.hold_expire": "hold expired", "coupon.refund": "coupon refunded",
 	"coupon.revoke": "coupon revoked", "coupon.return_stock": "stock returned to the pool",

@@ -169,3 +169,17 @@ func TestChartDaysAndEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAuditActionHasAName holds the audit filter's words to the
+// actions the audit page can show: an action added without a name would
+// show its key in the filter (docs/pages.md).
+func TestEveryAuditActionHasAName(t *testing.T) {
+	for a := range auditVerbs {
+		if _, ok := auditActionNames[a]; !ok {
+			t.Errorf("the audit action %q has no name in auditActionNames", a)
+		}
+	}
+	if got := auditActionName("template.delete"); got != "template deleted" {
+		t.Errorf("template.delete is named %q", got)
+	}
+}
