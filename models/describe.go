@@ -1,0 +1,120 @@
+package models
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DescribeTemplate says in one sentence what a coupon of t does, from its
+// fields alone: its value, the items or the shipping it applies to, what
+// it leaves out, its minimum and its cap ("Buy 2, get 1 free on shoes, not
+// on sale items, up to $80 off", "Free shipping on orders over $25", "20%
+// off shirts, up to $15"). money writes an amount of the template's
+// currency. Every page that says what a coupon covers says it with this
+// one function (docs/pages.md, "Every coupon in words").
+func DescribeTemplate(t *Template, money func(cents int64) string) string {
+	scope := targetWords(t)
+	var b strings.Builder
+	switch t.Kind {
+	case KindPercent:
+		fmt.Fprintf(&b, "%d%% off %s", t.PercentOff, orOrder(scope.on, t))
+	case KindFixedPerItem:
+		b.WriteString(money(t.FaceValueCents) + " off each item" + prefixed(" on ", scope.on))
+	case KindBuyXGetY:
+		get := "free"
+		if t.GetPercent < 100 {
+			get = fmt.Sprintf("at %d%% off", t.GetPercent)
+		}
+		fmt.Fprintf(&b, "Buy %d, get %d %s%s", t.BuyQuantity, t.GetQuantity, get, prefixed(" on ", scope.on))
+	case KindTiered:
+		steps := make([]string, len(t.Tiers))
+		for i, tier := range t.Tiers {
+			off := money(tier.OffCents)
+			if tier.PercentOff > 0 {
+				off = fmt.Sprintf("%d%%", tier.PercentOff)
+			}
+			steps[i] = off + " off from " + money(tier.MinCents)
+		}
+		b.WriteString(strings.Join(steps, ", ") + prefixed(" spent on ", scope.on))
+	case KindFreeShipping:
+		b.WriteString("Free shipping")
+	default:
+		b.WriteString(money(t.FaceValueCents) + " off " + orOrder(scope.on, t))
+	}
+	if scope.not != "" {
+		b.WriteString(", not on " + scope.not)
+	}
+	if t.MinOrderCents > 0 {
+		b.WriteString(" on orders over " + money(t.MinOrderCents))
+	}
+	if t.MinQuantity > 0 {
+		fmt.Fprintf(&b, " with %d or more items", t.MinQuantity)
+	}
+	switch {
+	case t.Kind == KindPercent && t.MaxDiscountCents > 0:
+		b.WriteString(", up to " + money(t.MaxDiscountCents))
+	case t.Kind != KindFixed && t.MaxDiscountCents > 0:
+		b.WriteString(", up to " + money(t.MaxDiscountCents) + " off")
+	}
+	return b.String()
+}
+
+// scopeWords are the items a template applies to and those it leaves out,
+// in words ("shoes or SKU BOOT-42", "sale items").
+type scopeWords struct{ on, not string }
+
+// targetWords says a template's target: categories by name, SKUs and
+// products by their ids; the shipping for a shipping template.
+func targetWords(t *Template) scopeWords {
+	if t.AppliesTo == AppliesToShipping {
+		return scopeWords{on: "shipping"}
+	}
+	if t.AppliesTo != AppliesToItems {
+		return scopeWords{}
+	}
+	tt := t.Target
+	return scopeWords{
+		on:  listWords(tt.CategoryIDs, "", tt.SKUs, tt.ProductIDs),
+		not: listWords(tt.ExcludeCategoryIDs, " items", tt.ExcludeSKUs, tt.ExcludeProductIDs),
+	}
+}
+
+// listWords joins categories (each followed by suffix), SKUs and products
+// with "or".
+func listWords(cats []string, suffix string, skus, products []string) string {
+	var parts []string
+	if len(cats) > 0 {
+		parts = append(parts, strings.Join(cats, " or ")+suffix)
+	}
+	if len(skus) == 1 {
+		parts = append(parts, "SKU "+skus[0])
+	} else if len(skus) > 1 {
+		parts = append(parts, "SKUs "+strings.Join(skus, ", "))
+	}
+	if len(products) == 1 {
+		parts = append(parts, "product "+products[0])
+	} else if len(products) > 1 {
+		parts = append(parts, "products "+strings.Join(products, ", "))
+	}
+	return strings.Join(parts, " or ")
+}
+
+// orOrder is the scope after "off": the items or shipping, else "your
+// order" (or "items" for an items template with no include list).
+func orOrder(on string, t *Template) string {
+	switch {
+	case on != "":
+		return on
+	case t.AppliesTo == AppliesToItems:
+		return "every item"
+	}
+	return "your order"
+}
+
+// prefixed is s after prefix, or "" for no s.
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}

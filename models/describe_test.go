@@ -1,0 +1,63 @@
+package models
+
+import (
+	"fmt"
+	"testing"
+)
+
+// dollars writes cents as the pages' short form: "$25", "$2.50".
+func dollars(c int64) string {
+	if c%100 == 0 {
+		return fmt.Sprintf("$%d", c/100)
+	}
+	return fmt.Sprintf("$%d.%02d", c/100, c%100)
+}
+
+// TestDescribeTemplate: every kind, on the order, on items (categories,
+// SKUs, products, exclusions) and on the shipping, with minimums and caps.
+func TestDescribeTemplate(t *testing.T) {
+	shoes := TemplateTarget{CategoryIDs: []string{"shoes"}, ExcludeCategoryIDs: []string{"sale"}}
+	for _, tc := range []struct {
+		name string
+		t    Template
+		want string
+	}{
+		{"fixed order", Template{Kind: KindFixed, FaceValueCents: 500, AppliesTo: AppliesToOrder}, "$5 off your order"},
+		{"fixed order min", Template{Kind: KindFixed, FaceValueCents: 1000, MinOrderCents: 5000}, "$10 off your order on orders over $50"},
+		{"fixed shoes", Template{Kind: KindFixed, FaceValueCents: 500, AppliesTo: AppliesToItems,
+			Target: TemplateTarget{CategoryIDs: []string{"shoes"}}}, "$5 off shoes"},
+		{"fixed skus", Template{Kind: KindFixed, FaceValueCents: 250, AppliesTo: AppliesToItems,
+			Target: TemplateTarget{SKUs: []string{"A-1", "B-2"}}}, "$2.50 off SKUs A-1, B-2"},
+		{"fixed product not sku", Template{Kind: KindFixed, FaceValueCents: 100, AppliesTo: AppliesToItems,
+			Target: TemplateTarget{ProductIDs: []string{"p9"}, ExcludeSKUs: []string{"X"}}}, "$1 off product p9, not on SKU X"},
+		{"fixed items no include", Template{Kind: KindFixed, FaceValueCents: 100, AppliesTo: AppliesToItems,
+			Target: TemplateTarget{ExcludeProductIDs: []string{"p1", "p2"}}}, "$1 off every item, not on products p1, p2"},
+		{"fixed shipping", Template{Kind: KindFixed, FaceValueCents: 300, AppliesTo: AppliesToShipping}, "$3 off shipping"},
+		{"percent shirts", Template{Kind: KindPercent, PercentOff: 20, MaxDiscountCents: 1500, AppliesTo: AppliesToItems,
+			Target: TemplateTarget{CategoryIDs: []string{"shirts"}}}, "20% off shirts, up to $15"},
+		{"percent order", Template{Kind: KindPercent, PercentOff: 15, MaxDiscountCents: 2000}, "15% off your order, up to $20"},
+		{"percent two categories min qty", Template{Kind: KindPercent, PercentOff: 10, MaxDiscountCents: 500, AppliesTo: AppliesToItems,
+			MinQuantity: 3, Target: TemplateTarget{CategoryIDs: []string{"shirts", "hats"}, SKUs: []string{"S-1"}}},
+			"10% off shirts or hats or SKU S-1 with 3 or more items, up to $5"},
+		{"per item", Template{Kind: KindFixedPerItem, FaceValueCents: 200, MaxDiscountCents: 1000, AppliesTo: AppliesToItems,
+			Target: TemplateTarget{CategoryIDs: []string{"socks"}}}, "$2 off each item on socks, up to $10 off"},
+		{"per item order", Template{Kind: KindFixedPerItem, FaceValueCents: 200, MaxDiscountCents: 1000}, "$2 off each item, up to $10 off"},
+		{"buy 2 get 1", Template{Kind: KindBuyXGetY, BuyQuantity: 2, GetQuantity: 1, GetPercent: 100, MaxDiscountCents: 8000,
+			AppliesTo: AppliesToItems, Target: shoes}, "Buy 2, get 1 free on shoes, not on sale items, up to $80 off"},
+		{"buy 1 get 1 half", Template{Kind: KindBuyXGetY, BuyQuantity: 1, GetQuantity: 1, GetPercent: 50, MaxDiscountCents: 3000},
+			"Buy 1, get 1 at 50% off, up to $30 off"},
+		{"tiered", Template{Kind: KindTiered, MaxDiscountCents: 2500, AppliesTo: AppliesToItems, Target: TemplateTarget{CategoryIDs: []string{"toys"}},
+			Tiers: []Tier{{MinCents: 5000, OffCents: 500}, {MinCents: 10000, PercentOff: 15}}},
+			"$5 off from $50, 15% off from $100 spent on toys, up to $25 off"},
+		{"free shipping min", Template{Kind: KindFreeShipping, AppliesTo: AppliesToShipping, MinOrderCents: 2500},
+			"Free shipping on orders over $25"},
+		{"free shipping cap", Template{Kind: KindFreeShipping, AppliesTo: AppliesToShipping, MaxDiscountCents: 1000},
+			"Free shipping, up to $10 off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DescribeTemplate(&tc.t, dollars); got != tc.want {
+				t.Errorf("DescribeTemplate = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,118 @@
+package checkout
+
+import (
+	"context"
+	"strings"
+
+	"couponsvc/models"
+	"couponsvc/services/core"
+)
+
+// saleHoldTTL is how long the hold of a till sale's codes lives between
+// its hold and its confirm, which follow at once (docs/pages.md).
+const saleHoldTTL = 60
+
+// PreviewSale prices the codes of a till sale on its cart as Validate does
+// (it writes nothing), and, when coupons were already redeemed on the same
+// sale, on what they left of each line, as the redemption will price them
+// (docs/pages.md, "The till sells a cart"). A coupon that does not apply is
+// answered in the result, with its word, as Validate answers it.
+// Errors: as Validate.
+func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
+	if err := s.parseCheckout(ctx, &req, false); err != nil {
+		return nil, err
+	}
+	claims, err := s.claimSharedCodes(ctx, &req, false)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if req.OrderID != "" && req.Cart.Lined() {
+		o, found, err := s.ReadOrder(ctx, req.OrderID)
+		if err != nil {
+			return nil, err
+		}
+		if found && o.Lined() && o.Coupons > 0 {
+			if req.taken, err = s.takenOn(s.DB.WithContext(ctx), &o); err != nil {
+				return nil, core.DBError("order", err)
+			}
+		}
+	}
+	res, _ := s.decide(p, req, s.Clock())
+	markStacking(res, p.templates, s.maxPerOrder())
+	return res, nil
+}
+
+// RedeemSale redeems the codes of a till sale on its cart, as PreviewSale
+// priced them: one code is redeemed (Redeem), several are held together and
+// the hold confirmed at once (Hold, then Confirm), so that they are priced
+// together as the preview priced them. A confirm refused releases the hold.
+// The sale may take further codes afterwards, each redeemed on what the
+// earlier ones left. Sent again, it answers the first answer (Duplicate).
+// Errors: as Redeem, Hold and Confirm.
+func (s *Checkout) RedeemSale(ctx context.Context, req CheckoutRequest, cashier string) (*CheckoutResult, error) {
+	if len(req.CouponCodes) == 1 {
+		r, err := s.Redeem(ctx, RedeemRequest{CouponCode: req.CouponCodes[0], OrderID: req.OrderID,
+			OrderAmountCents: req.OrderAmountCents, Cashier: cashier, Cart: req.Cart})
+		if err != nil {
+			return nil, err
+		}
+		res := &CheckoutResult{Result: "redeemed", Duplicate: r.Duplicate, OrderID: req.OrderID,
+			OrderAmountCents: r.OrderAmountCents, DiscountCents: r.DiscountCents, PayableCents: r.PayableCents,
+			Currency: r.Currency, Coupons: []CheckoutCoupon{{CouponCode: r.Coupon.Code, Result: "redeemed",
+				DiscountCents: r.DiscountCents, TemplateID: r.Coupon.TemplateID}}}
+		if r.Lined {
+			res.Lines, res.ShippingDiscountCents = r.Lines, ptrTo(r.ShippingDiscountCents)
+		}
+		return res, nil
+	}
+	req.TTLSeconds, req.Actor = saleHoldTTL, cashier
+	held, err := s.Hold(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Confirm(ctx, ConfirmRequest{OrderID: req.OrderID, OrderAmountCents: held.OrderAmountCents,
+		Cart: req.Cart, Cashier: cashier})
+	if err != nil && !models.IsCode(err, models.CodeUnavailable) {
+		if _, rerr := s.Release(ctx, cashier, req.OrderID); rerr != nil && !models.IsCode(rerr, models.CodeNotFound) {
+			return nil, rerr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Duplicate = res.Duplicate || held.Duplicate
+	return res, nil
+}
+
+// Refusal reasons of a coupon priced on a cart, as RefusalReason reads
+// them (docs/pages.md: a refusal names its true reason).
+const (
+	ReasonNotForItems = "not_for_items"
+	ReasonNoShipping  = "no_shipping"
+	ReasonMinimum     = "below_minimum"
+	ReasonCurrency    = "currency"
+	ReasonOther       = ""
+)
+
+// RefusalReason says which of the pricing's refusals a coupon's answer is:
+// no line of the cart is one the coupon applies to, the cart has no
+// shipping for a shipping coupon, the minimum is not met, or the coupon is
+// in another currency (the messages refusalError writes); ReasonOther for
+// any other answer.
+func RefusalReason(c CheckoutCoupon) string {
+	switch {
+	case c.Code == models.CodeCurrencyMismatch:
+		return ReasonCurrency
+	case c.Code != models.CodeBelowMinimum:
+		return ReasonOther
+	case strings.Contains(c.Message, "the cart has none"):
+		return ReasonNoShipping
+	case strings.Contains(c.Message, "no line of the cart"):
+		return ReasonNotForItems
+	}
+	return ReasonMinimum
+}
