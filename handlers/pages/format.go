@@ -80,6 +80,15 @@ func (m moneyFormat) input(cents int64) string {
 	return fmt.Sprintf("%d.%0*d", cents/unit, m.digits, cents%unit)
 }
 
+// example is an amount to show in a hint: 12.50 in a currency with minor
+// units, 1250 in one without.
+func (m moneyFormat) example() int64 {
+	if m.digits == 0 {
+		return 1250
+	}
+	return 1250 * pow10(m.digits) / 100
+}
+
 // moneyInput writes cents as a form value: "12.50", "" for zero.
 func moneyInput(cents int64) string { return newMoneyFormat("USD").input(cents) }
 
@@ -250,36 +259,22 @@ func (p *Pages) moneyOf(code string) moneyFormat {
 // moneyIn writes minor units of the currency code ("" for the deployment's).
 func (p *Pages) moneyIn(code string, cents int64) string { return p.moneyOf(code).format(cents) }
 
-// valueText says what a coupon is worth, in its template's currency: "$5.00
-// off", "15% off, up to $20.00", "Buy 2, get 1 free, up to $30.00".
+// valueText says what a coupon does, in its template's currency, with
+// models.DescribeTemplate ("$5 off shoes", "20% off shirts, up to $15"):
+// every page says a coupon with it (docs/pages.md, "Every coupon in
+// words").
 func (p *Pages) valueText(t models.Template) string {
-	m := p.moneyOf(t.Currency)
-	upTo := ", up to " + m.format(t.MaxDiscountCents)
-	switch t.Kind {
-	case models.KindPercent:
-		return fmt.Sprintf("%d%% off", t.PercentOff) + upTo
-	case models.KindFixedPerItem:
-		return m.format(t.FaceValueCents) + " off each item" + upTo
-	case models.KindBuyXGetY:
-		get := "free"
-		if t.GetPercent < 100 {
-			get = fmt.Sprintf("at %d%% off", t.GetPercent)
-		}
-		return fmt.Sprintf("Buy %d, get %d %s", t.BuyQuantity, t.GetQuantity, get) + upTo
-	case models.KindTiered:
-		steps := make([]string, len(t.Tiers))
-		for i, tier := range t.Tiers {
-			off := m.format(tier.OffCents)
-			if tier.PercentOff > 0 {
-				off = fmt.Sprintf("%d%%", tier.PercentOff)
-			}
-			steps[i] = off + " off from " + m.format(tier.MinCents)
-		}
-		return strings.Join(steps, ", ") + upTo
-	case models.KindFreeShipping:
-		return "Free shipping" + upTo
+	return models.DescribeTemplate(&t, p.moneyOf(t.Currency).short)
+}
+
+// short writes minor units as format does, without zero minor units
+// ("$25", "$2.50").
+func (m moneyFormat) short(cents int64) string {
+	s := m.format(cents)
+	if m.digits > 0 && cents%pow10(m.digits) == 0 {
+		s = strings.Replace(s, "."+strings.Repeat("0", m.digits), "", 1)
 	}
-	return m.format(t.FaceValueCents) + " off"
+	return s
 }
 
 // conditions lists a template's conditions in words.
@@ -292,9 +287,6 @@ func (p *Pages) conditions(t models.Template) []string {
 	}
 	if t.MinQuantity > 0 {
 		out = append(out, fmt.Sprintf("With %d or more items", t.MinQuantity))
-	}
-	if t.AppliesTo == models.AppliesToItems {
-		out = append(out, "On selected items")
 	}
 	if t.PerUserLimit == 1 {
 		out = append(out, "One per person")

@@ -103,6 +103,21 @@ func formMoney(errs formErrors, field, value string, required bool) int64 {
 	return cents
 }
 
+// formMoneyIn reads an amount field in the deployment currency's own minor
+// units (12.50 dollars, 1250 yen: no decimals), bounded by
+// models.MaxMoneyCents; a blank one is 0.
+func (p *Pages) formMoneyIn(errs formErrors, field, value string) int64 {
+	if strings.TrimSpace(value) == "" {
+		return 0
+	}
+	cents, ok := parseMoneyDigits(value, p.money.digits)
+	if !ok || cents < 0 || cents > models.MaxMoneyCents {
+		errs.add(field, "Enter an amount, such as "+p.money.input(p.money.example())+".")
+		return 0
+	}
+	return cents
+}
+
 // formTime reads a datetime-local field as a wall time of the deployment's
 // zone (docs/time.md); blank is nil. A wall time the clocks skip that day
 // (the hour of a spring change) is refused, not moved: the admin picks.

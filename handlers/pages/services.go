@@ -59,6 +59,8 @@ type Checkout interface {
 	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)
 	ReturnPart(ctx context.Context, actor string, orderID string, returnID string, returned int64) (*checkout.ReturnResult, error)
 	PreviewReturnPart(ctx context.Context, orderID string, returned int64) (*checkout.ReturnResult, error)
+	PreviewSale(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
+	RedeemSale(ctx context.Context, req checkout.CheckoutRequest, cashier string) (*checkout.CheckoutResult, error)
 	Validate(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
 }
 

@@ -149,6 +149,11 @@ func boolRank(b bool) int {
 // $20.00), so that a card states the value once: such a name is the card's
 // value line, and any other name goes under the value in words.
 func (p *Pages) restatesValue(t models.Template) bool {
+	if (t.AppliesTo != "" && t.AppliesTo != models.AppliesToOrder) || (t.Kind != models.KindFixed && t.Kind != models.KindPercent) {
+		// Only the sentence of models.DescribeTemplate says what such a
+		// coupon covers: a name is never trusted to.
+		return false
+	}
 	if t.Kind == models.KindPercent {
 		return strings.Contains(t.Name, fmt.Sprintf("%d%%", t.PercentOff)) && p.namesAmount(t.Name, t.MaxDiscountCents)
 	}

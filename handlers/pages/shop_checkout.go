@@ -106,8 +106,13 @@ func (p *Pages) renderCheckout(c *gin.Context, status int, page *checkoutPage) {
 }
 
 // padRows numbers the rows and adds empty ones up to cartRowsShown.
-func padRows(rows []cartRow) []cartRow {
-	for len(rows) < cartRowsShown {
+func padRows(rows []cartRow) []cartRow { return padRowsTo(rows, cartRowsShown) }
+
+// padRowsTo numbers the rows and adds empty ones up to n, and always one
+// empty row to type the next item in.
+func padRowsTo(rows []cartRow, n int) []cartRow {
+	n = max(n, len(rows)+1)
+	for len(rows) < n {
 		rows = append(rows, cartRow{})
 	}
 	for i := range rows {
@@ -120,36 +125,11 @@ func padRows(rows []cartRow) []cartRow {
 // empty are dropped (the form is shown again without the gaps, so that a
 // row's number is its line's in the cart); a mistake goes beside the
 // items, naming the row, or beside the code field.
-func readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line, []string) {
+func (p *Pages) readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line, []string) {
 	f := checkoutForm{Codes: strings.TrimSpace(c.PostForm("codes")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
 		Errors: formErrors{}}
-	skus, cats := c.PostFormArray("sku"), c.PostFormArray("category")
-	qtys, units := c.PostFormArray("quantity"), c.PostFormArray("unit_price")
-	at := func(s []string, i int) string {
-		if i < len(s) {
-			return strings.TrimSpace(s[i])
-		}
-		return ""
-	}
 	var lines []checkout.Line
-	for i := range min(max(len(skus), len(qtys), len(units)), checkout.MaxCartLines) {
-		r := cartRow{SKU: at(skus, i), Category: at(cats, i), Quantity: at(qtys, i), Unit: at(units, i)}
-		if r.SKU == "" && r.Category == "" && r.Quantity == "" && r.Unit == "" {
-			continue
-		}
-		f.Rows = append(f.Rows, r)
-		n := len(f.Rows)
-		if f.BadRow != 0 {
-			continue
-		}
-		line, msg := readCartRow(r, n)
-		if msg != "" {
-			f.Errors.add("items", msg)
-			f.BadRow = n
-			continue
-		}
-		lines = append(lines, line)
-	}
+	f.Rows, lines, f.BadRow = p.readCartRows(c, f.Errors)
 	if len(f.Rows) == 0 {
 		f.Errors.add("items", "Add at least one item to the cart.")
 		f.BadRow = 1
@@ -168,9 +148,63 @@ func readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line, []string) 
 	return f, lines, codes
 }
 
-// readCartRow reads one typed row as a cart line; the line's id is its row
-// number. msg says what is wrong with it.
-func readCartRow(r cartRow, n int) (checkout.Line, string) {
+// readCartRows reads the rows of a cart form (fields sku, category,
+// quantity, unit_price; the shop's checkout and the till's sale) as cart
+// lines, at most checkout.MaxCartLines. Rows left empty are dropped (the
+// form is shown again without the gaps, so that a row's number is its
+// line's in the cart); the first mistake goes beside the items, naming
+// its row (bad, 1-based; 0 for none).
+func (p *Pages) readCartRows(c *gin.Context, errs formErrors) (rows []cartRow, lines []checkout.Line, bad int) {
+	skus, cats := c.PostFormArray("sku"), c.PostFormArray("category")
+	qtys, units := c.PostFormArray("quantity"), c.PostFormArray("unit_price")
+	n := max(len(skus), len(qtys), len(units))
+	for i := range n {
+		r := cartRow{SKU: at(skus, i), Category: at(cats, i), Quantity: at(qtys, i), Unit: at(units, i)}
+		if r.SKU == "" && r.Category == "" && r.Quantity == "" && r.Unit == "" {
+			continue
+		}
+		if len(rows) == checkout.MaxCartLines {
+			errs.add("items", fmt.Sprintf("A cart holds at most %d items.", checkout.MaxCartLines))
+			return rows, nil, len(rows)
+		}
+		rows = append(rows, r)
+		if bad != 0 {
+			continue
+		}
+		line, msg := p.readCartRow(r, len(rows))
+		if msg != "" {
+			errs.add("items", msg)
+			bad = len(rows)
+			continue
+		}
+		lines = append(lines, line)
+	}
+	if bad == 0 {
+		lines = capCart(errs, lines, &bad)
+	}
+	return rows, lines, bad
+}
+
+// capCart refuses a cart whose total is over the API's bound on an amount
+// (models.MaxMoneyCents), naming the row that takes it over, so that no
+// sum on the page wraps.
+func capCart(errs formErrors, lines []checkout.Line, bad *int) []checkout.Line {
+	var total int64
+	for i, l := range lines {
+		total += l.Quantity * l.UnitPriceCents // each factor is bounded: no wrap
+		if total > models.MaxMoneyCents {
+			errs.add("items", fmt.Sprintf("Item %d: the cart's total would be over the most an order may be.", i+1))
+			*bad = i + 1
+			return nil
+		}
+	}
+	return lines
+}
+
+// readCartRow reads one typed row as a cart line, its price in the
+// deployment currency's own minor units; the line's id is its row number.
+// msg says what is wrong with it.
+func (p *Pages) readCartRow(r cartRow, n int) (checkout.Line, string) {
 	if r.SKU == "" {
 		return checkout.Line{}, fmt.Sprintf("Item %d: enter the item (its SKU, such as TSHIRT-M).", n)
 	}
@@ -178,9 +212,9 @@ func readCartRow(r cartRow, n int) (checkout.Line, string) {
 	if err != nil || qty < 1 || qty > checkout.MaxLineQuantity {
 		return checkout.Line{}, fmt.Sprintf("Item %d: the quantity must be a whole number from 1 to %d.", n, checkout.MaxLineQuantity)
 	}
-	price, ok := parseMoney(r.Unit)
-	if !ok || price < 0 {
-		return checkout.Line{}, fmt.Sprintf("Item %d: enter the unit price, such as 12.50.", n)
+	price, ok := parseMoneyDigits(r.Unit, p.money.digits)
+	if !ok || price < 0 || price > models.MaxMoneyCents {
+		return checkout.Line{}, fmt.Sprintf("Item %d: enter the unit price, such as %s.", n, p.money.input(p.money.example()))
 	}
 	l := checkout.Line{ID: strconv.Itoa(n), SKU: r.SKU, Quantity: qty, UnitPriceCents: price}
 	if r.Category != "" {
@@ -241,7 +275,7 @@ func shopperWords(code models.Code, msg string) string {
 // (checkout.Validate, which changes nothing): the discount per item and the
 // total to pay, or why a code does not apply, beside the code field.
 func (p *Pages) checkCart(c *gin.Context) {
-	f, lines, codes := readCheckoutForm(c)
+	f, lines, codes := p.readCheckoutForm(c)
 	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {

@@ -41,13 +41,19 @@ type posPage struct {
 // the discount once checked.
 type redeemForm struct {
 	Code, OrderID, Amount string
-	// Items are the order's items, one a line (readItems); empty for an
-	// order given by its total.
-	Items   string
+	// Rows are the sale's items as typed (readCartRows), Shipping its
+	// shipping; a sale given by its total has none.
+	Rows     []cartRow
+	Shipping string
+	// BadRow is the 1-based row the "items" error is about (0: none).
+	BadRow  int
 	Errors  formErrors
 	Preview *redeemPreview
-	// Cart is the preview of several codes on one order.
-	Cart *cartPreview
+	// Sale is the preview of a sale of items or of several codes; when
+	// every code applies, SaleCodes are its codes and SaleKey what it
+	// priced (saleKey), which Enter on the empty code field redeems.
+	Sale               *salePreview
+	SaleCodes, SaleKey string
 }
 
 // redeemPreview is what the cashier confirms: the coupon, the discount and
@@ -102,6 +108,7 @@ func (p *Pages) showPOS(c *gin.Context) {
 	if page.Redeem.OrderID == "" {
 		page.Redeem.OrderID = newTillOrderID()
 	}
+	saleFromQuery(c, &page.Redeem)
 	p.renderPOS(c, http.StatusOK, page)
 }
 
@@ -235,28 +242,26 @@ func readOrderAmount(errs formErrors, value string) int64 {
 	return amount
 }
 
-// redeemProblem says, in a cashier's words, why a coupon cannot be redeemed
-// on this order, and beside which field; "" when it can.
-func (p *Pages) redeemProblem(d *core.CouponDetail, orderID string, amount int64) (field, msg string) {
+// refusedWords says, in a cashier's words and with the coupon's own
+// figures (its order, times and minimum), the refusal the service answered
+// for it (code, from Validate or Redeem), and beside which field. The page
+// never decides whether a coupon may be used: it only words the answer.
+func (p *Pages) refusedWords(code models.Code, d *core.CouponDetail, orderID string) (field, msg string) {
 	cp, t := d.Coupon, d.Template
-	switch cp.Status {
-	case models.CouponUsed:
-		if cp.OrderID != nil && *cp.OrderID == orderID {
-			return "", ""
-		}
+	switch code {
+	case models.CodeAlreadyUsed:
 		return "code", p.usedWords(cp)
-	case models.CouponRevoked:
+	case models.CodeRevoked:
 		return "code", "This coupon was revoked and cannot be used."
-	case models.CouponExpired:
+	case models.CodeNotValidNow:
+		if p.now().Before(cp.ValidFrom) {
+			return "code", "This coupon is not valid until " + p.dateTime(cp.ValidFrom) + "."
+		}
 		return "code", "This coupon expired at " + p.untilTime(cp.ValidUntil) + "."
-	case models.CouponHeld:
+	case models.CodeHeld:
 		return "code", p.heldWords(cp, orderID)
-	}
-	if p.now().Before(cp.ValidFrom) {
-		return "code", "This coupon is not valid until " + p.dateTime(cp.ValidFrom) + "."
-	}
-	if amount < t.MinOrderCents {
-		return "amount", "Below the minimum: this coupon needs an order of at least " + p.money.format(t.MinOrderCents) + "."
+	case models.CodeBelowMinimum:
+		return "amount", "Below the minimum: this coupon needs an order of at least " + p.moneyIn(t.Currency, t.MinOrderCents) + "."
 	}
 	return "", ""
 }

@@ -22,48 +22,6 @@ type itemPart struct {
 	DiscountCents int64
 }
 
-// readItems reads the checkout form's items, one a line of text:
-// "item id, sku, quantity, unit price" and then its categories, each after
-// a comma. A mistake is put beside the items field naming the line. None
-// given is an amount-only order (nil).
-func readItems(errs formErrors, value string) []checkout.Line {
-	var out []checkout.Line
-	n := 0
-	for raw := range strings.SplitSeq(value, "\n") {
-		raw = strings.TrimSpace(raw)
-		if raw == "" {
-			continue
-		}
-		n++
-		fields := strings.Split(raw, ",")
-		for i := range fields {
-			fields[i] = strings.TrimSpace(fields[i])
-		}
-		if len(fields) < 4 {
-			errs.add("items", fmt.Sprintf("Item line %d: give the item id, SKU, quantity and unit price, separated by commas.", n))
-			return nil
-		}
-		qty, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil || qty < 1 || qty > checkout.MaxLineQuantity {
-			errs.add("items", fmt.Sprintf("Item line %d: the quantity must be a whole number from 1 to %d.", n, checkout.MaxLineQuantity))
-			return nil
-		}
-		price, ok := parseMoney(fields[3])
-		if !ok || price < 0 {
-			errs.add("items", fmt.Sprintf("Item line %d: enter the unit price, such as 12.50.", n))
-			return nil
-		}
-		var cats []string
-		for _, c := range fields[4:] {
-			if c != "" {
-				cats = append(cats, c)
-			}
-		}
-		out = append(out, checkout.Line{ID: fields[0], SKU: fields[1], Quantity: qty, UnitPriceCents: price, CategoryIDs: cats})
-	}
-	return out
-}
-
 // itemRefusal puts a refusal of the cart's lines beside the items field,
 // naming the item line ("lines[2].quantity" is item line 3); false for
 // another refusal.

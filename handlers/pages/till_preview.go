@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"couponsvc/models"
+	"couponsvc/services/checkout"
+	"couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )
@@ -23,8 +25,8 @@ import (
 // redeems nothing. A total sent without a code is kept for the code to come.
 func (p *Pages) previewRedemption(c *gin.Context) {
 	typed := strings.TrimSpace(c.PostForm("code"))
-	if codes := splitCodes(typed); len(codes) > 1 || strings.TrimSpace(c.PostForm("items")) != "" {
-		p.previewCart(c, codes)
+	if codes := splitCodes(typed); hasSale(c, codes) {
+		p.previewSale(c, codes)
 		return
 	}
 	if typed == "" {
@@ -60,7 +62,9 @@ func (p *Pages) previewRedemption(c *gin.Context) {
 				return outcome{}, err
 			}
 			if chk.Redeemed == nil {
-				if field, msg := p.redeemProblem(&chk.CouponDetail, f.OrderID, amount); msg != "" {
+				if field, msg, err := p.tillAnswer(c, &chk.CouponDetail, code, f.OrderID, amount); err != nil {
+					return outcome{}, err
+				} else if msg != "" {
 					page.Redeem.Errors.add(field, msg)
 					page.RefundOffer = refundOffer(chk.Coupon)
 					p.renderPOS(c, http.StatusConflict, page)
@@ -136,8 +140,10 @@ func (p *Pages) couponProblemFirst(c *gin.Context, page *posPage, code string) b
 	if err != nil {
 		return false // the preview with a total says what is wrong
 	}
-	field, msg := p.redeemProblem(d, page.Redeem.OrderID, models.MaxMoneyCents)
-	if field != "code" {
+	// Asked on the largest total, the service's answer is about the
+	// coupon itself, never its minimum.
+	field, msg, err := p.tillAnswer(c, d, code, page.Redeem.OrderID, models.MaxMoneyCents)
+	if err != nil || field != "code" {
 		return false
 	}
 	page.Redeem.Errors = formErrors{}
@@ -145,4 +151,26 @@ func (p *Pages) couponProblemFirst(c *gin.Context, page *posPage, code string) b
 	page.RefundOffer = refundOffer(d.Coupon)
 	p.renderPOS(c, http.StatusConflict, page)
 	return true
+}
+
+// tillAnswer asks the service whether the coupon can be used on the order
+// and total (checkout.PreviewSale, which changes nothing) and words its
+// refusal with the coupon's figures (refusedWords); "" when it applies.
+func (p *Pages) tillAnswer(c *gin.Context, d *core.CouponDetail, code, orderID string, amount int64) (field, msg string, err error) {
+	res, err := p.checkout.PreviewSale(c.Request.Context(), checkout.CheckoutRequest{OrderID: orderID,
+		OrderAmountCents: amount, CouponCodes: []string{code}})
+	if err != nil {
+		if models.IsCode(err, models.CodeInvalidRequest) {
+			return "", "", nil // the redemption names the field
+		}
+		return "", "", err
+	}
+	if len(res.Coupons) != 1 || res.Coupons[0].Code == models.CodeOK {
+		return "", "", nil
+	}
+	cc := res.Coupons[0]
+	if field, msg = p.refusedWords(cc.Code, d, orderID); msg == "" {
+		field, msg = "code", p.refusalWords(cc, &d.Template)
+	}
+	return field, msg, nil
 }

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"net/url"
 	"strings"
 
 	"couponsvc/handlers/web"
@@ -42,13 +43,14 @@ func (p *Pages) redeemCode(c *gin.Context, typed string) {
 				msg = "Already redeemed on order " + f.OrderID + " (nothing changed): " + p.money.format(res.DiscountCents) +
 					" off, the customer pays " + p.money.format(res.PayableCents) + "."
 			}
-			return done(msg, "/pos"), nil
+			// The sale keeps its number (and total) until "Next customer".
+			return done(msg, "/pos?"+url.Values{"order_id": {f.OrderID}, "amount": {f.Amount}}.Encode()), nil
 		},
 		refused: func(_ noInput, err error) bool {
 			if words[models.CodeSoldOut].msg != "" {
 				return f.Errors.fromRefusal(err, words, redeemFields)
 			}
-			return p.redeemRefusal(c, err, code, f.OrderID, amount, f.Errors)
+			return p.redeemRefusal(c, err, code, f.OrderID, f.Errors)
 		},
 		show: func(status int) { p.renderPOS(c, status, page) },
 	})
@@ -63,12 +65,12 @@ var redeemRefusals = map[models.Code]refusal{
 
 // redeemRefusal puts the reason a redemption was refused beside its field, in
 // a cashier's words. It reports false for faults, which get the error page.
-func (p *Pages) redeemRefusal(c *gin.Context, err error, code, orderID string, amount int64, errs formErrors) bool {
+func (p *Pages) redeemRefusal(c *gin.Context, err error, code, orderID string, errs formErrors) bool {
 	switch models.ErrorCode(err) {
 	case models.CodeAlreadyUsed, models.CodeRevoked, models.CodeNotValidNow, models.CodeBelowMinimum, models.CodeHeld:
 		// Say it with the coupon's own figures (order, time, minimum, hold).
 		if d, derr := p.core.GetCoupon(c.Request.Context(), code); derr == nil {
-			if field, msg := p.redeemProblem(d, orderID, amount); msg != "" {
+			if field, msg := p.refusedWords(models.ErrorCode(err), d, orderID); msg != "" {
 				errs.add(field, msg)
 				return true
 			}

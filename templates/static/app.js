@@ -339,6 +339,47 @@
     if (el.tagName === "INPUT" && typeof el.select === "function") { el.select(); }
   }
 
+  // ---- cart rows: add and remove items by keyboard ----
+
+  // cartRows keeps one empty row at the end of a cart's table (typing in
+  // the last row adds the next) and makes each Remove button take its row
+  // off, the keyboard going to the next row's first field. Without the
+  // script, the page itself always shows an empty row and an emptied row
+  // is left out.
+  function cartRows(table) {
+    var body = table.tBodies[0];
+    function renumber() {
+      Array.prototype.forEach.call(body.rows, function (tr, i) {
+        tr.setAttribute("data-row", String(i + 1));
+        tr.querySelectorAll("[aria-label]").forEach(function (el) {
+          el.setAttribute("aria-label", el.getAttribute("aria-label").replace(/Item \d+/, "Item " + (i + 1)));
+        });
+      });
+    }
+    function filled(tr) {
+      return Array.prototype.some.call(tr.querySelectorAll("input"), function (i) { return i.value.trim() !== ""; });
+    }
+    body.addEventListener("input", function (ev) {
+      var tr = ev.target.closest("tr");
+      if (tr !== body.rows[body.rows.length - 1] || !filled(tr)) { return; }
+      var next = tr.cloneNode(true);
+      next.querySelectorAll("input").forEach(function (i) {
+        i.value = ""; i.removeAttribute("aria-invalid"); i.removeAttribute("aria-describedby");
+      });
+      body.appendChild(next);
+      renumber();
+    });
+    body.addEventListener("click", function (ev) {
+      var btn = ev.target.closest("[data-remove-row]");
+      if (!btn) { return; }
+      var tr = btn.closest("tr"), next = tr.nextElementSibling || tr.previousElementSibling;
+      if (body.rows.length > 1) { tr.remove(); } else { tr.querySelectorAll("input").forEach(function (i) { i.value = ""; }); next = tr; }
+      renumber();
+      var first = next && next.querySelector("input");
+      if (first) { first.focus(); }
+    });
+  }
+
   // ---- copying a code, and the full-screen QR code ----
 
   // copyCode copies a button's data-copy to the clipboard (or, where the
@@ -521,6 +562,7 @@
     liveRegions();
     document.querySelectorAll("form[data-template-form]").forEach(toggleFields);
     scanners();
+    document.querySelectorAll("table.cart-rows").forEach(cartRows);
     focusChosen();
     qrDialogs();
     document.querySelectorAll("button[data-copy]").forEach(function (btn) {

@@ -1,0 +1,316 @@
+package pages
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"couponsvc/handlers/web"
+	"couponsvc/models"
+	"couponsvc/services/checkout"
+
+	"github.com/gin-gonic/gin"
+)
+
+// salePreview is a till sale's cart priced with its codes
+// (checkout.PreviewSale): each code in words with its discount or why it
+// does not apply, each item with what comes off it and what the customer
+// pays for it, the shipping and the totals.
+type salePreview struct {
+	Codes                 []saleCode
+	Items                 []cartRow
+	ShippingCents         int64
+	ShippingDiscountCents int64
+	AmountCents           int64
+	DiscountCents         int64
+	PayableCents          int64
+	// Problem says why the codes cannot go on the sale together; "" when
+	// they can, and Enter on the empty code field redeems them.
+	Problem string
+}
+
+// saleCode is one code of a sale's preview.
+type saleCode struct {
+	Code string
+	// Words is the coupon in words (models.DescribeTemplate).
+	Words         string
+	DiscountCents int64
+	// Problem says why this code does not apply; "" when it does.
+	Problem string
+}
+
+// saleRows is how many item rows the till shows at least.
+const saleRows = 3
+
+// hasSale says whether a checkout post is a sale of items: rows or a
+// shipping typed, a sale previewed, or several codes.
+func hasSale(c *gin.Context, codes []string) bool {
+	if len(codes) > 1 || strings.TrimSpace(c.PostForm("shipping")) != "" || c.PostForm("preview_sale") != "" {
+		return true
+	}
+	for _, name := range []string{"sku", "quantity", "unit_price"} {
+		for _, v := range c.PostFormArray(name) {
+			if strings.TrimSpace(v) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readSaleForm reads a till sale: its rows (as the shop's checkout reads
+// them, readCartRows), shipping, order number and total (optional: the
+// items give it; a total typed too must agree).
+func (p *Pages) readSaleForm(c *gin.Context) (redeemForm, checkout.Cart, int64) {
+	f := redeemForm{Code: strings.TrimSpace(c.PostForm("code")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
+		Amount: strings.TrimSpace(c.PostForm("amount")), Shipping: strings.TrimSpace(c.PostForm("shipping")), Errors: formErrors{}}
+	rows, lines, bad := p.readCartRows(c, f.Errors)
+	f.Rows, f.BadRow = padRowsTo(rows, saleRows), bad
+	checkOrderID(f.Errors, "order_id", f.OrderID)
+	cart := checkout.Cart{Lines: lines}
+	if len(lines) == 0 {
+		cart.Lines = nil
+	}
+	if f.Shipping != "" {
+		cart.ShippingCents = p.formMoneyIn(f.Errors, "shipping", f.Shipping)
+	}
+	var amount int64
+	if f.Amount != "" || cart.Lines == nil {
+		amount = readOrderAmount(f.Errors, f.Amount)
+	}
+	return f, cart, amount
+}
+
+// saleKey is what a sale's preview priced: its order, cart, total and
+// codes. Enter on the empty code field redeems the codes previewed only
+// while the form still says the same sale.
+func saleKey(f redeemForm, codes string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%s", f.OrderID, f.Amount, f.Shipping, codes)
+	for _, r := range f.Rows {
+		if r.SKU+r.Quantity+r.Unit+r.Category != "" {
+			fmt.Fprintf(&b, "|%s,%s,%s,%s", r.SKU, r.Quantity, r.Unit, r.Category)
+		}
+	}
+	return b.String()
+}
+
+// previewSale prices a till sale of items with its codes through the
+// service (checkout.PreviewSale, which changes nothing) and shows per item
+// what comes off and what the customer pays. Enter on the empty code field
+// with the same sale redeems exactly what was previewed (redeemSale); with
+// a sale changed since, the codes previewed are priced again.
+func (p *Pages) previewSale(c *gin.Context, codes []string) {
+	f, cart, amount := p.readSaleForm(c)
+	if len(codes) == 0 {
+		if prev := strings.TrimSpace(c.PostForm("preview_code")); prev != "" {
+			if saleKey(f, prev) == c.PostForm("preview_sale") && len(f.Errors) == 0 {
+				p.redeemSale(c, f, cart, amount, splitCodes(prev))
+				return
+			}
+			codes = splitCodes(prev)
+		}
+	}
+	if len(codes) == 0 {
+		f.Errors.add("code", "Enter or scan the coupon code.")
+	}
+	if len(codes) > checkout.DefaultMaxCouponsPerOrder {
+		f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", checkout.DefaultMaxCouponsPerOrder))
+	}
+	page := &posPage{Redeem: f}
+	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
+		act: func(noInput) (outcome, error) {
+			res, err := p.checkout.PreviewSale(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
+				OrderAmountCents: amount, CouponCodes: codes, Cart: cart})
+			if err != nil {
+				return outcome{}, err
+			}
+			return outcome{}, p.showSale(c, page, res, cart, codes)
+		},
+		refused: func(_ noInput, err error) bool { return p.saleRefused(&page.Redeem, err) },
+		status: func(err error) int {
+			if models.IsCode(err, models.CodeNotFound) {
+				return http.StatusNotFound
+			}
+			return http.StatusBadRequest
+		},
+		show: func(status int) { p.renderPOS(c, status, page) },
+	})
+}
+
+// saleFields maps the service's field names to the till's sale form.
+var saleFields = map[string]string{"coupon_codes": "code", "coupon_code": "code", "order_id": "order_id",
+	"order_amount_cents": "amount", "lines": "items", "shipping_cents": "shipping"}
+
+// saleRefused puts a refusal of a sale beside its field: an item's beside
+// the items naming the row, a code's beside the code in words. It reports
+// false for a fault.
+func (p *Pages) saleRefused(f *redeemForm, err error) bool {
+	var e *models.Error
+	if !asError(err, &e) || e.Code == models.CodeInternal || e.Code == models.CodeUnavailable {
+		return false
+	}
+	if itemRefusal(f.Errors, err) {
+		if i, ok := lineIndex(e.Field); ok {
+			f.BadRow = i + 1
+		}
+		return true
+	}
+	switch e.Code {
+	case models.CodeNotFound:
+		f.Errors.add("code", msgNoCoupon)
+	case models.CodeInvalidRequest:
+		return f.Errors.fromError(err, saleFields)
+	case models.CodeIdempotencyMismatch:
+		f.Errors.add("code", "This sale already took its codes with another cart or total, or several codes at once: "+
+			"add further codes one at a time, or start the next customer.")
+	default:
+		f.Errors.add("code", inWords(e.Code, e.Message))
+	}
+	return true
+}
+
+// showSale shows the till with a sale priced: each code in words and its
+// discount or why it does not apply (409 when one does not), each item's
+// discount and what is left to pay for it, and the totals.
+func (p *Pages) showSale(c *gin.Context, page *posPage, res *checkout.CheckoutResult, cart checkout.Cart, codes []string) error {
+	sp := &salePreview{ShippingCents: cart.ShippingCents, AmountCents: res.OrderAmountCents,
+		DiscountCents: res.DiscountCents, PayableCents: res.PayableCents}
+	if res.ShippingDiscountCents != nil {
+		sp.ShippingDiscountCents = *res.ShippingDiscountCents
+	}
+	for _, cc := range res.Coupons {
+		sc := saleCode{Code: codeGroups(cc.CouponCode), DiscountCents: cc.DiscountCents}
+		t, err := p.core.GetTemplate(c.Request.Context(), cc.TemplateID)
+		if err != nil {
+			return err
+		}
+		sc.Words = p.valueText(*t)
+		if cc.Code != models.CodeOK {
+			sc.Problem = p.refusalWords(cc, t)
+		}
+		sp.Codes = append(sp.Codes, sc)
+	}
+	sp.Items = pricedRows(page.Redeem.Rows, cart.Lines, res.Lines)
+	status := http.StatusOK
+	if res.Result != models.CodeOK.Word() {
+		status = http.StatusConflict
+		sp.Problem = "Not every coupon applies: no discount until the ones marked are taken off."
+		if res.Result == models.CodeNotCombinable.Word() {
+			sp.Problem = cartWords[models.CodeNotCombinable]
+		}
+	} else {
+		page.Redeem.SaleCodes = strings.Join(codes, ",")
+		page.Redeem.SaleKey = saleKey(page.Redeem, page.Redeem.SaleCodes)
+	}
+	page.Redeem.Code = ""
+	page.Redeem.Sale = sp
+	p.renderPOS(c, status, page)
+	return nil
+}
+
+// pricedRows are the rows of a sale with each line's amount, discount (and
+// each code's part) and what is left to pay for it.
+func pricedRows(rows []cartRow, lines []checkout.Line, ds []checkout.LineDiscount) []cartRow {
+	var out []cartRow
+	for i, l := range lines {
+		r := rows[i]
+		r.AmountCents = l.Quantity * l.UnitPriceCents
+		if i < len(ds) {
+			r.DiscountCents = ds[i].DiscountCents
+			for _, c := range ds[i].Coupons {
+				r.Parts = append(r.Parts, itemPart{Code: codeGroups(c.CouponCode), DiscountCents: c.DiscountCents})
+			}
+		}
+		r.Pays = r.AmountCents - r.DiscountCents
+		out = append(out, r)
+	}
+	return out
+}
+
+// refusalWords says in a cashier's words the true reason the service gave
+// for a code that does not apply (checkout.RefusalReason): not for these
+// items, no shipping, below this coupon's minimum, another currency.
+func (p *Pages) refusalWords(cc checkout.CheckoutCoupon, t *models.Template) string {
+	switch checkout.RefusalReason(cc) {
+	case checkout.ReasonNotForItems:
+		return "Not for these items: none of them is one this coupon applies to."
+	case checkout.ReasonNoShipping:
+		return "This sale has no shipping for this coupon to take off."
+	case checkout.ReasonMinimum:
+		return "Below the minimum of this coupon (" + p.moneyIn(t.Currency, t.MinOrderCents) + ")."
+	case checkout.ReasonCurrency:
+		return "This coupon is in " + t.Currency + ", the sale in another currency."
+	}
+	return inWords(cc.Code, cc.Message)
+}
+
+// redeemSale redeems the codes previewed on the sale (checkout.RedeemSale)
+// and goes back to the till with the same sale, its number and items kept,
+// so that further codes go on it until "Next customer".
+func (p *Pages) redeemSale(c *gin.Context, f redeemForm, cart checkout.Cart, amount int64, codes []string) {
+	page := &posPage{Redeem: f}
+	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
+		act: func(noInput) (outcome, error) {
+			res, err := p.checkout.RedeemSale(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
+				OrderAmountCents: amount, CouponCodes: codes, Cart: cart}, web.Principal(c).Name)
+			if err != nil {
+				return outcome{}, err
+			}
+			what := "Redeemed on sale "
+			if res.Duplicate {
+				what = "Already redeemed on sale "
+			}
+			msg := fmt.Sprintf("%s%s: %s off, the customer pays %s. Further codes go on the same sale; "+
+				"Next customer starts a new one.", what, f.OrderID, p.money.format(res.DiscountCents), p.money.format(res.PayableCents))
+			return done(msg, "/pos?"+saleQuery(f).Encode()), nil
+		},
+		refused: func(_ noInput, err error) bool { return p.saleRefused(&page.Redeem, err) },
+		show:    func(status int) { p.renderPOS(c, status, page) },
+	})
+}
+
+// saleQuery is a sale in the till's address: its number, total, shipping
+// and rows, which showPOS reads back.
+func saleQuery(f redeemForm) url.Values {
+	q := url.Values{"order_id": {f.OrderID}}
+	if f.Amount != "" {
+		q.Set("amount", f.Amount)
+	}
+	if f.Shipping != "" {
+		q.Set("shipping", f.Shipping)
+	}
+	for _, r := range f.Rows {
+		if r.SKU+r.Quantity+r.Unit+r.Category == "" {
+			continue
+		}
+		q.Add("sku", r.SKU)
+		q.Add("quantity", r.Quantity)
+		q.Add("unit_price", r.Unit)
+		q.Add("category", r.Category)
+	}
+	return q
+}
+
+// saleFromQuery reads the rows and shipping of a sale kept in the till's
+// address (saleQuery).
+func saleFromQuery(c *gin.Context, f *redeemForm) {
+	f.Shipping = truncate(strings.TrimSpace(c.Query("shipping")), 20)
+	skus, cats := c.QueryArray("sku"), c.QueryArray("category")
+	qtys, units := c.QueryArray("quantity"), c.QueryArray("unit_price")
+	var rows []cartRow
+	for i := range min(len(skus), checkout.MaxCartLines) {
+		rows = append(rows, cartRow{SKU: truncate(skus[i], 64), Category: truncate(at(cats, i), 64),
+			Quantity: truncate(at(qtys, i), 8), Unit: truncate(at(units, i), 20)})
+	}
+	f.Rows = padRowsTo(rows, saleRows)
+}
+
+// at is s[i] trimmed, or "" past its end.
+func at(s []string, i int) string {
+	if i < len(s) {
+		return strings.TrimSpace(s[i])
+	}
+	return ""
+}
