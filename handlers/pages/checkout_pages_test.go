@@ -171,15 +171,15 @@ func TestPagesPOSCartPreview(t *testing.T) {
 
 	p := cart(strings.ToLower(a.Code)+", "+b.Code, "60.00")
 	txt := p.Text()
-	if p.Status != http.StatusOK || !strings.Contains(txt, "Coupon "+grouped(a.Code)+": −$2.00") ||
-		!strings.Contains(txt, "Coupon "+grouped(b.Code)+": −$3.00") ||
+	if p.Status != http.StatusOK || !strings.Contains(txt, "Coupon "+grouped(a.Code)+" · $2 off your order: −$2.00") ||
+		!strings.Contains(txt, "Coupon "+grouped(b.Code)+" · $3 off your order on orders over $50: −$3.00") ||
 		!strings.Contains(txt, "Discount −$5.00") || !strings.Contains(txt, "To pay $55.00") {
 		t.Fatalf("cart of two: %v\n%s", p, txt)
 	}
 	// Below one coupon's minimum: that one says why, and no discount.
 	p = cart(a.Code+"\n"+b.Code, "40.00")
 	txt = p.Text()
-	if p.Status != http.StatusConflict || !strings.Contains(txt, "Coupon "+grouped(b.Code)+": Below the minimum order for this coupon.") ||
+	if p.Status != http.StatusConflict || !strings.Contains(txt, "Coupon "+grouped(b.Code)+" · $3 off your order on orders over $50: Below the minimum of this coupon ($50.00).") ||
 		!strings.Contains(txt, "Discount −$0.00") || !strings.Contains(txt, "To pay $40.00") {
 		t.Fatalf("cart below a minimum: %v\n%s", p, txt)
 	}
@@ -302,39 +302,50 @@ func TestBrowserWalletHeld(t *testing.T) {
 	}
 }
 
-// TestPagesPOSCartItems: with the order's items, the checkout shows each
-// item's discount and which coupon gave it (three items of $10.00 and $10
-// off: $3.34, $3.33, $3.33); a mistake in an item is named beside the
-// items field by its line.
+// TestPagesPOSCartItems: with the sale's items, the till shows each
+// item's discount, which coupon gave it and what is left to pay for it
+// (three items of $10.00 and $10 off: $3.34, $3.33, $3.33); a mistake in an
+// item is named beside the items by its row.
 func TestPagesPOSCartItems(t *testing.T) {
 	e := testsupport.NewPageEnv(t)
 	ten := e.Combinable(t, "Ten off", 1000, 0)
 	a := e.ClaimFor(t, ten.ID, "shopper")
 	cashier := e.Client(t)
 	cashier.Login("cashier")
-	items := func(items, amount string) testsupport.Page {
-		return cashier.Form("/pos", "/pos/preview", url.Values{"code": {a.Code}, "order_id": {"C-2"}, "amount": {amount}, "items": {items}})
+	items := func(amount string, rows ...string) testsupport.Page {
+		form := url.Values{"code": {a.Code}, "order_id": {"C-2"}, "amount": {amount}}
+		for _, r := range rows {
+			f := strings.Split(r, ",")
+			form["sku"], form["quantity"] = append(form["sku"], f[0]), append(form["quantity"], f[1])
+			form["unit_price"], form["category"] = append(form["unit_price"], f[2]), append(form["category"], f[3])
+		}
+		return cashier.Form("/pos", "/pos/preview", form)
 	}
 	grouped := a.Code[:4] + "-" + a.Code[4:8] + "-" + a.Code[8:]
-	p := items("x, SKU-X, 1, 10.00\ny, SKU-Y, 1, 10.00, shoes\nz, SKU-Z, 1, 10.00", "")
+	p := items("", "SKU-X,1,10.00,", "SKU-Y,1,10.00,shoes", "SKU-Z,1,10.00,")
 	txt := p.Text()
-	for _, want := range []string{"x −$3.34 " + grouped + " −$3.34", "y −$3.33 " + grouped + " −$3.33", "z −$3.33",
-		"Discount −$10.00", "To pay $20.00"} {
+	for _, want := range []string{"SKU-X × 1 $10.00 −$3.34 $6.66 " + grouped + " −$3.34", "SKU-Y × 1 (shoes) $10.00 −$3.33 $6.67",
+		"SKU-Z × 1 $10.00 −$3.33", "Discount −$10.00", "To pay $20.00"} {
 		if p.Status != http.StatusOK || !strings.Contains(txt, want) {
 			t.Fatalf("items: %v lacks %q\n%s", p, want, txt)
 		}
 	}
 	// A total that is not the items' sum, a bad quantity: beside their fields.
-	if p := items("x, SKU-X, 1, 10.00", "12.00"); p.Status != http.StatusBadRequest || !strings.Contains(p.Text(), "cart's total") {
+	if p := items("12.00", "SKU-X,1,10.00,"); p.Status != http.StatusBadRequest || !strings.Contains(p.Text(), "cart's total") {
 		t.Fatalf("a total that disagrees: %v\n%s", p, p.Text())
 	}
-	if p := items("x, SKU-X, 1, 10.00\ny, SKU-Y, none, 1.00", ""); p.Status != http.StatusBadRequest ||
-		!strings.Contains(p.Text(), "Item line 2: the quantity must be a whole number from 1 to 10000.") {
+	if p := items("", "SKU-X,1,10.00,", "SKU-Y,none,1.00,"); p.Status != http.StatusBadRequest ||
+		!strings.Contains(p.Text(), "Item 2: the quantity must be a whole number from 1 to 10000.") {
 		t.Fatalf("a bad quantity: %v\n%s", p, p.Text())
 	}
-	if p := items("x, SKU-X, 1, 10.00\nx, SKU-Y, 1, 1.00", ""); p.Status != http.StatusBadRequest ||
-		!strings.Contains(p.Text(), "Item line 2: line_id is the line_id of lines[0]") {
-		t.Fatalf("an item id twice: %v\n%s", p, p.Text())
+	// Rows whose total is over the most an order may be: refused, no sum wraps.
+	if p := items("", "A,10000,999999999999.99,", "B,10000,999999999999.99,"); p.Status != http.StatusBadRequest ||
+		!strings.Contains(p.Text(), "Item 1: enter the unit price") {
+		t.Fatalf("a price over the bound: %v\n%s", p, p.Text())
+	}
+	if p := items("", "A,100,6000000.00,", "B,100,6000000.00,"); p.Status != http.StatusBadRequest ||
+		!strings.Contains(p.Text(), "Item 2: the cart's total would be over the most an order may be.") {
+		t.Fatalf("a total over the bound: %v\n%s", p, p.Text())
 	}
 }
 

@@ -61,7 +61,7 @@ func TestPagesTemplateFormKinds(t *testing.T) {
 		t.Fatalf("items template: %+v", tp)
 	}
 	page := admin.Get(p.Location()).Text()
-	for _, s := range []string{"20% off, up to $50.00", "categories: boots, sandals, shoes", "not SKUs: SALE-1, SALE-2", "Priority 5"} {
+	for _, s := range []string{"20% off boots or sandals or shoes or SKU ignored? no: kept, not on SKUs SALE-1, SALE-2 with 2 or more items, up to $50", "categories: boots, sandals, shoes", "not SKUs: SALE-1, SALE-2", "Priority 5"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("the template's page does not say %q:\n%s", s, page)
 		}
