@@ -94,6 +94,11 @@ func TestBrowserPOSScanner(t *testing.T) {
 	if c := e.UserCoupons(t, "shopper"); status(c, first.Code) != models.CouponUsed {
 		t.Fatalf("the first coupon is %s, want used", status(c, first.Code))
 	}
+	// The sale keeps its number until "Next customer", which starts a new one.
+	if kept := cashier.value("#order_id"); kept != tillOrder {
+		t.Errorf("after the redemption the sale's number is %q, want %s kept", kept, tillOrder)
+	}
+	cashier.open("/pos")
 	if next := cashier.value("#order_id"); next == tillOrder || !strings.HasPrefix(next, "T-") {
 		t.Errorf("the next sale's order number is %q, want a new one (the last was %s)", next, tillOrder)
 	}

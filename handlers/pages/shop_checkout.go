@@ -39,6 +39,9 @@ type checkoutForm struct {
 	Errors  formErrors
 	// BadRow is the 1-based row the "items" error is about (0: none).
 	BadRow int
+	// Shipping is the shipping as typed, ShippingCents as read.
+	Shipping      string
+	ShippingCents int64
 }
 
 // cartRow is one row of the cart form, as typed.
@@ -54,7 +57,11 @@ type cartRow struct {
 // pricedCart is the answer of a check: the rows with their discount, each
 // code's part, and the totals.
 type pricedCart struct {
-	Rows          []cartRow
+	Rows []cartRow
+	// ShippingCents is the order's shipping, ShippingDiscountCents what
+	// the codes take off it.
+	ShippingCents         int64
+	ShippingDiscountCents int64
 	Codes         []cartLine
 	AmountCents   int64
 	DiscountCents int64
@@ -68,11 +75,27 @@ const cartRowsShown = 4
 
 // exampleCart fills the cart of a fresh checkout: the demo shop has no
 // catalogue, so the shopper starts from an example and edits it.
+// Its unit prices are in hundredths of the currency's unit, written in
+// the deployment's currency (exampleRows).
 var exampleCart = []cartRow{
-	{SKU: "TSHIRT-M", Category: "clothing", Quantity: "2", Unit: "15.00"},
-	{SKU: "MUG-01", Category: "home", Quantity: "1", Unit: "8.50"},
-	{SKU: "SOCKS-3", Category: "clothing", Quantity: "3", Unit: "4.00"},
+	{SKU: "TSHIRT-M", Category: "clothing", Quantity: "2", AmountCents: 1500},
+	{SKU: "MUG-01", Category: "home", Quantity: "1", AmountCents: 850},
+	{SKU: "SOCKS-3", Category: "clothing", Quantity: "3", AmountCents: 400},
 }
+
+// exampleRows is the example cart with its prices written in the
+// deployment currency's own minor units (15.00 dollars, 15 yen).
+func (p *Pages) exampleRows() []cartRow {
+	rows := make([]cartRow, len(exampleCart))
+	for i, r := range exampleCart {
+		rows[i] = cartRow{SKU: r.SKU, Category: r.Category, Quantity: r.Quantity,
+			Unit: p.money.input(r.AmountCents * pow10(p.money.digits) / 100)}
+	}
+	return rows
+}
+
+// MaxRows is the most items a cart holds (the API's bound).
+func (checkoutPage) MaxRows() int { return checkout.MaxCartLines }
 
 // newOrderID is the id of a new web order: "W-" and 10 hex digits. The
 // page makes it once, when the cart is shown, and every check and the
@@ -87,9 +110,7 @@ func newOrderID() string {
 // showCheckout shows the shopper's cart, prefilled with an example, and the
 // "Have a code?" field.
 func (p *Pages) showCheckout(c *gin.Context) {
-	rows := make([]cartRow, len(exampleCart))
-	copy(rows, exampleCart)
-	f := checkoutForm{Rows: padRows(rows), OrderID: newOrderID(), Errors: formErrors{}}
+	f := checkoutForm{Rows: padRows(p.exampleRows()), OrderID: newOrderID(), Errors: formErrors{}}
 	if code := strings.TrimSpace(c.Query("code")); code != "" && len(code) <= 64 {
 		f.Codes = code
 	}
@@ -130,6 +151,8 @@ func (p *Pages) readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line,
 		Errors: formErrors{}}
 	var lines []checkout.Line
 	f.Rows, lines, f.BadRow = p.readCartRows(c, f.Errors)
+	f.Shipping = strings.TrimSpace(c.PostForm("shipping"))
+	f.ShippingCents = p.formMoneyIn(f.Errors, "shipping", f.Shipping)
 	if len(f.Rows) == 0 {
 		f.Errors.add("items", "Add at least one item to the cart.")
 		f.BadRow = 1
@@ -254,6 +277,21 @@ func checkoutRefused(f *checkoutForm, err error) bool {
 	return true
 }
 
+// shopperRefusal says why a code does not apply to the cart, in a
+// shopper's words, with the true reason of a pricing refusal
+// (checkout.RefusalReason).
+func shopperRefusal(cc checkout.CheckoutCoupon) string {
+	switch checkout.RefusalReason(cc) {
+	case checkout.ReasonNotForItems:
+		return "Not for the items in your cart."
+	case checkout.ReasonNoShipping:
+		return "Your order has no shipping for this code to take off."
+	case checkout.ReasonCurrency:
+		return "This code is in another currency than your cart."
+	}
+	return shopperWords(cc.Code, cc.Message)
+}
+
 // shopperWords says why a code does not apply, in a shopper's words.
 func shopperWords(code models.Code, msg string) string {
 	switch code {
@@ -279,21 +317,21 @@ func (p *Pages) checkCart(c *gin.Context) {
 	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
-			res := p.priceRows(f.Rows, lines)
+			res := p.priceRows(f, lines)
 			if len(codes) > 0 {
 				pr := web.Principal(c)
 				if err := p.admitCheck(c, pr, len(codes)); err != nil {
 					return outcome{}, err
 				}
 				v, err := p.checkout.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
-					CouponCodes: codes, UserID: pr.UserID, Actor: pr.Name, Cart: checkout.Cart{Lines: lines}})
+					CouponCodes: codes, UserID: pr.UserID, Actor: pr.Name, Cart: checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents}})
 				if err != nil {
 					return outcome{}, err
 				}
-				res = p.pricedFrom(f.Rows, lines, v)
+				res = p.pricedFrom(f, lines, v)
 				for _, cc := range v.Coupons {
 					if cc.Code != models.CodeOK {
-						f.Errors.add("codes", codeLabel(cc)+": "+shopperWords(cc.Code, cc.Message))
+						f.Errors.add("codes", codeLabel(cc)+": "+shopperRefusal(cc))
 					}
 				}
 			}
@@ -345,10 +383,10 @@ func codeLabel(cc checkout.CheckoutCoupon) string {
 }
 
 // priceRows is the cart without codes: each row's amount, nothing off.
-func (p *Pages) priceRows(rows []cartRow, lines []checkout.Line) *pricedCart {
-	out := &pricedCart{OK: true}
+func (p *Pages) priceRows(f checkoutForm, lines []checkout.Line) *pricedCart {
+	out := &pricedCart{OK: true, ShippingCents: f.ShippingCents, AmountCents: f.ShippingCents}
 	for i, l := range lines {
-		r := rows[i]
+		r := f.Rows[i]
 		r.AmountCents = l.Quantity * l.UnitPriceCents
 		r.Pays = r.AmountCents
 		out.Rows = append(out.Rows, r)
@@ -360,14 +398,17 @@ func (p *Pages) priceRows(rows []cartRow, lines []checkout.Line) *pricedCart {
 
 // pricedFrom is the cart priced by a checkout answer: each row with its
 // discount and each code's part of it (itemLines), and the totals.
-func (p *Pages) pricedFrom(rows []cartRow, lines []checkout.Line, res *checkout.CheckoutResult) *pricedCart {
-	out := p.priceRows(rows, lines)
+func (p *Pages) pricedFrom(f checkoutForm, lines []checkout.Line, res *checkout.CheckoutResult) *pricedCart {
+	out := p.priceRows(f, lines)
+	if res.ShippingDiscountCents != nil {
+		out.ShippingDiscountCents = *res.ShippingDiscountCents
+	}
 	out.OK = res.Result == models.CodeOK.Word()
 	labels := map[string]string{}
 	for _, cc := range res.Coupons {
 		line := cartLine{Code: codeLabel(cc), DiscountCents: cc.DiscountCents}
 		if cc.Code != models.CodeOK {
-			line.Problem = shopperWords(cc.Code, cc.Message)
+			line.Problem = shopperRefusal(cc)
 		}
 		labels[codeGroups(cc.CouponCode)] = line.Code
 		out.Codes = append(out.Codes, line)

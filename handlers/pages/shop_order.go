@@ -31,12 +31,12 @@ func (p *Pages) placeOrder(c *gin.Context) {
 			if len(codes) == 0 {
 				// No code, nothing for the coupon service to record: the
 				// order is paid at its price (docs/pages.md, "Checkout").
-				page.Priced = p.priceRows(f.Rows, lines)
+				page.Priced = p.priceRows(f, lines)
 				p.renderCheckout(c, http.StatusOK, page)
 				return outcome{}, nil
 			}
 			ctx, pr := c.Request.Context(), web.Principal(c)
-			cart := checkout.Cart{Lines: lines}
+			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents}
 			held, err := p.checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
 				UserID: pr.UserID, Actor: pr.Name, Cart: cart, TTLSeconds: orderHoldSeconds})
 			if err != nil {
@@ -54,7 +54,7 @@ func (p *Pages) placeOrder(c *gin.Context) {
 				return outcome{}, err
 			}
 			page.AlreadyPlaced = done.Duplicate
-			page.Priced = p.pricedFrom(f.Rows, lines, done)
+			page.Priced = p.pricedFrom(f, lines, done)
 			page.Priced.OK = true
 			// The coupons as they were used: a shared code's is its new
 			// coupon, named by the code typed.
