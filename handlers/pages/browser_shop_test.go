@@ -153,11 +153,11 @@ func TestBrowserShopChanges(t *testing.T) {
 		t.Errorf("an offer not open yet has a claim button")
 	}
 	// The value once: the name "$5 off your order" is the value line; the
-	// name "Weekend treat" goes under "$2.00 off".
+	// name "Weekend treat" goes under "$2 off your order" (models.DescribeTemplate).
 	if txt := shopper.text(offerSel(fixed.ID, "")); strings.Count(txt, "$5") != 1 {
 		t.Errorf("the $5 card says its value %d times: %s", strings.Count(txt, "$5"), txt)
 	}
-	if v, n := shopper.text(offerSel(later.ID, ".offer-value")), shopper.text(offerSel(later.ID, ".offer-name")); v != "$2.00 off" || n != "Weekend treat" {
+	if v, n := shopper.text(offerSel(later.ID, ".offer-value")), shopper.text(offerSel(later.ID, ".offer-name")); v != "$2 off your order" || n != "Weekend treat" {
 		t.Errorf("the later card's value and name: %q, %q", v, n)
 	}
 

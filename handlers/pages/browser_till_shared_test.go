@@ -56,6 +56,11 @@ func TestBrowserPOSSharedCode(t *testing.T) {
 			cs[0].TemplateID != fixed.ID || cs[0].OrderID == nil || *cs[0].OrderID != tillOrder {
 			t.Fatalf("sale %d: coupons claimed by %s: %+v; want one used, nobody's", sale, tillOrder, cs)
 		}
+		// The sale keeps its number until "Next customer" starts a new one.
+		if kept := cashier.value("#order_id"); kept != tillOrder {
+			t.Errorf("after the redemption the sale's number is %q, want %s kept", kept, tillOrder)
+		}
+		cashier.open("/pos")
 		if next := cashier.value("#order_id"); next == tillOrder || !strings.HasPrefix(next, "T-") {
 			t.Errorf("the next sale's order number is %q, want a new one", next)
 		}

@@ -248,8 +248,8 @@ func TestBrowserPOSCart(t *testing.T) {
 	cashier.fill("#order_id", "C-77")
 	cashier.fill("#amount", "60")
 	cashier.submit(`form[action="/pos/preview"] button[type="submit"]`)
-	cashier.waitText("[data-cart]", "−$2.00")
-	cashier.waitText("[data-cart]", "−$3.00")
+	cashier.waitText("[data-sale]", "−$2.00")
+	cashier.waitText("[data-sale]", "−$3.00")
 	cashier.waitText("[data-discount]", "−$5.00")
 	cashier.waitText("[data-payable]", "$55.00")
 	if n := eval[int](cashier, `document.querySelectorAll("[data-cart-line]").length`); n != 2 {
@@ -259,7 +259,7 @@ func TestBrowserPOSCart(t *testing.T) {
 
 	cashier.fill("#amount", "40")
 	cashier.submit(`form[action="/pos/preview"] button[type="submit"]`)
-	cashier.waitText("[data-cart]", "Below the minimum order for this coupon.")
+	cashier.waitText("[data-sale]", "Below the minimum of this coupon ($50.00).")
 	cashier.waitText("[data-payable]", "$40.00")
 	for _, c := range e.UserCoupons(t, "shopper") {
 		if c.Status != models.CouponIssued {
