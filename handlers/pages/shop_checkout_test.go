@@ -222,3 +222,61 @@ func TestPagesCheckoutOnlyShoppers(t *testing.T) {
 		t.Errorf("the checkout from the card does not carry the code: %v", c)
 	}
 }
+
+// TestShopCheckoutFreeShipping: a free-shipping coupon claimed in the shop
+// is usable from the shop's checkout with a shipping typed: the check says
+// the discount on the shipping, Place order pays the items alone; without
+// shipping the code is refused with its true reason. More rows than the
+// form showed are read, and a total over the API's bound is refused
+// beside the items, not wrapped.
+func TestShopCheckoutFreeShipping(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	tp, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: e.Demo.Campaign.ID,
+		Name: "Ship free", Kind: models.KindFreeShipping, AppliesTo: models.AppliesToShipping, MaxDiscountCents: 1000,
+		MinOrderCents: 2500, TotalStock: 10, PerUserLimit: 1, ValidDays: 30, Stacking: models.StackingCombinable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shopper := e.Client(t)
+	shopper.Login("shopper")
+	if p := shopper.Claim(tp.ID, "k-1"); p.Status >= 300 {
+		t.Fatalf("claim: %v", p)
+	}
+	code := e.UserCoupons(t, "shopper")[0].Code
+
+	form := cartForm(t, shopper, code)
+	p := shopper.Post("/checkout/check", form)
+	if txt := p.Text(); p.Status != http.StatusConflict || !strings.Contains(txt, "Your order has no shipping for this code to take off.") {
+		t.Fatalf("no shipping: %v\n%s", p, txt)
+	}
+	form.Set("shipping", "6.50")
+	form["sku"] = append(form["sku"], "A", "B", "C", "D")
+	form["category"] = append(form["category"], "", "", "", "")
+	form["quantity"] = append(form["quantity"], "1", "1", "1", "1")
+	form["unit_price"] = append(form["unit_price"], "1.00", "1.00", "1.00", "1.00")
+	p = shopper.Post("/checkout/check", form)
+	if txt := p.Text(); p.Status != http.StatusOK || !strings.Contains(txt, "Shipping $6.50 (−$6.50)") ||
+		!strings.Contains(txt, "Discount −$6.50") || !strings.Contains(txt, "D × 1") {
+		t.Fatalf("free shipping checked: %v\n%s", p, txt)
+	}
+	p = shopper.Post("/checkout/order", form)
+	if txt := p.Text(); p.Status != http.StatusOK || !strings.Contains(txt, "You paid $42.50 and saved $6.50") {
+		t.Fatalf("free shipping ordered: %v\n%s", p, txt)
+	}
+	if s := e.CouponStatus(t, code); s != models.CouponUsed {
+		t.Fatalf("the free-shipping coupon is %s, want used", s)
+	}
+
+	// Ten rows of 10000 × 999,999,999.99: refused beside the items.
+	big := cartForm(t, shopper, "")
+	for i := range 10 {
+		big["sku"] = append(big["sku"], "X"+strconv.Itoa(i))
+		big["category"] = append(big["category"], "")
+		big["quantity"] = append(big["quantity"], "10000")
+		big["unit_price"] = append(big["unit_price"], "999999999.99")
+	}
+	if p := shopper.Post("/checkout/order", big); p.Status != http.StatusBadRequest ||
+		!strings.Contains(p.Text(), "the cart's total would be over the most an order may be") {
+		t.Fatalf("a total over the bound: %v\n%s", p, p.Text())
+	}
+}
