@@ -205,6 +205,7 @@ func (p *Pages) funcs() template.FuncMap {
 			return min(max(part*100/whole, 0), 100)
 		},
 		"add":        func(a, b int64) int64 { return a + b },
+		"sub":        func(a, b int64) int64 { return a - b },
 		"plural":     plural,
 		"title":      sentence,
 		"targetLink": targetLink,

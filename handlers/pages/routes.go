@@ -17,6 +17,7 @@ import (
 // from a nil *Pages (handlers.RouteTable does, for the tests).
 func (p *Pages) Routes() []web.Route {
 	shopper, cashier, admin := web.Roles(models.RoleShopper), web.Roles(models.RoleCashier), web.Roles(models.RoleAdmin)
+	cashierOrAdmin := web.Roles(models.RoleCashier, models.RoleAdmin)
 	rows := []web.Route{
 		{Method: "GET", Path: "/static/*file", Handler: p.serveStatic, Asset: true,
 			Summary: "The pages' static assets (fingerprinted names)", Status: 200,
@@ -56,6 +57,12 @@ func (p *Pages) Routes() []web.Route {
 			Summary: "Preview a partial return: what is kept and what is taken back"},
 		{Method: "POST", Path: "/pos/return", Roles: cashier, Handler: p.returnPart,
 			Summary: "Return part of an order"},
+		{Method: "GET", Path: "/pos/return", Roles: cashierOrAdmin, Handler: p.showReturnItems,
+			Summary: "An order's items to return, with the units kept and returned and the discount on each"},
+		{Method: "POST", Path: "/pos/return/items/preview", Roles: cashierOrAdmin, Handler: p.previewReturnItems,
+			Summary: "Preview a return by item: the money to hand back and the discount taken back"},
+		{Method: "POST", Path: "/pos/return/items", Roles: cashierOrAdmin, Handler: p.recordReturnItems,
+			Summary: "Record a return by item under its return id"},
 
 		{Method: "GET", Path: "/admin", Roles: admin, Handler: p.showConsole, Summary: "The admin console with live figures"},
 		{Method: "GET", Path: "/admin/campaigns/new", Roles: admin, Handler: p.showNewCampaign,
