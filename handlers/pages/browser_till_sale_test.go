@@ -78,6 +78,21 @@ func TestBrowserTillSale(t *testing.T) {
 	if name := eval[string](cashier, `document.activeElement.name`); name != "sku" {
 		t.Errorf("after Remove the focus is on %q, want the next row's SKU", name)
 	}
+	// The boot comes back, by item, from the cashier's list: its price less
+	// its discount is handed back.
+	cashier.open("/pos/return?order_id=" + sale)
+	cashier.expectFocus("return-qty-1")
+	cashier.keys("1")
+	cashier.enter()
+	cashier.waitText("[data-return-refund]", "$75.00")
+	cashier.waitText("[data-return-clawback]", "$5.00")
+	cashier.expectFocus("return-items-record")
+	cashier.consoleShots("till-return-items")
+	cashier.enter()
+	cashier.expectPage("of order " + sale + " recorded: hand back $75.00; $5.00 of discount taken back.")
+	if got := cashier.text(`[data-order-item="1"] [data-returned]`); got != "1" {
+		t.Errorf("the boot's returned units: %q, want 1", got)
+	}
 	// Next customer: a new sale, a new number, no items.
 	cashier.open("/pos")
 	if got := cashier.value("#order_id"); got == sale || cashier.value(`[data-row="1"] input[name="sku"]`) != "" {
