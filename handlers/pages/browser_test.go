@@ -486,7 +486,7 @@ func TestBrowserCashier(t *testing.T) {
 	if c := e.UserCoupons(t, "shopper")[0]; c.Status != models.CouponUsed || c.OrderID == nil || *c.OrderID != "A-1001" {
 		t.Fatalf("after the redemption the coupon is %s on %v", c.Status, c.OrderID)
 	}
-	cashier.waitText(".table", "A-1001")
+	cashier.waitText("[data-recent]", "A-1001")
 
 	// The same coupon on another order: already used, with the order named.
 	cashier.fill("#code", coupon.Code)
@@ -505,7 +505,7 @@ func TestBrowserCashier(t *testing.T) {
 	if c := e.UserCoupons(t, "shopper")[0]; c.Status != models.CouponIssued {
 		t.Fatalf("after the refund the coupon is %s, want issued", c.Status)
 	}
-	cashier.waitText(".table", "Refunded")
+	cashier.waitText("[data-recent]", "Refunded")
 
 	cashier.open("/admin")
 	cashier.expectPage("Not for your account")
