@@ -124,8 +124,8 @@ func TestFiguresAddUpAPIAndPages(t *testing.T) {
 	text := p.Text()
 	for _, s := range []string{
 		"$500.00 budget = $474.00 left + $26.00 held by coupons using stock",
-		"Sums restore $5.00 off Open 5 1 10 = 6 + 4",
-		"Sums recycle $3.00 off Open 3 1 8 = 6 + 2",
+		"Sums restore $5 off your order Open 5 1 10 = 6 + 4",
+		"Sums recycle $3 off your order Open 3 1 8 = 6 + 2",
 	} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the console lacks %q:\n%s", s, text)
