@@ -62,11 +62,11 @@ type pricedCart struct {
 	// the codes take off it.
 	ShippingCents         int64
 	ShippingDiscountCents int64
-	Codes         []cartLine
-	AmountCents   int64
-	DiscountCents int64
-	PayableCents  int64
-	OK            bool
+	Codes                 []cartLine
+	AmountCents           int64
+	DiscountCents         int64
+	PayableCents          int64
+	OK                    bool
 }
 
 // cartRowsShown is how many rows the cart form has at least: the rows

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"couponsvc/models"
-
 )
 
 // cartLine is one code of a priced cart: its discount, or why it does not
@@ -15,12 +14,6 @@ type cartLine struct {
 	// Problem says why this coupon does not apply; "" when it does.
 	Problem string
 }
-
-// cartFields maps the service's field names to the checkout form's.
-var cartFields = map[string]string{"coupon_codes": "code", "order_id": "order_id", "order_amount_cents": "amount", "lines": "items"}
-
-// cartRefusals say the refusals of a cart's pricing beside their field.
-var cartRefusals = map[models.Code]refusal{models.CodeNotFound: {"code", ""}}
 
 // cartWords say, in a cashier's words, why a coupon does not apply.
 var cartWords = map[models.Code]string{
@@ -53,4 +46,3 @@ func inWords(code models.Code, msg string) string {
 	}
 	return sentence(msg)
 }
-
