@@ -357,8 +357,9 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 	}
 	var pr pricing.Result
 	var pricer pricing.Pricer
+	// PayableCents is after every coupon on the order: req.taken's and
+	// these (docs/checkout.md, "The order state and the plan").
 	pricer.PriceAfter(&req.cart, req.taken, pcs, &pr)
-	pr.PayableCents = req.OrderAmountCents - pr.DiscountCents
 	a := allocationOf(&pr, &req.cart, req.Cart.Lined())
 	var first error
 	for i, c := range p.coupons {
@@ -542,6 +543,22 @@ func checkDiscounts(tx *gorm.DB, orderID string) error {
 	return nil
 }
 
+// payableAfterAll is what the order pays after every coupon on it, read
+// inside db: what it kept of its amount less the discounts of its used
+// coupons and of its hold while held. holdCoupons is the number of coupons
+// of its hold: an order that carries those alone and no return pays its
+// amount less the hold's discount, answered without a read.
+func payableAfterAll(db *gorm.DB, o *CheckoutOrder, holdCoupons int) (int64, error) {
+	if o.ReturnedCents == 0 && o.Coupons == int64(holdCoupons) {
+		return o.AmountCents - o.DiscountCents, nil
+	}
+	var row struct{ Kept, Used, Held int64 }
+	if err := db.Raw(discountsSQL, false, HoldHeld, o.OrderID).Scan(&row).Error; err != nil {
+		return 0, err
+	}
+	return max(row.Kept-row.Used-row.Held, 0), nil
+}
+
 // discountsSQL reads an order's kept amount, the discounts of its used
 // coupons (their live use log rows) and of its hold while held.
 const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
@@ -553,48 +570,63 @@ const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
 
 // priceOnOrder is the discount of a coupon redeemed one step at a time on
 // an order that has a row, inside tx after the order's row lock was taken:
-// the coupon priced (services/pricing) on what the order leaves, and what
-// the order then pays (its kept amount less every discount on it). An
-// amount-only order leaves its amount less its returns and the discounts
-// on it (discountLeft); an order with lines leaves each unit's price less
-// what the stored allocations of its live coupons took of it
-// (pricing.Pricer.PriceAfter),
-// and the coupon's share of each line is returned to be stored. The
-// coupon's minimums were checked on the order before. A coupon that would
-// discount nothing is refused not_combinable rather than used up.
+// the coupon planned on what the order leaves (planCoupons), and what the
+// order then pays after every coupon on it. An amount-only order leaves
+// its amount less its returns and the discounts on it (discountLeft); an
+// order with lines leaves each kept unit's price less what the stored
+// allocations of its live coupons took of it (its state, read with
+// loadStateOnCart), and the coupon's share of each line is returned to be
+// stored. The coupon's minimums were checked on the order before. A coupon
+// that would discount nothing is refused not_combinable rather than used
+// up.
 func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.Cart, oc orderCart) (discount, payable int64, share *pricing.CouponResult, err error) {
+	if oc.lined() {
+		st, err := loadStateOnCart(tx, orderID, oc.cart)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		var r pricing.Result
+		if err := planCoupons(st, oc.cart, []pricing.Coupon{pc}, &r); err != nil {
+			return 0, 0, nil, err
+		}
+		if d := r.Coupons[0].DiscountCents; d > 0 {
+			return d, r.PayableCents, &r.Coupons[0], nil
+		}
+		if !st.keptUnits() {
+			return 0, 0, nil, returnedInFull(orderID)
+		}
+		return 0, 0, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
+	}
 	left, kept, err := discountLeft(tx, orderID)
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	var pricer pricing.Pricer
-	var d int64
-	if oc.lined() {
-		rows, err := liveAllocation(tx, orderID)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		tk, err := takenOf(oc.cart, rows)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		var r pricing.Result
-		pricer.PriceAfter(oc.cart, tk, []pricing.Coupon{pc}, &r)
-		d, share = min(r.Coupons[0].DiscountCents, left), &r.Coupons[0]
-	} else if left > 0 {
+	if left > 0 {
 		pc.MinOrderCents, pc.MinQuantity = 0, 0 // checked on the order's amount before
 		one := pricing.OneLine(cart.Currency, left)
 		var r pricing.Result
-		pricer.Price(&one, []pricing.Coupon{pc}, &r)
-		d = r.DiscountCents
-	}
-	if d > 0 {
-		return d, left - d, share, nil
+		if err := planCoupons(nil, &one, []pricing.Coupon{pc}, &r); err != nil {
+			return 0, 0, nil, err
+		}
+		if d := r.DiscountCents; d > 0 {
+			return d, left - d, nil, nil
+		}
 	}
 	if kept == 0 {
-		return 0, 0, nil, models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
+		return 0, 0, nil, returnedInFull(orderID)
 	}
-	return 0, 0, nil, models.Errorf(models.CodeNotCombinable,
+	return 0, 0, nil, nothingLeft(orderID, left, kept)
+}
+
+// returnedInFull refuses a coupon on an order whose every unit came back.
+func returnedInFull(orderID string) error {
+	return models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
+}
+
+// nothingLeft refuses a coupon that would discount nothing of what the
+// order kept (kept cents, of which left are still paid).
+func nothingLeft(orderID string, left, kept int64) error {
+	return models.Errorf(models.CodeNotCombinable,
 		"the coupons of order %s already discount %d of its %d cents: this coupon would discount nothing", orderID, kept-left, kept)
 }
 

@@ -270,5 +270,11 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 	o.DiscountCents = a.total
 	res := holdAnswerOf(&o, s.orderCurrency(&o), p, a)
 	res.Late = late
+	if late {
+		o.Coupons = -1 // what the order carries changed: read it
+	}
+	if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, len(p.coupons)); err != nil {
+		return nil, core.DBError("order", err)
+	}
 	return res, nil
 }

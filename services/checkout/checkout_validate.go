@@ -45,9 +45,39 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 	if err != nil {
 		return nil, err
 	}
+	if req.OrderID != "" && req.Cart.Lined() {
+		if req.taken, err = s.takenForValidate(ctx, &req, p); err != nil {
+			return nil, core.DBError("order", err)
+		}
+	}
 	res, _ := s.decide(p, req, s.Clock())
 	markStacking(res, p.templates, s.maxPerOrder())
 	return res, nil
+}
+
+// takenForValidate is what the order named by a validation with lines
+// already gives or gave away (its state, orderState.taken): the coupons on
+// it other than the request's, and its returns, so that validate prices as
+// the hold that follows would. An order without a row, or with another
+// cart (a hold would refuse it), leaves the whole cart. Three SELECTs when
+// the order carries coupons or returns, one otherwise.
+func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p *priced) (pricing.Taken, error) {
+	db := s.DB.WithContext(ctx)
+	var o CheckoutOrder
+	if err := db.Where("order_id = ?", req.OrderID).Limit(1).Find(&o).Error; err != nil {
+		return pricing.Taken{}, err
+	}
+	if o.OrderID == "" || !o.Lined() || (o.Coupons == 0 && o.ReturnedCents == 0) || !o.sameCart(orderCartOf(req.Cart, &req.cart)) {
+		return pricing.Taken{}, nil
+	}
+	st, err := loadStateOnCart(db, req.OrderID, &req.cart)
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	for _, c := range p.coupons {
+		delete(st.live, c.ID) // already on the order: priced as itself
+	}
+	return st.taken()
 }
 
 // readValidated is readOwnCoupons with the request's coupons read in one

@@ -1,0 +1,122 @@
+package checkout
+
+import (
+	"couponsvc/services/pricing"
+)
+
+// The plan: the one decision of what coupons take off an order and what a
+// return gives back, made on the order's state (state.go) without a
+// database, Redis or clock (docs/checkout.md, "The order state and the
+// plan"). The writes apply it.
+
+// taken is what the order leaves out of a new coupon's reach, as
+// pricing.Taken: the parts its live coupons took of each line's units and
+// of the shipping, and every returned unit whole. Units come back first in
+// each line's order (docs/returns.md), so a coupon added after a return
+// discounts the kept units only, and a later return of them gives back
+// exactly what was paid for them.
+func (st *orderState) taken() (pricing.Taken, error) {
+	if st == nil || st.cart == nil {
+		return pricing.Taken{}, nil
+	}
+	t := pricing.Taken{Lines: make([][]pricing.UnitRun, len(st.cart.Lines))}
+	for i, n := range st.returned {
+		if n > 0 && i < len(st.cart.Lines) {
+			t.Lines[i] = append(t.Lines[i], pricing.UnitRun{First: 0, Count: n, PerUnitCents: max(st.cart.Lines[i].UnitPriceCents, 0)})
+		}
+	}
+	for _, rs := range st.live {
+		for _, r := range rs {
+			if r.LineNo == ShippingLineNo {
+				t.ShippingCents += r.DiscountCents
+				continue
+			}
+			if r.LineNo < 0 || r.LineNo >= len(st.cart.Lines) {
+				continue
+			}
+			units, err := DecodeUnits(r.Units)
+			if err != nil {
+				return t, err
+			}
+			t.Lines[r.LineNo] = append(t.Lines[r.LineNo], units...)
+		}
+	}
+	return t, nil
+}
+
+// keptUnits says whether any unit of the order's lines was not returned.
+func (st *orderState) keptUnits() bool {
+	if st == nil || st.cart == nil {
+		return true
+	}
+	for i, l := range st.cart.Lines {
+		if i >= len(st.returned) || st.returned[i] < l.Quantity {
+			return true
+		}
+	}
+	return false
+}
+
+// keptCents is the price of the order's kept units and its shipping.
+func (st *orderState) keptCents() int64 {
+	sum := max(st.cart.ShippingCents, 0)
+	for i, l := range st.cart.Lines {
+		n := l.Quantity
+		if i < len(st.returned) {
+			n -= st.returned[i]
+		}
+		sum += n * max(l.UnitPriceCents, 0)
+	}
+	return sum
+}
+
+// planCoupons prices coupons added to an order (st nil: a new order) on
+// the cart: each on what the order's live coupons and its returns left
+// (pricing.Pricer.PriceAfter over st.taken), minimums on the whole cart.
+// out.PayableCents is what the order pays for what it kept after every
+// coupon on it, the new ones included.
+func planCoupons(st *orderState, cart *pricing.Cart, coupons []pricing.Coupon, out *pricing.Result) error {
+	tk, err := st.taken()
+	if err != nil {
+		return err
+	}
+	var p pricing.Pricer
+	p.PriceAfter(cart, tk, coupons, out)
+	return nil
+}
+
+// storedPart is one coupon's stored discount on one line of an order, as a
+// return reads it: live when the coupon still uses the order (its use log
+// row is live); a refunded or only held coupon's part was given too.
+type storedPart struct {
+	couponID int64
+	live     bool
+	runs     []pricing.UnitRun
+}
+
+// lineReturnPlan is what a return of units of one line gives back: the
+// shopper's refund (what was paid for them), the discount they carried,
+// and per live coupon its part of it, which goes back to its campaign.
+type lineReturnPlan struct {
+	refund, discount int64
+	back             map[int64]int64
+}
+
+// planLineReturn plans the return of n units of a line at unitPrice, of
+// which from units came back before: every stored part on those units
+// lowers the refund (a coupon refunded off the order was still part of
+// what was paid for them), never below 0; the live coupons' parts go back.
+func planLineReturn(unitPrice int64, parts []storedPart, from, n int64) lineReturnPlan {
+	p := lineReturnPlan{back: map[int64]int64{}}
+	for _, sp := range parts {
+		d := pricing.UnitsDiscountCents(sp.runs, from, n)
+		p.discount += d
+		if sp.live && d != 0 {
+			p.back[sp.couponID] += d
+		}
+	}
+	price := n * max(unitPrice, 0)
+	p.discount = min(p.discount, price)
+	p.refund = price - p.discount
+	return p
+}
