@@ -1,7 +1,9 @@
 package services_test
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"couponsvc/models"
 	"couponsvc/services"
@@ -177,5 +179,153 @@ func TestReturnsAfterACouponRefundNeverExceedWhatWasPaid(t *testing.T) {
 	}
 	if got := f.coupon(b.ID); got.Status != models.CouponIssued {
 		t.Fatalf("B after the completing return: %s", got.Status)
+	}
+}
+
+// An amount-only order keeps its one currency: a coupon of another one is
+// refused currency_mismatch by validate, hold and redemption alike,
+// whatever currency the request names or leaves out.
+func TestAmountOnlyOrderRefusesAnotherCurrency(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	eur := f.tmpl(models.StackingCombinable, 100, 0, 0)
+	f.retemplate(eur, func(tp *models.Template) { tp.Currency = "EUR" })
+	usd := f.tmpl(models.StackingCombinable, 100, 0, 0)
+	f.retemplate(usd, func(tp *models.Template) { tp.Currency = "USD" })
+	a, b := f.claim(eur, "u1"), f.claim(usd, "u1")
+	res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: a.Code, OrderID: "e1", OrderAmountCents: 1_000,
+		Cart: checkout.Cart{Currency: "EUR"}, Cashier: "till"})
+	if err != nil || res.Currency != "EUR" || res.DiscountCents != 100 {
+		t.Fatalf("redeem A: %+v %v", res, err)
+	}
+	for _, cur := range []string{"", "USD"} {
+		_, err = f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: b.Code, OrderID: "e1", OrderAmountCents: 1_000,
+			Cart: checkout.Cart{Currency: cur}, Cashier: "till"})
+		if !models.IsCode(err, models.CodeCurrencyMismatch) {
+			t.Fatalf("redeem B with currency %q: %v, want currency_mismatch", cur, err)
+		}
+		v, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderID: "e1", OrderAmountCents: 1_000, CouponCodes: []string{b.Code},
+			Cart: checkout.Cart{Currency: cur}})
+		if err != nil || v.Result != "currency_mismatch" || v.Coupons[0].Code != models.CodeCurrencyMismatch || v.DiscountCents != 0 {
+			t.Fatalf("validate B with currency %q: %+v %v", cur, v, err)
+		}
+	}
+	_, err = f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: "e1", OrderAmountCents: 1_000, CouponCodes: []string{b.Code}, TTLSeconds: 600, Actor: "shop"})
+	if !models.IsCode(err, models.CodeCurrencyMismatch) {
+		t.Fatalf("hold B: %v, want currency_mismatch", err)
+	}
+	if got := f.coupon(b.ID); got.Status != models.CouponIssued {
+		t.Fatalf("B after the refusals: %s", got.Status)
+	}
+	var logs int64
+	if err := f.Backends.DB.Model(&models.UseLog{}).Where("order_id = ?", "e1").Count(&logs).Error; err != nil || logs != 1 {
+		t.Fatalf("use log rows of e1: %d %v, want 1", logs, err)
+	}
+}
+
+// A coupon the plan gives 0 is refused not_combinable on every path,
+// saying why, and is neither held nor used.
+func TestCouponWorthNothingIsRefusedEverywhere(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl(models.StackingCombinable, 1_000, 0, 0)
+	f.retemplate(tp, func(tp *models.Template) {
+		tp.Kind, tp.FaceValueCents, tp.BuyQuantity, tp.GetQuantity, tp.GetPercent, tp.MaxDiscountCents = models.KindBuyXGetY, 0, 2, 2, 100, 10_000
+	})
+	c := f.claim(tp, "u1")
+	cart := pricing.Cart{Lines: []pricing.Line{line("x", 3, 1_000)}}
+	req := checkout.CheckoutRequest{OrderID: "z1", Cart: checkout.Cart{Lines: cart.Lines}, CouponCodes: []string{c.Code}, TTLSeconds: 600, Actor: "shop"}
+	v, err := f.Checkout.Validate(f.Ctx, req)
+	if err != nil || v.Result != "not_combinable" || v.Coupons[0].Code != models.CodeNotCombinable || v.DiscountCents != 0 ||
+		!strings.Contains(v.Coupons[0].Message, "would discount nothing") {
+		t.Fatalf("validate: %+v %v", v, err)
+	}
+	u, err := f.Checkout.UsableForCart(f.Ctx, "u1", 0, checkout.Cart{Lines: cart.Lines})
+	if err != nil || len(u.Coupons) != 0 {
+		t.Fatalf("usable: %+v %v, want none", u, err)
+	}
+	if _, err := f.Checkout.Hold(f.Ctx, req); !models.IsCode(err, models.CodeNotCombinable) {
+		t.Fatalf("hold: %v, want not_combinable", err)
+	}
+	_, err = f.redeemCart(c, "z1", cart)
+	if e := wantCode(t, err, models.CodeNotCombinable); !strings.Contains(e.Message, "would discount nothing") {
+		t.Fatalf("redeem: %v", err)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponIssued {
+		t.Fatalf("coupon after the refusals: %s", got.Status)
+	}
+	// A second coupon on an order its first discounts in full.
+	a := f.claim(f.tmpl(models.StackingCombinable, 3_000, 0, 0), "u1")
+	b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+	if _, err := f.redeemCart(a, "z2", cart); err != nil {
+		t.Fatal(err)
+	}
+	v, err = f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderID: "z2", Cart: checkout.Cart{Lines: cart.Lines}, CouponCodes: []string{b.Code}})
+	if err != nil || v.Result != "not_combinable" || v.Coupons[0].DiscountCents != 0 {
+		t.Fatalf("validate B on a fully discounted order: %+v %v", v, err)
+	}
+	if _, err := f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: "z2", Cart: checkout.Cart{Lines: cart.Lines}, CouponCodes: []string{b.Code}, TTLSeconds: 600}); !models.IsCode(err, models.CodeNotCombinable) {
+		t.Fatalf("hold B on a fully discounted order: %v", err)
+	}
+	if got := f.coupon(b.ID); got.Status != models.CouponIssued {
+		t.Fatalf("B: %s", got.Status)
+	}
+}
+
+// A second shipping coupon on a shipping the first discounts in full is
+// refused for that, not as a cart without shipping.
+func TestSecondShippingCouponSaysTheShippingIsTaken(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	ship := func() *models.Coupon {
+		tp := f.tmpl(models.StackingCombinable, 100, 0, 0)
+		f.retemplate(tp, func(tp *models.Template) {
+			tp.Kind, tp.FaceValueCents, tp.MaxDiscountCents, tp.AppliesTo = models.KindFreeShipping, 0, 1_000, models.AppliesToShipping
+		})
+		return f.claim(tp, "u1")
+	}
+	a, b := ship(), ship()
+	cart := checkout.Cart{Lines: []pricing.Line{line("x", 1, 2_000)}, ShippingCents: 1_000}
+	v, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{Cart: cart, CouponCodes: []string{a.Code, b.Code}})
+	if err != nil || len(v.Coupons) != 2 {
+		t.Fatalf("validate: %+v %v", v, err)
+	}
+	// Pricing orders equal coupons by code: one takes the shipping.
+	first, second := v.Coupons[0], v.Coupons[1]
+	if first.Code != models.CodeOK {
+		first, second = second, first
+	}
+	if first.Result != "ok" || first.DiscountCents != 1_000 || second.Code != models.CodeNotCombinable || second.DiscountCents != 0 ||
+		!strings.Contains(second.Message, "shipping is discounted in full") || v.Result != "not_combinable" {
+		t.Fatalf("validate: %+v", v)
+	}
+}
+
+// A hold past its time is expired for everyone, swept or not: a coupon
+// redeemed one step at a time on its order is priced as if it were gone.
+func TestRedeemIgnoresALapsedHoldOfItsOrder(t *testing.T) {
+	for _, lined := range []bool{false, true} {
+		t.Run(map[bool]string{false: "AmountOnly", true: "Lined"}[lined], func(t *testing.T) {
+			f := newHoldFixture(t, services.Config{})
+			h := f.claim(f.tmpl(models.StackingCombinable, 800, 0, 0), "u1")
+			r := f.claim(f.tmpl(models.StackingCombinable, 900, 0, 0), "u1")
+			cart := pricing.Cart{Lines: []pricing.Line{line("x", 1, 1_000)}}
+			var err error
+			if lined {
+				_, err = f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: "l6", Cart: checkout.Cart{Lines: cart.Lines}, CouponCodes: []string{h.Code}, TTLSeconds: 5})
+			} else {
+				_, err = f.hold("l6", 1_000, 5, h)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Clock.Advance(10 * time.Second)
+			var res *checkout.RedeemResult
+			if lined {
+				res, err = f.redeemCart(r, "l6", cart)
+			} else {
+				res, err = f.redeem(r, "l6", 1_000)
+			}
+			if err != nil || res.DiscountCents != 900 || res.PayableCents != 100 {
+				t.Fatalf("redeem R next to the lapsed hold: %+v %v", res, err)
+			}
+		})
 	}
 }

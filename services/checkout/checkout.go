@@ -370,7 +370,7 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 			err = couponFits(c, req.UserID, req.OrderID, now)
 		}
 		if err == nil {
-			err = refusalError(pr.Coupons[i].Refusal, c.Code, p.templates[i], &req.cart, req.Cart.Lined())
+			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined())
 		}
 		if err != nil {
 			var de *models.Error
@@ -415,7 +415,7 @@ func refusalError(refusal, code string, t *models.Template, cart *pricing.Cart, 
 		return &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
 			Message: fmt.Sprintf("coupon %s is in %s, the cart in %s", code, cur, cart.Currency)}
 	case pricing.RefusalNoLines:
-		if t.Kind == models.KindFreeShipping || t.AppliesTo == models.AppliesToShipping {
+		if onShipping(t) {
 			return &models.Error{Code: models.CodeBelowMinimum, Field: "shipping_cents",
 				Message: fmt.Sprintf("coupon %s discounts the shipping: the cart has none", code)}
 		}
@@ -517,13 +517,16 @@ func amountMismatch(orderID string, amount int64) error {
 // hold that still holds coupons. A coupon redeemed one step at a time is
 // priced on it, so that the discounts of an order never sum over its amount
 // (docs/checkout.md, "One amount per order").
-func discountLeft(tx *gorm.DB, orderID string) (left, kept int64, err error) {
-	var row struct{ Kept, Used, Held int64 }
-	err = tx.Raw(discountsSQL, false, HoldHeld, orderID).Scan(&row).Error
-	if err != nil {
-		return 0, 0, err
+func discountLeft(tx *gorm.DB, orderID string, now time.Time) (left, kept int64, currency string, err error) {
+	var row struct {
+		Kept, Used, Held int64
+		Currency         string
 	}
-	return max(row.Kept-row.Used-row.Held, 0), row.Kept, nil
+	err = tx.Raw(discountsSQL, false, HoldHeld, now, orderID).Scan(&row).Error
+	if err != nil {
+		return 0, 0, "", err
+	}
+	return max(row.Kept-row.Used-row.Held, 0), row.Kept, row.Currency, nil
 }
 
 // checkDiscounts refuses, inside tx after the order's row lock was taken,
@@ -531,9 +534,9 @@ func discountLeft(tx *gorm.DB, orderID string) (left, kept int64, err error) {
 // coupons' and its held hold's) over what it kept of its amount: a hold or
 // a late confirm next to coupons redeemed one step at a time
 // (docs/checkout.md, "One amount per order").
-func checkDiscounts(tx *gorm.DB, orderID string) error {
+func checkDiscounts(tx *gorm.DB, orderID string, now time.Time) error {
 	var row struct{ Kept, Used, Held int64 }
-	if err := tx.Raw(discountsSQL, false, HoldHeld, orderID).Scan(&row).Error; err != nil {
+	if err := tx.Raw(discountsSQL, false, HoldHeld, now, orderID).Scan(&row).Error; err != nil {
 		return err
 	}
 	if over := row.Used + row.Held - row.Kept; over > 0 {
@@ -548,24 +551,27 @@ func checkDiscounts(tx *gorm.DB, orderID string) error {
 // coupons and of its hold while held. holdCoupons is the number of coupons
 // of its hold: an order that carries those alone and no return pays its
 // amount less the hold's discount, answered without a read.
-func payableAfterAll(db *gorm.DB, o *CheckoutOrder, holdCoupons int) (int64, error) {
+func payableAfterAll(db *gorm.DB, o *CheckoutOrder, holdCoupons int, now time.Time) (int64, error) {
 	if o.ReturnedCents == 0 && o.Coupons == int64(holdCoupons) {
 		return o.AmountCents - o.DiscountCents, nil
 	}
 	var row struct{ Kept, Used, Held int64 }
-	if err := db.Raw(discountsSQL, false, HoldHeld, o.OrderID).Scan(&row).Error; err != nil {
+	if err := db.Raw(discountsSQL, false, HoldHeld, now, o.OrderID).Scan(&row).Error; err != nil {
 		return 0, err
 	}
 	return max(row.Kept-row.Used-row.Held, 0), nil
 }
 
 // discountsSQL reads an order's kept amount, the discounts of its used
-// coupons (their live use log rows) and of its hold while held.
+// coupons (their live use log rows) and of its hold while held and not past
+// its time (a lapsed hold is expired for everyone, swept or not:
+// docs/checkout.md), and its currency.
 const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
 		COALESCE((SELECT SUM(l.discount_cents) FROM order_coupons oc
 			JOIN coupon_use_log l ON l.coupon_id = oc.coupon_id AND l.order_id = oc.order_id AND l.undo_flag = ?
 			WHERE oc.order_id = o.order_id), 0) AS used,
-		CASE WHEN o.hold_state = ? THEN o.discount_cents ELSE 0 END AS held
+		CASE WHEN o.hold_state = ? AND o.hold_expires_at > ? THEN o.discount_cents ELSE 0 END AS held,
+		COALESCE(o.currency, '') AS currency
 		FROM checkout_orders o WHERE o.order_id = ?`
 
 // priceOnOrder is the discount of a coupon redeemed one step at a time on
@@ -579,9 +585,9 @@ const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
 // stored. The coupon's minimums were checked on the order before. A coupon
 // that would discount nothing is refused not_combinable rather than used
 // up.
-func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.Cart, oc orderCart) (discount, payable int64, share *pricing.CouponResult, err error) {
+func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, err error) {
 	if oc.lined() {
-		st, err := loadStateOnCart(tx, orderID, oc.cart)
+		st, err := loadStateOnCart(tx, orderID, oc.cart, now)
 		if err != nil {
 			return 0, 0, nil, err
 		}
@@ -597,13 +603,21 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.
 		}
 		return 0, 0, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
 	}
-	left, kept, err := discountLeft(tx, orderID)
+	left, kept, cur, err := discountLeft(tx, orderID, now)
 	if err != nil {
 		return 0, 0, nil, err
 	}
+	if cur == "" {
+		cur = cart.Currency // a row written before amount-only orders kept theirs
+	}
+	if pc.Currency != "" && pc.Currency != cur {
+		// The order's one currency, whatever the request said.
+		return 0, 0, nil, &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
+			Message: fmt.Sprintf("coupon %s is in %s, order %s in %s", pc.Code, pc.Currency, orderID, cur)}
+	}
 	if left > 0 {
 		pc.MinOrderCents, pc.MinQuantity = 0, 0 // checked on the order's amount before
-		one := pricing.OneLine(cart.Currency, left)
+		one := pricing.OneLine(cur, left)
 		var r pricing.Result
 		if err := planCoupons(nil, &one, []pricing.Coupon{pc}, &r); err != nil {
 			return 0, 0, nil, err

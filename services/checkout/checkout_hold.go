@@ -154,6 +154,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			sc.bornAt(now, s.Cfg.Location)
 		}
 	}
+	if found && o.AmountCents != 0 && !o.Lined() && !req.oc.lined() && o.Currency != "" {
+		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
+	}
 	if found && o.Lined() && req.oc.lined() && (o.Coupons > 0 || o.ReturnedCents > 0) {
 		// Next to coupons redeemed one step at a time, or after a return:
 		// priced on what their stored allocations and the returns left of
@@ -216,7 +219,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 		}
 		if found {
 			// Next to coupons redeemed one step at a time (docs/checkout.md).
-			if err := checkDiscounts(tx, req.OrderID); err != nil {
+			if err := checkDiscounts(tx, req.OrderID, now); err != nil {
 				return err
 			}
 		}
@@ -321,7 +324,7 @@ func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutR
 	}
 	res := holdAnswerOf(o, s.orderCurrency(o), p, a)
 	if res.State == HoldHeld || res.State == HoldConfirmed {
-		if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), o, len(p.coupons)); err != nil {
+		if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), o, len(p.coupons), s.Clock()); err != nil {
 			return nil, core.DBError("order", err)
 		}
 	}

@@ -45,7 +45,7 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 	if err != nil {
 		return nil, err
 	}
-	if req.OrderID != "" && req.Cart.Lined() {
+	if req.OrderID != "" {
 		if req.taken, err = s.takenForValidate(ctx, &req, p); err != nil {
 			return nil, core.DBError("order", err)
 		}
@@ -59,18 +59,23 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 // already gives or gave away (its state, orderState.taken): the coupons on
 // it other than the request's, and its returns, so that validate prices as
 // the hold that follows would. An order without a row, or with another
-// cart (a hold would refuse it), leaves the whole cart. Three SELECTs when
-// the order carries coupons or returns, one otherwise.
+// cart (a hold would refuse it), leaves the whole cart; an amount-only
+// order prices the request in its currency. Three SELECTs when the order
+// carries coupons or returns, one otherwise.
 func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p *priced) (pricing.Taken, error) {
 	db := s.DB.WithContext(ctx)
 	var o CheckoutOrder
 	if err := db.Where("order_id = ?", req.OrderID).Limit(1).Find(&o).Error; err != nil {
 		return pricing.Taken{}, err
 	}
-	if o.OrderID == "" || !o.Lined() || (o.Coupons == 0 && o.ReturnedCents == 0) || !o.sameCart(orderCartOf(req.Cart, &req.cart)) {
+	if o.OrderID != "" && o.AmountCents != 0 && !o.Lined() && !req.Cart.Lined() && o.Currency != "" {
+		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
+	}
+	if o.OrderID == "" || !o.Lined() || !req.Cart.Lined() || (o.Coupons == 0 && o.ReturnedCents == 0) ||
+		!o.sameCart(orderCartOf(req.Cart, &req.cart)) {
 		return pricing.Taken{}, nil
 	}
-	st, err := loadStateOnCart(db, req.OrderID, &req.cart)
+	st, err := loadStateOnCart(db, req.OrderID, &req.cart, s.Clock())
 	if err != nil {
 		return pricing.Taken{}, err
 	}
@@ -247,7 +252,7 @@ func (s *Checkout) UsableForCart(ctx context.Context, userID string, amount int6
 		}
 		one[0] = core.PricingCoupon(t, c.Code)
 		pricer.Price(&cart, one, &r)
-		if r.Coupons[0].Refusal != "" {
+		if couponRefusal(&r.Coupons[0], t, &cart, in.Lined()) != nil {
 			continue
 		}
 		tmpl[c.Code] = t

@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"couponsvc/models"
 	"couponsvc/services/pricing"
 )
 
@@ -119,4 +120,34 @@ func planLineReturn(unitPrice int64, parts []storedPart, from, n int64) lineRetu
 	p.discount = min(p.discount, price)
 	p.refund = price - p.discount
 	return p
+}
+
+// couponRefusal is the one refusal of a coupon the plan priced, the same
+// on every path (nil when it applies): pricing's refusal (refusalError),
+// or a coupon that would take nothing off what the order leaves (a
+// shipping coupon on a shipping already discounted in full, a buy x get y
+// without a whole set, a fixed coupon on an order already discounted in
+// full), refused not_combinable and never held nor used
+// (docs/result-codes.md).
+func couponRefusal(r *pricing.CouponResult, t *models.Template, cart *pricing.Cart, lined bool) error {
+	if r.Refusal == pricing.RefusalNoLines && onShipping(t) && cart.ShippingCents > 0 {
+		return nothingToDiscount(r.Code, "the cart's shipping is discounted in full already")
+	}
+	if err := refusalError(r.Refusal, r.Code, t, cart, lined); err != nil {
+		return err
+	}
+	if r.DiscountCents == 0 {
+		return nothingToDiscount(r.Code, "nothing of what it applies to is left to discount")
+	}
+	return nil
+}
+
+// onShipping says the template's coupons discount the shipping.
+func onShipping(t *models.Template) bool {
+	return t.Kind == models.KindFreeShipping || t.AppliesTo == models.AppliesToShipping
+}
+
+// nothingToDiscount refuses a coupon the plan gives 0.
+func nothingToDiscount(code, why string) error {
+	return models.Errorf(models.CodeNotCombinable, "coupon %s would discount nothing on this order: %s", code, why)
 }

@@ -52,7 +52,7 @@ func priceAlone(t *models.Template, code string, req *RedeemRequest) (*pricing.C
 		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
 			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
 	}
-	if err := refusalError(cr.Refusal, code, t, &req.cart, req.Cart.Lined()); err != nil {
+	if err := couponRefusal(cr, t, &req.cart, req.Cart.Lined()); err != nil {
 		return nil, err
 	}
 	return cr, nil
@@ -356,7 +356,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			// Under the row's lock: priced on what the order's other
 			// coupons and returns leave of it.
 			pc := core.PricingCoupon(t, share.Code)
-			d, pay, sh, err := priceOnOrder(tx, pc, req.OrderID, &req.cart, req.oc)
+			d, pay, sh, err := priceOnOrder(tx, pc, req.OrderID, &req.cart, req.oc, now)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,9 @@
 package checkout
 
 import (
+	"time"
+
+	"couponsvc/models"
 	"couponsvc/services/pricing"
 
 	"gorm.io/gorm"
@@ -31,8 +34,10 @@ func loadOrderState(db *gorm.DB, o *CheckoutOrder) (*orderState, error) {
 
 // loadStateOnCart is loadOrderState for a request that carries the order's
 // cart (its hash checked against the order's row): only the returned units
-// of its lines are read, then the live line discounts. Two SELECTs.
-func loadStateOnCart(db *gorm.DB, orderID string, cart *pricing.Cart) (*orderState, error) {
+// of its lines are read, then the line discounts of its coupons but those
+// of a hold past its time at now (expired for everyone, swept or not:
+// docs/checkout.md). Two SELECTs.
+func loadStateOnCart(db *gorm.DB, orderID string, cart *pricing.Cart, now time.Time) (*orderState, error) {
 	var rows []struct {
 		LineNo           int
 		ReturnedQuantity int64
@@ -47,7 +52,11 @@ func loadStateOnCart(db *gorm.DB, orderID string, cart *pricing.Cart) (*orderSta
 			returned[r.LineNo] = r.ReturnedQuantity
 		}
 	}
-	return stateOn(db, orderID, cart, returned)
+	live, err := liveAllocationAt(db, orderID, now)
+	if err != nil {
+		return nil, err
+	}
+	return &orderState{cart: cart, returned: returned, live: live}, nil
 }
 
 func stateOn(db *gorm.DB, orderID string, cart *pricing.Cart, returned []int64) (*orderState, error) {
@@ -56,4 +65,21 @@ func stateOn(db *gorm.DB, orderID string, cart *pricing.Cart, returned []int64) 
 		return nil, err
 	}
 	return &orderState{cart: cart, returned: returned, live: live}, nil
+}
+
+// liveAllocationAt is liveAllocation without the coupons of a hold past its
+// time at now.
+func liveAllocationAt(db *gorm.DB, orderID string, now time.Time) (map[int64][]LineDiscountRow, error) {
+	var rows []LineDiscountRow
+	err := db.Where(`order_id = ? AND coupon_id IN (SELECT oc.coupon_id FROM order_coupons oc JOIN user_coupons u ON u.id = oc.coupon_id
+		WHERE oc.order_id = ? AND (u.status <> ? OR u.hold_expires_at > ?))`, orderID, orderID, models.CouponHeld, now).
+		Order("coupon_id, line_no").Find(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]LineDiscountRow{}
+	for _, r := range rows {
+		out[r.CouponID] = append(out[r.CouponID], r)
+	}
+	return out, nil
 }
