@@ -329,3 +329,33 @@ func TestRedeemIgnoresALapsedHoldOfItsOrder(t *testing.T) {
 		})
 	}
 }
+
+// The till's preview of a second coupon on an order says what its
+// redemption then answers: both come from the plan on what the order
+// leaves.
+func TestTillPreviewIsWhatTheRedemptionAnswers(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	a := f.claim(f.tmpl(models.StackingCombinable, 1_500, 0, 0), "u1")
+	b := f.claim(f.tmpl(models.StackingCombinable, 1_000, 0, 0), "u1")
+	if _, err := f.redeem(a, "t10", 10_000); err != nil {
+		t.Fatal(err)
+	}
+	chk, err := f.Checkout.CheckRedemption(f.Ctx, b.Code, "t10", 10_000)
+	if err != nil || chk.DiscountCents != 1_000 || chk.PayableCents != 7_500 || chk.Refusal != nil {
+		t.Fatalf("preview: %+v %v", chk, err)
+	}
+	res, err := f.redeem(b, "t10", 10_000)
+	if err != nil || res.DiscountCents != chk.DiscountCents || res.PayableCents != chk.PayableCents {
+		t.Fatalf("redeem %+v %v, previewed %d off, %d to pay", res, err, chk.DiscountCents, chk.PayableCents)
+	}
+	// A coupon the redemption would refuse is previewed with that refusal.
+	c := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 20_000), "u1")
+	chk, err = f.Checkout.CheckRedemption(f.Ctx, c.Code, "t10", 10_000)
+	if err != nil || !models.IsCode(chk.Refusal, models.CodeBelowMinimum) {
+		t.Fatalf("preview below the minimum: %+v %v", chk, err)
+	}
+	_, err = f.redeem(c, "t10", 10_000)
+	if !models.IsCode(err, models.CodeBelowMinimum) {
+		t.Fatalf("redeem below the minimum: %v", err)
+	}
+}

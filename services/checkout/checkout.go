@@ -243,6 +243,16 @@ func (s *Checkout) readCheckout(ctx context.Context, codes []string, claims []*s
 // owner, the first code that is another user's (not bearer) coupon is
 // answered as a code no coupon has, before any template is read.
 func (s *Checkout) readOwnCoupons(ctx context.Context, codes []string, claims []*sharedClaim, owner string) (*priced, error) {
+	return s.readWith(ctx, codes, claims, owner, func(code string) (*models.Coupon, error) { return s.CouponByCode(ctx, code) })
+}
+
+// readWith is the one reader of a checkout's coupons (hold, confirm,
+// validate): code by code in the request's order, a claim's coupon at its
+// place, else the coupon find gives (one SELECT each, or a lookup in rows
+// read at once); with an owner, another user's (not bearer) coupon is
+// answered as a code no coupon has, before its template is read.
+func (s *Checkout) readWith(ctx context.Context, codes []string, claims []*sharedClaim, owner string,
+	find func(code string) (*models.Coupon, error)) (*priced, error) {
 	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
 	for i, code := range codes {
 		if i < len(claims) && claims[i] != nil {
@@ -251,7 +261,7 @@ func (s *Checkout) readOwnCoupons(ctx context.Context, codes []string, claims []
 			p.templates = append(p.templates, claims[i].t)
 			continue
 		}
-		c, err := s.CouponByCode(ctx, code)
+		c, err := find(code)
 		if err != nil {
 			return nil, err
 		}
@@ -294,8 +304,8 @@ func couponFits(c *models.Coupon, userID, orderID string, now time.Time) error {
 	case models.CouponRevoked:
 		return models.Errorf(models.CodeRevoked, "this coupon was revoked")
 	}
-	if now.Before(c.ValidFrom) {
-		return models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(c.ValidFrom))
+	if err := notYetValid(c.ValidFrom, now); err != nil {
+		return err
 	}
 	if !now.Before(c.ValidUntil) {
 		return models.Errorf(models.CodeNotValidNow, "this coupon expired at %s", core.FormatTime(c.ValidUntil))
@@ -303,34 +313,62 @@ func couponFits(c *models.Coupon, userID, orderID string, now time.Time) error {
 	return nil
 }
 
+// notYetValid refuses a coupon (or the coupon a shared code's claim would
+// make) valid only from a time after now.
+func notYetValid(from, now time.Time) error {
+	if now.Before(from) {
+		return models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(from))
+	}
+	return nil
+}
+
 // heldError names the order that holds the coupon and until when.
 func heldError(c *models.Coupon) error {
-	order, until := "another order", ""
-	if c.OrderID != nil {
-		order = "order " + *c.OrderID
+	return models.Errorf(models.CodeHeld, "this coupon is held by %s", orderSince(c.OrderID, " until ", c.HoldExpiresAt))
+}
+
+// orderSince names the order that has a coupon ("another order" when it is
+// not known) and, when known, the time after word.
+func orderSince(orderID *string, word string, at *time.Time) string {
+	order := "another order"
+	if orderID != nil {
+		order = "order " + *orderID
 	}
-	if c.HoldExpiresAt != nil {
-		until = " until " + core.FormatTime(*c.HoldExpiresAt)
+	if at != nil {
+		order += word + core.FormatTime(*at)
 	}
-	return models.Errorf(models.CodeHeld, "this coupon is held by %s%s", order, until)
+	return order
 }
 
 // stackingError says why the templates cannot share one order (nil when
-// they can): two of one template, an exclusive one among others, more than
-// the cap.
+// they can): more than the cap, two of one template, an exclusive one
+// among others (stackingRefusalAt, the first that applies).
 func stackingError(ts []*models.Template, maxPerOrder int) error {
 	if len(ts) > maxPerOrder {
-		return models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
+		return stackingRefusalAt(ts, maxPerOrder, nil, maxPerOrder)
 	}
 	seen := map[int64]bool{}
-	for _, t := range ts {
-		if seen[t.ID] {
-			return models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
+	for i, t := range ts {
+		if err := stackingRefusalAt(ts, i, seen, maxPerOrder); err != nil {
+			return err
 		}
 		seen[t.ID] = true
-		if len(ts) > 1 && t.Stacking != models.StackingCombinable {
-			return models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
-		}
+	}
+	return nil
+}
+
+// stackingRefusalAt is the one stacking rule for the i-th of the
+// templates of one order (nil when it may stay): past the cap, a second
+// coupon of a template (seen holds the templates before it), or an
+// exclusive coupon among others.
+func stackingRefusalAt(ts []*models.Template, i int, seen map[int64]bool, maxPerOrder int) *models.Error {
+	switch t := ts[i]; {
+	case i >= maxPerOrder:
+		return models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
+	case seen[t.ID]:
+		return models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
+	case len(ts) > 1 && t.Stacking != models.StackingCombinable:
+		return models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
 	}
 	return nil
 }

@@ -104,14 +104,7 @@ func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*
 			return nil, core.DBError("coupon", err)
 		}
 	}
-	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
-	for i, code := range codes {
-		if i < len(claims) && claims[i] != nil {
-			p.claims[i], p.fail[i] = claims[i], claims[i].refusal
-			p.coupons = append(p.coupons, claims[i].coupon)
-			p.templates = append(p.templates, claims[i].t)
-			continue
-		}
+	return s.readWith(ctx, codes, claims, owner, func(code string) (*models.Coupon, error) {
 		j := slices.IndexFunc(rows, func(c models.Coupon) bool { return c.Code == code })
 		if j < 0 {
 			// A case-insensitive collation matches as `code = ?` did.
@@ -120,18 +113,8 @@ func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*
 		if j < 0 {
 			return nil, core.NoSuchCoupon(code, gorm.ErrRecordNotFound)
 		}
-		c := &rows[j]
-		if owner != "" && c.UserID != owner && c.UserID != models.BearerUserID {
-			return nil, core.NoSuchCoupon(code, nil)
-		}
-		t, err := s.Template(ctx, c.TemplateID)
-		if err != nil {
-			return nil, err
-		}
-		p.coupons = append(p.coupons, c)
-		p.templates = append(p.templates, t)
-	}
-	return p, nil
+		return &rows[j], nil
+	})
 }
 
 // validatedColumns are the columns of user_coupons that a validation's
@@ -168,15 +151,7 @@ func (s *Checkout) readValidatedCoupons(ctx context.Context, codes []string) ([]
 func markStacking(res *CheckoutResult, ts []*models.Template, maxPerOrder int) {
 	seen := map[int64]bool{}
 	for i, t := range ts {
-		var err *models.Error
-		switch {
-		case i >= maxPerOrder:
-			err = models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
-		case seen[t.ID]:
-			err = models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
-		case len(ts) > 1 && t.Stacking != models.StackingCombinable:
-			err = models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
-		}
+		err := stackingRefusalAt(ts, i, seen, maxPerOrder)
 		seen[t.ID] = true
 		if err == nil || i >= len(res.Coupons) || res.Coupons[i].Code != models.CodeOK {
 			continue

@@ -221,10 +221,14 @@ func dropAllocation(tx *gorm.DB, orderID string, couponIDs []int64) error {
 // liveAllocation reads the line discounts of the order's live coupons
 // (those in order_coupons), by coupon id.
 func liveAllocation(db *gorm.DB, orderID string) (map[int64][]LineDiscountRow, error) {
+	return allocationWhere(db, "order_id = ? AND coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?)", orderID, orderID)
+}
+
+// allocationWhere reads the order_line_discounts rows the condition
+// selects, by coupon id, in one SELECT.
+func allocationWhere(db *gorm.DB, cond string, args ...any) (map[int64][]LineDiscountRow, error) {
 	var rows []LineDiscountRow
-	err := db.Where("order_id = ? AND coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?)", orderID, orderID).
-		Order("coupon_id, line_no").Find(&rows).Error
-	if err != nil {
+	if err := db.Where(cond, args...).Order("coupon_id, line_no").Find(&rows).Error; err != nil {
 		return nil, err
 	}
 	out := map[int64][]LineDiscountRow{}

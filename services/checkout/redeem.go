@@ -231,11 +231,8 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 	default:
 		return nil, fmt.Errorf("coupon %d has the unknown status %q", c.ID, c.Status)
 	}
-	if now.Before(c.ValidFrom) {
-		return nil, models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(c.ValidFrom))
-	}
-	if !now.Before(c.ValidUntil) {
-		return nil, models.Errorf(models.CodeNotValidNow, "this coupon expired at %s", core.FormatTime(c.ValidUntil))
+	if err := couponFits(c, "", "", now); err != nil { // "usable now": the one rule of every path
+		return nil, err
 	}
 	share, err := priceAlone(t, c.Code, &req)
 	if err != nil {
@@ -417,12 +414,5 @@ func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
 
 // alreadyUsed names the order that holds the coupon and since when.
 func alreadyUsed(c *models.Coupon) error {
-	order, at := "another order", ""
-	if c.OrderID != nil {
-		order = "order " + *c.OrderID
-	}
-	if c.UsedAt != nil {
-		at = " at " + core.FormatTime(*c.UsedAt)
-	}
-	return models.Errorf(models.CodeAlreadyUsed, "this coupon was already used by %s%s", order, at)
+	return models.Errorf(models.CodeAlreadyUsed, "this coupon was already used by %s", orderSince(c.OrderID, " at ", c.UsedAt))
 }

@@ -70,16 +70,6 @@ func stateOn(db *gorm.DB, orderID string, cart *pricing.Cart, returned []int64) 
 // liveAllocationAt is liveAllocation without the coupons of a hold past its
 // time at now.
 func liveAllocationAt(db *gorm.DB, orderID string, now time.Time) (map[int64][]LineDiscountRow, error) {
-	var rows []LineDiscountRow
-	err := db.Where(`order_id = ? AND coupon_id IN (SELECT oc.coupon_id FROM order_coupons oc JOIN user_coupons u ON u.id = oc.coupon_id
-		WHERE oc.order_id = ? AND (u.status <> ? OR u.hold_expires_at > ?))`, orderID, orderID, models.CouponHeld, now).
-		Order("coupon_id, line_no").Find(&rows).Error
-	if err != nil {
-		return nil, err
-	}
-	out := map[int64][]LineDiscountRow{}
-	for _, r := range rows {
-		out[r.CouponID] = append(out[r.CouponID], r)
-	}
-	return out, nil
+	return allocationWhere(db, `order_id = ? AND coupon_id IN (SELECT oc.coupon_id FROM order_coupons oc JOIN user_coupons u ON u.id = oc.coupon_id
+		WHERE oc.order_id = ? AND (u.status <> ? OR u.hold_expires_at > ?))`, orderID, orderID, models.CouponHeld, now)
 }
