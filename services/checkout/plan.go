@@ -1,6 +1,8 @@
 package checkout
 
 import (
+	"fmt"
+
 	"couponsvc/models"
 	"couponsvc/services/pricing"
 )
@@ -150,4 +152,41 @@ func onShipping(t *models.Template) bool {
 // nothingToDiscount refuses a coupon the plan gives 0.
 func nothingToDiscount(code, why string) error {
 	return models.Errorf(models.CodeNotCombinable, "coupon %s would discount nothing on this order: %s", code, why)
+}
+
+// refusalError is the error of a coupon pricing refused (nil when it
+// applies): below_minimum for a minimum not met or a cart with no line the
+// coupon applies to, currency_mismatch for another currency.
+func refusalError(refusal, code string, t *models.Template, cart *pricing.Cart, lined bool) error {
+	field := "order_amount_cents"
+	if lined {
+		field = "lines"
+	}
+	switch refusal {
+	case "":
+		return nil
+	case pricing.RefusalCurrency:
+		cur := t.Currency
+		return &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
+			Message: fmt.Sprintf("coupon %s is in %s, the cart in %s", code, cur, cart.Currency)}
+	case pricing.RefusalNoLines:
+		if onShipping(t) {
+			return &models.Error{Code: models.CodeBelowMinimum, Field: "shipping_cents",
+				Message: fmt.Sprintf("coupon %s discounts the shipping: the cart has none", code)}
+		}
+		return &models.Error{Code: models.CodeBelowMinimum, Field: field,
+			Message: fmt.Sprintf("no line of the cart is one coupon %s applies to", code)}
+	}
+	if !lined {
+		return &models.Error{Code: models.CodeBelowMinimum, Field: field,
+			Message: fmt.Sprintf("coupon %s needs an order of at least %d cents", code, t.MinOrderCents)}
+	}
+	msg := fmt.Sprintf("coupon %s needs at least %d cents of the lines it applies to", code, t.MinOrderCents)
+	if t.MinQuantity > 0 {
+		msg += fmt.Sprintf(" and %d of their units", t.MinQuantity)
+	}
+	if t.Kind == models.KindTiered {
+		msg += ", or a subtotal that meets one of its tiers"
+	}
+	return &models.Error{Code: models.CodeBelowMinimum, Field: field, Message: msg}
 }

@@ -161,6 +161,10 @@ type returnAnswer struct {
 	ShippingDiscountReturnedCents int64                 `json:"shipping_discount_returned_cents"`
 }
 
+// returnLinesOnce decides and writes one return by line (ReturnLines) on
+// a fresh read: a replay answers the first return; the lines' units, the
+// plan of what each gives back (planLineReturn) and every write in one
+// transaction under the order's row lock.
 func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID string, lines []ReturnLine) (*ReturnResult, error) {
 	db := s.DB.WithContext(ctx)
 	var prev orderReturn

@@ -32,9 +32,6 @@ func (s *Checkout) redeemShared(ctx context.Context, req RedeemRequest) (*Redeem
 	if err != nil {
 		return nil, err
 	}
-	if err := core.ValidateOrderID(req.OrderID); err != nil {
-		return nil, err
-	}
 	if err := s.parseRedeemCart(&req); err != nil {
 		return nil, err
 	}
