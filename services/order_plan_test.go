@@ -359,3 +359,26 @@ func TestTillPreviewIsWhatTheRedemptionAnswers(t *testing.T) {
 		t.Fatalf("redeem below the minimum: %v", err)
 	}
 }
+
+// A hold on an amount-only order that carries a coupon redeemed one step at
+// a time answers what the order pays after both.
+func TestAmountOnlyHoldPayableCountsEarlierCoupons(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	a := f.claim(f.tmpl(models.StackingCombinable, 300, 0, 0), "u1")
+	b := f.claim(f.tmpl(models.StackingCombinable, 200, 0, 0), "u1")
+	if _, err := f.redeem(a, "h1", 1_000); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.hold("h1", 1_000, 600, b)
+	if err != nil || h.DiscountCents != 200 || h.PayableCents != 500 {
+		t.Fatalf("hold B: %+v %v", h, err)
+	}
+	g, err := f.Checkout.GetHold(f.Ctx, "h1")
+	if err != nil || g.PayableCents != 500 {
+		t.Fatalf("GET: %+v %v", g, err)
+	}
+	c, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "h1"})
+	if err != nil || c.PayableCents != 500 {
+		t.Fatalf("confirm: %+v %v", c, err)
+	}
+}

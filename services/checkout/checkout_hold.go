@@ -304,6 +304,15 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 		return nil, err
 	}
 	res.Result, res.State, res.ExpiresAt = HoldHeld, HoldHeld, &expires
+	if found && !req.oc.lined() && (o.Coupons > 0 || o.ReturnedCents > 0) {
+		// An amount-only order that carries other coupons or returns pays
+		// its kept amount less every discount on it (docs/checkout.md, "The
+		// order state and the plan"); a lined one's plan said so already.
+		o.Coupons = -1
+		if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, len(p.coupons), now); err != nil {
+			return nil, core.DBError("order", err)
+		}
+	}
 	return res, nil
 }
 

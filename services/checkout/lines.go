@@ -145,15 +145,8 @@ func writeLines(tx *gorm.DB, orderID string, oc orderCart, fresh bool) error {
 	return tx.Exec(q.String(), args...).Error
 }
 
-// loadCart reads the cart of an order with lines: its lines, shipping and
-// currency.
-func loadCart(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, error) {
-	c, _, err := loadLines(db, o)
-	return c, err
-}
-
-// loadLines reads the cart of an order with lines and the units of each
-// line returned so far, in one SELECT.
+// loadLines reads the cart of an order with lines (its lines, shipping and
+// currency) and the units of each line returned so far, in one SELECT.
 func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
 	var rows []OrderLine
 	if err := db.Where("order_id = ?", o.OrderID).Order("line_no").Find(&rows).Error; err != nil {
