@@ -243,6 +243,16 @@ func (s *Checkout) readCheckout(ctx context.Context, codes []string, claims []*s
 // owner, the first code that is another user's (not bearer) coupon is
 // answered as a code no coupon has, before any template is read.
 func (s *Checkout) readOwnCoupons(ctx context.Context, codes []string, claims []*sharedClaim, owner string) (*priced, error) {
+	return s.readWith(ctx, codes, claims, owner, func(code string) (*models.Coupon, error) { return s.CouponByCode(ctx, code) })
+}
+
+// readWith is the one reader of a checkout's coupons (hold, confirm,
+// validate): code by code in the request's order, a claim's coupon at its
+// place, else the coupon find gives (one SELECT each, or a lookup in rows
+// read at once); with an owner, another user's (not bearer) coupon is
+// answered as a code no coupon has, before its template is read.
+func (s *Checkout) readWith(ctx context.Context, codes []string, claims []*sharedClaim, owner string,
+	find func(code string) (*models.Coupon, error)) (*priced, error) {
 	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
 	for i, code := range codes {
 		if i < len(claims) && claims[i] != nil {
@@ -251,7 +261,7 @@ func (s *Checkout) readOwnCoupons(ctx context.Context, codes []string, claims []
 			p.templates = append(p.templates, claims[i].t)
 			continue
 		}
-		c, err := s.CouponByCode(ctx, code)
+		c, err := find(code)
 		if err != nil {
 			return nil, err
 		}
@@ -294,8 +304,8 @@ func couponFits(c *models.Coupon, userID, orderID string, now time.Time) error {
 	case models.CouponRevoked:
 		return models.Errorf(models.CodeRevoked, "this coupon was revoked")
 	}
-	if now.Before(c.ValidFrom) {
-		return models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(c.ValidFrom))
+	if err := notYetValid(c.ValidFrom, now); err != nil {
+		return err
 	}
 	if !now.Before(c.ValidUntil) {
 		return models.Errorf(models.CodeNotValidNow, "this coupon expired at %s", core.FormatTime(c.ValidUntil))
@@ -303,34 +313,62 @@ func couponFits(c *models.Coupon, userID, orderID string, now time.Time) error {
 	return nil
 }
 
+// notYetValid refuses a coupon (or the coupon a shared code's claim would
+// make) valid only from a time after now.
+func notYetValid(from, now time.Time) error {
+	if now.Before(from) {
+		return models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(from))
+	}
+	return nil
+}
+
 // heldError names the order that holds the coupon and until when.
 func heldError(c *models.Coupon) error {
-	order, until := "another order", ""
-	if c.OrderID != nil {
-		order = "order " + *c.OrderID
+	return models.Errorf(models.CodeHeld, "this coupon is held by %s", orderSince(c.OrderID, " until ", c.HoldExpiresAt))
+}
+
+// orderSince names the order that has a coupon ("another order" when it is
+// not known) and, when known, the time after word.
+func orderSince(orderID *string, word string, at *time.Time) string {
+	order := "another order"
+	if orderID != nil {
+		order = "order " + *orderID
 	}
-	if c.HoldExpiresAt != nil {
-		until = " until " + core.FormatTime(*c.HoldExpiresAt)
+	if at != nil {
+		order += word + core.FormatTime(*at)
 	}
-	return models.Errorf(models.CodeHeld, "this coupon is held by %s%s", order, until)
+	return order
 }
 
 // stackingError says why the templates cannot share one order (nil when
-// they can): two of one template, an exclusive one among others, more than
-// the cap.
+// they can): more than the cap, two of one template, an exclusive one
+// among others (stackingRefusalAt, the first that applies).
 func stackingError(ts []*models.Template, maxPerOrder int) error {
 	if len(ts) > maxPerOrder {
-		return models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
+		return stackingRefusalAt(ts, maxPerOrder, nil, maxPerOrder)
 	}
 	seen := map[int64]bool{}
-	for _, t := range ts {
-		if seen[t.ID] {
-			return models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
+	for i, t := range ts {
+		if err := stackingRefusalAt(ts, i, seen, maxPerOrder); err != nil {
+			return err
 		}
 		seen[t.ID] = true
-		if len(ts) > 1 && t.Stacking != models.StackingCombinable {
-			return models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
-		}
+	}
+	return nil
+}
+
+// stackingRefusalAt is the one stacking rule for the i-th of the
+// templates of one order (nil when it may stay): past the cap, a second
+// coupon of a template (seen holds the templates before it), or an
+// exclusive coupon among others.
+func stackingRefusalAt(ts []*models.Template, i int, seen map[int64]bool, maxPerOrder int) *models.Error {
+	switch t := ts[i]; {
+	case i >= maxPerOrder:
+		return models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
+	case seen[t.ID]:
+		return models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
+	case len(ts) > 1 && t.Stacking != models.StackingCombinable:
+		return models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
 	}
 	return nil
 }
@@ -357,8 +395,9 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 	}
 	var pr pricing.Result
 	var pricer pricing.Pricer
+	// PayableCents is after every coupon on the order: req.taken's and
+	// these (docs/checkout.md, "The order state and the plan").
 	pricer.PriceAfter(&req.cart, req.taken, pcs, &pr)
-	pr.PayableCents = req.OrderAmountCents - pr.DiscountCents
 	a := allocationOf(&pr, &req.cart, req.Cart.Lined())
 	var first error
 	for i, c := range p.coupons {
@@ -369,7 +408,7 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 			err = couponFits(c, req.UserID, req.OrderID, now)
 		}
 		if err == nil {
-			err = refusalError(pr.Coupons[i].Refusal, c.Code, p.templates[i], &req.cart, req.Cart.Lined())
+			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined())
 		}
 		if err != nil {
 			var de *models.Error
@@ -396,43 +435,6 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 	res.alloc = a
 	res.setLines(a)
 	return res, nil
-}
-
-// refusalError is the error of a coupon pricing refused (nil when it
-// applies): below_minimum for a minimum not met or a cart with no line the
-// coupon applies to, currency_mismatch for another currency.
-func refusalError(refusal, code string, t *models.Template, cart *pricing.Cart, lined bool) error {
-	field := "order_amount_cents"
-	if lined {
-		field = "lines"
-	}
-	switch refusal {
-	case "":
-		return nil
-	case pricing.RefusalCurrency:
-		cur := t.Currency
-		return &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
-			Message: fmt.Sprintf("coupon %s is in %s, the cart in %s", code, cur, cart.Currency)}
-	case pricing.RefusalNoLines:
-		if t.Kind == models.KindFreeShipping || t.AppliesTo == models.AppliesToShipping {
-			return &models.Error{Code: models.CodeBelowMinimum, Field: "shipping_cents",
-				Message: fmt.Sprintf("coupon %s discounts the shipping: the cart has none", code)}
-		}
-		return &models.Error{Code: models.CodeBelowMinimum, Field: field,
-			Message: fmt.Sprintf("no line of the cart is one coupon %s applies to", code)}
-	}
-	if !lined {
-		return &models.Error{Code: models.CodeBelowMinimum, Field: field,
-			Message: fmt.Sprintf("coupon %s needs an order of at least %d cents", code, t.MinOrderCents)}
-	}
-	msg := fmt.Sprintf("coupon %s needs at least %d cents of the lines it applies to", code, t.MinOrderCents)
-	if t.MinQuantity > 0 {
-		msg += fmt.Sprintf(" and %d of their units", t.MinQuantity)
-	}
-	if t.Kind == models.KindTiered {
-		msg += ", or a subtotal that meets one of its tiers"
-	}
-	return &models.Error{Code: models.CodeBelowMinimum, Field: field, Message: msg}
 }
 
 func (s *Checkout) ensureOrder(ctx context.Context, orderID string) error {
@@ -507,95 +509,6 @@ func (s *Checkout) takeRoom(tx *gorm.DB, orderID, stacking string, n int, amount
 func amountMismatch(orderID string, amount int64) error {
 	return &models.Error{Code: models.CodeIdempotencyMismatch, Field: "order_amount_cents",
 		Message: fmt.Sprintf("order %s is for %d cents: every redemption, hold and confirm of an order carries its one amount", orderID, amount)}
-}
-
-// discountLeft is what the order leaves for one more coupon's discount,
-// read inside tx after the order's row lock was taken (so no other request
-// on the order changes it before tx ends): its amount, less its returns,
-// less the discounts of its used coupons (their live use log rows) and of a
-// hold that still holds coupons. A coupon redeemed one step at a time is
-// priced on it, so that the discounts of an order never sum over its amount
-// (docs/checkout.md, "One amount per order").
-func discountLeft(tx *gorm.DB, orderID string) (left, kept int64, err error) {
-	var row struct{ Kept, Used, Held int64 }
-	err = tx.Raw(discountsSQL, false, HoldHeld, orderID).Scan(&row).Error
-	if err != nil {
-		return 0, 0, err
-	}
-	return max(row.Kept-row.Used-row.Held, 0), row.Kept, nil
-}
-
-// checkDiscounts refuses, inside tx after the order's row lock was taken,
-// a hold or a confirm that would bring the order's discounts (its used
-// coupons' and its held hold's) over what it kept of its amount: a hold or
-// a late confirm next to coupons redeemed one step at a time
-// (docs/checkout.md, "One amount per order").
-func checkDiscounts(tx *gorm.DB, orderID string) error {
-	var row struct{ Kept, Used, Held int64 }
-	if err := tx.Raw(discountsSQL, false, HoldHeld, orderID).Scan(&row).Error; err != nil {
-		return err
-	}
-	if over := row.Used + row.Held - row.Kept; over > 0 {
-		return models.Errorf(models.CodeNotCombinable,
-			"the coupons of order %s would discount %d cents of its %d: those redeemed on it already leave too little", orderID, row.Used+row.Held, row.Kept)
-	}
-	return nil
-}
-
-// discountsSQL reads an order's kept amount, the discounts of its used
-// coupons (their live use log rows) and of its hold while held.
-const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
-		COALESCE((SELECT SUM(l.discount_cents) FROM order_coupons oc
-			JOIN coupon_use_log l ON l.coupon_id = oc.coupon_id AND l.order_id = oc.order_id AND l.undo_flag = ?
-			WHERE oc.order_id = o.order_id), 0) AS used,
-		CASE WHEN o.hold_state = ? THEN o.discount_cents ELSE 0 END AS held
-		FROM checkout_orders o WHERE o.order_id = ?`
-
-// priceOnOrder is the discount of a coupon redeemed one step at a time on
-// an order that has a row, inside tx after the order's row lock was taken:
-// the coupon priced (services/pricing) on what the order leaves, and what
-// the order then pays (its kept amount less every discount on it). An
-// amount-only order leaves its amount less its returns and the discounts
-// on it (discountLeft); an order with lines leaves each unit's price less
-// what the stored allocations of its live coupons took of it
-// (pricing.Pricer.PriceAfter),
-// and the coupon's share of each line is returned to be stored. The
-// coupon's minimums were checked on the order before. A coupon that would
-// discount nothing is refused not_combinable rather than used up.
-func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.Cart, oc orderCart) (discount, payable int64, share *pricing.CouponResult, err error) {
-	left, kept, err := discountLeft(tx, orderID)
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	var pricer pricing.Pricer
-	var d int64
-	if oc.lined() {
-		rows, err := liveAllocation(tx, orderID)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		tk, err := takenOf(oc.cart, rows)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		var r pricing.Result
-		pricer.PriceAfter(oc.cart, tk, []pricing.Coupon{pc}, &r)
-		d, share = min(r.Coupons[0].DiscountCents, left), &r.Coupons[0]
-	} else if left > 0 {
-		pc.MinOrderCents, pc.MinQuantity = 0, 0 // checked on the order's amount before
-		one := pricing.OneLine(cart.Currency, left)
-		var r pricing.Result
-		pricer.Price(&one, []pricing.Coupon{pc}, &r)
-		d = r.DiscountCents
-	}
-	if d > 0 {
-		return d, left - d, share, nil
-	}
-	if kept == 0 {
-		return 0, 0, nil, models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
-	}
-	return 0, 0, nil, models.Errorf(models.CodeNotCombinable,
-		"the coupons of order %s already discount %d of its %d cents: this coupon would discount nothing", orderID, kept-left, kept)
 }
 
 // errNoRoom is returned inside a transaction whose order had no room.

@@ -261,7 +261,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			return nil
 		}
 		// A late confirm, next to coupons redeemed meanwhile (docs/checkout.md).
-		return checkDiscounts(tx, req.OrderID)
+		return checkDiscounts(tx, req.OrderID, now)
 	})
 	if err := checkoutTx(err); err != nil {
 		return nil, err
@@ -270,5 +270,11 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 	o.DiscountCents = a.total
 	res := holdAnswerOf(&o, s.orderCurrency(&o), p, a)
 	res.Late = late
+	if late {
+		o.Coupons = -1 // what the order carries changed: read it
+	}
+	if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, len(p.coupons), now); err != nil {
+		return nil, core.DBError("order", err)
+	}
 	return res, nil
 }

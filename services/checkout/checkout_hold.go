@@ -154,9 +154,13 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			sc.bornAt(now, s.Cfg.Location)
 		}
 	}
-	if found && o.Lined() && req.oc.lined() && o.Coupons > 0 {
-		// Next to coupons redeemed one step at a time: priced on what
-		// their stored allocations left of each line.
+	if found && o.AmountCents != 0 && !o.Lined() && !req.oc.lined() && o.Currency != "" {
+		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
+	}
+	if found && o.Lined() && req.oc.lined() && (o.Coupons > 0 || o.ReturnedCents > 0) {
+		// Next to coupons redeemed one step at a time, or after a return:
+		// priced on what their stored allocations and the returns left of
+		// each line (docs/checkout.md, "The order state and the plan").
 		if req.taken, err = s.takenOn(s.DB.WithContext(ctx), &o); err != nil {
 			return nil, core.DBError("order", err)
 		}
@@ -215,7 +219,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 		}
 		if found {
 			// Next to coupons redeemed one step at a time (docs/checkout.md).
-			if err := checkDiscounts(tx, req.OrderID); err != nil {
+			if err := checkDiscounts(tx, req.OrderID, now); err != nil {
 				return err
 			}
 		}
@@ -300,6 +304,15 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 		return nil, err
 	}
 	res.Result, res.State, res.ExpiresAt = HoldHeld, HoldHeld, &expires
+	if found && !req.oc.lined() && (o.Coupons > 0 || o.ReturnedCents > 0) {
+		// An amount-only order that carries other coupons or returns pays
+		// its kept amount less every discount on it (docs/checkout.md, "The
+		// order state and the plan"); a lined one's plan said so already.
+		o.Coupons = -1
+		if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, len(p.coupons), now); err != nil {
+			return nil, core.DBError("order", err)
+		}
+	}
 	return res, nil
 }
 
@@ -318,7 +331,13 @@ func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutR
 	if err != nil {
 		return nil, core.DBError("order", err)
 	}
-	return holdAnswerOf(o, s.orderCurrency(o), p, a), nil
+	res := holdAnswerOf(o, s.orderCurrency(o), p, a)
+	if res.State == HoldHeld || res.State == HoldConfirmed {
+		if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), o, len(p.coupons), s.Clock()); err != nil {
+			return nil, core.DBError("order", err)
+		}
+	}
+	return res, nil
 }
 
 // orderAllocation is the allocation of the hold's coupons (p) on the order:
@@ -329,12 +348,13 @@ func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced) (*a
 		return storedAllocation(db, o, p.coupons)
 	}
 	cart := pricing.OneLine(s.orderCurrency(o), o.AmountCents)
+	var st *orderState
 	if o.Lined() {
-		c, err := loadCart(db, o)
-		if err != nil {
+		var err error
+		if st, err = loadOrderState(db, o); err != nil {
 			return nil, err
 		}
-		cart = *c
+		cart = *st.cart
 	}
 	pcs := make([]pricing.Coupon, len(p.coupons))
 	for i, c := range p.coupons {
@@ -343,31 +363,21 @@ func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced) (*a
 			pcs[i].Currency = "" // an amount-only order was checked in its currency when held
 		}
 	}
-	var tk pricing.Taken
-	if o.Lined() {
-		var err error
-		if tk, err = s.takenOn(db, o); err != nil {
-			return nil, err
-		}
-	}
 	var r pricing.Result
-	var pricer pricing.Pricer
-	pricer.PriceAfter(&cart, tk, pcs, &r)
+	if err := planCoupons(st, &cart, pcs, &r); err != nil {
+		return nil, err
+	}
 	return allocationOf(&r, &cart, o.Lined()), nil
 }
 
-// takenOn is what the live coupons of an order with lines took of its cart
-// (their stored allocations).
+// takenOn is what the live coupons and the returns of an order with lines
+// took of its cart (its state, planned by orderState.taken).
 func (s *Checkout) takenOn(db *gorm.DB, o *CheckoutOrder) (pricing.Taken, error) {
-	cart, err := loadCart(db, o)
+	st, err := loadOrderState(db, o)
 	if err != nil {
 		return pricing.Taken{}, err
 	}
-	rows, err := liveAllocation(db, o.OrderID)
-	if err != nil {
-		return pricing.Taken{}, err
-	}
-	return takenOf(cart, rows)
+	return st.taken()
 }
 
 // holdAnswerOf is holdAnswer with the order's currency, the hold's coupons

@@ -45,9 +45,44 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 	if err != nil {
 		return nil, err
 	}
+	if req.OrderID != "" {
+		if req.taken, err = s.takenForValidate(ctx, &req, p); err != nil {
+			return nil, core.DBError("order", err)
+		}
+	}
 	res, _ := s.decide(p, req, s.Clock())
 	markStacking(res, p.templates, s.maxPerOrder())
 	return res, nil
+}
+
+// takenForValidate is what the order named by a validation with lines
+// already gives or gave away (its state, orderState.taken): the coupons on
+// it other than the request's, and its returns, so that validate prices as
+// the hold that follows would. An order without a row, or with another
+// cart (a hold would refuse it), leaves the whole cart; an amount-only
+// order prices the request in its currency. Three SELECTs when the order
+// carries coupons or returns, one otherwise.
+func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p *priced) (pricing.Taken, error) {
+	db := s.DB.WithContext(ctx)
+	var o CheckoutOrder
+	if err := db.Where("order_id = ?", req.OrderID).Limit(1).Find(&o).Error; err != nil {
+		return pricing.Taken{}, err
+	}
+	if o.OrderID != "" && o.AmountCents != 0 && !o.Lined() && !req.Cart.Lined() && o.Currency != "" {
+		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
+	}
+	if o.OrderID == "" || !o.Lined() || !req.Cart.Lined() || (o.Coupons == 0 && o.ReturnedCents == 0) ||
+		!o.sameCart(orderCartOf(req.Cart, &req.cart)) {
+		return pricing.Taken{}, nil
+	}
+	st, err := loadStateOnCart(db, req.OrderID, &req.cart, s.Clock())
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	for _, c := range p.coupons {
+		delete(st.live, c.ID) // already on the order: priced as itself
+	}
+	return st.taken()
 }
 
 // readValidated is readOwnCoupons with the request's coupons read in one
@@ -69,14 +104,7 @@ func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*
 			return nil, core.DBError("coupon", err)
 		}
 	}
-	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
-	for i, code := range codes {
-		if i < len(claims) && claims[i] != nil {
-			p.claims[i], p.fail[i] = claims[i], claims[i].refusal
-			p.coupons = append(p.coupons, claims[i].coupon)
-			p.templates = append(p.templates, claims[i].t)
-			continue
-		}
+	return s.readWith(ctx, codes, claims, owner, func(code string) (*models.Coupon, error) {
 		j := slices.IndexFunc(rows, func(c models.Coupon) bool { return c.Code == code })
 		if j < 0 {
 			// A case-insensitive collation matches as `code = ?` did.
@@ -85,18 +113,8 @@ func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*
 		if j < 0 {
 			return nil, core.NoSuchCoupon(code, gorm.ErrRecordNotFound)
 		}
-		c := &rows[j]
-		if owner != "" && c.UserID != owner && c.UserID != models.BearerUserID {
-			return nil, core.NoSuchCoupon(code, nil)
-		}
-		t, err := s.Template(ctx, c.TemplateID)
-		if err != nil {
-			return nil, err
-		}
-		p.coupons = append(p.coupons, c)
-		p.templates = append(p.templates, t)
-	}
-	return p, nil
+		return &rows[j], nil
+	})
 }
 
 // validatedColumns are the columns of user_coupons that a validation's
@@ -133,15 +151,7 @@ func (s *Checkout) readValidatedCoupons(ctx context.Context, codes []string) ([]
 func markStacking(res *CheckoutResult, ts []*models.Template, maxPerOrder int) {
 	seen := map[int64]bool{}
 	for i, t := range ts {
-		var err *models.Error
-		switch {
-		case i >= maxPerOrder:
-			err = models.Errorf(models.CodeNotCombinable, "an order carries at most %d coupons", maxPerOrder)
-		case seen[t.ID]:
-			err = models.Errorf(models.CodeNotCombinable, "an order carries at most one coupon of template %d", t.ID)
-		case len(ts) > 1 && t.Stacking != models.StackingCombinable:
-			err = models.Errorf(models.CodeNotCombinable, "a coupon of template %d is exclusive: it is the only coupon on its order", t.ID)
-		}
+		err := stackingRefusalAt(ts, i, seen, maxPerOrder)
 		seen[t.ID] = true
 		if err == nil || i >= len(res.Coupons) || res.Coupons[i].Code != models.CodeOK {
 			continue
@@ -217,7 +227,7 @@ func (s *Checkout) UsableForCart(ctx context.Context, userID string, amount int6
 		}
 		one[0] = core.PricingCoupon(t, c.Code)
 		pricer.Price(&cart, one, &r)
-		if r.Coupons[0].Refusal != "" {
+		if couponRefusal(&r.Coupons[0], t, &cart, in.Lined()) != nil {
 			continue
 		}
 		tmpl[c.Code] = t

@@ -145,25 +145,27 @@ func writeLines(tx *gorm.DB, orderID string, oc orderCart, fresh bool) error {
 	return tx.Exec(q.String(), args...).Error
 }
 
-// loadCart reads the cart of an order with lines: its lines, shipping and
-// currency.
-func loadCart(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, error) {
+// loadLines reads the cart of an order with lines (its lines, shipping and
+// currency) and the units of each line returned so far, in one SELECT.
+func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
 	var rows []OrderLine
 	if err := db.Where("order_id = ?", o.OrderID).Order("line_no").Find(&rows).Error; err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := &pricing.Cart{Currency: o.Currency, ShippingCents: o.ShippingCents, Lines: make([]pricing.Line, len(rows))}
+	returned := make([]int64, len(rows))
 	for i, r := range rows {
+		returned[i] = r.ReturnedQuantity
 		l := pricing.Line{ID: r.LineID, SKU: r.SKU, ProductID: r.ProductID, Quantity: r.Quantity,
 			UnitPriceCents: r.UnitPriceCents, NotDiscountable: !r.Discountable}
 		if r.CategoryIDs != nil && *r.CategoryIDs != "" {
 			if err := json.Unmarshal([]byte(*r.CategoryIDs), &l.CategoryIDs); err != nil {
-				return nil, fmt.Errorf("order_lines.category_ids of order %s line %d: %w", o.OrderID, r.LineNo, err)
+				return nil, nil, fmt.Errorf("order_lines.category_ids of order %s line %d: %w", o.OrderID, r.LineNo, err)
 			}
 		}
 		c.Lines[i] = l
 	}
-	return c, nil
+	return c, returned, nil
 }
 
 // writeAllocation writes a coupon's discount on the order's lines (and its
@@ -212,10 +214,14 @@ func dropAllocation(tx *gorm.DB, orderID string, couponIDs []int64) error {
 // liveAllocation reads the line discounts of the order's live coupons
 // (those in order_coupons), by coupon id.
 func liveAllocation(db *gorm.DB, orderID string) (map[int64][]LineDiscountRow, error) {
+	return allocationWhere(db, "order_id = ? AND coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?)", orderID, orderID)
+}
+
+// allocationWhere reads the order_line_discounts rows the condition
+// selects, by coupon id, in one SELECT.
+func allocationWhere(db *gorm.DB, cond string, args ...any) (map[int64][]LineDiscountRow, error) {
 	var rows []LineDiscountRow
-	err := db.Where("order_id = ? AND coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?)", orderID, orderID).
-		Order("coupon_id, line_no").Find(&rows).Error
-	if err != nil {
+	if err := db.Where(cond, args...).Order("coupon_id, line_no").Find(&rows).Error; err != nil {
 		return nil, err
 	}
 	out := map[int64][]LineDiscountRow{}
@@ -380,28 +386,4 @@ func (a *allocation) eventOf(i int, c *models.Coupon) ([]models.EventLine, *int6
 		}
 	}
 	return out, &ship
-}
-
-// takenOf reads the stored rows of an order's live coupons as what they
-// took of its cart (pricing.Taken): per line their unit runs, and their
-// part of the shipping.
-func takenOf(cart *pricing.Cart, rows map[int64][]LineDiscountRow) (pricing.Taken, error) {
-	t := pricing.Taken{Lines: make([][]pricing.UnitRun, len(cart.Lines))}
-	for _, rs := range rows {
-		for _, r := range rs {
-			if r.LineNo == ShippingLineNo {
-				t.ShippingCents += r.DiscountCents
-				continue
-			}
-			if r.LineNo < 0 || r.LineNo >= len(cart.Lines) {
-				continue
-			}
-			units, err := DecodeUnits(r.Units)
-			if err != nil {
-				return t, err
-			}
-			t.Lines[r.LineNo] = append(t.Lines[r.LineNo], units...)
-		}
-	}
-	return t, nil
 }

@@ -31,8 +31,12 @@ type RedeemRequest struct {
 	oc   orderCart
 }
 
-// parseRedeemCart checks the request's cart and amount (parseCart).
+// parseRedeemCart checks the request's order id, then its cart and amount
+// (parseCart).
 func (s *Checkout) parseRedeemCart(req *RedeemRequest) error {
+	if err := core.ValidateOrderID(req.OrderID); err != nil {
+		return err
+	}
 	cart, err := s.parseCart(req.Cart, req.OrderAmountCents)
 	if err != nil {
 		return err
@@ -52,7 +56,7 @@ func priceAlone(t *models.Template, code string, req *RedeemRequest) (*pricing.C
 		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
 			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
 	}
-	if err := refusalError(cr.Refusal, code, t, &req.cart, req.Cart.Lined()); err != nil {
+	if err := couponRefusal(cr, t, &req.cart, req.Cart.Lined()); err != nil {
 		return nil, err
 	}
 	return cr, nil
@@ -148,9 +152,6 @@ func (s *Checkout) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult
 	if err != nil {
 		return nil, err
 	}
-	if err := core.ValidateOrderID(req.OrderID); err != nil {
-		return nil, err
-	}
 	if err := s.parseRedeemCart(&req); err != nil {
 		return nil, err
 	}
@@ -231,11 +232,8 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 	default:
 		return nil, fmt.Errorf("coupon %d has the unknown status %q", c.ID, c.Status)
 	}
-	if now.Before(c.ValidFrom) {
-		return nil, models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(c.ValidFrom))
-	}
-	if !now.Before(c.ValidUntil) {
-		return nil, models.Errorf(models.CodeNotValidNow, "this coupon expired at %s", core.FormatTime(c.ValidUntil))
+	if err := couponFits(c, "", "", now); err != nil { // "usable now": the one rule of every path
+		return nil, err
 	}
 	share, err := priceAlone(t, c.Code, &req)
 	if err != nil {
@@ -356,7 +354,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			// Under the row's lock: priced on what the order's other
 			// coupons and returns leave of it.
 			pc := core.PricingCoupon(t, share.Code)
-			d, pay, sh, err := priceOnOrder(tx, pc, req.OrderID, &req.cart, req.oc)
+			d, pay, sh, err := priceOnOrder(tx, pc, req.OrderID, &req.cart, req.oc, now)
 			if err != nil {
 				return err
 			}
@@ -417,12 +415,75 @@ func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
 
 // alreadyUsed names the order that holds the coupon and since when.
 func alreadyUsed(c *models.Coupon) error {
-	order, at := "another order", ""
-	if c.OrderID != nil {
-		order = "order " + *c.OrderID
+	return models.Errorf(models.CodeAlreadyUsed, "this coupon was already used by %s", orderSince(c.OrderID, " at ", c.UsedAt))
+}
+
+// priceOnOrder is the discount of a coupon redeemed one step at a time on
+// an order that has a row, inside tx after the order's row lock was taken:
+// the coupon planned on what the order leaves (planCoupons), and what the
+// order then pays after every coupon on it. An amount-only order leaves
+// its amount less its returns and the discounts on it (discountLeft); an
+// order with lines leaves each kept unit's price less what the stored
+// allocations of its live coupons took of it (its state, read with
+// loadStateOnCart), and the coupon's share of each line is returned to be
+// stored. The coupon's minimums were checked on the order before. A coupon
+// that would discount nothing is refused not_combinable rather than used
+// up.
+func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, err error) {
+	if oc.lined() {
+		st, err := loadStateOnCart(tx, orderID, oc.cart, now)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		var r pricing.Result
+		if err := planCoupons(st, oc.cart, []pricing.Coupon{pc}, &r); err != nil {
+			return 0, 0, nil, err
+		}
+		if d := r.Coupons[0].DiscountCents; d > 0 {
+			return d, r.PayableCents, &r.Coupons[0], nil
+		}
+		if !st.keptUnits() {
+			return 0, 0, nil, returnedInFull(orderID)
+		}
+		return 0, 0, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
 	}
-	if c.UsedAt != nil {
-		at = " at " + core.FormatTime(*c.UsedAt)
+	left, kept, cur, err := discountLeft(tx, orderID, now)
+	if err != nil {
+		return 0, 0, nil, err
 	}
-	return models.Errorf(models.CodeAlreadyUsed, "this coupon was already used by %s%s", order, at)
+	if cur == "" {
+		cur = cart.Currency // a row written before amount-only orders kept theirs
+	}
+	if pc.Currency != "" && pc.Currency != cur {
+		// The order's one currency, whatever the request said.
+		return 0, 0, nil, &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
+			Message: fmt.Sprintf("coupon %s is in %s, order %s in %s", pc.Code, pc.Currency, orderID, cur)}
+	}
+	if left > 0 {
+		pc.MinOrderCents, pc.MinQuantity = 0, 0 // checked on the order's amount before
+		one := pricing.OneLine(cur, left)
+		var r pricing.Result
+		if err := planCoupons(nil, &one, []pricing.Coupon{pc}, &r); err != nil {
+			return 0, 0, nil, err
+		}
+		if d := r.DiscountCents; d > 0 {
+			return d, left - d, nil, nil
+		}
+	}
+	if kept == 0 {
+		return 0, 0, nil, returnedInFull(orderID)
+	}
+	return 0, 0, nil, nothingLeft(orderID, left, kept)
+}
+
+// returnedInFull refuses a coupon on an order whose every unit came back.
+func returnedInFull(orderID string) error {
+	return models.Errorf(models.CodeNotCombinable, "order %s was returned in full: there is nothing left to discount", orderID)
+}
+
+// nothingLeft refuses a coupon that would discount nothing of what the
+// order kept (kept cents, of which left are still paid).
+func nothingLeft(orderID string, left, kept int64) error {
+	return models.Errorf(models.CodeNotCombinable,
+		"the coupons of order %s already discount %d of its %d cents: this coupon would discount nothing", orderID, kept-left, kept)
 }

@@ -27,27 +27,9 @@ func (s *Checkout) PreviewReturnPart(ctx context.Context, orderID string, return
 	if err != nil {
 		return nil, err
 	}
-	var cs []models.Coupon
-	if found {
-		var lined int64
-		if err := s.DB.WithContext(ctx).Raw(`SELECT COUNT(*) FROM order_lines WHERE order_id = ?`, orderID).Scan(&lined).Error; err != nil {
-			return nil, core.DBError("order lines", err)
-		}
-		if lined > 0 {
-			return nil, models.Invalid("returned_amount_cents", "order %s was redeemed for a cart of lines: return its units by lines", orderID)
-		}
-		if err := s.DB.WithContext(ctx).Where("status = ? AND order_id = ?", models.CouponUsed, orderID).Order("id").Find(&cs).Error; err != nil {
-			return nil, core.DBError("coupons", err)
-		}
-	}
-	if len(cs) == 0 {
-		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
-	}
-	ts := make([]*models.Template, len(cs))
-	for i := range cs {
-		if ts[i], err = s.Template(ctx, cs[i].TemplateID); err != nil {
-			return nil, err
-		}
+	cs, ts, err := s.returnedCoupons(ctx, orderID, found)
+	if err != nil {
+		return nil, err
 	}
 	kept := o.AmountCents - o.ReturnedCents - returned
 	if kept < 0 {

@@ -148,29 +148,9 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 	if err != nil {
 		return nil, err
 	}
-	if found {
-		var lined int64
-		if err := s.DB.WithContext(ctx).Raw(`SELECT COUNT(*) FROM order_lines WHERE order_id = ?`, orderID).Scan(&lined).Error; err != nil {
-			return nil, core.DBError("order lines", err)
-		}
-		if lined > 0 {
-			return nil, models.Invalid("returned_amount_cents", "order %s was redeemed for a cart of lines: return its units by lines", orderID)
-		}
-	}
-	var cs []models.Coupon
-	if found {
-		if err := s.DB.WithContext(ctx).Where("status = ? AND order_id = ?", models.CouponUsed, orderID).Order("id").Find(&cs).Error; err != nil {
-			return nil, core.DBError("coupons", err)
-		}
-	}
-	if len(cs) == 0 {
-		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
-	}
-	ts := make([]*models.Template, len(cs))
-	for i := range cs {
-		if ts[i], err = s.Template(ctx, cs[i].TemplateID); err != nil {
-			return nil, err
-		}
+	cs, ts, err := s.returnedCoupons(ctx, orderID, found)
+	if err != nil {
+		return nil, err
 	}
 	now := s.Clock().Truncate(time.Microsecond)
 	res := &ReturnResult{}
@@ -268,4 +248,35 @@ func (s *Checkout) refundOrder(ctx context.Context, actor, orderID string, res *
 		res.Refunds = append(res.Refunds, r)
 	}
 	return nil
+}
+
+// returnedCoupons reads what a return of an amount (or its preview) prices
+// again: the used coupons of the order (found: it has a row) and their
+// templates. An order with lines is returned by its lines instead (400
+// naming returned_amount_cents); none used → CodeNotRedeemed.
+func (s *Checkout) returnedCoupons(ctx context.Context, orderID string, found bool) ([]models.Coupon, []*models.Template, error) {
+	var cs []models.Coupon
+	if found {
+		var lined int64
+		if err := s.DB.WithContext(ctx).Raw(`SELECT COUNT(*) FROM order_lines WHERE order_id = ?`, orderID).Scan(&lined).Error; err != nil {
+			return nil, nil, core.DBError("order lines", err)
+		}
+		if lined > 0 {
+			return nil, nil, models.Invalid("returned_amount_cents", "order %s was redeemed for a cart of lines: return its units by lines", orderID)
+		}
+		if err := s.DB.WithContext(ctx).Where("status = ? AND order_id = ?", models.CouponUsed, orderID).Order("id").Find(&cs).Error; err != nil {
+			return nil, nil, core.DBError("coupons", err)
+		}
+	}
+	if len(cs) == 0 {
+		return nil, nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
+	}
+	ts := make([]*models.Template, len(cs))
+	for i := range cs {
+		var err error
+		if ts[i], err = s.Template(ctx, cs[i].TemplateID); err != nil {
+			return nil, nil, err
+		}
+	}
+	return cs, ts, nil
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"couponsvc/models"
-	"couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )
@@ -40,6 +39,7 @@ type returnDiscountRow struct {
 	DiscountCents         int64
 	ReturnedDiscountCents int64
 	Units                 *string
+	Live                  bool
 }
 
 // checkReturnLines checks the lines of a return by line before anything is
@@ -161,6 +161,10 @@ type returnAnswer struct {
 	ShippingDiscountReturnedCents int64                 `json:"shipping_discount_returned_cents"`
 }
 
+// returnLinesOnce decides and writes one return by line (ReturnLines) on
+// a fresh read: a replay answers the first return; the lines' units, the
+// plan of what each gives back (planLineReturn) and every write in one
+// transaction under the order's row lock.
 func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID string, lines []ReturnLine) (*ReturnResult, error) {
 	db := s.DB.WithContext(ctx)
 	var prev orderReturn
@@ -241,10 +245,13 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 			before[a.row.LineNo] = after - a.n
 			price += a.n * a.row.UnitPriceCents
 		}
-		// The discounts of the coupons the order still uses.
+		// Every stored discount of the order: those of the coupons it
+		// still uses (Live) go back to their campaigns; a refunded or held
+		// coupon's part was given too, and lowers the refund (planLineReturn).
 		var ds []returnDiscountRow
-		if err := tx.Raw(`SELECT d.coupon_id, d.line_no, d.discount_cents, d.returned_discount_cents, d.units
-			FROM order_line_discounts d JOIN coupon_use_log l ON l.coupon_id = d.coupon_id AND l.order_id = d.order_id AND l.undo_flag = ?
+		if err := tx.Raw(`SELECT d.coupon_id, d.line_no, d.discount_cents, d.returned_discount_cents, d.units,
+			CASE WHEN l.coupon_id IS NULL THEN 0 ELSE 1 END AS live
+			FROM order_line_discounts d LEFT JOIN coupon_use_log l ON l.coupon_id = d.coupon_id AND l.order_id = d.order_id AND l.undo_flag = ?
 			WHERE d.order_id = ? ORDER BY d.coupon_id, d.line_no`, false, orderID).Scan(&ds).Error; err != nil {
 			return err
 		}
@@ -260,40 +267,55 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 			return err
 		}
 		res.FullRefund = left == 0
-		perLine := make(map[int]int64, len(todo)) // line_no → discount returned
-		perCoupon := map[int64]int64{}            // coupon → discount returned
+		perCoupon := map[int64]int64{} // coupon → discount returned
+		parts := make(map[int][]storedPart, len(todo))
+		type rowKey struct {
+			coupon int64
+			line   int
+		}
+		backOf := map[rowKey]int64{}
 		for _, d := range ds {
-			var back int64
 			if d.LineNo == ShippingLineNo {
-				if !res.FullRefund {
+				if !res.FullRefund || !d.Live {
 					continue
 				}
-				back = d.DiscountCents - d.ReturnedDiscountCents
+				back := d.DiscountCents - d.ReturnedDiscountCents
 				res.ShippingDiscountReturnedCents += back
-			} else {
-				from, ok := before[d.LineNo]
-				if !ok {
-					continue
-				}
-				runs, err := DecodeUnits(d.Units)
-				if err != nil {
-					return err
-				}
-				n := int64(0)
-				for _, a := range todo {
-					if a.row.LineNo == d.LineNo {
-						n = a.n
-					}
-				}
-				back = pricing.UnitsDiscountCents(runs, from, n)
-				perLine[d.LineNo] += back
-			}
-			if back == 0 {
+				perCoupon[d.CouponID] += back
+				backOf[rowKey{d.CouponID, d.LineNo}] += back
 				continue
 			}
-			perCoupon[d.CouponID] += back
+			if _, ok := before[d.LineNo]; !ok {
+				continue
+			}
+			runs, err := DecodeUnits(d.Units)
+			if err != nil {
+				return err
+			}
+			parts[d.LineNo] = append(parts[d.LineNo], storedPart{couponID: d.CouponID, live: d.Live, runs: runs})
+		}
+		plans := make(map[int]lineReturnPlan, len(todo))
+		for _, a := range todo {
+			pl := planLineReturn(a.row.UnitPriceCents, parts[a.row.LineNo], before[a.row.LineNo], a.n)
+			plans[a.row.LineNo] = pl
+			for id, back := range pl.back {
+				perCoupon[id] += back
+				backOf[rowKey{id, a.row.LineNo}] += back
+			}
+		}
+		keys := make([]rowKey, 0, len(backOf))
+		for k := range backOf {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b rowKey) int {
+			return cmp.Or(cmp.Compare(a.coupon, b.coupon), cmp.Compare(a.line, b.line))
+		})
+		for _, k := range keys {
+			if backOf[k] == 0 {
+				continue
+			}
 			if err := tx.Exec(`UPDATE order_line_discounts SET returned_discount_cents = returned_discount_cents + ?
-				WHERE order_id = ? AND coupon_id = ? AND line_no = ?`, back, orderID, d.CouponID, d.LineNo).Error; err != nil {
+				WHERE order_id = ? AND coupon_id = ? AND line_no = ?`, backOf[k], orderID, k.coupon, k.line).Error; err != nil {
 				return err
 			}
 		}
@@ -310,10 +332,9 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 			res.DiscountReturnedCents += perCoupon[id]
 		}
 		for _, a := range todo {
-			d := perLine[a.row.LineNo]
-			refund := a.n*a.row.UnitPriceCents - d
-			res.Lines[a.idx] = models.ReturnedLine{LineID: a.row.LineID, Quantity: a.n, RefundCents: refund, DiscountCents: d}
-			res.RefundCents += refund
+			pl := plans[a.row.LineNo]
+			res.Lines[a.idx] = models.ReturnedLine{LineID: a.row.LineID, Quantity: a.n, RefundCents: pl.refund, DiscountCents: pl.discount}
+			res.RefundCents += pl.refund
 		}
 		var cur CheckoutOrder
 		if err := tx.Where("order_id = ?", orderID).First(&cur).Error; err != nil {

@@ -221,7 +221,7 @@ func (s *Checkout) claimShared(ctx context.Context, code, user, order string, ta
 // error is a fault.
 func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user string, now time.Time) (refusal, err error) {
 	if err := t.Claimable(now); err != nil {
-		return err, nil
+		return err, nil // refused before any counter is read
 	}
 	if err := s.EnsureLoaded(ctx, t.CampaignID, t.ID); err != nil {
 		return nil, err
@@ -244,15 +244,8 @@ func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user stri
 	if err != nil {
 		return nil, core.RedisError(err)
 	}
-	switch {
-	case b >= 0 && b < t.ValueCents():
-		return models.Errorf(models.CodeBudgetExhausted, "the campaign's budget is used up"), nil
-	case left <= 0:
-		return models.Errorf(models.CodeSoldOut, "this coupon is sold out"), nil
-	case user != "" && countOrdinals(held) >= t.PerUserLimit:
-		return models.Errorf(models.CodeUserLimitReached, "you already hold the most coupons of this kind you may (%d)", t.PerUserLimit), nil
-	}
-	return nil, nil
+	return core.ClaimDecision(t, false, core.ClaimCounters{Budget: b, Remaining: left, Value: t.ValueCents(),
+		Limit: t.PerUserLimit, Held: countOrdinals(held), Anonymous: user == ""}, now), nil
 }
 
 // countOrdinals counts the ordinals of a users hash value ("1,3").

@@ -32,9 +32,6 @@ func (s *Checkout) redeemShared(ctx context.Context, req RedeemRequest) (*Redeem
 	if err != nil {
 		return nil, err
 	}
-	if err := core.ValidateOrderID(req.OrderID); err != nil {
-		return nil, err
-	}
 	if err := s.parseRedeemCart(&req); err != nil {
 		return nil, err
 	}
@@ -53,8 +50,9 @@ func (s *Checkout) redeemShared(ctx context.Context, req RedeemRequest) (*Redeem
 	}
 	// What needs no claim to be refused is refused before claiming.
 	now := s.Clock().Truncate(time.Microsecond)
-	if from, _ := t.ValidityFor(now, s.Cfg.Location); now.Before(from) {
-		return nil, models.Errorf(models.CodeNotValidNow, "this coupon is valid from %s", core.FormatTime(from))
+	from, _ := t.ValidityFor(now, s.Cfg.Location)
+	if err := notYetValid(from, now); err != nil {
+		return nil, err
 	}
 	if _, err := priceAlone(t, code, &req); err != nil {
 		return nil, err

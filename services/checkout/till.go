@@ -21,40 +21,77 @@ type RedemptionCheck struct {
 	// was already redeemed on the same order; its amounts are those of that
 	// redemption, which a redeem would answer again as a duplicate.
 	Redeemed *models.UseLog
+	// Refusal is why Redeem would refuse the coupon now (the plan's one
+	// decision: couponFits, couponRefusal), nil when it would pass; a page
+	// shows it and decides nothing again.
+	Refusal error
 }
 
 // CheckRedemption prices a coupon on an order as Redeem would, and changes
-// nothing: the checkout's preview (see docs/pages.md). Whether the coupon may
-// be used (its status, validity and minimum) is the caller's to say from the
-// coupon it gets back; Redeem decides again under the coupon's lock.
+// nothing: the checkout's preview (see docs/pages.md). On an order that
+// carries coupons or returns it is planned on what the order leaves, as the
+// redemption's priceOnOrder does, so the preview's payable is the one the
+// redemption answers (docs/checkout.md, "The order state and the plan").
+// Refusal is what the redemption would refuse the coupon for now (its
+// status, validity, minimum, currency, or nothing to discount), nil when it
+// would pass; Redeem decides again under the coupon's lock.
 // Errors: CodeInvalidRequest (field code), CodeNotFound, CodeUnavailable.
 func (s *Checkout) CheckRedemption(ctx context.Context, code, orderID string, amountCents int64) (*RedemptionCheck, error) {
 	d, err := s.GetCoupon(ctx, code)
 	if err != nil {
 		return nil, err
 	}
-	// Priced as Redeem prices it (services/pricing), and once more without
-	// the cap, to say when the cap cut it. The minimum is the caller's to
-	// judge from the template.
+	now := s.Clock()
+	left, cur := max(amountCents, 0), s.currency()
+	if orderID != "" {
+		o, found, err := s.ReadOrder(ctx, orderID)
+		if err != nil {
+			return nil, err
+		}
+		if found && o.AmountCents != 0 && !o.Lined() {
+			l, _, c, err := discountLeft(s.DB.WithContext(ctx), orderID, now)
+			if err != nil {
+				return nil, core.DBError("order", err)
+			}
+			left = l
+			if c != "" {
+				cur = c
+			}
+		}
+	}
+	// Priced as Redeem prices it (services/pricing) on what the order
+	// leaves, and once more without the cap, to say when the cap cut it.
+	// The minimum is on the order's whole amount, as Redeem checks it.
 	pc := core.PricingCoupon(&d.Template, d.Coupon.Code)
-	pc.MinOrderCents, pc.MinQuantity, pc.Currency = 0, 0, ""
-	cart := pricing.OneLine("", max(amountCents, 0))
-	discount := pricing.Price(&cart, []pricing.Coupon{pc}).DiscountCents
+	full := pricing.OneLine(cur, max(amountCents, 0))
+	var refusal error
+	whole := pricing.Price(&full, []pricing.Coupon{pc})
+	pc.MinOrderCents, pc.MinQuantity = 0, 0
+	cart := pricing.OneLine(cur, left)
+	r := pricing.Price(&cart, []pricing.Coupon{pc})
+	discount := r.DiscountCents
 	uncapped := discount
 	if pc.Kind == pricing.KindPercent {
 		pc.MaxDiscountCents = 0
 		uncapped = pricing.Price(&cart, []pricing.Coupon{pc}).DiscountCents
 	}
-	out := &RedemptionCheck{CouponDetail: *d, DiscountCents: discount, PayableCents: amountCents - discount,
-		UncappedCents: uncapped}
 	cp := d.Coupon
+	if err := couponFits(&cp.Coupon, "", "", now); err != nil {
+		refusal = err
+	} else if err := refusalError(whole.Coupons[0].Refusal, cp.Code, &d.Template, &full, false); err != nil {
+		refusal = err
+	} else if err := couponRefusal(&r.Coupons[0], &d.Template, &cart, false); err != nil {
+		refusal = err
+	}
+	out := &RedemptionCheck{CouponDetail: *d, DiscountCents: discount, PayableCents: left - discount,
+		UncappedCents: uncapped, Refusal: refusal}
 	if cp.Status == models.CouponUsed && cp.OrderID != nil && *cp.OrderID == orderID {
 		lg, found, err := s.UseLog(ctx, cp.ID, orderID)
 		if err != nil {
 			return nil, err
 		}
 		if found && !lg.UndoFlag {
-			out.Redeemed = &lg
+			out.Redeemed, out.Refusal = &lg, nil
 		}
 	}
 	return out, nil

@@ -124,3 +124,44 @@ func (s *Core) DropCampaignKeys(ctx context.Context, cid int64) error {
 	}
 	return nil
 }
+
+// ClaimRule returns the claim rule string PublishClaimRule writes for the
+// template (claimRule), for the tests that hold coupon_deduct.lua to
+// ClaimDecision.
+func ClaimRule(t *models.Template, campaignStatus string) string { return claimRule(t, campaignStatus) }
+
+// ClaimCounters are the counters coupon_deduct.lua reads to decide a claim:
+// the campaign's budget left (-1: no budget), the template's stock left,
+// the value of one of its coupons, its per-user limit, and how many of its
+// coupons the user holds (their ordinals); an anonymous shopper's claim
+// has no user and no limit (docs/shared-codes.md).
+type ClaimCounters struct {
+	Budget, Remaining, Value, Limit, Held int64
+	Anonymous                             bool
+}
+
+// ClaimDecision is the one Go statement of the claim rule that
+// coupon_deduct.lua applies in Redis (the script stays its authority
+// there), in the script's order: whether the template takes claims at now
+// (models.Template.ClaimRefusal; an active template of a paused campaign
+// refuses as the campaign's), the budget, the stock, the user's limit. It
+// returns the refusal, nil when the claim would pass. A checkout that only
+// asks whether a claim would pass (a validation with a shared code) calls
+// it; lua/claimrule_test.go holds the script to the same answers.
+func ClaimDecision(t *models.Template, campaignPaused bool, c ClaimCounters, now time.Time) error {
+	if t.Status == models.TemplateActive && campaignPaused {
+		return models.NotClaimable(models.RefusedCampaignPaused, time.Time{})
+	}
+	if err := t.Claimable(now); err != nil {
+		return err
+	}
+	switch {
+	case c.Budget >= 0 && c.Budget < c.Value:
+		return models.Errorf(models.CodeBudgetExhausted, "the campaign's budget is used up")
+	case c.Remaining <= 0:
+		return models.Errorf(models.CodeSoldOut, "this coupon is sold out")
+	case !c.Anonymous && c.Held >= c.Limit:
+		return models.Errorf(models.CodeUserLimitReached, "you already hold the most coupons of this kind you may (%d)", c.Limit)
+	}
+	return nil
+}

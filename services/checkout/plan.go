@@ -1,0 +1,192 @@
+package checkout
+
+import (
+	"fmt"
+
+	"couponsvc/models"
+	"couponsvc/services/pricing"
+)
+
+// The plan: the one decision of what coupons take off an order and what a
+// return gives back, made on the order's state (state.go) without a
+// database, Redis or clock (docs/checkout.md, "The order state and the
+// plan"). The writes apply it.
+
+// taken is what the order leaves out of a new coupon's reach, as
+// pricing.Taken: the parts its live coupons took of each line's units and
+// of the shipping, and every returned unit whole. Units come back first in
+// each line's order (docs/returns.md), so a coupon added after a return
+// discounts the kept units only, and a later return of them gives back
+// exactly what was paid for them.
+func (st *orderState) taken() (pricing.Taken, error) {
+	if st == nil || st.cart == nil {
+		return pricing.Taken{}, nil
+	}
+	t := pricing.Taken{Lines: make([][]pricing.UnitRun, len(st.cart.Lines))}
+	for i, n := range st.returned {
+		if n > 0 && i < len(st.cart.Lines) {
+			t.Lines[i] = append(t.Lines[i], pricing.UnitRun{First: 0, Count: n, PerUnitCents: max(st.cart.Lines[i].UnitPriceCents, 0)})
+		}
+	}
+	for _, rs := range st.live {
+		for _, r := range rs {
+			if r.LineNo == ShippingLineNo {
+				t.ShippingCents += r.DiscountCents
+				continue
+			}
+			if r.LineNo < 0 || r.LineNo >= len(st.cart.Lines) {
+				continue
+			}
+			units, err := DecodeUnits(r.Units)
+			if err != nil {
+				return t, err
+			}
+			t.Lines[r.LineNo] = append(t.Lines[r.LineNo], units...)
+		}
+	}
+	return t, nil
+}
+
+// keptUnits says whether any unit of the order's lines was not returned.
+func (st *orderState) keptUnits() bool {
+	if st == nil || st.cart == nil {
+		return true
+	}
+	for i, l := range st.cart.Lines {
+		if i >= len(st.returned) || st.returned[i] < l.Quantity {
+			return true
+		}
+	}
+	return false
+}
+
+// keptCents is the price of the order's kept units and its shipping.
+func (st *orderState) keptCents() int64 {
+	sum := max(st.cart.ShippingCents, 0)
+	for i, l := range st.cart.Lines {
+		n := l.Quantity
+		if i < len(st.returned) {
+			n -= st.returned[i]
+		}
+		sum += n * max(l.UnitPriceCents, 0)
+	}
+	return sum
+}
+
+// planCoupons prices coupons added to an order (st nil: a new order) on
+// the cart: each on what the order's live coupons and its returns left
+// (pricing.Pricer.PriceAfter over st.taken), minimums on the whole cart.
+// out.PayableCents is what the order pays for what it kept after every
+// coupon on it, the new ones included.
+func planCoupons(st *orderState, cart *pricing.Cart, coupons []pricing.Coupon, out *pricing.Result) error {
+	tk, err := st.taken()
+	if err != nil {
+		return err
+	}
+	var p pricing.Pricer
+	p.PriceAfter(cart, tk, coupons, out)
+	return nil
+}
+
+// storedPart is one coupon's stored discount on one line of an order, as a
+// return reads it: live when the coupon still uses the order (its use log
+// row is live); a refunded or only held coupon's part was given too.
+type storedPart struct {
+	couponID int64
+	live     bool
+	runs     []pricing.UnitRun
+}
+
+// lineReturnPlan is what a return of units of one line gives back: the
+// shopper's refund (what was paid for them), the discount they carried,
+// and per live coupon its part of it, which goes back to its campaign.
+type lineReturnPlan struct {
+	refund, discount int64
+	back             map[int64]int64
+}
+
+// planLineReturn plans the return of n units of a line at unitPrice, of
+// which from units came back before: every stored part on those units
+// lowers the refund (a coupon refunded off the order was still part of
+// what was paid for them), never below 0; the live coupons' parts go back.
+func planLineReturn(unitPrice int64, parts []storedPart, from, n int64) lineReturnPlan {
+	p := lineReturnPlan{back: map[int64]int64{}}
+	for _, sp := range parts {
+		d := pricing.UnitsDiscountCents(sp.runs, from, n)
+		p.discount += d
+		if sp.live && d != 0 {
+			p.back[sp.couponID] += d
+		}
+	}
+	price := n * max(unitPrice, 0)
+	p.discount = min(p.discount, price)
+	p.refund = price - p.discount
+	return p
+}
+
+// couponRefusal is the one refusal of a coupon the plan priced, the same
+// on every path (nil when it applies): pricing's refusal (refusalError),
+// or a coupon that would take nothing off what the order leaves (a
+// shipping coupon on a shipping already discounted in full, a buy x get y
+// without a whole set, a fixed coupon on an order already discounted in
+// full), refused not_combinable and never held nor used
+// (docs/result-codes.md).
+func couponRefusal(r *pricing.CouponResult, t *models.Template, cart *pricing.Cart, lined bool) error {
+	if r.Refusal == pricing.RefusalNoLines && onShipping(t) && cart.ShippingCents > 0 {
+		return nothingToDiscount(r.Code, "the cart's shipping is discounted in full already")
+	}
+	if err := refusalError(r.Refusal, r.Code, t, cart, lined); err != nil {
+		return err
+	}
+	if r.DiscountCents == 0 {
+		return nothingToDiscount(r.Code, "nothing of what it applies to is left to discount")
+	}
+	return nil
+}
+
+// onShipping says the template's coupons discount the shipping.
+func onShipping(t *models.Template) bool {
+	return t.Kind == models.KindFreeShipping || t.AppliesTo == models.AppliesToShipping
+}
+
+// nothingToDiscount refuses a coupon the plan gives 0.
+func nothingToDiscount(code, why string) error {
+	return models.Errorf(models.CodeNotCombinable, "coupon %s would discount nothing on this order: %s", code, why)
+}
+
+// refusalError is the error of a coupon pricing refused (nil when it
+// applies): below_minimum for a minimum not met or a cart with no line the
+// coupon applies to, currency_mismatch for another currency.
+func refusalError(refusal, code string, t *models.Template, cart *pricing.Cart, lined bool) error {
+	field := "order_amount_cents"
+	if lined {
+		field = "lines"
+	}
+	switch refusal {
+	case "":
+		return nil
+	case pricing.RefusalCurrency:
+		cur := t.Currency
+		return &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
+			Message: fmt.Sprintf("coupon %s is in %s, the cart in %s", code, cur, cart.Currency)}
+	case pricing.RefusalNoLines:
+		if onShipping(t) {
+			return &models.Error{Code: models.CodeBelowMinimum, Field: "shipping_cents",
+				Message: fmt.Sprintf("coupon %s discounts the shipping: the cart has none", code)}
+		}
+		return &models.Error{Code: models.CodeBelowMinimum, Field: field,
+			Message: fmt.Sprintf("no line of the cart is one coupon %s applies to", code)}
+	}
+	if !lined {
+		return &models.Error{Code: models.CodeBelowMinimum, Field: field,
+			Message: fmt.Sprintf("coupon %s needs an order of at least %d cents", code, t.MinOrderCents)}
+	}
+	msg := fmt.Sprintf("coupon %s needs at least %d cents of the lines it applies to", code, t.MinOrderCents)
+	if t.MinQuantity > 0 {
+		msg += fmt.Sprintf(" and %d of their units", t.MinQuantity)
+	}
+	if t.Kind == models.KindTiered {
+		msg += ", or a subtotal that meets one of its tiers"
+	}
+	return &models.Error{Code: models.CodeBelowMinimum, Field: field, Message: msg}
+}
