@@ -135,7 +135,7 @@ func (s *Admin) followRevocations(ctx context.Context, tried func()) {
 		loaded, err := s.followOnce(ctx, tried)
 		s.revoked.lost(fmt.Errorf("the subscription to token revocations: %w", err))
 		tried()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, redis.ErrClosed) { // closed: nothing to follow any more
 			return
 		}
 		if loaded {
