@@ -224,12 +224,6 @@ func (c *tokenCache) put(hash string, p *models.Principal) {
 	c.items[hash] = cachedToken{p: p, fetched: time.Now()}
 }
 
-func (c *tokenCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.items)
-}
-
 // CreateUser adds a user who logs in to the pages. A shopper's username is
 // their user_id, so usernames follow the user_id rules.
 // Errors: CodeInvalidRequest (also for a taken username), CodeUnavailable.
