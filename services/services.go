@@ -150,5 +150,9 @@ func New(b *core.Backends, cfg Config) *App {
 }
 
 // Close stops the background coupon writers once the coupon rows they
-// hold are written. Call it after the last request has finished.
-func (a *App) Close() { a.Claims.Close() }
+// hold are written, and the following of token revocations. Call it after
+// the last request has finished.
+func (a *App) Close() {
+	a.Claims.Close()
+	a.Admin.Close()
+}

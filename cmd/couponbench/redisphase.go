@@ -20,11 +20,14 @@ import (
 // their number; every figure divided by the answers of the phase. Redis is
 // shared with whatever else runs on the machine, which these deltas include.
 type RedisPhase struct {
-	Phase             string  `json:"phase"`
-	Answers           int     `json:"answers"`
-	CPUMicrosPerAns   float64 `json:"cpu_us_per_answer"`
-	CmdMicrosPerAns   float64 `json:"script_us_per_answer"`
-	CallsPerAnswer    float64 `json:"scripts_per_answer"`
+	Phase           string  `json:"phase"`
+	Answers         int     `json:"answers"`
+	CPUMicrosPerAns float64 `json:"cpu_us_per_answer"`
+	CmdMicrosPerAns float64 `json:"script_us_per_answer"`
+	CallsPerAnswer  float64 `json:"scripts_per_answer"`
+	// CommandsPerAnswer counts every command Redis ran (INFO commandstats,
+	// less couponbench's own INFO readings), scripts included.
+	CommandsPerAnswer float64 `json:"commands_per_answer"`
 	SecondsOfTheRun   float64 `json:"seconds"`
 	AnswersPerSecond  float64 `json:"answers_per_second"`
 	RedisCoresInPhase float64 `json:"redis_cores"`
@@ -34,8 +37,10 @@ type RedisPhase struct {
 type redisSnap struct {
 	at              time.Time
 	cpu, usec, call float64
-	answers         int64
-	ok              bool
+	// commands counts every command but INFO (couponbench's readings).
+	commands float64
+	answers  int64
+	ok       bool
 }
 
 func readRedisSnap(ctx context.Context, rdb *redis.Client) redisSnap {
@@ -52,22 +57,28 @@ func readRedisSnap(ctx context.Context, rdb *redis.Client) redisSnap {
 			f, _ := strconv.ParseFloat(v, 64)
 			s.cpu += f * 1e6
 			s.ok = true
-		case strings.HasPrefix(line, "cmdstat_eval"):
-			// cmdstat_evalsha:calls=3,usec=12,usec_per_call=4.00,...
-			_, fields, _ := strings.Cut(line, ":")
-			for kv := range strings.SplitSeq(fields, ",") {
-				k, v, _ := strings.Cut(kv, "=")
-				f, _ := strconv.ParseFloat(v, 64)
-				switch k {
-				case "calls":
-					s.call += f
-				case "usec":
-					s.usec += f
-				}
+		case strings.HasPrefix(line, "cmdstat_") && !strings.HasPrefix(line, "cmdstat_info:"):
+			s.commands += statField(line, "calls")
+			if strings.HasPrefix(line, "cmdstat_eval") {
+				s.call += statField(line, "calls")
+				s.usec += statField(line, "usec")
 			}
 		}
 	}
 	return s
+}
+
+// statField reads one field of a commandstats line
+// ("cmdstat_evalsha:calls=3,usec=12,usec_per_call=4.00,...").
+func statField(line, name string) float64 {
+	_, fields, _ := strings.Cut(line, ":")
+	for kv := range strings.SplitSeq(fields, ",") {
+		if k, v, _ := strings.Cut(kv, "="); k == name {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
 }
 
 // sellOutMeter splits a flash run at its first sold_out answer and reads
@@ -121,6 +132,7 @@ func (m *sellOutMeter) phases(ctx context.Context) []RedisPhase {
 			p.CPUMicrosPerAns = round1((b.cpu - a.cpu) / float64(n))
 			p.CmdMicrosPerAns = round1((b.usec - a.usec) / float64(n))
 			p.CallsPerAnswer = round3((b.call - a.call) / float64(n))
+			p.CommandsPerAnswer = round3((b.commands - a.commands) / float64(n))
 		}
 		if secs > 0 {
 			p.AnswersPerSecond = float64(int(float64(n)/secs + 0.5))
@@ -137,8 +149,8 @@ func round1(v float64) float64 { return float64(int(v*10+0.5)) / 10 }
 func phasesLine(ps []RedisPhase) string {
 	var parts []string
 	for _, p := range ps {
-		parts = append(parts, fmt.Sprintf("%s: %d answers, %.1f µs CPU, %.1f µs in scripts, %.2f scripts per answer",
-			p.Phase, p.Answers, p.CPUMicrosPerAns, p.CmdMicrosPerAns, p.CallsPerAnswer))
+		parts = append(parts, fmt.Sprintf("%s: %d answers, %.1f µs CPU, %.1f µs in scripts, %.2f scripts and %.2f commands per answer",
+			p.Phase, p.Answers, p.CPUMicrosPerAns, p.CmdMicrosPerAns, p.CallsPerAnswer, p.CommandsPerAnswer))
 	}
 	return strings.Join(parts, "; ")
 }

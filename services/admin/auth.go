@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,15 +27,9 @@ const tokenPrefix = "cps_"
 
 // tokenCacheTTL bounds how long an instance keeps a token look-up, so that
 // API calls do not read the token table each time. A revocation does not
-// wait for it: a cached token is checked against its revoked marker in Redis
-// at every request (docs/flows.md, "Revoke an API token").
+// wait for it: a cached token is checked against the instance's memory of
+// revoked tokens at every request (docs/flows.md, "Revoke an API token").
 const tokenCacheTTL = 5 * time.Second
-
-// revokedMarkerTTL is how long a token's revoked marker stays in Redis. It
-// must outlive every look-up an instance cached before the revocation
-// committed (tokenCacheTTL after the commit); after it, the database, where
-// the token is revoked, answers alone.
-const revokedMarkerTTL = time.Hour
 
 // tokenActorPrefix makes a token's name its actor in the audit log and the
 // jobs, columns of maxActorBytes bytes (migrations/mysql): a name of
@@ -108,16 +103,22 @@ func (s *Admin) ListTokens(ctx context.Context) ([]TokenView, error) {
 }
 
 // RevokeToken stops a token from working on every instance from its answer
-// on, with an audit entry. The token's revoked marker is written to Redis
-// inside the transaction, before the commit (as a claim rule is): every
-// instance checks it at each request with the token, so a look-up cached
-// before the revocation is not believed after it; a marker that cannot be
-// written rolls the revocation back (CodeUnavailable). A token already
-// revoked is left as it is (its marker written again) and reported as a
-// duplicate. Errors: CodeNotFound, CodeUnavailable.
+// on, with an audit entry. Once the revocation commits, this instance
+// remembers it and publishes the token's id on the revocations channel,
+// from which every instance adds it to its memory of revoked tokens. An
+// instance that cannot follow the channel (Redis is down) refuses to revoke
+// and changes nothing; a publication that fails after the commit is
+// answered CodeUnavailable too, the token being revoked in the database (the
+// others refuse it once their look-up lapses, tokenCacheTTL at most;
+// revoking again tells them at once). A token already revoked is left as it
+// is, published again, and reported as a duplicate.
+// Errors: CodeNotFound, CodeUnavailable.
 func (s *Admin) RevokeToken(ctx context.Context, actor string, id int64) (*TokenView, bool, error) {
+	if _, err := s.revoked.state(id); err != nil {
+		return nil, false, err
+	}
 	var rec models.APIToken
-	duplicate, marked := false, false
+	duplicate := false
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.APIToken{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", s.Clock())
 		if res.Error != nil {
@@ -126,64 +127,32 @@ func (s *Admin) RevokeToken(ctx context.Context, actor string, id int64) (*Token
 		if err := tx.First(&rec, id).Error; err != nil {
 			return err
 		}
-		if err := s.Rdb.Set(ctx, s.Keys.RevokedToken(id), "1", revokedMarkerTTL).Err(); err != nil {
-			return core.RedisError(err)
-		}
-		marked = true
 		if res.RowsAffected == 0 {
 			duplicate = true
 			return nil
 		}
 		return s.Audit(tx, actor, "token.revoke", fmt.Sprintf("token:%d", id), fmt.Sprintf("role=%s name=%q", rec.Role, rec.Name))
 	})
-	s.tokens.clear()
 	if err != nil {
-		if marked && !duplicate {
-			s.settleRevokedMarker(ctx, id)
-		}
 		return nil, false, core.DBError(fmt.Sprintf("token %d", id), err)
+	}
+	s.revoked.add(id)
+	if err := s.Rdb.Publish(ctx, s.Keys.RevokedTokens(), strconv.FormatInt(id, 10)).Err(); err != nil {
+		return nil, false, &models.Error{Code: models.CodeUnavailable, RetryAfterSeconds: 1, Err: err,
+			Message: fmt.Sprintf("token %d is revoked, but the other instances could not be told at once (Redis is unavailable): "+
+				"they refuse it within %s; revoke it again to tell them now", id, tokenCacheTTL)}
 	}
 	v := tokenView(rec)
 	return &v, duplicate, nil
 }
 
-// settleRevokedMarker deletes the revoked marker of a revocation whose
-// commit failed, unless the database shows the token revoked after all (a
-// commit whose answer was lost). When the database cannot say, the marker
-// stays: the token is refused until it lapses, rather than let through.
-func (s *Admin) settleRevokedMarker(ctx context.Context, id int64) {
-	ctx = context.WithoutCancel(ctx)
-	var rec models.APIToken
-	if err := s.DB.WithContext(ctx).First(&rec, id).Error; err != nil {
-		s.Log.Warn("a token revocation failed and the token cannot be read: it stays refused until its marker lapses",
-			"token", id, "lapses_in", revokedMarkerTTL, "err", err)
-		return
-	}
-	if rec.RevokedAt != nil {
-		return
-	}
-	if err := s.Rdb.Del(ctx, s.Keys.RevokedToken(id)).Err(); err != nil {
-		s.Log.Warn("a token revocation failed and its marker could not be deleted: the token stays refused until it lapses",
-			"token", id, "lapses_in", revokedMarkerTTL, "err", err)
-	}
-}
-
-// tokenRevoked asks Redis whether token id carries a revoked marker.
-func (s *Admin) tokenRevoked(ctx context.Context, id int64) (bool, error) {
-	n, err := s.Hot.Exists(ctx, s.Keys.RevokedToken(id)).Result()
-	if err != nil {
-		return false, core.RedisError(err)
-	}
-	return n > 0, nil
-}
-
-// AuthenticateToken returns who holds a bearer token. A look-up cached by
-// this instance is believed only while Redis shows no revoked marker for the
-// token; a token read from the database is refused when it is revoked there
-// or marked (a revocation committing). When Redis cannot be asked, the
-// database answers alone, uncached: it is the authority, and a revocation
-// cannot commit without writing its marker.
-// Errors: CodeUnauthorized, CodeUnavailable (the database).
+// AuthenticateToken returns who holds a bearer token. The token's look-up,
+// cached by this instance for tokenCacheTTL or read from the database, is
+// believed only while the instance's memory of revoked tokens does not hold
+// it; while that memory cannot be sure (Redis is down, or the subscription
+// is being made again) every token but the bootstrap one, which cannot be
+// revoked, is refused as unavailable. It sends no Redis command.
+// Errors: CodeUnauthorized, CodeUnavailable.
 func (s *Admin) AuthenticateToken(ctx context.Context, token string) (*models.Principal, error) {
 	bad := &models.Error{Code: models.CodeUnauthorized, Message: "the API token is not valid"}
 	if token == "" || len(token) > 200 {
@@ -193,45 +162,28 @@ func (s *Admin) AuthenticateToken(ctx context.Context, token string) (*models.Pr
 	if s.bootstrapHash != "" && subtle.ConstantTimeCompare([]byte(hash), []byte(s.bootstrapHash)) == 1 {
 		return &models.Principal{Name: "token:bootstrap", Role: models.RoleAdmin}, nil
 	}
-	redisDown := false
-	if p, ok := s.tokens.get(hash); ok {
-		if p == nil {
-			return nil, bad
-		}
-		revoked, err := s.tokenRevoked(ctx, p.TokenID)
+	p, cached := s.tokens.get(hash)
+	if !cached {
+		var rec models.APIToken
+		err := s.DB.WithContext(ctx).Where("token_hash = ?", hash).First(&rec).Error
 		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
 		case err != nil:
-			redisDown = true // the database answers below
-		case revoked:
-			s.tokens.put(hash, nil)
-			return nil, bad
-		default:
-			return p, nil
+			return nil, core.DBError("token", err)
+		case rec.RevokedAt == nil:
+			p = &models.Principal{Name: tokenActorPrefix + rec.Name, Role: rec.Role, TokenID: rec.ID}
 		}
-	}
-	var rec models.APIToken
-	err := s.DB.WithContext(ctx).Where("token_hash = ?", hash).First(&rec).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		s.tokens.put(hash, nil)
-		return nil, bad
-	}
-	if err != nil {
-		return nil, core.DBError("token", err)
-	}
-	if rec.RevokedAt != nil {
-		s.tokens.put(hash, nil)
-		return nil, bad
-	}
-	p := &models.Principal{Name: tokenActorPrefix + rec.Name, Role: rec.Role, TokenID: rec.ID}
-	if !redisDown {
-		revoked, err := s.tokenRevoked(ctx, rec.ID)
-		if err == nil && revoked {
-			return nil, bad // its revocation is committing
-		}
-		redisDown = err != nil
-	}
-	if !redisDown {
 		s.tokens.put(hash, p)
+	}
+	if p == nil {
+		return nil, bad
+	}
+	revoked, err := s.revoked.state(p.TokenID)
+	switch {
+	case err != nil:
+		return nil, err
+	case revoked:
+		return nil, bad
 	}
 	return p, nil
 }
@@ -270,12 +222,6 @@ func (c *tokenCache) put(hash string, p *models.Principal) {
 		clear(c.items)
 	}
 	c.items[hash] = cachedToken{p: p, fetched: time.Now()}
-}
-
-func (c *tokenCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.items)
 }
 
 // CreateUser adds a user who logs in to the pages. A shopper's username is

@@ -4,6 +4,7 @@
 package admin
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -79,6 +80,8 @@ type Admin struct {
 	cfg    Config
 	events *events.Events
 	tokens tokenCache
+	// revoked is the memory of revoked tokens every bearer request reads.
+	revoked revokedTokens
 	// bootstrapHash is the SHA-256 of cfg.BootstrapToken, made once here
 	// rather than at every request ("" when there is none).
 	bootstrapHash string
@@ -94,7 +97,7 @@ func New(c *core.Core, ev *events.Events, cfg Config) *Admin {
 	if cfg.BootstrapToken != "" {
 		bootstrapHash = hashToken(cfg.BootstrapToken)
 	}
-	return &Admin{
+	s := &Admin{
 		Core:          c,
 		cfg:           cfg,
 		events:        ev,
@@ -105,5 +108,8 @@ func New(c *core.Core, ev *events.Events, cfg Config) *Admin {
 			h, _ := bcrypt.GenerateFromPassword([]byte("not a password of anyone"), cfg.PasswordCost)
 			return h
 		}),
+		revoked: revokedTokens{ids: map[int64]struct{}{}, cause: errors.New("token revocations not loaded yet")},
 	}
+	s.startRevocations()
+	return s
 }

@@ -64,11 +64,9 @@ func (k Keys) DeductKeys(cid, tid int64, requestID string) []string {
 // for a reload: far longer than a reload's read of the database takes.
 const RecentWindow = time.Minute
 
-// RevokedToken is the revoked marker of API token id: "1" from just before
-// its revocation commits (docs/redis-keys.md).
-func (k Keys) RevokedToken(id int64) string {
-	return k.Prefix + "token:revoked:" + strconv.FormatInt(id, 10)
-}
+// RevokedTokens is the pub/sub channel on which a revocation publishes the
+// id of the API token it revoked, once committed (docs/redis-keys.md).
+func (k Keys) RevokedTokens() string { return k.Prefix + "token:revoked" }
 
 // IdempotentAnswer keeps the answer of a request made with an
 // Idempotency-Key; scope is the hash of who asked, where and with which key
