@@ -13,13 +13,13 @@ import (
 // (docs/guarantees.md, "Money over any sequence"): an order with lines is
 // refunded, over all its returns, exactly what it paid.
 
-// twoLines is the cart of two lines of one 1,000 unit each.
-func twoLines() checkout.Cart {
+// moneyTwoLines is the cart of two lines of one 1,000 unit each.
+func moneyTwoLines() checkout.Cart {
 	return checkout.Cart{Lines: []pricing.Line{line("l1", 1, 1_000), line("l2", 1, 1_000)}}
 }
 
-// redeemCart redeems c on order with the cart, in one step.
-func (f *holdFixture) redeemCart(c *models.Coupon, order string, cart checkout.Cart) *checkout.RedeemResult {
+// moneyRedeem redeems c on order with the cart, in one step.
+func (f *holdFixture) moneyRedeem(c *models.Coupon, order string, cart checkout.Cart) *checkout.RedeemResult {
 	f.T.Helper()
 	res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, Cart: cart, Cashier: "till"})
 	if err != nil || res.Duplicate {
@@ -28,8 +28,8 @@ func (f *holdFixture) redeemCart(c *models.Coupon, order string, cart checkout.C
 	return res
 }
 
-// mustReturn returns the units and answers what the shopper gets back.
-func (f *holdFixture) mustReturn(order, id string, lines ...checkout.ReturnLine) int64 {
+// moneyReturn returns the units and answers what the shopper gets back.
+func (f *holdFixture) moneyReturn(order, id string, lines ...checkout.ReturnLine) int64 {
 	f.T.Helper()
 	res, err := f.returnLines(order, id, lines...)
 	if err != nil || res.Duplicate {
@@ -38,9 +38,9 @@ func (f *holdFixture) mustReturn(order, id string, lines ...checkout.ReturnLine)
 	return res.RefundCents
 }
 
-// rowSum is what a coupon's stored rows on an order add up to, and its
+// moneyRowSum is what a coupon's stored rows on an order add up to, and its
 // part of the line at lineNo.
-func (f *holdFixture) rowSum(order string, couponID int64, lineNo int) (sum, onLine int64) {
+func (f *holdFixture) moneyRowSum(order string, couponID int64, lineNo int) (sum, onLine int64) {
 	f.T.Helper()
 	for _, r := range f.storedRows(order) {
 		if r.CouponID != couponID {
@@ -62,18 +62,18 @@ func TestMoneyCaseCouponAfterLineReturn(t *testing.T) {
 		f := newHoldFixture(t, services.Config{})
 		a := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
 		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
-		f.redeemCart(a, "o1", twoLines())
-		refunded := f.mustReturn("o1", "r1", rl("l1", 1))
+		f.moneyRedeem(a, "o1", moneyTwoLines())
+		refunded := f.moneyReturn("o1", "r1", rl("l1", 1))
 		if refunded != 950 {
 			t.Fatalf("return of line 1 refunds %d, want 950", refunded)
 		}
-		if res := f.redeemCart(b, "o1", twoLines()); res.DiscountCents != 100 {
+		if res := f.moneyRedeem(b, "o1", moneyTwoLines()); res.DiscountCents != 100 {
 			t.Fatalf("B takes %d off, want 100", res.DiscountCents)
 		}
-		if sum, onReturned := f.rowSum("o1", b.ID, 0); sum != 100 || onReturned != 0 {
+		if sum, onReturned := f.moneyRowSum("o1", b.ID, 0); sum != 100 || onReturned != 0 {
 			t.Fatalf("B stored %d, %d of it on the returned line; want 100, none", sum, onReturned)
 		}
-		refunded += f.mustReturn("o1", "r2", rl("l2", 1))
+		refunded += f.moneyReturn("o1", "r2", rl("l2", 1))
 		if refunded != 1_800 {
 			t.Fatalf("refunded %d in all, paid 1800", refunded)
 		}
@@ -82,14 +82,14 @@ func TestMoneyCaseCouponAfterLineReturn(t *testing.T) {
 		f := newHoldFixture(t, services.Config{})
 		a := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
 		b := f.claim(f.tmpl(models.StackingCombinable, 10_000, 99, 0), "u1")
-		f.redeemCart(a, "o1", twoLines())
-		refunded := f.mustReturn("o1", "r1", rl("l1", 1))
-		res := f.redeemCart(b, "o1", twoLines())
-		if sum, onReturned := f.rowSum("o1", b.ID, 0); sum != res.DiscountCents || onReturned != 0 || sum > 950 {
+		f.moneyRedeem(a, "o1", moneyTwoLines())
+		refunded := f.moneyReturn("o1", "r1", rl("l1", 1))
+		res := f.moneyRedeem(b, "o1", moneyTwoLines())
+		if sum, onReturned := f.moneyRowSum("o1", b.ID, 0); sum != res.DiscountCents || onReturned != 0 || sum > 950 {
 			t.Fatalf("B answered %d off, stored %d (%d on the returned line); want the answer stored, at most the 950 kept",
 				res.DiscountCents, sum, onReturned)
 		}
-		refunded += f.mustReturn("o1", "r2", rl("l2", 1))
+		refunded += f.moneyReturn("o1", "r2", rl("l2", 1))
 		if paid := 2_000 - 100 - res.DiscountCents; refunded != paid {
 			t.Fatalf("refunded %d in all, paid %d", refunded, paid)
 		}
@@ -98,18 +98,18 @@ func TestMoneyCaseCouponAfterLineReturn(t *testing.T) {
 		f := newHoldFixture(t, services.Config{})
 		a := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
 		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
-		f.redeemCart(a, "o1", twoLines())
-		refunded := f.mustReturn("o1", "r1", rl("l1", 1))
-		if _, err := f.holdCart("o1", twoLines(), b); err != nil {
+		f.moneyRedeem(a, "o1", moneyTwoLines())
+		refunded := f.moneyReturn("o1", "r1", rl("l1", 1))
+		if _, err := f.holdCart("o1", moneyTwoLines(), b); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"}); err != nil {
 			t.Fatal(err)
 		}
-		if sum, onReturned := f.rowSum("o1", b.ID, 0); sum != 100 || onReturned != 0 {
+		if sum, onReturned := f.moneyRowSum("o1", b.ID, 0); sum != 100 || onReturned != 0 {
 			t.Fatalf("B stored %d, %d of it on the returned line; want 100, none", sum, onReturned)
 		}
-		refunded += f.mustReturn("o1", "r2", rl("l2", 1))
+		refunded += f.moneyReturn("o1", "r2", rl("l2", 1))
 		if refunded != 1_800 {
 			t.Fatalf("refunded %d in all, paid 1800", refunded)
 		}
@@ -118,16 +118,16 @@ func TestMoneyCaseCouponAfterLineReturn(t *testing.T) {
 		f := newHoldFixture(t, services.Config{})
 		a := f.claim(f.tmpl(models.StackingCombinable, 200, 0, 0), "u1")
 		b := f.claim(f.tmpl(models.StackingCombinable, 300, 0, 0), "u1")
-		f.redeemCart(a, "o1", twoLines())
-		if _, err := f.holdCart("o1", twoLines(), b); err != nil {
+		f.moneyRedeem(a, "o1", moneyTwoLines())
+		if _, err := f.holdCart("o1", moneyTwoLines(), b); err != nil {
 			t.Fatal(err)
 		}
-		refunded := f.mustReturn("o1", "r1", rl("l1", 1))
+		refunded := f.moneyReturn("o1", "r1", rl("l1", 1))
 		c, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		refunded += f.mustReturn("o1", "r2", rl("l2", 1))
+		refunded += f.moneyReturn("o1", "r2", rl("l2", 1))
 		if paid := 2_000 - 200 - c.DiscountCents; refunded != paid {
 			t.Fatalf("refunded %d in all, paid %d (B confirmed at %d off)", refunded, paid, c.DiscountCents)
 		}
@@ -142,7 +142,7 @@ func TestMoneyCaseValidateSeesEarlierCoupons(t *testing.T) {
 	a := f.claim(f.tmpl(models.StackingCombinable, 900, 0, 0), "u1")
 	b := f.claim(f.tmpl(models.StackingCombinable, 10_000, 50, 0), "u1")
 	cart := checkout.Cart{Lines: []pricing.Line{line("l1", 2, 1_000)}}
-	f.redeemCart(a, "o1", cart)
+	f.moneyRedeem(a, "o1", cart)
 	v, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderID: "o1", Cart: cart, CouponCodes: []string{b.Code}})
 	if err != nil || v.Result != "ok" || v.DiscountCents != 550 || v.PayableCents != 550 {
 		t.Fatalf("validate B: %+v %v; want ok, 550 off, 550 to pay", v, err)
@@ -167,14 +167,14 @@ func TestMoneyCaseRefundThenReturnAll(t *testing.T) {
 	f := newHoldFixture(t, services.Config{})
 	a := f.claim(f.tmpl(models.StackingCombinable, 300, 0, 0), "u1")
 	b := f.claim(f.tmpl(models.StackingCombinable, 200, 0, 0), "u1")
-	f.redeemCart(a, "o1", twoLines())
-	if res := f.redeemCart(b, "o1", twoLines()); res.PayableCents != 1_500 {
+	f.moneyRedeem(a, "o1", moneyTwoLines())
+	if res := f.moneyRedeem(b, "o1", moneyTwoLines()); res.PayableCents != 1_500 {
 		t.Fatalf("payable after both coupons %d, want 1500", res.PayableCents)
 	}
 	if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: a.Code, OrderID: "o1", Cashier: "till"}); err != nil {
 		t.Fatal(err)
 	}
-	refunded := f.mustReturn("o1", "r1", rl("l1", 1), rl("l2", 1))
+	refunded := f.moneyReturn("o1", "r1", rl("l1", 1), rl("l2", 1))
 	if refunded != 1_500 {
 		t.Fatalf("returning every line refunds %d, paid 1500", refunded)
 	}
