@@ -32,8 +32,8 @@ import (
 // the embedded default, fewer on MariaDB + Redis, where each statement is a
 // round trip.
 const (
-	moneyChecksEmbedded = 60
-	moneyChecksReal     = 12
+	moneyChecksEmbedded = 40
+	moneyChecksReal     = 8
 	moneySteps          = 60
 )
 
