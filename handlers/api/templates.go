@@ -15,7 +15,7 @@ import (
 // tell a missing field from a zero one, and times are parsed here so that a
 // malformed one is named.
 type createTemplateRequest struct {
-	CampaignID       *int64  `json:"campaign_id" binding:"required" doc:"the campaign the template belongs to"`
+	CampaignID       *int64  `json:"campaign_id" binding:"required" schema:"id" doc:"the campaign the template belongs to"`
 	Name             *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
 	Description      *string `json:"description" schema:"template_description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
 	Kind             *string `json:"kind" binding:"required" schema:"template_kind"`
@@ -260,7 +260,7 @@ func (s *Server) updateTemplate(c *gin.Context) {
 }
 
 type addStockRequest struct {
-	Delta  *int64  `json:"delta" binding:"required" doc:"stock to add, > 0"`
+	Delta  *int64  `json:"delta" binding:"required" schema:"stock_delta" doc:"stock to add, 1..10,000,000; total_stock stays at most 10,000,000"`
 	Reason *string `json:"reason" binding:"required" schema:"reason" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
 }
 
