@@ -285,7 +285,7 @@ func (s *Server) Routes() []web.Route {
 		{Method: "GET", Path: "/api/v1/webhooks/:id/attempts", Roles: admin, Handler: s.listWebhookAttempts,
 			Tag: "events", Summary: "An endpoint's delivery log, newest first",
 			Query: []web.Param{{Name: "limit", Description: "at most this many lines (default 100)",
-				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}}},
+				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": maxAttemptsLimit}}},
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[attemptsAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/webhooks/:id/deliveries/:delivery_id/resend", Roles: admin, Handler: s.resendDelivery,

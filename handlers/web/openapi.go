@@ -85,6 +85,10 @@ func typedCode(description string) map[string]any {
 // punctuation, symbols and the ASCII space (the ids of a cart).
 const PrintablePattern = `^[\p{L}\p{M}\p{N}\p{P}\p{S} ]*$`
 
+// trimmedPrintablePattern is PrintablePattern without a space at either end
+// (a template's target entry).
+const trimmedPrintablePattern = `^[\p{L}\p{M}\p{N}\p{P}\p{S}]([\p{L}\p{M}\p{N}\p{P}\p{S} ]*[\p{L}\p{M}\p{N}\p{P}\p{S}])?$`
+
 // YearPattern matches the years models.MinYear to models.MaxYear at the
 // start of a date or a time.
 var YearPattern = "^" + yearAlternatives(models.MinYear, models.MaxYear) + "-"
@@ -131,9 +135,9 @@ var TimeRule = "RFC 3339, " + yearsInWords + " in UTC"
 // a number, the values of an enumeration. A request field names one with its
 // schema:"..." tag, a path parameter by its name.
 var fieldSchemas = map[string]map[string]any{
-	"order_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9._:@-]*[A-Za-z0-9_:@-][A-Za-z0-9._:@-]*$",
+	"order_id": {"type": "string", "minLength": 1, "maxLength": models.MaxOrderIDLen, "pattern": "^[A-Za-z0-9._:@-]*[A-Za-z0-9_:@-][A-Za-z0-9._:@-]*$",
 		"description": "the shop's order id: 1-64 characters of A-Z a-z 0-9 . _ : @ -, not dots only (models.ValidateOrderID)"},
-	"user_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9._:@-]+$",
+	"user_id": {"type": "string", "minLength": 1, "maxLength": models.MaxUserIDLen, "pattern": "^[A-Za-z0-9._:@-]+$",
 		"description": "the shop's user id"},
 	"order_amount":  {"minimum": 1, "maximum": models.MaxMoneyCents},
 	"template_kind": {"enum": models.TemplateKinds},
@@ -151,7 +155,7 @@ var fieldSchemas = map[string]map[string]any{
 	"priority":         {"minimum": 0, "maximum": models.MaxPriority},
 	"tiers":            {"minItems": 1, "maxItems": models.MaxTiers},
 	"target_list": {"maxItems": models.MaxTargetEntries,
-		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxTargetEntryRune}},
+		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxTargetEntryRune, "pattern": trimmedPrintablePattern}},
 	"refund_policy": {"enum": []string{models.RefundRestore, models.RefundRecycle}},
 	"template_status": {"enum": []string{models.TemplateActive, models.TemplatePaused, models.TemplateArchived},
 		"description": "archived (by a change of status only) is final: no claims, and the shared code is free for another template"},
@@ -170,14 +174,9 @@ var fieldSchemas = map[string]map[string]any{
 	"delivery_id": {"type": "integer", "format": "int64", "minimum": 1, "description": "a delivery's id (delivery_id of its attempts)"},
 	"currency": {"type": "string", "minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$",
 		"description": "an ISO 4217 currency code such as USD, EUR or JPY"},
-	"cart_lines":    {"minItems": 1, "maxItems": 500},
-	"cart_id":       {"type": "string", "minLength": 1, "maxLength": 64, "pattern": PrintablePattern, "description": "1-64 printable characters"},
-	"product_id":    {"type": "string", "maxLength": 64, "pattern": PrintablePattern, "description": "0-64 printable characters"},
-	"category_ids":  {"maxItems": 20, "items": map[string]any{"type": "string", "minLength": 1, "maxLength": 64, "pattern": PrintablePattern}},
-	"line_quantity": {"minimum": 1, "maximum": 10_000},
-	"unit_price":    {"minimum": 0, "maximum": models.MaxMoneyCents},
-	"shipping":      {"minimum": 0, "maximum": models.MaxMoneyCents},
-	"code":          typedCode(couponCodeParam),
+	"unit_price": {"minimum": 0, "maximum": models.MaxMoneyCents},
+	"shipping":   {"minimum": 0, "maximum": models.MaxMoneyCents},
+	"code":       typedCode(couponCodeParam),
 	// The bounds below are the ones the services enforce, from their constants;
 	// lengths count characters (runes), as maxLength does. Those of the
 	// services web does not import are added by the API (AddFieldSchemas).
@@ -191,8 +190,9 @@ var fieldSchemas = map[string]map[string]any{
 	"stock_delta":          {"minimum": 1, "maximum": models.MaxTotalStock},
 	// bcrypt reads 72 bytes at most: the upper bound counts bytes, which
 	// maxLength (characters) cannot say; 8 characters are at least 8 bytes.
-	"password": {"minLength": 8},
+	"password":     {"minLength": 8},
 	"code_pattern": {"pattern": "^[-# 0-9A-Za-z]*$"},
+	"event_types":  {"items": map[string]any{"type": "string", "enum": models.EventTypes}},
 }
 
 // FieldSchema is the field schema of that name (the items of a list, say).
