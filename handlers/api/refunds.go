@@ -20,8 +20,8 @@ type refundRequest struct {
 
 // returnLineRequest is one line of a return by line.
 type returnLineRequest struct {
-	LineID   *string `json:"line_id" schema:"cart_id" doc:"the order's line"`
-	Quantity *int64  `json:"quantity" schema:"line_quantity" doc:"units of it returned"`
+	LineID   *string `json:"line_id" binding:"required" schema:"cart_id" doc:"the order's line"`
+	Quantity *int64  `json:"quantity" binding:"required" schema:"line_quantity" doc:"units of it returned"`
 }
 
 // returnLines reads the lines of a return by line; a field left out is
