@@ -114,7 +114,9 @@ func checkEvents(t testing.TB, db *gorm.DB) {
 // package's tests did not check, and returns those routes.
 func ReportAnswerCoverage(pkg string) (missed []string) {
 	answered, routes := answers().Answers()
-	fmt.Printf("openapi: %s: %d JSON answers of %d routes checked against the document\n", pkg, answered, routes)
+	requests, refused := answers().Requests()
+	fmt.Printf("openapi: %s: %d JSON answers of %d routes checked against the document; %d requests, %d refused 400 and checked\n",
+		pkg, answered, routes, requests, refused)
 	var want []string
 	for _, rt := range (*api.Server)(nil).Routes() {
 		if rt.Raw == nil {
