@@ -80,7 +80,7 @@ func Example_checkout() {
 
 	// The shopper sends the socks back.
 	returned, err := shop.RefundCoupon(ctx, client.RefundRequest{OrderID: "order-1001", ReturnID: client.Ptr("rma-1"),
-		Lines: &[]client.ReturnLineRequest{{LineID: client.Ptr("2"), Quantity: client.Ptr[int64](1)}}})
+		Lines: &[]client.ReturnLineRequest{{LineID: "2", Quantity: 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}

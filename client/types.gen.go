@@ -173,6 +173,60 @@ func (e CreateUserRequestRole) Valid() bool {
 	}
 }
 
+// Defines values for CreateWebhookRequestEventTypes.
+const (
+	CreateWebhookRequestEventTypesCampaignBudgetExhausted CreateWebhookRequestEventTypes = "campaign.budget_exhausted"
+	CreateWebhookRequestEventTypesCouponClaimed           CreateWebhookRequestEventTypes = "coupon.claimed"
+	CreateWebhookRequestEventTypesCouponHeld              CreateWebhookRequestEventTypes = "coupon.held"
+	CreateWebhookRequestEventTypesCouponHoldExpired       CreateWebhookRequestEventTypes = "coupon.hold_expired"
+	CreateWebhookRequestEventTypesCouponRedeemed          CreateWebhookRequestEventTypes = "coupon.redeemed"
+	CreateWebhookRequestEventTypesCouponRefunded          CreateWebhookRequestEventTypes = "coupon.refunded"
+	CreateWebhookRequestEventTypesCouponReleased          CreateWebhookRequestEventTypes = "coupon.released"
+	CreateWebhookRequestEventTypesCouponRevoked           CreateWebhookRequestEventTypes = "coupon.revoked"
+	CreateWebhookRequestEventTypesOrderReturned           CreateWebhookRequestEventTypes = "order.returned"
+	CreateWebhookRequestEventTypesTemplateArchived        CreateWebhookRequestEventTypes = "template.archived"
+	CreateWebhookRequestEventTypesTemplatePaused          CreateWebhookRequestEventTypes = "template.paused"
+	CreateWebhookRequestEventTypesTemplateResumed         CreateWebhookRequestEventTypes = "template.resumed"
+	CreateWebhookRequestEventTypesTemplateSoldOut         CreateWebhookRequestEventTypes = "template.sold_out"
+	CreateWebhookRequestEventTypesWebhookTest             CreateWebhookRequestEventTypes = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the CreateWebhookRequestEventTypes enum.
+func (e CreateWebhookRequestEventTypes) Valid() bool {
+	switch e {
+	case CreateWebhookRequestEventTypesCampaignBudgetExhausted:
+		return true
+	case CreateWebhookRequestEventTypesCouponClaimed:
+		return true
+	case CreateWebhookRequestEventTypesCouponHeld:
+		return true
+	case CreateWebhookRequestEventTypesCouponHoldExpired:
+		return true
+	case CreateWebhookRequestEventTypesCouponRedeemed:
+		return true
+	case CreateWebhookRequestEventTypesCouponRefunded:
+		return true
+	case CreateWebhookRequestEventTypesCouponReleased:
+		return true
+	case CreateWebhookRequestEventTypesCouponRevoked:
+		return true
+	case CreateWebhookRequestEventTypesOrderReturned:
+		return true
+	case CreateWebhookRequestEventTypesTemplateArchived:
+		return true
+	case CreateWebhookRequestEventTypesTemplatePaused:
+		return true
+	case CreateWebhookRequestEventTypesTemplateResumed:
+		return true
+	case CreateWebhookRequestEventTypesTemplateSoldOut:
+		return true
+	case CreateWebhookRequestEventTypesWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RevokeRequestPublicReason.
 const (
 	FraudSuspected RevokeRequestPublicReason = "fraud_suspected"
@@ -257,6 +311,60 @@ func (e UpdateTemplateRequestStatus) Valid() bool {
 	}
 }
 
+// Defines values for UpdateWebhookRequestEventTypes.
+const (
+	UpdateWebhookRequestEventTypesCampaignBudgetExhausted UpdateWebhookRequestEventTypes = "campaign.budget_exhausted"
+	UpdateWebhookRequestEventTypesCouponClaimed           UpdateWebhookRequestEventTypes = "coupon.claimed"
+	UpdateWebhookRequestEventTypesCouponHeld              UpdateWebhookRequestEventTypes = "coupon.held"
+	UpdateWebhookRequestEventTypesCouponHoldExpired       UpdateWebhookRequestEventTypes = "coupon.hold_expired"
+	UpdateWebhookRequestEventTypesCouponRedeemed          UpdateWebhookRequestEventTypes = "coupon.redeemed"
+	UpdateWebhookRequestEventTypesCouponRefunded          UpdateWebhookRequestEventTypes = "coupon.refunded"
+	UpdateWebhookRequestEventTypesCouponReleased          UpdateWebhookRequestEventTypes = "coupon.released"
+	UpdateWebhookRequestEventTypesCouponRevoked           UpdateWebhookRequestEventTypes = "coupon.revoked"
+	UpdateWebhookRequestEventTypesOrderReturned           UpdateWebhookRequestEventTypes = "order.returned"
+	UpdateWebhookRequestEventTypesTemplateArchived        UpdateWebhookRequestEventTypes = "template.archived"
+	UpdateWebhookRequestEventTypesTemplatePaused          UpdateWebhookRequestEventTypes = "template.paused"
+	UpdateWebhookRequestEventTypesTemplateResumed         UpdateWebhookRequestEventTypes = "template.resumed"
+	UpdateWebhookRequestEventTypesTemplateSoldOut         UpdateWebhookRequestEventTypes = "template.sold_out"
+	UpdateWebhookRequestEventTypesWebhookTest             UpdateWebhookRequestEventTypes = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhookRequestEventTypes enum.
+func (e UpdateWebhookRequestEventTypes) Valid() bool {
+	switch e {
+	case UpdateWebhookRequestEventTypesCampaignBudgetExhausted:
+		return true
+	case UpdateWebhookRequestEventTypesCouponClaimed:
+		return true
+	case UpdateWebhookRequestEventTypesCouponHeld:
+		return true
+	case UpdateWebhookRequestEventTypesCouponHoldExpired:
+		return true
+	case UpdateWebhookRequestEventTypesCouponRedeemed:
+		return true
+	case UpdateWebhookRequestEventTypesCouponRefunded:
+		return true
+	case UpdateWebhookRequestEventTypesCouponReleased:
+		return true
+	case UpdateWebhookRequestEventTypesCouponRevoked:
+		return true
+	case UpdateWebhookRequestEventTypesOrderReturned:
+		return true
+	case UpdateWebhookRequestEventTypesTemplateArchived:
+		return true
+	case UpdateWebhookRequestEventTypesTemplatePaused:
+		return true
+	case UpdateWebhookRequestEventTypesTemplateResumed:
+		return true
+	case UpdateWebhookRequestEventTypesTemplateSoldOut:
+		return true
+	case UpdateWebhookRequestEventTypesWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // APIToken defines model for APIToken.
 type APIToken struct {
 	CreatedAt time.Time  `json:"created_at"`
@@ -268,10 +376,10 @@ type APIToken struct {
 
 // AddStockRequest defines model for AddStockRequest.
 type AddStockRequest struct {
-	// Delta stock to add, > 0
+	// Delta stock to add, 1..10,000,000; total_stock stays at most 10,000,000
 	Delta int64 `json:"delta"`
 
-	// Reason why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction
+	// Reason why, for the audit log: 1-500 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Reason string `json:"reason"`
 }
 
@@ -557,7 +665,7 @@ type CreateCampaignRequest struct {
 	// Currency ISO 4217, of the budget and of every template of the campaign; the deployment's (COUPON_CURRENCY) when left out
 	Currency *string `json:"currency,omitempty"`
 
-	// Name 1-100 characters on one line, without control characters or characters that change the text direction
+	// Name 1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Name string `json:"name"`
 }
 
@@ -572,10 +680,10 @@ type CreateTemplateRequest struct {
 	// CampaignID the campaign the template belongs to
 	CampaignID int64 `json:"campaign_id"`
 
-	// ClaimEndsAt RFC 3339; optional
+	// ClaimEndsAt RFC 3339; optional; RFC 3339, within the years 2000 to 2100 in UTC
 	ClaimEndsAt *time.Time `json:"claim_ends_at,omitempty"`
 
-	// ClaimStartsAt RFC 3339; now when left out
+	// ClaimStartsAt RFC 3339; now when left out; RFC 3339, within the years 2000 to 2100 in UTC
 	ClaimStartsAt *time.Time `json:"claim_starts_at,omitempty"`
 
 	// CodeMode unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout
@@ -584,7 +692,7 @@ type CreateTemplateRequest struct {
 	// Currency ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's
 	Currency *string `json:"currency,omitempty"`
 
-	// Description at most 2000 characters; line breaks (\n or \r\n) but no other control characters, nor direction overrides
+	// Description at most 2000 characters; line breaks (\n or \r\n) but no other control characters, nor direction overrides or U+FFFD
 	Description *string `json:"description,omitempty"`
 
 	// ExtendOnRefund a refunded coupon's validity is extended by the time its order held it
@@ -612,7 +720,7 @@ type CreateTemplateRequest struct {
 	// MinQuantity the fewest targeted units the coupon applies to (0: any)
 	MinQuantity *int64 `json:"min_quantity,omitempty"`
 
-	// Name 1-100 characters on one line, without control characters or characters that change the text direction
+	// Name 1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Name string `json:"name"`
 
 	// PerUserLimit 1..100
@@ -664,10 +772,10 @@ type CreateTemplateRequest struct {
 	// ValidDays 1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)
 	ValidDays *int64 `json:"valid_days,omitempty"`
 
-	// ValidFrom absolute validity, with valid_until
+	// ValidFrom absolute validity, with valid_until; claim_starts_at must be before valid_until and claim_ends_at not after it; RFC 3339, within the years 2000 to 2100 in UTC
 	ValidFrom *time.Time `json:"valid_from,omitempty"`
 
-	// ValidUntil absolute validity, with valid_from
+	// ValidUntil absolute validity, with valid_from, after it and not yet passed; RFC 3339, within the years 2000 to 2100 in UTC
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 }
 
@@ -691,7 +799,7 @@ type CreateTemplateRequestStatus string
 
 // CreateTokenRequest defines model for CreateTokenRequest.
 type CreateTokenRequest struct {
-	// Name 1-100 characters on one line (394 bytes at most in UTF-8), without control characters or characters that change the text direction
+	// Name 1-100 characters on one line (394 bytes at most in UTF-8), without control characters, characters that change the text direction or U+FFFD
 	Name string                 `json:"name"`
 	Role CreateTokenRequestRole `json:"role"`
 }
@@ -701,11 +809,11 @@ type CreateTokenRequestRole string
 
 // CreateUserRequest defines model for CreateUserRequest.
 type CreateUserRequest struct {
-	// Password the password
+	// Password the password: 8 to 72 bytes in UTF-8 (bcrypt reads no more than 72 bytes, so the bound counts bytes, which maxLength cannot: 72 ASCII characters fit, 18 of four bytes each)
 	Password string                `json:"password"`
 	Role     CreateUserRequestRole `json:"role"`
 
-	// Username the shop's user id
+	// Username the user's name, a user id (a shopper's is their user_id); a name taken is refused 400
 	Username string `json:"username"`
 }
 
@@ -718,7 +826,7 @@ type CreateWebhookRequest struct {
 	Description *string `json:"description,omitempty"`
 
 	// EventTypes the event types to send (docs/events.md); empty or left out: every type
-	EventTypes *[]string `json:"event_types,omitempty"`
+	EventTypes *[]CreateWebhookRequestEventTypes `json:"event_types,omitempty"`
 
 	// Secret at most 200 characters, at least 16 of them not whitespace, none at either end; made when left out (shown once in the answer)
 	Secret *string `json:"secret,omitempty"`
@@ -726,6 +834,9 @@ type CreateWebhookRequest struct {
 	// URL http or https; loopback, private and link-local addresses are refused unless COUPON_WEBHOOK_ALLOW_PRIVATE=1
 	URL string `json:"url"`
 }
+
+// CreateWebhookRequestEventTypes defines model for CreateWebhookRequest.EventTypes.
+type CreateWebhookRequestEventTypes string
 
 // DeliveryAnswer defines model for DeliveryAnswer.
 type DeliveryAnswer struct {
@@ -1212,10 +1323,10 @@ type ReleaseAnswer struct {
 // ReturnLineRequest defines model for ReturnLineRequest.
 type ReturnLineRequest struct {
 	// LineID the order's line
-	LineID *string `json:"line_id,omitempty"`
+	LineID string `json:"line_id"`
 
 	// Quantity units of it returned
-	Quantity *int64 `json:"quantity,omitempty"`
+	Quantity int64 `json:"quantity"`
 }
 
 // ReturnedLine defines model for ReturnedLine.
@@ -1247,7 +1358,7 @@ type RevokeRequest struct {
 	// PublicReason what the shopper's wallet says about the revoke (default other): issued_in_error, fraud_suspected, offer_withdrawn, replaced or other; the reason field is the admin's note, which the shopper never sees
 	PublicReason *RevokeRequestPublicReason `json:"public_reason,omitempty"`
 
-	// Reason the admin's internal note, for the audit log, never shown to the shopper: 1-500 characters on one line, without control characters or characters that change the text direction
+	// Reason the admin's internal note, for the audit log, never shown to the shopper: 1-500 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Reason string `json:"reason"`
 
 	// ReturnStock give the stock back (default false)
@@ -1539,7 +1650,7 @@ type UpdateCampaignRequest struct {
 	// Currency ISO 4217; changes only while the campaign has no template
 	Currency *string `json:"currency,omitempty"`
 
-	// Name 1-100 characters on one line, without control characters or characters that change the text direction
+	// Name 1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Name *string `json:"name,omitempty"`
 
 	// Status paused: none of the campaign's templates takes claims (not_claimable) until it is active again
@@ -1551,19 +1662,19 @@ type UpdateCampaignRequestStatus string
 
 // UpdateTemplateRequest defines model for UpdateTemplateRequest.
 type UpdateTemplateRequest struct {
-	// ClaimEndsAt RFC 3339, or null to remove the end
+	// ClaimEndsAt RFC 3339, or null to remove the end; RFC 3339, within the years 2000 to 2100 in UTC
 	ClaimEndsAt *time.Time `json:"claim_ends_at,omitempty"`
 
-	// ClaimStartsAt RFC 3339
+	// ClaimStartsAt RFC 3339; RFC 3339, within the years 2000 to 2100 in UTC
 	ClaimStartsAt *time.Time `json:"claim_starts_at,omitempty"`
 
 	// CodeMode back to unique drops the shared code
 	CodeMode *UpdateTemplateRequestCodeMode `json:"code_mode,omitempty"`
 
-	// Description at most 2000 characters; line breaks (\n or \r\n) but no other control characters, nor direction overrides
+	// Description at most 2000 characters; line breaks (\n or \r\n) but no other control characters, nor direction overrides or U+FFFD
 	Description *string `json:"description,omitempty"`
 
-	// Name 1-100 characters on one line, without control characters or characters that change the text direction
+	// Name 1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Name *string `json:"name,omitempty"`
 
 	// SharedCode a shared code: 4-32 letters, digits and dashes, compared without case, never shaped as a coupon code
@@ -1588,7 +1699,7 @@ type UpdateWebhookRequest struct {
 	Enabled *bool `json:"enabled,omitempty"`
 
 	// EventTypes the event types to send; empty: every type
-	EventTypes *[]string `json:"event_types,omitempty"`
+	EventTypes *[]UpdateWebhookRequestEventTypes `json:"event_types,omitempty"`
 
 	// Secret at most 200 characters, at least 16 of them not whitespace, none at either end
 	Secret *string `json:"secret,omitempty"`
@@ -1596,6 +1707,9 @@ type UpdateWebhookRequest struct {
 	// URL http or https; refused on a private address as at registration
 	URL *string `json:"url,omitempty"`
 }
+
+// UpdateWebhookRequestEventTypes defines model for UpdateWebhookRequest.EventTypes.
+type UpdateWebhookRequestEventTypes string
 
 // UsableAnswer defines model for UsableAnswer.
 type UsableAnswer struct {

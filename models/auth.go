@@ -47,8 +47,8 @@ type Principal struct {
 
 // ValidateUserID checks a shop user id: 1-64 characters of A-Z a-z 0-9 . _ : @ -.
 func ValidateUserID(field, s string) error {
-	if len(s) < 1 || len(s) > 64 {
-		return Invalid(field, "must be 1 to 64 characters")
+	if len(s) < 1 || len(s) > MaxUserIDLen {
+		return Invalid(field, "must be 1 to %d characters", MaxUserIDLen)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]

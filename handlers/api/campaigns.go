@@ -11,7 +11,7 @@ import (
 )
 
 type createCampaignRequest struct {
-	Name        *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	Name        *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
 	BudgetCents *int64  `json:"budget_cents" schema:"budget" doc:"0 (no budget) up to 10^12"`
 	Currency    *string `json:"currency" schema:"currency" doc:"ISO 4217, of the budget and of every template of the campaign; the deployment's (COUPON_CURRENCY) when left out"`
 }
@@ -52,7 +52,7 @@ func (s *Server) getCampaign(c *gin.Context) {
 }
 
 type updateCampaignRequest struct {
-	Name     web.Optional[string] `json:"name" schema:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
+	Name     web.Optional[string] `json:"name" schema:"name" doc:"1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
 	Status   web.Optional[string] `json:"status" schema:"campaign_status" doc:"paused: none of the campaign's templates takes claims (not_claimable) until it is active again"`
 	Currency web.Optional[string] `json:"currency" schema:"currency" doc:"ISO 4217; changes only while the campaign has no template"`
 }

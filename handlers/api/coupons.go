@@ -12,7 +12,7 @@ import (
 type revokeRequest struct {
 	ReturnStock  *bool   `json:"return_stock" doc:"give the stock back (default false)"`
 	PublicReason *string `json:"public_reason" schema:"revoke_public_reason"`
-	Reason       *string `json:"reason" binding:"required" schema:"reason" doc:"the admin's internal note, for the audit log, never shown to the shopper: 1-500 characters on one line, without control characters or characters that change the text direction"`
+	Reason       *string `json:"reason" binding:"required" schema:"reason" doc:"the admin's internal note, for the audit log, never shown to the shopper: 1-500 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
 }
 
 // revokeCoupon takes a coupon away from its holder (admin), with the public

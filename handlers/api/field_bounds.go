@@ -15,6 +15,20 @@ var _ = web.AddFieldSchemas(map[string]map[string]any{
 	"webhook_secret":      {"maxLength": events.MaxSecretChars},
 	"generate_count":      {"minimum": 1, "maximum": codes.MaxGenerateCount},
 	"hold_ttl":            {"minimum": checkout.MinHoldTTL, "maximum": checkout.MaxHoldTTL},
-	"coupon_codes":        {"minItems": 1, "maxItems": checkout.DefaultMaxCouponsPerOrder},
-	"issue_user_ids":      {"minItems": 1, "maxItems": codes.MaxIssueUsers},
+	"coupon_codes":        {"minItems": 1, "maxItems": checkout.DefaultMaxCouponsPerOrder, "items": web.FieldSchema("checkout_code")},
+	"issue_user_ids":      {"minItems": 1, "maxItems": codes.MaxIssueUsers, "items": web.FieldSchema("user_id")},
+	"cart_lines":          {"minItems": 1, "maxItems": checkout.MaxCartLines},
+	"cart_id":             {"type": "string", "minLength": 1, "maxLength": checkout.MaxCartIDLen, "pattern": web.PrintablePattern, "description": "1-64 printable characters"},
+	"product_id":          {"type": "string", "maxLength": checkout.MaxCartIDLen, "pattern": web.PrintablePattern, "description": "0-64 printable characters"},
+	"category_ids": {"maxItems": checkout.MaxLineCategories,
+		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": checkout.MaxCartIDLen, "pattern": web.PrintablePattern}},
+	"line_quantity": {"minimum": 1, "maximum": checkout.MaxLineQuantity},
+	"webhook_url": {"minLength": 1, "maxLength": events.MaxURLBytes, "pattern": webhookURLPattern,
+		"description": "an absolute http or https URL of printable ASCII, without user info or fragment"},
 })
+
+// webhookURLPattern is an absolute http or https URL of printable ASCII
+// (so that maxLength, in characters, is the bound in bytes): a host without
+// user info (no @ before the path) and no fragment (no #). That the host is
+// public is checked when it resolves, as the description says.
+const webhookURLPattern = `^[Hh][Tt][Tt][Pp][Ss]?://[!-"$-.0->A-~]+([/?][!-"$-~]*)?$`

@@ -21,7 +21,7 @@ const maxIssueBody = 8 << 20
 
 type generateRequest struct {
 	Count   *int64 `json:"count" binding:"required" schema:"generate_count" doc:"how many codes, 1..1,000,000"`
-	Pattern string `json:"pattern" doc:"optional, e.g. SPRING-####-####: # is a random code character, letters and digits are kept, dashes are for reading (not stored); at least 40 bits of randomness (8 #)"`
+	Pattern string `json:"pattern" schema:"code_pattern" doc:"optional, e.g. SPRING-####-####: # is a random code character, letters and digits are kept, dashes are for reading (not stored); at least 40 bits of randomness (8 #)"`
 }
 
 type issueRequest struct {

@@ -17,19 +17,25 @@ import (
 const (
 	defaultPageLimit = 100
 	maxPageLimit     = 1000
+	// maxAfter bounds a cursor: far above any id, and within every
+	// platform's int.
+	maxAfter = 1 << 62
 )
+
+// afterSchema is the schema of a list's after.
+var afterSchema = map[string]any{"type": "integer", "format": "int64", "minimum": 0, "maximum": maxAfter}
 
 // pageParams are the query parameters of a list's row in the route table.
 var pageParams = []web.Param{
 	{Name: "after", Description: "the next of the previous page (0 or left out: from the start)",
-		Schema: map[string]any{"type": "integer", "format": "int64", "minimum": 0}},
+		Schema: afterSchema},
 	{Name: "limit", Description: "at most this many items (1 to 1000, default 100)",
 		Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageLimit}},
 }
 
 // pageQuery reads after and limit, answering 400 naming the one at fault.
 func pageQuery(c *gin.Context) (after int64, limit int, ok bool) {
-	a, ok := queryInt(c, "after", 0, 0, 1<<62)
+	a, ok := queryInt(c, "after", 0, 0, maxAfter)
 	if !ok {
 		return 0, 0, false
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 type reconcileRequest struct {
-	TemplateID *int64 `json:"template_id" doc:"one template (all when left out)"`
+	TemplateID *int64 `json:"template_id" schema:"id" doc:"one template (all when left out)"`
 	Repair     *bool  `json:"repair" binding:"required" doc:"rebuild the counters that drifted"`
 }
 

@@ -13,15 +13,15 @@ import (
 type refundRequest struct {
 	CouponCode          *string             `json:"coupon_code" schema:"code" doc:"the coupon of a whole refund; optional for a partial return"`
 	OrderID             *string             `json:"order_id" binding:"required" schema:"order_id"`
-	ReturnID            *string             `json:"return_id" doc:"a partial return: the caller's id of this return (a replay by it answers duplicate)"`
-	ReturnedAmountCents *int64              `json:"returned_amount_cents" doc:"a partial return of an order redeemed for an amount: the cents of the order returned"`
+	ReturnID            *string             `json:"return_id" schema:"order_id" doc:"a partial return: the caller's id of this return (a replay by it answers duplicate)"`
+	ReturnedAmountCents *int64              `json:"returned_amount_cents" schema:"order_amount" doc:"a partial return of an order redeemed for an amount: the cents of the order returned"`
 	Lines               []returnLineRequest `json:"lines" schema:"cart_lines" doc:"a return by line of an order redeemed with a cart: the units returned (1 to 500 lines, each named once)"`
 }
 
 // returnLineRequest is one line of a return by line.
 type returnLineRequest struct {
-	LineID   *string `json:"line_id" schema:"cart_id" doc:"the order's line"`
-	Quantity *int64  `json:"quantity" schema:"line_quantity" doc:"units of it returned"`
+	LineID   *string `json:"line_id" binding:"required" schema:"cart_id" doc:"the order's line"`
+	Quantity *int64  `json:"quantity" binding:"required" schema:"line_quantity" doc:"units of it returned"`
 }
 
 // returnLines reads the lines of a return by line; a field left out is

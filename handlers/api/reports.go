@@ -3,7 +3,9 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"couponsvc/handlers/web"
 	"couponsvc/services/core"
@@ -165,9 +167,9 @@ const discountsDescription = "Over the lines of orders redeemed with a cart whos
 func discountParams() []web.Param {
 	return []web.Param{
 		{Name: "from", Description: "first day, YYYY-MM-DD in the deployment's zone (default: 29 days before to)",
-			Schema: map[string]any{"type": "string", "format": "date"}},
+			Schema: web.DateSchema()},
 		{Name: "to", Description: fmt.Sprintf("last day, included (default: today); at most %d days from from", reports.MaxReportDays),
-			Schema: map[string]any{"type": "string", "format": "date"}},
+			Schema: web.DateSchema()},
 		{Name: "by", Description: "sku (default) or category",
 			Schema: map[string]any{"type": "string", "enum": []string{reports.BySKU, reports.ByCategory}}},
 		{Name: "campaign_id", Description: "only the coupons of this campaign", Schema: map[string]any{"type": "integer", "minimum": 1}},
@@ -175,4 +177,24 @@ func discountParams() []web.Param {
 		{Name: "currency", Description: "the orders of this currency (default: the deployment's): a report sums one currency",
 			Schema: map[string]any{"type": "string", "minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$"}},
 	}
+}
+
+// groupByPattern is the redemption report's group_by: a comma list of the
+// groupings, each at most once, in any order.
+func groupByPattern() string {
+	groups := []string{reports.GroupDay, reports.GroupTemplate, reports.GroupCashier}
+	var lists []string
+	var grow func(list []string)
+	grow = func(list []string) {
+		if len(list) > 0 {
+			lists = append(lists, strings.Join(list, ","))
+		}
+		for _, g := range groups {
+			if !slices.Contains(list, g) {
+				grow(append(slices.Clone(list), g))
+			}
+		}
+	}
+	grow(nil)
+	return "^(" + strings.Join(lists, "|") + ")$"
 }

@@ -58,7 +58,8 @@ func New(svc *services.App, log *slog.Logger, limits web.Limits, sessionPrincipa
 
 // Chain returns the middleware of an API row, before its handler: the
 // credentials under /api/v1, the row's guard, its role check, then what
-// makes its handler answer the row's Answer type (web.ExpectAnswer).
+// makes its handler answer the row's Answer type (web.ExpectAnswer), the
+// refusal of empty parameters (web.RefuseEmptyParams).
 func (s *Server) Chain(rt web.Route) []gin.HandlerFunc {
 	var chain []gin.HandlerFunc
 	if strings.HasPrefix(rt.Path, web.APIPrefix) {
@@ -72,6 +73,9 @@ func (s *Server) Chain(rt web.Route) []gin.HandlerFunc {
 	}
 	if expect := web.ExpectAnswer(rt); expect != nil {
 		chain = append(chain, expect)
+	}
+	if empty := web.RefuseEmptyParams(rt); empty != nil {
+		chain = append(chain, empty)
 	}
 	if rt.Idempotent() {
 		chain = append(chain, web.Idempotency(s.core))

@@ -15,9 +15,9 @@ import (
 // tell a missing field from a zero one, and times are parsed here so that a
 // malformed one is named.
 type createTemplateRequest struct {
-	CampaignID       *int64  `json:"campaign_id" binding:"required" doc:"the campaign the template belongs to"`
-	Name             *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
-	Description      *string `json:"description" schema:"template_description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
+	CampaignID       *int64  `json:"campaign_id" binding:"required" schema:"id" doc:"the campaign the template belongs to"`
+	Name             *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
+	Description      *string `json:"description" schema:"template_description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides or U+FFFD"`
 	Kind             *string `json:"kind" binding:"required" schema:"template_kind"`
 	FaceValueCents   *int64  `json:"face_value_cents" schema:"money" doc:"fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds"`
 	PercentOff       *int64  `json:"percent_off" schema:"percent_off" doc:"percent: 1..99"`
@@ -39,8 +39,8 @@ type createTemplateRequest struct {
 	PerUserLimit    *int64         `json:"per_user_limit" binding:"required" schema:"per_user_limit" doc:"1..100"`
 	ClaimStartsAt   *string        `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
 	ClaimEndsAt     *string        `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
-	ValidFrom       *string        `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until"`
-	ValidUntil      *string        `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from"`
+	ValidFrom       *string        `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until; claim_starts_at must be before valid_until and claim_ends_at not after it"`
+	ValidUntil      *string        `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from, after it and not yet passed"`
 	ValidDays       *int64         `json:"valid_days" schema:"valid_days" doc:"1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)"`
 	RefundPolicy    *string        `json:"refund_policy" schema:"refund_policy"`
 	ExtendOnRefund  *bool          `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
@@ -208,8 +208,8 @@ func (s *Server) getTemplate(c *gin.Context) {
 // its value; null removes claim_ends_at and is refused for the fields that
 // cannot be empty, rather than read as left out.
 type updateTemplateRequest struct {
-	Name          web.Optional[string] `json:"name" schema:"name" doc:"1-100 characters on one line, without control characters or characters that change the text direction"`
-	Description   web.Optional[string] `json:"description" schema:"template_description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides"`
+	Name          web.Optional[string] `json:"name" schema:"name" doc:"1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
+	Description   web.Optional[string] `json:"description" schema:"template_description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides or U+FFFD"`
 	ClaimStartsAt web.Optional[string] `json:"claim_starts_at" format:"date-time" doc:"RFC 3339"`
 	ClaimEndsAt   web.Optional[string] `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339, or null to remove the end"`
 	Status        web.Optional[string] `json:"status" schema:"template_status" doc:"archived is final"`
@@ -260,8 +260,8 @@ func (s *Server) updateTemplate(c *gin.Context) {
 }
 
 type addStockRequest struct {
-	Delta  *int64  `json:"delta" binding:"required" doc:"stock to add, > 0"`
-	Reason *string `json:"reason" binding:"required" schema:"reason" doc:"why, for the audit log: 1-500 characters on one line, without control characters or characters that change the text direction"`
+	Delta  *int64  `json:"delta" binding:"required" schema:"stock_delta" doc:"stock to add, 1..10,000,000; total_stock stays at most 10,000,000"`
+	Reason *string `json:"reason" binding:"required" schema:"reason" doc:"why, for the audit log: 1-500 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
 }
 
 func (s *Server) addStock(c *gin.Context) {

@@ -11,7 +11,7 @@ import (
 
 type createTokenRequest struct {
 	Role *string `json:"role" binding:"required" schema:"token_role"`
-	Name *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line (394 bytes at most in UTF-8), without control characters or characters that change the text direction"`
+	Name *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line (394 bytes at most in UTF-8), without control characters, characters that change the text direction or U+FFFD"`
 }
 
 // createToken makes an API token; the token is in this answer only.

@@ -12,16 +12,16 @@ import (
 )
 
 type createWebhookRequest struct {
-	URL         *string  `json:"url" binding:"required" doc:"http or https; loopback, private and link-local addresses are refused unless COUPON_WEBHOOK_ALLOW_PRIVATE=1"`
+	URL         *string  `json:"url" binding:"required" schema:"webhook_url" doc:"http or https; loopback, private and link-local addresses are refused unless COUPON_WEBHOOK_ALLOW_PRIVATE=1"`
 	Secret      *string  `json:"secret" schema:"webhook_secret" doc:"at most 200 characters, at least 16 of them not whitespace, none at either end; made when left out (shown once in the answer)"`
-	EventTypes  []string `json:"event_types" doc:"the event types to send (docs/events.md); empty or left out: every type"`
+	EventTypes  []string `json:"event_types" schema:"event_types" doc:"the event types to send (docs/events.md); empty or left out: every type"`
 	Description *string  `json:"description" schema:"webhook_description" doc:"at most 200 characters on one line"`
 }
 
 type updateWebhookRequest struct {
-	URL         *string   `json:"url" doc:"http or https; refused on a private address as at registration"`
+	URL         *string   `json:"url" schema:"webhook_url" doc:"http or https; refused on a private address as at registration"`
 	Secret      *string   `json:"secret" schema:"webhook_secret" doc:"at most 200 characters, at least 16 of them not whitespace, none at either end"`
-	EventTypes  *[]string `json:"event_types" doc:"the event types to send; empty: every type"`
+	EventTypes  *[]string `json:"event_types" schema:"event_types" doc:"the event types to send; empty: every type"`
 	Description *string   `json:"description" schema:"webhook_description" doc:"at most 200 characters on one line"`
 	Enabled     *bool     `json:"enabled" doc:"true enables a disabled endpoint again (its failure time cleared)"`
 }
@@ -97,7 +97,7 @@ func (s *Server) listWebhookAttempts(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, ok := queryInt(c, "limit", 100, 1, 1000)
+	limit, ok := queryInt(c, "limit", 100, 1, maxAttemptsLimit)
 	if !ok {
 		return
 	}
@@ -121,7 +121,7 @@ func (s *Server) resendDelivery(c *gin.Context) {
 
 // listEvents answers a page of the pull feed.
 func (s *Server) listEvents(c *gin.Context) {
-	after, ok := queryInt(c, "after", 0, 0, 1<<62)
+	after, ok := queryInt(c, "after", 0, 0, maxAfter)
 	if !ok {
 		return
 	}
@@ -136,6 +136,10 @@ func (s *Server) listEvents(c *gin.Context) {
 	}
 	web.Respond(c, http.StatusOK, "ok", eventsAnswer{EventPage: *page})
 }
+
+// maxAttemptsLimit bounds the lines of an endpoint's delivery log a request
+// reads.
+const maxAttemptsLimit = 1000
 
 // queryInt reads an optional whole-number query parameter within [lo, hi],
 // answering 400 naming it when it is not one.

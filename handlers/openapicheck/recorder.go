@@ -2,8 +2,12 @@ package openapicheck
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
+	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -11,10 +15,14 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// Recorder checks JSON answers against a document and counts them by route.
-// It is safe for concurrent use.
+// Recorder checks JSON answers against a document and counts them by route;
+// it checks requests too (see Middleware). It is safe for concurrent use.
 type Recorder struct {
 	doc *Doc
+	// stated are the rules the document states in words only, by
+	// "METHOD route field" (or "* * field"): a request the schema takes
+	// that the server refuses 400 naming one of them is no violation.
+	stated map[string]string
 
 	mu sync.Mutex
 	// checked counts the checked answers by route ("GET /api/v1/jobs/:id")
@@ -22,23 +30,30 @@ type Recorder struct {
 	checked map[string]int
 	success map[string]int
 	answers int
+	// requests counts the requests checked, refused the 400s among them.
+	requests, refused int
 }
 
 // Doc is the document the recorder checks against.
 func (r *Recorder) Doc() *Doc { return r.doc }
 
-// NewRecorder returns a recorder checking answers against doc.
-func NewRecorder(doc *Doc) *Recorder {
-	return &Recorder{doc: doc, checked: map[string]int{}, success: map[string]int{}}
+// NewRecorder returns a recorder checking answers against doc; stated are
+// the rules the document states in words only (see Recorder.stated).
+func NewRecorder(doc *Doc, stated map[string]string) *Recorder {
+	return &Recorder{doc: doc, stated: stated, checked: map[string]int{}, success: map[string]int{}}
 }
 
 // Middleware returns the gin middleware that checks each JSON answer of a
 // matched route against the document's schema of its route and status, and
 // hands each violation to fail (a test's Errorf). An answer of no route (an
 // unknown path under /api/, a method no route of the path takes) is checked
-// against the error schema.
+// against the error schema. A request the server refuses 400 must be one
+// the document's schemas refuse too (CheckRequest), or one refused by a rule
+// the document states in words (the recorder's stated rules): else a client
+// valid by the document would be refused.
 func (r *Recorder) Middleware(fail func(format string, args ...any)) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		req, body := keepRequest(c)
 		w := &teeWriter{ResponseWriter: c.Writer}
 		c.Writer = w
 		c.Next()
@@ -46,6 +61,10 @@ func (r *Recorder) Middleware(fail func(format string, args ...any)) gin.Handler
 			return
 		}
 		method, route := c.Request.Method, c.FullPath()
+		if route != "" {
+			req.Route = route
+			r.checkRefusal(req, body, w.Status(), w.body.Bytes(), fail)
+		}
 		var errs []string
 		if route == "" {
 			errs = r.doc.Validate(r.doc.errorSchema(), decode(w.body.Bytes()))
@@ -138,4 +157,84 @@ func (w *teeWriter) Write(b []byte) (int, error) {
 func (w *teeWriter) WriteString(s string) (int, error) {
 	w.keep([]byte(s))
 	return w.ResponseWriter.WriteString(s)
+}
+
+// keepRequest keeps what CheckRequest reads of a request; its body is kept
+// as the handlers read it (a guard may count a request in flight while its
+// body is still coming), the rest read once the answer is made.
+func keepRequest(c *gin.Context) (Request, *teeBody) {
+	req := Request{Method: c.Request.Method, Path: map[string]string{}, Query: c.Request.URL.Query(), Header: c.Request.Header.Clone()}
+	for _, p := range c.Params {
+		req.Path[p.Key] = p.Value
+	}
+	body := &teeBody{}
+	if c.Request.Body != nil && c.Request.Body != http.NoBody {
+		body.ReadCloser = c.Request.Body
+		c.Request.Body = body
+	}
+	return req, body
+}
+
+// teeBody keeps a copy of what is read of a body.
+type teeBody struct {
+	io.ReadCloser
+	kept bytes.Buffer
+}
+
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.kept.Write(p[:n])
+	return n, err
+}
+
+// all is the whole body: what was read, and the rest.
+func (b *teeBody) all() []byte {
+	if b.ReadCloser != nil {
+		rest, _ := io.ReadAll(b.ReadCloser)
+		b.kept.Write(rest)
+	}
+	return b.kept.Bytes()
+}
+
+// listIndex is an index in a field's name: lines[2].quantity is
+// lines[].quantity in the stated rules.
+var listIndex = regexp.MustCompile(`\[\d+\]`)
+
+// checkRefusal fails a 400 answer to a request the document takes, unless
+// the field it names has a rule the document states in words.
+func (r *Recorder) checkRefusal(req Request, body *teeBody, status int, answer []byte, fail func(format string, args ...any)) {
+	r.mu.Lock()
+	r.requests++
+	if status == http.StatusBadRequest {
+		r.refused++
+	}
+	r.mu.Unlock()
+	if status != http.StatusBadRequest {
+		return
+	}
+	req.Body = body.all()
+	if len(r.doc.CheckRequest(req)) > 0 {
+		return
+	}
+	var out struct {
+		Field, Error string
+	}
+	_ = json.Unmarshal(answer, &out)
+	field := listIndex.ReplaceAllString(out.Field, "[]")
+	for _, k := range []string{req.Method + " " + req.Route + " " + field, "* * " + field} {
+		if _, ok := r.stated[k]; ok {
+			return
+		}
+	}
+	fail("the request %s %s was refused 400 (field %q: %s) but the OpenAPI document takes it: "+
+		"state the rule as a schema keyword, or in words and in the stated rules\n\tbody: %.600s",
+		req.Method, req.Route, out.Field, out.Error, req.Body)
+}
+
+// Requests returns how many requests were checked, and how many of them were
+// refused 400.
+func (r *Recorder) Requests() (requests, refused int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests, r.refused
 }

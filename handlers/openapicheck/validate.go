@@ -1,8 +1,9 @@
-// Package openapicheck checks JSON answers against the OpenAPI document of
-// the router (web.OpenAPIJSON): a validator of the part of JSON Schema the
-// document uses, and a recorder that the handler tests install on their
-// routers (handlers.Options.Middleware) to check every JSON answer they
-// produce and to tell which routes no test checked.
+// Package openapicheck checks JSON answers and requests against the OpenAPI
+// document of the router (web.OpenAPIJSON): a validator of the part of JSON
+// Schema the document uses, and a recorder that the handler tests install on
+// their routers (handlers.Options.Middleware) to check every JSON answer they
+// produce, to hold every request refused 400 to the document (CheckRequest),
+// and to tell which routes no test checked.
 package openapicheck
 
 import (

@@ -185,7 +185,7 @@ func TestRecorder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := openapicheck.NewRecorder(doc)
+	rec := openapicheck.NewRecorder(doc, nil)
 	var failures []string
 	r := gin.New()
 	r.Use(rec.Middleware(func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }))

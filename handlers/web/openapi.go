@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"runtime"
@@ -68,13 +69,75 @@ var couponCodeParam = "a coupon code: 13 characters of 23456789ABCDEFGHJKLMNPQRS
 
 var sharedCodeParam = "a shared code: 4-32 letters, digits and dashes, compared without case, never shaped as a coupon code"
 
+// typedCodePattern is the alphabet and length of a code as typed
+// (models.ParseCouponCode): models.MinCodeLen to models.MaxCodeLen letters
+// and digits, with spaces and dashes anywhere. The check character of a
+// 13-character code is stated in words.
+var typedCodePattern = fmt.Sprintf("^[- ]*([0-9A-Za-z][- ]*){%d,%d}$", models.MinCodeLen, models.MaxCodeLen)
+
+// typedCode is the schema of a coupon code as typed, in a path or a body.
+func typedCode(description string) map[string]any {
+	return map[string]any{"type": "string", "minLength": models.MinCodeLen, "maxLength": models.MaxTypedCodeLen,
+		"pattern": typedCodePattern, "description": description}
+}
+
+// PrintablePattern is unicode.IsPrint as a pattern: letters, marks, numbers,
+// punctuation, symbols and the ASCII space (the ids of a cart).
+const PrintablePattern = `^[\p{L}\p{M}\p{N}\p{P}\p{S} ]*$`
+
+// trimmedPrintablePattern is PrintablePattern without a space at either end
+// (a template's target entry).
+const trimmedPrintablePattern = `^[\p{L}\p{M}\p{N}\p{P}\p{S}]([\p{L}\p{M}\p{N}\p{P}\p{S} ]*[\p{L}\p{M}\p{N}\p{P}\p{S}])?$`
+
+// YearPattern matches the years models.MinYear to models.MaxYear at the
+// start of a date or a time.
+var YearPattern = "^" + yearAlternatives(models.MinYear, models.MaxYear) + "-"
+
+// yearAlternatives is a regular expression of the four-digit years lo to hi:
+// whole centuries and decades as ranges, the others one by one.
+func yearAlternatives(lo, hi int) string {
+	var alts []string
+	for y := lo; y <= hi; {
+		switch {
+		case y%100 == 0 && y+99 <= hi:
+			alts = append(alts, fmt.Sprintf("%02d[0-9]{2}", y/100))
+			y += 100
+		case y%10 == 0 && y+9 <= hi:
+			alts = append(alts, fmt.Sprintf("%03d[0-9]", y/10))
+			y += 10
+		default:
+			alts = append(alts, fmt.Sprintf("%04d", y))
+			y++
+		}
+	}
+	return "(" + strings.Join(alts, "|") + ")"
+}
+
+// yearsInWords says the years' rule of a date or time (models.CheckDate).
+var yearsInWords = fmt.Sprintf("within the years %d to %d", models.MinYear, models.MaxYear)
+
+// DateSchema is the schema of a date a request names (models.ParseDate).
+func DateSchema() map[string]any {
+	return map[string]any{"type": "string", "format": "date", "pattern": YearPattern}
+}
+
+// TimeSchema is the schema of a time a request names (models.ParseTime):
+// its year, in UTC, in the years' range; an offset that moves it out of them
+// is refused, which the pattern (of the year as written) cannot see.
+func TimeSchema() map[string]any {
+	return map[string]any{"type": "string", "format": "date-time", "pattern": YearPattern}
+}
+
+// TimeRule is what TimeSchema's pattern cannot say, in words.
+var TimeRule = "RFC 3339, " + yearsInWords + " in UTC"
+
 // fieldSchemas say what a Go type cannot: the shape of a string, the range of
 // a number, the values of an enumeration. A request field names one with its
 // schema:"..." tag, a path parameter by its name.
 var fieldSchemas = map[string]map[string]any{
-	"order_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9._:@-]*[A-Za-z0-9_:@-][A-Za-z0-9._:@-]*$",
+	"order_id": {"type": "string", "minLength": 1, "maxLength": models.MaxOrderIDLen, "pattern": "^[A-Za-z0-9._:@-]*[A-Za-z0-9_:@-][A-Za-z0-9._:@-]*$",
 		"description": "the shop's order id: 1-64 characters of A-Z a-z 0-9 . _ : @ -, not dots only (models.ValidateOrderID)"},
-	"user_id": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9._:@-]+$",
+	"user_id": {"type": "string", "minLength": 1, "maxLength": models.MaxUserIDLen, "pattern": "^[A-Za-z0-9._:@-]+$",
 		"description": "the shop's user id"},
 	"order_amount":  {"minimum": 1, "maximum": models.MaxMoneyCents},
 	"template_kind": {"enum": models.TemplateKinds},
@@ -92,7 +155,7 @@ var fieldSchemas = map[string]map[string]any{
 	"priority":         {"minimum": 0, "maximum": models.MaxPriority},
 	"tiers":            {"minItems": 1, "maxItems": models.MaxTiers},
 	"target_list": {"maxItems": models.MaxTargetEntries,
-		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxTargetEntryRune}},
+		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxTargetEntryRune, "pattern": trimmedPrintablePattern}},
 	"refund_policy": {"enum": []string{models.RefundRestore, models.RefundRecycle}},
 	"template_status": {"enum": []string{models.TemplateActive, models.TemplatePaused, models.TemplateArchived},
 		"description": "archived (by a change of status only) is final: no claims, and the shared code is free for another template"},
@@ -100,7 +163,7 @@ var fieldSchemas = map[string]map[string]any{
 		"description": "unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout"},
 	"shared_code": {"type": "string", "minLength": models.MinSharedCodeLen, "maxLength": models.MaxSharedCodeLen,
 		"pattern": "^[A-Za-z0-9-]+$", "description": sharedCodeParam},
-	"checkout_code":   {"type": "string", "description": couponCodeParam + "; or a shared code (" + sharedCodeParam + "), which needs user_id"},
+	"checkout_code":   typedCode(couponCodeParam + "; or a shared code (" + sharedCodeParam + "), which needs user_id"),
 	"campaign_status": {"enum": []string{models.CampaignActive, models.CampaignPaused}},
 	"revoke_public_reason": {"enum": models.RevokePublicReasonKeys(),
 		"description": "what the shopper's wallet says about the revoke (default other): issued_in_error, fraud_suspected, offer_withdrawn, replaced or other; the reason field is the admin's note, which the shopper never sees"},
@@ -111,14 +174,9 @@ var fieldSchemas = map[string]map[string]any{
 	"delivery_id": {"type": "integer", "format": "int64", "minimum": 1, "description": "a delivery's id (delivery_id of its attempts)"},
 	"currency": {"type": "string", "minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$",
 		"description": "an ISO 4217 currency code such as USD, EUR or JPY"},
-	"cart_lines":    {"minItems": 1, "maxItems": 500},
-	"cart_id":       {"type": "string", "minLength": 1, "maxLength": 64, "description": "1-64 printable characters"},
-	"product_id":    {"type": "string", "maxLength": 64, "description": "0-64 printable characters"},
-	"category_ids":  {"maxItems": 20, "items": map[string]any{"type": "string", "minLength": 1, "maxLength": 64}},
-	"line_quantity": {"minimum": 1, "maximum": 10_000},
-	"unit_price":    {"minimum": 0, "maximum": models.MaxMoneyCents},
-	"shipping":      {"minimum": 0, "maximum": models.MaxMoneyCents},
-	"code":          {"type": "string", "description": couponCodeParam},
+	"unit_price": {"minimum": 0, "maximum": models.MaxMoneyCents},
+	"shipping":   {"minimum": 0, "maximum": models.MaxMoneyCents},
+	"code":       typedCode(couponCodeParam),
 	// The bounds below are the ones the services enforce, from their constants;
 	// lengths count characters (runes), as maxLength does. Those of the
 	// services web does not import are added by the API (AddFieldSchemas).
@@ -129,6 +187,21 @@ var fieldSchemas = map[string]map[string]any{
 	"per_user_limit":       {"minimum": 1, "maximum": models.MaxPerUserLimit},
 	"valid_days":           {"minimum": 1, "maximum": models.MaxValidDays},
 	"budget":               {"minimum": 0, "maximum": models.MaxBudgetCents},
+	"stock_delta":          {"minimum": 1, "maximum": models.MaxTotalStock},
+	// bcrypt reads 72 bytes at most: the upper bound counts bytes, which
+	// maxLength (characters) cannot say; 8 characters are at least 8 bytes.
+	"password":     {"minLength": 8},
+	"code_pattern": {"pattern": "^[-# 0-9A-Za-z]*$"},
+	"event_types":  {"items": map[string]any{"type": "string", "enum": models.EventTypes}},
+}
+
+// FieldSchema is the field schema of that name (the items of a list, say).
+func FieldSchema(name string) map[string]any {
+	s, ok := fieldSchemas[name]
+	if !ok {
+		panic("couponsvc: no field schema " + name) // a bug caught by any test
+	}
+	return s
 }
 
 // AddFieldSchemas adds field schemas whose values come from packages web may
@@ -307,7 +380,7 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 		params = append(params, Param{Name: IdempotencyKeyHeader,
 			Description: "makes the request safe to retry: a retry with the same key and request (method, path, body) gets the first answer " +
 				"(a success as 200 duplicate), for 24 hours, from any instance; the same key with another request is refused 422 idempotency_mismatch",
-			Schema: map[string]any{"type": "string", "minLength": 1, "maxLength": MaxIdempotencyKeyLen, "pattern": "^[!-~]+$"}}.parameter("header"))
+			Schema: IdempotencyKeySchema()}.parameter("header"))
 	}
 	if len(params) > 0 {
 		o["parameters"] = params
@@ -397,6 +470,12 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 		o["x-error-results"] = lines
 	}
 	return o
+}
+
+// IdempotencyKeySchema is the schema of every Idempotency-Key header: 1 to
+// MaxIdempotencyKeyLen printable ASCII characters, no spaces.
+func IdempotencyKeySchema() map[string]any {
+	return map[string]any{"type": "string", "minLength": 1, "maxLength": MaxIdempotencyKeyLen, "pattern": "^[!-~]+$"}
 }
 
 // pathParams declares the parameters of a path; their schemas are in

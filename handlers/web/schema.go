@@ -210,6 +210,15 @@ func (cs *components) fieldSchema(f reflect.StructField, request, isRequired boo
 	if doc := f.Tag.Get("doc"); doc != "" {
 		s["description"] = doc
 	}
+	if request && s["format"] == "date-time" {
+		// A time a request names is in the years' range (models.ParseTime).
+		s["pattern"] = YearPattern
+		if desc, _ := s["description"].(string); desc != "" {
+			s["description"] = desc + "; " + TimeRule
+		} else {
+			s["description"] = TimeRule
+		}
+	}
 	if request && (f.Type.Kind() == reflect.Pointer && !isRequired || f.Tag.Get("nullable") == "true") {
 		s["nullable"] = true
 	}

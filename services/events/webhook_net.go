@@ -120,14 +120,17 @@ func privateAddr(a netip.Addr) bool {
 // errPrivateAddress is the dial-time refusal of a private address.
 var errPrivateAddress = errors.New("webhook address is loopback, private, link-local or special-purpose")
 
+// MaxURLBytes bounds an endpoint's URL.
+const MaxURLBytes = 2000
+
 // checkWebhookURL validates an endpoint's URL at registration: http or https,
 // a host, no user info; and unless allowPrivate, a host that is not, and does
 // not resolve to, a private address. The dialer checks again at each
 // connection (safeDialControl): a name may resolve elsewhere later.
 func checkWebhookURL(ctx context.Context, raw string, allowPrivate bool, resolver *net.Resolver) (string, error) {
 	raw = strings.TrimSpace(raw)
-	if len(raw) > 2000 {
-		return "", models.Invalid("url", "must be at most 2000 characters")
+	if len(raw) > MaxURLBytes {
+		return "", models.Invalid("url", "must be at most %d characters", MaxURLBytes)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
