@@ -1,0 +1,74 @@
+package services_test
+
+import (
+	"testing"
+
+	"couponsvc/models"
+	"couponsvc/services"
+	"couponsvc/services/checkout"
+	"couponsvc/services/pricing"
+)
+
+// A coupon refunded from an order with lines and redeemed again on the same
+// order by the one-step redemption (and that again, a replay): the refund
+// takes its line discounts off the order, so the second redemption stores
+// its own (no duplicate key) and the returns by line read only those.
+func TestRefundedCouponRedeemedAgainOnLinedOrder(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{line("a", 1, 1_000), line("b", 1, 1_000)}}
+	redeem := func(f *holdFixture, c *models.Coupon) (int64, error) {
+		res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: "o", Cashier: "till", Cart: checkout.Cart{Lines: cart.Lines}})
+		if err != nil {
+			return 0, err
+		}
+		return res.DiscountCents, nil
+	}
+	first := map[string]func(f *holdFixture, c *models.Coupon){
+		"HoldConfirm": func(f *holdFixture, c *models.Coupon) { f.linedOrder("o", cart, c) },
+		"OneStep": func(f *holdFixture, c *models.Coupon) {
+			if got, err := redeem(f, c); err != nil || got != 100 {
+				f.T.Fatalf("first redemption: %d off, %v", got, err)
+			}
+		},
+	}
+	for name, redeemFirst := range first {
+		t.Run(name, func(t *testing.T) {
+			f := newHoldFixture(t, services.Config{})
+			c := f.claim(f.tmpl("", 100, 0, 0), "u1")
+			redeemFirst(f, c)
+			if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: "o", Cashier: "pos"}); err != nil {
+				t.Fatal(err)
+			}
+			if rows := f.storedRows("o"); len(rows) != 0 {
+				t.Fatalf("a refunded coupon keeps line discounts %+v", rows)
+			}
+			for try := 0; try < 2; try++ {
+				got, err := redeem(f, c)
+				if err != nil || got != 100 {
+					t.Fatalf("redeemed again (try %d): %d off, %v", try, got, err)
+				}
+			}
+			rows := f.storedRows("o")
+			if len(rows) != 2 || rows[0].DiscountCents != 50 || rows[1].DiscountCents != 50 || rows[0].ReturnedDiscountCents != 0 {
+				t.Fatalf("rows after the second redemption: %+v", rows)
+			}
+			if st := f.linedState("o"); st.UseLog[c.ID] != 100 {
+				t.Fatalf("live use log after the second redemption: %+v", st)
+			}
+			r1, err := f.returnLines("o", "r1", rl("a", 1))
+			if err != nil || r1.RefundCents != 950 || r1.DiscountReturnedCents != 50 || r1.FullRefund {
+				t.Fatalf("return of a: %+v %v", r1, err)
+			}
+			r2, err := f.returnLines("o", "r2", rl("b", 1))
+			if err != nil || r2.RefundCents != 950 || r2.DiscountReturnedCents != 50 || !r2.FullRefund {
+				t.Fatalf("return of b: %+v %v", r2, err)
+			}
+			if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.OrderID != nil {
+				t.Fatalf("coupon after the order came back: %s %v", got.Status, got.OrderID)
+			}
+			if st := f.linedState("o"); len(st.UseLog) != 0 || st.ReturnedCents != 2_000 {
+				t.Fatalf("state after the order came back: %+v", st)
+			}
+			f.checkInvariants()
+		})
+	}
+}
