@@ -72,3 +72,52 @@ func TestRefundedCouponRedeemedAgainOnLinedOrder(t *testing.T) {
 		})
 	}
 }
+
+// A free line (unit price 0) is returned like any other, on every backend:
+// returning it adds nothing to the order's returned cents, and an order whose
+// last kept line is free completes with it.
+func TestReturnFreeLine(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{line("a", 1, 1_000), line("free", 2, 0)}}
+	t.Run("FreeFirst", func(t *testing.T) {
+		f := newHoldFixture(t, services.Config{})
+		c := f.claim(f.tmpl("", 100, 0, 0), "u1")
+		f.linedOrder("o", cart, c)
+		res, err := f.returnLines("o", "r1", rl("free", 1))
+		if err != nil || res.RefundCents != 0 || res.DiscountReturnedCents != 0 || res.FullRefund || res.KeptAmountCents != 1_000 {
+			t.Fatalf("return of a free unit: %+v %v", res, err)
+		}
+		res, err = f.returnLines("o", "r2", rl("a", 1), rl("free", 1))
+		if err != nil || res.RefundCents != 900 || res.DiscountReturnedCents != 100 || !res.FullRefund || res.KeptAmountCents != 0 {
+			t.Fatalf("return of the rest: %+v %v", res, err)
+		}
+		if got := f.coupon(c.ID); got.Status != models.CouponIssued {
+			t.Fatalf("coupon of the returned order: %s", got.Status)
+		}
+		if st := f.linedState("o"); st.Returned["free"] != 2 || st.Returned["a"] != 1 || st.ReturnedCents != 1_000 || st.Returns != 2 {
+			t.Fatalf("state: %+v", st)
+		}
+	})
+	t.Run("FreeLast", func(t *testing.T) {
+		f := newHoldFixture(t, services.Config{})
+		c := f.claim(f.tmpl("", 100, 0, 0), "u1")
+		f.linedOrder("o", cart, c)
+		res, err := f.returnLines("o", "r1", rl("a", 1))
+		if err != nil || res.RefundCents != 900 || res.FullRefund || res.KeptAmountCents != 0 {
+			t.Fatalf("return of a: %+v %v", res, err)
+		}
+		if got := f.coupon(c.ID); got.Status != models.CouponUsed {
+			t.Fatalf("coupon while a free line is kept: %s", got.Status)
+		}
+		res, err = f.returnLines("o", "r2", rl("free", 2))
+		if err != nil || res.RefundCents != 0 || res.DiscountReturnedCents != 0 || !res.FullRefund || res.KeptAmountCents != 0 {
+			t.Fatalf("return of the free line, the last kept: %+v %v", res, err)
+		}
+		if got := f.coupon(c.ID); got.Status != models.CouponIssued {
+			t.Fatalf("coupon of the returned order: %s", got.Status)
+		}
+		if st := f.linedState("o"); st.Returned["free"] != 2 || len(st.UseLog) != 0 || st.ReturnedCents != 1_000 || st.Returns != 2 {
+			t.Fatalf("state: %+v", st)
+		}
+		f.checkInvariants()
+	})
+}
