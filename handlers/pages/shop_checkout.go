@@ -119,8 +119,9 @@ func padRows(rows []cartRow) []cartRow {
 // readCheckoutForm reads the cart, the codes and the order id. Rows left
 // empty are dropped (the form is shown again without the gaps, so that a
 // row's number is its line's in the cart); a mistake goes beside the
-// items, naming the row, or beside the code field.
-func readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line, []string) {
+// items, naming the row, or beside the code field. maxCodes is the cap on an
+// order's coupons the checkout was configured with.
+func readCheckoutForm(c *gin.Context, maxCodes int) (checkoutForm, []checkout.Line, []string) {
 	f := checkoutForm{Codes: strings.TrimSpace(c.PostForm("codes")), OrderID: strings.TrimSpace(c.PostForm("order_id")),
 		Errors: formErrors{}}
 	skus, cats := c.PostFormArray("sku"), c.PostFormArray("category")
@@ -156,8 +157,8 @@ func readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line, []string) 
 	}
 	f.Rows = padRows(f.Rows)
 	codes := splitCodes(f.Codes)
-	if len(codes) > checkout.DefaultMaxCouponsPerOrder {
-		f.Errors.add("codes", fmt.Sprintf("Enter at most %d codes, separated by commas.", checkout.DefaultMaxCouponsPerOrder))
+	if len(codes) > maxCodes {
+		f.Errors.add("codes", fmt.Sprintf("Enter at most %d codes, separated by commas.", maxCodes))
 	}
 	if f.OrderID == "" || models.ValidateOrderID("order_id", f.OrderID) != nil {
 		// The page made it: a missing or broken one is a form from
@@ -241,7 +242,7 @@ func shopperWords(code models.Code, msg string) string {
 // (checkout.Validate, which changes nothing): the discount per item and the
 // total to pay, or why a code does not apply, beside the code field.
 func (p *Pages) checkCart(c *gin.Context) {
-	f, lines, codes := readCheckoutForm(c)
+	f, lines, codes := readCheckoutForm(c, p.checkout.MaxCouponsPerOrder())
 	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {

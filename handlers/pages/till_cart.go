@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -79,8 +80,8 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 	var lines []checkout.Line
 	handleForm(p, c, formPost[int64]{errs: f.Errors,
 		read: func() int64 {
-			if len(codes) > checkout.DefaultMaxCouponsPerOrder {
-				f.Errors.add("code", "Enter at most 5 codes, separated by commas.")
+			if n := p.checkout.MaxCouponsPerOrder(); len(codes) > n {
+				f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", n))
 			}
 			checkOrderID(f.Errors, "order_id", f.OrderID)
 			if f.Items != "" {
