@@ -5,6 +5,7 @@ import (
 
 	"couponsvc/models"
 	"couponsvc/services"
+	"couponsvc/services/admin"
 	"couponsvc/services/checkout"
 	"couponsvc/services/pricing"
 )
@@ -120,4 +121,59 @@ func TestReturnFreeLine(t *testing.T) {
 		}
 		f.checkInvariants()
 	})
+}
+
+// A shared-code redemption retried after its code moved to a new template
+// (the first archived, the code given to another) is a replay: duplicate
+// with the first coupon, and nothing claimed of the new template. The same
+// for a hold.
+func TestSharedCodeReplayAfterCodeMoved(t *testing.T) {
+	for _, user := range []string{"ann", ""} {
+		for _, step := range []string{"Redeem", "Hold"} {
+			name := step + "/User"
+			if user == "" {
+				name = step + "/Anonymous"
+			}
+			t.Run(name, func(t *testing.T) {
+				f := newSharedFixture(t, 5, 3, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
+				send := func() (code string, duplicate bool, err error) {
+					if step == "Hold" {
+						res, err := f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: "o1", OrderAmountCents: 2_000,
+							CouponCodes: []string{"summer10"}, UserID: user, TTLSeconds: 600, Actor: "shop"})
+						if err != nil {
+							return "", false, err
+						}
+						return res.Coupons[0].CouponCode, res.Duplicate, nil
+					}
+					res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "summer10", OrderID: "o1",
+						OrderAmountCents: 2_000, UserID: user, Cashier: "till"})
+					if err != nil {
+						return "", false, err
+					}
+					return res.Coupon.Code, res.Duplicate, nil
+				}
+				first, dup, err := send()
+				if err != nil || dup {
+					t.Fatalf("first: %s duplicate=%t %v", first, dup, err)
+				}
+				archived := models.TemplateArchived
+				if _, err := f.Admin.UpdateTemplate(f.Ctx, "admin", f.tp.ID, admin.TemplatePatch{Status: &archived}); err != nil {
+					t.Fatal(err)
+				}
+				moved := f.template(f.campaign.ID, 5, 3, 700, func(tp *models.Template) {
+					tp.CodeMode, tp.SharedCode, tp.Stacking = models.CodeModeShared, "summer10", models.StackingCombinable
+				})
+				again, dup, err := send()
+				if err != nil || !dup || again != first {
+					t.Fatalf("replay after the code moved: %s duplicate=%t %v, want duplicate of %s", again, dup, err, first)
+				}
+				var onOrder, ofMoved int64
+				f.Backends.DB.Table("order_coupons").Where("order_id = ?", "o1").Count(&onOrder)
+				f.Backends.DB.Model(&models.Coupon{}).Where("template_id = ?", moved.ID).Count(&ofMoved)
+				if onOrder != 1 || ofMoved != 0 {
+					t.Fatalf("after the replay: %d coupons on the order, %d of the new template; want 1 and 0", onOrder, ofMoved)
+				}
+			})
+		}
+	}
 }
