@@ -1037,9 +1037,10 @@ type ReconcileAnswer struct {
 	Error string `json:"error"`
 
 	// Result the result word
-	Result     string          `json:"result"`
-	StaleHolds *[]StaleHold    `json:"stale_holds,omitempty"`
-	Templates  []TemplateDrift `json:"templates"`
+	Result            string              `json:"result"`
+	StaleHolds        *[]StaleHold        `json:"stale_holds,omitempty"`
+	Templates         []TemplateDrift     `json:"templates"`
+	UnfinishedReturns *[]UnfinishedReturn `json:"unfinished_returns,omitempty"`
 }
 
 // ReconcileRequest defines model for ReconcileRequest.
@@ -1532,6 +1533,14 @@ type TokensAnswer struct {
 	// Result the result word
 	Result string      `json:"result"`
 	Tokens []TokenView `json:"tokens"`
+}
+
+// UnfinishedReturn defines model for UnfinishedReturn.
+type UnfinishedReturn struct {
+	Coupons  int64  `json:"coupons"`
+	Finished bool   `json:"finished"`
+	OrderID  string `json:"order_id"`
+	ReturnID string `json:"return_id"`
 }
 
 // UpdateCampaignRequest defines model for UpdateCampaignRequest.

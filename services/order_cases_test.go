@@ -2,12 +2,14 @@ package services_test
 
 import (
 	"testing"
+	"time"
 
 	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/admin"
 	"couponsvc/services/checkout"
 	"couponsvc/services/pricing"
+	"couponsvc/services/reconcile"
 )
 
 // A coupon refunded from an order with lines and redeemed again on the same
@@ -173,6 +175,116 @@ func TestSharedCodeReplayAfterCodeMoved(t *testing.T) {
 				if onOrder != 1 || ofMoved != 0 {
 					t.Fatalf("after the replay: %d coupons on the order, %d of the new template; want 1 and 0", onOrder, ofMoved)
 				}
+			})
+		}
+	}
+}
+
+// A completing return cut short by a crash (its commit done, its refunds
+// not): reconcile's report lists the order once the return is older than
+// checkout.ReturnFinishGrace; a repair by reconcile, the background repair
+// pass or the client's replay finishes it with the same result (each coupon
+// refunded by its template's policy), and whatever comes after changes
+// nothing.
+func TestCompletingReturnCutShort(t *testing.T) {
+	for _, kind := range []string{"Lines", "Amount"} {
+		for _, finisher := range []string{"Reconcile", "RepairPass", "Replay"} {
+			t.Run(kind+"/"+finisher, func(t *testing.T) {
+				f := newHoldFixture(t, services.Config{})
+				restore := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+				tp := f.tmpl(models.StackingCombinable, 200, 0, 0)
+				f.retemplate(tp, func(tp *models.Template) { tp.RefundPolicy = models.RefundRecycle })
+				recycle := f.claim(tp, "u1")
+				dying := f.Env.NewService(services.Config{Now: f.Clock.Now})
+				dying.SetReturnHook(func(string) bool { return true })
+				var last func(s *checkout.Checkout) (*checkout.ReturnResult, error)
+				if kind == "Lines" {
+					f.linedOrder("o", pricing.Cart{Lines: []pricing.Line{line("a", 1, 1_000), line("b", 1, 1_000)}}, restore, recycle)
+					if _, err := f.returnLines("o", "r1", rl("a", 1)); err != nil {
+						t.Fatal(err)
+					}
+					last = func(s *checkout.Checkout) (*checkout.ReturnResult, error) {
+						return s.ReturnLines(f.Ctx, "pos", "o", "r2", []checkout.ReturnLine{rl("b", 1)})
+					}
+				} else {
+					if _, err := f.hold("o", 2_000, 600, restore, recycle); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o"}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := f.Checkout.ReturnPart(f.Ctx, "pos", "o", "r1", 1_000); err != nil {
+						t.Fatal(err)
+					}
+					last = func(s *checkout.Checkout) (*checkout.ReturnResult, error) {
+						return s.ReturnPart(f.Ctx, "pos", "o", "r2", 1_000)
+					}
+				}
+				if _, err := last(dying.Checkout); err == nil {
+					t.Fatal("the completing return was not cut short")
+				}
+				if a, b := f.coupon(restore.ID), f.coupon(recycle.ID); a.Status != models.CouponUsed || b.Status != models.CouponUsed {
+					t.Fatalf("coupons after the crash: %s %s, want both used", a.Status, b.Status)
+				}
+				rep, err := f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{Actor: "admin"})
+				if err != nil || len(rep.UnfinishedReturns) != 0 {
+					t.Fatalf("report within the grace: %+v %v", rep.UnfinishedReturns, err)
+				}
+				f.Clock.Advance(checkout.ReturnFinishGrace + time.Second)
+				rep, err = f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{Actor: "admin"})
+				want := reconcile.UnfinishedReturn{OrderID: "o", ReturnID: "r2", Coupons: 2}
+				if err != nil || len(rep.UnfinishedReturns) != 1 || rep.UnfinishedReturns[0] != want {
+					t.Fatalf("report: %+v %v, want %+v", rep.UnfinishedReturns, err, want)
+				}
+				switch finisher {
+				case "Reconcile":
+					rep, err = f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{Actor: "admin", Repair: true})
+					want.Finished = true
+					if err != nil || len(rep.UnfinishedReturns) != 1 || rep.UnfinishedReturns[0] != want {
+						t.Fatalf("repair: %+v %v", rep.UnfinishedReturns, err)
+					}
+				case "RepairPass":
+					st, err := f.Env.Service.RepairPass(f.Ctx)
+					if err != nil || st.ReturnsFinished != 1 {
+						t.Fatalf("repair pass: %+v %v", st, err)
+					}
+				case "Replay":
+					res, err := last(f.Checkout)
+					if err != nil || !res.Duplicate || !res.FullRefund || len(res.Refunds) != 2 {
+						t.Fatalf("the client's replay: %+v %v", res, err)
+					}
+				}
+				check := func(when string) {
+					t.Helper()
+					a, b := f.coupon(restore.ID), f.coupon(recycle.ID)
+					if a.Status != models.CouponIssued || a.OrderID != nil || b.Status != models.CouponRevoked || b.Slot != nil {
+						t.Fatalf("%s: coupons %s %v, %s %v; want issued (restore) and revoked without a slot (recycle)", when, a.Status, a.OrderID, b.Status, b.Slot)
+					}
+					if n := f.audits("coupon.refund"); n != 2 {
+						t.Fatalf("%s: %d coupon.refund audit entries, want 2", when, n)
+					}
+					var live int64
+					f.Backends.DB.Model(&models.UseLog{}).Where("order_id = ? AND undo_flag = ?", "o", false).Count(&live)
+					if live != 0 {
+						t.Fatalf("%s: %d live use log rows", when, live)
+					}
+					f.checkInvariants()
+				}
+				check("finished")
+				// Whatever comes next changes nothing: the client's replay,
+				// a report, a repair, a pass.
+				res, err := last(f.Checkout)
+				if err != nil || !res.Duplicate || len(res.Refunds) != 0 {
+					t.Fatalf("replay after the finish: %+v %v", res, err)
+				}
+				rep, err = f.Reconciler.Reconcile(f.Ctx, reconcile.ReconcileRequest{Actor: "admin", Repair: true})
+				if err != nil || len(rep.UnfinishedReturns) != 0 || rep.Drifted() != 0 || rep.BudgetsDrifted() != 0 {
+					t.Fatalf("report after the finish: %+v %v", rep, err)
+				}
+				if st, err := f.Env.Service.RepairPass(f.Ctx); err != nil || st.ReturnsFinished != 0 {
+					t.Fatalf("pass after the finish: %+v %v", st, err)
+				}
+				check("after the finish")
 			})
 		}
 	}
