@@ -993,7 +993,7 @@ type GenerateRequest struct {
 
 // HoldRequest defines model for HoldRequest.
 type HoldRequest struct {
-	// CouponCodes 1 to 5 codes, each once: all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others
+	// CouponCodes 1 to maxItems codes, each once (maxItems is the deployment's COUPON_MAX_COUPONS_PER_ORDER, 5 by default): all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others
 	CouponCodes []string `json:"coupon_codes"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
@@ -1148,9 +1148,10 @@ type ReconcileAnswer struct {
 	Error string `json:"error"`
 
 	// Result the result word
-	Result     string          `json:"result"`
-	StaleHolds *[]StaleHold    `json:"stale_holds,omitempty"`
-	Templates  []TemplateDrift `json:"templates"`
+	Result            string              `json:"result"`
+	StaleHolds        *[]StaleHold        `json:"stale_holds,omitempty"`
+	Templates         []TemplateDrift     `json:"templates"`
+	UnfinishedReturns *[]UnfinishedReturn `json:"unfinished_returns,omitempty"`
 }
 
 // ReconcileRequest defines model for ReconcileRequest.
@@ -1645,6 +1646,14 @@ type TokensAnswer struct {
 	Tokens []TokenView `json:"tokens"`
 }
 
+// UnfinishedReturn defines model for UnfinishedReturn.
+type UnfinishedReturn struct {
+	Coupons  int64  `json:"coupons"`
+	Finished bool   `json:"finished"`
+	OrderID  string `json:"order_id"`
+	ReturnID string `json:"return_id"`
+}
+
 // UpdateCampaignRequest defines model for UpdateCampaignRequest.
 type UpdateCampaignRequest struct {
 	// Currency ISO 4217; changes only while the campaign has no template
@@ -1775,7 +1784,7 @@ type UserAnswer struct {
 
 // ValidateRequest defines model for ValidateRequest.
 type ValidateRequest struct {
-	// CouponCodes 1 to 5 codes, each once: coupon codes, or shared codes (checked as their claim would be, taking nothing)
+	// CouponCodes 1 to maxItems codes, each once (maxItems is the deployment's COUPON_MAX_COUPONS_PER_ORDER, 5 by default): coupon codes, or shared codes (checked as their claim would be, taking nothing)
 	CouponCodes []string `json:"coupon_codes"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch

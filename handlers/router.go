@@ -86,7 +86,7 @@ func newRouter(svc *services.App, opts Options, extra ...web.Route) *gin.Engine 
 	r.Use(web.Observe(svc, opts.Logger), recoverPanic)
 	r.Use(opts.Middleware...)
 
-	doc := openAPIRoute(sync.OnceValue(func() []byte { return web.OpenAPIJSON(apiRows) }))
+	doc := openAPIRoute(sync.OnceValue(func() []byte { return web.OpenAPIJSON(apiRows, a.DocumentBounds()) }))
 	for _, rt := range apiRows {
 		if rt.Path == doc.Path {
 			rt = doc

@@ -32,6 +32,13 @@ func (s *App) SetCheckoutHooks(afterConfirm, afterExpire func(orderID string)) {
 	s.Hooks.AfterConfirmOrder, s.Hooks.AfterExpireOrder = afterConfirm, afterExpire
 }
 
+// SetReturnHook makes a return that completed its order call afterCommit
+// right after its commit, before it refunds the order's coupons; when it
+// returns true the return stops there, as a killed process would.
+func (s *App) SetReturnHook(afterCommit func(orderID string) bool) {
+	s.Hooks.AfterReturnCommit = afterCommit
+}
+
 // FormatPendingMember is the member coupon_deduct.lua writes for a
 // reservation, as the service makes it.
 func FormatPendingMember(tid int64, user string, slot, ordinal, valueCents int64, requestID string) string {

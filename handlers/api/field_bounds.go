@@ -9,7 +9,10 @@ import (
 
 // The request bounds the services enforce, named by the schema:"..." tags of
 // the requests, from the same constants as the validation; lengths count
-// characters, as maxLength does.
+// characters, as maxLength does. Those a deployment configures are stated
+// with their defaults here (the document made without a server, from which
+// the client is generated) and with the configured values in the document a
+// server serves (DocumentBounds).
 var _ = web.AddFieldSchemas(map[string]map[string]any{
 	"webhook_description": {"maxLength": events.MaxDescriptionChars},
 	"webhook_secret":      {"maxLength": events.MaxSecretChars},
@@ -32,3 +35,11 @@ var _ = web.AddFieldSchemas(map[string]map[string]any{
 // user info (no @ before the path) and no fragment (no #). That the host is
 // public is checked when it resolves, as the description says.
 const webhookURLPattern = `^[Hh][Tt][Tt][Pp][Ss]?://[!-"$-.0->A-~]+([/?][!-"$-~]*)?$`
+
+// DocumentBounds are the request bounds this server's services were
+// configured with, set over the defaults in the document it serves: the
+// cap on an order's coupons bounds coupon_codes (docs/checkout.md, "The cap
+// on an order's coupons").
+func (s *Server) DocumentBounds() map[string]map[string]any {
+	return map[string]map[string]any{"coupon_codes": {"minItems": 1, "maxItems": s.checkout.MaxCouponsPerOrder()}}
+}

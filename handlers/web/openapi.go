@@ -16,9 +16,12 @@ import (
 
 // OpenAPIJSON is the OpenAPI 3 document of the rows, indented: the JSON API
 // (docs/result-codes.md), the operational endpoints and the pages, the request
-// and answer schemas from the Go types the rows name.
-func OpenAPIJSON(rows []Route) []byte {
-	b, err := json.MarshalIndent(openAPIDocument(rows), "", "  ")
+// and answer schemas from the Go types the rows name. bounds, when given,
+// set values of field schemas by name over those of fieldSchemas: the bounds
+// a deployment configures (the cap on an order's coupons), so that the
+// document a server serves states its own.
+func OpenAPIJSON(rows []Route, bounds ...map[string]map[string]any) []byte {
+	b, err := json.MarshalIndent(openAPIDocument(rows, bounds...), "", "  ")
 	if err != nil {
 		panic("couponsvc: the OpenAPI document does not marshal: " + err.Error()) // a bug caught by any test
 	}
@@ -274,7 +277,7 @@ func openAPIPath(ginPath string) string {
 
 // openAPIDocument builds the document from the rows of the route tables.
 // Pages are for people, not programs: their rows are left out.
-func openAPIDocument(rows []Route) map[string]any {
+func openAPIDocument(rows []Route, bounds ...map[string]map[string]any) map[string]any {
 	paths := map[string]map[string]any{}
 	add := func(method, path string, op map[string]any) {
 		p := openAPIPath(path)
@@ -284,6 +287,14 @@ func openAPIDocument(rows []Route) map[string]any {
 		paths[p][strings.ToLower(method)] = op
 	}
 	cs := newComponents()
+	for _, b := range bounds {
+		for name, s := range b {
+			if _, ok := fieldSchemas[name]; !ok {
+				panic("couponsvc: a bound for no field schema " + name) // a bug caught by any test
+			}
+			cs.bounds[name] = s
+		}
+	}
 	errorSchema := cs.named(reflect.TypeFor[ErrorBody](), false, false)
 	for _, rt := range rows {
 		if !rt.Page && !rt.Asset {

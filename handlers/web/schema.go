@@ -20,6 +20,9 @@ var (
 // to it ($ref), so that a type reads the same wherever it is used.
 type components struct {
 	schemas map[string]any
+	// bounds are the deployment's values of field schemas, by name, set
+	// over fieldSchemas' (OpenAPIJSON).
+	bounds map[string]map[string]any
 	// kinds remembers which type (and how it is read) each name stands for:
 	// two types of one name would be one schema, a bug caught by any test.
 	kinds map[string]componentKind
@@ -31,7 +34,7 @@ type componentKind struct {
 }
 
 func newComponents() *components {
-	return &components{schemas: map[string]any{}, kinds: map[string]componentKind{}}
+	return &components{schemas: map[string]any{}, kinds: map[string]componentKind{}, bounds: map[string]map[string]any{}}
 }
 
 // componentName is a type's schema name: its Go name, capitalised.
@@ -204,6 +207,9 @@ func (cs *components) fieldSchema(f reflect.StructField, request, isRequired boo
 			panic("couponsvc: no field schema " + name + " for " + f.Name) // a bug caught by any test
 		}
 		for k, v := range extra {
+			s[k] = v
+		}
+		for k, v := range cs.bounds[name] {
 			s[k] = v
 		}
 	}

@@ -176,6 +176,12 @@ type priced struct {
 
 func (s *Checkout) maxPerOrder() int { return s.cfg.MaxCouponsPerOrder }
 
+// MaxCouponsPerOrder is the cap on the coupons of one order this service
+// was configured with: the bound of a request's coupon_codes, which the
+// pages and the API document state (docs/checkout.md, "The cap on an
+// order's coupons").
+func (s *Checkout) MaxCouponsPerOrder() int { return s.maxPerOrder() }
+
 // parseCheckout checks what every checkout request carries; orderRequired
 // says whether order_id must be given.
 func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orderRequired bool) error {
@@ -189,8 +195,8 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 			return err
 		}
 	}
-	if len(req.CouponCodes) < 1 || len(req.CouponCodes) > DefaultMaxCouponsPerOrder {
-		return models.Invalid("coupon_codes", "must hold 1 to %d codes", DefaultMaxCouponsPerOrder)
+	if len(req.CouponCodes) < 1 || len(req.CouponCodes) > s.maxPerOrder() {
+		return models.Invalid("coupon_codes", "must hold 1 to %d codes", s.maxPerOrder())
 	}
 	seen := map[string]bool{}
 	codes := make([]string, len(req.CouponCodes))

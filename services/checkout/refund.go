@@ -45,8 +45,9 @@ type RefundResult struct {
 //
 // Under the coupon's lock, one transaction flips the coupon with
 // `UPDATE ... WHERE id=? AND status='used' AND order_id=? AND version=?`
-// (decided on RowsAffected) and marks the use log row undone (undo_flag=1,
-// undone_at), with an audit entry of who refunded.
+// (decided on RowsAffected), deletes its order_line_discounts rows on the
+// order and marks the use log row undone (undo_flag=1, undone_at), with an
+// audit entry of who refunded.
 //
 //   - Policy restore: the coupon is issued again to its holder. With
 //     extend_on_refund its valid_until moves forward by the time the order
@@ -186,6 +187,12 @@ func (s *Checkout) refundOnce(ctx context.Context, t *models.Template, c *models
 		}
 		if res.RowsAffected == 0 {
 			return core.ErrRaced
+		}
+		// Its line discounts leave the order with it: a return by line
+		// reads only the live coupons' rows, and the same coupon redeemed
+		// again on the order stores its own (docs/returns.md, "A refund").
+		if err := dropAllocation(tx, req.OrderID, []int64{c.ID}); err != nil {
+			return err
 		}
 		var lg models.UseLog
 		if err := tx.Where("coupon_id = ? AND order_id = ?", c.ID, req.OrderID).Limit(1).Find(&lg).Error; err != nil {

@@ -119,6 +119,9 @@ func (s *Checkout) runReturn(ctx context.Context, actor, orderID string, once fu
 		res.Currency = s.orderCurrency(&o)
 	}
 	if res.FullRefund {
+		if h := s.Hooks.AfterReturnCommit; h != nil && h(orderID) {
+			return nil, errCutShort
+		}
 		if err := s.refundOrder(ctx, actor, orderID, res); err != nil {
 			return nil, err
 		}

@@ -131,7 +131,11 @@ func (s *Checkout) anonymousCode(ctx context.Context, field, code string) error 
 }
 
 // sharedKey finds the idempotency key of the order's claim with the code
-// and the claim's coupon when it is still live (not given back).
+// and the claim's coupon when it is still live (not given back). The live
+// claim is looked for by the key, and among the user's claims for the order
+// of the templates that had t's code before it (archived, the code given to
+// t): a step retried after the code moved is a replay of the first claim,
+// not a new one (docs/shared-codes.md, "When the code moves").
 func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, order string) (rid string, live *models.Coupon, err error) {
 	var gen int64
 	if err := s.DB.WithContext(ctx).Model(&models.Coupon{}).
@@ -141,10 +145,13 @@ func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, orde
 	}
 	rid = sharedRequestID(t.ID, user, order, gen)
 	var c models.Coupon
-	if err := s.DB.WithContext(ctx).Where("request_id = ?", rid).Limit(1).Find(&c).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Where(`claim_order_id = ? AND user_id = ? AND status <> ? AND (request_id = ?
+		OR template_id IN (SELECT id FROM templates WHERE shared_code = ? AND code_mode = ? AND id <> ?))`,
+		order, user, models.CouponRevoked, rid, t.SharedCode, models.CodeModeShared, t.ID).
+		Order("id").Limit(1).Find(&c).Error; err != nil {
 		return "", nil, core.DBError("coupon", err)
 	}
-	if c.ID == 0 || c.Status == models.CouponRevoked {
+	if c.ID == 0 {
 		return rid, nil, nil
 	}
 	return rid, &c, nil

@@ -176,7 +176,8 @@ func OpenDB(cfg BackendConfig) (*gorm.DB, string, error) {
 	return db, DialectSQLite, nil
 }
 
-// normaliseMySQLDSN makes times come back as UTC time.Time values.
+// normaliseMySQLDSN makes times come back as UTC time.Time values and
+// RowsAffected count the rows matched.
 func normaliseMySQLDSN(dsn string) (string, error) {
 	c, err := mysqldriver.ParseDSN(dsn)
 	if err != nil {
@@ -196,6 +197,12 @@ func normaliseMySQLDSN(dsn string) (string, error) {
 	// Send each statement with its arguments in one round trip instead of
 	// prepare, execute and close: the claim and redeem paths are round trips.
 	c.InterpolateParams = true
+	// RowsAffected counts the rows an UPDATE matched, as on SQLite, not only
+	// those it changed: every guarded UPDATE reads it as "the guard held",
+	// and one that changes nothing (a free line's return adding 0) must not
+	// read as refused (docs/guarantees.md, "Rows affected means rows
+	// matched"). Forced on: a DSN cannot turn it off.
+	c.ClientFoundRows = true
 	return c.FormatDSN(), nil
 }
 

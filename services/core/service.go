@@ -144,6 +144,11 @@ type TestHooks struct {
 	// ExpireHolds, inside the transaction right after the guarded UPDATE of
 	// the order's row (which then holds its lock).
 	AfterConfirmOrder, AfterExpireOrder func(orderID string)
+	// AfterReturnCommit is called by a return that completed its order,
+	// right after its transaction committed and before it refunds the
+	// order's coupons; when it returns true the return stops there, as a
+	// killed process would.
+	AfterReturnCommit func(orderID string) bool
 	// BeforeCouponWrite is called by the coupon writer before each batch's
 	// transaction begins (a transaction holds SQLite's one connection, so a
 	// test holding rows back must hold them before it).

@@ -124,6 +124,21 @@ type ReconcileReport struct {
 	// coupons keep their slots, so they count as live in the templates'
 	// lines. A repair releases them as the sweeper does.
 	StaleHolds []StaleHold `json:"stale_holds,omitempty"`
+	// UnfinishedReturns lists the orders returned in full that still use
+	// coupons: a completing return whose refunds a crash cut short. A
+	// repair refunds them as the client's replay of that return would.
+	UnfinishedReturns []UnfinishedReturn `json:"unfinished_returns,omitempty"`
+}
+
+// UnfinishedReturn is an order returned in full that still uses coupons;
+// Finished says the repair refunded them.
+type UnfinishedReturn struct {
+	OrderID string `json:"order_id"`
+	// ReturnID is the order's completing return.
+	ReturnID string `json:"return_id"`
+	// Coupons counts the coupons the order still used when listed.
+	Coupons  int64 `json:"coupons"`
+	Finished bool  `json:"finished"`
 }
 
 // StaleHold is a hold past its time that is still held.
@@ -189,6 +204,9 @@ func (s *Reconciler) Reconcile(ctx context.Context, req ReconcileRequest) (*Reco
 		return nil, err
 	}
 	report.StaleHolds = stale
+	if report.UnfinishedReturns, err = s.unfinishedReturns(ctx, req.Repair, core.ActorName(req.Actor)); err != nil {
+		return nil, err
+	}
 	run := ReconcileRun{At: s.Clock().UTC(), By: core.ActorName(req.Actor), Repair: req.Repair, Checked: len(report.Templates),
 		Drifted: report.Drifted() + report.BudgetsDrifted()}
 	for _, d := range report.Templates {
@@ -228,6 +246,28 @@ func (s *Reconciler) staleHolds(ctx context.Context, repair bool) ([]StaleHold, 
 				out[i].Released = true
 			}
 		}
+	}
+	return out, nil
+}
+
+// unfinishedReturns lists the orders returned in full that still use
+// coupons and, with repair, refunds their coupons (Checkout.FinishReturn)
+// in the actor's name.
+func (s *Reconciler) unfinishedReturns(ctx context.Context, repair bool, actor string) ([]UnfinishedReturn, error) {
+	list, err := s.checkout.UnfinishedReturns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UnfinishedReturn, len(list))
+	for i, u := range list {
+		out[i] = UnfinishedReturn{OrderID: u.OrderID, ReturnID: u.ReturnID, Coupons: u.Coupons}
+		if !repair {
+			continue
+		}
+		if _, err := s.checkout.FinishReturn(ctx, actor, u.OrderID); err != nil {
+			return nil, err
+		}
+		out[i].Finished = true
 	}
 	return out, nil
 }

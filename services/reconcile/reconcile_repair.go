@@ -41,6 +41,10 @@ const (
 	// checkedTTL is how long a campaign stays checked: every loaded campaign
 	// open for claims is compared (and repaired) at least this often.
 	checkedTTL = time.Hour
+	// returnsCheckEvery is how often an instance's pass looks for completing
+	// returns cut short: the search reads every completing return, so it
+	// runs seldom; a full check (Reconcile) always runs it.
+	returnsCheckEvery = 10 * time.Minute
 )
 
 // stockActions are the audit actions of the writes that give stock to Redis
@@ -57,6 +61,9 @@ type RepairStats struct {
 	// BudgetsRepaired counts the campaigns whose budget drifted and was
 	// rebuilt.
 	BudgetsRepaired int
+	// ReturnsFinished counts the orders returned in full whose coupons the
+	// pass refunded (a completing return cut short).
+	ReturnsFinished int
 	// Skipped is set when another instance was running a pass.
 	Skipped bool
 }
@@ -89,6 +96,11 @@ func (s *Reconciler) RunReconciler(ctx context.Context, every time.Duration) {
 //     after the reload read the database. The mark is then set to "due" a
 //     settling time (two DBTimeouts: every claim in flight at the loss has
 //     committed or failed by then) ahead, and the campaign is compared then.
+//  3. Every returnsCheckEvery, the orders returned in full that still use
+//     coupons (at most checkout.ReturnFinishBatch, their completing return
+//     older than checkout.ReturnFinishGrace): a crash cut the refunds short;
+//     they are refunded as the client's replay of the return would
+//     (docs/returns.md, "A completing return cut short").
 func (s *Reconciler) RepairPass(ctx context.Context) (RepairStats, error) {
 	var st RepairStats
 	lock, err := s.Locker.Obtain(ctx, s.Keys.RepairLock(), repairPassLockTTL, nil)
@@ -106,6 +118,9 @@ func (s *Reconciler) RepairPass(ctx context.Context) (RepairStats, error) {
 		return st, err
 	}
 	if err := s.checkDueCampaigns(ctx, &st, &budget); err != nil {
+		return st, err
+	}
+	if err := s.finishReturns(ctx, &st); err != nil {
 		return st, err
 	}
 	s.noteRun(ctx, s.Keys.LastRepairPass(), ReconcileRun{At: s.Clock().UTC(), By: repairActor, Repair: true,
@@ -326,6 +341,25 @@ func (s *Reconciler) checkDueCampaigns(ctx context.Context, st *RepairStats, bud
 	}
 	if err := s.Rdb.Set(ctx, s.Keys.CampaignCursor(), next, 0).Err(); err != nil {
 		return core.RedisError(err)
+	}
+	return nil
+}
+
+// finishReturns is step 3 of RepairPass, at most every returnsCheckEvery on
+// an instance.
+func (s *Reconciler) finishReturns(ctx context.Context, st *RepairStats) error {
+	now := s.Clock()
+	if due := s.returnsDue.Load(); due != 0 && now.UnixNano() < due {
+		return nil
+	}
+	finished, err := s.unfinishedReturns(ctx, true, repairActor)
+	if err != nil {
+		return err
+	}
+	s.returnsDue.Store(now.Add(returnsCheckEvery).UnixNano())
+	st.ReturnsFinished = len(finished)
+	if st.ReturnsFinished > 0 {
+		s.Log.Warn("reconciliation pass finished returns cut short", "orders", st.ReturnsFinished)
 	}
 	return nil
 }

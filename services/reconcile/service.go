@@ -4,6 +4,8 @@
 package reconcile
 
 import (
+	"sync/atomic"
+
 	"couponsvc/services/checkout"
 	"couponsvc/services/core"
 )
@@ -13,6 +15,9 @@ import (
 type Reconciler struct {
 	*core.Core
 	checkout *checkout.Checkout
+	// returnsDue is when the repair pass of this instance next looks for
+	// completing returns cut short (Unix nanoseconds of the clock).
+	returnsDue atomic.Int64
 }
 
 // New returns the reconciler over c; the stale holds it finds are expired
