@@ -282,6 +282,9 @@ type AttemptsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -317,6 +320,9 @@ type CampaignAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -345,6 +351,9 @@ type CampaignsAnswer struct {
 
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -388,6 +397,9 @@ type CheckoutAnswer struct {
 
 	// DiscountCents the coupons' discounts together (docs/pricing.md)
 	DiscountCents int64 `json:"discount_cents"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -433,6 +445,9 @@ type ClaimAnswer struct {
 	Code   int64      `json:"code"`
 	Coupon CouponView `json:"coupon"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -469,6 +484,9 @@ type CouponAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code   int64      `json:"code"`
 	Coupon CouponView `json:"coupon"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -538,6 +556,9 @@ type CouponsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code    int64        `json:"code"`
 	Coupons []CouponView `json:"coupons"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -733,6 +754,9 @@ type DeliveryAnswer struct {
 	Code     int64           `json:"code"`
 	Delivery WebhookDelivery `json:"delivery"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -767,6 +791,9 @@ type DiscountsAnswer struct {
 	// Currency the currency of the orders counted and of every amount
 	Currency string `json:"currency"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -787,8 +814,11 @@ type DiscountsAnswer struct {
 // EndpointAnswer defines model for EndpointAnswer.
 type EndpointAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
-	Code     int64           `json:"code"`
-	Endpoint WebhookEndpoint `json:"endpoint"`
+	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool           `json:"duplicate,omitempty"`
+	Endpoint  WebhookEndpoint `json:"endpoint"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -800,7 +830,10 @@ type EndpointAnswer struct {
 // EndpointsAnswer defines model for EndpointsAnswer.
 type EndpointsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
-	Code      int64             `json:"code"`
+	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool             `json:"duplicate,omitempty"`
 	Endpoints []WebhookEndpoint `json:"endpoints"`
 
 	// Error empty
@@ -853,6 +886,9 @@ type EventLine struct {
 type EventsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error  string  `json:"error"`
@@ -928,6 +964,9 @@ type JobAnswer struct {
 	// Done rows processed (made or refused)
 	Done int64 `json:"done"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -986,6 +1025,9 @@ type NoPayload struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1033,6 +1075,9 @@ type ReconcileAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1062,6 +1107,9 @@ type RedeemAnswer struct {
 
 	// DiscountCents fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave (docs/pricing.md)
 	DiscountCents int64 `json:"discount_cents"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1124,6 +1172,9 @@ type RefundAnswer struct {
 	// DiscountReturnedCents a return by line: the discount given back to the campaigns (the lines' and, with the return that completes the order, the shipping's)
 	DiscountReturnedCents *int64 `json:"discount_returned_cents,omitempty"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1182,6 +1233,9 @@ type ReleaseAnswer struct {
 	// DiscountCents the coupons' discounts together (docs/pricing.md)
 	DiscountCents *int64 `json:"discount_cents,omitempty"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1232,6 +1286,9 @@ type RevokeAnswer struct {
 	Code   int64      `json:"code"`
 	Coupon CouponView `json:"coupon"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1268,6 +1325,9 @@ type StaleHold struct {
 type StatsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1319,6 +1379,9 @@ type Template struct {
 type TemplateAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1382,6 +1445,9 @@ type TemplateStats struct {
 type TemplateStockAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1448,6 +1514,9 @@ type TemplatesAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1483,6 +1552,9 @@ type TokenAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1495,6 +1567,9 @@ type TokenAnswer struct {
 type TokenCreatedAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1522,6 +1597,9 @@ type TokenView struct {
 type TokensAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1609,6 +1687,9 @@ type UsableAnswer struct {
 	// Currency an ISO 4217 currency code such as USD, EUR or JPY
 	Currency string `json:"currency"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1650,6 +1731,9 @@ type User struct {
 type UserAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1702,8 +1786,11 @@ type WebhookAttempt struct {
 // WebhookCreatedAnswer defines model for WebhookCreatedAnswer.
 type WebhookCreatedAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
-	Code     int64           `json:"code"`
-	Endpoint WebhookEndpoint `json:"endpoint"`
+	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool           `json:"duplicate,omitempty"`
+	Endpoint  WebhookEndpoint `json:"endpoint"`
 
 	// Error empty
 	Error string `json:"error"`

@@ -120,6 +120,8 @@ type Envelope struct {
 	Code   models.Code `json:"code" doc:"0 done, 1 duplicate (a replay, answered with the first answer)"`
 	Result string      `json:"result" doc:"the result word"`
 	Error  string      `json:"error" doc:"empty"`
+	// Duplicate is set by Idempotency on a replay, never by a handler.
+	Duplicate bool `json:"duplicate,omitempty" doc:"true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)"`
 }
 
 // NoPayload is the answer of a route that says no more than its result.
