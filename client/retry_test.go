@@ -151,4 +151,3 @@ func TestErrorRetryable(t *testing.T) {
 		t.Fatalf("sold_out: %v after %d requests, want it at once", err, len(s.sent()))
 	}
 }
-
