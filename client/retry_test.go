@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // script answers the requests of a test in turn: a status, a Retry-After
@@ -150,4 +151,15 @@ func TestErrorRetryable(t *testing.T) {
 	if _, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "X"}); !client.IsResult(err, "sold_out") || len(s.sent()) != 1 {
 		t.Fatalf("sold_out: %v after %d requests, want it at once", err, len(s.sent()))
 	}
+}
+
+func newClient(t *testing.T, h http.Handler, token string, opts ...client.Option) *client.Client {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, token, append([]client.Option{client.WithBackoff(time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

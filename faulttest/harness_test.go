@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 	"couponsvc/handlers"
 	"couponsvc/internal/testsupport"
 	"couponsvc/models"

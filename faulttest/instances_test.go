@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 	"couponsvc/models"
 	"couponsvc/services"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 	"couponsvc/models"
 
 	"gorm.io/gorm"

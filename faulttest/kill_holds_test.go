@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 	"couponsvc/models"
 )
 

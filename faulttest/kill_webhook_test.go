@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 	"couponsvc/models"
 )
 

@@ -1,4 +1,4 @@
-// Command generate writes the generated half of couponsvc/client from the
+// Command clientgen writes the generated half of the client module (client/) from the
 // service's OpenAPI document: types.gen.go, the named schemas as Go types
 // (by oapi-codegen, pinned), and operations.gen.go, one method of *Client
 // per operation (by this file). Run it with `go generate ./client`; CI runs

@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 	"couponsvc/internal/testsupport"
 )
 
