@@ -438,7 +438,7 @@ type ListTokensParams struct {
 	Limit *int64
 }
 
-// ListTokens: List the API tokens (never their secrets), newest first (GET /api/v1/tokens).
+// ListTokens: List the API tokens (never their secrets), oldest first (by id, paged by after) (GET /api/v1/tokens).
 func (c *Client) ListTokens(ctx context.Context, params ListTokensParams, opts ...CallOption) (*TokensAnswer, error) {
 	req := request{method: "GET", path: "/api/v1/tokens", idempotent: false, retryable: true}
 	req.query = url.Values{}
@@ -561,7 +561,7 @@ func (c *Client) ListWebhooksAll(ctx context.Context, params ListWebhooksParams,
 
 // PriceUsableCoupons: A user's coupons that apply to a cart, best first (POST /api/v1/users/{user_id}/coupons/usable).
 func (c *Client) PriceUsableCoupons(ctx context.Context, userID string, body UsableRequest, opts ...CallOption) (*UsableAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: true, retryable: true}
+	req := request{method: "POST", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false, retryable: true}
 	req.body = body
 	var out UsableAnswer
 	if err := c.do(ctx, req, &out, opts); err != nil {

@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -98,5 +100,36 @@ func TestIdempotencyNeverKeepsRetryAnswers(t *testing.T) {
 	}
 	if store.kept != 2 {
 		t.Fatalf("leases kept: %d, want 2 (one a run)", store.kept)
+	}
+}
+
+// TestHungUpCallerIsNotAFault: a request whose caller hung up, ending in
+// the database's error for its cancelled context, is logged at INFO as a
+// hang-up, never as a 503 "database is unavailable" warning.
+func TestHungUpCallerIsNotAFault(t *testing.T) {
+	gin.SetMode(gin.ReleaseMode)
+	var logs strings.Builder
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	defer slog.SetDefault(prev)
+	r := gin.New()
+	r.GET("/api/v1/coupons", func(c *gin.Context) {
+		cause := c.Request.Context().Err()
+		if cause == nil {
+			cause = errors.New("dial tcp 127.0.0.1:3306: connection refused")
+		}
+		web.RespondError(c, models.Unavailable("the database", cause))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/api/v1/coupons", nil).WithContext(ctx))
+	if got := logs.String(); strings.Contains(got, "WARN") || strings.Contains(got, "unavailable") ||
+		!strings.Contains(got, "level=INFO msg=\"the caller hung up\"") {
+		t.Fatalf("log of a hang-up: %q, want one INFO line", got)
+	}
+	logs.Reset()
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/api/v1/coupons", nil))
+	if got := logs.String(); !strings.Contains(got, "level=WARN msg=\"request failed\"") {
+		t.Fatalf("log of a fault with the caller still there: %q, want the WARN", got)
 	}
 }

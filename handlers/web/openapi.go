@@ -320,7 +320,7 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 		content[rt.RawRequest.MediaType] = map[string]any{"schema": rt.RawRequest.Schema}
 	}
 	if len(content) > 0 {
-		o["requestBody"] = map[string]any{"required": true, "content": content}
+		o["requestBody"] = map[string]any{"required": !rt.OptionalBody, "content": content}
 	}
 	responses := map[string]any{}
 	switch {

@@ -5,6 +5,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -173,6 +174,10 @@ func RespondError(c *gin.Context, err error) {
 	case status == http.StatusInternalServerError:
 		slog.Default().Error("request failed", "method", c.Request.Method, "path", c.FullPath(),
 			"status", status, "err", err)
+	case status == http.StatusServiceUnavailable && errors.Is(c.Request.Context().Err(), context.Canceled):
+		// The caller hung up, and the database or Redis call ended with its
+		// context: no fault of theirs, and no one reads this answer.
+		slog.Default().Info("the caller hung up", "method", c.Request.Method, "path", c.FullPath())
 	case status == http.StatusServiceUnavailable && e != nil && e.Err != nil:
 		// A fault of Redis or the database. Load shedding (no cause) is
 		// counted in the metrics instead, so that a flood does not flood the log.
