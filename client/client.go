@@ -162,10 +162,6 @@ func (e *Error) Retryable() bool {
 		(e.Status == http.StatusConflict && e.Result == ResultInProgress)
 }
 
-// ResultInProgress is the result word of a 409 answered while the first
-// request with the same Idempotency-Key runs.
-const ResultInProgress = "in_progress"
-
 // IsResult reports whether err is an error answer with that result word.
 func IsResult(err error, result string) bool {
 	var e *Error

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/couponsvc/couponsvc/client"
 	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // lossy serves the real router but loses the answers of the first n

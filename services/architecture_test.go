@@ -48,7 +48,7 @@ var allowedImports = map[string][]string{
 	// route tables.
 	"client":         nil,
 	"client/webhook": nil,
-	"cmd/clientgen":  {"handlers"},
+	"cmd/clientgen":  {"handlers", "models"},
 	// The cart of the pricing benchmarks (pricing tests and couponbench).
 	"services/pricing/benchcart": {"services/pricing"},
 	// Tests only: the answer checker and what the handler tests share.
