@@ -9,10 +9,14 @@
 //   - an error answer is a *Error carrying the result word
 //     ("sold_out", "idempotency_mismatch"…), the field at fault and the
 //     request id (errors.As, or IsResult);
-//   - 429, 503 and network errors are retried with backoff, waiting at least
-//     the answer's Retry-After; a changing request keeps one Idempotency-Key
-//     across its retries, so a retry never does the work twice; with retries
-//     off (WithRetries(0)) every answer comes back as it came, and a
+//   - 429, 503, 409 in_progress and network errors are retried with
+//     backoff, waiting at least the answer's Retry-After, but never past the
+//     context's deadline: a wait that would pass it returns the *Error at
+//     once (Error.Retryable says which answers are worth a retry); a
+//     changing request keeps one Idempotency-Key across its retries, so a
+//     retry never does the work twice, and a replayed answer is the first
+//     one, marked (Replayed); with retries off (WithRetries(0), or
+//     Retries(0) for one call) every answer comes back as it came, and a
 //     changing request carries only the key the caller gives;
 //   - lists that page by cursor are walked by iterators (Events).
 //
@@ -54,8 +58,8 @@ type Option func(*Client)
 // WithHTTPClient sets the HTTP client (default: one with a 30 s timeout).
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
-// WithRetries sets how many times a call is retried after a 429, a 503 or
-// a network error (default 3). 0 never retries: each call is sent once and
+// WithRetries sets how many times a call is retried after a 429, a 503, a
+// 409 in_progress or a network error (default 3). 0 never retries: each call is sent once and
 // returns what came (a *Error for a 429 or a 503, the transport's error for
 // a network error), for a caller that must see every outcome as it was or
 // retries itself (a load generator, the fault tests); such a client invents
@@ -90,22 +94,37 @@ type callOptions struct {
 	idempotencyKey string
 	requestID      string
 	status         *int
+	replayed       *bool
+	retries        *int
 }
 
 // IdempotencyKey sets the call's Idempotency-Key (default: a random one per
-// call, kept across its retries; none when the client never retries). Give your own to make a retry of yours,
-// after the client gave up, safe too: the same key and body get the first
-// answer, as a duplicate.
+// call, kept across its retries; none when the call is never retried). Give
+// your own to make a retry of yours, after the client gave up, safe too: the
+// same key and body get the first answer, marked as a replay (Replayed).
 func IdempotencyKey(key string) CallOption { return func(o *callOptions) { o.idempotencyKey = key } }
 
 // RequestID sets the call's X-Request-ID, which the service's logs carry.
 func RequestID(id string) CallOption { return func(o *callOptions) { o.requestID = id } }
 
 // Status stores the HTTP status of the call's last answer in *n (0 when no
-// answer came), for a caller that tells a 201 from a 200 duplicate by the
-// status rather than by the result word. An error answer's status is in
-// its *Error too.
+// answer came): a replay of an Idempotency-Key's first answer is a 200
+// even where the first was a 201. An error answer's status is in its
+// *Error too.
 func Status(n *int) CallOption { return func(o *callOptions) { o.status = n } }
+
+// Replayed stores in *b whether the call's answer is a replay of the first
+// answer of its Idempotency-Key (the service's Idempotent-Replayed header,
+// also the answer's Duplicate field): the work was done once, by an earlier
+// send of the same call, and the answer is that send's, result word
+// included.
+func Replayed(b *bool) CallOption { return func(o *callOptions) { o.replayed = b } }
+
+// Retries sets how many times this call is retried, overriding WithRetries
+// (0: sent once, and without a key of the client's own).
+func Retries(n int) CallOption {
+	return func(o *callOptions) { n := max(n, 0); o.retries = &n }
+}
 
 // Error is an error answer of the service.
 type Error struct {
@@ -132,6 +151,15 @@ func (e *Error) Error() string {
 		s += " (request " + e.RequestID + ")"
 	}
 	return s
+}
+
+// Retryable reports whether the same call may succeed if sent again later,
+// with the same Idempotency-Key: a 429 (rate_limited, busy), a 503
+// (unavailable) or a 409 in_progress (the first request with the key still
+// runs). RetryAfter says how long to wait first.
+func (e *Error) Retryable() bool {
+	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable ||
+		(e.Status == http.StatusConflict && e.Result == ResultInProgress)
 }
 
 // IsResult reports whether err is an error answer with that result word.
@@ -181,9 +209,13 @@ func (c *Client) send(ctx context.Context, req request, opts []CallOption) (*htt
 	for _, opt := range opts {
 		opt(&o)
 	}
+	maxRetries := c.maxRetries
+	if o.retries != nil {
+		maxRetries = *o.retries
+	}
 	// A key of our own only serves our retries: without them it would
 	// only make the service store an answer nobody asks for again.
-	if req.idempotent && o.idempotencyKey == "" && c.maxRetries > 0 {
+	if req.idempotent && o.idempotencyKey == "" && maxRetries > 0 {
 		o.idempotencyKey = newKey()
 	}
 	var body []byte
@@ -240,26 +272,36 @@ func (c *Client) send(ctx context.Context, req request, opts []CallOption) (*htt
 				*o.status = resp.StatusCode
 			}
 		}
+		if o.replayed != nil {
+			*o.replayed = err == nil && resp.Header.Get("Idempotent-Replayed") == "true"
+		}
 		var wait time.Duration
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if !retryable || attempt >= c.maxRetries {
+			if !retryable || attempt >= maxRetries {
+				return nil, err
+			}
+			wait = c.backoffFor(attempt)
+			if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
 				return nil, err
 			}
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
 			return resp, nil
 		default:
 			apiErr := readError(resp)
-			if !retryable || attempt >= c.maxRetries ||
-				(resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+			if !retryable || attempt >= maxRetries || !apiErr.Retryable() {
 				return nil, apiErr
 			}
-			wait = apiErr.RetryAfter
+			wait = max(apiErr.RetryAfter, c.backoffFor(attempt))
+			// Waiting past the deadline would only end in the context's
+			// error, losing the answer's status, Retry-After and request id.
+			if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+				return nil, apiErr
+			}
 		}
-		wait = max(wait, c.backoffFor(attempt))
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -1,3 +1,3 @@
 package client
 
-//go:generate go run ./internal/generate
+//go:generate go run ../cmd/clientgen

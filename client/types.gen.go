@@ -390,6 +390,9 @@ type AttemptsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -425,6 +428,9 @@ type CampaignAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -453,6 +459,9 @@ type CampaignsAnswer struct {
 
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -496,6 +505,9 @@ type CheckoutAnswer struct {
 
 	// DiscountCents the coupons' discounts together (docs/pricing.md)
 	DiscountCents int64 `json:"discount_cents"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -541,6 +553,9 @@ type ClaimAnswer struct {
 	Code   int64      `json:"code"`
 	Coupon CouponView `json:"coupon"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -577,6 +592,9 @@ type CouponAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code   int64      `json:"code"`
 	Coupon CouponView `json:"coupon"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -646,6 +664,9 @@ type CouponsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code    int64        `json:"code"`
 	Coupons []CouponView `json:"coupons"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -844,6 +865,9 @@ type DeliveryAnswer struct {
 	Code     int64           `json:"code"`
 	Delivery WebhookDelivery `json:"delivery"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -878,6 +902,9 @@ type DiscountsAnswer struct {
 	// Currency the currency of the orders counted and of every amount
 	Currency string `json:"currency"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -898,8 +925,11 @@ type DiscountsAnswer struct {
 // EndpointAnswer defines model for EndpointAnswer.
 type EndpointAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
-	Code     int64           `json:"code"`
-	Endpoint WebhookEndpoint `json:"endpoint"`
+	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool           `json:"duplicate,omitempty"`
+	Endpoint  WebhookEndpoint `json:"endpoint"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -911,7 +941,10 @@ type EndpointAnswer struct {
 // EndpointsAnswer defines model for EndpointsAnswer.
 type EndpointsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
-	Code      int64             `json:"code"`
+	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool             `json:"duplicate,omitempty"`
 	Endpoints []WebhookEndpoint `json:"endpoints"`
 
 	// Error empty
@@ -964,6 +997,9 @@ type EventLine struct {
 type EventsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error  string  `json:"error"`
@@ -1039,6 +1075,9 @@ type JobAnswer struct {
 	// Done rows processed (made or refused)
 	Done int64 `json:"done"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1097,6 +1136,9 @@ type NoPayload struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1144,6 +1186,9 @@ type ReconcileAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1174,6 +1219,9 @@ type RedeemAnswer struct {
 
 	// DiscountCents fixed: min(face value, amount); percent: floor(amount × percent / 100) capped; on an order with other coupons, priced on what they leave (docs/pricing.md)
 	DiscountCents int64 `json:"discount_cents"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1236,6 +1284,9 @@ type RefundAnswer struct {
 	// DiscountReturnedCents a return by line: the discount given back to the campaigns (the lines' and, with the return that completes the order, the shipping's)
 	DiscountReturnedCents *int64 `json:"discount_returned_cents,omitempty"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1294,6 +1345,9 @@ type ReleaseAnswer struct {
 	// DiscountCents the coupons' discounts together (docs/pricing.md)
 	DiscountCents *int64 `json:"discount_cents,omitempty"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1344,6 +1398,9 @@ type RevokeAnswer struct {
 	Code   int64      `json:"code"`
 	Coupon CouponView `json:"coupon"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1380,6 +1437,9 @@ type StaleHold struct {
 type StatsAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1431,6 +1491,9 @@ type Template struct {
 type TemplateAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1494,6 +1557,9 @@ type TemplateStats struct {
 type TemplateStockAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1560,6 +1626,9 @@ type TemplatesAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1595,6 +1664,9 @@ type TokenAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1607,6 +1679,9 @@ type TokenAnswer struct {
 type TokenCreatedAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1634,6 +1709,9 @@ type TokenView struct {
 type TokensAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1732,6 +1810,9 @@ type UsableAnswer struct {
 	// Currency an ISO 4217 currency code such as USD, EUR or JPY
 	Currency string `json:"currency"`
 
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// Error empty
 	Error string `json:"error"`
 
@@ -1773,6 +1854,9 @@ type User struct {
 type UserAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
 	Error string `json:"error"`
@@ -1825,8 +1909,11 @@ type WebhookAttempt struct {
 // WebhookCreatedAnswer defines model for WebhookCreatedAnswer.
 type WebhookCreatedAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
-	Code     int64           `json:"code"`
-	Endpoint WebhookEndpoint `json:"endpoint"`
+	Code int64 `json:"code"`
+
+	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
+	Duplicate *bool           `json:"duplicate,omitempty"`
+	Endpoint  WebhookEndpoint `json:"endpoint"`
 
 	// Error empty
 	Error string `json:"error"`

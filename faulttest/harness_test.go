@@ -23,13 +23,13 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
 	"couponsvc/handlers"
 	"couponsvc/internal/testsupport"
 	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/core"
 	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/client"
 
 	"github.com/alicebob/miniredis/v2"
 	mysqldriver "github.com/go-sql-driver/mysql"

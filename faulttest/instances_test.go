@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
 	"couponsvc/models"
 	"couponsvc/services"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // TestTwoInstances: two couponsvc instances on one database and one Redis,

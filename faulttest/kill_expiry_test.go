@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
 	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/client"
 
 	"gorm.io/gorm"
 )

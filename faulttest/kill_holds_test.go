@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
 	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // TestKillBetweenHoldAndConfirm: couponsvc holds coupons for 12 orders (6

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
 	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // TestKillMidDelivery: couponsvc is killed with SIGKILL while webhook

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // TestTwoInstancesTokenRevoke: a shop sends requests with its token through

@@ -31,6 +31,7 @@ type Config struct {
 	DBTimeout        time.Duration
 	TemplateCacheTTL time.Duration
 	CouponLockTTL    time.Duration
+	IdempotencyLease time.Duration
 	Now              func() time.Time
 	NewCode          func() string
 	Location         *time.Location
@@ -77,7 +78,7 @@ type Config struct {
 // Core returns the settings of core.
 func (c Config) Core() core.Config {
 	return core.Config{KeyPrefix: c.KeyPrefix, DBTimeout: c.DBTimeout, TemplateCacheTTL: c.TemplateCacheTTL,
-		CouponLockTTL: c.CouponLockTTL, Now: c.Now, NewCode: c.NewCode, Location: c.Location, Currency: c.Currency, Logger: c.Logger}
+		CouponLockTTL: c.CouponLockTTL, IdempotencyLease: c.IdempotencyLease, Now: c.Now, NewCode: c.NewCode, Location: c.Location, Currency: c.Currency, Logger: c.Logger}
 }
 
 // Claims returns the settings of claims.

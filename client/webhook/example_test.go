@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/client/webhook"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/client/webhook"
 )
 
 // A receiver verifies each delivery with its current and its previous
@@ -35,7 +34,7 @@ func ExampleRead() {
 	// What couponsvc sends, signed with the old secret.
 	body := `{"id":42,"type":"coupon.redeemed"}`
 	req := httptest.NewRequest(http.MethodPost, "/hooks/coupons", strings.NewReader(body))
-	req.Header.Set(webhook.Header, models.SignWebhook("whsec-old", time.Now(), []byte(body)))
+	req.Header.Set(webhook.Header, webhook.Sign("whsec-old", time.Now(), []byte(body)))
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, req)
 	fmt.Println(rec.Code)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"couponsvc/models"
 )
 
 // The signatures are made by the service's own signer, so a change on
@@ -16,7 +14,7 @@ import (
 func TestVerify(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	body := []byte(`{"id":7,"type":"coupon.redeemed"}`)
-	header := models.SignWebhook("new-secret", now, body)
+	header := Sign("new-secret", now, body)
 	cases := []struct {
 		name      string
 		header    string
@@ -36,8 +34,8 @@ func TestVerify(t *testing.T) {
 		{"a tighter tolerance", header, body, now.Add(31 * time.Second), 30 * time.Second, []string{"new-secret"}, ErrTooOld},
 		{"no header", "", body, now, 0, []string{"new-secret"}, ErrNoSignature},
 		{"no secret", header, body, now, 0, nil, ErrNoSecret},
-		{"only empty secrets", models.SignWebhook("", now, body), body, now, 0, []string{""}, ErrNoSecret},
-		{"an empty old secret is skipped", models.SignWebhook("", now, body), body, now, 0, []string{"new-secret", ""}, ErrNoMatch},
+		{"only empty secrets", Sign("", now, body), body, now, 0, []string{""}, ErrNoSecret},
+		{"an empty old secret is skipped", Sign("", now, body), body, now, 0, []string{"new-secret", ""}, ErrNoMatch},
 		{"no time", strings.Split(header, ",")[1], body, now, 0, []string{"new-secret"}, ErrMalformed},
 		{"no v1", strings.Split(header, ",")[0], body, now, 0, []string{"new-secret"}, ErrMalformed},
 		{"a short v1", "t=1800000000,v1=abcd", body, now, 0, []string{"new-secret"}, ErrMalformed},
@@ -55,13 +53,13 @@ func TestVerify(t *testing.T) {
 func TestRead(t *testing.T) {
 	body := `{"id":1,"type":"coupon.claimed"}`
 	req := httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(body))
-	req.Header.Set(Header, models.SignWebhook("s3cret", time.Now(), []byte(body)))
+	req.Header.Set(Header, Sign("s3cret", time.Now(), []byte(body)))
 	got, err := Read(req, 0, "s3cret")
 	if err != nil || string(got) != body {
 		t.Fatalf("Read = %q, %v; want the body", got, err)
 	}
 	req = httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(body))
-	req.Header.Set(Header, models.SignWebhook("other", time.Now(), []byte(body)))
+	req.Header.Set(Header, Sign("other", time.Now(), []byte(body)))
 	if got, err := Read(req, 0, "s3cret"); !errors.Is(err, ErrNoMatch) || got != nil {
 		t.Fatalf("Read of a foreign signature = %q, %v; want nil, ErrNoMatch", got, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	couponclient "couponsvc/client"
+	couponclient "github.com/couponsvc/couponsvc/client"
 )
 
 // apiCoupon is a coupon as the API lists it.

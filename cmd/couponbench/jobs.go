@@ -1,7 +1,7 @@
 package main
 
 import (
-	couponclient "couponsvc/client"
+	couponclient "github.com/couponsvc/couponsvc/client"
 
 	"bufio"
 	"context"

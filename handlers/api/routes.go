@@ -242,7 +242,7 @@ func (s *Server) Routes() []web.Route {
 				"otherwise 409 hold_expired naming the coupons lost, and nothing is confirmed. The body is optional; a cart given " +
 				"with lines must be the held one (422 idempotency_mismatch naming lines, nothing confirmed): the stored " +
 				"allocation is confirmed, never priced again.",
-			Request: web.TypeOf[confirmRequest](), Status: 200, Results: []string{"redeemed", "duplicate"},
+			Request: web.TypeOf[confirmRequest](), OptionalBody: true, Status: 200, Results: []string{"redeemed", "duplicate"},
 			Answer: web.TypeOf[checkoutAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"hold_expired", "not_combinable"},
 				422: {"idempotency_mismatch"}, 429: {"busy"}}},
@@ -311,7 +311,7 @@ func (s *Server) Routes() []web.Route {
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
 			Query: pageParams, Handler: s.listUserCoupons, Tag: "coupons", Summary: "List a user's coupons",
-			Description: "Newest first, at most 1000, each with its effective status (an issued coupon past valid_until is " +
+			Description: "Oldest first (by id, paged by after), of the user's latest 1000, each with its effective status (an issued coupon past valid_until is " +
 				"expired). A shopper sees only their own.",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[couponsAnswer]()},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons/usable", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
@@ -326,14 +326,14 @@ func (s *Server) Routes() []web.Route {
 			Handler: s.priceUsableCoupons, Tag: "coupons", Summary: "A user's coupons that apply to a cart, best first",
 			Description: "As the GET, for a cart given in the body (order_amount_cents, or lines with shipping and currency): " +
 				"each coupon priced alone on the cart (its target, minimum and currency met), largest first, and best. " +
-				"Changes nothing. A shopper sees only their own.",
-			Request: web.TypeOf[usableRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[usableAnswer]()},
+				"Changes nothing (a read: it takes no Idempotency-Key and keeps no answer). A shopper sees only their own.",
+			DryRun: true, Request: web.TypeOf[usableRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[usableAnswer]()},
 
 		// Administration.
 		{Method: "POST", Path: "/api/v1/tokens", Roles: admin, Handler: s.createToken,
 			Tag: "admin", Summary: "Create an API token (shown once)", Request: web.TypeOf[createTokenRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[tokenCreatedAnswer]()},
 		{Method: "GET", Path: "/api/v1/tokens", Roles: admin, Query: pageParams, Handler: s.listTokens,
-			Tag: "admin", Summary: "List the API tokens (never their secrets), newest first",
+			Tag: "admin", Summary: "List the API tokens (never their secrets), oldest first (by id, paged by after)",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[tokensAnswer]()},
 		{Method: "POST", Path: "/api/v1/tokens/:id/revoke", Roles: admin, Handler: s.revokeToken,
 			Tag: "admin", Summary: "Revoke an API token",

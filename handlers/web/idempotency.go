@@ -27,6 +27,7 @@ const MaxIdempotencyKeyLen = 128
 // Idempotency-Key (core.Core does, in Redis).
 type IdempotencyStore interface {
 	BeginIdempotent(ctx context.Context, scope, hash string) (*core.IdempotentAnswer, bool, error)
+	KeepIdempotent(ctx context.Context, scope string) (stop func())
 	FinishIdempotent(ctx context.Context, scope string, a core.IdempotentAnswer) error
 	AbortIdempotent(ctx context.Context, scope string) error
 }
@@ -44,12 +45,15 @@ func isAPIPath(p string) bool { return len(p) >= len(APIPrefix) && p[:len(APIPre
 
 // Idempotency answers a retry of a request made with an Idempotency-Key with
 // the first request's answer, on any instance, for core.IdempotentAnswerTTL:
-// a success again as 200 with result duplicate (code 1), a refusal as it
-// was. The same key with another method, path or body is refused 422
-// idempotency_mismatch; while the first request runs, a retry is answered
-// 409 in_progress. A request that ends in a fault (500, 503, 429) is
-// forgotten, so that its retry runs again. The key is the caller's: one
-// caller's key never answers another's request.
+// a success again as 200 with its fields and result word and "duplicate":
+// true, a refusal as it was, both with Idempotent-Replayed: true. The same
+// key with another method, path or body is refused 422
+// idempotency_mismatch; while the first request runs (its lease renewed),
+// a retry is answered 409 in_progress. A request that ends in a fault or in
+// an answer that says to retry (500, 503, 429, any answer with
+// Retry-After, such as a service's own in_progress) is forgotten, so that
+// its retry runs again. The key is the caller's: one caller's key never
+// answers another's request.
 func Idempotency(store IdempotencyStore) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		key := c.GetHeader(IdempotencyKeyHeader)
@@ -85,14 +89,17 @@ func Idempotency(store IdempotencyStore) gin.HandlerFunc {
 			c.Abort()
 			return
 		}
+		stopLease := store.KeepIdempotent(context.WithoutCancel(ctx), scope)
 		rec := &recordingWriter{ResponseWriter: c.Writer}
 		c.Writer = rec
 		defer func() {
-			// A panic or a fault leaves nothing done that a retry must not
-			// redo: forget the key. The store's own failure here cannot be
-			// answered any more (the answer went out); the key then lapses.
+			stopLease()
+			// A panic, a fault or an answer that says to retry leaves
+			// nothing done that a retry must not redo: forget the key. The
+			// store's own failure here cannot be answered any more (the
+			// answer went out); the key then lapses with its lease.
 			status := rec.Status()
-			if v := recover(); v != nil || status >= 500 || status == http.StatusTooManyRequests {
+			if v := recover(); v != nil || !finalAnswer(status, rec.Header()) {
 				_ = store.AbortIdempotent(context.WithoutCancel(ctx), scope)
 				if v != nil {
 					panic(v)
@@ -104,6 +111,13 @@ func Idempotency(store IdempotencyStore) gin.HandlerFunc {
 		}()
 		c.Next()
 	}
+}
+
+// finalAnswer reports whether an answer is the key's for good: not a fault
+// (5xx), not a 429 and not one that asks to retry (Retry-After), which
+// would otherwise answer every retry with "retry" for a day.
+func finalAnswer(status int, h http.Header) bool {
+	return status < 500 && status != http.StatusTooManyRequests && h.Get("Retry-After") == ""
 }
 
 func validIdempotencyKey(key string) error {
@@ -143,24 +157,33 @@ func replayIdempotent(c *gin.Context, prev *core.IdempotentAnswer, hash string) 
 			Message: "the first request with this Idempotency-Key is still running; retry shortly"})
 	default:
 		status, body := prev.Status, prev.Body
-		if dup, ok := asDuplicate(body); ok && status >= 200 && status < 300 {
+		if dup, ok := asReplay(body); ok && status >= 200 && status < 300 {
 			status, body = http.StatusOK, dup
 		}
-		c.Header("Idempotent-Replayed", "true")
+		c.Header(ReplayedHeader, "true")
 		c.Data(status, prev.ContentType, body)
 	}
 }
 
-// asDuplicate turns a JSON success answer into its replay: code 1, result
-// duplicate, the rest as it was. ok is false for an answer without a
-// result word (no body, a CSV), which is replayed as it was.
-func asDuplicate(body []byte) (dup []byte, ok bool) {
+// ReplayedHeader marks an answer replayed from an Idempotency-Key's first
+// answer.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// ReplayField is the boolean field a replayed JSON success carries beside
+// the first answer's fields (docs/idempotency.md).
+const ReplayField = "duplicate"
+
+// asReplay turns a JSON success answer into its replay: the first answer's
+// fields, code and result word, and "duplicate": true, so that a caller
+// checking result == "redeemed" reads the same on its own retry. ok is
+// false for an answer without a result word (no body, a CSV), which is
+// replayed as it was.
+func asReplay(body []byte) (replay []byte, ok bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil || m["result"] == nil {
 		return nil, false
 	}
-	m["code"] = json.RawMessage(strconv.Itoa(int(models.CodeDuplicate)))
-	m["result"], _ = json.Marshal(models.CodeDuplicate.Word())
+	m[ReplayField] = json.RawMessage("true")
 	out, err := json.Marshal(m)
 	return out, err == nil
 }

@@ -317,7 +317,7 @@ func openAPIDocument(rows []Route, bounds ...map[string]map[string]any) map[stri
 			"version": "1",
 			"description": "Coupons: claim, redeem at checkout, refund, revoke. Every JSON answer is " +
 				"{\"code\": N, \"result\": \"word\", \"error\": \"message\", ...payload}: code 0 done, 1 duplicate " +
-				"(a replay answered with the first answer), other codes as in the error responses. " +
+				"(a replay answered with the first answer); a replay of an Idempotency-Key's first answer keeps its code and result and adds \"duplicate\": true, other codes as in the error responses. " +
 				"Money is integer cents; times are RFC 3339 UTC.",
 		},
 		"servers": []any{map[string]any{"url": "/"}},
@@ -390,7 +390,7 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 	if rt.Idempotent() {
 		params = append(params, Param{Name: IdempotencyKeyHeader,
 			Description: "makes the request safe to retry: a retry with the same key and request (method, path, body) gets the first answer " +
-				"(a success as 200 duplicate), for 24 hours, from any instance; the same key with another request is refused 422 idempotency_mismatch",
+				"(a success as 200 with its fields and result word and duplicate: true), for 24 hours, from any instance; the same key with another request is refused 422 idempotency_mismatch",
 			Schema: IdempotencyKeySchema()}.parameter("header"))
 	}
 	if len(params) > 0 {
@@ -404,7 +404,7 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 		content[rt.RawRequest.MediaType] = map[string]any{"schema": rt.RawRequest.Schema}
 	}
 	if len(content) > 0 {
-		o["requestBody"] = map[string]any{"required": true, "content": content}
+		o["requestBody"] = map[string]any{"required": !rt.OptionalBody, "content": content}
 	}
 	responses := map[string]any{}
 	switch {
@@ -418,7 +418,8 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 			panic("couponsvc: " + rt.Method + " " + rt.Path + " answers JSON: its row must name its Answer type") // a bug caught by any test
 		}
 		answer := cs.named(rt.Answer, false, true)
-		// The answer's schema, with the result words of this route.
+		// The answer's schema, with the result words of this route; a replay
+		// of an Idempotency-Key is marked by the envelope's duplicate.
 		schema := func(results []string) map[string]any {
 			codes := []int{0}
 			if slices.Contains(results, "duplicate") {
@@ -433,12 +434,18 @@ func (rt Route) operation(cs *components, errorSchema map[string]any) map[string
 			}}}}
 		}
 		results := rt.Results
-		if rt.Idempotent() && rt.Status == http.StatusOK && !slices.Contains(results, "duplicate") {
-			results = append(slices.Clone(results), "duplicate") // a replay of the Idempotency-Key
-		}
 		responses[itoa(rt.Status)] = map[string]any{"description": strings.Join(results, " or "),
 			"content": map[string]any{"application/json": map[string]any{"schema": schema(results)}}}
-		if rt.Duplicate200 || (rt.Idempotent() && rt.Status != http.StatusOK) {
+		switch {
+		case rt.Idempotent() && rt.Status != http.StatusOK:
+			replayed, description := rt.Results, "a replay of the Idempotency-Key's first answer (duplicate: true)"
+			if rt.Duplicate200 {
+				replayed = append(slices.Clone(replayed), "duplicate")
+				description += ", or duplicate: a replay answered with the first result"
+			}
+			responses["200"] = map[string]any{"description": description,
+				"content": map[string]any{"application/json": map[string]any{"schema": schema(replayed)}}}
+		case rt.Duplicate200:
 			responses["200"] = map[string]any{"description": "duplicate: a replay, answered with the first result",
 				"content": map[string]any{"application/json": map[string]any{"schema": schema([]string{"duplicate"})}}}
 		}

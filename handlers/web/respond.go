@@ -5,6 +5,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,6 +121,8 @@ type Envelope struct {
 	Code   models.Code `json:"code" doc:"0 done, 1 duplicate (a replay, answered with the first answer)"`
 	Result string      `json:"result" doc:"the result word"`
 	Error  string      `json:"error" doc:"empty"`
+	// Duplicate is set by Idempotency on a replay, never by a handler.
+	Duplicate bool `json:"duplicate,omitempty" doc:"true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)"`
 }
 
 // NoPayload is the answer of a route that says no more than its result.
@@ -171,6 +174,10 @@ func RespondError(c *gin.Context, err error) {
 	case status == http.StatusInternalServerError:
 		slog.Default().Error("request failed", "method", c.Request.Method, "path", c.FullPath(),
 			"status", status, "err", err)
+	case status == http.StatusServiceUnavailable && errors.Is(c.Request.Context().Err(), context.Canceled):
+		// The caller hung up, and the database or Redis call ended with its
+		// context: no fault of theirs, and no one reads this answer.
+		slog.Default().Info("the caller hung up", "method", c.Request.Method, "path", c.FullPath())
 	case status == http.StatusServiceUnavailable && e != nil && e.Err != nil:
 		// A fault of Redis or the database. Load shedding (no cause) is
 		// counted in the metrics instead, so that a flood does not flood the log.

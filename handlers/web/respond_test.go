@@ -102,10 +102,12 @@ func TestOpenAPINamedSchemas(t *testing.T) {
 			"request": "map[$ref:#/components/schemas/ThingRequest]",
 			"201": "map[allOf:[map[$ref:#/components/schemas/ThingAnswer] map[properties:map[code:map[enum:[0] type:integer] " +
 				"result:map[description:one of: ok enum:[ok] type:string]] type:object]]]",
-			"200": "map[allOf:[map[$ref:#/components/schemas/ThingAnswer] map[properties:map[code:map[enum:[1] type:integer] " +
-				"result:map[description:one of: duplicate enum:[duplicate] type:string]] type:object]]]",
+			"200": "map[allOf:[map[$ref:#/components/schemas/ThingAnswer] map[properties:map[code:map[enum:[0 1] type:integer] " +
+				"result:map[description:one of: ok, duplicate enum:[ok duplicate] type:string]] type:object]]]",
 			"thing": "map[additionalProperties:false properties:map[" +
 				"code:map[description:0 done, 1 duplicate (a replay, answered with the first answer) format:int64 type:integer] " +
+				"duplicate:map[description:true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; " +
+				"header Idempotent-Replayed: true) type:boolean] " +
 				"error:map[description:empty type:string] name:map[description:the thing's name type:string] " +
 				"parts:map[items:map[$ref:#/components/schemas/FieldError] type:array] result:map[description:the result word type:string] " +
 				"size:map[format:int64 nullable:true type:integer]] required:[code error name parts result] type:object]",

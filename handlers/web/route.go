@@ -32,8 +32,11 @@ type Route struct {
 	// OperationID names the operation in the OpenAPI document; empty, it is
 	// the handler method's name.
 	OperationID string
-	// Request is the JSON body's named struct (nil: no body).
-	Request reflect.Type
+	// Request is the JSON body's named struct (nil: no body); OptionalBody
+	// says the body may be left out (a confirm), which the document then
+	// does not mark required.
+	Request      reflect.Type
+	OptionalBody bool
 	// Query and Header list the parameters besides the path's.
 	Query, Header []Param
 	// Status and Results of the success answer; Answer is the named struct

@@ -110,11 +110,11 @@ func (s *Checkout) readsAsShared(ctx context.Context, raw string, parseErr error
 	return false, err
 }
 
-// anonymousCode checks a code given without a user_id that was read as a
-// shared code: nil when it is the shared code of a live template (the
-// claim is then an anonymous shopper's, docs/shared-codes.md), else the
-// coupon code's own error naming field (a mistyped or malformed coupon
-// code), as before anonymous claims existed.
+// anonymousCode checks a code that was read as a shared code: nil when it
+// is the shared code of a live template (without a user_id the claim is
+// then an anonymous shopper's, docs/shared-codes.md), else the coupon
+// code's own error naming field (a mistyped or malformed coupon code), the
+// same with a user_id or without.
 func (s *Checkout) anonymousCode(ctx context.Context, field, code string) error {
 	_, err := s.sharedTemplate(ctx, code)
 	switch {
@@ -281,12 +281,12 @@ func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, t
 		if i >= len(req.shared) || !req.shared[i] {
 			continue
 		}
-		if req.UserID == "" {
-			// An anonymous shopper (docs/shared-codes.md).
-			if err := s.anonymousCode(ctx, "coupon_codes", code); err != nil {
-				s.dropClaims(ctx, claims)
-				return nil, err
-			}
+		// A code no live template has is answered as the coupon code it
+		// then is (a mistyped code is 400 naming coupon_codes), for an
+		// anonymous shopper and a user alike (docs/result-codes.md).
+		if err := s.anonymousCode(ctx, "coupon_codes", code); err != nil {
+			s.dropClaims(ctx, claims)
+			return nil, err
 		}
 		sc, err := s.claimShared(ctx, code, req.UserID, req.OrderID, take)
 		if err != nil {

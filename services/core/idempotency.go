@@ -16,7 +16,9 @@ const IdempotentAnswerTTL = 24 * time.Hour
 // IdempotentAnswer is what Redis keeps of a request made with an
 // Idempotency-Key (docs/idempotency.md): the hash of the request (method,
 // path, body) and, once it finished, its answer. Done is false while the
-// first request runs.
+// first request runs: that running marker lives Config.IdempotencyLease,
+// renewed by KeepIdempotent, so that a request that crashed frees its key
+// within the lease instead of answering in_progress for a day.
 type IdempotentAnswer struct {
 	Hash        string `json:"hash"`
 	Done        bool   `json:"done"`
@@ -26,14 +28,15 @@ type IdempotentAnswer struct {
 }
 
 // BeginIdempotent claims scope (who asks and with which key) for a request
-// of this hash. began is true when this request is the first: it runs, then
+// of this hash, for one lease. began is true when this request is the
+// first: it runs (renewing its lease with KeepIdempotent), then
 // FinishIdempotent or AbortIdempotent. Otherwise prev is what the first
 // one left (running, or done with its answer). Redis is the one place every
 // instance sees, so a retry sent to another instance finds it too.
 func (c *Core) BeginIdempotent(ctx context.Context, scope, hash string) (prev *IdempotentAnswer, began bool, err error) {
 	key := c.Keys.IdempotentAnswer(scope)
 	running, _ := json.Marshal(IdempotentAnswer{Hash: hash})
-	ok, err := c.Rdb.SetNX(ctx, key, running, IdempotentAnswerTTL).Result()
+	ok, err := c.Rdb.SetNX(ctx, key, running, c.Cfg.IdempotencyLease).Result()
 	if err != nil {
 		return nil, false, RedisError(err)
 	}
@@ -53,6 +56,32 @@ func (c *Core) BeginIdempotent(ctx context.Context, scope, hash string) (prev *I
 		return nil, false, RedisError(err)
 	}
 	return prev, false, nil
+}
+
+// KeepIdempotent renews the running marker of scope every third of the
+// lease until stop is called; stop returns once no renewal is under way, so
+// that FinishIdempotent after it is not shortened by a late renewal. A
+// renewal that fails is tried again at the next tick: the lease is long
+// enough for two to fail.
+func (c *Core) KeepIdempotent(ctx context.Context, scope string) (stop func()) {
+	key := c.Keys.IdempotentAnswer(scope)
+	lease := c.Cfg.IdempotencyLease
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				// PEXPIRE renews only a marker that is still there.
+				_ = c.Rdb.PExpire(ctx, key, lease).Err()
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // FinishIdempotent keeps the first request's answer for its retries.

@@ -30,6 +30,11 @@ type Config struct {
 	// CouponLockTTL is the lifetime of a coupon's redislock mutex (redeem,
 	// refund, revoke). The lock only saves work; an expired one is harmless.
 	CouponLockTTL time.Duration
+	// IdempotencyLease is how long the running marker of a request made
+	// with an Idempotency-Key lives unless renewed (docs/idempotency.md):
+	// the request renews it while it runs, so a crashed one frees its key
+	// within the lease.
+	IdempotencyLease time.Duration
 	// Now is the clock (UTC); tests fix it.
 	Now func() time.Time
 	// NewCode makes coupon codes; tests may make them predictable.
@@ -52,6 +57,7 @@ func DefaultConfig() Config {
 		DBTimeout:        5 * time.Second,
 		TemplateCacheTTL: time.Second,
 		CouponLockTTL:    3 * time.Second,
+		IdempotencyLease: 10 * time.Second,
 		Now:              func() time.Time { return time.Now().UTC() },
 		NewCode:          models.NewCouponCode,
 		Location:         time.UTC,
@@ -78,6 +84,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.CouponLockTTL <= 0 {
 		c.CouponLockTTL = d.CouponLockTTL
+	}
+	if c.IdempotencyLease <= 0 {
+		c.IdempotencyLease = d.IdempotencyLease
 	}
 	if c.Now == nil {
 		c.Now = d.Now

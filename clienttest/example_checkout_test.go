@@ -1,11 +1,11 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
 	"fmt"
 	"log"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // setUpCheckout makes what a shop has before its checkout: a 1,000 off

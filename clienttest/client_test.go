@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/client"
 	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // lossy serves the real router but loses the answers of the first n
@@ -54,18 +54,19 @@ func newClient(t *testing.T, h http.Handler, token string, opts ...client.Option
 
 // TestRetryKeepsTheIdempotencyKey: two answers lost after the service
 // created the campaign; the third attempt, with the same key, gets the first
-// answer as a duplicate, and there is one campaign.
+// answer (result ok) marked as a replay, and there is one campaign.
 func TestRetryKeepsTheIdempotencyKey(t *testing.T) {
 	e := testsupport.NewAPIEnv(t)
 	front := &lossy{next: e.Router, lose: 2}
 	c := newClient(t, front, testsupport.AdminToken)
 	before := e.Counts(t)["campaigns"]
-	got, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Retried"})
+	replayed := false
+	got, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Retried"}, client.Replayed(&replayed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Result != "duplicate" || got.Code != 1 || got.Campaign.Name != "Retried" {
-		t.Fatalf("answer %+v, want the first answer as a duplicate", got)
+	if got.Result != "ok" || got.Code != 0 || got.Duplicate == nil || !*got.Duplicate || !replayed || got.Campaign.Name != "Retried" {
+		t.Fatalf("answer %+v (replayed %v), want the first answer marked as a replay", got, replayed)
 	}
 	if n := e.Counts(t)["campaigns"]; n != before+1 {
 		t.Fatalf("campaigns: %d, want %d", n, before+1)
@@ -135,8 +136,8 @@ func TestWithoutRetries(t *testing.T) {
 		t.Fatalf("requests: %d, want 1", len(front.keys))
 	}
 	got, err := c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Once"}, client.IdempotencyKey("once-1"))
-	if err != nil || got.Result != "duplicate" || got.Campaign.Name != "Once" {
-		t.Fatalf("the same key again: %+v, %v; want the first answer as a duplicate", got, err)
+	if err != nil || got.Result != "ok" || got.Duplicate == nil || !*got.Duplicate || got.Campaign.Name != "Once" {
+		t.Fatalf("the same key again: %+v, %v; want the first answer marked as a replay", got, err)
 	}
 	if n := e.Counts(t)["campaigns"]; n != before+1 || len(front.keys) != 2 {
 		t.Fatalf("campaigns %d (want %d), requests %d (want 2)", n, before+1, len(front.keys))
@@ -159,7 +160,8 @@ func TestWithoutRetries(t *testing.T) {
 }
 
 // TestStatusOption: client.Status reports the HTTP status of the answer:
-// 201 for a campaign created ("ok"), 200 for its replay with the same key, the
+// 201 for a campaign created ("ok"), 200 for its replay with the same key
+// (still "ok", Replayed true), the
 // error's status for a refusal, the last attempt's after retries, and 0
 // when no answer came.
 func TestStatusOption(t *testing.T) {
@@ -172,9 +174,11 @@ func TestStatusOption(t *testing.T) {
 	if err != nil || status != 201 || got.Result != "ok" {
 		t.Fatalf("created: %+v, %v, status %d; want 201 ok", got, err, status)
 	}
-	got, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Status"}, client.IdempotencyKey("status-1"), client.Status(&status))
-	if err != nil || status != 200 || got.Result != "duplicate" {
-		t.Fatalf("replayed: %+v, %v, status %d; want 200 duplicate", got, err, status)
+	replayed := false
+	got, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Status"}, client.IdempotencyKey("status-1"),
+		client.Status(&status), client.Replayed(&replayed))
+	if err != nil || status != 200 || got.Result != "ok" || !replayed {
+		t.Fatalf("replayed: %+v, %v, status %d, replayed %v; want 200 ok replayed", got, err, status, replayed)
 	}
 	_, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: ""}, client.Status(&status))
 	if !client.IsResult(err, "invalid_request") || status != 400 {
@@ -182,9 +186,10 @@ func TestStatusOption(t *testing.T) {
 	}
 	// One answer lost (503), the retry answered: the status is the last one.
 	front.lose = 1
-	got, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Retried status"}, client.Status(&status))
-	if err != nil || status != 200 || got.Result != "duplicate" || len(front.keys) != 5 {
-		t.Fatalf("after a retry: %+v, %v, status %d, %d requests; want 200 duplicate after 5 requests", got, err, status, len(front.keys))
+	got, err = c.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Retried status"}, client.Status(&status), client.Replayed(&replayed))
+	if err != nil || status != 200 || got.Result != "ok" || !replayed || len(front.keys) != 5 {
+		t.Fatalf("after a retry: %+v, %v, status %d, replayed %v, %d requests; want 200 ok replayed after 5 requests",
+			got, err, status, replayed, len(front.keys))
 	}
 	down, err := client.New("http://127.0.0.1:1", testsupport.AdminToken, client.WithRetries(0))
 	if err != nil {
@@ -307,5 +312,38 @@ func TestEventsIterator(t *testing.T) {
 	}
 	if n != 3 {
 		t.Fatalf("the walk did not stop at the break: %d", n)
+	}
+}
+
+// TestConcurrentCallsWithOneKey: ten concurrent calls with one
+// Idempotency-Key (a caller's retries overlapping a slow first request) all
+// succeed with the same campaign: the in_progress answers are waited out,
+// and one campaign is created.
+func TestConcurrentCallsWithOneKey(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	c := newClient(t, e.Router, testsupport.AdminToken, client.WithRetries(5))
+	before := e.Counts(t)["campaigns"]
+	var wg sync.WaitGroup
+	ids := make([]int64, 10)
+	errs := make([]error, 10)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := c.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: "Flash"}, client.IdempotencyKey("flash-1"))
+			errs[i] = err
+			if err == nil {
+				ids[i] = got.Campaign.ID
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range ids {
+		if errs[i] != nil || ids[i] != ids[0] || ids[0] == 0 {
+			t.Fatalf("call %d: campaign %d, %v; want every call to answer campaign %d", i, ids[i], errs[i], ids[0])
+		}
+	}
+	if n := e.Counts(t)["campaigns"]; n != before+1 {
+		t.Fatalf("campaigns: %d, want %d", n, before+1)
 	}
 }

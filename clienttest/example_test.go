@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log"
 
-	"couponsvc/client"
+	"github.com/couponsvc/couponsvc/client"
 )
 
 // A shop's backend claims a coupon for a shopper with an app token. A

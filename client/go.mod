@@ -1,0 +1,3 @@
+module github.com/couponsvc/couponsvc/client
+
+go 1.26.8
