@@ -242,7 +242,7 @@ func shopperWords(code models.Code, msg string) string {
 // (checkout.Validate, which changes nothing): the discount per item and the
 // total to pay, or why a code does not apply, beside the code field.
 func (p *Pages) checkCart(c *gin.Context) {
-	f, lines, codes := readCheckoutForm(c, p.checkout.MaxCouponsPerOrder())
+	f, lines, codes := readCheckoutForm(c, p.checkout.MaxCouponCodes())
 	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {

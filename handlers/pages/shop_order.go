@@ -23,7 +23,7 @@ const orderHoldSeconds = 300
 // was already placed, nothing used twice. A refusal is said beside the code
 // field and changes nothing; a fault answers the page saying to try again.
 func (p *Pages) placeOrder(c *gin.Context) {
-	f, lines, codes := readCheckoutForm(c, p.checkout.MaxCouponsPerOrder())
+	f, lines, codes := readCheckoutForm(c, p.checkout.MaxCouponCodes())
 	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {

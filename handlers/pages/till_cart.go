@@ -80,7 +80,7 @@ func (p *Pages) previewCart(c *gin.Context, codes []string) {
 	var lines []checkout.Line
 	handleForm(p, c, formPost[int64]{errs: f.Errors,
 		read: func() int64 {
-			if n := p.checkout.MaxCouponsPerOrder(); len(codes) > n {
+			if n := p.checkout.MaxCouponCodes(); len(codes) > n {
 				f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", n))
 			}
 			checkOrderID(f.Errors, "order_id", f.OrderID)
