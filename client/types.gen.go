@@ -1029,7 +1029,7 @@ type GenerateRequest struct {
 
 // HoldRequest defines model for HoldRequest.
 type HoldRequest struct {
-	// CouponCodes 1 to maxItems codes, each once (maxItems is the deployment's COUPON_MAX_COUPONS_PER_ORDER, 5 by default): all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others
+	// CouponCodes 1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others
 	CouponCodes []string `json:"coupon_codes"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
@@ -1868,7 +1868,7 @@ type UserAnswer struct {
 
 // ValidateRequest defines model for ValidateRequest.
 type ValidateRequest struct {
-	// CouponCodes 1 to maxItems codes, each once (maxItems is the deployment's COUPON_MAX_COUPONS_PER_ORDER, 5 by default): coupon codes, or shared codes (checked as their claim would be, taking nothing)
+	// CouponCodes 1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): coupon codes, or shared codes (checked as their claim would be, taking nothing)
 	CouponCodes []string `json:"coupon_codes"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch

@@ -16,7 +16,7 @@ type validateRequest struct {
 	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
 	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
 	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
-	CouponCodes      []string   `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems is the deployment's COUPON_MAX_COUPONS_PER_ORDER, 5 by default): coupon codes, or shared codes (checked as their claim would be, taking nothing)"`
+	CouponCodes      []string   `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): coupon codes, or shared codes (checked as their claim would be, taking nothing)"`
 	UserID           *string    `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (a bearer coupon would become theirs); a shared code without it is checked for an anonymous shopper (no per-user limit); a shopper's session is always its own user"`
 	OrderID          *string    `json:"order_id" schema:"order_id" doc:"the order: a coupon it already holds applies"`
 }
@@ -27,7 +27,7 @@ type holdRequest struct {
 	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
 	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
 	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
-	CouponCodes      []string   `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems is the deployment's COUPON_MAX_COUPONS_PER_ORDER, 5 by default): all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others"`
+	CouponCodes      []string   `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others"`
 	UserID           *string    `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; optional with a shared code: without it the claim is an anonymous shopper's (stock and budget, no per-user limit)"`
 	TTLSeconds       *int       `json:"ttl_seconds" schema:"hold_ttl" doc:"how long the hold lasts: 5 to 86400 seconds (default 900); a hold never lasts past the earliest valid_until of its coupons (expires_at says when it ends)"`
 }
@@ -149,7 +149,7 @@ func (s *Server) admitValidate(c *gin.Context, userID string, n int) error {
 	if s.validates == nil {
 		return nil
 	}
-	n = min(max(n, 1), s.checkout.MaxCouponsPerOrder())
+	n = min(max(n, 1), s.checkout.MaxCouponCodes())
 	p := web.Principal(c)
 	caller := "session:" + p.Name
 	if viaToken(c) {

@@ -38,8 +38,8 @@ const webhookURLPattern = `^[Hh][Tt][Tt][Pp][Ss]?://[!-"$-.0->A-~]+([/?][!-"$-~]
 
 // DocumentBounds are the request bounds this server's services were
 // configured with, set over the defaults in the document it serves: the
-// cap on an order's coupons bounds coupon_codes (docs/checkout.md, "The cap
+// cap on an order's coupons (never under the default) bounds coupon_codes (docs/checkout.md, "The cap
 // on an order's coupons").
 func (s *Server) DocumentBounds() map[string]map[string]any {
-	return map[string]map[string]any{"coupon_codes": {"minItems": 1, "maxItems": s.checkout.MaxCouponsPerOrder()}}
+	return map[string]map[string]any{"coupon_codes": {"minItems": 1, "maxItems": s.checkout.MaxCouponCodes()}}
 }

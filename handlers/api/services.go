@@ -42,7 +42,7 @@ type Checkout interface {
 	Confirm(ctx context.Context, req checkout.ConfirmRequest) (*checkout.CheckoutResult, error)
 	GetHold(ctx context.Context, orderID string) (*checkout.CheckoutResult, error)
 	Hold(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
-	MaxCouponsPerOrder() int
+	MaxCouponCodes() int
 	Redeem(ctx context.Context, req checkout.RedeemRequest) (*checkout.RedeemResult, error)
 	Refund(ctx context.Context, req checkout.RefundRequest) (*checkout.RefundResult, error)
 	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)

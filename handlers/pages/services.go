@@ -49,7 +49,7 @@ type Checkout interface {
 	CheckRedemption(ctx context.Context, code string, orderID string, amountCents int64) (*checkout.RedemptionCheck, error)
 	CheckShared(ctx context.Context, raw, orderID string, amountCents int64) (*checkout.SharedCheck, error)
 	LiveSharedCode(ctx context.Context, raw string) (*models.Template, error)
-	MaxCouponsPerOrder() int
+	MaxCouponCodes() int
 	Confirm(ctx context.Context, req checkout.ConfirmRequest) (*checkout.CheckoutResult, error)
 	CouponCodes(ctx context.Context, ids []int64) (map[int64]string, error)
 	GetHold(ctx context.Context, orderID string) (*checkout.CheckoutResult, error)

@@ -159,8 +159,8 @@ func (p *Pages) readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line,
 	}
 	f.Rows = padRows(f.Rows)
 	codes := splitCodes(f.Codes)
-	if len(codes) > p.checkout.MaxCouponsPerOrder() {
-		f.Errors.add("codes", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponsPerOrder()))
+	if len(codes) > p.checkout.MaxCouponCodes() {
+		f.Errors.add("codes", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponCodes()))
 	}
 	if f.OrderID == "" || models.ValidateOrderID("order_id", f.OrderID) != nil {
 		// The page made it: a missing or broken one is a form from

@@ -115,8 +115,8 @@ func (p *Pages) previewSale(c *gin.Context, codes []string) {
 	if len(codes) == 0 {
 		f.Errors.add("code", "Enter or scan the coupon code.")
 	}
-	if len(codes) > p.checkout.MaxCouponsPerOrder() {
-		f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponsPerOrder()))
+	if len(codes) > p.checkout.MaxCouponCodes() {
+		f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponCodes()))
 	}
 	page := &posPage{Redeem: f}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,

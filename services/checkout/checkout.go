@@ -176,11 +176,12 @@ type priced struct {
 
 func (s *Checkout) maxPerOrder() int { return s.cfg.MaxCouponsPerOrder }
 
-// MaxCouponsPerOrder is the cap on the coupons of one order this service
-// was configured with: the bound of a request's coupon_codes, which the
-// pages and the API document state (docs/checkout.md, "The cap on an
-// order's coupons").
-func (s *Checkout) MaxCouponsPerOrder() int { return s.maxPerOrder() }
+// MaxCouponCodes is the bound of a request's coupon_codes, which the pages
+// and the API document state: the cap on the coupons of one order this
+// service was configured with, never under DefaultMaxCouponsPerOrder, so
+// that codes past a lower cap are refused by the stacking rule, each on
+// its line (docs/checkout.md, "The cap on an order's coupons").
+func (s *Checkout) MaxCouponCodes() int { return max(DefaultMaxCouponsPerOrder, s.maxPerOrder()) }
 
 // parseCheckout checks what every checkout request carries; orderRequired
 // says whether order_id must be given.
@@ -195,8 +196,8 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 			return err
 		}
 	}
-	if len(req.CouponCodes) < 1 || len(req.CouponCodes) > s.maxPerOrder() {
-		return models.Invalid("coupon_codes", "must hold 1 to %d codes", s.maxPerOrder())
+	if n := s.MaxCouponCodes(); len(req.CouponCodes) < 1 || len(req.CouponCodes) > n {
+		return models.Invalid("coupon_codes", "must hold 1 to %d codes", n)
 	}
 	seen := map[string]bool{}
 	codes := make([]string, len(req.CouponCodes))
