@@ -355,7 +355,7 @@ func TestRedemptionReportOneCurrency(t *testing.T) {
 	day := "2026-05-01"
 	for _, c := range []struct {
 		currency, want string
-		n, cents     int64
+		n, cents       int64
 	}{{"", "USD", 1, 500}, {"USD", "USD", 1, 500}, {"EUR", "EUR", 2, 1400}, {"JPY", "JPY", 0, 0}} {
 		var got reports.ReportRow
 		var q reports.ReportQuery
