@@ -134,7 +134,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 		return nil, core.ErrRetry
 	}
 	if o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
-		sameCodes := o.HoldCodes != nil && *o.HoldCodes == joinCodes(req.CouponCodes)
+		sameCodes := o.HoldCodes != nil && joinCodes(strings.Split(*o.HoldCodes, ",")) == joinCodes(req.CouponCodes)
 		if sameCodes && o.AmountCents == req.OrderAmountCents && o.sameCart(req.oc) {
 			res, err := s.holdAnswer(ctx, &o)
 			if err != nil {
@@ -190,7 +190,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 	for i, c := range p.coupons {
 		list[i] = c.Code
 	}
-	codes := joinCodes(list)
+	// In the hold's order: its confirm and replays list the coupons as the
+	// hold did.
+	codes := strings.Join(list, ",")
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if found {
