@@ -56,7 +56,13 @@ func (s *Checkout) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResu
 // them (written by the hold's transaction), under the locks of the coupons
 // that exist.
 func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*sharedClaim) (*CheckoutResult, error) {
-	p, err := s.readCheckout(ctx, req.CouponCodes, claims)
+	// A shopper's own hold answers another user's coupon, and a bearer
+	// one, as a code no coupon has, as validation does (hiddenFrom).
+	owner := ""
+	if req.OwnOnly {
+		owner = req.UserID
+	}
+	p, err := s.readOwnCoupons(ctx, req.CouponCodes, claims, owner, req.OwnOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +75,7 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 	first := true
 	err = retryCheckout(ctx, func() error {
 		if !first {
-			if p, err = s.readCheckout(ctx, req.CouponCodes, claims); err != nil {
+			if p, err = s.readOwnCoupons(ctx, req.CouponCodes, claims, owner, req.OwnOnly); err != nil {
 				return err
 			}
 		}

@@ -41,7 +41,7 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 	}
 	// With a user_id, another user's coupon is answered as a code no coupon
 	// has: the same not_found, after the same one look-up (docs/checkout.md).
-	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID)
+	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID, req.OwnOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 // same coupons, checked in the request's order with the same answers (the
 // first code no coupon has, or that is another user's, answers not_found).
 // Templates come from the cache, as for every checkout request.
-func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*sharedClaim, owner string) (*priced, error) {
+func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*sharedClaim, owner string, ownOnly bool) (*priced, error) {
 	wanted := make([]string, 0, len(codes))
 	for i, code := range codes {
 		if i >= len(claims) || claims[i] == nil {
@@ -86,7 +86,7 @@ func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*
 			return nil, core.NoSuchCoupon(code, gorm.ErrRecordNotFound)
 		}
 		c := &rows[j]
-		if owner != "" && c.UserID != owner && c.UserID != models.BearerUserID {
+		if hiddenFrom(c, owner, ownOnly) {
 			return nil, core.NoSuchCoupon(code, nil)
 		}
 		t, err := s.Template(ctx, c.TemplateID)
