@@ -604,9 +604,10 @@ func (c *Client) RedeemCoupon(ctx context.Context, body RedeemRequest, opts ...C
 
 // RedemptionsCSVParams are the query parameters of RedemptionsCSV.
 type RedemptionsCSVParams struct {
-	From    *string
-	To      *string
-	GroupBy *string
+	From     *string
+	To       *string
+	GroupBy  *string
+	Currency *string
 }
 
 // RedemptionsCSV: Redemptions and discounts by day, template and cashier, as CSV (streamed) (GET /api/v1/reports/redemptions.csv).
@@ -622,6 +623,9 @@ func (c *Client) RedemptionsCSV(ctx context.Context, params RedemptionsCSVParams
 	}
 	if params.GroupBy != nil {
 		req.query.Set("group_by", *params.GroupBy)
+	}
+	if params.Currency != nil {
+		req.query.Set("currency", *params.Currency)
 	}
 	return c.stream(ctx, req, opts)
 }

@@ -620,7 +620,12 @@ type CouponEvent struct {
 	Lines            *[]EventLine `json:"lines,omitempty"`
 	OrderAmountCents *int64       `json:"order_amount_cents,omitempty"`
 	OrderID          *string      `json:"order_id,omitempty"`
-	Reason           *string      `json:"reason,omitempty"`
+
+	// Reason coupon.revoked: the public reason, one of issued_in_error, fraud_suspected, offer_withdrawn, replaced, other (the admin's note is never sent)
+	Reason *string `json:"reason,omitempty"`
+
+	// ReasonText coupon.revoked: the words the shopper's wallet shows for the public reason
+	ReasonText *string `json:"reason_text,omitempty"`
 
 	// ShippingDiscountCents the coupon's discount on the shipping of an order with lines
 	ShippingDiscountCents *int64 `json:"shipping_discount_cents,omitempty"`

@@ -3,6 +3,7 @@ package models
 import (
 	"crypto/rand"
 	"strings"
+	"unicode/utf8"
 )
 
 // CodeAlphabet is the alphabet of coupon codes: digits and capitals without the
@@ -96,7 +97,7 @@ func ParseCouponCode(field, s string) (string, error) {
 			c -= 'a' - 'A'
 		}
 		if !isCodeText(c) {
-			return "", Invalid(field, "is not a coupon code: %q is not a code character", rune(s[i]))
+			return "", Invalid(field, "is not a coupon code: %q is not a code character", charAt(s, i))
 		}
 		b.WriteByte(c)
 	}
@@ -117,6 +118,13 @@ func ParseCouponCode(field, s string) (string, error) {
 		return "", Invalid(field, "is not a valid coupon code: a character is mistyped")
 	}
 	return code, nil
+}
+
+// charAt returns the character that starts at byte i of s, so a message names
+// "É" rather than the first byte of its UTF-8 form.
+func charAt(s string, i int) rune {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return r
 }
 
 // nearRandomForm reports a code one character shorter or longer than the

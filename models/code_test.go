@@ -237,3 +237,35 @@ func FuzzParseCouponCode(f *testing.F) {
 		}
 	})
 }
+
+// TestParseNamesNonASCIICharacter checks that a refused character outside
+// ASCII is named as typed, not as the first byte of its UTF-8 form.
+func TestParseNamesNonASCIICharacter(t *testing.T) {
+	cases := []struct {
+		in, want string
+	}{
+		{"ÉCOLE2024", `'É' is not a code character`},
+		{"SAVE€10", `'€' is not a code character`},
+	}
+	for _, c := range cases {
+		_, err := models.ParseCouponCode("code", c.in)
+		var e *models.Error
+		if !asError(err, &e) || e.Field != "code" || e.Message != "is not a coupon code: "+c.want {
+			t.Errorf("ParseCouponCode(%q) error = %v, want code: is not a coupon code: %s", c.in, err, c.want)
+		}
+	}
+	patterns := []struct {
+		in, want string
+	}{
+		{"ÉTÉ-########", `'É'`},
+		{"€-##########", `'€'`},
+	}
+	for _, c := range patterns {
+		_, err := models.ParsePattern("pattern", c.in)
+		var e *models.Error
+		want := "may hold only letters, digits, dashes and # (a random character), not " + c.want
+		if !asError(err, &e) || e.Field != "pattern" || e.Message != want {
+			t.Errorf("ParsePattern(%q) error = %v, want pattern: %s", c.in, err, want)
+		}
+	}
+}

@@ -78,7 +78,11 @@ type CouponEvent struct {
 	HoldExpiresAt    *time.Time `json:"hold_expires_at,omitempty"`
 	StockReturned    bool       `json:"stock_returned,omitempty"`
 	Actor            string     `json:"actor,omitempty"`
-	Reason           string     `json:"reason,omitempty"`
+	// Reason and ReasonText are a revoke's public reason (a key of
+	// RevokePublicReasons) and the words the shopper's wallet shows for it;
+	// the admin's note stays in the audit log.
+	Reason     string `json:"reason,omitempty" doc:"coupon.revoked: the public reason, one of issued_in_error, fraud_suspected, offer_withdrawn, replaced, other (the admin's note is never sent)"`
+	ReasonText string `json:"reason_text,omitempty" doc:"coupon.revoked: the words the shopper's wallet shows for the public reason"`
 	// Lines and ShippingDiscountCents are the coupon's allocation on an
 	// order with lines (coupon.held, coupon.redeemed): its discount on each
 	// line it discounts and on the shipping; left out for an amount-only

@@ -44,7 +44,7 @@ func ParsePattern(field, s string) (Pattern, error) {
 			c -= 'a' - 'A'
 		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		default:
-			return Pattern{}, Invalid(field, "may hold only letters, digits, dashes and # (a random character), not %q", rune(s[i]))
+			return Pattern{}, Invalid(field, "may hold only letters, digits, dashes and # (a random character), not %q", charAt(s, i))
 		}
 		b.WriteByte(c)
 	}

@@ -60,6 +60,13 @@ func (s *App) SetJobCommitHook(beforeCommit func(jobID int64)) {
 	s.Hooks.BeforeJobCommit = beforeCommit
 }
 
+// SetJobCreateHooks makes every code job's creation on s call before right
+// before its transaction and locked inside it once it holds the template's
+// rows (nil: no call).
+func (s *App) SetJobCreateHooks(before, locked func(templateID int64)) {
+	s.Hooks.BeforeJobCreate, s.Hooks.JobTemplateLocked = before, locked
+}
+
 // EmitRolledBack writes an event of type typ in a transaction that then
 // rolls back, as a change failing after its event was written does.
 func (s *App) EmitRolledBack(ctx context.Context, typ string) error {

@@ -329,3 +329,48 @@ func TestRedemptionReportBounds(t *testing.T) {
 		t.Fatalf("summary over budget: %v", err)
 	}
 }
+
+// TestRedemptionReportOneCurrency: the redemption report sums the coupons
+// of one currency (the deployment's unless asked), never two; a bad
+// currency is refused naming the field.
+func TestRedemptionReportOneCurrency(t *testing.T) {
+	f := testenv.NewFixtureAt(t, services.Config{}, mustUTC(t, "2026-05-01T00:00:00Z"))
+	camp := f.CreateCampaign(models.Campaign{Name: "dollars"})
+	euros := f.CreateCampaign(models.Campaign{Name: "euros", Currency: "EUR"})
+	usd := f.Template(models.Template{CampaignID: camp.ID, Name: "Five dollars", FaceValueCents: 500,
+		TotalStock: 10, PerUserLimit: 10, ValidDays: 30})
+	eur := f.Template(models.Template{CampaignID: euros.ID, Name: "Seven euros", FaceValueCents: 700, Currency: "EUR",
+		TotalStock: 10, PerUserLimit: 10, ValidDays: 30})
+	redeem := func(tp *models.Template, n int, currency string) {
+		t.Helper()
+		res := f.MustClaim(tp.ID, "shopper", fmt.Sprint("k-", n))
+		if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: res.Coupon.Code, OrderID: fmt.Sprint("o-", n),
+			OrderAmountCents: 3000, Cashier: "till", Cart: checkout.Cart{Currency: currency}}); err != nil {
+			t.Fatalf("redeem %d: %v", n, err)
+		}
+	}
+	redeem(usd, 1, "")
+	redeem(eur, 2, "EUR")
+	redeem(eur, 3, "EUR")
+	day := "2026-05-01"
+	for _, c := range []struct {
+		currency, want string
+		n, cents       int64
+	}{{"", "USD", 1, 500}, {"USD", "USD", 1, 500}, {"EUR", "EUR", 2, 1400}, {"JPY", "JPY", 0, 0}} {
+		var got reports.ReportRow
+		var q reports.ReportQuery
+		err := f.Reports.StreamRedemptionReport(f.Ctx, reports.ReportRequest{From: day, To: day, Currency: c.currency},
+			func(rq reports.ReportQuery) error { q = rq; return nil },
+			func(r reports.ReportRow) error { got.Add(r); return nil })
+		if err != nil || q.Currency != c.want || got.Redemptions != c.n || got.DiscountCents != c.cents {
+			t.Errorf("currency %q: %s %d redemptions %d cents, %v; want %s %d %d", c.currency, q.Currency,
+				got.Redemptions, got.DiscountCents, err, c.want, c.n, c.cents)
+		}
+	}
+	err := f.Reports.StreamRedemptionReport(f.Ctx, reports.ReportRequest{From: day, To: day, Currency: "eur"},
+		func(reports.ReportQuery) error { return nil }, func(reports.ReportRow) error { return nil })
+	var e *models.Error
+	if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || e.Field != "currency" {
+		t.Fatalf("currency eur: %v, want invalid_request naming currency", err)
+	}
+}

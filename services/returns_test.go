@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -208,5 +209,41 @@ func TestPartialReturnsTable(t *testing.T) {
 			}
 			f.checkInvariants()
 		})
+	}
+}
+
+// One return_id sent at once with other amounts: one return is recorded,
+// and every other request answers idempotency_mismatch naming the amount,
+// never return_exceeds_order (docs/returns.md), whichever committed first.
+func TestPartialReturnsSameIDRace(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl("", 500, 0, 0)
+	for round := 0; round < 8; round++ {
+		order := fmt.Sprintf("same-%d", round)
+		c := f.claim(tp, fmt.Sprintf("u%d", round))
+		if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c.Code, OrderID: order, OrderAmountCents: 10_000}); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		counts := map[string]int{}
+		race(6, func(i int) {
+			// Any two of these exceed the order: only the replay check
+			// tells the later ones apart.
+			_, err := f.Checkout.ReturnPart(f.Ctx, "pos", order, "ret", int64(6_000+i))
+			mu.Lock()
+			defer mu.Unlock()
+			var e *models.Error
+			switch {
+			case err == nil:
+				counts["ok"]++
+			case errors.As(err, &e) && e.Code == models.CodeIdempotencyMismatch && e.Field == "returned_amount_cents":
+				counts["mismatch"]++
+			default:
+				t.Errorf("round %d, request %d: %v", round, i, err)
+			}
+		})
+		if counts["ok"] != 1 || counts["mismatch"] != 5 {
+			t.Fatalf("round %d: %v, want 1 ok and 5 idempotency_mismatch", round, counts)
+		}
 	}
 }

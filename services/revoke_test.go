@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -188,4 +189,28 @@ func TestRevokeRaceRedeem(t *testing.T) {
 		t.Fatalf("revoked, but coupon %+v, log %+v", got, live)
 	}
 	f.checkStock()
+}
+
+// TestRevokeEventCarriesPublicReason checks that coupon.revoked carries the
+// public reason the wallet shows, never the admin's note (docs/events.md).
+func TestRevokeEventCarriesPublicReason(t *testing.T) {
+	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1})
+	c := f.claim("u1")
+	if _, err := f.Admin.RevokeWith(f.Ctx, "admin", c.Code, false, "fraud_suspected", "resold on a forum by user 77"); err != nil {
+		t.Fatalf("revoke: %v", err)
+	}
+	var evs []models.Event
+	if err := f.Env.Backends.DB.Where("type = ?", models.EventCouponRevoked).Find(&evs).Error; err != nil || len(evs) != 1 {
+		t.Fatalf("revoked events %d, %v; want 1", len(evs), err)
+	}
+	if strings.Contains(string(evs[0].Data), "forum") {
+		t.Fatalf("event data %s carries the admin's note", evs[0].Data)
+	}
+	var data models.CouponEvent
+	if err := json.Unmarshal(evs[0].Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if data.Reason != "fraud_suspected" || data.ReasonText != "withdrawn after suspected misuse" || data.Actor != "admin" || data.CouponID != c.ID {
+		t.Fatalf("event data %+v; want reason fraud_suspected with the wallet's words", data)
+	}
 }

@@ -161,8 +161,8 @@ func TestCSVFormulaInjection(t *testing.T) {
 		recs := readSpreadsheet(t, "redemptions.csv", body)
 		want := [][]string{
 			{"template", "template_name", "cashier", "redemptions", "discount_cents", "refunds", "refunded_discount_cents",
-				"net_redemptions", "net_discount_cents"},
-			{fmt.Sprint(tp.ID), "'" + name, "'@till", "1", "500", "0", "0", "1", "500"},
+				"net_redemptions", "net_discount_cents", "currency"},
+			{fmt.Sprint(tp.ID), "'" + name, "'@till", "1", "500", "0", "0", "1", "500", "USD"},
 		}
 		if fmt.Sprintf("%q", recs) != fmt.Sprintf("%q", want) {
 			t.Fatalf("report %q, want %q", recs, want)

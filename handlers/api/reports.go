@@ -14,10 +14,10 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// reportColumns are the CSV's figure columns, after the grouping keys
-// (docs/reports.md).
+// reportColumns are the CSV's figure columns, after the grouping keys, and
+// last the currency of every amount (docs/reports.md).
 var reportColumns = []string{"redemptions", "discount_cents", "refunds", "refunded_discount_cents",
-	"net_redemptions", "net_discount_cents"}
+	"net_redemptions", "net_discount_cents", "currency"}
 
 // redemptionsCSV streams the redemption report as CSV: a header row, then
 // one row per group as the service reads it. Bad parameters answer 400
@@ -25,14 +25,14 @@ var reportColumns = []string{"redemptions", "discount_cents", "refunds", "refund
 // aborts the response, so that a client never takes a cut file for a
 // whole one.
 func (s *Server) redemptionsCSV(c *gin.Context) {
-	req := reports.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by")}
+	req := reports.ReportRequest{From: c.Query("from"), To: c.Query("to"), GroupBy: c.Query("group_by"), Currency: c.Query("currency")}
 	w := core.NewCSVWriter(c.Writer)
 	var q reports.ReportQuery
 	started := false
 	err := s.reports.StreamRedemptionReport(c.Request.Context(), req, func(rq reports.ReportQuery) error {
 		q, started = rq, true
 		c.Header("Content-Type", "text/csv; charset=utf-8")
-		c.Header("Content-Disposition", `attachment; filename="redemptions_`+rq.From+`_`+rq.To+`.csv"`)
+		c.Header("Content-Disposition", `attachment; filename="redemptions_`+rq.Currency+`_`+rq.From+`_`+rq.To+`.csv"`)
 		c.Header("Cache-Control", "no-store")
 		c.Set(web.ResultKey, "ok")
 		c.Status(http.StatusOK)
@@ -60,6 +60,7 @@ func (s *Server) redemptionsCSV(c *gin.Context) {
 			r.NetRedemptions(), r.NetDiscountCents()} {
 			rec = append(rec, strconv.FormatInt(n, 10))
 		}
+		rec = append(rec, q.Currency)
 		if err := w.Write(rec); err != nil {
 			return err
 		}

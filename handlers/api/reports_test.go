@@ -33,28 +33,28 @@ func TestRedemptionsCSV(t *testing.T) {
 	if p.Status != http.StatusOK || p.Header.Get("Content-Type") != "text/csv; charset=utf-8" {
 		t.Fatalf("CSV: %v %v", p, p.Header)
 	}
-	want := "day,redemptions,discount_cents,refunds,refunded_discount_cents,net_redemptions,net_discount_cents\n" +
-		"2026-03-07,1,500,0,0,1,500\n" +
-		"2026-03-08,2,1000,0,0,2,1000\n" +
-		"2026-03-09,0,0,1,500,-1,-500\n"
+	want := "day,redemptions,discount_cents,refunds,refunded_discount_cents,net_redemptions,net_discount_cents,currency\n" +
+		"2026-03-07,1,500,0,0,1,500,USD\n" +
+		"2026-03-08,2,1000,0,0,2,1000,USD\n" +
+		"2026-03-09,0,0,1,500,-1,-500,USD\n"
 	if p.Body != want {
 		t.Fatalf("CSV\n%s\nwant\n%s", p.Body, want)
 	}
-	if cd := p.Header.Get("Content-Disposition"); cd != `attachment; filename="redemptions_2026-03-07_2026-03-09.csv"` {
+	if cd := p.Header.Get("Content-Disposition"); cd != `attachment; filename="redemptions_USD_2026-03-07_2026-03-09.csv"` {
 		t.Errorf("Content-Disposition %q", cd)
 	}
 
 	p = admin.API("GET", "/api/v1/reports/redemptions.csv?from=2026-03-07&to=2026-03-09&group_by=cashier,template", "", nil)
-	want = "template,template_name,cashier,redemptions,discount_cents,refunds,refunded_discount_cents,net_redemptions,net_discount_cents\n" +
-		fmt.Sprintf("%d,%s,ann,2,1000,0,0,2,1000\n", five.ID, five.Name) +
-		fmt.Sprintf("%d,%s,bob,1,500,1,500,0,0\n", five.ID, five.Name)
+	want = "template,template_name,cashier,redemptions,discount_cents,refunds,refunded_discount_cents,net_redemptions,net_discount_cents,currency\n" +
+		fmt.Sprintf("%d,%s,ann,2,1000,0,0,2,1000,USD\n", five.ID, five.Name) +
+		fmt.Sprintf("%d,%s,bob,1,500,1,500,0,0,USD\n", five.ID, five.Name)
 	if p.Status != http.StatusOK || p.Body != want {
 		t.Fatalf("CSV by template and cashier: %d\n%s\nwant\n%s", p.Status, p.Body, want)
 	}
 
 	// Nothing in the range: the header alone.
 	p = admin.API("GET", "/api/v1/reports/redemptions.csv?from=2026-01-01&to=2026-01-31&group_by=day,cashier", "", nil)
-	if p.Status != http.StatusOK || p.Body != "day,cashier,redemptions,discount_cents,refunds,refunded_discount_cents,net_redemptions,net_discount_cents\n" {
+	if p.Status != http.StatusOK || p.Body != "day,cashier,redemptions,discount_cents,refunds,refunded_discount_cents,net_redemptions,net_discount_cents,currency\n" {
 		t.Fatalf("empty CSV: %v", p)
 	}
 
@@ -66,6 +66,8 @@ func TestRedemptionsCSV(t *testing.T) {
 		{"from=2025-01-01&to=2026-01-02", "to"},
 		{"group_by=week", "group_by"},
 		{"group_by=day,day", "group_by"},
+		{"currency=usd", "currency"},
+		{"currency=DOLLARS", "currency"},
 	} {
 		p := admin.API("GET", "/api/v1/reports/redemptions.csv?"+c.query, "", nil)
 		var out map[string]any

@@ -350,8 +350,10 @@ func (s *Server) Routes() []web.Route {
 				"use with its discount as it stands (a partial return lowers it); a refund counts on the day of the refund, " +
 				"with the discount it took back, under the template and cashier of the redemption it undid. Columns: the " +
 				"groupings (day as YYYY-MM-DD; template as template,template_name; cashier), then redemptions, " +
-				"discount_cents, refunds, refunded_discount_cents, net_redemptions, net_discount_cents. Rows are ordered " +
-				"by the groupings; groups without redemptions or refunds have no row.",
+				"discount_cents, refunds, refunded_discount_cents, net_redemptions, net_discount_cents, currency. Only the " +
+				"coupons of templates of the currency asked count (the deployment's by default), so that no sum adds two " +
+				"currencies; every row names it. Rows are ordered by the groupings; groups without redemptions or " +
+				"refunds have no row.",
 			Query: []web.Param{
 				{Name: "from", Description: "first day, YYYY-MM-DD in the deployment's zone (default: 29 days before to)",
 					Schema: web.DateSchema()},
@@ -359,6 +361,8 @@ func (s *Server) Routes() []web.Route {
 					Schema: web.DateSchema()},
 				{Name: "group_by", Description: "a comma list of day, template and cashier, each at most once (default: day)",
 					Schema: map[string]any{"type": "string", "pattern": groupByPattern()}},
+				{Name: "currency", Description: "the coupons of templates of this currency (default: the deployment's): a report sums one currency",
+					Schema: map[string]any{"type": "string", "minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$"}},
 			},
 			Status: 200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
 			Errors: map[int][]string{400: {web.ErrBody}}},

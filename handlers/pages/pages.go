@@ -77,6 +77,8 @@ type Pages struct {
 	assets             map[string]string // file name → URL with a content hash
 	money              moneyFormat
 	loc                *time.Location
+	// orderKey signs the shop's order numbers (shop_order_id.go).
+	orderKey []byte
 }
 
 // New makes the pages of svc.
@@ -111,6 +113,7 @@ func New(svc *services.App, log *slog.Logger, opts Options) (*Pages, error) {
 	p.store.MaxAge(int(admin.SessionTTL.Seconds()))
 	p.csrfPlain = p.newCSRF(deriveKey(key, "csrf"), false)
 	p.csrfTLS = p.newCSRF(deriveKey(key, "csrf"), true)
+	p.orderKey = deriveKey(key, "shop-order")
 	if p.assets, err = assetURLs(static); err != nil {
 		return nil, err
 	}

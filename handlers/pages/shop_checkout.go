@@ -36,7 +36,9 @@ type checkoutForm struct {
 	Rows    []cartRow
 	Codes   string
 	OrderID string
-	Errors  formErrors
+	// OrderSig signs OrderID for the session (shop_order_id.go).
+	OrderSig string
+	Errors   formErrors
 	// BadRow is the 1-based row the "items" error is about (0: none).
 	BadRow int
 	// Shipping is the shipping as typed, ShippingCents as read.
@@ -120,6 +122,7 @@ func (p *Pages) showCheckout(c *gin.Context) {
 // renderCheckout writes the checkout page.
 func (p *Pages) renderCheckout(c *gin.Context, status int, page *checkoutPage) {
 	page.basePage = basePage{Title: "Checkout", Nav: "checkout"}
+	page.Form.OrderSig = p.orderSig(c, page.Form.OrderID)
 	if page.Placed {
 		page.Title = "Order placed"
 	}
@@ -314,6 +317,7 @@ func shopperWords(code models.Code, msg string) string {
 // total to pay, or why a code does not apply, beside the code field.
 func (p *Pages) checkCart(c *gin.Context) {
 	f, lines, codes := p.readCheckoutForm(c)
+	p.checkOrderID(c, &f)
 	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
@@ -324,7 +328,7 @@ func (p *Pages) checkCart(c *gin.Context) {
 					return outcome{}, err
 				}
 				v, err := p.checkout.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
-					CouponCodes: codes, UserID: pr.UserID, Actor: pr.Name, Cart: checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents}})
+					CouponCodes: codes, UserID: pr.UserID, Actor: pr.Name, Cart: checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents}, OwnOnly: true})
 				if err != nil {
 					return outcome{}, err
 				}

@@ -26,19 +26,23 @@ func summerCode(t *testing.T, e *testsupport.PageEnv) *models.Template {
 	return tp
 }
 
-// orderIDField finds the order id the checkout page made.
-var orderIDField = regexp.MustCompile(`name="order_id" value="(W-[0-9A-F]{10})"`)
+// orderIDField finds the order id the checkout page made, orderSigField
+// its signature.
+var (
+	orderIDField  = regexp.MustCompile(`name="order_id" value="(W-[0-9A-F]{10})"`)
+	orderSigField = regexp.MustCompile(`name="order_sig" value="([0-9a-f]{64})"`)
+)
 
 // cartForm is the example cart (2 × $15.00 clothing, 1 × $8.50 home:
 // $38.50) with codes, for the order the page at /checkout made.
 func cartForm(t *testing.T, c *testsupport.PageClient, codes string) url.Values {
 	t.Helper()
 	p := c.Get("/checkout")
-	m := orderIDField.FindStringSubmatch(p.Body)
-	if p.Status != http.StatusOK || m == nil {
+	m, sig := orderIDField.FindStringSubmatch(p.Body), orderSigField.FindStringSubmatch(p.Body)
+	if p.Status != http.StatusOK || m == nil || sig == nil {
 		t.Fatalf("checkout page: %v", p)
 	}
-	return url.Values{"csrf_token": {c.CSRF("/checkout")}, "order_id": {m[1]}, "codes": {codes},
+	return url.Values{"csrf_token": {c.CSRF("/checkout")}, "order_id": {m[1]}, "order_sig": {sig[1]}, "codes": {codes},
 		"sku": {"TSHIRT-M", "MUG-01", ""}, "category": {"clothing", "home", ""},
 		"quantity": {"2", "1", ""}, "unit_price": {"15.00", "8.50", ""}}
 }

@@ -24,6 +24,7 @@ const orderHoldSeconds = 300
 // field and changes nothing; a fault answers the page saying to try again.
 func (p *Pages) placeOrder(c *gin.Context) {
 	f, lines, codes := p.readCheckoutForm(c)
+	p.checkOrderID(c, &f)
 	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
@@ -36,9 +37,15 @@ func (p *Pages) placeOrder(c *gin.Context) {
 				return outcome{}, nil
 			}
 			ctx, pr := c.Request.Context(), web.Principal(c)
+			// Placing an order checks its codes as a check does: from the
+			// same budgets, and only the shopper's own coupons and shared
+			// codes (docs/pages.md, "Checkout").
+			if err := p.admitCheck(c, pr, len(codes)); err != nil {
+				return outcome{}, err
+			}
 			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents}
 			held, err := p.checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
-				UserID: pr.UserID, Actor: pr.Name, Cart: cart, TTLSeconds: orderHoldSeconds})
+				UserID: pr.UserID, Actor: pr.Name, Cart: cart, TTLSeconds: orderHoldSeconds, OwnOnly: true})
 			if err != nil {
 				return outcome{}, err
 			}

@@ -98,7 +98,7 @@ func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
+		return jsonError(err, body)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return models.Invalid("body", "must hold exactly one JSON object")
@@ -374,12 +374,12 @@ func invalidUTF8(body []byte) error {
 }
 
 // jsonError names the field of a decoding error.
-func jsonError(err error) error {
+func jsonError(err error, body []byte) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &typeErr):
-		field := typeErr.Field
+		field := indexedField(body, typeErr.Field, typeErr.Offset)
 		if field == "" {
 			return models.Invalid("body", "must be a JSON object")
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"couponsvc/handlers"
 	"couponsvc/models"
 	"couponsvc/services"
 	"couponsvc/services/admin"
@@ -35,7 +36,18 @@ func NewPageEnv(t *testing.T) *PageEnv {
 // NewPageEnvWith is NewPageEnv with a service configuration of its own.
 func NewPageEnvWith(t *testing.T, cfg services.Config) *PageEnv {
 	t.Helper()
-	f := NewFixture(t, WithConfig(cfg), withSessionKey(), served())
+	return newPageEnv(t, WithConfig(cfg))
+}
+
+// NewPageEnvLimited is NewPageEnv with the validate budgets of limits.
+func NewPageEnvLimited(t *testing.T, limits handlers.Limits) *PageEnv {
+	t.Helper()
+	return newPageEnv(t, func(s *fixtureSetup) { s.opts.Limits = limits })
+}
+
+func newPageEnv(t *testing.T, option fixtureOption) *PageEnv {
+	t.Helper()
+	f := NewFixture(t, option, withSessionKey(), served())
 	demo, err := f.Service.SeedDemo(context.Background())
 	if err != nil || demo == nil {
 		t.Fatalf("seed the demo data: %v %v", demo, err)

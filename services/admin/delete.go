@@ -112,8 +112,12 @@ func (s *Admin) templateInUse(ctx context.Context, tx *gorm.DB, t *models.Templa
 	if len(ids) > 0 {
 		return inUse("template %d has issued coupons: it cannot be deleted; archive it instead", t.ID), nil
 	}
+	// A locking read as well: a job queued while this delete waited for the
+	// template's rows (job creation locks them too) is committed by then,
+	// and only a locking read sees it on MySQL.
 	var jobs []int64
-	if err := tx.Model(&models.Job{}).Where("template_id = ?", t.ID).Limit(1).Pluck("id", &jobs).Error; err != nil {
+	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Model(&models.Job{}).
+		Where("template_id = ?", t.ID).Limit(1).Pluck("id", &jobs).Error; err != nil {
 		return nil, err
 	}
 	if len(jobs) > 0 {

@@ -139,7 +139,10 @@ func (s *Admin) revokeOnce(ctx context.Context, actor string, c *models.Coupon, 
 			return err
 		}
 		ev := models.NewCouponEvent(&after, currency)
-		ev.StockReturned, ev.Actor, ev.Reason = after.Slot == nil, actor, reason
+		// The event carries the public reason, as the wallet shows it: the
+		// admin's note is for the audit log alone (docs/events.md).
+		ev.StockReturned, ev.Actor, ev.Reason = after.Slot == nil, actor, publicReason
+		ev.ReasonText, _ = models.RevokePublicText(publicReason)
 		if c.Status == models.CouponHeld && c.OrderID != nil {
 			ev.OrderID = *c.OrderID // the order whose hold the revoke released
 		}

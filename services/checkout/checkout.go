@@ -111,6 +111,11 @@ type CheckoutRequest struct {
 	TTLSeconds int
 	// Actor is who asks (the caller's name), for the audit entries.
 	Actor string
+	// OwnOnly says the request is the shopper's own (the shop's pages):
+	// with UserID, only the shopper's coupons and shared codes are taken;
+	// another user's coupon and a bearer coupon are answered as a code no
+	// coupon has (hiddenFrom, docs/pages.md).
+	OwnOnly bool
 	// Cart is the request's cart: lines (then OrderAmountCents, when not 0,
 	// must be their total), or none for an amount-only request.
 	Cart Cart
@@ -243,22 +248,34 @@ func (s *Checkout) readCoupons(ctx context.Context, codes []string) (*priced, er
 // place of a claim (claims[i] not nil) it takes the claim's coupon, which
 // is not in the database yet, and the claim's refusal, if any.
 func (s *Checkout) readCheckout(ctx context.Context, codes []string, claims []*sharedClaim) (*priced, error) {
-	return s.readOwnCoupons(ctx, codes, claims, "")
+	return s.readOwnCoupons(ctx, codes, claims, "", false)
+}
+
+// hiddenFrom says that coupon c is answered to owner as a code no coupon
+// has: it is another user's, or, for a request of the shopper's own
+// (ownOnly), a bearer coupon, which guessing its code must not make the
+// guesser's. Without an owner nothing is hidden. Every read of a checkout's
+// coupons for a user asks it (docs/pages.md, "Checkout").
+func hiddenFrom(c *models.Coupon, owner string, ownOnly bool) bool {
+	if owner == "" || c.UserID == owner {
+		return false
+	}
+	return c.UserID != models.BearerUserID || ownOnly
 }
 
 // readOwnCoupons is readCheckout, code by code in the request's order; with an
 // owner, the first code that is another user's (not bearer) coupon is
 // answered as a code no coupon has, before any template is read.
-func (s *Checkout) readOwnCoupons(ctx context.Context, codes []string, claims []*sharedClaim, owner string) (*priced, error) {
-	return s.readWith(ctx, codes, claims, owner, func(code string) (*models.Coupon, error) { return s.CouponByCode(ctx, code) })
+func (s *Checkout) readOwnCoupons(ctx context.Context, codes []string, claims []*sharedClaim, owner string, ownOnly bool) (*priced, error) {
+	return s.readWith(ctx, codes, claims, owner, ownOnly, func(code string) (*models.Coupon, error) { return s.CouponByCode(ctx, code) })
 }
 
 // readWith is the one reader of a checkout's coupons (hold, confirm,
 // validate): code by code in the request's order, a claim's coupon at its
 // place, else the coupon find gives (one SELECT each, or a lookup in rows
-// read at once); with an owner, another user's (not bearer) coupon is
-// answered as a code no coupon has, before its template is read.
-func (s *Checkout) readWith(ctx context.Context, codes []string, claims []*sharedClaim, owner string,
+// read at once); a coupon hiddenFrom the owner is answered as a code no
+// coupon has, before its template is read.
+func (s *Checkout) readWith(ctx context.Context, codes []string, claims []*sharedClaim, owner string, ownOnly bool,
 	find func(code string) (*models.Coupon, error)) (*priced, error) {
 	p := &priced{codes: codes, claims: make([]*sharedClaim, len(codes)), fail: make([]error, len(codes))}
 	for i, code := range codes {
@@ -272,7 +289,7 @@ func (s *Checkout) readWith(ctx context.Context, codes []string, claims []*share
 		if err != nil {
 			return nil, err
 		}
-		if owner != "" && c.UserID != owner && c.UserID != models.BearerUserID {
+		if hiddenFrom(c, owner, ownOnly) {
 			return nil, core.NoSuchCoupon(code, nil)
 		}
 		t, err := s.Template(ctx, c.TemplateID)

@@ -56,7 +56,13 @@ func (s *Checkout) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResu
 // them (written by the hold's transaction), under the locks of the coupons
 // that exist.
 func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*sharedClaim) (*CheckoutResult, error) {
-	p, err := s.readCheckout(ctx, req.CouponCodes, claims)
+	// A shopper's own hold answers another user's coupon, and a bearer
+	// one, as a code no coupon has, as validation does (hiddenFrom).
+	owner := ""
+	if req.OwnOnly {
+		owner = req.UserID
+	}
+	p, err := s.readOwnCoupons(ctx, req.CouponCodes, claims, owner, req.OwnOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +75,7 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 	first := true
 	err = retryCheckout(ctx, func() error {
 		if !first {
-			if p, err = s.readCheckout(ctx, req.CouponCodes, claims); err != nil {
+			if p, err = s.readOwnCoupons(ctx, req.CouponCodes, claims, owner, req.OwnOnly); err != nil {
 				return err
 			}
 		}
@@ -134,7 +140,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 		return nil, core.ErrRetry
 	}
 	if o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
-		sameCodes := o.HoldCodes != nil && *o.HoldCodes == joinCodes(req.CouponCodes)
+		sameCodes := o.HoldCodes != nil && joinCodes(strings.Split(*o.HoldCodes, ",")) == joinCodes(req.CouponCodes)
 		if sameCodes && o.AmountCents == req.OrderAmountCents && o.sameCart(req.oc) {
 			res, err := s.holdAnswer(ctx, &o)
 			if err != nil {
@@ -194,7 +200,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 	for i, c := range p.coupons {
 		list[i] = c.Code
 	}
-	codes := joinCodes(list)
+	// In the hold's order: its confirm and replays list the coupons as the
+	// hold did.
+	codes := strings.Join(list, ",")
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if found {

@@ -41,7 +41,7 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 	}
 	// With a user_id, another user's coupon is answered as a code no coupon
 	// has: the same not_found, after the same one look-up (docs/checkout.md).
-	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID)
+	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID, req.OwnOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 // same coupons, checked in the request's order with the same answers (the
 // first code no coupon has, or that is another user's, answers not_found).
 // Templates come from the cache, as for every checkout request.
-func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*sharedClaim, owner string) (*priced, error) {
+func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*sharedClaim, owner string, ownOnly bool) (*priced, error) {
 	wanted := make([]string, 0, len(codes))
 	for i, code := range codes {
 		if i >= len(claims) || claims[i] == nil {
@@ -104,7 +104,7 @@ func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*
 			return nil, core.DBError("coupon", err)
 		}
 	}
-	return s.readWith(ctx, codes, claims, owner, func(code string) (*models.Coupon, error) {
+	return s.readWith(ctx, codes, claims, owner, ownOnly, func(code string) (*models.Coupon, error) {
 		j := slices.IndexFunc(rows, func(c models.Coupon) bool { return c.Code == code })
 		if j < 0 {
 			// A case-insensitive collation matches as `code = ?` did.

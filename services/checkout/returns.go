@@ -11,6 +11,7 @@ import (
 	"couponsvc/models"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // orderReturn is one partial return of an order (table order_returns).
@@ -164,6 +165,9 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 			return r.Error
 		}
 		if r.RowsAffected == 0 {
+			if err := returnRecorded(tx, orderID, returnID); err != nil {
+				return err
+			}
 			return models.Errorf(models.CodeReturnExceedsOrder, "returns of order %s would exceed its amount of %d cents", orderID, o.AmountCents)
 		}
 		var cur CheckoutOrder
@@ -221,6 +225,22 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 		return nil, err
 	}
 	return res, nil
+}
+
+// returnRecorded answers core.ErrRaced when the return returnID of the
+// order was committed since the caller looked (a locking read, which sees
+// the latest commit): the retry then answers it as a replay, a duplicate or
+// idempotency_mismatch, whatever the amounts (docs/returns.md).
+func returnRecorded(tx *gorm.DB, orderID, returnID string) error {
+	var ids []int64
+	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Model(&orderReturn{}).
+		Where("order_id = ? AND return_id = ?", orderID, returnID).Limit(1).Pluck("id", &ids).Error; err != nil {
+		return err
+	}
+	if len(ids) > 0 {
+		return core.ErrRaced
+	}
+	return nil
 }
 
 // priceKept prices an order's used coupons (cs, with their templates ts)

@@ -219,6 +219,11 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 		} else if r.RowsAffected == 0 {
 			return core.ErrRaced
 		}
+		// Under the order's lock: a racing request with the same return_id
+		// that committed first makes this one a replay.
+		if err := returnRecorded(tx, orderID, returnID); err != nil {
+			return err
+		}
 		var price int64
 		before := make(map[int]int64, len(todo)) // line_no → units returned before this return
 		for _, a := range todo {

@@ -26,7 +26,7 @@ func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*Check
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID)
+	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID, req.OwnOnly)
 	if err != nil {
 		return nil, err
 	}

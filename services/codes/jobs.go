@@ -13,6 +13,7 @@ import (
 	"couponsvc/models"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Parts of a job's stored data (table job_chunks).
@@ -86,12 +87,25 @@ func jobResultHeader(kind string) string {
 }
 
 // createJob inserts a queued job and its input (nil: none) in one
-// transaction, with an audit entry.
+// transaction, with an audit entry. It first locks the template's campaign
+// and template rows, in the order a template's delete locks them: a delete
+// that saw no job either commits first (the job is then refused
+// CodeNotFound) or waits for the job and then refuses CodeInUse
+// (docs/flows.md).
 func (s *Codes) createJob(ctx context.Context, j *models.Job, input [][]byte) (*models.Job, error) {
 	now := s.Clock()
 	j.State = models.JobQueued
 	j.CreatedAt = now
+	if h := s.Hooks.BeforeJobCreate; h != nil {
+		h(j.TemplateID)
+	}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockJobTemplate(tx, j.TemplateID); err != nil {
+			return err
+		}
+		if h := s.Hooks.JobTemplateLocked; h != nil {
+			h(j.TemplateID)
+		}
 		if err := tx.Create(j).Error; err != nil {
 			return err
 		}
@@ -107,6 +121,32 @@ func (s *Codes) createJob(ctx context.Context, j *models.Job, input [][]byte) (*
 		return nil, core.DBError("job", err)
 	}
 	return j, nil
+}
+
+// lockJobTemplate locks the rows of template tid and of its campaign (FOR
+// UPDATE), campaign first as DeleteTemplate does. Errors: CodeNotFound when
+// the template is gone.
+func lockJobTemplate(tx *gorm.DB, tid int64) error {
+	var cids []int64
+	if err := tx.Model(&models.Template{}).Where("id = ?", tid).Limit(1).Pluck("campaign_id", &cids).Error; err != nil {
+		return err
+	}
+	var ids []int64
+	if len(cids) == 1 {
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Model(&models.Campaign{}).
+			Where("id = ?", cids[0]).Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		ids = nil
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Model(&models.Template{}).
+			Where("id = ?", tid).Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+	}
+	if len(ids) == 0 {
+		return models.Errorf(models.CodeNotFound, "template %d not found", tid)
+	}
+	return nil
 }
 
 func jobTarget(id int64) string { return "job:" + strconv.FormatInt(id, 10) }

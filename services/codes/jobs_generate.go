@@ -59,6 +59,13 @@ func (s *Codes) checkStockFor(ctx context.Context, t *models.Template, n int64) 
 		return err
 	}
 	remaining, err := s.Rdb.HGet(ctx, s.Keys.Template(t.CampaignID, t.ID), "remaining").Int64()
+	if core.IsRedisNil(err) {
+		// The counters just loaded are gone: most likely the template was
+		// deleted meanwhile, which the database says.
+		if _, gone := s.GetTemplate(ctx, t.ID); gone != nil {
+			return gone
+		}
+	}
 	if err != nil {
 		return core.RedisError(err)
 	}

@@ -162,6 +162,11 @@ type TestHooks struct {
 	// transaction begins (a transaction holds SQLite's one connection, so a
 	// test holding rows back must hold them before it).
 	BeforeCouponWrite func()
+	// BeforeJobCreate is called by a code job's creation, once its template
+	// was read, right before the transaction that queues it;
+	// JobTemplateLocked inside that transaction once it holds the template's
+	// rows.
+	BeforeJobCreate, JobTemplateLocked func(templateID int64)
 }
 
 // New returns a Core over the opened backends.

@@ -88,17 +88,8 @@ func (s *Reports) CheckDiscounts(req DiscountRequest) (DiscountQuery, error) {
 	default:
 		return q, models.Invalid("by", "must be sku or category, not %q", req.By)
 	}
-	switch cur := strings.TrimSpace(req.Currency); cur {
-	case "":
-		q.Currency = s.Cfg.Currency
-		if q.Currency == "" {
-			q.Currency = models.DefaultCurrency
-		}
-	default:
-		if err := models.ValidateCurrency("currency", cur); err != nil {
-			return q, err
-		}
-		q.Currency = cur
+	if q.Currency, err = s.reportCurrency(req.Currency); err != nil {
+		return q, err
 	}
 	for _, f := range []struct {
 		name, v string

@@ -33,6 +33,10 @@ const DefaultReportDays = 30
 // GroupBy is a comma list of day, template and cashier ("day" when empty).
 type ReportRequest struct {
 	From, To, GroupBy string
+	// Currency is that of the coupons counted (their template's): one
+	// currency per report, so that its sums are money; empty for the
+	// deployment's.
+	Currency string
 }
 
 // ReportQuery is a checked ReportRequest.
@@ -47,6 +51,8 @@ type ReportQuery struct {
 	GroupBy []string
 	// Location is the zone the days are days of.
 	Location *time.Location
+	// Currency is that of the redemptions counted and of every amount.
+	Currency string
 }
 
 // Has reports whether the report groups by g.
@@ -155,7 +161,28 @@ func (s *Reports) CheckReport(req ReportRequest) (ReportQuery, error) {
 			q.GroupBy = append(q.GroupBy, g)
 		}
 	}
+	cur, err := s.reportCurrency(req.Currency)
+	if err != nil {
+		return q, err
+	}
+	q.Currency = cur
 	return q, nil
+}
+
+// reportCurrency checks the currency a report asks for: the deployment's
+// when left out. Errors: CodeInvalidRequest naming currency.
+func (s *Reports) reportCurrency(asked string) (string, error) {
+	cur := strings.TrimSpace(asked)
+	if cur == "" {
+		if s.Cfg.Currency != "" {
+			return s.Cfg.Currency, nil
+		}
+		return models.DefaultCurrency, nil
+	}
+	if err := models.ValidateCurrency("currency", cur); err != nil {
+		return "", err
+	}
+	return cur, nil
 }
 
 // StreamRedemptionReport checks req (as CheckReport), reads the report's
@@ -232,7 +259,9 @@ func (s *Reports) streamReport(ctx context.Context, q ReportQuery, start func(Re
 
 // reportRows runs the report's query: the use log's rows used within the
 // range, by the day of their use, and those refunded within it, by the day
-// of their refund, summed by the groupings.
+// of their refund, summed by the groupings; only the coupons of templates
+// of the report's currency count (a coupon is redeemed in its template's
+// currency), so that no sum adds two currencies.
 func (s *Reports) reportRows(ctx context.Context, q ReportQuery) (*sql.Rows, error) {
 	usedDay, usedArgs := s.localDayExpr("used_at", q)
 	undoneDay, undoneArgs := s.localDayExpr("undone_at", q)
@@ -247,14 +276,16 @@ func (s *Reports) reportRows(ctx context.Context, q ReportQuery) (*sql.Rows, err
 		FROM (
 			SELECT ` + usedDay + ` AS d, template_id, cashier, 1 AS r, discount_cents AS rd, 0 AS f, 0 AS fd
 				FROM coupon_use_log WHERE used_at >= ? AND used_at < ?
+				AND template_id IN (SELECT id FROM templates WHERE currency = ?)
 			UNION ALL
 			SELECT ` + undoneDay + ` AS d, template_id, cashier, 0 AS r, 0 AS rd, 1 AS f, discount_cents AS fd
 				FROM coupon_use_log WHERE undo_flag = ? AND undone_at >= ? AND undone_at < ?
+				AND template_id IN (SELECT id FROM templates WHERE currency = ?)
 		) x
 		GROUP BY ` + cols + ` ORDER BY ` + cols
-	args := append(usedArgs, q.Start, q.End)
+	args := append(usedArgs, q.Start, q.End, q.Currency)
 	args = append(args, undoneArgs...)
-	args = append(args, true, q.Start, q.End)
+	args = append(args, true, q.Start, q.End, q.Currency)
 	rows, err := s.DB.WithContext(ctx).Raw(stmt, args...).Rows()
 	if err != nil {
 		return nil, core.DBError("use log", err)
