@@ -56,21 +56,11 @@ func (c Config) withDefaults() Config {
 	if c.PasswordCost < bcrypt.MinCost || c.PasswordCost > bcrypt.MaxCost {
 		c.PasswordCost = d.PasswordCost
 	}
-	if c.LoginsPerAccount <= 0 {
-		c.LoginsPerAccount = d.LoginsPerAccount
-	}
-	if c.LoginsPerAddress <= 0 {
-		c.LoginsPerAddress = d.LoginsPerAddress
-	}
-	if c.LoginSlowAfter <= 0 {
-		c.LoginSlowAfter = d.LoginSlowAfter
-	}
-	if c.LoginSlowStep <= 0 {
-		c.LoginSlowStep = d.LoginSlowStep
-	}
-	if c.LoginSlowMax <= 0 {
-		c.LoginSlowMax = d.LoginSlowMax
-	}
+	core.PositiveOr(&c.LoginsPerAccount, d.LoginsPerAccount)
+	core.PositiveOr(&c.LoginsPerAddress, d.LoginsPerAddress)
+	core.PositiveOr(&c.LoginSlowAfter, d.LoginSlowAfter)
+	core.PositiveOr(&c.LoginSlowStep, d.LoginSlowStep)
+	core.PositiveOr(&c.LoginSlowMax, d.LoginSlowMax)
 	return c
 }
 

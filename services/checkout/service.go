@@ -30,12 +30,8 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.MaxCouponsPerOrder <= 0 {
-		c.MaxCouponsPerOrder = d.MaxCouponsPerOrder
-	}
-	if c.SweepInterval <= 0 {
-		c.SweepInterval = d.SweepInterval
-	}
+	core.PositiveOr(&c.MaxCouponsPerOrder, d.MaxCouponsPerOrder)
+	core.PositiveOr(&c.SweepInterval, d.SweepInterval)
 	return c
 }
 

@@ -42,20 +42,14 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults(dialect string) Config {
 	d := DefaultConfig()
-	if c.IdempotencyTTL <= 0 {
-		c.IdempotencyTTL = d.IdempotencyTTL
-	}
-	if c.PendingTimeout <= 0 {
-		c.PendingTimeout = d.PendingTimeout
-	}
+	core.PositiveOr(&c.IdempotencyTTL, d.IdempotencyTTL)
+	core.PositiveOr(&c.PendingTimeout, d.PendingTimeout)
 	if dialect == core.DialectSQLite {
 		c.CouponWriters = 1
 	} else if c.CouponWriters <= 0 {
 		c.CouponWriters = d.CouponWriters
 	}
-	if c.CouponBatch <= 0 {
-		c.CouponBatch = d.CouponBatch
-	}
+	core.PositiveOr(&c.CouponBatch, d.CouponBatch)
 	return c
 }
 

@@ -46,12 +46,8 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults(dialect string) Config {
 	d := DefaultConfig()
-	if c.JobLease <= 0 {
-		c.JobLease = d.JobLease
-	}
-	if c.JobPoll <= 0 {
-		c.JobPoll = d.JobPoll
-	}
+	core.PositiveOr(&c.JobLease, d.JobLease)
+	core.PositiveOr(&c.JobPoll, d.JobPoll)
 	if c.JobBatch <= 0 {
 		c.JobBatch = d.JobBatch
 		if dialect == core.DialectSQLite {
@@ -61,9 +57,7 @@ func (c Config) withDefaults(dialect string) Config {
 	if c.Rand == nil {
 		c.Rand = d.Rand
 	}
-	if c.ExportBudget <= 0 {
-		c.ExportBudget = d.ExportBudget
-	}
+	core.PositiveOr(&c.ExportBudget, d.ExportBudget)
 	return c
 }
 

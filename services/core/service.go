@@ -76,18 +76,10 @@ func (c Config) WithDefaults() Config {
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = d.KeyPrefix
 	}
-	if c.DBTimeout <= 0 {
-		c.DBTimeout = d.DBTimeout
-	}
-	if c.TemplateCacheTTL <= 0 {
-		c.TemplateCacheTTL = d.TemplateCacheTTL
-	}
-	if c.CouponLockTTL <= 0 {
-		c.CouponLockTTL = d.CouponLockTTL
-	}
-	if c.IdempotencyLease <= 0 {
-		c.IdempotencyLease = d.IdempotencyLease
-	}
+	PositiveOr(&c.DBTimeout, d.DBTimeout)
+	PositiveOr(&c.TemplateCacheTTL, d.TemplateCacheTTL)
+	PositiveOr(&c.CouponLockTTL, d.CouponLockTTL)
+	PositiveOr(&c.IdempotencyLease, d.IdempotencyLease)
 	if c.Now == nil {
 		c.Now = d.Now
 	}

@@ -61,33 +61,21 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.WebhookTimeout <= 0 {
-		c.WebhookTimeout = d.WebhookTimeout
-	}
-	if c.WebhookRetryFor <= 0 {
-		c.WebhookRetryFor = d.WebhookRetryFor
-	}
+	core.PositiveOr(&c.WebhookTimeout, d.WebhookTimeout)
+	core.PositiveOr(&c.WebhookRetryFor, d.WebhookRetryFor)
 	if c.WebhookLease <= 0 {
 		c.WebhookLease = c.WebhookTimeout + 50*time.Second
 	}
-	if c.WebhookWorkers <= 0 {
-		c.WebhookWorkers = d.WebhookWorkers
-	}
-	if c.DispatchInterval <= 0 {
-		c.DispatchInterval = d.DispatchInterval
-	}
+	core.PositiveOr(&c.WebhookWorkers, d.WebhookWorkers)
+	core.PositiveOr(&c.DispatchInterval, d.DispatchInterval)
 	if c.Jitter == nil {
 		c.Jitter = d.Jitter
 	}
 	if c.Resolver == nil {
 		c.Resolver = d.Resolver
 	}
-	if c.Retention <= 0 {
-		c.Retention = d.Retention
-	}
-	if c.PruneInterval <= 0 {
-		c.PruneInterval = d.PruneInterval
-	}
+	core.PositiveOr(&c.Retention, d.Retention)
+	core.PositiveOr(&c.PruneInterval, d.PruneInterval)
 	return c
 }
 
