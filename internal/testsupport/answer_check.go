@@ -42,6 +42,9 @@ var statedRules = map[string]string{
 	"* * code":           "check character",
 	"* * coupon_code":    "check character; or required without return_id and returned_amount_cents (refunds' description)",
 	"* * coupon_codes[]": "check character",
+	// A mistyped code in a list is refused naming the list, with or
+	// without a user (docs/result-codes.md, "Validate").
+	"* * coupon_codes": "check character",
 	// Cross-field rules of a template (the fields' descriptions): kind's own
 	// fields, the claim and validity windows, the campaign's currency, a
 	// shared code of another template.
