@@ -120,8 +120,8 @@ func TestCampaignBudgetChange(t *testing.T) {
 			got = append(got, a.Detail)
 		}
 	}
-	want := []string{"budget_cents=2400 budget_was=2600 used=2400", "budget_cents=2600 budget_was=0 used=2400",
-		"budget_cents=0 budget_was=2000 used=2000", "budget_cents=2000 budget_was=1000 used=800"}
+	want := []string{"budget_cents=2400 budget_was_cents=2600 used_cents=2400", "budget_cents=2600 budget_was_cents=0 used_cents=2400",
+		"budget_cents=0 budget_was_cents=2000 used_cents=2000", "budget_cents=2000 budget_was_cents=1000 used_cents=800"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("audit:\n got %q\nwant %q", got, want)
 	}

@@ -44,7 +44,7 @@ func (s *Admin) changeBudget(ctx context.Context, tx *gorm.DB, actor string, bef
 		return budgetChange{}, err
 	}
 	if err := s.Audit(tx, actor, "campaign.budget", fmt.Sprintf("campaign:%d", before.ID),
-		fmt.Sprintf("budget_cents=%d budget_was=%d used=%d", budget, was, used)); err != nil {
+		fmt.Sprintf("budget_cents=%d budget_was_cents=%d used_cents=%d", budget, was, used)); err != nil {
 		return budgetChange{}, err
 	}
 	if was == 0 || budget == 0 {
