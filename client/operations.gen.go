@@ -747,7 +747,7 @@ func (c *Client) TemplateStats(ctx context.Context, id int64, params TemplateSta
 	return &out, nil
 }
 
-// UpdateCampaign: Rename, pause or resume a campaign (PATCH /api/v1/campaigns/{id}).
+// UpdateCampaign: Rename, pause or resume a campaign, or change its budget (PATCH /api/v1/campaigns/{id}).
 func (c *Client) UpdateCampaign(ctx context.Context, id int64, body UpdateCampaignRequest, opts ...CallOption) (*CampaignAnswer, error) {
 	req := request{method: "PATCH", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
 	req.body = body

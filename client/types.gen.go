@@ -1739,6 +1739,9 @@ type UnfinishedReturn struct {
 
 // UpdateCampaignRequest defines model for UpdateCampaignRequest.
 type UpdateCampaignRequest struct {
+	// BudgetCents 0 (no budget) up to 10^12; never below what the campaign's coupons have taken (budget_exhausted)
+	BudgetCents *int64 `json:"budget_cents,omitempty"`
+
 	// Currency ISO 4217; changes only while the campaign has no template
 	Currency *string `json:"currency,omitempty"`
 

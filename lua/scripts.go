@@ -31,6 +31,9 @@ var stockSource string
 //go:embed coupon_take.lua
 var takeSource string
 
+//go:embed coupon_budget.lua
+var budgetSource string
+
 // The scripts, run with EVALSHA; go-redis falls back to EVAL on NOSCRIPT.
 var (
 	// Deduct reserves a coupon: idempotency, claim rule, budget, stock,
@@ -48,6 +51,15 @@ var (
 	AddStock = redis.NewScript(stockSource)
 	// Take takes many slots at once for bearer coupons made in bulk.
 	Take = redis.NewScript(takeSource)
+	// Budget moves a campaign's budget counter by a change of its budget.
+	Budget = redis.NewScript(budgetSource)
+)
+
+// Result codes of Budget (see coupon_budget.lua).
+const (
+	BudgetMoved     = 0
+	BudgetBelowUsed = 1
+	BudgetNotLoaded = 2
 )
 
 // Result codes of Deduct (see coupon_deduct.lua).

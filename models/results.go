@@ -36,7 +36,7 @@ var Results = []Result{
 	{Code: CodeInvalidRequest, Word: "invalid_request", Status: 400, Also: []int{413, 415, 405},
 		Meaning: "a field, header, parameter or body is missing, malformed or out of range; 413 a body over its limit, 415 a body of another media type, 405 a method the path does not take"},
 	{Code: CodeUserLimitReached, Word: "user_limit_reached", Status: 409, Meaning: "the user holds per_user_limit coupons of the template"},
-	{Code: CodeBudgetExhausted, Word: "budget_exhausted", Status: 409, Meaning: "the campaign's budget left is below one coupon's value"},
+	{Code: CodeBudgetExhausted, Word: "budget_exhausted", Status: 409, Meaning: "the campaign's budget left is below one coupon's value, or a new budget is below what its coupons have taken"},
 	{Code: CodeNotClaimable, Word: "not_claimable", Status: 409, Meaning: "the template or its campaign is paused or archived, or outside its claim window"},
 	{Code: CodeAlreadyUsed, Word: "already_used", Status: 409, Meaning: "the coupon is already used (by another order, when redeeming)"},
 	{Code: CodeNotValidNow, Word: "not_valid_now", Status: 409, Meaning: "the coupon is expired or not yet valid"},

@@ -55,9 +55,10 @@ type updateCampaignRequest struct {
 	Name     web.Optional[string] `json:"name" schema:"name" doc:"1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
 	Status   web.Optional[string] `json:"status" schema:"campaign_status" doc:"paused: none of the campaign's templates takes claims (not_claimable) until it is active again"`
 	Currency web.Optional[string] `json:"currency" schema:"currency" doc:"ISO 4217; changes only while the campaign has no template"`
+	Budget   web.Optional[int64]  `json:"budget_cents" schema:"budget" doc:"0 (no budget) up to 10^12; never below what the campaign's coupons have taken (budget_exhausted)"`
 }
 
-// updateCampaign renames, pauses or resumes a campaign.
+// updateCampaign renames, pauses or resumes a campaign, or changes its budget.
 func (s *Server) updateCampaign(c *gin.Context) {
 	id, ok := web.PathID(c, "id")
 	if !ok {
@@ -69,7 +70,7 @@ func (s *Server) updateCampaign(c *gin.Context) {
 	}
 	var p admin.CampaignPatch
 	if err := web.FirstErr(req.Name.NotNull("name", &p.Name), req.Status.NotNull("status", &p.Status),
-		req.Currency.NotNull("currency", &p.Currency)); err != nil {
+		req.Currency.NotNull("currency", &p.Currency), req.Budget.NotNull("budget_cents", &p.BudgetCents)); err != nil {
 		web.RespondError(c, err)
 		return
 	}

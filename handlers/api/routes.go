@@ -72,11 +72,13 @@ func (s *Server) Routes() []web.Route {
 			Status:      200, Results: []string{"ok"}, Answer: web.TypeOf[templateStockAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "PATCH", Path: "/api/v1/campaigns/:id", Roles: admin, Handler: s.updateCampaign,
-			Tag: "campaigns", Summary: "Rename, pause or resume a campaign",
+			Tag: "campaigns", Summary: "Rename, pause or resume a campaign, or change its budget",
 			Description: "A paused campaign's templates refuse claims with not_claimable (\"this coupon's campaign is paused\") " +
-				"whatever their own status, on every instance from the answer on; resuming gives each template its own state back. Audited.",
+				"whatever their own status, on every instance from the answer on; resuming gives each template its own state back. " +
+				"A new budget_cents takes effect on every instance from the answer on; one below what the campaign's coupons have " +
+				"taken (reservations in flight included) is refused with budget_exhausted and changes nothing. Audited.",
 			Request: web.TypeOf[updateCampaignRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[campaignAnswer](),
-			Errors: map[int][]string{404: {web.ErrFound}}},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"budget_exhausted"}}},
 		{Method: "PATCH", Path: "/api/v1/templates/:id", Roles: admin, Handler: s.updateTemplate,
 			Tag: "campaigns", Summary: "Change a template's name, description, claim window, status or code mode",
 			Description: "status archived is final: the template takes no claims and no other change but its name and " +

@@ -47,7 +47,7 @@ func (p *Pages) renderCampaign(c *gin.Context, status int, form *campaignForm) {
 		return
 	}
 	page := &campaignPage{basePage: basePage{Title: camp.Name, Nav: "admin"}, Campaign: *camp,
-		Form: campaignForm{Name: camp.Name, Errors: formErrors{}}}
+		Form: campaignForm{Name: camp.Name, Budget: p.campaignMoney(camp).input(camp.BudgetCents), Errors: formErrors{}}}
 	if form != nil {
 		page.Form = *form
 	}
@@ -56,4 +56,13 @@ func (p *Pages) renderCampaign(c *gin.Context, status int, form *campaignForm) {
 		page.Templates = append(page.Templates, campaignTemplate{TemplateView: v, State: templateState(v, camp, now)})
 	}
 	p.render(c, status, "campaign", page)
+}
+
+// campaignMoney is the money format of a campaign's amounts: its currency's,
+// or the deployment's when it names none.
+func (p *Pages) campaignMoney(camp *models.Campaign) moneyFormat {
+	if camp.Currency == "" {
+		return p.money
+	}
+	return newMoneyFormat(camp.Currency)
 }

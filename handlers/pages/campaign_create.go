@@ -40,6 +40,9 @@ func campaignErrors(errs formErrors, err error) bool {
 	}
 	if _, bad := fresh["budget"]; bad {
 		fresh["budget"] = "Enter the budget, or leave it empty for no budget."
+		if models.IsCode(err, models.CodeBudgetExhausted) {
+			fresh["budget"] = "Below what this campaign's coupons have already taken: enter a larger budget, or leave it empty for no budget."
+		}
 	}
 	for field, msg := range fresh {
 		errs.add(field, msg)

@@ -30,6 +30,17 @@ type couponsPage struct {
 	Revoke    revokeForm
 }
 
+// TemplateName names a template of the list by its name, or by its number
+// when it is not among the page's templates.
+func (pg *couponsPage) TemplateName(id int64) string {
+	for _, t := range pg.Templates {
+		if t.ID == id {
+			return t.Name
+		}
+	}
+	return fmt.Sprintf("#%d", id)
+}
+
 // couponFilterForm is the filter form of the coupon list, as typed.
 type couponFilterForm struct {
 	Template, User, Status, Code string
@@ -57,7 +68,7 @@ func (f couponFilterForm) bar(ts []core.TemplateView) filterBar {
 	}
 	statuses := []filterOption{{"", "any"}}
 	for _, s := range []string{models.CouponIssued, models.CouponExpired, models.CouponHeld, models.CouponUsed, models.CouponRevoked} {
-		statuses = append(statuses, filterOption{s, s})
+		statuses = append(statuses, filterOption{s, statusWord(s)})
 	}
 	return filterBar{Action: "/admin/coupons", Clear: true, Submit: "Find", Errors: f.Errors, Fields: []filterField{
 		{Name: "template", ID: "f-template", Label: "Template", Type: "select", Value: f.Template, Options: templates},

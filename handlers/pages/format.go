@@ -191,6 +191,7 @@ func (p *Pages) funcs() template.FuncMap {
 			return p.formValue(*t)
 		},
 		"codeGroups": codeGroups,
+		"statusWord": statusWord,
 		"qr":         qrSVG,
 		"valueText":  p.valueText,
 		"moneyIn":    p.moneyIn,

@@ -22,6 +22,7 @@ const (
 	stateSoldOut        = "Sold out"
 	stateNotYet         = "Not open yet"
 	stateEnded          = "Ended"
+	stateArchived       = "Archived"
 )
 
 // templateState says in a word whether a template takes claims now, by the
@@ -34,6 +35,8 @@ func templateState(v core.TemplateView, camp *models.Campaign, now time.Time) st
 		return statePaused
 	case camp != nil && camp.Status == models.CampaignPaused:
 		return stateCampaignPaused
+	case reason == models.RefusedArchived:
+		return stateArchived
 	case reason == models.RefusedNotYet:
 		return stateNotYet
 	case reason != "": // closed, or past the coupons' validity

@@ -76,11 +76,11 @@ func (p *Pages) showWallet(c *gin.Context) {
 		tmpl[v.ID] = v.Template
 	}
 	groups := []walletGroup{
-		{Title: "Ready to use", Status: models.CouponIssued},
-		{Title: "Reserved for an order", Status: models.CouponHeld},
-		{Title: "Used", Status: models.CouponUsed},
-		{Title: "Expired", Status: models.CouponExpired},
-		{Title: "Revoked", Status: models.CouponRevoked},
+		{Title: statusWord(models.CouponIssued), Status: models.CouponIssued},
+		{Title: statusWord(models.CouponHeld), Status: models.CouponHeld},
+		{Title: statusWord(models.CouponUsed), Status: models.CouponUsed},
+		{Title: statusWord(models.CouponExpired), Status: models.CouponExpired},
+		{Title: statusWord(models.CouponRevoked), Status: models.CouponRevoked},
 	}
 	now := p.now()
 	for _, cp := range coupons {

@@ -13,14 +13,16 @@ import (
 )
 
 // CampaignPatch holds what an admin may change on a campaign; nil leaves a
-// field as it is. The budget is not among them: the budget counter in Redis
-// is rebuilt from it, and changing it is a separate flow not built yet.
+// field as it is.
 type CampaignPatch struct {
 	Name   *string
 	Status *string
 	// Currency changes only while the campaign has no template: every
 	// template's amounts are in its campaign's currency.
 	Currency *string
+	// BudgetCents is the new budget (0: none); never below what the
+	// campaign's coupons have taken (see changeBudget).
+	BudgetCents *int64
 }
 
 // UpdateCampaign renames, pauses or resumes a campaign (docs/flows.md,
@@ -31,13 +33,25 @@ type CampaignPatch struct {
 // Redis before the commit, under the locks of the campaign's and the
 // templates' rows, so that every instance follows the change from the answer
 // on; a failed write rolls the change back. The currency changes only
-// while the campaign has no template (400 on currency). Each change is audited:
-// campaign.pause, campaign.resume, campaign.update. Errors:
-// CodeInvalidRequest (each field at fault), CodeNotFound, CodeUnavailable.
+// while the campaign has no template (400 on currency). A budget change moves
+// the Redis budget counter as changeBudget says. Each change is audited:
+// campaign.pause, campaign.resume, campaign.update, campaign.budget. Errors:
+// CodeInvalidRequest (each field at fault), CodeBudgetExhausted (a budget
+// below what the coupons have taken), CodeNotFound, CodeUnavailable.
 func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p CampaignPatch) (*models.Campaign, error) {
 	var camp models.Campaign
 	var ts []models.Template
 	sent := false
+	var budget budgetChange
+	if p.BudgetCents != nil {
+		// The load lock keeps reloads of the counters out until the change
+		// is committed and its counter moved.
+		lock, err := s.LockCampaign(ctx, id, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release(context.WithoutCancel(ctx))
+	}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).First(&camp, id).Error; err != nil {
 			return err
@@ -58,11 +72,24 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 				return models.ValidateCurrency("currency", "")
 			}
 		}
+		if p.BudgetCents != nil {
+			camp.BudgetCents = *p.BudgetCents
+		}
 		if err := camp.Validate(); err != nil {
 			return err
 		}
 		if camp == before {
 			return nil
+		}
+		if camp.BudgetCents != before.BudgetCents {
+			var err error
+			if budget, err = s.changeBudget(ctx, tx, actor, &before, camp.BudgetCents); err != nil {
+				return err
+			}
+			before.BudgetCents = camp.BudgetCents
+			if camp == before {
+				return nil
+			}
 		}
 		if camp.Currency != before.Currency {
 			var n int64
@@ -102,6 +129,7 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 		}
 		return nil
 	})
+	budget.settle(ctx, s, id, err == nil)
 	if err != nil {
 		if sent {
 			// Redis may hold rules that were not committed.

@@ -213,10 +213,7 @@ func (s *Admin) UpdateTemplate(ctx context.Context, actor string, id int64, p Te
 		if err := tx.Save(&t).Error; err != nil {
 			return sharedCodeTaken(err, t.SharedCode)
 		}
-		action := "template.update"
-		if t.Status == models.TemplateArchived && before.Status != models.TemplateArchived {
-			action = "template.archive"
-		}
+		action := templateAction(before.Status, t.Status)
 		detail := fmt.Sprintf("name=%q status=%s code_mode=%s shared_code=%s", t.Name, t.Status, t.CodeMode, t.SharedCode)
 		if t.Stacking != before.Stacking {
 			detail += " stacking=" + t.Stacking
@@ -301,4 +298,19 @@ func sharedCodeTaken(err error, code string) error {
 		return models.Invalid("shared_code", "%s is the code of another template that is not archived", code)
 	}
 	return err
+}
+
+// templateAction is the audit action of a template's change from status
+// was to status now: template.archive, template.pause, template.resume, or
+// template.update when the status stayed.
+func templateAction(was, now string) string {
+	switch {
+	case now == was:
+		return "template.update"
+	case now == models.TemplateArchived:
+		return "template.archive"
+	case now == models.TemplatePaused:
+		return "template.pause"
+	}
+	return "template.resume"
 }

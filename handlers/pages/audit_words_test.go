@@ -1,0 +1,55 @@
+package pages_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"couponsvc/internal/testsupport"
+	"couponsvc/models"
+	"couponsvc/services/admin"
+)
+
+// TestPagesAuditWords: the audit page tells a template's pause, resume and
+// archive and a campaign's budget change each with its own verb, the budget's
+// amounts as money.
+func TestPagesAuditWords(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	ctx := context.Background()
+	camp, err := e.Service.CreateCampaign(ctx, "test", models.Campaign{Name: "Audit", BudgetCents: 1_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := e.Service.CreateTemplate(ctx, "test", models.Template{CampaignID: camp.ID, Name: "t", Kind: "fixed",
+		FaceValueCents: 500, TotalStock: 10, PerUserLimit: 1, ValidDays: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []string{models.TemplatePaused, models.TemplateActive, models.TemplateArchived} {
+		if _, err := e.Service.UpdateTemplate(ctx, "ann", tp.ID, admin.TemplatePatch{Status: &st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	budget := int64(2_500)
+	if _, err := e.Service.UpdateCampaign(ctx, "bob", camp.ID, admin.CampaignPatch{BudgetCents: &budget}); err != nil {
+		t.Fatal(err)
+	}
+	client := e.Client(t)
+	client.Login("admin")
+	p := client.Get("/admin/audit")
+	for _, want := range []string{
+		fmt.Sprintf(`<strong>ann</strong> paused <a href="/admin/templates/%d">template #%d</a>`, tp.ID, tp.ID),
+		fmt.Sprintf(`<strong>ann</strong> resumed <a href="/admin/templates/%d">template #%d</a>`, tp.ID, tp.ID),
+		fmt.Sprintf(`<strong>ann</strong> archived <a href="/admin/templates/%d">template #%d</a>`, tp.ID, tp.ID),
+		fmt.Sprintf(`<strong>bob</strong> changed the budget of <a href="/admin/campaigns/%d">campaign #%d</a>`, camp.ID, camp.ID),
+		"budget $25.00 · budget before $10.00 · taken by its coupons $0.00",
+	} {
+		if !strings.Contains(p.Body, want) {
+			t.Errorf("audit page without %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(p.Body)
+	}
+}
