@@ -24,7 +24,7 @@ const (
 	ResultInvalidRequest = "invalid_request"
 	// ResultUserLimitReached: the user holds per_user_limit coupons of the template.
 	ResultUserLimitReached = "user_limit_reached"
-	// ResultBudgetExhausted: the campaign's budget left is below one coupon's value.
+	// ResultBudgetExhausted: the campaign's budget left is below one coupon's value, or a new budget is below what its coupons have taken.
 	ResultBudgetExhausted = "budget_exhausted"
 	// ResultNotClaimable: the template or its campaign is paused or archived, or outside its claim window.
 	ResultNotClaimable = "not_claimable"
