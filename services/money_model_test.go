@@ -150,7 +150,13 @@ type moneyOrder struct {
 	// (or the amount): the order was charged total − discounted for them;
 	// refunds is what its returns gave back for them.
 	discounted, refunds int64
-	settled             bool
+	// parts is, per coupon code, its part of discounted (lines or amount,
+	// not shipping): a coupon refunded and then redeemed again on the same
+	// order supersedes its earlier discount there, so the order counts it
+	// once (docs/checkout.md, "The order state and the plan"); a refunded
+	// coupon's part stays in discounted, it was paid.
+	parts   map[string]int64
+	settled bool
 	// hold is the codes of the order's hold while held, holdUntil its end.
 	hold      []string
 	holdState string
@@ -163,6 +169,17 @@ type moneyOrder struct {
 
 // paid is what the shopper paid for the lines (or the amount).
 func (o *moneyOrder) paid() int64 { return o.total - o.discounted }
+
+// discountedBy counts cents as coupon code's part of what the order was
+// discounted, in place of the part an earlier redemption of it on the
+// order left there.
+func (o *moneyOrder) discountedBy(code string, cents int64) {
+	if o.parts == nil {
+		o.parts = map[string]int64{}
+	}
+	o.discounted += cents - o.parts[code]
+	o.parts[code] = cents
+}
 
 // allReturned says every unit (or the whole amount) came back.
 func (o *moneyOrder) allReturned() bool {

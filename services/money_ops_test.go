@@ -154,8 +154,10 @@ func (m *moneyModel) opConfirm(rt *rapid.T) {
 		}
 		mc.status, mc.order, mc.discount = mUsed, o.id, per[code]
 		mc.stamp++
+		if !onShippingTemplate(mc.tp) {
+			o.discountedBy(code, per[code])
+		}
 	}
-	o.discounted += c.DiscountCents - shippingOf(c.ShippingDiscountCents)
 	o.settled, o.holdState = true, mHoldConfirmed
 	o.stamp++
 	m.checkPayable(rt, o, "confirm", c.PayableCents)
@@ -269,7 +271,7 @@ func (m *moneyModel) redeem(rt *rapid.T, o *moneyOrder, c *moneyCoupon, what str
 	m.sameAsValidate(rt, what, v, verr, r.DiscountCents, r.PayableCents, map[string]int64{c.code: r.DiscountCents})
 	c.status, c.order, c.discount, c.keptFrom = mUsed, o.id, r.DiscountCents, o.keptFrom()
 	c.stamp++
-	o.discounted += r.DiscountCents - r.ShippingDiscountCents
+	o.discountedBy(c.code, r.DiscountCents-r.ShippingDiscountCents)
 	o.settled, o.started = true, true
 	o.stamp++
 	if o.holdState != mHoldHeld {
@@ -474,11 +476,10 @@ func perCoupon(r *checkout.CheckoutResult) map[string]int64 {
 	return out
 }
 
-func shippingOf(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
+// onShippingTemplate says the template's coupons discount the shipping
+// alone.
+func onShippingTemplate(tp *models.Template) bool {
+	return tp.Kind == models.KindFreeShipping || tp.AppliesTo == models.AppliesToShipping
 }
 
 // sameAsValidate fails unless the validation before a hold or redemption
