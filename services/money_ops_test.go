@@ -78,6 +78,7 @@ func (m *moneyModel) opHold(rt *rapid.T) {
 	if o.holdState == mHoldHeld {
 		rt.Skip("the order holds")
 	}
+	o.skipOpenRefundDefect(rt, "")
 	cs := m.drawCoupons(rt, 3, m.fits(rt, o, m.free))
 	req := m.request(o, codesOf(cs))
 	v, verr := m.f.Checkout.Validate(m.f.Ctx, req)
@@ -124,6 +125,9 @@ func (m *moneyModel) opConfirm(rt *rapid.T) {
 	m.endLapsed()
 	o := m.drawOrderWhere(rt, func(o *moneyOrder) bool { return o.holdState == mHoldHeld || o.holdState == mHoldExpired })
 	late := o.holdState == mHoldExpired
+	if late {
+		o.skipOpenRefundDefect(rt, "")
+	}
 	req := checkout.ConfirmRequest{OrderID: o.id, OrderAmountCents: o.amount(), Cashier: "shop"}
 	if o.lined {
 		req.Cart = o.cart
@@ -240,6 +244,7 @@ func (m *moneyModel) endLapsed() {
 func (m *moneyModel) opRedeem(rt *rapid.T) {
 	m.endLapsed()
 	o := m.drawOrder(rt)
+	o.skipOpenRefundDefect(rt, "")
 	c := m.drawCoupons(rt, 1, m.fits(rt, o, func(c *moneyCoupon) bool { return m.free(c) && c.refundedFrom != o.id }))[0]
 	m.redeem(rt, o, c, "redeem")
 }
@@ -249,7 +254,9 @@ func (m *moneyModel) opRedeem(rt *rapid.T) {
 func (m *moneyModel) opReredeem(rt *rapid.T) {
 	m.endLapsed()
 	c := m.drawCoupons(rt, 1, func(c *moneyCoupon) bool { return m.free(c) && c.refundedFrom != "" })[0]
-	m.redeem(rt, m.order(c.refundedFrom), c, "re-redeem")
+	o := m.order(c.refundedFrom)
+	o.skipOpenRefundDefect(rt, c.code)
+	m.redeem(rt, o, c, "re-redeem")
 }
 
 func (m *moneyModel) redeem(rt *rapid.T, o *moneyOrder, c *moneyCoupon, what string) {
@@ -272,6 +279,7 @@ func (m *moneyModel) redeem(rt *rapid.T, o *moneyOrder, c *moneyCoupon, what str
 	c.status, c.order, c.discount, c.keptFrom = mUsed, o.id, r.DiscountCents, o.keptFrom()
 	c.stamp++
 	o.discountedBy(c.code, r.DiscountCents-r.ShippingDiscountCents)
+	delete(o.refundedOff, c.code)
 	o.settled, o.started = true, true
 	o.stamp++
 	if o.holdState != mHoldHeld {
@@ -314,6 +322,10 @@ func (m *moneyModel) opRefund(rt *rapid.T) {
 // refunded brings a coupon refunded from o to its template's policy.
 func (m *moneyModel) refunded(c *moneyCoupon, o *moneyOrder) {
 	c.status, c.order, c.discount, c.refundedFrom = mIssued, "", 0, o.id
+	if o.refundedOff == nil {
+		o.refundedOff = map[string]bool{}
+	}
+	o.refundedOff[c.code] = true
 	if c.tp.RefundPolicy == models.RefundRecycle {
 		c.status = mRevoked
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"couponsvc/models"
 
@@ -71,8 +72,13 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 	if o.OrderID != "" && o.AmountCents != 0 && !o.Lined() && !req.Cart.Lined() && o.Currency != "" {
 		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
 	}
-	if o.OrderID == "" || !o.Lined() || !req.Cart.Lined() || (o.Coupons == 0 && o.ReturnedCents == 0) ||
-		!o.sameCart(orderCartOf(req.Cart, &req.cart)) {
+	if o.OrderID == "" || (o.Coupons == 0 && o.ReturnedCents == 0) {
+		return pricing.Taken{}, nil
+	}
+	if !o.Lined() && !req.Cart.Lined() {
+		return amountTaken(db, &o, req, p, s.Clock())
+	}
+	if !o.Lined() || !req.Cart.Lined() || !o.sameCart(orderCartOf(req.Cart, &req.cart)) {
 		return pricing.Taken{}, nil
 	}
 	st, err := loadStateOnCart(db, req.OrderID, &req.cart, s.Clock())
@@ -83,6 +89,32 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 		delete(st.live, c.ID) // already on the order: priced as itself
 	}
 	return st.taken()
+}
+
+// amountTaken is takenForValidate of an amount-only order: what the
+// redemption prices a coupon on (discountLeft: the amount less its returns
+// and the discounts of the coupons on it) taken off the cart's one line, so
+// that validate answers the redemption's discount, payable and refusal (an
+// order returned in full leaves nothing). A request naming a coupon already
+// on the order is priced on the whole amount, as itself. One more SELECT.
+func amountTaken(db *gorm.DB, o *CheckoutOrder, req *CheckoutRequest, p *priced, now time.Time) (pricing.Taken, error) {
+	for _, c := range p.coupons {
+		if c.OrderID != nil && *c.OrderID == o.OrderID {
+			return pricing.Taken{}, nil
+		}
+	}
+	if len(req.cart.Lines) != 1 {
+		return pricing.Taken{}, nil
+	}
+	left, _, _, err := discountLeft(db, o.OrderID, now)
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	price := max(req.cart.Lines[0].UnitPriceCents, 0)
+	if gone := price - min(left, price); gone > 0 {
+		return pricing.Taken{Lines: [][]pricing.UnitRun{{{First: 0, Count: 1, PerUnitCents: gone}}}}, nil
+	}
+	return pricing.Taken{}, nil
 }
 
 // readValidated is readOwnCoupons with the request's coupons read in one
