@@ -50,6 +50,9 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 		if req.taken, err = s.takenForValidate(ctx, &req, p); err != nil {
 			return nil, core.DBError("order", err)
 		}
+		if req.onOrder, err = s.templatesOnOrder(ctx, req.OrderID, p); err != nil {
+			return nil, core.DBError("order", err)
+		}
 	}
 	res, _ := s.decide(p, req, s.Clock())
 	markStacking(res, p.templates, s.maxPerOrder())
@@ -75,6 +78,7 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 	if o.OrderID == "" || (o.Coupons == 0 && o.ReturnedCents == 0) {
 		return pricing.Taken{}, nil
 	}
+	req.noRoom = s.noRoomOn(&o, p)
 	if !o.Lined() && !req.Cart.Lined() {
 		return amountTaken(db, &o, req, p, s.Clock())
 	}
@@ -89,6 +93,51 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 		delete(st.live, c.ID) // already on the order: priced as itself
 	}
 	return st.taken()
+}
+
+// templatesOnOrder is the templates of the coupons the order carries (used,
+// or held by a hold not past its time) other than the request's, which a
+// hold would refuse a second coupon of (addOrderCoupons). One SELECT.
+func (s *Checkout) templatesOnOrder(ctx context.Context, orderID string, p *priced) (map[int64]bool, error) {
+	ids := []int64{0}
+	for _, c := range p.coupons {
+		ids = append(ids, c.ID)
+	}
+	var tids []int64
+	if err := s.DB.WithContext(ctx).Raw(`SELECT oc.template_id FROM order_coupons oc JOIN user_coupons u ON u.id = oc.coupon_id
+		WHERE oc.order_id = ? AND oc.coupon_id NOT IN ? AND (u.status <> ? OR u.hold_expires_at > ?)`,
+		orderID, ids, models.CouponHeld, s.Clock()).Scan(&tids).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[int64]bool, len(tids))
+	for _, id := range tids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// noRoomOn says the order's row has no room for the request's coupons, as
+// takeRoom decides: it carries coupons, and it or one of them is not
+// combinable, or they would pass the cap. A request naming a coupon already
+// on the order is left to its own answer.
+func (s *Checkout) noRoomOn(o *CheckoutOrder, p *priced) bool {
+	if o.Coupons == 0 {
+		return false
+	}
+	for _, c := range p.coupons {
+		if c.OrderID != nil && *c.OrderID == o.OrderID {
+			return false
+		}
+	}
+	if o.Stacking != models.StackingCombinable || o.Coupons+int64(len(p.coupons)) > int64(s.maxPerOrder()) {
+		return true
+	}
+	for _, t := range p.templates {
+		if t.Stacking != models.StackingCombinable {
+			return true
+		}
+	}
+	return false
 }
 
 // amountTaken is takenForValidate of an amount-only order: what the
