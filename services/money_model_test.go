@@ -32,7 +32,7 @@ import (
 // the embedded default, fewer on MariaDB + Redis, where each statement is a
 // round trip.
 const (
-	moneyChecksEmbedded = 40
+	moneyChecksEmbedded = 20
 	moneyChecksReal     = 8
 	moneySteps          = 60
 )
@@ -159,6 +159,10 @@ type moneyOrder struct {
 	// refundedOff is the codes of the coupons refunded off the order and
 	// not redeemed on it again (skipOpenRefundDefect).
 	refundedOff map[string]bool
+	// refundedAny says a coupon was refunded off the order
+	// (opReturnAmount leaves such an amount-only order out: an open
+	// defect, see there).
+	refundedAny bool
 	settled     bool
 	// hold is the codes of the order's hold while held, holdUntil its end.
 	hold      []string

@@ -95,18 +95,18 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 	return st.taken()
 }
 
-// templatesOnOrder is the templates of the coupons the order carries (used,
-// or held by a hold not past its time) other than the request's, which a
-// hold would refuse a second coupon of (addOrderCoupons). One SELECT.
+// templatesOnOrder is the templates of the coupons the order lists
+// (order_coupons: used, or held, a hold past its time included until it is
+// swept) other than the request's, which a hold or redemption would refuse
+// a second coupon of (addOrderCoupons). One SELECT.
 func (s *Checkout) templatesOnOrder(ctx context.Context, orderID string, p *priced) (map[int64]bool, error) {
 	ids := []int64{0}
 	for _, c := range p.coupons {
 		ids = append(ids, c.ID)
 	}
 	var tids []int64
-	if err := s.DB.WithContext(ctx).Raw(`SELECT oc.template_id FROM order_coupons oc JOIN user_coupons u ON u.id = oc.coupon_id
-		WHERE oc.order_id = ? AND oc.coupon_id NOT IN ? AND (u.status <> ? OR u.hold_expires_at > ?)`,
-		orderID, ids, models.CouponHeld, s.Clock()).Scan(&tids).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Raw(`SELECT template_id FROM order_coupons WHERE order_id = ? AND coupon_id NOT IN ?`,
+		orderID, ids).Scan(&tids).Error; err != nil {
 		return nil, err
 	}
 	out := make(map[int64]bool, len(tids))
