@@ -14,8 +14,9 @@ import (
 
 // A coupon refunded from an order with lines and redeemed again on the same
 // order by the one-step redemption (and that again, a replay): the refund
-// takes its line discounts off the order, so the second redemption stores
-// its own (no duplicate key) and the returns by line read only those.
+// leaves its line discounts on the order (they were paid), the second
+// redemption replaces them with its own (no duplicate key, the discount
+// counted once) and the returns by line read only those.
 func TestRefundedCouponRedeemedAgainOnLinedOrder(t *testing.T) {
 	cart := pricing.Cart{Lines: []pricing.Line{line("a", 1, 1_000), line("b", 1, 1_000)}}
 	redeem := func(f *holdFixture, c *models.Coupon) (int64, error) {
@@ -41,8 +42,8 @@ func TestRefundedCouponRedeemedAgainOnLinedOrder(t *testing.T) {
 			if _, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: "o", Cashier: "pos"}); err != nil {
 				t.Fatal(err)
 			}
-			if rows := f.storedRows("o"); len(rows) != 0 {
-				t.Fatalf("a refunded coupon keeps line discounts %+v", rows)
+			if rows := f.storedRows("o"); len(rows) != 2 || rows[0].DiscountCents != 50 || rows[1].DiscountCents != 50 {
+				t.Fatalf("a refunded coupon's line discounts after the refund: %+v", rows)
 			}
 			for try := 0; try < 2; try++ {
 				got, err := redeem(f, c)

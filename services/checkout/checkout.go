@@ -129,6 +129,13 @@ type CheckoutRequest struct {
 	// at a time) took of its cart with lines: a hold is priced on what
 	// they left (pricing.Pricer.PriceAfter).
 	taken pricing.Taken
+	// onOrder is the templates of the coupons the order already carries
+	// (but the request's), which a hold of one more coupon of the same
+	// template refuses (addOrderCoupons): validate reads it.
+	onOrder map[int64]bool
+	// noRoom says the order's row has no room for the request's coupons
+	// (takeRoom's condition): validate reads it.
+	noRoom bool
 }
 
 // CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
@@ -447,6 +454,17 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 	if first == nil {
 		first = stackingError(p.templates, s.maxPerOrder())
 	}
+	if first == nil && req.noRoom {
+		first = models.Errorf(models.CodeNotCombinable, "the order already carries a coupon this one cannot share it with")
+	}
+	for i, t := range p.templates {
+		if first == nil && req.onOrder[t.ID] && i < len(res.Coupons) {
+			err := sameTemplateOnOrder(req.OrderID, t.ID)
+			cc := &res.Coupons[i]
+			cc.Result, cc.Code, cc.Message, cc.DiscountCents = err.Code.Word(), err.Code, err.Message, 0
+			first = err
+		}
+	}
 	if first != nil {
 		res.Result = models.ErrorCode(first).Word()
 		res.DiscountCents, res.PayableCents = 0, req.OrderAmountCents
@@ -538,13 +556,19 @@ func amountMismatch(orderID string, amount int64) error {
 // errNoRoom is returned inside a transaction whose order had no room.
 var errNoRoom = errors.New("the order has no room for the coupon")
 
+// sameTemplateOnOrder refuses a coupon of a template the order already
+// carries a coupon of.
+func sameTemplateOnOrder(orderID string, templateID int64) *models.Error {
+	return models.Errorf(models.CodeNotCombinable, "order %s already carries a coupon of template %d", orderID, templateID)
+}
+
 // addOrderCoupons lists coupons as live on the order; the unique (order_id,
 // template_id) index refuses a second coupon of one template.
 func addOrderCoupons(tx *gorm.DB, orderID string, cs []*models.Coupon, now time.Time) error {
 	for _, c := range cs {
 		err := tx.Create(&orderCoupon{OrderID: orderID, CouponID: c.ID, TemplateID: c.TemplateID, CreatedAt: now}).Error
 		if index, dup := core.UniqueViolation(err); dup && index == core.UniqueOrderTemplate {
-			return models.Errorf(models.CodeNotCombinable, "order %s already carries a coupon of template %d", orderID, c.TemplateID)
+			return sameTemplateOnOrder(orderID, c.TemplateID)
 		} else if dup {
 			return core.ErrRaced // the coupon is on the order already: decide again on a fresh read
 		}

@@ -119,6 +119,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			return nil, err
 		}
 		res.Duplicate = true
+		res.Late = confirmedLate(&o, p)
 		return res, nil
 	case HoldReleased:
 		if stale {
@@ -237,7 +238,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 				return core.ErrRaced
 			}
 			if store {
-				if err := writeAllocation(tx, req.OrderID, c, a.shares[i], now); err != nil {
+				if err := writeAllocation(tx, req.OrderID, c, a.shares[i], now, true); err != nil {
 					return err
 				}
 			}
@@ -277,4 +278,20 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 		return nil, core.DBError("order", err)
 	}
 	return res, nil
+}
+
+// confirmedLate says a confirmed hold was confirmed late, for a replay to
+// answer as the first confirm did: a confirm is late exactly when it ran at
+// or past the hold's time (a hold expires only then), and it marked its
+// coupons used at that time.
+func confirmedLate(o *CheckoutOrder, p *priced) bool {
+	if o.HoldExpiresAt == nil {
+		return false
+	}
+	for _, c := range p.coupons {
+		if c.UsedAt != nil && !c.UsedAt.Before(*o.HoldExpiresAt) {
+			return true
+		}
+	}
+	return false
 }

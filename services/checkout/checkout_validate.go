@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"couponsvc/models"
 
@@ -49,6 +50,9 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 		if req.taken, err = s.takenForValidate(ctx, &req, p); err != nil {
 			return nil, core.DBError("order", err)
 		}
+		if req.onOrder, err = s.templatesOnOrder(ctx, req.OrderID, p); err != nil {
+			return nil, core.DBError("order", err)
+		}
 	}
 	res, _ := s.decide(p, req, s.Clock())
 	markStacking(res, p.templates, s.maxPerOrder())
@@ -71,8 +75,14 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 	if o.OrderID != "" && o.AmountCents != 0 && !o.Lined() && !req.Cart.Lined() && o.Currency != "" {
 		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
 	}
-	if o.OrderID == "" || !o.Lined() || !req.Cart.Lined() || (o.Coupons == 0 && o.ReturnedCents == 0) ||
-		!o.sameCart(orderCartOf(req.Cart, &req.cart)) {
+	if o.OrderID == "" || (o.Coupons == 0 && o.ReturnedCents == 0) {
+		return pricing.Taken{}, nil
+	}
+	req.noRoom = s.noRoomOn(&o, p)
+	if !o.Lined() && !req.Cart.Lined() {
+		return amountTaken(db, &o, req, p, s.Clock())
+	}
+	if !o.Lined() || !req.Cart.Lined() || !o.sameCart(orderCartOf(req.Cart, &req.cart)) {
 		return pricing.Taken{}, nil
 	}
 	st, err := loadStateOnCart(db, req.OrderID, &req.cart, s.Clock())
@@ -83,6 +93,77 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 		delete(st.live, c.ID) // already on the order: priced as itself
 	}
 	return st.taken()
+}
+
+// templatesOnOrder is the templates of the coupons the order lists
+// (order_coupons: used, or held, a hold past its time included until it is
+// swept) other than the request's, which a hold or redemption would refuse
+// a second coupon of (addOrderCoupons). One SELECT.
+func (s *Checkout) templatesOnOrder(ctx context.Context, orderID string, p *priced) (map[int64]bool, error) {
+	ids := []int64{0}
+	for _, c := range p.coupons {
+		ids = append(ids, c.ID)
+	}
+	var tids []int64
+	if err := s.DB.WithContext(ctx).Raw(`SELECT template_id FROM order_coupons WHERE order_id = ? AND coupon_id NOT IN ?`,
+		orderID, ids).Scan(&tids).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[int64]bool, len(tids))
+	for _, id := range tids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// noRoomOn says the order's row has no room for the request's coupons, as
+// takeRoom decides: it carries coupons, and it or one of them is not
+// combinable, or they would pass the cap. A request naming a coupon already
+// on the order is left to its own answer.
+func (s *Checkout) noRoomOn(o *CheckoutOrder, p *priced) bool {
+	if o.Coupons == 0 {
+		return false
+	}
+	for _, c := range p.coupons {
+		if c.OrderID != nil && *c.OrderID == o.OrderID {
+			return false
+		}
+	}
+	if o.Stacking != models.StackingCombinable || o.Coupons+int64(len(p.coupons)) > int64(s.maxPerOrder()) {
+		return true
+	}
+	for _, t := range p.templates {
+		if t.Stacking != models.StackingCombinable {
+			return true
+		}
+	}
+	return false
+}
+
+// amountTaken is takenForValidate of an amount-only order: what the
+// redemption prices a coupon on (discountLeft: the amount less its returns
+// and the discounts of the coupons on it) taken off the cart's one line, so
+// that validate answers the redemption's discount, payable and refusal (an
+// order returned in full leaves nothing). A request naming a coupon already
+// on the order is priced on the whole amount, as itself. One more SELECT.
+func amountTaken(db *gorm.DB, o *CheckoutOrder, req *CheckoutRequest, p *priced, now time.Time) (pricing.Taken, error) {
+	for _, c := range p.coupons {
+		if c.OrderID != nil && *c.OrderID == o.OrderID {
+			return pricing.Taken{}, nil
+		}
+	}
+	if len(req.cart.Lines) != 1 {
+		return pricing.Taken{}, nil
+	}
+	left, _, _, err := discountLeft(db, o.OrderID, now)
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	price := max(req.cart.Lines[0].UnitPriceCents, 0)
+	if gone := price - min(left, price); gone > 0 {
+		return pricing.Taken{Lines: [][]pricing.UnitRun{{{First: 0, Count: 1, PerUnitCents: gone}}}}, nil
+	}
+	return pricing.Taken{}, nil
 }
 
 // readValidated is readOwnCoupons with the request's coupons read in one

@@ -170,10 +170,19 @@ func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
 
 // writeAllocation writes a coupon's discount on the order's lines (and its
 // shipping) inside tx: one row per line it discounts, in one multi-row
-// INSERT.
-func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.CouponResult, now time.Time) error {
+// INSERT. With replace (an order that existed before the request), in
+// place of the rows an earlier use of the coupon on the order left (a
+// coupon refunded and redeemed again on the same order supersedes its
+// earlier discount there: docs/returns.md, "A refund"); a new order has
+// none, and no DELETE runs.
+func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.CouponResult, now time.Time, replace bool) error {
 	if r == nil {
 		return nil
+	}
+	if replace {
+		if err := dropAllocation(tx, orderID, []int64{c.ID}); err != nil {
+			return err
+		}
 	}
 	var q strings.Builder
 	args := make([]any, 0, (len(r.Lines)+1)*6)

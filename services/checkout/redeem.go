@@ -370,7 +370,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 		}
 		lg.CouponID = c.ID
 		if req.oc.lined() {
-			if err := writeAllocation(tx, req.OrderID, c, share, now); err != nil {
+			if err := writeAllocation(tx, req.OrderID, c, share, now, !newOrder); err != nil {
 				return err
 			}
 		}

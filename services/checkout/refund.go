@@ -188,12 +188,10 @@ func (s *Checkout) refundOnce(ctx context.Context, t *models.Template, c *models
 		if res.RowsAffected == 0 {
 			return core.ErrRaced
 		}
-		// Its line discounts leave the order with it: a return by line
-		// reads only the live coupons' rows, and the same coupon redeemed
-		// again on the order stores its own (docs/returns.md, "A refund").
-		if err := dropAllocation(tx, req.OrderID, []int64{c.ID}); err != nil {
-			return err
-		}
+		// Its line discounts stay: they were part of what the shopper paid
+		// for the lines, which a later return reads; the same coupon
+		// redeemed again on the order replaces them (writeAllocation;
+		// docs/returns.md, "A refund").
 		var lg models.UseLog
 		if err := tx.Where("coupon_id = ? AND order_id = ?", c.ID, req.OrderID).Limit(1).Find(&lg).Error; err != nil {
 			return err
