@@ -65,6 +65,7 @@ var requestBounds = map[string]kw{
 	"ConfirmRequest.order_amount_cents":                   amount,
 	"ConfirmRequest.shipping_cents":                       money,
 	"CreateCampaignRequest.budget_cents":                  {"minimum": 0, "maximum": models.MaxBudgetCents},
+	"UpdateCampaignRequest.budget_cents":                  {"minimum": 0, "maximum": models.MaxBudgetCents},
 	"CreateCampaignRequest.currency":                      currency,
 	"CreateCampaignRequest.name":                          name,
 	"CreateTemplateRequest.buy_quantity":                  {"minimum": 0, "maximum": models.MaxSetQuantity},
