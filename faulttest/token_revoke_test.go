@@ -73,8 +73,17 @@ func TestTwoInstancesTokenRevoke(t *testing.T) {
 	}
 	_, err = admin.RevokeToken(ctx, id, client.Status(&status))
 	wantStatus(t, "revoke the token", status, err, 200)
+	// The revocation reaches instance 2 pushed, by Redis pub/sub
+	// (docs/flows.md): each worker stops at its first refusal, which must
+	// come within two seconds; from then on nothing is accepted.
+	stopped := make(chan struct{})
+	go func() { wg.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(2 * time.Second):
+		t.Fatalf("instance 2 still accepts the token 2 s after its revocation answered")
+	}
 	revoked.Store(true)
-	wg.Wait()
 	for range 8 {
 		send()
 	}
