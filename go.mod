@@ -1,4 +1,4 @@
-module couponsvc
+module github.com/couponsvc/couponsvc
 
 go 1.26.8
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/internal/testsupport"
 	"github.com/couponsvc/couponsvc/client"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // lossy serves the real router but loses the answers of the first n

@@ -9,9 +9,9 @@ import (
 	"os"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/services"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // exampleURL is a couponsvc the examples call: the real service on the

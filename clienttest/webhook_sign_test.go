@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/couponsvc/couponsvc/client/webhook"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
 	"github.com/couponsvc/couponsvc/client"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
 )
 
 // TestTwoInstances: two couponsvc instances on one database and one Redis,

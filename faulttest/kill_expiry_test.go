@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
 	"github.com/couponsvc/couponsvc/client"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

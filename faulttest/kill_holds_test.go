@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
 	"github.com/couponsvc/couponsvc/client"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestKillBetweenHoldAndConfirm: couponsvc holds coupons for 12 orders (6

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
 	"github.com/couponsvc/couponsvc/client"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // waitJob polls a job until until says so, or fails the test after d. d

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // killTemplates are the templates of the kill and shutdown tests, whose

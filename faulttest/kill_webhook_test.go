@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
 	"github.com/couponsvc/couponsvc/client"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestKillMidDelivery: couponsvc is killed with SIGKILL while webhook

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
@@ -80,7 +80,7 @@ func couponsvcBinary(t *testing.T) string {
 		if raceEnabled {
 			args = append(args, "-race")
 		}
-		args = append(args, "couponsvc/cmd/couponsvc")
+		args = append(args, "github.com/couponsvc/couponsvc/cmd/couponsvc")
 		out, err := exec.Command(goTool, args...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go %v: %v\n%s", args, err, out)

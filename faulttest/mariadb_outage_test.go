@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestMariaDBOutage: the database goes away for 3 seconds while shoppers

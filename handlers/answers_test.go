@@ -4,7 +4,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // TestOperationalAnswers: the health and readiness checks answer their

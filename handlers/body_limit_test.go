@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestBodyTooLarge: a JSON body or a form over 64 KiB is answered 413 saying

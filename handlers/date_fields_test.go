@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // TestDateFieldsInRange: every date or time field of the JSON API and the

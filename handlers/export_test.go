@@ -4,9 +4,9 @@ import (
 	"reflect"
 	"strings"
 
-	"couponsvc/handlers/api"
-	"couponsvc/handlers/pages"
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/api"
+	"github.com/couponsvc/couponsvc/handlers/pages"
+	"github.com/couponsvc/couponsvc/handlers/web"
 )
 
 // RouteInfo is a row of the route tables (api/routes.go, pages/routes.go) as

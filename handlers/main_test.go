@@ -6,8 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // TestMain runs the tests, then checks that the router's tests checked a

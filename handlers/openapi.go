@@ -3,7 +3,7 @@ package handlers
 import (
 	"net/http"
 
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/web"
 
 	"github.com/gin-gonic/gin"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/handlers"
 )
 
 // statedBound is a bound a description states in words: "1..100",

@@ -1,8 +1,8 @@
 package handlers
 
 import (
-	"couponsvc/handlers/api"
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/api"
+	"github.com/couponsvc/couponsvc/handlers/web"
 )
 
 // OpenAPIDocument is the document the router serves at /api/openapi.json,

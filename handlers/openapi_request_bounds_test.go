@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/checkout"
-	"couponsvc/services/codes"
-	"couponsvc/services/events"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // kw is what a bound the server enforces must be in the document: schema

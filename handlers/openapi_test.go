@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // TestOpenAPIMatchesRouter fails when a route of the router is missing from

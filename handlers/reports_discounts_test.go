@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/services/checkout"
-	"couponsvc/services/claims"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 // TestReportsPageDiscounts: the reports page shows the discount by SKU and

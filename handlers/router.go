@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 
-	"couponsvc/handlers/api"
-	"couponsvc/handlers/pages"
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services"
+	"github.com/couponsvc/couponsvc/handlers/api"
+	"github.com/couponsvc/couponsvc/handlers/pages"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
 
 	"github.com/gin-gonic/gin"
 )

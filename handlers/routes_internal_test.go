@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"github.com/gin-gonic/gin"
 )

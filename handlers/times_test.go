@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // timeInJSON finds the times of a JSON answer; oneTimeFormat is the only

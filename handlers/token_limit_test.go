@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/handlers"
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestBadTokenLimit checks the limit of failed bearer-token look-ups per

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/lua"
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // The claim rule is written once in Go (core.ClaimDecision) and applied in

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/lua"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"github.com/redis/go-redis/v9"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // testCodes are valid codes that the tests mutate: fixed ones that put the

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 func TestParsePattern(t *testing.T) {

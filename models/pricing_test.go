@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 func TestPrice(t *testing.T) {

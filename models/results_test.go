@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestResultWords pins each code's word and status, the public contract that

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // kindTemplate returns a valid template of each kind.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 var t0 = time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)

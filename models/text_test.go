@@ -3,7 +3,7 @@ package models_test
 import (
 	"testing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 func TestCheckText(t *testing.T) {

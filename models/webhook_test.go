@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestWebhookSignature: the header is "t=<unix>,v1=<hex HMAC-SHA256 of

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // TestListTemplateAudit pages through one template's history, newest first,

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/services"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/redis/go-redis/v9"
 )

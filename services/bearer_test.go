@@ -4,10 +4,10 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/reconcile"
 )
 
 // TestBearerCoupon: a bearer coupon (made in advance, no owner) belongs to

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	claimsvc "couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	claimsvc "github.com/couponsvc/couponsvc/services/claims"
 )
 
 // TestCampaignPause: a paused campaign's templates refuse claims with

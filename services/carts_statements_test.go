@@ -7,11 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/pricing"
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 
 	"gorm.io/gorm"
 )

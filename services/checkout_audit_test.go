@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // Every transition of the checkout writes its audit entry: who, which

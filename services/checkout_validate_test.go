@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // validateLines checks a validation's result and the word and discount of

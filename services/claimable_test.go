@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	"couponsvc/services/claims"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/redis/go-redis/v9"
 )

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/lua"
-	"couponsvc/models"
-	"couponsvc/services"
-	claimsvc "couponsvc/services/claims"
-	"couponsvc/services/core"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	claimsvc "github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"github.com/glebarez/sqlite"
 	"github.com/redis/go-redis/v9"

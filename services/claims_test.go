@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	"couponsvc/services/claims"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"github.com/redis/go-redis/v9"
 )

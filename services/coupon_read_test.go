@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"gorm.io/gorm/schema"
 )

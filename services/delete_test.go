@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	claimsvc "couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	claimsvc "github.com/couponsvc/couponsvc/services/claims"
 )
 
 // TestDeleteTemplate: a template that never issued a coupon is deleted

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	"couponsvc/services/checkout"
-	eventsvc "couponsvc/services/events"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	eventsvc "github.com/couponsvc/couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"gorm.io/gorm"
 )

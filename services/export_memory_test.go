@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	codesvc "couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	codesvc "github.com/couponsvc/couponsvc/services/codes"
 )
 
 // lineCounter counts the lines written to it and keeps the first two.

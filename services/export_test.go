@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"gorm.io/gorm"
 )

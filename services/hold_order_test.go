@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // codesOf lists the coupon codes of a checkout answer in its order.

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/services"
-	"couponsvc/services/core"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // TestIdempotentAnswerLifecycle: the first Begin runs; a second sees it

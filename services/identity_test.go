@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	"couponsvc/services/checkout"
-	"couponsvc/services/claims"
-	"couponsvc/services/core"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // Identities and keys compare byte for byte on every backend: a variant of one

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
 )
 
 const archivedStop = "not_claimable: the template is archived: it makes no more coupons; the job stopped and makes nothing more"

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	codesvc "couponsvc/services/codes"
-	"couponsvc/services/reconcile"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	codesvc "github.com/couponsvc/couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // jobFixture runs jobs on the shared fixture.

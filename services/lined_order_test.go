@@ -1,10 +1,10 @@
 package services_test
 
 import (
-	"couponsvc/models"
-	"couponsvc/services/checkout"
-	"couponsvc/services/core"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 // linedOrder holds the cart with the coupons and confirms it, and returns

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

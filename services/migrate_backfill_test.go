@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/core"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/checkout"
-	"couponsvc/services/core"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // TestMigrateFoldsSharedCodes: a database at 0009 holds shared codes with

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/migrations"
-	"couponsvc/services/core"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/migrations"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"gorm.io/gorm"
 )

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"reflect"
 
-	"couponsvc/models"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"pgregory.net/rapid"
 )

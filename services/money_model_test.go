@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/pricing"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"pgregory.net/rapid"
 )

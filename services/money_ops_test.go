@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"pgregory.net/rapid"
 )

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // orderFigures reads an order's amount and returns, the sum of its live use

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/lua"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/reconcile"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 func budgetShow(d reconcile.CampaignBudgetDrift) string {

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/lua"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	"couponsvc/services/claims"
-	reconcilesvc "couponsvc/services/reconcile"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/claims"
+	reconcilesvc "github.com/couponsvc/couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // rcFixture is the shared fixture with one campaign and one template.

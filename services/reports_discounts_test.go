@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/pricing"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // discountFixture is two orders of a cart: o1 (boots in shoes, two sandals

@@ -7,11 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/pricing"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // linedState is what a return by line changes, read back to compare.

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 func TestPartialReturns(t *testing.T) {

@@ -11,14 +11,14 @@ import (
 	"net"
 	"time"
 
-	"couponsvc/services/admin"
-	"couponsvc/services/checkout"
-	"couponsvc/services/claims"
-	"couponsvc/services/codes"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
-	"couponsvc/services/reconcile"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // Config is every setting of the aggregates, as cmd/couponsvc reads them

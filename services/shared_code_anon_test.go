@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/lua"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // newAnonFixture is a shared template "SUMMER10" (value 500, limit 1) in a

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/lua"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/reports"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // checkSums fails when one of the identities the figures promise does not

@@ -4,8 +4,8 @@ import (
 	"maps"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
 )
 
 func TestCheckRedemption(t *testing.T) {

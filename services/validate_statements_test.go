@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 // A validation of a 20-line cart with three coupons reads the three in one

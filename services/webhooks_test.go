@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	adminsvc "couponsvc/services/admin"
-	claimsvc "couponsvc/services/claims"
-	eventsvc "couponsvc/services/events"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	adminsvc "github.com/couponsvc/couponsvc/services/admin"
+	claimsvc "github.com/couponsvc/couponsvc/services/claims"
+	eventsvc "github.com/couponsvc/couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // attempts returns an endpoint's delivery log, oldest first.

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"unicode"
 
-	"couponsvc/handlers"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // oapiCodegen is the pinned generator of the types.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/services/pricing"
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 // cartLines is how many lines the carts of cartcheckout have.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 // What a checkout request does with its hold.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 func TestCheckoutPlan(t *testing.T) {

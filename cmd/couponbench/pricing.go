@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"time"
 
-	"couponsvc/services/pricing"
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 // PricingFigures is what the pricing scenario measures besides the rate:

@@ -13,9 +13,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
-	"couponsvc/lua"
-	"couponsvc/services/pricing"
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 // openDB opens the reference database with a pool of conns connections,

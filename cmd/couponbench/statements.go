@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 // statementCounters are the MariaDB status counters read around each counted

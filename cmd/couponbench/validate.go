@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 // validateFaces are the fixed values of the three templates whose coupons

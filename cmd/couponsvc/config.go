@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/handlers"
-	"couponsvc/services"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // config is everything couponsvc reads from its environment, parsed once.

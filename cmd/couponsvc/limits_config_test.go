@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/handlers"
 )
 
 func TestLoadLimits(t *testing.T) {

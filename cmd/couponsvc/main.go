@@ -19,9 +19,9 @@ import (
 	"time"
 	_ "time/tzdata" // COUPON_TIMEZONE works on a machine without a zone database
 
-	"couponsvc/handlers"
-	"couponsvc/services"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 func main() {

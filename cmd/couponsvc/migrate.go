@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"strconv"
 
-	"couponsvc/services"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // migrateCommand applies the migrations (no argument), prints where the

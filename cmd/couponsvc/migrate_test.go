@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // TestMigrateStatusCommand: `couponsvc migrate status` prints the version,

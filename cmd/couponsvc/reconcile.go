@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"couponsvc/services"
-	reconcilesvc "couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services"
+	reconcilesvc "github.com/couponsvc/couponsvc/services/reconcile"
 )
 
 // reconcileInterval is how often a serving instance runs the repair pass

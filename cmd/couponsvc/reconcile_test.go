@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	reconcilesvc "couponsvc/services/reconcile"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	reconcilesvc "github.com/couponsvc/couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // TestPrintReconcileBudget: `couponsvc reconcile` prints a line per campaign

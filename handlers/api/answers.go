@@ -1,13 +1,13 @@
 package api
 
 import (
-	"couponsvc/models"
-	"couponsvc/services/admin"
-	"couponsvc/services/checkout"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
-	"couponsvc/services/reconcile"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // The answers of the API: each route's row (routes.go) names one of these

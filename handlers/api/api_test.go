@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 func TestClaimAPI(t *testing.T) {

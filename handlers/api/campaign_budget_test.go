@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/claims"
 )
 
 // budgetFixture makes a campaign with budget cents and a fixed template of

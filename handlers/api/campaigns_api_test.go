@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // TestCampaignPauseAPI: PATCH /api/v1/campaigns/:id pauses a campaign (its

@@ -3,8 +3,8 @@ package api
 import (
 	"fmt"
 
-	"couponsvc/models"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // cartFields are the fields of a request's cart (docs/checkout.md,

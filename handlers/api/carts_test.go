@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // threeLinesJSON is a cart of three lines of 1,000.

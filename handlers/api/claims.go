@@ -5,9 +5,9 @@ import (
 	"errors"
 	"net/http"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/claims"
 
 	"github.com/gin-gonic/gin"
 )

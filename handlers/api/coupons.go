@@ -3,8 +3,8 @@ package api
 import (
 	"net/http"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

@@ -3,7 +3,7 @@ package api_test
 import (
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // TestDeleteAPI: DELETE /api/v1/templates/:id deletes a template that never

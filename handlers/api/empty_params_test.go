@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // emptyParamPaths fills the path parameters of the document's paths: the

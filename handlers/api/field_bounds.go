@@ -1,10 +1,10 @@
 package api
 
 import (
-	"couponsvc/handlers/web"
-	"couponsvc/services/checkout"
-	"couponsvc/services/codes"
-	"couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/services/events"
 )
 
 // The request bounds the services enforce, named by the schema:"..." tags of

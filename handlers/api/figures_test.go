@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/checkout"
-	claimsvc "couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	claimsvc "github.com/couponsvc/couponsvc/services/claims"
 )
 
 // figuresMix makes, in a campaign of its own with a budget of $500: template

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // The fuzz targets of the request decoding and validation. CI runs each for a

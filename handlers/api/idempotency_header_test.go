@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // rawClaim sends a claim over a real connection with the Idempotency-Key

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
 )
 
 // TestIdempotencyKeyOnChangingRequests: a creating POST retried with its

@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 func TestMain(m *testing.M) {

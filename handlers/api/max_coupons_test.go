@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // codesMaxItems is the maxItems of coupon_codes in a document's schema of

@@ -3,8 +3,8 @@ package api_test
 import (
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // The HTTP answers of an order's one amount: combinable coupons redeemed one

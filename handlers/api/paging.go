@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/web"
 
 	"github.com/gin-gonic/gin"
 )

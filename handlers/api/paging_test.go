@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // TestCursorPagesStableUnderInserts walks the campaigns 7 at a time while

@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestPatchTemplateNullable: in a PATCH a field left out keeps its value, null

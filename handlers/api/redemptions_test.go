@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // checkoutAPI is a router over fresh backends with a campaign, a template

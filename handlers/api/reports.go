@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/services/core"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )

@@ -7,8 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // cartLines are three lines of 1,000: a boots in shoes, b sandals in sale

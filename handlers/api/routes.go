@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/codes"
-	"couponsvc/services/events"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // Routes is the table of the operational endpoints and the JSON API: every

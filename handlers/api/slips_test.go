@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestListsAreOldestFirst: the tokens and a user's coupons come oldest

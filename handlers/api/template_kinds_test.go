@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // templateBody is a valid template of campaign 1 with the fields given

@@ -3,10 +3,10 @@ package api
 import (
 	"net/http"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/admin"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

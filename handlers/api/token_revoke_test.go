@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/handlers"
-	"couponsvc/internal/testsupport"
-	"couponsvc/services"
-	"couponsvc/services/core"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"github.com/redis/go-redis/v9"
 )

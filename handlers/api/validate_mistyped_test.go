@@ -3,8 +3,8 @@ package api_test
 import (
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // TestValidateMistypedCodeSameWithOrWithoutUser: a mistyped code (a

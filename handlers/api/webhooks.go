@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/events"
 
 	"github.com/gin-gonic/gin"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers/openapicheck"
+	"github.com/couponsvc/couponsvc/handlers/openapicheck"
 
 	"github.com/gin-gonic/gin"
 )

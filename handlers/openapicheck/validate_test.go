@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers/api"
-	"couponsvc/handlers/openapicheck"
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/api"
+	"github.com/couponsvc/couponsvc/handlers/openapicheck"
+	"github.com/couponsvc/couponsvc/handlers/web"
 
 	"github.com/gin-gonic/gin"
 )

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )

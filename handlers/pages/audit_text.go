@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // auditLine is an audit entry told as a sentence: "{Actor} {Verb}

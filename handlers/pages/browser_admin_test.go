@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services/checkout"
-	"couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/claims"
 
 	"github.com/chromedp/chromedp"
 )

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
 
 	"github.com/chromedp/chromedp"
 )

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/handlers/web"
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"

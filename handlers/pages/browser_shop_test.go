@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services/admin"
-	"couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/claims"
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"

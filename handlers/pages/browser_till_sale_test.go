@@ -3,8 +3,8 @@ package pages_test
 import (
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/chromedp/chromedp/kb"
 )

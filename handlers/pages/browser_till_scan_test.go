@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/chromedp/chromedp/kb"
 )

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
 
 	"github.com/chromedp/chromedp/kb"
 )

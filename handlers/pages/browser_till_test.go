@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 	"time"
 
 	"github.com/chromedp/chromedp"

@@ -3,8 +3,8 @@ package pages
 import (
 	"net/http"
 
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

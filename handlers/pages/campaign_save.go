@@ -3,8 +3,8 @@ package pages
 import (
 	"fmt"
 
-	"couponsvc/handlers/web"
-	"couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )

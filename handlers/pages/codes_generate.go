@@ -3,9 +3,9 @@ package pages
 import (
 	"fmt"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )

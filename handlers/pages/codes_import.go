@@ -6,8 +6,8 @@ import (
 	"mime/multipart"
 	"net/http"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/templates"
+	"github.com/couponsvc/couponsvc/templates"
 )
 
 // contrastPairs are the colour pairs of the pages that must be told apart,

@@ -4,8 +4,8 @@ import (
 	"net/url"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

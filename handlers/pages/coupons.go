@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"couponsvc/models"
-	"couponsvc/services/admin"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )

@@ -3,8 +3,8 @@ package pages
 import (
 	"fmt"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

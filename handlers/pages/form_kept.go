@@ -5,8 +5,8 @@ import (
 	"net/url"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

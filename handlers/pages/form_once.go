@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"couponsvc/handlers/web"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

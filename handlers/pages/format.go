@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // moneyFormat shows integer minor units as an amount of one currency, with

@@ -1,7 +1,7 @@
 package pages
 
 import (
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/services/reports"
 	"strings"
 	"testing"
 	"time"

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"couponsvc/models"
-	"couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/codes"
 
 	"github.com/gin-gonic/gin"
 )

@@ -9,9 +9,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )

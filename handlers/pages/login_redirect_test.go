@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/services"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/services"
 
 	"github.com/chromedp/chromedp"
 )

@@ -1,7 +1,7 @@
 package pages
 
 import (
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/web"
 	"net/http"
 
 	"github.com/gin-gonic/gin"

@@ -14,12 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	"couponsvc/services/core"
-	"couponsvc/templates"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/templates"
 
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/csrf"

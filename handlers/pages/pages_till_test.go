@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestPagesPOSPreviewWords: the checkout's preview says a coupon is already

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/reconcile"
 
 	"github.com/gin-gonic/gin"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // newReportChart lays out the days of a redemption report as the template

@@ -5,9 +5,9 @@ import (
 	"net/url"
 	"strings"
 
-	"couponsvc/models"
-	"couponsvc/services/core"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/reports"
 
 	"github.com/gin-gonic/gin"
 )

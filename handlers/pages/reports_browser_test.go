@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // TestBrowserReports: an admin opens the report from the console's

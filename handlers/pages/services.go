@@ -6,14 +6,14 @@ import (
 	"io"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/admin"
-	"couponsvc/services/checkout"
-	"couponsvc/services/codes"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
-	"couponsvc/services/reconcile"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // The aggregates of services this package calls, each as the methods it

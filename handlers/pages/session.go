@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/csrf"

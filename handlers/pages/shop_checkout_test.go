@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // summerCode makes a shared-code template of the demo campaign: 10% off

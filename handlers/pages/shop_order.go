@@ -3,8 +3,8 @@ package pages
 import (
 	"net/http"
 
-	"couponsvc/handlers/web"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )

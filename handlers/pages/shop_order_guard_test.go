@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/handlers"
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/reconcile"
 )
 
 // TestPagesPlaceOrderCountsAgainstTheBudget: placing an order checks its

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/web"
 
 	"github.com/gin-gonic/gin"
 )

@@ -1,6 +1,6 @@
 package pages
 
-import "couponsvc/models"
+import "github.com/couponsvc/couponsvc/models"
 
 // couponStatusWords are the words every page uses for a coupon's status,
 // the shopper's wallet and the console alike (docs/pages.md, "Words").

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/services/reports"
 
 	qrcode "github.com/skip2/go-qrcode"
 )

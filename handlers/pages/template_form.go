@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/admin"
 
 	"github.com/gin-gonic/gin"
 )

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

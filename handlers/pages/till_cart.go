@@ -3,7 +3,7 @@ package pages
 import (
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // cartLine is one code of a priced cart: its discount, or why it does not

@@ -1,8 +1,8 @@
 package pages
 
 import (
-	"couponsvc/handlers/web"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )

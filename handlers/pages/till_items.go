@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"couponsvc/models"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // itemLine is one item of a cart preview: what the coupons take off it.

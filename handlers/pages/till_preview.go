@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"strings"
 
-	"couponsvc/models"
-	"couponsvc/services/checkout"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

@@ -1,9 +1,9 @@
 package pages
 
 import (
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // TestPagesReturnItems: one item of a web order (held and confirmed with

@@ -6,9 +6,9 @@ import (
 	"net/url"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
-	"couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )

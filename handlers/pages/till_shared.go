@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

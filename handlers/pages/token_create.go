@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/web"
 
 	"github.com/gin-gonic/gin"
 )

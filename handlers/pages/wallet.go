@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"couponsvc/handlers/web"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

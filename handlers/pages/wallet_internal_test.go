@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 func TestExpiresIn(t *testing.T) {

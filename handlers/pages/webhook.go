@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

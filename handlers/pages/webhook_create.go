@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"couponsvc/handlers/web"
-	"couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/services/events"
 
 	"github.com/gin-gonic/gin"
 )

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"couponsvc/internal/testsupport"
-	"couponsvc/models"
-	"couponsvc/services"
-	adminsvc "couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	adminsvc "github.com/couponsvc/couponsvc/services/admin"
 )
 
 // TestWebhookPages: an admin registers an endpoint on the Webhooks page (its

@@ -3,7 +3,7 @@ package pages
 import (
 	"fmt"
 
-	"couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/handlers/web"
 
 	"github.com/gin-gonic/gin"
 )

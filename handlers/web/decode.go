@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

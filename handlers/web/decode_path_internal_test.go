@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // A number of the wrong type inside an array is named with its index, as

@@ -3,7 +3,7 @@ package web
 import (
 	"net/http"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 // requestSeries returns the labels of every couponsvc_http_requests_total

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 )
 
 func TestMetrics(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
 )

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // OpenAPIJSON is the OpenAPI 3 document of the rows, indented: the JSON API

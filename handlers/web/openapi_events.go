@@ -3,7 +3,7 @@ package web
 import (
 	"reflect"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // eventData is the data type of each event type (docs/events.md).
@@ -44,7 +44,7 @@ func eventWebhooks(cs *components) map[string]any {
 			"operationId": "on" + eventOperationName(typ),
 			"security":    []any{}, // the signature header proves the sender
 			"parameters": []any{Param{Name: "Couponsvc-Signature", Required: true,
-				Description: "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")> (couponsvc/client/webhook verifies it)",
+				Description: "t=<unix seconds>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")> (github.com/couponsvc/couponsvc/client/webhook verifies it)",
 				Schema:      map[string]any{"type": "string"}}.parameter("header")},
 			"requestBody": map[string]any{"required": true,
 				"content": map[string]any{"application/json": map[string]any{"schema": schema}}},

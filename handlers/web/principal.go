@@ -1,7 +1,7 @@
 package web
 
 import (
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 )

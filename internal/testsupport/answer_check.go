@@ -7,10 +7,10 @@ import (
 	"sync"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/handlers/api"
-	"couponsvc/handlers/openapicheck"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/handlers/api"
+	"github.com/couponsvc/couponsvc/handlers/openapicheck"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"

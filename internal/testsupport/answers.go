@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	dto "github.com/prometheus/client_model/go"
 )

@@ -4,9 +4,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/services"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"github.com/gin-gonic/gin"
 )

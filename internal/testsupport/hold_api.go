@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/services"
-	"couponsvc/services/claims"
-	"couponsvc/services/testenv"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
 // HoldAPI is a router over fresh backends whose service runs on a clock the

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
 )
 
 // PageEnv is the real router, pages included, served over HTTP on fresh

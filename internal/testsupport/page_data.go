@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/checkout"
-	"couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/claims"
 )
 
 // ClaimFor claims a coupon for a user through the service (another shopper,

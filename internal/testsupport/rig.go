@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/handlers"
-	"couponsvc/models"
-	"couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/claims"
 
 	"github.com/gin-gonic/gin"
 )

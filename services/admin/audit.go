@@ -2,13 +2,13 @@ package admin
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strconv"
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // MaxAuditPage bounds the entries of one page of the audit log.

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -10,13 +9,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"

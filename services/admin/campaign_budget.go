@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"couponsvc/lua"
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"gorm.io/gorm"
 )

@@ -2,12 +2,12 @@ package admin
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // MaxCouponPage bounds the coupons of one page of the coupon list.

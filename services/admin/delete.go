@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"

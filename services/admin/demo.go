@@ -2,12 +2,12 @@ package admin
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"crypto/rand"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // DemoUser is a user created by SeedDemo, with the password shown once.

@@ -2,13 +2,13 @@ package admin
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"couponsvc/services/core"
-	"couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 
 	"golang.org/x/crypto/bcrypt"
 )

@@ -1,6 +1,6 @@
 package checkout
 
-import "couponsvc/models"
+import "github.com/couponsvc/couponsvc/models"
 
 // takeOwner is the extra SET of the guarded UPDATE that holds or redeems c
 // for user: a bearer coupon (no owner yet) becomes user's, the first time

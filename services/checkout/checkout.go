@@ -2,16 +2,16 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"github.com/bsm/redislock"
 	"gorm.io/gorm"

@@ -2,13 +2,13 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )

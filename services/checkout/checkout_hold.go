@@ -2,14 +2,14 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )

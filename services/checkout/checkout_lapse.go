@@ -2,10 +2,10 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // A hold past its time is expired to everyone at once, whether or not the

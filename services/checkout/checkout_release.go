@@ -2,14 +2,14 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

@@ -2,14 +2,14 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/pricing"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

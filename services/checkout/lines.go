@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )

@@ -2,10 +2,10 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // ListUpcomingOffers returns the active templates whose claims open later,

@@ -2,9 +2,9 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // CouponCodes returns the codes of the coupons with the given ids, keyed by

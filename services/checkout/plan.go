@@ -3,8 +3,8 @@ package checkout
 import (
 	"fmt"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 // The plan: the one decision of what coupons take off an order and what a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"pgregory.net/rapid"
 )

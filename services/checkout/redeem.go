@@ -2,13 +2,13 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"couponsvc/models"
-	"couponsvc/services/core"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 // OrderItem is one line of an order with lines as a return shows it: its

@@ -3,8 +3,8 @@ package checkout
 import (
 	"context"
 
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // PreviewReturnPart says what ReturnPart would do with a return of returned

@@ -2,13 +2,13 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
-	"couponsvc/services/pricing"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/pricing"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // Bounds of the search for completing returns cut short (UnfinishedReturns).

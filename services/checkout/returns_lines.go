@@ -3,14 +3,14 @@ package checkout
 import (
 	"cmp"
 	"context"
-	"couponsvc/services/core"
 	"encoding/json"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

@@ -8,9 +8,9 @@ package checkout
 import (
 	"time"
 
-	"couponsvc/services/claims"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 )
 
 // Config tunes checkout. Zero values take the defaults of DefaultConfig.

@@ -2,17 +2,17 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/claims"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 	"strconv"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

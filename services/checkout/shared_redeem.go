@@ -2,11 +2,11 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"gorm.io/gorm"
 )

@@ -2,10 +2,10 @@ package checkout
 
 import (
 	"context"
-	"couponsvc/services/core"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // RedemptionCheck is a coupon looked at for an order before the cashier

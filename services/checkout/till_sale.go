@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"couponsvc/models"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // saleHoldTTL is how long the hold of a till sale's codes lives between

@@ -2,19 +2,19 @@ package claims
 
 import (
 	"context"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
 	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 	"net"
 	"strings"
 	"time"
 
-	"couponsvc/lua"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 )

@@ -2,14 +2,14 @@ package claims
 
 import (
 	"context"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
 	"errors"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

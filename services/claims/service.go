@@ -7,8 +7,8 @@ package claims
 import (
 	"time"
 
-	"couponsvc/services/core"
-	"couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 )
 
 // Config tunes the claim path. Zero values take the defaults of

@@ -2,10 +2,10 @@ package claims
 
 import (
 	"context"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strconv"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/redis/go-redis/v9"
 )

@@ -2,13 +2,13 @@ package claims
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // revokePublicReason finds the public reason of a revoke in its audit

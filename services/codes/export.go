@@ -3,13 +3,13 @@ package codes
 import (
 	"bufio"
 	"context"
-	"couponsvc/services/core"
 	"database/sql"
+	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"strconv"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // exportPage is the coupons read from the database at once by an export:

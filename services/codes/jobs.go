@@ -2,15 +2,15 @@ package codes
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"strconv"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"

@@ -2,14 +2,14 @@ package codes
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"strconv"
 	"strings"
 
-	"couponsvc/lua"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

@@ -3,18 +3,18 @@ package codes
 import (
 	"bytes"
 	"context"
-	"couponsvc/services/claims"
-	"couponsvc/services/core"
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

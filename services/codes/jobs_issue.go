@@ -4,16 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"couponsvc/services/claims"
-	"couponsvc/services/core"
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"strings"
 	"sync"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

@@ -2,11 +2,11 @@ package codes
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"errors"
+	"github.com/couponsvc/couponsvc/services/core"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

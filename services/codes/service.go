@@ -8,8 +8,8 @@ import (
 	"io"
 	"time"
 
-	"couponsvc/services/claims"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // Config tunes the jobs and the export. Zero values take the defaults of

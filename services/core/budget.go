@@ -2,9 +2,9 @@ package core
 
 import (
 	"context"
-	"couponsvc/models"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/models"
 	"time"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // claimRule encodes models.Template.ClaimRefusal, and the status of the

@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"couponsvc/lua"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/bsm/redislock"
 	"gorm.io/gorm"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // TestCSVWriterNeutralizesFormulas: every cell that begins with =, +, -,

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/bsm/redislock"
 	mysqldriver "github.com/go-sql-driver/mysql"

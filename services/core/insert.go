@@ -3,7 +3,7 @@ package core
 import (
 	"errors"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

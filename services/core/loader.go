@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"couponsvc/lua"
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/lua"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"couponsvc/migrations"
+	"github.com/couponsvc/couponsvc/migrations"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/golang-migrate/migrate/v4"

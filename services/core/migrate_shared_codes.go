@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

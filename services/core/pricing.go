@@ -1,8 +1,8 @@
 package core
 
 import (
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 // PricingCoupon is what the pricing package needs of a coupon of template t

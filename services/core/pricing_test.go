@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 func TestPricingCouponCarriesEveryRule(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/go-redis/redis_rate/v10"
 )

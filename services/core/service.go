@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"

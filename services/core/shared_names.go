@@ -1,7 +1,7 @@
 package core
 
 import (
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 	"strings"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/redis/go-redis/v9"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // TestSoldOutMemoryProbe: once a second has passed since the script last said

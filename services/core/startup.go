@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // LoadMissingCounters loads, before the service takes claims, the Redis

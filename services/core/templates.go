@@ -2,8 +2,8 @@ package core
 
 import (
 	"context"
-	"couponsvc/models"
 	"fmt"
+	"github.com/couponsvc/couponsvc/models"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 	"slices"

@@ -2,13 +2,13 @@ package events
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"encoding/json"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"sync"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

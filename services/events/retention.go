@@ -2,10 +2,10 @@ package events
 
 import (
 	"context"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"time"
 
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // Config tunes the outbox, the webhooks and the retention. Zero values take

@@ -3,16 +3,16 @@ package events
 import (
 	"bytes"
 	"context"
-	"couponsvc/services/core"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"net/http"
 	"sync"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // specialPurpose are the prefixes of the IANA IPv4 and IPv6 Special-Purpose

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // lastAddr is the last address of p.

@@ -2,15 +2,15 @@ package events
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"gorm.io/gorm"
 )

@@ -3,8 +3,8 @@ package pricing_test
 import (
 	"testing"
 
-	"couponsvc/services/pricing"
-	"couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 )
 
 // BenchmarkPrice100Lines5Coupons prices the cart of benchcart (100 lines, 5

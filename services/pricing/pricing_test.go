@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 func lines(prices ...int64) []pricing.Line {

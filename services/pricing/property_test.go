@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"couponsvc/models"
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"pgregory.net/rapid"
 )

@@ -2,16 +2,16 @@ package reconcile
 
 import (
 	"context"
-	"couponsvc/services/checkout"
-	"couponsvc/services/core"
 	"database/sql"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"

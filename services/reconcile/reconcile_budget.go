@@ -2,13 +2,13 @@ package reconcile
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"errors"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"strconv"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"

@@ -2,8 +2,8 @@ package reconcile
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"encoding/json"
+	"github.com/couponsvc/couponsvc/services/core"
 	"time"
 )
 

@@ -2,14 +2,14 @@ package reconcile
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"errors"
+	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"

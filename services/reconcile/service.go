@@ -6,8 +6,8 @@ package reconcile
 import (
 	"sync/atomic"
 
-	"couponsvc/services/checkout"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // Reconciler checks and repairs the counters. It has no settings of its

@@ -3,13 +3,13 @@ package reports
 import (
 	"cmp"
 	"context"
-	"couponsvc/services/core"
 	"encoding/json"
+	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"strconv"
 	"strings"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // The keys of the discount report (docs/reports.md).

@@ -2,15 +2,15 @@ package reports
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"database/sql"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // The groupings of the redemption report (docs/reports.md).

@@ -6,7 +6,7 @@ package reports
 import (
 	"time"
 
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // Config tunes the reports. Zero values take the defaults of DefaultConfig.

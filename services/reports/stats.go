@@ -2,11 +2,11 @@ package reports
 
 import (
 	"context"
-	"couponsvc/services/core"
 	"fmt"
+	"github.com/couponsvc/couponsvc/services/core"
 	"time"
 
-	"couponsvc/models"
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // MaxStatsHours bounds the per-hour series of TemplateStats (one week).

@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/models"
-	"couponsvc/services"
-	"couponsvc/services/admin"
-	"couponsvc/services/checkout"
-	"couponsvc/services/claims"
-	"couponsvc/services/codes"
-	"couponsvc/services/core"
-	"couponsvc/services/events"
-	"couponsvc/services/reconcile"
-	"couponsvc/services/reports"
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/admin"
+	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/codes"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
+	"github.com/couponsvc/couponsvc/services/reconcile"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // Clock is a test's clock: real time shifted by an offset the test moves

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"

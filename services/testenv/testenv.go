@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"couponsvc/services"
-	"couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"golang.org/x/crypto/bcrypt"
 

@@ -5,7 +5,7 @@ package benchcart
 import (
 	"fmt"
 
-	"couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 // New returns a cart of n lines of 1 to 3 units over a few SKUs, products
