@@ -3,7 +3,6 @@ package checkout
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"unicode"
 	"unicode/utf8"
@@ -87,26 +86,28 @@ func (s *Checkout) parseCart(in Cart, amount int64) (pricing.Cart, error) {
 	total := in.ShippingCents
 	for i := range in.Lines {
 		l := &in.Lines[i]
+		// The field's name is only written for an error: a valid cart of
+		// many lines formats nothing.
 		at := func(f string) string { return fmt.Sprintf("lines[%d].%s", i, f) }
-		if err := cartID(at("line_id"), l.ID, 1); err != nil {
-			return pricing.Cart{}, err
+		if !cartIDOK(l.ID, 1) {
+			return pricing.Cart{}, badCartID(at("line_id"), 1)
 		}
 		if j, dup := seen[l.ID]; dup {
 			return pricing.Cart{}, models.Invalid(at("line_id"), "is the line_id of lines[%d]: a line_id names one line of the cart", j)
 		}
 		seen[l.ID] = i
-		if err := cartID(at("sku"), l.SKU, 1); err != nil {
-			return pricing.Cart{}, err
+		if !cartIDOK(l.SKU, 1) {
+			return pricing.Cart{}, badCartID(at("sku"), 1)
 		}
-		if err := cartID(at("product_id"), l.ProductID, 0); err != nil {
-			return pricing.Cart{}, err
+		if !cartIDOK(l.ProductID, 0) {
+			return pricing.Cart{}, badCartID(at("product_id"), 0)
 		}
 		if len(l.CategoryIDs) > MaxLineCategories {
 			return pricing.Cart{}, models.Invalid(at("category_ids"), "must hold at most %d ids", MaxLineCategories)
 		}
 		for k, c := range l.CategoryIDs {
-			if err := cartID(fmt.Sprintf("lines[%d].category_ids[%d]", i, k), c, 1); err != nil {
-				return pricing.Cart{}, err
+			if !cartIDOK(c, 1) {
+				return pricing.Cart{}, badCartID(fmt.Sprintf("lines[%d].category_ids[%d]", i, k), 1)
 			}
 		}
 		if l.Quantity < 1 || l.Quantity > MaxLineQuantity {
@@ -131,54 +132,33 @@ func (s *Checkout) parseCart(in Cart, amount int64) (pricing.Cart, error) {
 	return pricing.Cart{Currency: cur, Lines: in.Lines, ShippingCents: in.ShippingCents}, nil
 }
 
-// cartID checks an id of a cart: minLen to 64 printable characters.
-func cartID(field, v string, minLen int) error {
+// cartIDOK says v is a valid id of a cart: minLen to 64 printable
+// characters.
+func cartIDOK(v string, minLen int) bool {
 	n := utf8.RuneCountInString(v)
 	if n < minLen || n > MaxCartIDLen || !utf8.ValidString(v) {
-		return models.Invalid(field, "must be %d to %d printable characters", minLen, MaxCartIDLen)
+		return false
 	}
 	for _, r := range v {
 		if !unicode.IsPrint(r) {
-			return models.Invalid(field, "must be %d to %d printable characters", minLen, MaxCartIDLen)
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
-// canonicalLine is a line as the cart's hash reads it: every field, in a
-// fixed order.
-type canonicalLine struct {
-	ID           string   `json:"line_id"`
-	SKU          string   `json:"sku"`
-	ProductID    string   `json:"product_id"`
-	CategoryIDs  []string `json:"category_ids"`
-	Quantity     int64    `json:"quantity"`
-	UnitPrice    int64    `json:"unit_price_cents"`
-	Discountable bool     `json:"discountable"`
+// badCartID is the answer to an id of a cart that cartIDOK refuses, naming
+// its field.
+func badCartID(field string, minLen int) error {
+	return models.Invalid(field, "must be %d to %d printable characters", minLen, MaxCartIDLen)
 }
 
-// cartHash is the hex SHA-256 of the canonical cart: its currency, its
-// shipping and its lines in order with every field. Two carts are the same
-// order's exactly when their hashes are equal (docs/checkout.md, "Carts").
+// cartHash is the hex SHA-256 of the canonical cart (canonicalCartJSON):
+// its currency, its shipping and its lines in order with every field. Two
+// carts are the same order's exactly when their hashes are equal
+// (docs/checkout.md, "Carts").
 func cartHash(c *pricing.Cart) string {
-	lines := make([]canonicalLine, len(c.Lines))
-	for i, l := range c.Lines {
-		cats := l.CategoryIDs
-		if cats == nil {
-			cats = []string{}
-		}
-		lines[i] = canonicalLine{ID: l.ID, SKU: l.SKU, ProductID: l.ProductID, CategoryIDs: cats,
-			Quantity: l.Quantity, UnitPrice: l.UnitPriceCents, Discountable: !l.NotDiscountable}
-	}
-	b, err := json.Marshal(struct {
-		Currency string          `json:"currency"`
-		Shipping int64           `json:"shipping_cents"`
-		Lines    []canonicalLine `json:"lines"`
-	}{c.Currency, c.ShippingCents, lines})
-	if err != nil {
-		panic("couponsvc: a cart that does not encode: " + err.Error()) // strings and numbers always do
-	}
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(canonicalCartJSON(c))
 	return hex.EncodeToString(sum[:])
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,16 +73,6 @@ func (o *CheckoutOrder) sameCart(oc orderCart) bool {
 }
 
 func (CheckoutOrder) TableName() string { return "checkout_orders" }
-
-// orderCoupon is a live coupon (held or used) of an order.
-type orderCoupon struct {
-	OrderID    string `gorm:"primaryKey"`
-	CouponID   int64  `gorm:"primaryKey"`
-	TemplateID int64
-	CreatedAt  time.Time
-}
-
-func (orderCoupon) TableName() string { return "order_coupons" }
 
 // CheckoutCoupon is one coupon of a checkout answer: its discount on the
 // order, or (in a validation) the word of why it does not apply.
@@ -562,21 +553,61 @@ func sameTemplateOnOrder(orderID string, templateID int64) *models.Error {
 	return models.Errorf(models.CodeNotCombinable, "order %s already carries a coupon of template %d", orderID, templateID)
 }
 
-// addOrderCoupons lists coupons as live on the order; the unique (order_id,
-// template_id) index refuses a second coupon of one template.
+// addOrderCoupons lists coupons as live on the order, in one multi-row
+// INSERT; the unique (order_id, template_id) index refuses a second coupon
+// of one template, named by templateOnOrder.
 func addOrderCoupons(tx *gorm.DB, orderID string, cs []*models.Coupon, now time.Time) error {
-	for _, c := range cs {
-		err := tx.Create(&orderCoupon{OrderID: orderID, CouponID: c.ID, TemplateID: c.TemplateID, CreatedAt: now}).Error
-		if index, dup := core.UniqueViolation(err); dup && index == core.UniqueOrderTemplate {
-			return sameTemplateOnOrder(orderID, c.TemplateID)
-		} else if dup {
-			return core.ErrRaced // the coupon is on the order already: decide again on a fresh read
+	if len(cs) == 0 {
+		return nil
+	}
+	q := make([]byte, 0, 80+len(cs)*40)
+	q = append(q, "INSERT INTO order_coupons (order_id, coupon_id, template_id, created_at) VALUES "...)
+	args := make([]any, 0, 2*len(cs))
+	for i, c := range cs {
+		if i > 0 {
+			q = append(q, ',')
 		}
-		if err != nil {
+		q = append(q, "(?,"...)
+		q = strconv.AppendInt(q, c.ID, 10)
+		q = append(q, ',')
+		q = strconv.AppendInt(q, c.TemplateID, 10)
+		q = append(q, ",?)"...)
+		args = append(args, orderID, now)
+	}
+	err := tx.Exec(string(q), args...).Error
+	if index, dup := core.UniqueViolation(err); dup && index == core.UniqueOrderTemplate {
+		return templateOnOrder(tx, orderID, cs)
+	} else if dup {
+		return core.ErrRaced // a coupon is on the order already: decide again on a fresh read
+	}
+	return err
+}
+
+// templateOnOrder names the template that made addOrderCoupons' INSERT
+// fail on the unique (order_id, template_id) index: one the order already
+// carries a coupon of (read inside tx: the failed statement changed
+// nothing), else one the coupons share.
+func templateOnOrder(tx *gorm.DB, orderID string, cs []*models.Coupon) error {
+	ids := make([]int64, len(cs))
+	for i, c := range cs {
+		ids[i] = c.TemplateID
+	}
+	if len(cs) > 1 {
+		var on []int64
+		if err := tx.Raw(`SELECT template_id FROM order_coupons WHERE order_id = ? AND template_id IN ? ORDER BY template_id`, orderID, ids).
+			Scan(&on).Error; err != nil {
 			return err
 		}
+		if len(on) > 0 {
+			return sameTemplateOnOrder(orderID, on[0])
+		}
+		for i, id := range ids {
+			if slices.Contains(ids[:i], id) {
+				return sameTemplateOnOrder(orderID, id)
+			}
+		}
 	}
-	return nil
+	return sameTemplateOnOrder(orderID, ids[0])
 }
 
 // lockCoupons takes the locks of the coupons, in id order so that two
