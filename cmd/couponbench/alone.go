@@ -72,7 +72,7 @@ var measures = []measure{
 			return 0, false
 		}
 		for _, p := range s.RedisPhases {
-			if p.Phase == "after sell-out" && p.Answers > 0 {
+			if p.Phase == SoldOutPhase && p.Answers > 0 {
 				return p.CommandsPerAnswer, true
 			}
 		}

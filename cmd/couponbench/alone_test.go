@@ -45,8 +45,11 @@ func TestSummarizeRounds(t *testing.T) {
 		n := i + 1
 		write(n, "claim-baseline.json", Report{Scenarios: []*Summary{ok("baseline", claims[i][1], claims[i][1]), ok("claim", claims[i][0], claims[i][0])}})
 		f := ok("flash", 100, flash[i])
+		// The phase after the sell-out counts the replays' commands; the
+		// row reads the sold-out phase alone.
 		f.RedisPhases = []RedisPhase{{Phase: "before sell-out", Answers: 10, CommandsPerAnswer: 3},
-			{Phase: "after sell-out", Answers: 90, CommandsPerAnswer: float64(i) / 100}}
+			{Phase: "after sell-out", Answers: 90, CommandsPerAnswer: 1},
+			{Phase: SoldOutPhase, Answers: 50, CommandsPerAnswer: float64(i) / 100}}
 		write(n, "flash.json", Report{Scenarios: []*Summary{f}})
 		write(n, "redis-benchmark.txt", "10000\n")
 		if n < 3 {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // fakeService is an in-memory couponsvc with the JSON API, just enough
@@ -23,7 +25,10 @@ type fakeService struct {
 	double    bool // a conflicting order redeems a used coupon
 	reconcile bool // POST /api/v1/reconcile exists
 	otherCart bool // takes every confirm with a cart for another cart
-	drift     int64
+	// soldOutRedis, when set, is sent one EXISTS per sold_out answer (a
+	// service that asks Redis before refusing).
+	soldOutRedis *redis.Client
+	drift        int64
 
 	nextID    int64
 	templates map[int64]*fakeTemplate
@@ -136,6 +141,9 @@ func (f *fakeService) handler() http.Handler {
 			floor = -1
 		}
 		if t.remaining <= floor {
+			if f.soldOutRedis != nil {
+				f.soldOutRedis.Exists(r.Context(), "couponbench-test:sold-out")
+			}
 			reply(w, 409, 2, "sold_out", nil)
 			return
 		}
@@ -280,12 +288,18 @@ func (f *fakeService) handler() http.Handler {
 // and output.
 func runFake(t *testing.T, f *fakeService, scenario string) (int, string, Report) {
 	t.Helper()
+	return runFakeOn(t, f, scenario, "127.0.0.1:1")
+}
+
+// runFakeOn is runFake with couponbench reading the Redis at redisAddr.
+func runFakeOn(t *testing.T, f *fakeService, scenario, redisAddr string) (int, string, Report) {
+	t.Helper()
 	srv := httptest.NewServer(f.handler())
 	t.Cleanup(srv.Close)
 	jsonPath := t.TempDir() + "/out.json"
 	var out, errb bytes.Buffer
 	code := run([]string{"-url", srv.URL, "-token", "admin", "-scenario", scenario, "-short", "-concurrency", "16",
-		"-redis-addr", "127.0.0.1:1", "-mysql-dsn", "root@tcp(127.0.0.1:1)/none", "-json", jsonPath}, &out, &errb)
+		"-redis-addr", redisAddr, "-mysql-dsn", "root@tcp(127.0.0.1:1)/none", "-json", jsonPath}, &out, &errb)
 	var rep Report
 	if raw, err := os.ReadFile(jsonPath); err == nil {
 		json.Unmarshal(raw, &rep)

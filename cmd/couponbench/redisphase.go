@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,11 +27,19 @@ type RedisPhase struct {
 	CmdMicrosPerAns float64 `json:"script_us_per_answer"`
 	CallsPerAnswer  float64 `json:"scripts_per_answer"`
 	// CommandsPerAnswer counts every command Redis ran (INFO commandstats,
-	// less couponbench's own INFO readings), scripts included.
+	// less couponbench's own INFO readings), scripts included. In the
+	// sold-out phase (SoldOutPhase), less the background of idle windows
+	// around it too.
 	CommandsPerAnswer float64 `json:"commands_per_answer"`
-	SecondsOfTheRun   float64 `json:"seconds"`
-	AnswersPerSecond  float64 `json:"answers_per_second"`
-	RedisCoresInPhase float64 `json:"redis_cores"`
+	// BackgroundPerAnswer is the background subtracted from the sold-out
+	// phase's commands, per answer; Noisy marks a phase whose two idle
+	// windows differ by more than half a command per answer (other clients'
+	// load changed while it ran: run again).
+	BackgroundPerAnswer float64 `json:"background_commands_per_answer,omitempty"`
+	Noisy               bool    `json:"noisy,omitempty"`
+	SecondsOfTheRun     float64 `json:"seconds"`
+	AnswersPerSecond    float64 `json:"answers_per_second"`
+	RedisCoresInPhase   float64 `json:"redis_cores"`
 }
 
 // redisSnap is one reading of Redis's counters.
@@ -143,14 +152,93 @@ func (m *sellOutMeter) phases(ctx context.Context) []RedisPhase {
 	return []RedisPhase{phase("before sell-out", m.start, m.mid), phase("after sell-out", m.mid, end)}
 }
 
+// SoldOutPhase names the phase a flash run ends with once its template is
+// sold out: claims of new users with new keys only, every one answered
+// sold_out, no replay among them. Its commands per answer are what the
+// service sends Redis for a sold-out answer, the row "Redis commands per
+// sold-out claim answer" of bench/run.sh (the phase after the sell-out
+// also counts the run's replays and the claims still in flight).
+const SoldOutPhase = "sold out only"
+
+// redisWindow is Redis's counters read at both ends of a stretch of time.
+type redisWindow struct{ from, to redisSnap }
+
+// commandRate is the window's commands a second.
+func (w redisWindow) commandRate() float64 {
+	secs := w.to.at.Sub(w.from.at).Seconds()
+	if secs <= 0 {
+		return 0
+	}
+	return (w.to.commands - w.from.commands) / secs
+}
+
+// idleRedisWindow reads Redis's counters, waits idle and reads them again:
+// what the other clients (and the service's own background work) send
+// while couponbench sends nothing.
+func idleRedisWindow(ctx context.Context, rdb *redis.Client, idle time.Duration) redisWindow {
+	w := redisWindow{from: readRedisSnap(ctx, rdb)}
+	select {
+	case <-ctx.Done():
+	case <-time.After(idle):
+	}
+	w.to = readRedisSnap(ctx, rdb)
+	return w
+}
+
+// measureSoldOut runs phase between two idle windows of Redis's counters
+// and returns its figures per answer (answers: the sold-out answers phase
+// got), the background subtracted; false when a reading failed.
+func measureSoldOut(ctx context.Context, rdb *redis.Client, idle time.Duration, phase func() (answers int)) (RedisPhase, bool) {
+	before := idleRedisWindow(ctx, rdb, idle)
+	w := redisWindow{from: readRedisSnap(ctx, rdb)}
+	n := phase()
+	w.to = readRedisSnap(ctx, rdb)
+	after := idleRedisWindow(ctx, rdb, idle)
+	for _, s := range []redisSnap{before.from, before.to, w.from, w.to, after.from, after.to} {
+		if !s.ok {
+			return RedisPhase{}, false
+		}
+	}
+	w.to.answers = int64(n)
+	return soldOutPhaseOf(before, w, after), true
+}
+
+// soldOutPhaseOf is the sold-out phase's figures: its deltas per answer
+// (w.to.answers), its commands less the mean of the two idle windows'
+// rates over the phase's length.
+func soldOutPhaseOf(before, w, after redisWindow) RedisPhase {
+	n := w.to.answers - w.from.answers
+	secs := w.to.at.Sub(w.from.at).Seconds()
+	p := RedisPhase{Phase: SoldOutPhase, Answers: int(n), SecondsOfTheRun: round3(secs)}
+	if n <= 0 {
+		return p
+	}
+	bg := (before.commandRate() + after.commandRate()) / 2 * secs
+	p.CommandsPerAnswer = round3(max(w.to.commands-w.from.commands-bg, 0) / float64(n))
+	p.BackgroundPerAnswer = round3(bg / float64(n))
+	p.Noisy = math.Abs(before.commandRate()-after.commandRate())*secs/float64(n) > 0.5
+	p.CPUMicrosPerAns = round1((w.to.cpu - w.from.cpu) / float64(n))
+	p.CmdMicrosPerAns = round1((w.to.usec - w.from.usec) / float64(n))
+	p.CallsPerAnswer = round3((w.to.call - w.from.call) / float64(n))
+	if secs > 0 {
+		p.AnswersPerSecond = float64(int(float64(n)/secs + 0.5))
+		p.RedisCoresInPhase = round3((w.to.cpu - w.from.cpu) / 1e6 / secs)
+	}
+	return p
+}
+
 func round1(v float64) float64 { return float64(int(v*10+0.5)) / 10 }
 
 // phasesLine is the console form of the phases.
 func phasesLine(ps []RedisPhase) string {
 	var parts []string
 	for _, p := range ps {
-		parts = append(parts, fmt.Sprintf("%s: %d answers, %.1f µs CPU, %.1f µs in scripts, %.2f scripts and %.2f commands per answer",
-			p.Phase, p.Answers, p.CPUMicrosPerAns, p.CmdMicrosPerAns, p.CallsPerAnswer, p.CommandsPerAnswer))
+		part := fmt.Sprintf("%s: %d answers, %.1f µs CPU, %.1f µs in scripts, %.2f scripts and %.2f commands per answer",
+			p.Phase, p.Answers, p.CPUMicrosPerAns, p.CmdMicrosPerAns, p.CallsPerAnswer, p.CommandsPerAnswer)
+		if p.Phase == SoldOutPhase {
+			part += fmt.Sprintf(" (background %.2f subtracted%s)", p.BackgroundPerAnswer, map[bool]string{true: ", noisy: run again"}[p.Noisy])
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -139,7 +140,38 @@ func (e *env) runFlashSized(ctx context.Context, name string, stock, claims, use
 	s.Coupons = tally.claimed
 	s.check("exact stock", tally.claimed == stock, "%d coupons claimed, stock %d", tally.claimed, stock)
 	e.afterClaims(ctx, s, tid, 1, prefix, plan, tally)
+	if e.rdb != nil && tally.claimed == stock {
+		e.soldOutPhase(ctx, s, tid, prefix, claims)
+	}
 	return s
+}
+
+// soldOutPhase ends a flash run whose template sold out: a tenth of its
+// claims more (50 to 2,000), each from a new user with a new key, every one
+// to be answered sold_out, sent between two idle windows of Redis's
+// counters (SoldOutPhase). Its answers are not in the run's figures.
+func (e *env) soldOutPhase(ctx context.Context, s *Summary, tid int64, prefix string, claims int) {
+	n := min(max(claims/10, 50), 2000)
+	idle := 500 * time.Millisecond
+	if e.short {
+		idle = 200 * time.Millisecond
+	}
+	var others atomic.Int64
+	p, ok := measureSoldOut(ctx, e.rdb, idle, func() int {
+		drive(ctx, n, e.conc, func(ctx context.Context, _, i int) sample {
+			a := e.c.claim(ctx, tid, userName(prefix+"so", i), keyName(prefix+"so", i))
+			k := a.kind()
+			if k != "sold_out" {
+				others.Add(1)
+			}
+			return sample{kind: k, d: a.d}
+		})
+		return n - int(others.Load())
+	})
+	s.check("sold out only", others.Load() == 0, "%d of %d new claims after the sell-out answered sold_out", n-int(others.Load()), n)
+	if ok {
+		s.RedisPhases = append(s.RedisPhases, p)
+	}
 }
 
 // runClaim is the committed-claim rate: stock above the requests, every

@@ -565,12 +565,16 @@ func writeRedisPhasesTable(w io.Writer, scenarios []*Summary) {
 		for _, p := range s.RedisPhases {
 			if first {
 				fmt.Fprintf(w, "\nRedis per answer before and after the sell-out (INFO deltas; Redis is shared with the machine's other work):\n\n")
-				fmt.Fprintf(w, "| scenario | phase | answers | answers/s | Redis CPU µs/answer | in scripts µs/answer | scripts/answer | Redis cores |\n")
-				fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|\n")
+				fmt.Fprintf(w, "| scenario | phase | answers | answers/s | Redis CPU µs/answer | in scripts µs/answer | scripts/answer | commands/answer | Redis cores |\n")
+				fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 				first = false
 			}
-			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.1f | %.1f | %.2f | %.2f |\n", s.Name, p.Phase, p.Answers, p.AnswersPerSecond,
-				p.CPUMicrosPerAns, p.CmdMicrosPerAns, p.CallsPerAnswer, p.RedisCoresInPhase)
+			cmds := fmt.Sprintf("%.2f", p.CommandsPerAnswer)
+			if p.Noisy {
+				cmds += " (noisy: run again)"
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.1f | %.1f | %.2f | %s | %.2f |\n", s.Name, p.Phase, p.Answers, p.AnswersPerSecond,
+				p.CPUMicrosPerAns, p.CmdMicrosPerAns, p.CallsPerAnswer, cmds, p.RedisCoresInPhase)
 		}
 	}
 }
