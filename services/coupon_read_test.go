@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
 	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
 
 	"gorm.io/gorm/schema"
 )
@@ -75,5 +78,76 @@ func TestCouponByCodeReadsWhatGormReads(t *testing.T) {
 	}
 	if _, err := f.Core.CouponByCode(f.Ctx, models.NewCouponCode()); !models.IsCode(err, models.CodeNotFound) {
 		t.Errorf("a code no coupon has: %v, want not_found", err)
+	}
+}
+
+// OrderColumns names every column of checkout.CheckoutOrder, in the order
+// of its fields, so that ReadOrder fills the whole row.
+func TestOrderColumnsAreTheModels(t *testing.T) {
+	s, err := schema.Parse(&checkout.CheckoutOrder{}, &sync.Map{}, schema.NamingStrategy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range s.Fields {
+		if f.DBName != "" {
+			want = append(want, f.DBName)
+		}
+	}
+	var got []string
+	for _, c := range strings.Split(checkout.OrderColumns, ",") {
+		got = append(got, strings.TrimSpace(c))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("OrderColumns %q, the model's columns %q", got, want)
+	}
+}
+
+// ReadOrder, scanning the row itself, reads exactly what gorm's Find reads:
+// an order held with a cart (hash, currency, shipping, hold), one redeemed
+// one step with an amount (no hold, no hash), one confirmed; an order
+// without a row is not found.
+func TestReadOrderReadsWhatGormReads(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl("", 500, 0, 0)
+	cart, _ := benchcart.New(3)
+	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
+	if _, err := f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: "read-lined", Cart: lined,
+		CouponCodes: []string{f.claim(tp, "u1").Code}, TTLSeconds: 600, Actor: "shop"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.redeem(f.claim(tp, "u2"), "read-redeemed", 10_000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.hold("read-confirmed", 10_000, 600, f.claim(tp, "u3")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "read-confirmed"}); err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, id := range []string{"read-lined", "read-redeemed", "read-confirmed"} {
+		var want checkout.CheckoutOrder
+		if err := f.Backends.DB.Where("order_id = ?", id).First(&want).Error; err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := f.Checkout.ReadOrder(f.Ctx, id)
+		if err != nil || !found {
+			t.Fatalf("order %s: found %v, %v", id, found, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("order %s:\n read %+v\n gorm %+v", id, got, want)
+		}
+		state := "none"
+		if got.HoldState != nil {
+			state = *got.HoldState
+		}
+		states = append(states, fmt.Sprintf("%s/%v", state, got.Lined()))
+	}
+	if strings.Join(states, ",") != "held/true,none/false,confirmed/false" {
+		t.Errorf("orders read as %v, want held/true, none/false, confirmed/false", states)
+	}
+	if o, found, err := f.Checkout.ReadOrder(f.Ctx, "read-none"); err != nil || found || o.OrderID != "" {
+		t.Errorf("an order without a row: %+v, found %v, %v", o, found, err)
 	}
 }

@@ -480,14 +480,32 @@ func (s *Checkout) ensureOrder(ctx context.Context, orderID string) error {
 	return core.DBError("order", err)
 }
 
-// ReadOrder reads the order's row; found is false when there is none.
+// ReadOrder reads the order's row; found is false when there is none. The
+// row is scanned by hand (OrderColumns), not by gorm's reflection of the
+// model; the SELECT still goes through gorm's chain (docs/statements.md).
 func (s *Checkout) ReadOrder(ctx context.Context, orderID string) (o CheckoutOrder, found bool, err error) {
-	err = s.DB.WithContext(ctx).Where("order_id = ?", orderID).Limit(1).Find(&o).Error
+	rs, err := s.DB.WithContext(ctx).Raw(`SELECT `+OrderColumns+` FROM checkout_orders WHERE order_id = ? LIMIT 1`, orderID).Rows()
 	if err != nil {
 		return o, false, core.DBError("order", err)
 	}
-	return o, o.OrderID != "", nil
+	defer rs.Close()
+	if !rs.Next() {
+		if err := rs.Err(); err != nil {
+			return o, false, core.DBError("order", err)
+		}
+		return o, false, nil
+	}
+	if err := rs.Scan(&o.OrderID, &o.Stacking, &o.Coupons, &o.AmountCents, &o.ReturnedCents, &o.HoldState, &o.HoldCodes,
+		&o.HoldExpiresAt, &o.DiscountCents, &o.Currency, &o.CartHash, &o.ShippingCents, &o.UpdatedAt); err != nil {
+		return CheckoutOrder{}, false, core.DBError("order", err)
+	}
+	return o, true, nil
 }
+
+// OrderColumns are every column of checkout_orders, in the order ReadOrder
+// scans them (TestOrderColumnsAreTheModels holds them to CheckoutOrder).
+const OrderColumns = `order_id, stacking, coupons, amount_cents, returned_cents, hold_state, hold_codes, hold_expires_at,
+	discount_cents, currency, cart_hash, shipping_cents, updated_at`
 
 // takeRoom adds n coupons of that stacking to the order inside tx: a guarded
 // UPDATE of the order's row that matches nothing when the order has no room
