@@ -155,15 +155,24 @@ func writeLines(tx *gorm.DB, orderID string, oc orderCart, fresh bool) error {
 
 // loadLines reads the cart of an order with lines (its lines, shipping and
 // currency) and the units of each line returned so far, in one SELECT.
+// The rows are scanned by hand, not by gorm's reflection of the model (the
+// SELECT still goes through gorm's chain: docs/statements.md).
 func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
-	var rows []OrderLine
-	if err := db.Where("order_id = ?", o.OrderID).Order("line_no").Find(&rows).Error; err != nil {
+	rs, err := db.Raw(`SELECT line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity
+		FROM order_lines WHERE order_id = ? ORDER BY line_no`, o.OrderID).Rows()
+	if err != nil {
 		return nil, nil, err
 	}
-	c := &pricing.Cart{Currency: o.Currency, ShippingCents: o.ShippingCents, Lines: make([]pricing.Line, len(rows))}
-	returned := make([]int64, len(rows))
-	for i, r := range rows {
-		returned[i] = r.ReturnedQuantity
+	defer rs.Close()
+	c := &pricing.Cart{Currency: o.Currency, ShippingCents: o.ShippingCents}
+	var returned []int64
+	for rs.Next() {
+		var r OrderLine
+		if err := rs.Scan(&r.LineNo, &r.LineID, &r.SKU, &r.ProductID, &r.CategoryIDs, &r.Quantity, &r.UnitPriceCents, &r.Discountable,
+			&r.ReturnedQuantity); err != nil {
+			return nil, nil, err
+		}
+		returned = append(returned, r.ReturnedQuantity)
 		l := pricing.Line{ID: r.LineID, SKU: r.SKU, ProductID: r.ProductID, Quantity: r.Quantity,
 			UnitPriceCents: r.UnitPriceCents, NotDiscountable: !r.Discountable}
 		if r.CategoryIDs != nil && *r.CategoryIDs != "" {
@@ -171,7 +180,13 @@ func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
 				return nil, nil, fmt.Errorf("order_lines.category_ids of order %s line %d: %w", o.OrderID, r.LineNo, err)
 			}
 		}
-		c.Lines[i] = l
+		c.Lines = append(c.Lines, l)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, nil, err
+	}
+	if c.Lines == nil {
+		c.Lines, returned = []pricing.Line{}, []int64{}
 	}
 	return c, returned, nil
 }
@@ -247,16 +262,24 @@ func liveAllocation(db *gorm.DB, orderID string) (map[int64][]LineDiscountRow, e
 
 // allocationWhere reads the order_line_discounts rows the condition
 // selects, by coupon id, in one SELECT.
+// The rows are scanned by hand, as loadLines'.
 func allocationWhere(db *gorm.DB, cond string, args ...any) (map[int64][]LineDiscountRow, error) {
-	var rows []LineDiscountRow
-	if err := db.Where(cond, args...).Order("coupon_id, line_no").Find(&rows).Error; err != nil {
+	rs, err := db.Raw(`SELECT order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, created_at
+		FROM order_line_discounts WHERE `+cond+` ORDER BY coupon_id, line_no`, args...).Rows()
+	if err != nil {
 		return nil, err
 	}
+	defer rs.Close()
 	out := map[int64][]LineDiscountRow{}
-	for _, r := range rows {
+	for rs.Next() {
+		var r LineDiscountRow
+		if err := rs.Scan(&r.OrderID, &r.CouponID, &r.LineNo, &r.TemplateID, &r.DiscountCents, &r.ReturnedDiscountCents, &r.Units,
+			&r.CreatedAt); err != nil {
+			return nil, err
+		}
 		out[r.CouponID] = append(out[r.CouponID], r)
 	}
-	return out, nil
+	return out, rs.Err()
 }
 
 // LineDiscount is one line of an answer with lines: the line's discount and
@@ -314,17 +337,13 @@ func allocationOf(r *pricing.Result, cart *pricing.Cart, lined bool) *allocation
 // storedAllocation is the allocation of the coupons (in their order) as
 // stored for an order with lines.
 func storedAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon) (*allocation, error) {
-	var lines []OrderLine
-	if err := db.Select("line_no", "line_id").Where("order_id = ?", o.OrderID).Order("line_no").Find(&lines).Error; err != nil {
+	var ids []string
+	if err := db.Raw(`SELECT line_id FROM order_lines WHERE order_id = ? ORDER BY line_no`, o.OrderID).Scan(&ids).Error; err != nil {
 		return nil, err
 	}
 	rows, err := liveAllocation(db, o.OrderID)
 	if err != nil {
 		return nil, err
-	}
-	ids := make([]string, len(lines))
-	for i, l := range lines {
-		ids[i] = l.LineID
 	}
 	return allocationOfRows(o, cs, ids, rows)
 }
