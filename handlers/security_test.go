@@ -153,6 +153,7 @@ var securityMatrix = []matrixRow{
 			return `{"user_ids":["sec-issue-` + who.String() + `"]}`
 		}},
 	{method: "GET", route: "/api/v1/templates/:id/coupons.csv", target: templatePath("/coupons.csv?status=issued")},
+	{method: "GET", route: "/api/v1/templates/:id/coupons", target: templatePath("/coupons?status=issued")},
 	{method: "GET", route: "/api/v1/jobs/:id", target: jobPath("")},
 	{method: "GET", route: "/api/v1/jobs/:id/result.csv", target: jobPath("/result.csv")},
 

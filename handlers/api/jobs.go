@@ -169,19 +169,9 @@ func (s *Server) exportCoupons(c *gin.Context) {
 	if !ok {
 		return
 	}
-	f := codes.ExportFilter{Status: c.Query("status")}
-	for _, q := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &f.From}, {"to", &f.To}} {
-		if v := c.Query(q.name); v != "" {
-			t, err := models.ParseTime(q.name, v)
-			if err != nil {
-				web.RespondError(c, err)
-				return
-			}
-			*q.dst = t
-		}
+	f, ok := exportFilter(c)
+	if !ok {
+		return
 	}
 	if err := s.codes.CheckExport(c.Request.Context(), id, f); err != nil {
 		web.RespondError(c, err)
@@ -200,6 +190,45 @@ func (s *Server) exportCoupons(c *gin.Context) {
 		s.log.Warn("export cut", "template", id, "err", err)
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// exportFilter reads the status, from and to of a template's coupons,
+// answering 400 naming the one at fault.
+func exportFilter(c *gin.Context) (codes.ExportFilter, bool) {
+	f := codes.ExportFilter{Status: c.Query("status")}
+	for _, q := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if v := c.Query(q.name); v != "" {
+			t, err := models.ParseTime(q.name, v)
+			if err != nil {
+				web.RespondError(c, err)
+				return f, false
+			}
+			*q.dst = t
+		}
+	}
+	return f, true
+}
+
+// listTemplateCoupons answers a cursor page of a template's coupons, in
+// increasing id, that the filter keeps (docs/paging.md).
+func (s *Server) listTemplateCoupons(c *gin.Context) {
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return
+	}
+	f, ok := exportFilter(c)
+	if !ok {
+		return
+	}
+	after, limit, ok := pageQuery(c)
+	if !ok {
+		return
+	}
+	page, next, err := s.codes.ListCoupons(c.Request.Context(), id, f, after, limit)
+	web.Answer(c, err, http.StatusOK, "ok", couponsAnswer{Coupons: page, Next: Next{next}})
 }
 
 // isCSV reports a text/csv request body.
