@@ -213,15 +213,17 @@ func (s *Server) Routes() []web.Route {
 			DryRun: true, Handler: s.validateCheckout, Tag: "checkout", Summary: "Price a cart of coupons for an order (a dry run)",
 			Description: "Applies every rule of a hold (owner, state, validity, minimum, stacking) to 1-5 codes and prices them; " +
 				"changes nothing. result is ok or the word the hold would answer; each coupon has its own word, and a refusal " +
-				"(stacking included) is named on the line of each coupon it concerns. A shopper's session validates only its own " +
-				"coupons (user_id is the shopper's). With a user_id, another user's coupon → 404 not_found, the same answer as a " +
-				"code no coupon has. Each code counts against the caller's and the user's validation limits (429 rate_limited). " +
+				"(stacking included) is named on the line of each coupon it concerns. Every refusal of a code is answered so, as 200: " +
+				"a code no coupon has, a mistyped one (with a user_id or without) and, with a user_id, another user's coupon are " +
+				"word for word the same not_found line (result not_found), so that validation is no oracle of codes; the 4xx " +
+				"refusals are hold's and redeem's. A shopper's session validates only its own " +
+				"coupons (user_id is the shopper's). Each code counts against the caller's and the user's validation limits (429 rate_limited). " +
 				"With lines the answer gives each line's discount and each coupon's part of it, and the shipping's discount.",
 			Request: web.TypeOf[validateRequest](), Status: 200,
 			Results: []string{"ok", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable",
-				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "currency_mismatch"},
+				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "currency_mismatch", "not_found"},
 			Answer: web.TypeOf[checkoutAnswer](),
-			Errors: map[int][]string{404: {web.ErrFound}, 429: {"rate_limited"}}},
+			Errors: map[int][]string{429: {"rate_limited"}}},
 		{Method: "POST", Path: "/api/v1/holds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.holdCoupons, Tag: "checkout", Summary: "Hold coupons for an order while it is paid",
 			Description: "All the codes are held for the order until expires_at, or none. A shared code claims a coupon of " +
