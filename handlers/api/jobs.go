@@ -165,11 +165,7 @@ func (s *Server) downloadJobResult(c *gin.Context) {
 
 // exportCoupons streams a template's coupons as CSV.
 func (s *Server) exportCoupons(c *gin.Context) {
-	id, ok := web.PathID(c, "id")
-	if !ok {
-		return
-	}
-	f, ok := exportFilter(c)
+	id, f, ok := couponsQuery(c)
 	if !ok {
 		return
 	}
@@ -192,10 +188,14 @@ func (s *Server) exportCoupons(c *gin.Context) {
 	}
 }
 
-// exportFilter reads the status, from and to of a template's coupons,
-// answering 400 naming the one at fault.
-func exportFilter(c *gin.Context) (codes.ExportFilter, bool) {
+// couponsQuery reads the template id and the status, from and to of a
+// template's coupons, answering 400 naming the one at fault.
+func couponsQuery(c *gin.Context) (int64, codes.ExportFilter, bool) {
 	f := codes.ExportFilter{Status: c.Query("status")}
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return 0, f, false
+	}
 	for _, q := range []struct {
 		name string
 		dst  *time.Time
@@ -204,22 +204,18 @@ func exportFilter(c *gin.Context) (codes.ExportFilter, bool) {
 			t, err := models.ParseTime(q.name, v)
 			if err != nil {
 				web.RespondError(c, err)
-				return f, false
+				return 0, f, false
 			}
 			*q.dst = t
 		}
 	}
-	return f, true
+	return id, f, true
 }
 
 // listTemplateCoupons answers a cursor page of a template's coupons, in
 // increasing id, that the filter keeps (docs/paging.md).
 func (s *Server) listTemplateCoupons(c *gin.Context) {
-	id, ok := web.PathID(c, "id")
-	if !ok {
-		return
-	}
-	f, ok := exportFilter(c)
+	id, f, ok := couponsQuery(c)
 	if !ok {
 		return
 	}
