@@ -9,8 +9,9 @@ import (
 )
 
 // walk yields the items of every page from after: page reads the page
-// after a cursor and returns its items and the next cursor (0 or not above
-// the cursor at the end).
+// after a cursor and returns its items and the next cursor (0 or the
+// cursor itself at the end). A list read newest first has cursors that
+// go down.
 func walk[T any](page func(after int64) ([]T, int64, error), after int64) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		for {
@@ -25,7 +26,7 @@ func walk[T any](page func(after int64) ([]T, int64, error), after int64) iter.S
 					return
 				}
 			}
-			if len(items) == 0 || next <= after {
+			if len(items) == 0 || next == 0 || next == after {
 				return
 			}
 			after = next
@@ -46,6 +47,34 @@ func deref[T any](p *T) T {
 // pass it as after next time: the feed never skips an event.
 func (c *Client) Events(ctx context.Context, after int64, opts ...CallOption) iter.Seq2[Event, error] {
 	return c.ListEventsAll(ctx, ListEventsParams{After: &after}, opts...)
+}
+
+// LatestEventID is the id to read the feed on from to start "from now"
+// (GET /api/v1/events?from=latest): the events committed after this call
+// come after it, none skipped. Keep it as the after of Events.
+func (c *Client) LatestEventID(ctx context.Context, opts ...CallOption) (int64, error) {
+	page, err := c.ListEvents(ctx, ListEventsParams{From: Ptr("latest")}, opts...)
+	if err != nil {
+		return 0, err
+	}
+	return page.Next, nil
+}
+
+// EventsFromLatest walks the event feed from now on (LatestEventID, then
+// Events): the events committed after the call, up to the feed's end.
+func (c *Client) EventsFromLatest(ctx context.Context, opts ...CallOption) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		after, err := c.LatestEventID(ctx, opts...)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		for ev, err := range c.Events(ctx, after, opts...) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
 }
 
 // DecodeData decodes an event's data into its type's struct: *CouponEvent

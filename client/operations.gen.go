@@ -344,7 +344,7 @@ func (c *Client) ListCampaigns(ctx context.Context, params ListCampaignsParams, 
 }
 
 // ListCampaignsAll walks every page of ListCampaigns from params.After (0 or nil: the start), in
-// id order; it stops at the first error, yielded, or when the loop breaks.
+// the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListCampaignsAll(ctx context.Context, params ListCampaignsParams, opts ...CallOption) iter.Seq2[Campaign, error] {
 	return walk(func(after int64) ([]Campaign, int64, error) {
 		params.After = &after
@@ -359,6 +359,7 @@ func (c *Client) ListCampaignsAll(ctx context.Context, params ListCampaignsParam
 // ListEventsParams are the query parameters of ListEvents.
 type ListEventsParams struct {
 	After *int64
+	From  *string
 	Limit *int64
 }
 
@@ -368,6 +369,9 @@ func (c *Client) ListEvents(ctx context.Context, params ListEventsParams, opts .
 	req.query = url.Values{}
 	if params.After != nil {
 		req.query.Set("after", strconv.FormatInt(*params.After, 10))
+	}
+	if params.From != nil {
+		req.query.Set("from", *params.From)
 	}
 	if params.Limit != nil {
 		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
@@ -380,7 +384,7 @@ func (c *Client) ListEvents(ctx context.Context, params ListEventsParams, opts .
 }
 
 // ListEventsAll walks every page of ListEvents from params.After (0 or nil: the start), in
-// id order; it stops at the first error, yielded, or when the loop breaks.
+// the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListEventsAll(ctx context.Context, params ListEventsParams, opts ...CallOption) iter.Seq2[Event, error] {
 	return walk(func(after int64) ([]Event, int64, error) {
 		params.After = &after
@@ -389,6 +393,54 @@ func (c *Client) ListEventsAll(ctx context.Context, params ListEventsParams, opt
 			return nil, 0, err
 		}
 		return page.Events, page.Next, nil
+	}, deref(params.After))
+}
+
+// ListTemplateCouponsParams are the query parameters of ListTemplateCoupons.
+type ListTemplateCouponsParams struct {
+	Status *string
+	From   *string
+	To     *string
+	After  *int64
+	Limit  *int64
+}
+
+// ListTemplateCoupons: List a template's coupons (a cursor page) (GET /api/v1/templates/{id}/coupons).
+func (c *Client) ListTemplateCoupons(ctx context.Context, id int64, params ListTemplateCouponsParams, opts ...CallOption) (*CouponsAnswer, error) {
+	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/coupons", idempotent: false, retryable: true}
+	req.query = url.Values{}
+	if params.Status != nil {
+		req.query.Set("status", *params.Status)
+	}
+	if params.From != nil {
+		req.query.Set("from", *params.From)
+	}
+	if params.To != nil {
+		req.query.Set("to", *params.To)
+	}
+	if params.After != nil {
+		req.query.Set("after", strconv.FormatInt(*params.After, 10))
+	}
+	if params.Limit != nil {
+		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
+	}
+	var out CouponsAnswer
+	if err := c.do(ctx, req, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListTemplateCouponsAll walks every page of ListTemplateCoupons from params.After (0 or nil: the start), in
+// the list's order; it stops at the first error, yielded, or when the loop breaks.
+func (c *Client) ListTemplateCouponsAll(ctx context.Context, id int64, params ListTemplateCouponsParams, opts ...CallOption) iter.Seq2[CouponView, error] {
+	return walk(func(after int64) ([]CouponView, int64, error) {
+		params.After = &after
+		page, err := c.ListTemplateCoupons(ctx, id, params, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return page.Coupons, deref(page.Next), nil
 	}, deref(params.After))
 }
 
@@ -420,7 +472,7 @@ func (c *Client) ListTemplates(ctx context.Context, params ListTemplatesParams, 
 }
 
 // ListTemplatesAll walks every page of ListTemplates from params.After (0 or nil: the start), in
-// id order; it stops at the first error, yielded, or when the loop breaks.
+// the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListTemplatesAll(ctx context.Context, params ListTemplatesParams, opts ...CallOption) iter.Seq2[TemplateView, error] {
 	return walk(func(after int64) ([]TemplateView, int64, error) {
 		params.After = &after
@@ -438,7 +490,7 @@ type ListTokensParams struct {
 	Limit *int64
 }
 
-// ListTokens: List the API tokens (never their secrets), oldest first (by id, paged by after) (GET /api/v1/tokens).
+// ListTokens: List the API tokens (never their secrets), newest first (by id, paged by after) (GET /api/v1/tokens).
 func (c *Client) ListTokens(ctx context.Context, params ListTokensParams, opts ...CallOption) (*TokensAnswer, error) {
 	req := request{method: "GET", path: "/api/v1/tokens", idempotent: false, retryable: true}
 	req.query = url.Values{}
@@ -456,7 +508,7 @@ func (c *Client) ListTokens(ctx context.Context, params ListTokensParams, opts .
 }
 
 // ListTokensAll walks every page of ListTokens from params.After (0 or nil: the start), in
-// id order; it stops at the first error, yielded, or when the loop breaks.
+// the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListTokensAll(ctx context.Context, params ListTokensParams, opts ...CallOption) iter.Seq2[TokenView, error] {
 	return walk(func(after int64) ([]TokenView, int64, error) {
 		params.After = &after
@@ -492,7 +544,7 @@ func (c *Client) ListUserCoupons(ctx context.Context, userID string, params List
 }
 
 // ListUserCouponsAll walks every page of ListUserCoupons from params.After (0 or nil: the start), in
-// id order; it stops at the first error, yielded, or when the loop breaks.
+// the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListUserCouponsAll(ctx context.Context, userID string, params ListUserCouponsParams, opts ...CallOption) iter.Seq2[CouponView, error] {
 	return walk(func(after int64) ([]CouponView, int64, error) {
 		params.After = &after
@@ -506,6 +558,7 @@ func (c *Client) ListUserCouponsAll(ctx context.Context, userID string, params L
 
 // ListWebhookAttemptsParams are the query parameters of ListWebhookAttempts.
 type ListWebhookAttemptsParams struct {
+	After *int64
 	Limit *int64
 }
 
@@ -513,6 +566,9 @@ type ListWebhookAttemptsParams struct {
 func (c *Client) ListWebhookAttempts(ctx context.Context, id int64, params ListWebhookAttemptsParams, opts ...CallOption) (*AttemptsAnswer, error) {
 	req := request{method: "GET", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/attempts", idempotent: false, retryable: true}
 	req.query = url.Values{}
+	if params.After != nil {
+		req.query.Set("after", strconv.FormatInt(*params.After, 10))
+	}
 	if params.Limit != nil {
 		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
 	}
@@ -521,6 +577,19 @@ func (c *Client) ListWebhookAttempts(ctx context.Context, id int64, params ListW
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ListWebhookAttemptsAll walks every page of ListWebhookAttempts from params.After (0 or nil: the start), in
+// the list's order; it stops at the first error, yielded, or when the loop breaks.
+func (c *Client) ListWebhookAttemptsAll(ctx context.Context, id int64, params ListWebhookAttemptsParams, opts ...CallOption) iter.Seq2[WebhookAttempt, error] {
+	return walk(func(after int64) ([]WebhookAttempt, int64, error) {
+		params.After = &after
+		page, err := c.ListWebhookAttempts(ctx, id, params, opts...)
+		if err != nil {
+			return nil, 0, err
+		}
+		return page.Attempts, deref(page.Next), nil
+	}, deref(params.After))
 }
 
 // ListWebhooksParams are the query parameters of ListWebhooks.
@@ -547,7 +616,7 @@ func (c *Client) ListWebhooks(ctx context.Context, params ListWebhooksParams, op
 }
 
 // ListWebhooksAll walks every page of ListWebhooks from params.After (0 or nil: the start), in
-// id order; it stops at the first error, yielded, or when the loop breaks.
+// the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListWebhooksAll(ctx context.Context, params ListWebhooksParams, opts ...CallOption) iter.Seq2[WebhookEndpoint, error] {
 	return walk(func(after int64) ([]WebhookEndpoint, int64, error) {
 		params.After = &after

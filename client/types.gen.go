@@ -396,6 +396,9 @@ type AttemptsAnswer struct {
 	// Error empty
 	Error string `json:"error"`
 
+	// Next pass as after to read the next page; absent on the last page
+	Next *int64 `json:"next,omitempty"`
+
 	// Result the result word
 	Result string `json:"result"`
 }

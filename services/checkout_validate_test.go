@@ -1,7 +1,7 @@
 package services_test
 
 import (
-	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,29 +104,36 @@ func TestValidateOtherUsersCouponIsNotFound(t *testing.T) {
 	validate := func(user string, codes ...string) (*checkout.CheckoutResult, error) {
 		return f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 1_000, UserID: user, CouponCodes: codes})
 	}
-	// refusal returns the not_found error and its message with the code
-	// named replaced by "<code>".
-	refusal := func(code string, err error) (*models.Error, string) {
+	// line checks that the answer refuses with not_found and that code's
+	// line (at i) says not_found naming it, and returns the line with the
+	// code replaced by "<code>".
+	line := func(code string, res *checkout.CheckoutResult, err error, i int) string {
 		t.Helper()
-		var e *models.Error
-		if !errors.As(err, &e) || e.Code != models.CodeNotFound || !strings.Contains(e.Message, code) {
-			t.Fatalf("validate %s: %v, want not_found naming it", code, err)
+		if err != nil || res.Result != "not_found" || res.DiscountCents != 0 || res.PayableCents != 1_000 || len(res.Coupons) <= i {
+			t.Fatalf("validate %s: %+v %v, want 200 not_found, nothing off", code, res, err)
 		}
-		return e, strings.ReplaceAll(e.Message, code, "<code>")
+		cc := res.Coupons[i]
+		if cc.Result != "not_found" || cc.Code != models.CodeNotFound || cc.CouponCode != code || !strings.Contains(cc.Message, code) || cc.DiscountCents != 0 {
+			t.Fatalf("validate %s: line %d %+v, want not_found naming it", code, i, cc)
+		}
+		return strings.ReplaceAll(fmt.Sprintf("%+v", cc), code, "<code>")
+	}
+	res, err := validate("ann", unknown)
+	u := line(unknown, res, err, 0)
+	res, err = validate("ann", theirs.Code)
+	if th := line(theirs.Code, res, err, 0); th != u {
+		t.Fatalf("unknown code %s and another user's coupon %s answered differently", u, th)
+	}
+	// Wherever such a code stands in the cart it has its line, the same
+	// whichever kind it is; the user's own coupon keeps its own.
+	res, err = validate("ann", mine.Code, theirs.Code, unknown)
+	line(theirs.Code, res, err, 1)
+	line(unknown, res, err, 2)
+	if len(res.Coupons) != 3 || res.Coupons[0].CouponCode != mine.Code || res.Coupons[0].Result != "ok" {
+		t.Fatalf("ann's own coupon in the cart: %+v", res.Coupons)
 	}
 
-	ue, umsg := refusal(unknown, func() error { _, err := validate("ann", unknown); return err }())
-	te, tmsg := refusal(theirs.Code, func() error { _, err := validate("ann", theirs.Code); return err }())
-	if umsg != tmsg || ue.Field != te.Field || ue.Forbidden != te.Forbidden || ue.RetryAfterSeconds != te.RetryAfterSeconds {
-		t.Fatalf("unknown code %+v and another user's coupon %+v answered differently", ue, te)
-	}
-	// The first such code of the cart is named, whichever kind it is.
-	_, err := validate("ann", mine.Code, theirs.Code, unknown)
-	refusal(theirs.Code, err)
-	_, err = validate("ann", mine.Code, unknown, theirs.Code)
-	refusal(unknown, err)
-
-	res, err := validate("ann", mine.Code, bearer.Code)
+	res, err = validate("ann", mine.Code, bearer.Code)
 	validateLines(t, res, err, "ok", []string{"ok", "ok"}, []int64{500, 200})
 	// Without a user_id (the till) the owner is not checked.
 	res, err = validate("", theirs.Code)

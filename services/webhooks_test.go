@@ -23,7 +23,7 @@ import (
 // attempts returns an endpoint's delivery log, oldest first.
 func attempts(t *testing.T, svc *services.App, id int64) []models.WebhookAttempt {
 	t.Helper()
-	log, err := svc.ListWebhookAttempts(context.Background(), id, 1000)
+	log, _, err := svc.ListWebhookAttempts(context.Background(), id, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -303,7 +303,7 @@ func writeWalk(b *bytes.Buffer, op operation) {
 		next = "deref(page.Next)"
 	}
 	fmt.Fprintf(b, "// %sAll walks every page of %s from params.After (0 or nil: the start), in\n", op.ID, op.ID)
-	fmt.Fprintf(b, "// id order; it stops at the first error, yielded, or when the loop breaks.\n")
+	fmt.Fprintf(b, "// the list's order; it stops at the first error, yielded, or when the loop breaks.\n")
 	fmt.Fprintf(b, "func (c *Client) %sAll(%s) iter.Seq2[%s, error] {\n",
 		op.ID, strings.Join(append(append([]string{"ctx context.Context"}, params...), "params "+op.ID+"Params", "opts ...CallOption"), ", "), op.ItemType)
 	fmt.Fprintf(b, "\treturn walk(func(after int64) ([]%s, int64, error) {\n\t\tparams.After = &after\n", op.ItemType)

@@ -100,6 +100,7 @@ type endpointAnswer struct {
 
 type attemptsAnswer struct {
 	Attempts []models.WebhookAttempt `json:"attempts"`
+	Next
 }
 
 type deliveryAnswer struct {

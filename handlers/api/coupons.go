@@ -59,6 +59,6 @@ func (s *Server) listUserCoupons(c *gin.Context) {
 		return
 	}
 	out, err := s.core.ListUserCoupons(c.Request.Context(), userID)
-	page, next := pageOf(out, func(x *models.CouponView) int64 { return x.ID }, after, limit)
+	page, next := newestPageOf(out, func(x *models.CouponView) int64 { return x.ID }, after, limit)
 	web.Answer(c, err, http.StatusOK, "ok", couponsAnswer{Coupons: page, Next: Next{next}})
 }

@@ -165,23 +165,9 @@ func (s *Server) downloadJobResult(c *gin.Context) {
 
 // exportCoupons streams a template's coupons as CSV.
 func (s *Server) exportCoupons(c *gin.Context) {
-	id, ok := web.PathID(c, "id")
+	id, f, ok := couponsQuery(c)
 	if !ok {
 		return
-	}
-	f := codes.ExportFilter{Status: c.Query("status")}
-	for _, q := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &f.From}, {"to", &f.To}} {
-		if v := c.Query(q.name); v != "" {
-			t, err := models.ParseTime(q.name, v)
-			if err != nil {
-				web.RespondError(c, err)
-				return
-			}
-			*q.dst = t
-		}
 	}
 	if err := s.codes.CheckExport(c.Request.Context(), id, f); err != nil {
 		web.RespondError(c, err)
@@ -200,6 +186,45 @@ func (s *Server) exportCoupons(c *gin.Context) {
 		s.log.Warn("export cut", "template", id, "err", err)
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// couponsQuery reads the template id and the status, from and to of a
+// template's coupons, answering 400 naming the one at fault.
+func couponsQuery(c *gin.Context) (int64, codes.ExportFilter, bool) {
+	f := codes.ExportFilter{Status: c.Query("status")}
+	id, ok := web.PathID(c, "id")
+	if !ok {
+		return 0, f, false
+	}
+	for _, q := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if v := c.Query(q.name); v != "" {
+			t, err := models.ParseTime(q.name, v)
+			if err != nil {
+				web.RespondError(c, err)
+				return 0, f, false
+			}
+			*q.dst = t
+		}
+	}
+	return id, f, true
+}
+
+// listTemplateCoupons answers a cursor page of a template's coupons, in
+// increasing id, that the filter keeps (docs/paging.md).
+func (s *Server) listTemplateCoupons(c *gin.Context) {
+	id, f, ok := couponsQuery(c)
+	if !ok {
+		return
+	}
+	after, limit, ok := pageQuery(c)
+	if !ok {
+		return
+	}
+	page, next, err := s.codes.ListCoupons(c.Request.Context(), id, f, after, limit)
+	web.Answer(c, err, http.StatusOK, "ok", couponsAnswer{Coupons: page, Next: Next{next}})
 }
 
 // isCSV reports a text/csv request body.

@@ -43,13 +43,37 @@ func pageQuery(c *gin.Context) (after int64, limit int, ok bool) {
 	return int64(a), limit, ok
 }
 
-// pageOf is the page of items after the cursor, and the next cursor (0 on
-// the last page).
+// pageOf is the page of items after the cursor, in increasing id, and the
+// next cursor (0 on the last page).
 func pageOf[T any](items []T, id func(*T) int64, after int64, limit int) (page []T, next int64) {
 	sorted := slices.Clone(items)
 	slices.SortFunc(sorted, func(a, b T) int { return cmp.Compare(id(&a), id(&b)) })
 	start, _ := slices.BinarySearchFunc(sorted, after+1, func(x T, target int64) int { return cmp.Compare(id(&x), target) })
-	page = sorted[start:]
+	return cut(sorted[start:], id, limit)
+}
+
+// newestPageOf is the page of a list read newest first: the items whose id
+// is below the cursor (every item when it is 0), in decreasing id, and the
+// next cursor (0 on the last page). Items added during a walk are above
+// its first page and are not seen by it; none is seen twice
+// (docs/paging.md).
+func newestPageOf[T any](items []T, id func(*T) int64, after int64, limit int) (page []T, next int64) {
+	sorted := slices.Clone(items)
+	slices.SortFunc(sorted, func(a, b T) int { return cmp.Compare(id(&b), id(&a)) })
+	start := 0
+	if after > 0 {
+		start = slices.IndexFunc(sorted, func(x T) bool { return id(&x) < after })
+		if start < 0 {
+			start = len(sorted)
+		}
+	}
+	return cut(sorted[start:], id, limit)
+}
+
+// cut keeps the first limit items, and says the last one's id as the next
+// cursor when some are left.
+func cut[T any](page []T, id func(*T) int64, limit int) ([]T, int64) {
+	var next int64
 	if len(page) > limit {
 		page = page[:limit]
 		next = id(&page[limit-1])

@@ -140,14 +140,17 @@ func (s *Server) Routes() []web.Route {
 			Tag: "jobs", Summary: "Export a template's coupons as CSV (streamed)",
 			Description: "Every coupon of the template, in id order, streamed in constant memory: " +
 				codes.ExportHeader + ". status is an effective status; from and to bound claimed_at.",
-			Query: []web.Param{
-				{Name: "status", Description: "issued, held, used, revoked or expired", Schema: map[string]any{"type": "string",
-					"enum": []string{"issued", "held", "used", "revoked", "expired"}}},
-				{Name: "from", Description: "claimed at or after (" + web.TimeRule + ")", Schema: web.TimeSchema()},
-				{Name: "to", Description: "claimed before (" + web.TimeRule + ")", Schema: web.TimeSchema()}},
+			Query:   couponFilterParams(),
 			Streams: true,
 			Status:  200, Raw: &web.RawAnswer{MediaType: "text/csv", Schema: map[string]any{"type": "string"}},
 			Errors: map[int][]string{404: {web.ErrFound}}},
+		{Method: "GET", Path: "/api/v1/templates/:id/coupons", Roles: admin, Handler: s.listTemplateCoupons,
+			Tag: "jobs", Summary: "List a template's coupons (a cursor page)",
+			Description: "The template's coupons in increasing id, paged by after (docs/paging.md), each with its effective " +
+				"status (an issued coupon past valid_until is expired); the filters are the CSV export's.",
+			Query:  append(couponFilterParams(), pageParams...),
+			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[couponsAnswer](),
+			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
 		{Method: "GET", Path: "/api/v1/jobs/:id", Roles: admin, Handler: s.getJob,
 			Tag: "jobs", Summary: "A job's state and progress",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[jobAnswer](),
@@ -210,15 +213,17 @@ func (s *Server) Routes() []web.Route {
 			DryRun: true, Handler: s.validateCheckout, Tag: "checkout", Summary: "Price a cart of coupons for an order (a dry run)",
 			Description: "Applies every rule of a hold (owner, state, validity, minimum, stacking) to 1-5 codes and prices them; " +
 				"changes nothing. result is ok or the word the hold would answer; each coupon has its own word, and a refusal " +
-				"(stacking included) is named on the line of each coupon it concerns. A shopper's session validates only its own " +
-				"coupons (user_id is the shopper's). With a user_id, another user's coupon → 404 not_found, the same answer as a " +
-				"code no coupon has. Each code counts against the caller's and the user's validation limits (429 rate_limited). " +
+				"(stacking included) is named on the line of each coupon it concerns. Every refusal of a code is answered so, as 200: " +
+				"a code no coupon has, a mistyped one (with a user_id or without) and, with a user_id, another user's coupon are " +
+				"word for word the same not_found line (result not_found), so that validation is no oracle of codes; the 4xx " +
+				"refusals are hold's and redeem's. A shopper's session validates only its own " +
+				"coupons (user_id is the shopper's). Each code counts against the caller's and the user's validation limits (429 rate_limited). " +
 				"With lines the answer gives each line's discount and each coupon's part of it, and the shipping's discount.",
 			Request: web.TypeOf[validateRequest](), Status: 200,
 			Results: []string{"ok", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable",
-				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "currency_mismatch"},
+				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "currency_mismatch", "not_found"},
 			Answer: web.TypeOf[checkoutAnswer](),
-			Errors: map[int][]string{404: {web.ErrFound}, 429: {"rate_limited"}}},
+			Errors: map[int][]string{429: {"rate_limited"}}},
 		{Method: "POST", Path: "/api/v1/holds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.holdCoupons, Tag: "checkout", Summary: "Hold coupons for an order while it is paid",
 			Description: "All the codes are held for the order until expires_at, or none. A shared code claims a coupon of " +
@@ -261,6 +266,9 @@ func (s *Server) Routes() []web.Route {
 				"(a rolled back change), so that a reader never skips one (docs/events.md).",
 			Query: []web.Param{
 				{Name: "after", Description: "the last event id read (0: from the oldest kept)", Schema: afterSchema},
+				{Name: "from", Description: "latest: start from now (without after: 400 with it): no events, and next the id to read on from " +
+					"(the events committed after this call come after it)",
+					Schema: map[string]any{"type": "string", "enum": []string{"latest"}}},
 				{Name: "limit", Description: "at most this many events (default 100)", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": events.MaxFeedLimit}}},
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[eventsAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
@@ -286,9 +294,9 @@ func (s *Server) Routes() []web.Route {
 			Errors: map[int][]string{404: {web.ErrFound}}},
 		{Method: "GET", Path: "/api/v1/webhooks/:id/attempts", Roles: admin, Handler: s.listWebhookAttempts,
 			Tag: "events", Summary: "An endpoint's delivery log, newest first",
-			Query: []web.Param{{Name: "limit", Description: "at most this many lines (default 100)",
-				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": maxAttemptsLimit}}},
-			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[attemptsAnswer](),
+			Description: "Paged by after, newest first: a page holds the lines below after (docs/paging.md).",
+			Query:       pageParams,
+			Status:      200, Results: []string{"ok"}, Answer: web.TypeOf[attemptsAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}, 404: {web.ErrFound}}},
 		{Method: "POST", Path: "/api/v1/webhooks/:id/deliveries/:delivery_id/resend", Roles: admin, Handler: s.resendDelivery,
 			Tag: "events", Summary: "Send a delivery again (the same event, the same id)",
@@ -313,7 +321,7 @@ func (s *Server) Routes() []web.Route {
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
 			Query: pageParams, Handler: s.listUserCoupons, Tag: "coupons", Summary: "List a user's coupons",
-			Description: "Oldest first (by id, paged by after), of the user's latest 1000, each with its effective status (an issued coupon past valid_until is " +
+			Description: "Newest first (by id, paged by after), of the user's latest 1000, each with its effective status (an issued coupon past valid_until is " +
 				"expired). A shopper sees only their own.",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[couponsAnswer]()},
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons/usable", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
@@ -335,7 +343,7 @@ func (s *Server) Routes() []web.Route {
 		{Method: "POST", Path: "/api/v1/tokens", Roles: admin, Handler: s.createToken,
 			Tag: "admin", Summary: "Create an API token (shown once)", Request: web.TypeOf[createTokenRequest](), Status: 201, Results: []string{"ok"}, Answer: web.TypeOf[tokenCreatedAnswer]()},
 		{Method: "GET", Path: "/api/v1/tokens", Roles: admin, Query: pageParams, Handler: s.listTokens,
-			Tag: "admin", Summary: "List the API tokens (never their secrets), oldest first (by id, paged by after)",
+			Tag: "admin", Summary: "List the API tokens (never their secrets), newest first (by id, paged by after)",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[tokensAnswer]()},
 		{Method: "POST", Path: "/api/v1/tokens/:id/revoke", Roles: admin, Handler: s.revokeToken,
 			Tag: "admin", Summary: "Revoke an API token",
@@ -383,4 +391,14 @@ func (s *Server) Routes() []web.Route {
 			Tag: "admin", Summary: "Compare Redis with the database, and repair", Request: web.TypeOf[reconcileRequest](), Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[reconcileAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}}},
 	}
+}
+
+// couponFilterParams are the filters of a template's coupons, as a list
+// and as the CSV export (codes.ExportFilter).
+func couponFilterParams() []web.Param {
+	return []web.Param{
+		{Name: "status", Description: "issued, held, used, revoked or expired", Schema: map[string]any{"type": "string",
+			"enum": []string{"issued", "held", "used", "revoked", "expired"}}},
+		{Name: "from", Description: "claimed at or after (" + web.TimeRule + ")", Schema: web.TimeSchema()},
+		{Name: "to", Description: "claimed before (" + web.TimeRule + ")", Schema: web.TimeSchema()}}
 }

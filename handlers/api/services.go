@@ -62,6 +62,7 @@ type Codes interface {
 	CheckExport(ctx context.Context, tid int64, f codes.ExportFilter) error
 	ExportCoupons(ctx context.Context, tid int64, f codes.ExportFilter, w io.Writer) (int64, error)
 	GetJob(ctx context.Context, id int64) (*models.Job, error)
+	ListCoupons(ctx context.Context, tid int64, f codes.ExportFilter, after int64, limit int) ([]models.CouponView, int64, error)
 	StartGenerate(ctx context.Context, actor string, tid int64, count int64, pattern string) (*models.Job, error)
 	StartImport(ctx context.Context, actor string, tid int64, file io.Reader) (*models.Job, error)
 	StartIssue(ctx context.Context, actor string, tid int64, userIDs []string) (*models.Job, error)
@@ -89,7 +90,8 @@ type Events interface {
 	DeleteWebhook(ctx context.Context, actor string, id int64) error
 	GetWebhook(ctx context.Context, id int64) (*models.WebhookEndpoint, error)
 	ListEvents(ctx context.Context, after int64, limit int) (*events.EventPage, error)
-	ListWebhookAttempts(ctx context.Context, id int64, limit int) ([]models.WebhookAttempt, error)
+	ListWebhookAttempts(ctx context.Context, id, before int64, limit int) ([]models.WebhookAttempt, int64, error)
+	LatestEventID(ctx context.Context) (int64, error)
 	ListWebhooks(ctx context.Context) ([]models.WebhookEndpoint, error)
 	ResendDelivery(ctx context.Context, actor string, endpointID int64, deliveryID int64) (*models.WebhookDelivery, error)
 	UpdateWebhook(ctx context.Context, actor string, id int64, in events.WebhookInput) (*models.WebhookEndpoint, error)

@@ -36,7 +36,7 @@ func (s *Server) listTokens(c *gin.Context) {
 		return
 	}
 	tokens, err := s.admin.ListTokens(c.Request.Context())
-	page, next := pageOf(tokens, func(x *admin.TokenView) int64 { return x.ID }, after, limit)
+	page, next := newestPageOf(tokens, func(x *admin.TokenView) int64 { return x.ID }, after, limit)
 	web.Answer(c, err, http.StatusOK, "ok", tokensAnswer{Tokens: page, Next: Next{next}})
 }
 

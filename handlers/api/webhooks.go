@@ -91,18 +91,19 @@ func (s *Server) deleteWebhook(c *gin.Context) {
 	web.Answer(c, err, http.StatusOK, "ok", web.NoPayload{})
 }
 
-// listWebhookAttempts answers an endpoint's delivery log, newest first.
+// listWebhookAttempts answers a page of an endpoint's delivery log, newest
+// first (docs/paging.md).
 func (s *Server) listWebhookAttempts(c *gin.Context) {
 	id, ok := web.PathID(c, "id")
 	if !ok {
 		return
 	}
-	limit, ok := queryInt(c, "limit", 100, 1, maxAttemptsLimit)
+	after, limit, ok := pageQuery(c)
 	if !ok {
 		return
 	}
-	log, err := s.events.ListWebhookAttempts(c.Request.Context(), id, limit)
-	web.Answer(c, err, http.StatusOK, "ok", attemptsAnswer{Attempts: log})
+	log, next, err := s.events.ListWebhookAttempts(c.Request.Context(), id, after, limit)
+	web.Answer(c, err, http.StatusOK, "ok", attemptsAnswer{Attempts: log, Next: Next{next}})
 }
 
 // resendDelivery sends a delivery again, with the same event id.
@@ -129,6 +130,18 @@ func (s *Server) listEvents(c *gin.Context) {
 	if !ok {
 		return
 	}
+	switch from := c.Query("from"); {
+	case from == "latest" && c.Query("after") != "":
+		web.RespondError(c, models.Invalid("from", "cannot go with after: from=latest starts the feed at its newest id"))
+		return
+	case from == "latest":
+		latest, err := s.events.LatestEventID(c.Request.Context())
+		web.Answer(c, err, http.StatusOK, "ok", eventsAnswer{EventPage: events.EventPage{Events: []models.Event{}, Next: latest}})
+		return
+	case from != "":
+		web.RespondError(c, models.Invalid("from", "must be latest"))
+		return
+	}
 	page, err := s.events.ListEvents(c.Request.Context(), int64(after), limit)
 	if err != nil {
 		web.RespondError(c, err)
@@ -136,10 +149,6 @@ func (s *Server) listEvents(c *gin.Context) {
 	}
 	web.Respond(c, http.StatusOK, "ok", eventsAnswer{EventPage: *page})
 }
-
-// maxAttemptsLimit bounds the lines of an endpoint's delivery log a request
-// reads.
-const maxAttemptsLimit = 1000
 
 // queryInt reads an optional whole-number query parameter within [lo, hi],
 // answering 400 naming it when it is not one.

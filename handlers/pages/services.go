@@ -105,7 +105,7 @@ type Events interface {
 	DeleteWebhook(ctx context.Context, actor string, id int64) error
 	EventPayloads(ctx context.Context, ids []int64) (map[int64]json.RawMessage, error)
 	GetWebhook(ctx context.Context, id int64) (*models.WebhookEndpoint, error)
-	ListWebhookAttempts(ctx context.Context, id int64, limit int) ([]models.WebhookAttempt, error)
+	ListWebhookAttempts(ctx context.Context, id, before int64, limit int) ([]models.WebhookAttempt, int64, error)
 	ListWebhooks(ctx context.Context) ([]models.WebhookEndpoint, error)
 	ResendDelivery(ctx context.Context, actor string, endpointID int64, deliveryID int64) (*models.WebhookDelivery, error)
 	SendTestEvent(ctx context.Context, actor string, id int64) (*models.WebhookDelivery, error)

@@ -155,7 +155,9 @@ func TestPagesCheckoutPersonalCodeAndRefusals(t *testing.T) {
 
 	form := cartForm(t, shopper, "NOPE-2345")
 	p := shopper.Post("/checkout/check", form)
-	if msg := testsupport.FieldErrorOf(p.Body, "codes"); p.Status != http.StatusNotFound || msg != "No coupon has the code NOPE2345." ||
+	// Validate answers it on its line, as every refusal of a code: the
+	// check's 409, as for the minimum below.
+	if msg := testsupport.FieldErrorOf(p.Body, "codes"); p.Status != http.StatusConflict || msg != "NOPE2345: No coupon has the code NOPE2345." ||
 		!strings.Contains(p.Body, `aria-describedby="codes-hint codes-error" aria-invalid="true"`) {
 		t.Fatalf("unknown code: %q %v", msg, p)
 	}

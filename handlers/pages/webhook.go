@@ -40,7 +40,7 @@ func (p *Pages) showWebhook(c *gin.Context) {
 		p.fail(c, err)
 		return
 	}
-	log, err := p.events.ListWebhookAttempts(c.Request.Context(), id, 200)
+	log, _, err := p.events.ListWebhookAttempts(c.Request.Context(), id, 0, 200)
 	if err != nil {
 		p.fail(c, err)
 		return

@@ -15,6 +15,24 @@ import (
 // resultKey is the gin context key of the answer's result word.
 const ResultKey = "couponsvc.result"
 
+// StatusClientClosed is the status the log and the metrics give a request
+// whose caller hung up before its answer (nginx's 499): no answer reached
+// anyone, and it is no fault of the service.
+const StatusClientClosed = 499
+
+// hungUpKey is the gin context key set when the caller hung up
+// (RespondError).
+const hungUpKey = "couponsvc.hung_up"
+
+// loggedStatus is the request's status for the log and the metrics:
+// StatusClientClosed when the caller hung up, else the answer's.
+func loggedStatus(c *gin.Context) int {
+	if c.GetBool(hungUpKey) {
+		return StatusClientClosed
+	}
+	return c.Writer.Status()
+}
+
 // slowCall is the latency over which a request is logged with its steps.
 const slowCall = 100 * time.Millisecond
 
@@ -52,11 +70,11 @@ func observe(svc Metered, log *slog.Logger, c *gin.Context) {
 	}
 	result := c.GetString(ResultKey)
 	m := svc.Metrics()
-	m.Requests.WithLabelValues(route, MethodLabel(c.Request.Method), strconv.Itoa(c.Writer.Status()), result).Inc()
+	m.Requests.WithLabelValues(route, MethodLabel(c.Request.Method), strconv.Itoa(loggedStatus(c)), result).Inc()
 	m.RequestSeconds.WithLabelValues(route).Observe(elapsed.Seconds())
 	if elapsed > slowCall {
 		attrs := append([]any{"request_id", id, "method", c.Request.Method, "route", route,
-			"status", c.Writer.Status(), "result", result, "ms", elapsed.Milliseconds(), "steps", trace.Steps()},
+			"status", loggedStatus(c), "result", result, "ms", elapsed.Milliseconds(), "steps", trace.Steps()},
 			trace.Attrs()...)
 		log.Warn("slow call", attrs...)
 	}

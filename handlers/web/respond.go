@@ -174,10 +174,14 @@ func RespondError(c *gin.Context, err error) {
 	case status == http.StatusInternalServerError:
 		slog.Default().Error("request failed", "method", c.Request.Method, "path", c.FullPath(),
 			"status", status, "err", err)
-	case status == http.StatusServiceUnavailable && errors.Is(c.Request.Context().Err(), context.Canceled):
+	case (status == http.StatusServiceUnavailable || errors.Is(err, context.Canceled)) &&
+		errors.Is(c.Request.Context().Err(), context.Canceled):
 		// The caller hung up, and the database or Redis call ended with its
-		// context: no fault of theirs, and no one reads this answer.
-		slog.Default().Info("the caller hung up", "method", c.Request.Method, "path", c.FullPath())
+		// context: no fault of theirs, and no one reads this answer. The
+		// log and the metrics say 499, the caller's hang-up (Observe).
+		c.Set(hungUpKey, true)
+		slog.Default().Info("the caller hung up", "method", c.Request.Method, "path", c.FullPath(),
+			"status", StatusClientClosed)
 	case status == http.StatusServiceUnavailable && e != nil && e.Err != nil:
 		// A fault of Redis or the database. Load shedding (no cause) is
 		// counted in the metrics instead, so that a flood does not flood the log.

@@ -76,6 +76,8 @@ var statedRules = map[string]string{
 	"POST /api/v1/users username":                  "a name taken is refused 400",
 	"POST /api/v1/templates/:id/codes pattern":     "at least 40 bits of randomness (8 #)",
 	"POST /api/v1/templates/:id/codes/import file": "a header with a code column (the operation's description)",
+	// The feed from now: "without after" (from's description).
+	"GET /api/v1/events from": "from=latest without after",
 	// Reports: "at most 366 days from from", to on or after from.
 	"GET /api/v1/reports/redemptions.csv to": "to after from",
 	"GET /api/v1/reports/discounts to":       "to after from",

@@ -112,6 +112,11 @@ type CheckoutRequest struct {
 	Cart Cart
 	// shared marks the codes parseCheckout read as shared codes.
 	shared []bool
+	// noSuch marks the codes Validate answers as codes no coupon has, on
+	// their lines (checkout_validate.go); with answerNoSuch, parseCheckout
+	// marks a code no coupon can have (a mistyped one) instead of refusing.
+	noSuch       []bool
+	answerNoSuch bool
 	// cart is the cart priced (parseCheckout), oc what the order's row
 	// keeps of it.
 	cart pricing.Cart
@@ -204,7 +209,7 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 	}
 	seen := map[string]bool{}
 	codes := make([]string, len(req.CouponCodes))
-	req.shared = make([]bool, len(req.CouponCodes))
+	req.shared, req.noSuch = make([]bool, len(req.CouponCodes)), make([]bool, len(req.CouponCodes))
 	for i, raw := range req.CouponCodes {
 		code, err := models.ParseCouponCode("coupon_codes", raw)
 		if shared, serr := s.readsAsShared(ctx, raw, err); serr != nil {
@@ -212,6 +217,9 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 		} else if shared {
 			code, err = models.ParseSharedCode("coupon_codes", raw)
 			req.shared[i] = true
+		}
+		if err != nil && req.answerNoSuch && len(raw) <= models.MaxTypedCodeLen && models.IsCode(err, models.CodeInvalidRequest) {
+			code, err, req.shared[i], req.noSuch[i] = raw, nil, false, true
 		}
 		if err != nil {
 			return err

@@ -24,25 +24,39 @@ import (
 // word a hold would answer), not as an error; every coupon a refusal
 // concerns carries its word on its line, stacking included.
 //
-// With a user_id, another user's coupon is answered exactly as a code no
-// coupon has (docs/checkout.md, "Validate"): validation is no oracle of
-// which codes exist.
+// A code that names no coupon of the user is a refusal of its line too,
+// not_found, word for word the same whether no coupon has it, it is
+// another user's coupon (with a user_id), or no coupon can have it (a
+// mistyped code, with a user_id or without): validation is no oracle of
+// which codes exist (docs/result-codes.md, "Validate refuses in its
+// answer"; answerNoSuch).
 //
 // Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id or
-// coupon_codes), CodeNotFound (a code no coupon has, or another user's
-// coupon), CodeUnavailable.
+// coupon_codes: their number, a code named twice or one over the length of
+// any code), CodeUnavailable.
 func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
+	req.answerNoSuch = true
 	if err := s.parseCheckout(ctx, &req, false); err != nil {
 		return nil, err
+	}
+	// A code read as shared that no live template has is the coupon code
+	// it then is: one no coupon has, or a mistyped one.
+	for i, code := range req.CouponCodes {
+		if !req.shared[i] {
+			continue
+		}
+		if err := s.anonymousCode(ctx, "coupon_codes", code); models.IsCode(err, models.CodeInvalidRequest) || models.IsCode(err, models.CodeNotFound) {
+			req.shared[i], req.noSuch[i] = false, true
+		} else if err != nil {
+			return nil, err
+		}
 	}
 	// A shared code is checked as its claim would be, taking nothing.
 	claims, err := s.claimSharedCodes(ctx, &req, false)
 	if err != nil {
 		return nil, err
 	}
-	// With a user_id, another user's coupon is answered as a code no coupon
-	// has: the same not_found, after the same one look-up (docs/checkout.md).
-	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID, req.OwnOnly)
+	p, err := s.readValidated(ctx, &req, claims)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +70,33 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 	}
 	res, _ := s.decide(p, req, s.Clock())
 	markStacking(res, p.templates, s.maxPerOrder())
+	answerNoSuch(res, &req)
 	return res, nil
+}
+
+// answerNoSuch puts the line of each code no coupon of the user has
+// (req.noSuch) at its place among the priced coupons: not_found, with the
+// message of a code no coupon has. The result is then not_found, as a hold
+// reads every coupon before it decides, and nothing is discounted.
+func answerNoSuch(res *CheckoutResult, req *CheckoutRequest) {
+	if !slices.Contains(req.noSuch, true) {
+		return
+	}
+	lines := make([]CheckoutCoupon, 0, len(req.CouponCodes))
+	priced := res.Coupons
+	for i, code := range req.CouponCodes {
+		if !req.noSuch[i] {
+			lines, priced = append(lines, priced[0]), priced[1:]
+			continue
+		}
+		e := core.NoSuchCoupon(code, nil)
+		lines = append(lines, CheckoutCoupon{CouponCode: code, Result: e.Code.Word(), Code: e.Code, Message: e.Message})
+	}
+	res.Coupons, res.Result, res.alloc = lines, models.CodeNotFound.Word(), nil
+	res.DiscountCents, res.PayableCents = 0, req.OrderAmountCents
+	if req.Cart.Lined() {
+		res.Lines, res.ShippingDiscountCents = zeroLines(&req.cart), ptrTo(int64(0))
+	}
 }
 
 // takenForValidate is what the order named by a validation with lines
@@ -168,13 +208,14 @@ func amountTaken(db *gorm.DB, o *CheckoutOrder, req *CheckoutRequest, p *priced,
 
 // readValidated is readOwnCoupons with the request's coupons read in one
 // SELECT instead of one per code (docs/statements.md, "Validate"): the
-// same coupons, checked in the request's order with the same answers (the
-// first code no coupon has, or that is another user's, answers not_found).
+// same coupons, in the request's order. A code no coupon has, and one
+// hiddenFrom the user (another user's coupon), is marked in req.noSuch and
+// left out of the plan, for its line to say not_found (answerNoSuch).
 // Templates come from the cache, as for every checkout request.
-func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*sharedClaim, owner string, ownOnly bool) (*priced, error) {
-	wanted := make([]string, 0, len(codes))
-	for i, code := range codes {
-		if i >= len(claims) || claims[i] == nil {
+func (s *Checkout) readValidated(ctx context.Context, req *CheckoutRequest, claims []*sharedClaim) (*priced, error) {
+	wanted := make([]string, 0, len(req.CouponCodes))
+	for i, code := range req.CouponCodes {
+		if !req.noSuch[i] && (i >= len(claims) || claims[i] == nil) {
 			wanted = append(wanted, code)
 		}
 	}
@@ -185,7 +226,7 @@ func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*
 			return nil, core.DBError("coupon", err)
 		}
 	}
-	return s.readWith(ctx, codes, claims, owner, ownOnly, func(code string) (*models.Coupon, error) {
+	find := func(code string) (*models.Coupon, error) {
 		j := slices.IndexFunc(rows, func(c models.Coupon) bool { return c.Code == code })
 		if j < 0 {
 			// A case-insensitive collation matches as `code = ?` did.
@@ -195,7 +236,22 @@ func (s *Checkout) readValidated(ctx context.Context, codes []string, claims []*
 			return nil, core.NoSuchCoupon(code, gorm.ErrRecordNotFound)
 		}
 		return &rows[j], nil
-	})
+	}
+	codes, kept := make([]string, 0, len(req.CouponCodes)), make([]*sharedClaim, 0, len(req.CouponCodes))
+	for i, code := range req.CouponCodes {
+		var claim *sharedClaim
+		if i < len(claims) {
+			claim = claims[i]
+		}
+		if !req.noSuch[i] && claim == nil {
+			c, err := find(code)
+			req.noSuch[i] = err != nil || hiddenFrom(c, req.UserID, req.OwnOnly)
+		}
+		if !req.noSuch[i] {
+			codes, kept = append(codes, code), append(kept, claim)
+		}
+	}
+	return s.readWith(ctx, codes, kept, req.UserID, req.OwnOnly, find)
 }
 
 // validatedColumns are the columns of user_coupons that a validation's

@@ -26,7 +26,7 @@ func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*Check
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.readValidated(ctx, req.CouponCodes, claims, req.UserID, req.OwnOnly)
+	p, err := s.readValidated(ctx, &req, claims)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +43,7 @@ func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*Check
 	}
 	res, _ := s.decide(p, req, s.Clock())
 	markStacking(res, p.templates, s.maxPerOrder())
+	answerNoSuch(res, &req)
 	return res, nil
 }
 

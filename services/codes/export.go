@@ -65,28 +65,7 @@ func (s *Codes) exportCoupons(ctx context.Context, tid int64, f ExportFilter, w 
 	if _, err := bw.WriteString(ExportHeader + "\n"); err != nil {
 		return 0, err
 	}
-	where := "template_id = ? AND id > ?"
-	var extra []any
-	switch f.Status {
-	case "":
-	case models.CouponIssued:
-		where += " AND status = ? AND valid_until > ?"
-		extra = append(extra, models.CouponIssued, now)
-	case models.CouponExpired:
-		where += " AND status = ? AND valid_until <= ?"
-		extra = append(extra, models.CouponIssued, now)
-	default:
-		where += " AND status = ?"
-		extra = append(extra, f.Status)
-	}
-	if !f.From.IsZero() {
-		where += " AND claimed_at >= ?"
-		extra = append(extra, f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		where += " AND claimed_at < ?"
-		extra = append(extra, f.To.UTC())
-	}
+	where, extra := f.where(now)
 	query := "SELECT id, code, user_id, status, slot, claimed_at, valid_from, valid_until, used_at, order_id " +
 		"FROM user_coupons WHERE " + where + " ORDER BY id LIMIT " + strconv.Itoa(exportPage)
 	var (
@@ -143,6 +122,67 @@ func (s *Codes) exportCoupons(ctx context.Context, tid int64, f ExportFilter, w 
 			return n, nil
 		}
 	}
+}
+
+// where is the condition of the coupons of a template (first argument)
+// above an id (second) that the filter keeps at now (the rest of extra):
+// status is the effective status, so an issued coupon past valid_until is
+// expired.
+func (f ExportFilter) where(now time.Time) (where string, extra []any) {
+	where = "template_id = ? AND id > ?"
+	switch f.Status {
+	case "":
+	case models.CouponIssued:
+		where += " AND status = ? AND valid_until > ?"
+		extra = append(extra, models.CouponIssued, now)
+	case models.CouponExpired:
+		where += " AND status = ? AND valid_until <= ?"
+		extra = append(extra, models.CouponIssued, now)
+	default:
+		where += " AND status = ?"
+		extra = append(extra, f.Status)
+	}
+	if !f.From.IsZero() {
+		where += " AND claimed_at >= ?"
+		extra = append(extra, f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		where += " AND claimed_at < ?"
+		extra = append(extra, f.To.UTC())
+	}
+	return where, extra
+}
+
+// ListCoupons is one cursor page of a template's coupons that the filter
+// keeps (docs/paging.md): those whose id is above after, in increasing id,
+// at most limit, each with its effective status and the template's
+// currency; next is the after of the next page, 0 on the last. One SELECT
+// of at most limit+1 rows, by the primary key, whatever the template's size.
+// Errors: CodeInvalidRequest (status, to), CodeNotFound, CodeUnavailable.
+func (s *Codes) ListCoupons(ctx context.Context, tid int64, f ExportFilter, after int64, limit int) (page []models.CouponView, next int64, err error) {
+	if err := s.CheckExport(ctx, tid, f); err != nil {
+		return nil, 0, err
+	}
+	t, err := s.GetTemplate(ctx, tid)
+	if err != nil {
+		return nil, 0, err
+	}
+	now := s.Clock()
+	where, extra := f.where(now)
+	var cs []models.Coupon
+	if err := s.DB.WithContext(ctx).Where(where, append([]any{tid, after}, extra...)...).
+		Order("id").Limit(limit + 1).Find(&cs).Error; err != nil {
+		return nil, 0, core.DBError("coupons", err)
+	}
+	if len(cs) > limit {
+		cs = cs[:limit]
+		next = cs[limit-1].ID
+	}
+	page = make([]models.CouponView, len(cs))
+	for i := range cs {
+		page[i] = cs[i].View(now, t.Currency)
+	}
+	return page, next, nil
 }
 
 // stamp formats a time of an export (RFC 3339, UTC).

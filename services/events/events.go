@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/couponsvc/couponsvc/services/core"
+	"slices"
 	"sync"
 	"time"
 
@@ -158,16 +159,59 @@ func (s *Events) ListEvents(ctx context.Context, after int64, limit int) (*Event
 	if err := s.DB.WithContext(ctx).Where("id > ?", after).Order("id").Limit(limit).Find(&evs).Error; err != nil {
 		return nil, core.DBError("events", err)
 	}
-	now := s.Clock()
-	page := &EventPage{Events: []models.Event{}, Next: after}
-	prev := after
+	n, next := listable(after, evs, s.Clock())
+	return &EventPage{Events: append([]models.Event{}, evs[:n]...), Next: next}, nil
+}
+
+// listable is how many of evs (in increasing id, after the id after) the
+// feed lists at now, and the last id listed (after when none): it stops
+// before an event that follows a missing id until FeedGapWait has passed
+// since that event was written (docs/events.md, Pull feed).
+func listable(after int64, evs []models.Event, now time.Time) (n int, last int64) {
+	last = after
 	for _, e := range evs {
-		if e.ID != prev+1 && now.Sub(e.CreatedAt) < FeedGapWait {
+		if e.ID != last+1 && now.Sub(e.CreatedAt) < FeedGapWait {
 			break
 		}
-		page.Events = append(page.Events, e)
-		prev = e.ID
+		n++
+		last = e.ID
 	}
-	page.Next = prev
-	return page, nil
+	return n, last
 }
+
+// LatestEventID is where a reader starts the feed "from now": the id after
+// which every event still to become visible lands, so that reading on from
+// it lists the events committed after this call and skips none (an event of
+// a transaction still running may have a lower id than the newest visible
+// one: the id stops before such a gap, as ListEvents does, and the few
+// visible events above it are listed again). It reads the ids of the events
+// written in the last FeedGapWait, newest first, a page at a time, down to
+// an older one. Errors: CodeUnavailable.
+func (s *Events) LatestEventID(ctx context.Context) (int64, error) {
+	now := s.Clock()
+	var recent []models.Event // newest first
+	anchor, below := int64(0), int64(maxEventID)
+	for {
+		var evs []models.Event
+		if err := s.DB.WithContext(ctx).Select("id", "created_at").Where("id < ?", below).
+			Order("id DESC").Limit(MaxFeedLimit).Find(&evs).Error; err != nil {
+			return 0, core.DBError("events", err)
+		}
+		old := slices.IndexFunc(evs, func(e models.Event) bool { return now.Sub(e.CreatedAt) >= FeedGapWait })
+		if old >= 0 {
+			recent, anchor = append(recent, evs[:old]...), evs[old].ID
+			break
+		}
+		recent = append(recent, evs...)
+		if len(evs) < MaxFeedLimit {
+			break
+		}
+		below = evs[len(evs)-1].ID
+	}
+	slices.Reverse(recent)
+	_, last := listable(anchor, recent, now)
+	return last, nil
+}
+
+// maxEventID is above every event id.
+const maxEventID = 1<<63 - 1

@@ -267,19 +267,30 @@ func (s *Events) DeleteWebhook(ctx context.Context, actor string, id int64) erro
 	return nil
 }
 
-// ListWebhookAttempts returns an endpoint's delivery log, newest first, at
-// most limit (default 100, at most 1000). Errors: CodeNotFound,
-// CodeUnavailable.
-func (s *Events) ListWebhookAttempts(ctx context.Context, id int64, limit int) ([]models.WebhookAttempt, error) {
+// ListWebhookAttempts returns a page of an endpoint's delivery log, newest
+// first: the lines whose id is below before (0: from the newest), at most
+// limit (1 to 1000; another: 100), and next, the before of the next page (0 on the last;
+// docs/paging.md). Errors: CodeNotFound, CodeUnavailable.
+func (s *Events) ListWebhookAttempts(ctx context.Context, id, before int64, limit int) (page []models.WebhookAttempt, next int64, err error) {
 	if _, err := s.GetWebhook(ctx, id); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	out := []models.WebhookAttempt{}
-	err := s.DB.WithContext(ctx).Where("endpoint_id = ?", id).Order("id DESC").Limit(limit).Find(&out).Error
-	return out, core.DBError("delivery log", err)
+	q := s.DB.WithContext(ctx).Where("endpoint_id = ?", id)
+	if before > 0 {
+		q = q.Where("id < ?", before)
+	}
+	page = []models.WebhookAttempt{}
+	if err := q.Order("id DESC").Limit(limit + 1).Find(&page).Error; err != nil {
+		return nil, 0, core.DBError("delivery log", err)
+	}
+	if len(page) > limit {
+		page = page[:limit]
+		next = page[limit-1].ID
+	}
+	return page, next, nil
 }
 
 // ResendDelivery sends a delivery again as soon as a dispatcher is free,
