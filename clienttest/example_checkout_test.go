@@ -57,22 +57,22 @@ func Example_checkout() {
 		{LineID: "3", Sku: "LACE-01", Quantity: 1, UnitPriceCents: 1000},
 	}
 	codes := []string{code}
-	checked, err := shop.ValidateCheckout(ctx, client.ValidateRequest{CouponCodes: codes, Lines: &cart, UserID: client.Ptr("alice")})
+	checked, err := shop.ValidateCheckout(ctx, client.ValidateRequest{CouponCodes: codes, Lines: cart, UserID: client.Ptr("alice")})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("validate:", checked.Result, checked.DiscountCents, checked.PayableCents)
 
-	held, err := shop.HoldCoupons(ctx, client.HoldRequest{OrderID: "order-1001", CouponCodes: codes, Lines: &cart, UserID: client.Ptr("alice")})
+	held, err := shop.HoldCoupons(ctx, client.HoldRequest{OrderID: "order-1001", CouponCodes: codes, Lines: cart, UserID: client.Ptr("alice")})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, l := range *held.Lines {
+	for _, l := range held.Lines {
 		fmt.Println("line", l.LineID, "discount", l.DiscountCents)
 	}
 
 	// ... the payment succeeds ...
-	confirmed, err := shop.ConfirmHold(ctx, "order-1001", client.ConfirmRequest{Lines: &cart})
+	confirmed, err := shop.ConfirmHold(ctx, "order-1001", client.ConfirmRequest{Lines: cart})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func Example_checkout() {
 
 	// The shopper sends the socks back.
 	returned, err := shop.RefundCoupon(ctx, client.RefundRequest{OrderID: "order-1001", ReturnID: client.Ptr("rma-1"),
-		Lines: &[]client.ReturnLineRequest{{LineID: "2", Quantity: 1}}})
+		Lines: []client.ReturnLineRequest{{LineID: "2", Quantity: 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}

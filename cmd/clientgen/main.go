@@ -35,6 +35,9 @@ func main() {
 	if err := json.Unmarshal(handlers.OpenAPIDocument(), &doc); err != nil {
 		log.Fatal(err)
 	}
+	if err := goShape(doc); err != nil {
+		log.Fatal(err)
+	}
 	if err := writeTypes(doc, out); err != nil {
 		log.Fatal(err)
 	}
@@ -113,7 +116,9 @@ func writeTypes(doc map[string]any, out string) error {
 		return err
 	}
 	cfg := "package: client\ngenerate:\n  models: true\noutput: " + filepath.Join(tmp, "types.gen.go") +
-		"\noutput-options:\n  skip-prune: true\n  name-normalizer: ToCamelCaseWithInitialisms\n"
+		"\noutput-options:\n  skip-prune: true\n  name-normalizer: ToCamelCaseWithInitialisms\n" +
+		"  prefer-skip-optional-pointer: false\n  prefer-skip-optional-pointer-on-container-types: true\n" +
+		"compatibility:\n  always-prefix-enum-values: true\n"
 	if err := os.WriteFile(filepath.Join(tmp, "cfg.yaml"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
@@ -179,12 +184,7 @@ import (
 	"io"
 	"iter"
 	"net/url"
-	"strconv"
 )
-
-var _ = strconv.FormatInt // not every operation has an integer parameter
-var _ url.Values
-var _ iter.Seq[int]
 
 `)
 	for _, op := range ops {
@@ -205,6 +205,9 @@ func readOperation(method, path string, o map[string]any) (operation, error) {
 		typ := "string"
 		if schema["type"] == "integer" {
 			typ = "int64"
+		}
+		if e, _ := schema["enum"].([]any); len(e) == 1 && e[0] == "1" {
+			typ = "bool" // a flag: set when true
 		}
 		required, _ := p["required"].(bool)
 		pr := param{Name: name, GoName: goName(name), GoType: typ, Required: required}
@@ -311,6 +314,9 @@ func writeWalk(b *bytes.Buffer, op operation) {
 	fmt.Fprintf(b, "\t\tif err != nil {\n\t\t\treturn nil, 0, err\n\t\t}\n\t\treturn page.%s, %s, nil\n\t}, deref(params.After))\n}\n\n", op.ItemsField, next)
 }
 
+// writeOperation writes the method of one operation (and the type of its
+// query parameters): it builds the request and hands it to the helpers of
+// client/call.go, so that each method is a few lines.
 func writeOperation(b *bytes.Buffer, op operation) {
 	if op.ItemsField != "" {
 		defer writeWalk(b, op)
@@ -324,18 +330,29 @@ func writeOperation(b *bytes.Buffer, op operation) {
 		fmt.Fprintf(b, "// %sParams are the query parameters of %s.\ntype %sParams struct {\n", op.ID, op.ID, op.ID)
 		for _, q := range op.Query {
 			typ := q.GoType
-			if !q.Required {
+			if !q.Required && typ != "bool" {
 				typ = "*" + typ
 			}
 			fmt.Fprintf(b, "\t%s %s\n", q.GoName, typ)
 		}
 		b.WriteString("}\n\n")
 	}
+	fields := []string{fmt.Sprintf("method: %q", op.Method), "path: " + pathExpr(op),
+		fmt.Sprintf("idempotent: %t", op.Idempotent), fmt.Sprintf("retryable: %t", op.Retryable)}
 	switch {
 	case op.Body != "":
 		args = append(args, "body "+op.Body)
+		fields = append(fields, "body: body")
 	case op.CSVBody:
 		args = append(args, "csv io.Reader")
+		fields = append(fields, "csv: csv")
+	}
+	if len(op.Query) > 0 {
+		var q []string
+		for _, p := range op.Query {
+			q = append(q, fmt.Sprintf("%q, params.%s", p.Name, p.GoName))
+		}
+		fields = append(fields, "query: query("+strings.Join(q, ", ")+")")
 	}
 	args = append(args, "opts ...CallOption")
 	result := "*" + op.Answer
@@ -347,7 +364,17 @@ func writeOperation(b *bytes.Buffer, op operation) {
 		fmt.Fprintf(b, "// The answer (%s) is streamed: close it.\n", op.Raw)
 	}
 	fmt.Fprintf(b, "func (c *Client) %s(%s) (%s, error) {\n", op.ID, strings.Join(args, ", "), result)
-	// The path, with its parameters escaped.
+	req := "request{" + strings.Join(fields, ", ") + "}"
+	if op.Raw != "" {
+		fmt.Fprintf(b, "\treturn c.stream(ctx, %s, opts)\n}\n\n", req)
+		return
+	}
+	fmt.Fprintf(b, "\treturn call[%s](ctx, c, %s, opts)\n}\n\n", op.Answer, req)
+}
+
+// pathExpr is the Go expression of the operation's path, its parameters
+// escaped (pathInt, url.PathEscape).
+func pathExpr(op operation) string {
 	path := op.Path
 	var parts []string
 	for {
@@ -362,7 +389,7 @@ func writeOperation(b *bytes.Buffer, op operation) {
 		for _, p := range op.PathParams {
 			if p.Name == name {
 				if p.GoType == "int64" {
-					parts = append(parts, "strconv.FormatInt("+p.GoName+", 10)")
+					parts = append(parts, "pathInt("+p.GoName+")")
 				} else {
 					parts = append(parts, "url.PathEscape("+p.GoName+")")
 				}
@@ -376,35 +403,7 @@ func writeOperation(b *bytes.Buffer, op operation) {
 			kept = append(kept, p)
 		}
 	}
-	fmt.Fprintf(b, "\treq := request{method: %q, path: %s, idempotent: %t, retryable: %t}\n", op.Method, strings.Join(kept, " + "), op.Idempotent, op.Retryable)
-	if len(op.Query) > 0 {
-		b.WriteString("\treq.query = url.Values{}\n")
-		for _, q := range op.Query {
-			value := "params." + q.GoName
-			if !q.Required {
-				fmt.Fprintf(b, "\tif params.%s != nil {\n", q.GoName)
-				value = "*params." + q.GoName
-			}
-			if q.GoType == "int64" {
-				value = "strconv.FormatInt(" + value + ", 10)"
-			}
-			fmt.Fprintf(b, "\treq.query.Set(%q, %s)\n", q.Name, value)
-			if !q.Required {
-				b.WriteString("\t}\n")
-			}
-		}
-	}
-	switch {
-	case op.Body != "":
-		b.WriteString("\treq.body = body\n")
-	case op.CSVBody:
-		b.WriteString("\treq.csv = csv\n")
-	}
-	if op.Raw != "" {
-		b.WriteString("\treturn c.stream(ctx, req, opts)\n}\n\n")
-		return
-	}
-	fmt.Fprintf(b, "\tvar out %s\n\tif err := c.do(ctx, req, &out, opts); err != nil {\n\t\treturn nil, err\n\t}\n\treturn &out, nil\n}\n\n", op.Answer)
+	return strings.Join(kept, " + ")
 }
 
 func strconv(s string) string { return fmt.Sprintf("%q", s) }

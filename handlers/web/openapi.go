@@ -196,6 +196,7 @@ var fieldSchemas = map[string]map[string]any{
 	"password":     {"minLength": 8},
 	"code_pattern": {"pattern": "^[-# 0-9A-Za-z]*$"},
 	"event_types":  {"items": map[string]any{"type": "string", "enum": models.EventTypes}},
+	"event_type":   {"enum": models.EventTypes},
 }
 
 // FieldSchema is the field schema of that name (the items of a list, say).
