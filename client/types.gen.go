@@ -676,7 +676,9 @@ type CreateTemplateRequest struct {
 	SharedCode *string         `json:"shared_code,omitempty"`
 	Stacking   *Stacking       `json:"stacking,omitempty"`
 	Status     *TemplateStatus `json:"status,omitempty"`
-	Target     *TargetRequest  `json:"target,omitempty"`
+
+	// Target with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats
+	Target *TargetRequest `json:"target,omitempty"`
 
 	// Tiers tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)
 	Tiers []TierRequest `json:"tiers,omitempty"`
@@ -692,6 +694,27 @@ type CreateTemplateRequest struct {
 
 	// ValidUntil absolute validity, with valid_from, after it and not yet passed; RFC 3339, within the years 2000 to 2100 in UTC
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
+}
+
+// TargetRequest with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats
+type TargetRequest struct {
+	// CategoryIds the lines in any of these categories
+	CategoryIds []string `json:"category_ids,omitempty"`
+
+	// ExcludeCategoryIds never the lines in any of these categories
+	ExcludeCategoryIds []string `json:"exclude_category_ids,omitempty"`
+
+	// ExcludeProductIds never the lines of these products
+	ExcludeProductIds []string `json:"exclude_product_ids,omitempty"`
+
+	// ExcludeSkus never the lines of these SKUs
+	ExcludeSkus []string `json:"exclude_skus,omitempty"`
+
+	// ProductIds the lines of these products
+	ProductIds []string `json:"product_ids,omitempty"`
+
+	// Skus the lines of these SKUs
+	Skus []string `json:"skus,omitempty"`
 }
 
 // CreateTokenRequest defines model for CreateTokenRequest.
@@ -1322,27 +1345,6 @@ type StatsAnswer struct {
 	// Result the result word
 	Result string        `json:"result"`
 	Stats  TemplateStats `json:"stats"`
-}
-
-// TargetRequest defines model for TargetRequest.
-type TargetRequest struct {
-	// CategoryIds the lines in any of these categories
-	CategoryIds []string `json:"category_ids,omitempty"`
-
-	// ExcludeCategoryIds never the lines in any of these categories
-	ExcludeCategoryIds []string `json:"exclude_category_ids,omitempty"`
-
-	// ExcludeProductIds never the lines of these products
-	ExcludeProductIds []string `json:"exclude_product_ids,omitempty"`
-
-	// ExcludeSkus never the lines of these SKUs
-	ExcludeSkus []string `json:"exclude_skus,omitempty"`
-
-	// ProductIds the lines of these products
-	ProductIds []string `json:"product_ids,omitempty"`
-
-	// Skus the lines of these SKUs
-	Skus []string `json:"skus,omitempty"`
 }
 
 // Template defines model for Template.

@@ -40,10 +40,16 @@ var goNames = map[[2]string]string{
 	{"CheckoutCoupon", "code"}: "ResultCode",
 }
 
+// goTypeNames name the objects the document describes in place (with
+// their limits), by schema and property.
+var goTypeNames = map[[2]string]string{
+	{"CreateTemplateRequest", "target"}: "TargetRequest",
+}
+
 // goShape rewrites the document's component schemas into the shape the Go
 // types are made from: every string enumeration becomes a named schema the
 // properties refer to (a typed field, in a request and in an answer alike),
-// and goNames are set as x-go-name. The document the service serves is
+// goNames are set as x-go-name and goTypeNames as x-go-type-name. The document the service serves is
 // left as it is: these are the Go client's names.
 func goShape(doc map[string]any) error {
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
@@ -82,6 +88,9 @@ func goShape(doc map[string]any) error {
 			}
 			if goName, ok := goNames[[2]string{name, prop}]; ok {
 				h["x-go-name"] = goName
+			}
+			if typeName, ok := goTypeNames[[2]string{name, prop}]; ok {
+				h["x-go-type-name"] = typeName
 			}
 			props[prop] = h
 		}

@@ -57,9 +57,9 @@ type tierRequest struct {
 	PercentOff int64 `json:"percent_off" schema:"tier_percent" doc:"the percent off the targeted lines (or off_cents, not both)"`
 }
 
-// targetRequest is models.TemplateTarget as a request sends it: its
-// own schema (TargetRequest), with its limits.
-type targetRequest struct {
+// targetRequest is models.TemplateTarget as a request sends it: an unnamed
+// struct, so that the document describes it in place, with its limits.
+type targetRequest = struct {
 	SKUs               []string `json:"skus" schema:"target_list" doc:"the lines of these SKUs"`
 	ProductIDs         []string `json:"product_ids" schema:"target_list" doc:"the lines of these products"`
 	CategoryIDs        []string `json:"category_ids" schema:"target_list" doc:"the lines in any of these categories"`
