@@ -1161,7 +1161,8 @@ type RedeemRequest struct {
 
 // RefundAnswer defines model for RefundAnswer.
 type RefundAnswer struct {
-	// ClawbackCents a partial return: the discount given before this return less the discount kept
+	// ClawbackCents deprecated: the same as discount_returned_cents, which a partial return now always carries; to be left out in a later version
+	// Deprecated: this property has been marked as deprecated upstream, but no `x-deprecated-reason` was set
 	ClawbackCents *int64 `json:"clawback_cents,omitempty"`
 
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
@@ -1174,7 +1175,7 @@ type RefundAnswer struct {
 	// DiscountKeptCents a partial return: the discount the order's coupons give on the kept amount
 	DiscountKeptCents *int64 `json:"discount_kept_cents,omitempty"`
 
-	// DiscountReturnedCents a return by line: the discount given back to the campaigns (the lines' and, with the return that completes the order, the shipping's)
+	// DiscountReturnedCents a partial return: the discount given back to the campaigns, the discount given before this return less the discount kept (by line: the lines' and, with the return that completes the order, the shipping's)
 	DiscountReturnedCents *int64 `json:"discount_returned_cents,omitempty"`
 
 	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
