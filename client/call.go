@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"net/url"
 	"strconv"
 )
@@ -16,6 +17,14 @@ func call[T any](ctx context.Context, c *Client, req request, opts []CallOption)
 		return nil, err
 	}
 	return &out, nil
+}
+
+// PageParams are the query parameters of a list paged by cursor: the
+// items after the id After (nil: from the start), at most Limit of them
+// (nil: the service's default).
+type PageParams struct {
+	After *int64
+	Limit *int64
 }
 
 // pathInt is an integer path parameter.
@@ -48,4 +57,19 @@ func query(pairs ...any) url.Values {
 		}
 	}
 	return q
+}
+
+// pages walks a list paged by cursor (walk): get reads the page after
+// *after, which pages sets before each call; items are its items and next
+// cursor.
+func pages[A, T any](after **int64, get func() (*A, error), items func(*A) ([]T, int64)) iter.Seq2[T, error] {
+	return walk(func(a int64) ([]T, int64, error) {
+		*after = &a
+		page, err := get()
+		if err != nil {
+			return nil, 0, err
+		}
+		list, next := items(page)
+		return list, next, nil
+	}, deref(*after))
 }

@@ -161,10 +161,7 @@ func (c *Client) IssueCoupons(ctx context.Context, id int64, body IssueRequest, 
 }
 
 // ListCampaignsParams are the query parameters of ListCampaigns.
-type ListCampaignsParams struct {
-	After *int64
-	Limit *int64
-}
+type ListCampaignsParams = PageParams
 
 // ListCampaigns: List the campaigns (GET /api/v1/campaigns).
 func (c *Client) ListCampaigns(ctx context.Context, params ListCampaignsParams, opts ...CallOption) (*CampaignsAnswer, error) {
@@ -174,21 +171,12 @@ func (c *Client) ListCampaigns(ctx context.Context, params ListCampaignsParams, 
 // ListCampaignsAll walks every page of ListCampaigns from params.After (0 or nil: the start), in
 // id order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListCampaignsAll(ctx context.Context, params ListCampaignsParams, opts ...CallOption) iter.Seq2[Campaign, error] {
-	return walk(func(after int64) ([]Campaign, int64, error) {
-		params.After = &after
-		page, err := c.ListCampaigns(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Campaigns, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*CampaignsAnswer, error) { return c.ListCampaigns(ctx, params, opts...) },
+		func(p *CampaignsAnswer) ([]Campaign, int64) { return p.Campaigns, deref(p.Next) })
 }
 
 // ListEventsParams are the query parameters of ListEvents.
-type ListEventsParams struct {
-	After *int64
-	Limit *int64
-}
+type ListEventsParams = PageParams
 
 // ListEvents: The pull feed: the events after an id, oldest first (GET /api/v1/events).
 func (c *Client) ListEvents(ctx context.Context, params ListEventsParams, opts ...CallOption) (*EventsAnswer, error) {
@@ -198,14 +186,8 @@ func (c *Client) ListEvents(ctx context.Context, params ListEventsParams, opts .
 // ListEventsAll walks every page of ListEvents from params.After (0 or nil: the start), in
 // id order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListEventsAll(ctx context.Context, params ListEventsParams, opts ...CallOption) iter.Seq2[Event, error] {
-	return walk(func(after int64) ([]Event, int64, error) {
-		params.After = &after
-		page, err := c.ListEvents(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Events, page.Next, nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*EventsAnswer, error) { return c.ListEvents(ctx, params, opts...) },
+		func(p *EventsAnswer) ([]Event, int64) { return p.Events, p.Next })
 }
 
 // ListTemplatesParams are the query parameters of ListTemplates.
@@ -223,21 +205,12 @@ func (c *Client) ListTemplates(ctx context.Context, params ListTemplatesParams, 
 // ListTemplatesAll walks every page of ListTemplates from params.After (0 or nil: the start), in
 // id order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListTemplatesAll(ctx context.Context, params ListTemplatesParams, opts ...CallOption) iter.Seq2[TemplateView, error] {
-	return walk(func(after int64) ([]TemplateView, int64, error) {
-		params.After = &after
-		page, err := c.ListTemplates(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Templates, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*TemplatesAnswer, error) { return c.ListTemplates(ctx, params, opts...) },
+		func(p *TemplatesAnswer) ([]TemplateView, int64) { return p.Templates, deref(p.Next) })
 }
 
 // ListTokensParams are the query parameters of ListTokens.
-type ListTokensParams struct {
-	After *int64
-	Limit *int64
-}
+type ListTokensParams = PageParams
 
 // ListTokens: List the API tokens (never their secrets), oldest first (by id, paged by after) (GET /api/v1/tokens).
 func (c *Client) ListTokens(ctx context.Context, params ListTokensParams, opts ...CallOption) (*TokensAnswer, error) {
@@ -247,21 +220,12 @@ func (c *Client) ListTokens(ctx context.Context, params ListTokensParams, opts .
 // ListTokensAll walks every page of ListTokens from params.After (0 or nil: the start), in
 // id order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListTokensAll(ctx context.Context, params ListTokensParams, opts ...CallOption) iter.Seq2[TokenView, error] {
-	return walk(func(after int64) ([]TokenView, int64, error) {
-		params.After = &after
-		page, err := c.ListTokens(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Tokens, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*TokensAnswer, error) { return c.ListTokens(ctx, params, opts...) },
+		func(p *TokensAnswer) ([]TokenView, int64) { return p.Tokens, deref(p.Next) })
 }
 
 // ListUserCouponsParams are the query parameters of ListUserCoupons.
-type ListUserCouponsParams struct {
-	After *int64
-	Limit *int64
-}
+type ListUserCouponsParams = PageParams
 
 // ListUserCoupons: List a user's coupons (GET /api/v1/users/{user_id}/coupons).
 func (c *Client) ListUserCoupons(ctx context.Context, userID string, params ListUserCouponsParams, opts ...CallOption) (*CouponsAnswer, error) {
@@ -271,14 +235,8 @@ func (c *Client) ListUserCoupons(ctx context.Context, userID string, params List
 // ListUserCouponsAll walks every page of ListUserCoupons from params.After (0 or nil: the start), in
 // id order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListUserCouponsAll(ctx context.Context, userID string, params ListUserCouponsParams, opts ...CallOption) iter.Seq2[CouponView, error] {
-	return walk(func(after int64) ([]CouponView, int64, error) {
-		params.After = &after
-		page, err := c.ListUserCoupons(ctx, userID, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Coupons, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*CouponsAnswer, error) { return c.ListUserCoupons(ctx, userID, params, opts...) },
+		func(p *CouponsAnswer) ([]CouponView, int64) { return p.Coupons, deref(p.Next) })
 }
 
 // ListWebhookAttemptsParams are the query parameters of ListWebhookAttempts.
@@ -292,10 +250,7 @@ func (c *Client) ListWebhookAttempts(ctx context.Context, id int64, params ListW
 }
 
 // ListWebhooksParams are the query parameters of ListWebhooks.
-type ListWebhooksParams struct {
-	After *int64
-	Limit *int64
-}
+type ListWebhooksParams = PageParams
 
 // ListWebhooks: List the webhook endpoints (without their secrets) (GET /api/v1/webhooks).
 func (c *Client) ListWebhooks(ctx context.Context, params ListWebhooksParams, opts ...CallOption) (*EndpointsAnswer, error) {
@@ -305,14 +260,8 @@ func (c *Client) ListWebhooks(ctx context.Context, params ListWebhooksParams, op
 // ListWebhooksAll walks every page of ListWebhooks from params.After (0 or nil: the start), in
 // id order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListWebhooksAll(ctx context.Context, params ListWebhooksParams, opts ...CallOption) iter.Seq2[WebhookEndpoint, error] {
-	return walk(func(after int64) ([]WebhookEndpoint, int64, error) {
-		params.After = &after
-		page, err := c.ListWebhooks(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Endpoints, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*EndpointsAnswer, error) { return c.ListWebhooks(ctx, params, opts...) },
+		func(p *EndpointsAnswer) ([]WebhookEndpoint, int64) { return p.Endpoints, deref(p.Next) })
 }
 
 // PriceUsableCoupons: A user's coupons that apply to a cart, best first (POST /api/v1/users/{user_id}/coupons/usable).

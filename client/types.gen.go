@@ -678,7 +678,7 @@ type CreateTemplateRequest struct {
 	Status     *TemplateStatus `json:"status,omitempty"`
 
 	// Target with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats
-	Target *TargetRequest `json:"target,omitempty"`
+	Target *TemplateTarget `json:"target,omitempty"`
 
 	// Tiers tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)
 	Tiers []TierRequest `json:"tiers,omitempty"`
@@ -694,27 +694,6 @@ type CreateTemplateRequest struct {
 
 	// ValidUntil absolute validity, with valid_from, after it and not yet passed; RFC 3339, within the years 2000 to 2100 in UTC
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
-}
-
-// TargetRequest with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats
-type TargetRequest struct {
-	// CategoryIds the lines in any of these categories
-	CategoryIds []string `json:"category_ids,omitempty"`
-
-	// ExcludeCategoryIds never the lines in any of these categories
-	ExcludeCategoryIds []string `json:"exclude_category_ids,omitempty"`
-
-	// ExcludeProductIds never the lines of these products
-	ExcludeProductIds []string `json:"exclude_product_ids,omitempty"`
-
-	// ExcludeSkus never the lines of these SKUs
-	ExcludeSkus []string `json:"exclude_skus,omitempty"`
-
-	// ProductIds the lines of these products
-	ProductIds []string `json:"product_ids,omitempty"`
-
-	// Skus the lines of these SKUs
-	Skus []string `json:"skus,omitempty"`
 }
 
 // CreateTokenRequest defines model for CreateTokenRequest.

@@ -294,24 +294,25 @@ func readList(op *operation, schemas map[string]any) {
 	}
 }
 
-// writeWalk writes the iterator over every page of a list.
+// writeWalk writes the iterator over every page of a list (pages, in
+// client/call.go).
 func writeWalk(b *bytes.Buffer, op operation) {
 	var params, args []string
 	for _, p := range op.PathParams {
 		params = append(params, p.GoName+" "+p.GoType)
 		args = append(args, p.GoName)
 	}
-	next := "page.Next"
+	next := "p.Next"
 	if op.NextPtr {
-		next = "deref(page.Next)"
+		next = "deref(p.Next)"
 	}
 	fmt.Fprintf(b, "// %sAll walks every page of %s from params.After (0 or nil: the start), in\n", op.ID, op.ID)
 	fmt.Fprintf(b, "// id order; it stops at the first error, yielded, or when the loop breaks.\n")
 	fmt.Fprintf(b, "func (c *Client) %sAll(%s) iter.Seq2[%s, error] {\n",
 		op.ID, strings.Join(append(append([]string{"ctx context.Context"}, params...), "params "+op.ID+"Params", "opts ...CallOption"), ", "), op.ItemType)
-	fmt.Fprintf(b, "\treturn walk(func(after int64) ([]%s, int64, error) {\n\t\tparams.After = &after\n", op.ItemType)
-	fmt.Fprintf(b, "\t\tpage, err := c.%s(%s)\n", op.ID, strings.Join(append(append([]string{"ctx"}, args...), "params", "opts..."), ", "))
-	fmt.Fprintf(b, "\t\tif err != nil {\n\t\t\treturn nil, 0, err\n\t\t}\n\t\treturn page.%s, %s, nil\n\t}, deref(params.After))\n}\n\n", op.ItemsField, next)
+	fmt.Fprintf(b, "\treturn pages(&params.After, func() (*%s, error) { return c.%s(%s) },\n", op.Answer, op.ID,
+		strings.Join(append(append([]string{"ctx"}, args...), "params", "opts..."), ", "))
+	fmt.Fprintf(b, "\t\tfunc(p *%s) ([]%s, int64) { return p.%s, %s })\n}\n\n", op.Answer, op.ItemType, op.ItemsField, next)
 }
 
 // writeOperation writes the method of one operation (and the type of its
@@ -327,15 +328,7 @@ func writeOperation(b *bytes.Buffer, op operation) {
 	}
 	if len(op.Query) > 0 {
 		args = append(args, "params "+op.ID+"Params")
-		fmt.Fprintf(b, "// %sParams are the query parameters of %s.\ntype %sParams struct {\n", op.ID, op.ID, op.ID)
-		for _, q := range op.Query {
-			typ := q.GoType
-			if !q.Required && typ != "bool" {
-				typ = "*" + typ
-			}
-			fmt.Fprintf(b, "\t%s %s\n", q.GoName, typ)
-		}
-		b.WriteString("}\n\n")
+		writeParams(b, op)
 	}
 	fields := []string{fmt.Sprintf("method: %q", op.Method), "path: " + pathExpr(op),
 		fmt.Sprintf("idempotent: %t", op.Idempotent), fmt.Sprintf("retryable: %t", op.Retryable)}
@@ -370,6 +363,31 @@ func writeOperation(b *bytes.Buffer, op operation) {
 		return
 	}
 	fmt.Fprintf(b, "\treturn call[%s](ctx, c, %s, opts)\n}\n\n", op.Answer, req)
+}
+
+// writeParams writes the type of an operation's query parameters: optional
+// ones are pointers (nil: left out), a flag is a bool.
+func writeParams(b *bytes.Buffer, op operation) {
+	fmt.Fprintf(b, "// %sParams are the query parameters of %s.\n", op.ID, op.ID)
+	if pageOnly(op.Query) {
+		fmt.Fprintf(b, "type %sParams = PageParams\n\n", op.ID)
+		return
+	}
+	fmt.Fprintf(b, "type %sParams struct {\n", op.ID)
+	for _, q := range op.Query {
+		typ := q.GoType
+		if !q.Required && typ != "bool" {
+			typ = "*" + typ
+		}
+		fmt.Fprintf(b, "\t%s %s\n", q.GoName, typ)
+	}
+	b.WriteString("}\n\n")
+}
+
+// pageOnly reports whether a list's only query parameters are its page's
+// (after and limit, optional): its parameters are PageParams.
+func pageOnly(query []param) bool {
+	return len(query) == 2 && query[0].Name == "after" && query[1].Name == "limit" && !query[0].Required && !query[1].Required
 }
 
 // pathExpr is the Go expression of the operation's path, its parameters

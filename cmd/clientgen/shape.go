@@ -40,16 +40,17 @@ var goNames = map[[2]string]string{
 	{"CheckoutCoupon", "code"}: "ResultCode",
 }
 
-// goTypeNames name the objects the document describes in place (with
-// their limits), by schema and property.
+// goTypeNames give the objects the document describes in place (with
+// their limits) the Go type of the same object elsewhere, by schema and
+// property: a template's target is one type, sent and read.
 var goTypeNames = map[[2]string]string{
-	{"CreateTemplateRequest", "target"}: "TargetRequest",
+	{"CreateTemplateRequest", "target"}: "TemplateTarget",
 }
 
 // goShape rewrites the document's component schemas into the shape the Go
 // types are made from: every string enumeration becomes a named schema the
 // properties refer to (a typed field, in a request and in an answer alike),
-// goNames are set as x-go-name and goTypeNames as x-go-type-name. The document the service serves is
+// goNames are set as x-go-name and goTypeNames as x-go-type. The document the service serves is
 // left as it is: these are the Go client's names.
 func goShape(doc map[string]any) error {
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
@@ -90,7 +91,7 @@ func goShape(doc map[string]any) error {
 				h["x-go-name"] = goName
 			}
 			if typeName, ok := goTypeNames[[2]string{name, prop}]; ok {
-				h["x-go-type-name"] = typeName
+				h["x-go-type"] = typeName
 			}
 			props[prop] = h
 		}
