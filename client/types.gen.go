@@ -62,6 +62,33 @@ func (e CodeMode) Valid() bool {
 	}
 }
 
+// Defines values for CouponStatus.
+const (
+	CouponStatusExpired CouponStatus = "expired"
+	CouponStatusHeld    CouponStatus = "held"
+	CouponStatusIssued  CouponStatus = "issued"
+	CouponStatusRevoked CouponStatus = "revoked"
+	CouponStatusUsed    CouponStatus = "used"
+)
+
+// Valid indicates whether the value is a known member of the CouponStatus enum.
+func (e CouponStatus) Valid() bool {
+	switch e {
+	case CouponStatusExpired:
+		return true
+	case CouponStatusHeld:
+		return true
+	case CouponStatusIssued:
+		return true
+	case CouponStatusRevoked:
+		return true
+	case CouponStatusUsed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventType.
 const (
 	EventTypeCampaignBudgetExhausted EventType = "campaign.budget_exhausted"
@@ -555,6 +582,9 @@ type CouponEvent struct {
 	ValueCents    int64      `json:"value_cents"`
 }
 
+// CouponStatus defines model for CouponStatus.
+type CouponStatus string
+
 // CouponView defines model for CouponView.
 type CouponView struct {
 	CampaignID   int64     `json:"campaign_id"`
@@ -563,21 +593,21 @@ type CouponView struct {
 	Code         string    `json:"code"`
 
 	// Currency the ISO 4217 currency of value_cents: the template's
-	Currency      string     `json:"currency"`
-	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
-	ID            int64      `json:"id"`
-	OrderID       *string    `json:"order_id,omitempty"`
-	Slot          *int64     `json:"slot,omitempty"`
-	Status        string     `json:"status"`
-	TemplateID    int64      `json:"template_id"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-	UsedAt        *time.Time `json:"used_at,omitempty"`
-	UserID        string     `json:"user_id"`
-	UserOrdinal   *int64     `json:"user_ordinal,omitempty"`
-	ValidFrom     time.Time  `json:"valid_from"`
-	ValidUntil    time.Time  `json:"valid_until"`
-	ValueCents    int64      `json:"value_cents"`
-	Version       int64      `json:"version"`
+	Currency      string       `json:"currency"`
+	HoldExpiresAt *time.Time   `json:"hold_expires_at,omitempty"`
+	ID            int64        `json:"id"`
+	OrderID       *string      `json:"order_id,omitempty"`
+	Slot          *int64       `json:"slot,omitempty"`
+	Status        CouponStatus `json:"status"`
+	TemplateID    int64        `json:"template_id"`
+	UpdatedAt     time.Time    `json:"updated_at"`
+	UsedAt        *time.Time   `json:"used_at,omitempty"`
+	UserID        string       `json:"user_id"`
+	UserOrdinal   *int64       `json:"user_ordinal,omitempty"`
+	ValidFrom     time.Time    `json:"valid_from"`
+	ValidUntil    time.Time    `json:"valid_until"`
+	ValueCents    int64        `json:"value_cents"`
+	Version       int64        `json:"version"`
 }
 
 // CouponsAnswer defines model for CouponsAnswer.

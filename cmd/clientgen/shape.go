@@ -14,17 +14,18 @@ import (
 // enumeration this table does not know stops the generator, so that a new
 // one gets a name rather than an anonymous type.
 var enumNames = map[string]string{
-	enumKey(models.TemplateKinds...):                                               "TemplateKind",
-	enumKey(models.AppliesToValues...):                                             "AppliesTo",
-	enumKey(models.RefundRestore, models.RefundRecycle):                            "RefundPolicy",
-	enumKey(models.TemplateActive, models.TemplatePaused, models.TemplateArchived): "TemplateStatus",
-	enumKey(models.CodeModeUnique, models.CodeModeShared):                          "CodeMode",
-	enumKey(models.CampaignActive, models.CampaignPaused):                          "CampaignStatus",
-	enumKey(models.RevokePublicReasonKeys()...):                                    "RevokeReason",
-	enumKey(models.StackingExclusive, models.StackingCombinable):                   "Stacking",
-	enumKey(models.RoleAdmin, models.RoleCashier, models.RoleApp):                  "TokenRole",
-	enumKey(models.RoleShopper, models.RoleCashier, models.RoleAdmin):              "UserRole",
-	enumKey(models.EventTypes...):                                                  "EventType",
+	enumKey(models.TemplateKinds...):                                                                               "TemplateKind",
+	enumKey(models.AppliesToValues...):                                                                             "AppliesTo",
+	enumKey(models.RefundRestore, models.RefundRecycle):                                                            "RefundPolicy",
+	enumKey(models.TemplateActive, models.TemplatePaused, models.TemplateArchived):                                 "TemplateStatus",
+	enumKey(models.CodeModeUnique, models.CodeModeShared):                                                          "CodeMode",
+	enumKey(models.CampaignActive, models.CampaignPaused):                                                          "CampaignStatus",
+	enumKey(models.RevokePublicReasonKeys()...):                                                                    "RevokeReason",
+	enumKey(models.StackingExclusive, models.StackingCombinable):                                                   "Stacking",
+	enumKey(models.RoleAdmin, models.RoleCashier, models.RoleApp):                                                  "TokenRole",
+	enumKey(models.RoleShopper, models.RoleCashier, models.RoleAdmin):                                              "UserRole",
+	enumKey(models.CouponIssued, models.CouponHeld, models.CouponUsed, models.CouponRevoked, models.CouponExpired): "CouponStatus",
+	enumKey(models.EventTypes...):                                                                                  "EventType",
 }
 
 func enumKey(values ...string) string {
