@@ -82,3 +82,37 @@ func TestRefundShapes(t *testing.T) {
 		t.Fatalf("line return: %+v, %v", lines, err)
 	}
 }
+
+// TestListTemplatesAllFlag: ListTemplatesParams.All, a bool, sends all=1:
+// an admin then sees a paused template the default list leaves out.
+func TestListTemplatesAllFlag(t *testing.T) {
+	ctx := context.Background()
+	admin, _ := client.New(exampleURL, exampleAdminToken)
+	camp, err := admin.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "All flag"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := admin.CreateTemplate(ctx, client.CreateTemplateRequest{CampaignID: camp.Campaign.ID, Name: "Paused one",
+		Kind: client.TemplateKindFixed, FaceValueCents: client.Ptr[int64](100), TotalStock: 1, PerUserLimit: 1,
+		ValidDays: client.Ptr[int64](1), Status: client.Ptr(client.TemplateStatusPaused)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := func(all bool) (n int, status client.TemplateStatus) {
+		for v, err := range admin.ListTemplatesAll(ctx, client.ListTemplatesParams{All: all}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.ID == tpl.Template.ID {
+				n, status = n+1, v.Status
+			}
+		}
+		return n, status
+	}
+	if n, _ := found(false); n != 0 {
+		t.Fatalf("without All: the paused template listed %d times, want 0", n)
+	}
+	if n, status := found(true); n != 1 || status != client.TemplateStatusPaused {
+		t.Fatalf("with All: the paused template listed %d times (status %q), want once, paused", n, status)
+	}
+}
