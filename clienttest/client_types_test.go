@@ -7,22 +7,31 @@ import (
 	"github.com/couponsvc/couponsvc/client"
 )
 
+// newTemplate creates the template body describes in a campaign of its
+// own, and returns an admin's client with it.
+func newTemplate(t *testing.T, body client.CreateTemplateRequest) (*client.Client, *client.TemplateAnswer) {
+	t.Helper()
+	admin, _ := client.New(exampleURL, exampleAdminToken)
+	camp, err := admin.CreateCampaign(context.Background(), client.CreateCampaignRequest{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body.CampaignID = camp.Campaign.ID
+	tpl, err := admin.CreateTemplate(context.Background(), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admin, tpl
+}
+
 // TestRefundShapes: each shape of a refund comes back as its own type, every
 // field present, against the real service: a whole refund, a return of an
 // amount (and its replay), a return by line.
 func TestRefundShapes(t *testing.T) {
 	ctx := context.Background()
-	admin, _ := client.New(exampleURL, exampleAdminToken)
-	camp, err := admin.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "Refund shapes"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl, err := admin.CreateTemplate(ctx, client.CreateTemplateRequest{CampaignID: camp.Campaign.ID, Name: "Ten off",
-		Kind: client.TemplateKindFixed, FaceValueCents: client.Ptr[int64](1000), TotalStock: 10, PerUserLimit: 3,
-		ValidDays: client.Ptr[int64](30), RefundPolicy: client.Ptr(client.RefundPolicyRecycle)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, tpl := newTemplate(t, client.CreateTemplateRequest{Name: "Ten off", Kind: client.TemplateKindFixed,
+		FaceValueCents: client.Ptr[int64](1000), TotalStock: 10, PerUserLimit: 3, ValidDays: client.Ptr[int64](30),
+		RefundPolicy: client.Ptr(client.RefundPolicyRecycle)})
 	tok, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.TokenRoleCashier, Name: "refund shapes"})
 	if err != nil {
 		t.Fatal(err)
@@ -87,17 +96,9 @@ func TestRefundShapes(t *testing.T) {
 // an admin then sees a paused template the default list leaves out.
 func TestListTemplatesAllFlag(t *testing.T) {
 	ctx := context.Background()
-	admin, _ := client.New(exampleURL, exampleAdminToken)
-	camp, err := admin.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "All flag"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl, err := admin.CreateTemplate(ctx, client.CreateTemplateRequest{CampaignID: camp.Campaign.ID, Name: "Paused one",
-		Kind: client.TemplateKindFixed, FaceValueCents: client.Ptr[int64](100), TotalStock: 1, PerUserLimit: 1,
-		ValidDays: client.Ptr[int64](1), Status: client.Ptr(client.TemplateStatusPaused)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, tpl := newTemplate(t, client.CreateTemplateRequest{Name: "Paused one", Kind: client.TemplateKindFixed,
+		FaceValueCents: client.Ptr[int64](100), TotalStock: 1, PerUserLimit: 1, ValidDays: client.Ptr[int64](1),
+		Status: client.Ptr(client.TemplateStatusPaused)})
 	found := func(all bool) (n int, status client.TemplateStatus) {
 		for v, err := range admin.ListTemplatesAll(ctx, client.ListTemplatesParams{All: all}) {
 			if err != nil {
