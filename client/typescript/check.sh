@@ -5,7 +5,10 @@
 # npm ci into CACHE (default ~/.cache/couponsvc-ci/typescript), once per
 # lock file; nothing is written under client/. Run from anywhere in the
 # repository; exits non-zero, saying why, when npm is missing or a step fails.
+# Everything it says goes to stderr: CI's hygiene steps pass with an empty
+# stdout.
 set -euo pipefail
+exec 1>&2
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CACHE=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/couponsvc-ci/typescript}
