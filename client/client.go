@@ -332,9 +332,7 @@ func readError(resp *http.Response) *Error {
 		if body.Field != nil {
 			e.Field = *body.Field
 		}
-		if body.Fields != nil {
-			e.Fields = *body.Fields
-		}
+		e.Fields = body.Fields
 		return e
 	}
 	e.Result, e.Message = "http_"+strconv.Itoa(resp.StatusCode), strings.TrimSpace(string(raw))

@@ -84,15 +84,15 @@ func (c *Client) EventsFromLatest(ctx context.Context, opts ...CallOption) iter.
 func DecodeData(ev Event) (any, error) {
 	var v any
 	switch {
-	case strings.HasPrefix(ev.Type, "coupon."):
+	case strings.HasPrefix(string(ev.Type), "coupon."):
 		v = &CouponEvent{}
-	case strings.HasPrefix(ev.Type, "template."):
+	case strings.HasPrefix(string(ev.Type), "template."):
 		v = &TemplateEvent{}
-	case ev.Type == "campaign.budget_exhausted":
+	case ev.Type == EventTypeCampaignBudgetExhausted:
 		v = &BudgetEvent{}
-	case ev.Type == "order.returned":
+	case ev.Type == EventTypeOrderReturned:
 		v = &OrderReturnEvent{}
-	case ev.Type == "webhook.test":
+	case ev.Type == EventTypeWebhookTest:
 		v = &WebhookTestEvent{}
 	default:
 		return nil, fmt.Errorf("client: event type %q is not one this client knows", ev.Type)

@@ -7,129 +7,61 @@ import (
 	"io"
 	"iter"
 	"net/url"
-	"strconv"
 )
-
-var _ = strconv.FormatInt // not every operation has an integer parameter
-var _ url.Values
-var _ iter.Seq[int]
 
 // AddStock: Add stock to a template (POST /api/v1/templates/{id}/stock).
 func (c *Client) AddStock(ctx context.Context, id int64, body AddStockRequest, opts ...CallOption) (*TemplateAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/stock", idempotent: true, retryable: true}
-	req.body = body
-	var out TemplateAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TemplateAnswer](ctx, c, request{method: "POST", path: "/api/v1/templates/" + pathInt(id) + "/stock", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // ClaimCoupon: Claim a coupon (POST /api/v1/templates/{id}/claim).
 func (c *Client) ClaimCoupon(ctx context.Context, id int64, body ClaimRequest, opts ...CallOption) (*ClaimAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/claim", idempotent: true, retryable: true}
-	req.body = body
-	var out ClaimAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[ClaimAnswer](ctx, c, request{method: "POST", path: "/api/v1/templates/" + pathInt(id) + "/claim", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // ConfirmHold: Confirm an order's hold: its coupons are used (POST /api/v1/holds/{order_id}/confirm).
 func (c *Client) ConfirmHold(ctx context.Context, orderID string, body ConfirmRequest, opts ...CallOption) (*CheckoutAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/holds/" + url.PathEscape(orderID) + "/confirm", idempotent: true, retryable: true}
-	req.body = body
-	var out CheckoutAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CheckoutAnswer](ctx, c, request{method: "POST", path: "/api/v1/holds/" + url.PathEscape(orderID) + "/confirm", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // CreateCampaign: Create a campaign (POST /api/v1/campaigns).
 func (c *Client) CreateCampaign(ctx context.Context, body CreateCampaignRequest, opts ...CallOption) (*CampaignAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/campaigns", idempotent: true, retryable: true}
-	req.body = body
-	var out CampaignAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CampaignAnswer](ctx, c, request{method: "POST", path: "/api/v1/campaigns", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // CreateTemplate: Create a coupon template (POST /api/v1/templates).
 func (c *Client) CreateTemplate(ctx context.Context, body CreateTemplateRequest, opts ...CallOption) (*TemplateAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates", idempotent: true, retryable: true}
-	req.body = body
-	var out TemplateAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TemplateAnswer](ctx, c, request{method: "POST", path: "/api/v1/templates", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // CreateToken: Create an API token (shown once) (POST /api/v1/tokens).
 func (c *Client) CreateToken(ctx context.Context, body CreateTokenRequest, opts ...CallOption) (*TokenCreatedAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/tokens", idempotent: true, retryable: true}
-	req.body = body
-	var out TokenCreatedAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TokenCreatedAnswer](ctx, c, request{method: "POST", path: "/api/v1/tokens", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // CreateUser: Create a user of the pages (POST /api/v1/users).
 func (c *Client) CreateUser(ctx context.Context, body CreateUserRequest, opts ...CallOption) (*UserAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/users", idempotent: true, retryable: true}
-	req.body = body
-	var out UserAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[UserAnswer](ctx, c, request{method: "POST", path: "/api/v1/users", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // CreateWebhook: Register a webhook endpoint (POST /api/v1/webhooks).
 func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookRequest, opts ...CallOption) (*WebhookCreatedAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/webhooks", idempotent: true, retryable: true}
-	req.body = body
-	var out WebhookCreatedAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[WebhookCreatedAnswer](ctx, c, request{method: "POST", path: "/api/v1/webhooks", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // DeleteCampaign: Delete a campaign without templates (DELETE /api/v1/campaigns/{id}).
 func (c *Client) DeleteCampaign(ctx context.Context, id int64, opts ...CallOption) (*NoPayload, error) {
-	req := request{method: "DELETE", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
-	var out NoPayload
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[NoPayload](ctx, c, request{method: "DELETE", path: "/api/v1/campaigns/" + pathInt(id), idempotent: true, retryable: true}, opts)
 }
 
 // DeleteTemplate: Delete a template that never issued a coupon (DELETE /api/v1/templates/{id}).
 func (c *Client) DeleteTemplate(ctx context.Context, id int64, opts ...CallOption) (*NoPayload, error) {
-	req := request{method: "DELETE", path: "/api/v1/templates/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
-	var out NoPayload
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[NoPayload](ctx, c, request{method: "DELETE", path: "/api/v1/templates/" + pathInt(id), idempotent: true, retryable: true}, opts)
 }
 
 // DeleteWebhook: Remove a webhook endpoint with its deliveries and their log (DELETE /api/v1/webhooks/{id}).
 func (c *Client) DeleteWebhook(ctx context.Context, id int64, opts ...CallOption) (*NoPayload, error) {
-	req := request{method: "DELETE", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
-	var out NoPayload
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[NoPayload](ctx, c, request{method: "DELETE", path: "/api/v1/webhooks/" + pathInt(id), idempotent: true, retryable: true}, opts)
 }
 
 // DiscountsCSVParams are the query parameters of DiscountsCSV.
@@ -145,34 +77,13 @@ type DiscountsCSVParams struct {
 // DiscountsCSV: Discount by SKU or by category, net of returns, as CSV (GET /api/v1/reports/discounts.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) DiscountsCSV(ctx context.Context, params DiscountsCSVParams, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/v1/reports/discounts.csv", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.From != nil {
-		req.query.Set("from", *params.From)
-	}
-	if params.To != nil {
-		req.query.Set("to", *params.To)
-	}
-	if params.By != nil {
-		req.query.Set("by", *params.By)
-	}
-	if params.CampaignID != nil {
-		req.query.Set("campaign_id", strconv.FormatInt(*params.CampaignID, 10))
-	}
-	if params.TemplateID != nil {
-		req.query.Set("template_id", strconv.FormatInt(*params.TemplateID, 10))
-	}
-	if params.Currency != nil {
-		req.query.Set("currency", *params.Currency)
-	}
-	return c.stream(ctx, req, opts)
+	return c.stream(ctx, request{method: "GET", path: "/api/v1/reports/discounts.csv", idempotent: false, retryable: true, query: query("from", params.From, "to", params.To, "by", params.By, "campaign_id", params.CampaignID, "template_id", params.TemplateID, "currency", params.Currency)}, opts)
 }
 
 // DownloadJobResult: A job's result CSV (GET /api/v1/jobs/{id}/result.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) DownloadJobResult(ctx context.Context, id int64, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/v1/jobs/" + strconv.FormatInt(id, 10) + "/result.csv", idempotent: false, retryable: true}
-	return c.stream(ctx, req, opts)
+	return c.stream(ctx, request{method: "GET", path: "/api/v1/jobs/" + pathInt(id) + "/result.csv", idempotent: false, retryable: true}, opts)
 }
 
 // ExportCouponsParams are the query parameters of ExportCoupons.
@@ -185,175 +96,83 @@ type ExportCouponsParams struct {
 // ExportCoupons: Export a template's coupons as CSV (streamed) (GET /api/v1/templates/{id}/coupons.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) ExportCoupons(ctx context.Context, id int64, params ExportCouponsParams, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/coupons.csv", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.Status != nil {
-		req.query.Set("status", *params.Status)
-	}
-	if params.From != nil {
-		req.query.Set("from", *params.From)
-	}
-	if params.To != nil {
-		req.query.Set("to", *params.To)
-	}
-	return c.stream(ctx, req, opts)
+	return c.stream(ctx, request{method: "GET", path: "/api/v1/templates/" + pathInt(id) + "/coupons.csv", idempotent: false, retryable: true, query: query("status", params.Status, "from", params.From, "to", params.To)}, opts)
 }
 
 // GenerateCodes: Make bearer codes in bulk (a job) (POST /api/v1/templates/{id}/codes).
 func (c *Client) GenerateCodes(ctx context.Context, id int64, body GenerateRequest, opts ...CallOption) (*JobAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/codes", idempotent: true, retryable: true}
-	req.body = body
-	var out JobAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[JobAnswer](ctx, c, request{method: "POST", path: "/api/v1/templates/" + pathInt(id) + "/codes", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // GetCampaign: Show a campaign (GET /api/v1/campaigns/{id}).
 func (c *Client) GetCampaign(ctx context.Context, id int64, opts ...CallOption) (*CampaignAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: false, retryable: true}
-	var out CampaignAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CampaignAnswer](ctx, c, request{method: "GET", path: "/api/v1/campaigns/" + pathInt(id), idempotent: false, retryable: true}, opts)
 }
 
 // GetCoupon: Show a coupon and its template (GET /api/v1/coupons/{code}).
 func (c *Client) GetCoupon(ctx context.Context, code string, opts ...CallOption) (*CouponAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/coupons/" + url.PathEscape(code), idempotent: false, retryable: true}
-	var out CouponAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CouponAnswer](ctx, c, request{method: "GET", path: "/api/v1/coupons/" + url.PathEscape(code), idempotent: false, retryable: true}, opts)
 }
 
 // GetHold: Show an order's hold (GET /api/v1/holds/{order_id}).
 func (c *Client) GetHold(ctx context.Context, orderID string, opts ...CallOption) (*CheckoutAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/holds/" + url.PathEscape(orderID), idempotent: false, retryable: true}
-	var out CheckoutAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CheckoutAnswer](ctx, c, request{method: "GET", path: "/api/v1/holds/" + url.PathEscape(orderID), idempotent: false, retryable: true}, opts)
 }
 
 // GetJob: A job's state and progress (GET /api/v1/jobs/{id}).
 func (c *Client) GetJob(ctx context.Context, id int64, opts ...CallOption) (*JobAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/jobs/" + strconv.FormatInt(id, 10), idempotent: false, retryable: true}
-	var out JobAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[JobAnswer](ctx, c, request{method: "GET", path: "/api/v1/jobs/" + pathInt(id), idempotent: false, retryable: true}, opts)
 }
 
 // GetOpenAPIDocument: This document (GET /api/openapi.json).
 // The answer (application/json) is streamed: close it.
 func (c *Client) GetOpenAPIDocument(ctx context.Context, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/openapi.json", idempotent: false, retryable: true}
-	return c.stream(ctx, req, opts)
+	return c.stream(ctx, request{method: "GET", path: "/api/openapi.json", idempotent: false, retryable: true}, opts)
 }
 
 // GetTemplate: Show a template with the stock left (GET /api/v1/templates/{id}).
 func (c *Client) GetTemplate(ctx context.Context, id int64, opts ...CallOption) (*TemplateStockAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10), idempotent: false, retryable: true}
-	var out TemplateStockAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TemplateStockAnswer](ctx, c, request{method: "GET", path: "/api/v1/templates/" + pathInt(id), idempotent: false, retryable: true}, opts)
 }
 
 // GetWebhook: Show a webhook endpoint (GET /api/v1/webhooks/{id}).
 func (c *Client) GetWebhook(ctx context.Context, id int64, opts ...CallOption) (*EndpointAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: false, retryable: true}
-	var out EndpointAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[EndpointAnswer](ctx, c, request{method: "GET", path: "/api/v1/webhooks/" + pathInt(id), idempotent: false, retryable: true}, opts)
 }
 
 // Healthz: The process is up (GET /healthz).
 func (c *Client) Healthz(ctx context.Context, opts ...CallOption) (*NoPayload, error) {
-	req := request{method: "GET", path: "/healthz", idempotent: false, retryable: true}
-	var out NoPayload
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[NoPayload](ctx, c, request{method: "GET", path: "/healthz", idempotent: false, retryable: true}, opts)
 }
 
 // HoldCoupons: Hold coupons for an order while it is paid (POST /api/v1/holds).
 func (c *Client) HoldCoupons(ctx context.Context, body HoldRequest, opts ...CallOption) (*CheckoutAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/holds", idempotent: true, retryable: true}
-	req.body = body
-	var out CheckoutAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CheckoutAnswer](ctx, c, request{method: "POST", path: "/api/v1/holds", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // ImportCodes: Import codes from a CSV file (a job) (POST /api/v1/templates/{id}/codes/import).
 func (c *Client) ImportCodes(ctx context.Context, id int64, csv io.Reader, opts ...CallOption) (*JobAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/codes/import", idempotent: true, retryable: true}
-	req.csv = csv
-	var out JobAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[JobAnswer](ctx, c, request{method: "POST", path: "/api/v1/templates/" + pathInt(id) + "/codes/import", idempotent: true, retryable: true, csv: csv}, opts)
 }
 
 // IssueCoupons: Give a coupon to each user of a list (a job) (POST /api/v1/templates/{id}/issue).
 func (c *Client) IssueCoupons(ctx context.Context, id int64, body IssueRequest, opts ...CallOption) (*JobAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/issue", idempotent: true, retryable: true}
-	req.body = body
-	var out JobAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[JobAnswer](ctx, c, request{method: "POST", path: "/api/v1/templates/" + pathInt(id) + "/issue", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // ListCampaignsParams are the query parameters of ListCampaigns.
-type ListCampaignsParams struct {
-	After *int64
-	Limit *int64
-}
+type ListCampaignsParams = PageParams
 
 // ListCampaigns: List the campaigns (GET /api/v1/campaigns).
 func (c *Client) ListCampaigns(ctx context.Context, params ListCampaignsParams, opts ...CallOption) (*CampaignsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/campaigns", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.After != nil {
-		req.query.Set("after", strconv.FormatInt(*params.After, 10))
-	}
-	if params.Limit != nil {
-		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
-	}
-	var out CampaignsAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CampaignsAnswer](ctx, c, request{method: "GET", path: "/api/v1/campaigns", idempotent: false, retryable: true, query: query("after", params.After, "limit", params.Limit)}, opts)
 }
 
 // ListCampaignsAll walks every page of ListCampaigns from params.After (0 or nil: the start), in
 // the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListCampaignsAll(ctx context.Context, params ListCampaignsParams, opts ...CallOption) iter.Seq2[Campaign, error] {
-	return walk(func(after int64) ([]Campaign, int64, error) {
-		params.After = &after
-		page, err := c.ListCampaigns(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Campaigns, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*CampaignsAnswer, error) { return c.ListCampaigns(ctx, params, opts...) },
+		func(p *CampaignsAnswer) ([]Campaign, int64) { return p.Campaigns, deref(p.Next) })
 }
 
 // ListEventsParams are the query parameters of ListEvents.
@@ -365,35 +184,14 @@ type ListEventsParams struct {
 
 // ListEvents: The pull feed: the events after an id, oldest first (GET /api/v1/events).
 func (c *Client) ListEvents(ctx context.Context, params ListEventsParams, opts ...CallOption) (*EventsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/events", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.After != nil {
-		req.query.Set("after", strconv.FormatInt(*params.After, 10))
-	}
-	if params.From != nil {
-		req.query.Set("from", *params.From)
-	}
-	if params.Limit != nil {
-		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
-	}
-	var out EventsAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[EventsAnswer](ctx, c, request{method: "GET", path: "/api/v1/events", idempotent: false, retryable: true, query: query("after", params.After, "from", params.From, "limit", params.Limit)}, opts)
 }
 
 // ListEventsAll walks every page of ListEvents from params.After (0 or nil: the start), in
 // the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListEventsAll(ctx context.Context, params ListEventsParams, opts ...CallOption) iter.Seq2[Event, error] {
-	return walk(func(after int64) ([]Event, int64, error) {
-		params.After = &after
-		page, err := c.ListEvents(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Events, page.Next, nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*EventsAnswer, error) { return c.ListEvents(ctx, params, opts...) },
+		func(p *EventsAnswer) ([]Event, int64) { return p.Events, p.Next })
 }
 
 // ListTemplateCouponsParams are the query parameters of ListTemplateCoupons.
@@ -407,268 +205,113 @@ type ListTemplateCouponsParams struct {
 
 // ListTemplateCoupons: List a template's coupons (a cursor page) (GET /api/v1/templates/{id}/coupons).
 func (c *Client) ListTemplateCoupons(ctx context.Context, id int64, params ListTemplateCouponsParams, opts ...CallOption) (*CouponsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/coupons", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.Status != nil {
-		req.query.Set("status", *params.Status)
-	}
-	if params.From != nil {
-		req.query.Set("from", *params.From)
-	}
-	if params.To != nil {
-		req.query.Set("to", *params.To)
-	}
-	if params.After != nil {
-		req.query.Set("after", strconv.FormatInt(*params.After, 10))
-	}
-	if params.Limit != nil {
-		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
-	}
-	var out CouponsAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CouponsAnswer](ctx, c, request{method: "GET", path: "/api/v1/templates/" + pathInt(id) + "/coupons", idempotent: false, retryable: true, query: query("status", params.Status, "from", params.From, "to", params.To, "after", params.After, "limit", params.Limit)}, opts)
 }
 
 // ListTemplateCouponsAll walks every page of ListTemplateCoupons from params.After (0 or nil: the start), in
 // the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListTemplateCouponsAll(ctx context.Context, id int64, params ListTemplateCouponsParams, opts ...CallOption) iter.Seq2[CouponView, error] {
-	return walk(func(after int64) ([]CouponView, int64, error) {
-		params.After = &after
-		page, err := c.ListTemplateCoupons(ctx, id, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Coupons, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*CouponsAnswer, error) { return c.ListTemplateCoupons(ctx, id, params, opts...) },
+		func(p *CouponsAnswer) ([]CouponView, int64) { return p.Coupons, deref(p.Next) })
 }
 
 // ListTemplatesParams are the query parameters of ListTemplates.
 type ListTemplatesParams struct {
-	All   *string
+	All   bool
 	After *int64
 	Limit *int64
 }
 
 // ListTemplates: List the templates on offer, with the stock left (GET /api/v1/templates).
 func (c *Client) ListTemplates(ctx context.Context, params ListTemplatesParams, opts ...CallOption) (*TemplatesAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/templates", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.All != nil {
-		req.query.Set("all", *params.All)
-	}
-	if params.After != nil {
-		req.query.Set("after", strconv.FormatInt(*params.After, 10))
-	}
-	if params.Limit != nil {
-		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
-	}
-	var out TemplatesAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TemplatesAnswer](ctx, c, request{method: "GET", path: "/api/v1/templates", idempotent: false, retryable: true, query: query("all", params.All, "after", params.After, "limit", params.Limit)}, opts)
 }
 
 // ListTemplatesAll walks every page of ListTemplates from params.After (0 or nil: the start), in
 // the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListTemplatesAll(ctx context.Context, params ListTemplatesParams, opts ...CallOption) iter.Seq2[TemplateView, error] {
-	return walk(func(after int64) ([]TemplateView, int64, error) {
-		params.After = &after
-		page, err := c.ListTemplates(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Templates, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*TemplatesAnswer, error) { return c.ListTemplates(ctx, params, opts...) },
+		func(p *TemplatesAnswer) ([]TemplateView, int64) { return p.Templates, deref(p.Next) })
 }
 
 // ListTokensParams are the query parameters of ListTokens.
-type ListTokensParams struct {
-	After *int64
-	Limit *int64
-}
+type ListTokensParams = PageParams
 
 // ListTokens: List the API tokens (never their secrets), newest first (by id, paged by after) (GET /api/v1/tokens).
 func (c *Client) ListTokens(ctx context.Context, params ListTokensParams, opts ...CallOption) (*TokensAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/tokens", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.After != nil {
-		req.query.Set("after", strconv.FormatInt(*params.After, 10))
-	}
-	if params.Limit != nil {
-		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
-	}
-	var out TokensAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TokensAnswer](ctx, c, request{method: "GET", path: "/api/v1/tokens", idempotent: false, retryable: true, query: query("after", params.After, "limit", params.Limit)}, opts)
 }
 
 // ListTokensAll walks every page of ListTokens from params.After (0 or nil: the start), in
 // the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListTokensAll(ctx context.Context, params ListTokensParams, opts ...CallOption) iter.Seq2[TokenView, error] {
-	return walk(func(after int64) ([]TokenView, int64, error) {
-		params.After = &after
-		page, err := c.ListTokens(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Tokens, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*TokensAnswer, error) { return c.ListTokens(ctx, params, opts...) },
+		func(p *TokensAnswer) ([]TokenView, int64) { return p.Tokens, deref(p.Next) })
 }
 
 // ListUserCouponsParams are the query parameters of ListUserCoupons.
-type ListUserCouponsParams struct {
-	After *int64
-	Limit *int64
-}
+type ListUserCouponsParams = PageParams
 
 // ListUserCoupons: List a user's coupons (GET /api/v1/users/{user_id}/coupons).
 func (c *Client) ListUserCoupons(ctx context.Context, userID string, params ListUserCouponsParams, opts ...CallOption) (*CouponsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.After != nil {
-		req.query.Set("after", strconv.FormatInt(*params.After, 10))
-	}
-	if params.Limit != nil {
-		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
-	}
-	var out CouponsAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CouponsAnswer](ctx, c, request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons", idempotent: false, retryable: true, query: query("after", params.After, "limit", params.Limit)}, opts)
 }
 
 // ListUserCouponsAll walks every page of ListUserCoupons from params.After (0 or nil: the start), in
 // the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListUserCouponsAll(ctx context.Context, userID string, params ListUserCouponsParams, opts ...CallOption) iter.Seq2[CouponView, error] {
-	return walk(func(after int64) ([]CouponView, int64, error) {
-		params.After = &after
-		page, err := c.ListUserCoupons(ctx, userID, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Coupons, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*CouponsAnswer, error) { return c.ListUserCoupons(ctx, userID, params, opts...) },
+		func(p *CouponsAnswer) ([]CouponView, int64) { return p.Coupons, deref(p.Next) })
 }
 
 // ListWebhookAttemptsParams are the query parameters of ListWebhookAttempts.
-type ListWebhookAttemptsParams struct {
-	After *int64
-	Limit *int64
-}
+type ListWebhookAttemptsParams = PageParams
 
 // ListWebhookAttempts: An endpoint's delivery log, newest first (GET /api/v1/webhooks/{id}/attempts).
 func (c *Client) ListWebhookAttempts(ctx context.Context, id int64, params ListWebhookAttemptsParams, opts ...CallOption) (*AttemptsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/attempts", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.After != nil {
-		req.query.Set("after", strconv.FormatInt(*params.After, 10))
-	}
-	if params.Limit != nil {
-		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
-	}
-	var out AttemptsAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[AttemptsAnswer](ctx, c, request{method: "GET", path: "/api/v1/webhooks/" + pathInt(id) + "/attempts", idempotent: false, retryable: true, query: query("after", params.After, "limit", params.Limit)}, opts)
 }
 
 // ListWebhookAttemptsAll walks every page of ListWebhookAttempts from params.After (0 or nil: the start), in
 // the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListWebhookAttemptsAll(ctx context.Context, id int64, params ListWebhookAttemptsParams, opts ...CallOption) iter.Seq2[WebhookAttempt, error] {
-	return walk(func(after int64) ([]WebhookAttempt, int64, error) {
-		params.After = &after
-		page, err := c.ListWebhookAttempts(ctx, id, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Attempts, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*AttemptsAnswer, error) { return c.ListWebhookAttempts(ctx, id, params, opts...) },
+		func(p *AttemptsAnswer) ([]WebhookAttempt, int64) { return p.Attempts, deref(p.Next) })
 }
 
 // ListWebhooksParams are the query parameters of ListWebhooks.
-type ListWebhooksParams struct {
-	After *int64
-	Limit *int64
-}
+type ListWebhooksParams = PageParams
 
 // ListWebhooks: List the webhook endpoints (without their secrets) (GET /api/v1/webhooks).
 func (c *Client) ListWebhooks(ctx context.Context, params ListWebhooksParams, opts ...CallOption) (*EndpointsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/webhooks", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.After != nil {
-		req.query.Set("after", strconv.FormatInt(*params.After, 10))
-	}
-	if params.Limit != nil {
-		req.query.Set("limit", strconv.FormatInt(*params.Limit, 10))
-	}
-	var out EndpointsAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[EndpointsAnswer](ctx, c, request{method: "GET", path: "/api/v1/webhooks", idempotent: false, retryable: true, query: query("after", params.After, "limit", params.Limit)}, opts)
 }
 
 // ListWebhooksAll walks every page of ListWebhooks from params.After (0 or nil: the start), in
 // the list's order; it stops at the first error, yielded, or when the loop breaks.
 func (c *Client) ListWebhooksAll(ctx context.Context, params ListWebhooksParams, opts ...CallOption) iter.Seq2[WebhookEndpoint, error] {
-	return walk(func(after int64) ([]WebhookEndpoint, int64, error) {
-		params.After = &after
-		page, err := c.ListWebhooks(ctx, params, opts...)
-		if err != nil {
-			return nil, 0, err
-		}
-		return page.Endpoints, deref(page.Next), nil
-	}, deref(params.After))
+	return pages(&params.After, func() (*EndpointsAnswer, error) { return c.ListWebhooks(ctx, params, opts...) },
+		func(p *EndpointsAnswer) ([]WebhookEndpoint, int64) { return p.Endpoints, deref(p.Next) })
 }
 
 // PriceUsableCoupons: A user's coupons that apply to a cart, best first (POST /api/v1/users/{user_id}/coupons/usable).
 func (c *Client) PriceUsableCoupons(ctx context.Context, userID string, body UsableRequest, opts ...CallOption) (*UsableAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false, retryable: true}
-	req.body = body
-	var out UsableAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[UsableAnswer](ctx, c, request{method: "POST", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false, retryable: true, body: body}, opts)
 }
 
 // Readyz: The database and Redis answer (GET /readyz).
 func (c *Client) Readyz(ctx context.Context, opts ...CallOption) (*NoPayload, error) {
-	req := request{method: "GET", path: "/readyz", idempotent: false, retryable: true}
-	var out NoPayload
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[NoPayload](ctx, c, request{method: "GET", path: "/readyz", idempotent: false, retryable: true}, opts)
 }
 
 // ReconcileCounters: Compare Redis with the database, and repair (POST /api/v1/reconcile).
 func (c *Client) ReconcileCounters(ctx context.Context, body ReconcileRequest, opts ...CallOption) (*ReconcileAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/reconcile", idempotent: true, retryable: true}
-	req.body = body
-	var out ReconcileAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[ReconcileAnswer](ctx, c, request{method: "POST", path: "/api/v1/reconcile", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // RedeemCoupon: Redeem a coupon on an order (POST /api/v1/redemptions).
 func (c *Client) RedeemCoupon(ctx context.Context, body RedeemRequest, opts ...CallOption) (*RedeemAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/redemptions", idempotent: true, retryable: true}
-	req.body = body
-	var out RedeemAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[RedeemAnswer](ctx, c, request{method: "POST", path: "/api/v1/redemptions", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // RedemptionsCSVParams are the query parameters of RedemptionsCSV.
@@ -682,80 +325,38 @@ type RedemptionsCSVParams struct {
 // RedemptionsCSV: Redemptions and discounts by day, template and cashier, as CSV (streamed) (GET /api/v1/reports/redemptions.csv).
 // The answer (text/csv) is streamed: close it.
 func (c *Client) RedemptionsCSV(ctx context.Context, params RedemptionsCSVParams, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/api/v1/reports/redemptions.csv", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.From != nil {
-		req.query.Set("from", *params.From)
-	}
-	if params.To != nil {
-		req.query.Set("to", *params.To)
-	}
-	if params.GroupBy != nil {
-		req.query.Set("group_by", *params.GroupBy)
-	}
-	if params.Currency != nil {
-		req.query.Set("currency", *params.Currency)
-	}
-	return c.stream(ctx, req, opts)
+	return c.stream(ctx, request{method: "GET", path: "/api/v1/reports/redemptions.csv", idempotent: false, retryable: true, query: query("from", params.From, "to", params.To, "group_by", params.GroupBy, "currency", params.Currency)}, opts)
 }
 
 // RefundCoupon: Refund a coupon's use by a cancelled order (POST /api/v1/refunds).
 func (c *Client) RefundCoupon(ctx context.Context, body RefundRequest, opts ...CallOption) (*RefundAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/refunds", idempotent: true, retryable: true}
-	req.body = body
-	var out RefundAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[RefundAnswer](ctx, c, request{method: "POST", path: "/api/v1/refunds", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // ReleaseHold: Release an order's hold: its coupons go back to their holders (POST /api/v1/holds/{order_id}/release).
 func (c *Client) ReleaseHold(ctx context.Context, orderID string, opts ...CallOption) (*ReleaseAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/holds/" + url.PathEscape(orderID) + "/release", idempotent: true, retryable: true}
-	var out ReleaseAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[ReleaseAnswer](ctx, c, request{method: "POST", path: "/api/v1/holds/" + url.PathEscape(orderID) + "/release", idempotent: true, retryable: true}, opts)
 }
 
 // ResendDelivery: Send a delivery again (the same event, the same id) (POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/resend).
 func (c *Client) ResendDelivery(ctx context.Context, id int64, deliveryID int64, opts ...CallOption) (*DeliveryAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10) + "/deliveries/" + strconv.FormatInt(deliveryID, 10) + "/resend", idempotent: true, retryable: true}
-	var out DeliveryAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[DeliveryAnswer](ctx, c, request{method: "POST", path: "/api/v1/webhooks/" + pathInt(id) + "/deliveries/" + pathInt(deliveryID) + "/resend", idempotent: true, retryable: true}, opts)
 }
 
 // RevokeCoupon: Revoke a coupon (POST /api/v1/coupons/{code}/revoke).
 func (c *Client) RevokeCoupon(ctx context.Context, code string, body RevokeRequest, opts ...CallOption) (*RevokeAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/coupons/" + url.PathEscape(code) + "/revoke", idempotent: true, retryable: true}
-	req.body = body
-	var out RevokeAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[RevokeAnswer](ctx, c, request{method: "POST", path: "/api/v1/coupons/" + url.PathEscape(code) + "/revoke", idempotent: true, retryable: true, body: body}, opts)
 }
 
 // RevokeToken: Revoke an API token (POST /api/v1/tokens/{id}/revoke).
 func (c *Client) RevokeToken(ctx context.Context, id int64, opts ...CallOption) (*TokenAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/tokens/" + strconv.FormatInt(id, 10) + "/revoke", idempotent: true, retryable: true}
-	var out TokenAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TokenAnswer](ctx, c, request{method: "POST", path: "/api/v1/tokens/" + pathInt(id) + "/revoke", idempotent: true, retryable: true}, opts)
 }
 
 // ServeMetrics: Prometheus metrics (text exposition format) (GET /metrics).
 // The answer (text/plain) is streamed: close it.
 func (c *Client) ServeMetrics(ctx context.Context, opts ...CallOption) (io.ReadCloser, error) {
-	req := request{method: "GET", path: "/metrics", idempotent: false, retryable: true}
-	return c.stream(ctx, req, opts)
+	return c.stream(ctx, request{method: "GET", path: "/metrics", idempotent: false, retryable: true}, opts)
 }
 
 // ShowDiscountsParams are the query parameters of ShowDiscounts.
@@ -770,31 +371,7 @@ type ShowDiscountsParams struct {
 
 // ShowDiscounts: Discount by SKU or by category, net of returns (GET /api/v1/reports/discounts).
 func (c *Client) ShowDiscounts(ctx context.Context, params ShowDiscountsParams, opts ...CallOption) (*DiscountsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/reports/discounts", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.From != nil {
-		req.query.Set("from", *params.From)
-	}
-	if params.To != nil {
-		req.query.Set("to", *params.To)
-	}
-	if params.By != nil {
-		req.query.Set("by", *params.By)
-	}
-	if params.CampaignID != nil {
-		req.query.Set("campaign_id", strconv.FormatInt(*params.CampaignID, 10))
-	}
-	if params.TemplateID != nil {
-		req.query.Set("template_id", strconv.FormatInt(*params.TemplateID, 10))
-	}
-	if params.Currency != nil {
-		req.query.Set("currency", *params.Currency)
-	}
-	var out DiscountsAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[DiscountsAnswer](ctx, c, request{method: "GET", path: "/api/v1/reports/discounts", idempotent: false, retryable: true, query: query("from", params.From, "to", params.To, "by", params.By, "campaign_id", params.CampaignID, "template_id", params.TemplateID, "currency", params.Currency)}, opts)
 }
 
 // TemplateStatsParams are the query parameters of TemplateStats.
@@ -804,49 +381,22 @@ type TemplateStatsParams struct {
 
 // TemplateStats: A template's figures and its activity per hour (GET /api/v1/templates/{id}/stats).
 func (c *Client) TemplateStats(ctx context.Context, id int64, params TemplateStatsParams, opts ...CallOption) (*StatsAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/templates/" + strconv.FormatInt(id, 10) + "/stats", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	if params.Hours != nil {
-		req.query.Set("hours", strconv.FormatInt(*params.Hours, 10))
-	}
-	var out StatsAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[StatsAnswer](ctx, c, request{method: "GET", path: "/api/v1/templates/" + pathInt(id) + "/stats", idempotent: false, retryable: true, query: query("hours", params.Hours)}, opts)
 }
 
 // UpdateCampaign: Rename, pause or resume a campaign, or change its budget (PATCH /api/v1/campaigns/{id}).
 func (c *Client) UpdateCampaign(ctx context.Context, id int64, body UpdateCampaignRequest, opts ...CallOption) (*CampaignAnswer, error) {
-	req := request{method: "PATCH", path: "/api/v1/campaigns/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
-	req.body = body
-	var out CampaignAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CampaignAnswer](ctx, c, request{method: "PATCH", path: "/api/v1/campaigns/" + pathInt(id), idempotent: true, retryable: true, body: body}, opts)
 }
 
 // UpdateTemplate: Change a template's name, description, claim window, status or code mode (PATCH /api/v1/templates/{id}).
 func (c *Client) UpdateTemplate(ctx context.Context, id int64, body UpdateTemplateRequest, opts ...CallOption) (*TemplateAnswer, error) {
-	req := request{method: "PATCH", path: "/api/v1/templates/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
-	req.body = body
-	var out TemplateAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[TemplateAnswer](ctx, c, request{method: "PATCH", path: "/api/v1/templates/" + pathInt(id), idempotent: true, retryable: true, body: body}, opts)
 }
 
 // UpdateWebhook: Change a webhook endpoint, or enable it again (PATCH /api/v1/webhooks/{id}).
 func (c *Client) UpdateWebhook(ctx context.Context, id int64, body UpdateWebhookRequest, opts ...CallOption) (*EndpointAnswer, error) {
-	req := request{method: "PATCH", path: "/api/v1/webhooks/" + strconv.FormatInt(id, 10), idempotent: true, retryable: true}
-	req.body = body
-	var out EndpointAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[EndpointAnswer](ctx, c, request{method: "PATCH", path: "/api/v1/webhooks/" + pathInt(id), idempotent: true, retryable: true, body: body}, opts)
 }
 
 // UsableCouponsParams are the query parameters of UsableCoupons.
@@ -856,23 +406,10 @@ type UsableCouponsParams struct {
 
 // UsableCoupons: A user's coupons that apply to an order amount, best first (GET /api/v1/users/{user_id}/coupons/usable).
 func (c *Client) UsableCoupons(ctx context.Context, userID string, params UsableCouponsParams, opts ...CallOption) (*UsableAnswer, error) {
-	req := request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false, retryable: true}
-	req.query = url.Values{}
-	req.query.Set("order_amount_cents", strconv.FormatInt(params.OrderAmountCents, 10))
-	var out UsableAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[UsableAnswer](ctx, c, request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false, retryable: true, query: query("order_amount_cents", params.OrderAmountCents)}, opts)
 }
 
 // ValidateCheckout: Price a cart of coupons for an order (a dry run) (POST /api/v1/checkout/validate).
 func (c *Client) ValidateCheckout(ctx context.Context, body ValidateRequest, opts ...CallOption) (*CheckoutAnswer, error) {
-	req := request{method: "POST", path: "/api/v1/checkout/validate", idempotent: false, retryable: true}
-	req.body = body
-	var out CheckoutAnswer
-	if err := c.do(ctx, req, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CheckoutAnswer](ctx, c, request{method: "POST", path: "/api/v1/checkout/validate", idempotent: false, retryable: true, body: body}, opts)
 }

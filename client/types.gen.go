@@ -5,360 +5,294 @@ import (
 	"time"
 )
 
-// Defines values for CreateTemplateRequestAppliesTo.
+// Defines values for AppliesTo.
 const (
-	Items    CreateTemplateRequestAppliesTo = "items"
-	Order    CreateTemplateRequestAppliesTo = "order"
-	Shipping CreateTemplateRequestAppliesTo = "shipping"
+	AppliesToItems    AppliesTo = "items"
+	AppliesToOrder    AppliesTo = "order"
+	AppliesToShipping AppliesTo = "shipping"
 )
 
-// Valid indicates whether the value is a known member of the CreateTemplateRequestAppliesTo enum.
-func (e CreateTemplateRequestAppliesTo) Valid() bool {
+// Valid indicates whether the value is a known member of the AppliesTo enum.
+func (e AppliesTo) Valid() bool {
 	switch e {
-	case Items:
+	case AppliesToItems:
 		return true
-	case Order:
+	case AppliesToOrder:
 		return true
-	case Shipping:
+	case AppliesToShipping:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for CreateTemplateRequestCodeMode.
+// Defines values for CampaignStatus.
 const (
-	CreateTemplateRequestCodeModeShared CreateTemplateRequestCodeMode = "shared"
-	CreateTemplateRequestCodeModeUnique CreateTemplateRequestCodeMode = "unique"
+	CampaignStatusActive CampaignStatus = "active"
+	CampaignStatusPaused CampaignStatus = "paused"
 )
 
-// Valid indicates whether the value is a known member of the CreateTemplateRequestCodeMode enum.
-func (e CreateTemplateRequestCodeMode) Valid() bool {
+// Valid indicates whether the value is a known member of the CampaignStatus enum.
+func (e CampaignStatus) Valid() bool {
 	switch e {
-	case CreateTemplateRequestCodeModeShared:
+	case CampaignStatusActive:
 		return true
-	case CreateTemplateRequestCodeModeUnique:
+	case CampaignStatusPaused:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for CreateTemplateRequestKind.
+// Defines values for CodeMode.
 const (
-	BuyXGetY     CreateTemplateRequestKind = "buy_x_get_y"
-	Fixed        CreateTemplateRequestKind = "fixed"
-	FixedPerItem CreateTemplateRequestKind = "fixed_per_item"
-	FreeShipping CreateTemplateRequestKind = "free_shipping"
-	Percent      CreateTemplateRequestKind = "percent"
-	Tiered       CreateTemplateRequestKind = "tiered"
+	CodeModeShared CodeMode = "shared"
+	CodeModeUnique CodeMode = "unique"
 )
 
-// Valid indicates whether the value is a known member of the CreateTemplateRequestKind enum.
-func (e CreateTemplateRequestKind) Valid() bool {
+// Valid indicates whether the value is a known member of the CodeMode enum.
+func (e CodeMode) Valid() bool {
 	switch e {
-	case BuyXGetY:
+	case CodeModeShared:
 		return true
-	case Fixed:
-		return true
-	case FixedPerItem:
-		return true
-	case FreeShipping:
-		return true
-	case Percent:
-		return true
-	case Tiered:
+	case CodeModeUnique:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for CreateTemplateRequestRefundPolicy.
+// Defines values for CouponStatus.
 const (
-	Recycle CreateTemplateRequestRefundPolicy = "recycle"
-	Restore CreateTemplateRequestRefundPolicy = "restore"
+	CouponStatusExpired CouponStatus = "expired"
+	CouponStatusHeld    CouponStatus = "held"
+	CouponStatusIssued  CouponStatus = "issued"
+	CouponStatusRevoked CouponStatus = "revoked"
+	CouponStatusUsed    CouponStatus = "used"
 )
 
-// Valid indicates whether the value is a known member of the CreateTemplateRequestRefundPolicy enum.
-func (e CreateTemplateRequestRefundPolicy) Valid() bool {
+// Valid indicates whether the value is a known member of the CouponStatus enum.
+func (e CouponStatus) Valid() bool {
 	switch e {
-	case Recycle:
+	case CouponStatusExpired:
 		return true
-	case Restore:
+	case CouponStatusHeld:
+		return true
+	case CouponStatusIssued:
+		return true
+	case CouponStatusRevoked:
+		return true
+	case CouponStatusUsed:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for CreateTemplateRequestStacking.
+// Defines values for EventType.
 const (
-	Combinable CreateTemplateRequestStacking = "combinable"
-	Exclusive  CreateTemplateRequestStacking = "exclusive"
+	EventTypeCampaignBudgetExhausted EventType = "campaign.budget_exhausted"
+	EventTypeCouponClaimed           EventType = "coupon.claimed"
+	EventTypeCouponHeld              EventType = "coupon.held"
+	EventTypeCouponHoldExpired       EventType = "coupon.hold_expired"
+	EventTypeCouponRedeemed          EventType = "coupon.redeemed"
+	EventTypeCouponRefunded          EventType = "coupon.refunded"
+	EventTypeCouponReleased          EventType = "coupon.released"
+	EventTypeCouponRevoked           EventType = "coupon.revoked"
+	EventTypeOrderReturned           EventType = "order.returned"
+	EventTypeTemplateArchived        EventType = "template.archived"
+	EventTypeTemplatePaused          EventType = "template.paused"
+	EventTypeTemplateResumed         EventType = "template.resumed"
+	EventTypeTemplateSoldOut         EventType = "template.sold_out"
+	EventTypeWebhookTest             EventType = "webhook.test"
 )
 
-// Valid indicates whether the value is a known member of the CreateTemplateRequestStacking enum.
-func (e CreateTemplateRequestStacking) Valid() bool {
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
 	switch e {
-	case Combinable:
+	case EventTypeCampaignBudgetExhausted:
 		return true
-	case Exclusive:
+	case EventTypeCouponClaimed:
+		return true
+	case EventTypeCouponHeld:
+		return true
+	case EventTypeCouponHoldExpired:
+		return true
+	case EventTypeCouponRedeemed:
+		return true
+	case EventTypeCouponRefunded:
+		return true
+	case EventTypeCouponReleased:
+		return true
+	case EventTypeCouponRevoked:
+		return true
+	case EventTypeOrderReturned:
+		return true
+	case EventTypeTemplateArchived:
+		return true
+	case EventTypeTemplatePaused:
+		return true
+	case EventTypeTemplateResumed:
+		return true
+	case EventTypeTemplateSoldOut:
+		return true
+	case EventTypeWebhookTest:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for CreateTemplateRequestStatus.
+// Defines values for RefundPolicy.
 const (
-	CreateTemplateRequestStatusActive   CreateTemplateRequestStatus = "active"
-	CreateTemplateRequestStatusArchived CreateTemplateRequestStatus = "archived"
-	CreateTemplateRequestStatusPaused   CreateTemplateRequestStatus = "paused"
+	RefundPolicyRecycle RefundPolicy = "recycle"
+	RefundPolicyRestore RefundPolicy = "restore"
 )
 
-// Valid indicates whether the value is a known member of the CreateTemplateRequestStatus enum.
-func (e CreateTemplateRequestStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the RefundPolicy enum.
+func (e RefundPolicy) Valid() bool {
 	switch e {
-	case CreateTemplateRequestStatusActive:
+	case RefundPolicyRecycle:
 		return true
-	case CreateTemplateRequestStatusArchived:
-		return true
-	case CreateTemplateRequestStatusPaused:
+	case RefundPolicyRestore:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for CreateTokenRequestRole.
+// Defines values for RevokeReason.
 const (
-	CreateTokenRequestRoleAdmin   CreateTokenRequestRole = "admin"
-	CreateTokenRequestRoleApp     CreateTokenRequestRole = "app"
-	CreateTokenRequestRoleCashier CreateTokenRequestRole = "cashier"
+	RevokeReasonFraudSuspected RevokeReason = "fraud_suspected"
+	RevokeReasonIssuedInError  RevokeReason = "issued_in_error"
+	RevokeReasonOfferWithdrawn RevokeReason = "offer_withdrawn"
+	RevokeReasonOther          RevokeReason = "other"
+	RevokeReasonReplaced       RevokeReason = "replaced"
 )
 
-// Valid indicates whether the value is a known member of the CreateTokenRequestRole enum.
-func (e CreateTokenRequestRole) Valid() bool {
+// Valid indicates whether the value is a known member of the RevokeReason enum.
+func (e RevokeReason) Valid() bool {
 	switch e {
-	case CreateTokenRequestRoleAdmin:
+	case RevokeReasonFraudSuspected:
 		return true
-	case CreateTokenRequestRoleApp:
+	case RevokeReasonIssuedInError:
 		return true
-	case CreateTokenRequestRoleCashier:
+	case RevokeReasonOfferWithdrawn:
+		return true
+	case RevokeReasonOther:
+		return true
+	case RevokeReasonReplaced:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for CreateUserRequestRole.
+// Defines values for Stacking.
 const (
-	CreateUserRequestRoleAdmin   CreateUserRequestRole = "admin"
-	CreateUserRequestRoleCashier CreateUserRequestRole = "cashier"
-	CreateUserRequestRoleShopper CreateUserRequestRole = "shopper"
+	StackingCombinable Stacking = "combinable"
+	StackingExclusive  Stacking = "exclusive"
 )
 
-// Valid indicates whether the value is a known member of the CreateUserRequestRole enum.
-func (e CreateUserRequestRole) Valid() bool {
+// Valid indicates whether the value is a known member of the Stacking enum.
+func (e Stacking) Valid() bool {
 	switch e {
-	case CreateUserRequestRoleAdmin:
+	case StackingCombinable:
 		return true
-	case CreateUserRequestRoleCashier:
-		return true
-	case CreateUserRequestRoleShopper:
+	case StackingExclusive:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for CreateWebhookRequestEventTypes.
+// Defines values for TemplateKind.
 const (
-	CreateWebhookRequestEventTypesCampaignBudgetExhausted CreateWebhookRequestEventTypes = "campaign.budget_exhausted"
-	CreateWebhookRequestEventTypesCouponClaimed           CreateWebhookRequestEventTypes = "coupon.claimed"
-	CreateWebhookRequestEventTypesCouponHeld              CreateWebhookRequestEventTypes = "coupon.held"
-	CreateWebhookRequestEventTypesCouponHoldExpired       CreateWebhookRequestEventTypes = "coupon.hold_expired"
-	CreateWebhookRequestEventTypesCouponRedeemed          CreateWebhookRequestEventTypes = "coupon.redeemed"
-	CreateWebhookRequestEventTypesCouponRefunded          CreateWebhookRequestEventTypes = "coupon.refunded"
-	CreateWebhookRequestEventTypesCouponReleased          CreateWebhookRequestEventTypes = "coupon.released"
-	CreateWebhookRequestEventTypesCouponRevoked           CreateWebhookRequestEventTypes = "coupon.revoked"
-	CreateWebhookRequestEventTypesOrderReturned           CreateWebhookRequestEventTypes = "order.returned"
-	CreateWebhookRequestEventTypesTemplateArchived        CreateWebhookRequestEventTypes = "template.archived"
-	CreateWebhookRequestEventTypesTemplatePaused          CreateWebhookRequestEventTypes = "template.paused"
-	CreateWebhookRequestEventTypesTemplateResumed         CreateWebhookRequestEventTypes = "template.resumed"
-	CreateWebhookRequestEventTypesTemplateSoldOut         CreateWebhookRequestEventTypes = "template.sold_out"
-	CreateWebhookRequestEventTypesWebhookTest             CreateWebhookRequestEventTypes = "webhook.test"
+	TemplateKindBuyXGetY     TemplateKind = "buy_x_get_y"
+	TemplateKindFixed        TemplateKind = "fixed"
+	TemplateKindFixedPerItem TemplateKind = "fixed_per_item"
+	TemplateKindFreeShipping TemplateKind = "free_shipping"
+	TemplateKindPercent      TemplateKind = "percent"
+	TemplateKindTiered       TemplateKind = "tiered"
 )
 
-// Valid indicates whether the value is a known member of the CreateWebhookRequestEventTypes enum.
-func (e CreateWebhookRequestEventTypes) Valid() bool {
+// Valid indicates whether the value is a known member of the TemplateKind enum.
+func (e TemplateKind) Valid() bool {
 	switch e {
-	case CreateWebhookRequestEventTypesCampaignBudgetExhausted:
+	case TemplateKindBuyXGetY:
 		return true
-	case CreateWebhookRequestEventTypesCouponClaimed:
+	case TemplateKindFixed:
 		return true
-	case CreateWebhookRequestEventTypesCouponHeld:
+	case TemplateKindFixedPerItem:
 		return true
-	case CreateWebhookRequestEventTypesCouponHoldExpired:
+	case TemplateKindFreeShipping:
 		return true
-	case CreateWebhookRequestEventTypesCouponRedeemed:
+	case TemplateKindPercent:
 		return true
-	case CreateWebhookRequestEventTypesCouponRefunded:
-		return true
-	case CreateWebhookRequestEventTypesCouponReleased:
-		return true
-	case CreateWebhookRequestEventTypesCouponRevoked:
-		return true
-	case CreateWebhookRequestEventTypesOrderReturned:
-		return true
-	case CreateWebhookRequestEventTypesTemplateArchived:
-		return true
-	case CreateWebhookRequestEventTypesTemplatePaused:
-		return true
-	case CreateWebhookRequestEventTypesTemplateResumed:
-		return true
-	case CreateWebhookRequestEventTypesTemplateSoldOut:
-		return true
-	case CreateWebhookRequestEventTypesWebhookTest:
+	case TemplateKindTiered:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for RevokeRequestPublicReason.
+// Defines values for TemplateStatus.
 const (
-	FraudSuspected RevokeRequestPublicReason = "fraud_suspected"
-	IssuedInError  RevokeRequestPublicReason = "issued_in_error"
-	OfferWithdrawn RevokeRequestPublicReason = "offer_withdrawn"
-	Other          RevokeRequestPublicReason = "other"
-	Replaced       RevokeRequestPublicReason = "replaced"
+	TemplateStatusActive   TemplateStatus = "active"
+	TemplateStatusArchived TemplateStatus = "archived"
+	TemplateStatusPaused   TemplateStatus = "paused"
 )
 
-// Valid indicates whether the value is a known member of the RevokeRequestPublicReason enum.
-func (e RevokeRequestPublicReason) Valid() bool {
+// Valid indicates whether the value is a known member of the TemplateStatus enum.
+func (e TemplateStatus) Valid() bool {
 	switch e {
-	case FraudSuspected:
+	case TemplateStatusActive:
 		return true
-	case IssuedInError:
+	case TemplateStatusArchived:
 		return true
-	case OfferWithdrawn:
-		return true
-	case Other:
-		return true
-	case Replaced:
+	case TemplateStatusPaused:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for UpdateCampaignRequestStatus.
+// Defines values for TokenRole.
 const (
-	UpdateCampaignRequestStatusActive UpdateCampaignRequestStatus = "active"
-	UpdateCampaignRequestStatusPaused UpdateCampaignRequestStatus = "paused"
+	TokenRoleAdmin   TokenRole = "admin"
+	TokenRoleApp     TokenRole = "app"
+	TokenRoleCashier TokenRole = "cashier"
 )
 
-// Valid indicates whether the value is a known member of the UpdateCampaignRequestStatus enum.
-func (e UpdateCampaignRequestStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the TokenRole enum.
+func (e TokenRole) Valid() bool {
 	switch e {
-	case UpdateCampaignRequestStatusActive:
+	case TokenRoleAdmin:
 		return true
-	case UpdateCampaignRequestStatusPaused:
+	case TokenRoleApp:
+		return true
+	case TokenRoleCashier:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for UpdateTemplateRequestCodeMode.
+// Defines values for UserRole.
 const (
-	UpdateTemplateRequestCodeModeShared UpdateTemplateRequestCodeMode = "shared"
-	UpdateTemplateRequestCodeModeUnique UpdateTemplateRequestCodeMode = "unique"
+	UserRoleAdmin   UserRole = "admin"
+	UserRoleCashier UserRole = "cashier"
+	UserRoleShopper UserRole = "shopper"
 )
 
-// Valid indicates whether the value is a known member of the UpdateTemplateRequestCodeMode enum.
-func (e UpdateTemplateRequestCodeMode) Valid() bool {
+// Valid indicates whether the value is a known member of the UserRole enum.
+func (e UserRole) Valid() bool {
 	switch e {
-	case UpdateTemplateRequestCodeModeShared:
+	case UserRoleAdmin:
 		return true
-	case UpdateTemplateRequestCodeModeUnique:
+	case UserRoleCashier:
 		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for UpdateTemplateRequestStatus.
-const (
-	UpdateTemplateRequestStatusActive   UpdateTemplateRequestStatus = "active"
-	UpdateTemplateRequestStatusArchived UpdateTemplateRequestStatus = "archived"
-	UpdateTemplateRequestStatusPaused   UpdateTemplateRequestStatus = "paused"
-)
-
-// Valid indicates whether the value is a known member of the UpdateTemplateRequestStatus enum.
-func (e UpdateTemplateRequestStatus) Valid() bool {
-	switch e {
-	case UpdateTemplateRequestStatusActive:
-		return true
-	case UpdateTemplateRequestStatusArchived:
-		return true
-	case UpdateTemplateRequestStatusPaused:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for UpdateWebhookRequestEventTypes.
-const (
-	UpdateWebhookRequestEventTypesCampaignBudgetExhausted UpdateWebhookRequestEventTypes = "campaign.budget_exhausted"
-	UpdateWebhookRequestEventTypesCouponClaimed           UpdateWebhookRequestEventTypes = "coupon.claimed"
-	UpdateWebhookRequestEventTypesCouponHeld              UpdateWebhookRequestEventTypes = "coupon.held"
-	UpdateWebhookRequestEventTypesCouponHoldExpired       UpdateWebhookRequestEventTypes = "coupon.hold_expired"
-	UpdateWebhookRequestEventTypesCouponRedeemed          UpdateWebhookRequestEventTypes = "coupon.redeemed"
-	UpdateWebhookRequestEventTypesCouponRefunded          UpdateWebhookRequestEventTypes = "coupon.refunded"
-	UpdateWebhookRequestEventTypesCouponReleased          UpdateWebhookRequestEventTypes = "coupon.released"
-	UpdateWebhookRequestEventTypesCouponRevoked           UpdateWebhookRequestEventTypes = "coupon.revoked"
-	UpdateWebhookRequestEventTypesOrderReturned           UpdateWebhookRequestEventTypes = "order.returned"
-	UpdateWebhookRequestEventTypesTemplateArchived        UpdateWebhookRequestEventTypes = "template.archived"
-	UpdateWebhookRequestEventTypesTemplatePaused          UpdateWebhookRequestEventTypes = "template.paused"
-	UpdateWebhookRequestEventTypesTemplateResumed         UpdateWebhookRequestEventTypes = "template.resumed"
-	UpdateWebhookRequestEventTypesTemplateSoldOut         UpdateWebhookRequestEventTypes = "template.sold_out"
-	UpdateWebhookRequestEventTypesWebhookTest             UpdateWebhookRequestEventTypes = "webhook.test"
-)
-
-// Valid indicates whether the value is a known member of the UpdateWebhookRequestEventTypes enum.
-func (e UpdateWebhookRequestEventTypes) Valid() bool {
-	switch e {
-	case UpdateWebhookRequestEventTypesCampaignBudgetExhausted:
-		return true
-	case UpdateWebhookRequestEventTypesCouponClaimed:
-		return true
-	case UpdateWebhookRequestEventTypesCouponHeld:
-		return true
-	case UpdateWebhookRequestEventTypesCouponHoldExpired:
-		return true
-	case UpdateWebhookRequestEventTypesCouponRedeemed:
-		return true
-	case UpdateWebhookRequestEventTypesCouponRefunded:
-		return true
-	case UpdateWebhookRequestEventTypesCouponReleased:
-		return true
-	case UpdateWebhookRequestEventTypesCouponRevoked:
-		return true
-	case UpdateWebhookRequestEventTypesOrderReturned:
-		return true
-	case UpdateWebhookRequestEventTypesTemplateArchived:
-		return true
-	case UpdateWebhookRequestEventTypesTemplatePaused:
-		return true
-	case UpdateWebhookRequestEventTypesTemplateResumed:
-		return true
-	case UpdateWebhookRequestEventTypesTemplateSoldOut:
-		return true
-	case UpdateWebhookRequestEventTypesWebhookTest:
+	case UserRoleShopper:
 		return true
 	default:
 		return false
@@ -371,7 +305,7 @@ type APIToken struct {
 	ID        int64      `json:"id"`
 	Name      string     `json:"name"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
-	Role      string     `json:"role"`
+	Role      TokenRole  `json:"role"`
 }
 
 // AddStockRequest defines model for AddStockRequest.
@@ -382,6 +316,9 @@ type AddStockRequest struct {
 	// Reason why, for the audit log: 1-500 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Reason string `json:"reason"`
 }
+
+// AppliesTo defines model for AppliesTo.
+type AppliesTo string
 
 // AttemptsAnswer defines model for AttemptsAnswer.
 type AttemptsAnswer struct {
@@ -416,12 +353,12 @@ type BudgetEvent struct {
 
 // Campaign defines model for Campaign.
 type Campaign struct {
-	BudgetCents int64     `json:"budget_cents"`
-	CreatedAt   time.Time `json:"created_at"`
-	Currency    string    `json:"currency"`
-	ID          int64     `json:"id"`
-	Name        string    `json:"name"`
-	Status      string    `json:"status"`
+	BudgetCents int64          `json:"budget_cents"`
+	CreatedAt   time.Time      `json:"created_at"`
+	Currency    string         `json:"currency"`
+	ID          int64          `json:"id"`
+	Name        string         `json:"name"`
+	Status      CampaignStatus `json:"status"`
 }
 
 // CampaignAnswer defines model for CampaignAnswer.
@@ -456,6 +393,9 @@ type CampaignBudgetDrift struct {
 	Repaired                bool   `json:"repaired"`
 }
 
+// CampaignStatus defines model for CampaignStatus.
+type CampaignStatus string
+
 // CampaignsAnswer defines model for CampaignsAnswer.
 type CampaignsAnswer struct {
 	Campaigns []Campaign `json:"campaigns"`
@@ -478,7 +418,7 @@ type CampaignsAnswer struct {
 
 // CartLine defines model for CartLine.
 type CartLine struct {
-	CategoryIds *[]string `json:"category_ids,omitempty"`
+	CategoryIds []string `json:"category_ids,omitempty"`
 
 	// Discountable false: no coupon discounts this line (default true)
 	Discountable *bool `json:"discountable,omitempty"`
@@ -522,9 +462,9 @@ type CheckoutAnswer struct {
 	Late bool `json:"late"`
 
 	// Lines a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents
-	Lines            *[]LineDiscount `json:"lines,omitempty"`
-	OrderAmountCents int64           `json:"order_amount_cents"`
-	OrderID          *string         `json:"order_id,omitempty"`
+	Lines            []LineDiscount `json:"lines,omitempty"`
+	OrderAmountCents int64          `json:"order_amount_cents"`
+	OrderID          *string        `json:"order_id,omitempty"`
 
 	// PayableCents order amount − discount
 	PayableCents int64 `json:"payable_cents"`
@@ -541,7 +481,7 @@ type CheckoutAnswer struct {
 
 // CheckoutCoupon defines model for CheckoutCoupon.
 type CheckoutCoupon struct {
-	Code          int64   `json:"code"`
+	ResultCode    int64   `json:"code"`
 	CouponCode    string  `json:"coupon_code"`
 	DiscountCents int64   `json:"discount_cents"`
 	Message       *string `json:"message,omitempty"`
@@ -575,13 +515,16 @@ type ClaimRequest struct {
 	UserID *string `json:"user_id,omitempty"`
 }
 
+// CodeMode defines model for CodeMode.
+type CodeMode string
+
 // ConfirmRequest defines model for ConfirmRequest.
 type ConfirmRequest struct {
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
 	Currency *string `json:"currency,omitempty"`
 
 	// Lines when given, the held cart's lines (with its currency and shipping): another cart is 422 idempotency_mismatch naming lines, and nothing is confirmed; the stored allocation is confirmed, never priced again
-	Lines *[]CartLine `json:"lines,omitempty"`
+	Lines []CartLine `json:"lines,omitempty"`
 
 	// OrderAmountCents when given, must equal the held amount (422 idempotency_mismatch otherwise)
 	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
@@ -620,9 +563,9 @@ type CouponEvent struct {
 	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
 
 	// Lines the coupon's discount on each line of an order with lines
-	Lines            *[]EventLine `json:"lines,omitempty"`
-	OrderAmountCents *int64       `json:"order_amount_cents,omitempty"`
-	OrderID          *string      `json:"order_id,omitempty"`
+	Lines            []EventLine `json:"lines,omitempty"`
+	OrderAmountCents *int64      `json:"order_amount_cents,omitempty"`
+	OrderID          *string     `json:"order_id,omitempty"`
 
 	// Reason coupon.revoked: the public reason, one of issued_in_error, fraud_suspected, offer_withdrawn, replaced, other (the admin's note is never sent)
 	Reason *string `json:"reason,omitempty"`
@@ -642,6 +585,9 @@ type CouponEvent struct {
 	ValueCents    int64      `json:"value_cents"`
 }
 
+// CouponStatus defines model for CouponStatus.
+type CouponStatus string
+
 // CouponView defines model for CouponView.
 type CouponView struct {
 	CampaignID   int64     `json:"campaign_id"`
@@ -650,21 +596,21 @@ type CouponView struct {
 	Code         string    `json:"code"`
 
 	// Currency the ISO 4217 currency of value_cents: the template's
-	Currency      string     `json:"currency"`
-	HoldExpiresAt *time.Time `json:"hold_expires_at,omitempty"`
-	ID            int64      `json:"id"`
-	OrderID       *string    `json:"order_id,omitempty"`
-	Slot          *int64     `json:"slot,omitempty"`
-	Status        string     `json:"status"`
-	TemplateID    int64      `json:"template_id"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-	UsedAt        *time.Time `json:"used_at,omitempty"`
-	UserID        string     `json:"user_id"`
-	UserOrdinal   *int64     `json:"user_ordinal,omitempty"`
-	ValidFrom     time.Time  `json:"valid_from"`
-	ValidUntil    time.Time  `json:"valid_until"`
-	ValueCents    int64      `json:"value_cents"`
-	Version       int64      `json:"version"`
+	Currency      string       `json:"currency"`
+	HoldExpiresAt *time.Time   `json:"hold_expires_at,omitempty"`
+	ID            int64        `json:"id"`
+	OrderID       *string      `json:"order_id,omitempty"`
+	Slot          *int64       `json:"slot,omitempty"`
+	Status        CouponStatus `json:"status"`
+	TemplateID    int64        `json:"template_id"`
+	UpdatedAt     time.Time    `json:"updated_at"`
+	UsedAt        *time.Time   `json:"used_at,omitempty"`
+	UserID        string       `json:"user_id"`
+	UserOrdinal   *int64       `json:"user_ordinal,omitempty"`
+	ValidFrom     time.Time    `json:"valid_from"`
+	ValidUntil    time.Time    `json:"valid_until"`
+	ValueCents    int64        `json:"value_cents"`
+	Version       int64        `json:"version"`
 }
 
 // CouponsAnswer defines model for CouponsAnswer.
@@ -700,8 +646,7 @@ type CreateCampaignRequest struct {
 
 // CreateTemplateRequest defines model for CreateTemplateRequest.
 type CreateTemplateRequest struct {
-	// AppliesTo order (default; shipping for free_shipping): every discountable line; items: the lines target selects; shipping: the shipping (fixed, percent and free_shipping only)
-	AppliesTo *CreateTemplateRequestAppliesTo `json:"applies_to,omitempty"`
+	AppliesTo *AppliesTo `json:"applies_to,omitempty"`
 
 	// BuyQuantity buy_x_get_y: the units bought in each set
 	BuyQuantity *int64 `json:"buy_quantity,omitempty"`
@@ -714,9 +659,7 @@ type CreateTemplateRequest struct {
 
 	// ClaimStartsAt RFC 3339; now when left out; RFC 3339, within the years 2000 to 2100 in UTC
 	ClaimStartsAt *time.Time `json:"claim_starts_at,omitempty"`
-
-	// CodeMode unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout
-	CodeMode *CreateTemplateRequestCodeMode `json:"code_mode,omitempty"`
+	CodeMode      *CodeMode  `json:"code_mode,omitempty"`
 
 	// Currency ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's
 	Currency *string `json:"currency,omitempty"`
@@ -734,8 +677,8 @@ type CreateTemplateRequest struct {
 	GetPercent *int64 `json:"get_percent,omitempty"`
 
 	// GetQuantity buy_x_get_y: the cheapest units of each set that take get_percent off
-	GetQuantity *int64                    `json:"get_quantity,omitempty"`
-	Kind        CreateTemplateRequestKind `json:"kind"`
+	GetQuantity *int64       `json:"get_quantity,omitempty"`
+	Kind        TemplateKind `json:"kind"`
 
 	// MaxApplications buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)
 	MaxApplications *int64 `json:"max_applications,omitempty"`
@@ -759,41 +702,19 @@ type CreateTemplateRequest struct {
 	PercentOff *int64 `json:"percent_off,omitempty"`
 
 	// Priority the order of the coupons of one order: lower first; 100 when left out
-	Priority     *int64                             `json:"priority,omitempty"`
-	RefundPolicy *CreateTemplateRequestRefundPolicy `json:"refund_policy,omitempty"`
+	Priority     *int64        `json:"priority,omitempty"`
+	RefundPolicy *RefundPolicy `json:"refund_policy,omitempty"`
 
 	// SharedCode with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived
-	SharedCode *string `json:"shared_code,omitempty"`
-
-	// Stacking exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons
-	Stacking *CreateTemplateRequestStacking `json:"stacking,omitempty"`
-
-	// Status archived (by a change of status only) is final: no claims, and the shared code is free for another template
-	Status *CreateTemplateRequestStatus `json:"status,omitempty"`
+	SharedCode *string         `json:"shared_code,omitempty"`
+	Stacking   *Stacking       `json:"stacking,omitempty"`
+	Status     *TemplateStatus `json:"status,omitempty"`
 
 	// Target with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats
-	Target *struct {
-		// CategoryIds the lines in any of these categories
-		CategoryIds *[]string `json:"category_ids,omitempty"`
-
-		// ExcludeCategoryIds never the lines in any of these categories
-		ExcludeCategoryIds *[]string `json:"exclude_category_ids,omitempty"`
-
-		// ExcludeProductIds never the lines of these products
-		ExcludeProductIds *[]string `json:"exclude_product_ids,omitempty"`
-
-		// ExcludeSkus never the lines of these SKUs
-		ExcludeSkus *[]string `json:"exclude_skus,omitempty"`
-
-		// ProductIds the lines of these products
-		ProductIds *[]string `json:"product_ids,omitempty"`
-
-		// Skus the lines of these SKUs
-		Skus *[]string `json:"skus,omitempty"`
-	} `json:"target,omitempty"`
+	Target *TemplateTarget `json:"target,omitempty"`
 
 	// Tiers tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)
-	Tiers *[]TierRequest `json:"tiers,omitempty"`
+	Tiers []TierRequest `json:"tiers,omitempty"`
 
 	// TotalStock 1..10,000,000
 	TotalStock int64 `json:"total_stock"`
@@ -808,46 +729,22 @@ type CreateTemplateRequest struct {
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 }
 
-// CreateTemplateRequestAppliesTo order (default; shipping for free_shipping): every discountable line; items: the lines target selects; shipping: the shipping (fixed, percent and free_shipping only)
-type CreateTemplateRequestAppliesTo string
-
-// CreateTemplateRequestCodeMode unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout
-type CreateTemplateRequestCodeMode string
-
-// CreateTemplateRequestKind defines model for CreateTemplateRequest.Kind.
-type CreateTemplateRequestKind string
-
-// CreateTemplateRequestRefundPolicy defines model for CreateTemplateRequest.RefundPolicy.
-type CreateTemplateRequestRefundPolicy string
-
-// CreateTemplateRequestStacking exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons
-type CreateTemplateRequestStacking string
-
-// CreateTemplateRequestStatus archived (by a change of status only) is final: no claims, and the shared code is free for another template
-type CreateTemplateRequestStatus string
-
 // CreateTokenRequest defines model for CreateTokenRequest.
 type CreateTokenRequest struct {
 	// Name 1-100 characters on one line (394 bytes at most in UTF-8), without control characters, characters that change the text direction or U+FFFD
-	Name string                 `json:"name"`
-	Role CreateTokenRequestRole `json:"role"`
+	Name string    `json:"name"`
+	Role TokenRole `json:"role"`
 }
-
-// CreateTokenRequestRole defines model for CreateTokenRequest.Role.
-type CreateTokenRequestRole string
 
 // CreateUserRequest defines model for CreateUserRequest.
 type CreateUserRequest struct {
 	// Password the password: 8 to 72 bytes in UTF-8 (bcrypt reads no more than 72 bytes, so the bound counts bytes, which maxLength cannot: 72 ASCII characters fit, 18 of four bytes each)
-	Password string                `json:"password"`
-	Role     CreateUserRequestRole `json:"role"`
+	Password string   `json:"password"`
+	Role     UserRole `json:"role"`
 
 	// Username the user's name, a user id (a shopper's is their user_id); a name taken is refused 400
 	Username string `json:"username"`
 }
-
-// CreateUserRequestRole defines model for CreateUserRequest.Role.
-type CreateUserRequestRole string
 
 // CreateWebhookRequest defines model for CreateWebhookRequest.
 type CreateWebhookRequest struct {
@@ -855,7 +752,7 @@ type CreateWebhookRequest struct {
 	Description *string `json:"description,omitempty"`
 
 	// EventTypes the event types to send (docs/events.md); empty or left out: every type
-	EventTypes *[]CreateWebhookRequestEventTypes `json:"event_types,omitempty"`
+	EventTypes []EventType `json:"event_types,omitempty"`
 
 	// Secret at most 200 characters, at least 16 of them not whitespace, none at either end; made when left out (shown once in the answer)
 	Secret *string `json:"secret,omitempty"`
@@ -863,9 +760,6 @@ type CreateWebhookRequest struct {
 	// URL http or https; loopback, private and link-local addresses are refused unless COUPON_WEBHOOK_ALLOW_PRIVATE=1
 	URL string `json:"url"`
 }
-
-// CreateWebhookRequestEventTypes defines model for CreateWebhookRequest.EventTypes.
-type CreateWebhookRequestEventTypes string
 
 // DeliveryAnswer defines model for DeliveryAnswer.
 type DeliveryAnswer struct {
@@ -977,7 +871,7 @@ type ErrorBody struct {
 	Field *string `json:"field,omitempty"`
 
 	// Fields every field at fault, when validation found several
-	Fields *[]FieldError `json:"fields,omitempty"`
+	Fields []FieldError `json:"fields,omitempty"`
 
 	// Result the result word: invalid_request, sold_out, busy…
 	Result string `json:"result"`
@@ -991,8 +885,8 @@ type Event struct {
 	Data interface{} `json:"data"`
 
 	// ID unique, increasing; a repeat of a delivery carries the same id
-	ID   int64  `json:"id"`
-	Type string `json:"type"`
+	ID   int64     `json:"id"`
+	Type EventType `json:"type"`
 }
 
 // EventLine defines model for EventLine.
@@ -1000,6 +894,9 @@ type EventLine struct {
 	DiscountCents int64  `json:"discount_cents"`
 	LineID        string `json:"line_id"`
 }
+
+// EventType defines model for EventType.
+type EventType string
 
 // EventsAnswer defines model for EventsAnswer.
 type EventsAnswer struct {
@@ -1044,7 +941,7 @@ type HoldRequest struct {
 	Currency *string `json:"currency,omitempty"`
 
 	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
-	Lines *[]CartLine `json:"lines,omitempty"`
+	Lines []CartLine `json:"lines,omitempty"`
 
 	// OrderAmountCents the order's amount, before any discount (required without lines)
 	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
@@ -1169,9 +1066,9 @@ type OrderReturnEvent struct {
 	KeptAmountCents       int64  `json:"kept_amount_cents"`
 
 	// Lines a return by line: the units returned, per line
-	Lines            *[]ReturnedLine `json:"lines,omitempty"`
-	OrderAmountCents int64           `json:"order_amount_cents"`
-	OrderID          string          `json:"order_id"`
+	Lines            []ReturnedLine `json:"lines,omitempty"`
+	OrderAmountCents int64          `json:"order_amount_cents"`
+	OrderID          string         `json:"order_id"`
 
 	// RefundCents a return by line: what the shopper gets back for the units
 	RefundCents *int64 `json:"refund_cents,omitempty"`
@@ -1201,10 +1098,10 @@ type ReconcileAnswer struct {
 	Error string `json:"error"`
 
 	// Result the result word
-	Result            string              `json:"result"`
-	StaleHolds        *[]StaleHold        `json:"stale_holds,omitempty"`
-	Templates         []TemplateDrift     `json:"templates"`
-	UnfinishedReturns *[]UnfinishedReturn `json:"unfinished_returns,omitempty"`
+	Result            string             `json:"result"`
+	StaleHolds        []StaleHold        `json:"stale_holds,omitempty"`
+	Templates         []TemplateDrift    `json:"templates"`
+	UnfinishedReturns []UnfinishedReturn `json:"unfinished_returns,omitempty"`
 }
 
 // ReconcileRequest defines model for ReconcileRequest.
@@ -1235,7 +1132,7 @@ type RedeemAnswer struct {
 	Error string `json:"error"`
 
 	// Lines a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents
-	Lines *[]LineDiscount `json:"lines,omitempty"`
+	Lines []LineDiscount `json:"lines,omitempty"`
 
 	// OrderAmountCents the order amount the discount was computed on
 	OrderAmountCents int64 `json:"order_amount_cents"`
@@ -1259,7 +1156,7 @@ type RedeemRequest struct {
 	Currency *string `json:"currency,omitempty"`
 
 	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
-	Lines *[]CartLine `json:"lines,omitempty"`
+	Lines []CartLine `json:"lines,omitempty"`
 
 	// OrderAmountCents the order's amount, before the discount (required without lines)
 	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
@@ -1276,7 +1173,8 @@ type RedeemRequest struct {
 
 // RefundAnswer defines model for RefundAnswer.
 type RefundAnswer struct {
-	// ClawbackCents a partial return: the discount given before this return less the discount kept
+	// ClawbackCents deprecated: the same as discount_returned_cents, which a partial return now always carries; to be left out in a later version
+	// Deprecated: this property has been marked as deprecated upstream, but no `x-deprecated-reason` was set
 	ClawbackCents *int64 `json:"clawback_cents,omitempty"`
 
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
@@ -1289,7 +1187,7 @@ type RefundAnswer struct {
 	// DiscountKeptCents a partial return: the discount the order's coupons give on the kept amount
 	DiscountKeptCents *int64 `json:"discount_kept_cents,omitempty"`
 
-	// DiscountReturnedCents a return by line: the discount given back to the campaigns (the lines' and, with the return that completes the order, the shipping's)
+	// DiscountReturnedCents a partial return: the discount given back to the campaigns, the discount given before this return less the discount kept (by line: the lines' and, with the return that completes the order, the shipping's)
 	DiscountReturnedCents *int64 `json:"discount_returned_cents,omitempty"`
 
 	// Duplicate true on a replay of an Idempotency-Key's first answer (its fields and result word as they were; header Idempotent-Replayed: true)
@@ -1305,7 +1203,7 @@ type RefundAnswer struct {
 	KeptAmountCents *int64 `json:"kept_amount_cents,omitempty"`
 
 	// Lines a return by line: per line, the units returned, what the shopper gets back for them and their stored discount
-	Lines *[]ReturnedLine `json:"lines,omitempty"`
+	Lines []ReturnedLine `json:"lines,omitempty"`
 
 	// Partial a partial return (return_id and returned_amount_cents)
 	Partial *bool `json:"partial,omitempty"`
@@ -1323,13 +1221,16 @@ type RefundAnswer struct {
 	StockReturned *bool `json:"stock_returned,omitempty"`
 }
 
+// RefundPolicy defines model for RefundPolicy.
+type RefundPolicy string
+
 // RefundRequest defines model for RefundRequest.
 type RefundRequest struct {
 	// CouponCode the coupon of a whole refund; optional for a partial return
 	CouponCode *string `json:"coupon_code,omitempty"`
 
 	// Lines a return by line of an order redeemed with a cart: the units returned (1 to 500 lines, each named once)
-	Lines *[]ReturnLineRequest `json:"lines,omitempty"`
+	Lines []ReturnLineRequest `json:"lines,omitempty"`
 
 	// OrderID the shop's order id: 1-64 characters of A-Z a-z 0-9 . _ : @ -, not dots only (models.ValidateOrderID)
 	OrderID string `json:"order_id"`
@@ -1344,8 +1245,8 @@ type RefundRequest struct {
 // ReleaseAnswer defines model for ReleaseAnswer.
 type ReleaseAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
-	Code    int64             `json:"code"`
-	Coupons *[]CheckoutCoupon `json:"coupons,omitempty"`
+	Code    int64            `json:"code"`
+	Coupons []CheckoutCoupon `json:"coupons,omitempty"`
 
 	// Currency the currency of every amount of the answer: the order's (its cart's; an amount-only order's as given, by default the deployment's)
 	Currency *string `json:"currency,omitempty"`
@@ -1366,9 +1267,9 @@ type ReleaseAnswer struct {
 	Late *bool `json:"late,omitempty"`
 
 	// Lines a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents
-	Lines            *[]LineDiscount `json:"lines,omitempty"`
-	OrderAmountCents *int64          `json:"order_amount_cents,omitempty"`
-	OrderID          *string         `json:"order_id,omitempty"`
+	Lines            []LineDiscount `json:"lines,omitempty"`
+	OrderAmountCents *int64         `json:"order_amount_cents,omitempty"`
+	OrderID          *string        `json:"order_id,omitempty"`
 
 	// PayableCents order amount − discount
 	PayableCents *int64 `json:"payable_cents,omitempty"`
@@ -1419,10 +1320,12 @@ type RevokeAnswer struct {
 	StockReturned bool `json:"stock_returned"`
 }
 
+// RevokeReason defines model for RevokeReason.
+type RevokeReason string
+
 // RevokeRequest defines model for RevokeRequest.
 type RevokeRequest struct {
-	// PublicReason what the shopper's wallet says about the revoke (default other): issued_in_error, fraud_suspected, offer_withdrawn, replaced or other; the reason field is the admin's note, which the shopper never sees
-	PublicReason *RevokeRequestPublicReason `json:"public_reason,omitempty"`
+	PublicReason *RevokeReason `json:"public_reason,omitempty"`
 
 	// Reason the admin's internal note, for the audit log, never shown to the shopper: 1-500 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Reason string `json:"reason"`
@@ -1431,8 +1334,8 @@ type RevokeRequest struct {
 	ReturnStock *bool `json:"return_stock,omitempty"`
 }
 
-// RevokeRequestPublicReason what the shopper's wallet says about the revoke (default other): issued_in_error, fraud_suspected, offer_withdrawn, replaced or other; the reason field is the admin's note, which the shopper never sees
-type RevokeRequestPublicReason string
+// Stacking defines model for Stacking.
+type Stacking string
 
 // StaleHold defines model for StaleHold.
 type StaleHold struct {
@@ -1459,12 +1362,12 @@ type StatsAnswer struct {
 
 // Template defines model for Template.
 type Template struct {
-	AppliesTo        string         `json:"applies_to"`
+	AppliesTo        AppliesTo      `json:"applies_to"`
 	BuyQuantity      int64          `json:"buy_quantity"`
 	CampaignID       int64          `json:"campaign_id"`
 	ClaimEndsAt      *time.Time     `json:"claim_ends_at"`
 	ClaimStartsAt    time.Time      `json:"claim_starts_at"`
-	CodeMode         string         `json:"code_mode"`
+	CodeMode         CodeMode       `json:"code_mode"`
 	CreatedAt        time.Time      `json:"created_at"`
 	Currency         string         `json:"currency"`
 	Description      string         `json:"description"`
@@ -1473,7 +1376,7 @@ type Template struct {
 	GetPercent       int64          `json:"get_percent"`
 	GetQuantity      int64          `json:"get_quantity"`
 	ID               int64          `json:"id"`
-	Kind             string         `json:"kind"`
+	Kind             TemplateKind   `json:"kind"`
 	MaxApplications  int64          `json:"max_applications"`
 	MaxDiscountCents int64          `json:"max_discount_cents"`
 	MinOrderCents    int64          `json:"min_order_cents"`
@@ -1482,12 +1385,12 @@ type Template struct {
 	PerUserLimit     int64          `json:"per_user_limit"`
 	PercentOff       int64          `json:"percent_off"`
 	Priority         int64          `json:"priority"`
-	RefundPolicy     string         `json:"refund_policy"`
+	RefundPolicy     RefundPolicy   `json:"refund_policy"`
 	SharedCode       *string        `json:"shared_code,omitempty"`
-	Stacking         string         `json:"stacking"`
-	Status           string         `json:"status"`
+	Stacking         Stacking       `json:"stacking"`
+	Status           TemplateStatus `json:"status"`
 	Target           TemplateTarget `json:"target"`
-	Tiers            *[]Tier        `json:"tiers,omitempty"`
+	Tiers            []Tier         `json:"tiers,omitempty"`
 	TotalStock       int64          `json:"total_stock"`
 	UpdatedAt        time.Time      `json:"updated_at"`
 	ValidDays        int64          `json:"valid_days"`
@@ -1535,6 +1438,9 @@ type TemplateEvent struct {
 	TotalStock int64   `json:"total_stock"`
 }
 
+// TemplateKind defines model for TemplateKind.
+type TemplateKind string
+
 // TemplateStats defines model for TemplateStats.
 type TemplateStats struct {
 	CampaignID int64 `json:"campaign_id"`
@@ -1561,6 +1467,9 @@ type TemplateStats struct {
 	ValueIssuedCents    int64       `json:"value_issued_cents"`
 }
 
+// TemplateStatus defines model for TemplateStatus.
+type TemplateStatus string
+
 // TemplateStockAnswer defines model for TemplateStockAnswer.
 type TemplateStockAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
@@ -1582,22 +1491,22 @@ type TemplateStockAnswer struct {
 
 // TemplateTarget defines model for TemplateTarget.
 type TemplateTarget struct {
-	CategoryIds        *[]string `json:"category_ids,omitempty"`
-	ExcludeCategoryIds *[]string `json:"exclude_category_ids,omitempty"`
-	ExcludeProductIds  *[]string `json:"exclude_product_ids,omitempty"`
-	ExcludeSkus        *[]string `json:"exclude_skus,omitempty"`
-	ProductIds         *[]string `json:"product_ids,omitempty"`
-	Skus               *[]string `json:"skus,omitempty"`
+	CategoryIds        []string `json:"category_ids,omitempty"`
+	ExcludeCategoryIds []string `json:"exclude_category_ids,omitempty"`
+	ExcludeProductIds  []string `json:"exclude_product_ids,omitempty"`
+	ExcludeSkus        []string `json:"exclude_skus,omitempty"`
+	ProductIds         []string `json:"product_ids,omitempty"`
+	Skus               []string `json:"skus,omitempty"`
 }
 
 // TemplateView defines model for TemplateView.
 type TemplateView struct {
-	AppliesTo        string         `json:"applies_to"`
+	AppliesTo        AppliesTo      `json:"applies_to"`
 	BuyQuantity      int64          `json:"buy_quantity"`
 	CampaignID       int64          `json:"campaign_id"`
 	ClaimEndsAt      *time.Time     `json:"claim_ends_at"`
 	ClaimStartsAt    time.Time      `json:"claim_starts_at"`
-	CodeMode         string         `json:"code_mode"`
+	CodeMode         CodeMode       `json:"code_mode"`
 	CreatedAt        time.Time      `json:"created_at"`
 	Currency         string         `json:"currency"`
 	Description      string         `json:"description"`
@@ -1606,7 +1515,7 @@ type TemplateView struct {
 	GetPercent       int64          `json:"get_percent"`
 	GetQuantity      int64          `json:"get_quantity"`
 	ID               int64          `json:"id"`
-	Kind             string         `json:"kind"`
+	Kind             TemplateKind   `json:"kind"`
 	MaxApplications  int64          `json:"max_applications"`
 	MaxDiscountCents int64          `json:"max_discount_cents"`
 	MinOrderCents    int64          `json:"min_order_cents"`
@@ -1615,13 +1524,13 @@ type TemplateView struct {
 	PerUserLimit     int64          `json:"per_user_limit"`
 	PercentOff       int64          `json:"percent_off"`
 	Priority         int64          `json:"priority"`
-	RefundPolicy     string         `json:"refund_policy"`
+	RefundPolicy     RefundPolicy   `json:"refund_policy"`
 	Remaining        *int64         `json:"remaining"`
 	SharedCode       *string        `json:"shared_code,omitempty"`
-	Stacking         string         `json:"stacking"`
-	Status           string         `json:"status"`
+	Stacking         Stacking       `json:"stacking"`
+	Status           TemplateStatus `json:"status"`
 	Target           TemplateTarget `json:"target"`
-	Tiers            *[]Tier        `json:"tiers,omitempty"`
+	Tiers            []Tier         `json:"tiers,omitempty"`
 	TotalStock       int64          `json:"total_stock"`
 	UpdatedAt        time.Time      `json:"updated_at"`
 	ValidDays        int64          `json:"valid_days"`
@@ -1702,6 +1611,9 @@ type TokenCreatedAnswer struct {
 	TokenInfo APIToken `json:"token_info"`
 }
 
+// TokenRole defines model for TokenRole.
+type TokenRole string
+
 // TokenView defines model for TokenView.
 type TokenView struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -1749,14 +1661,9 @@ type UpdateCampaignRequest struct {
 	Currency *string `json:"currency,omitempty"`
 
 	// Name 1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD
-	Name *string `json:"name,omitempty"`
-
-	// Status paused: none of the campaign's templates takes claims (not_claimable) until it is active again
-	Status *UpdateCampaignRequestStatus `json:"status,omitempty"`
+	Name   *string         `json:"name,omitempty"`
+	Status *CampaignStatus `json:"status,omitempty"`
 }
-
-// UpdateCampaignRequestStatus paused: none of the campaign's templates takes claims (not_claimable) until it is active again
-type UpdateCampaignRequestStatus string
 
 // UpdateTemplateRequest defines model for UpdateTemplateRequest.
 type UpdateTemplateRequest struct {
@@ -1765,9 +1672,7 @@ type UpdateTemplateRequest struct {
 
 	// ClaimStartsAt RFC 3339; RFC 3339, within the years 2000 to 2100 in UTC
 	ClaimStartsAt *time.Time `json:"claim_starts_at,omitempty"`
-
-	// CodeMode back to unique drops the shared code
-	CodeMode *UpdateTemplateRequestCodeMode `json:"code_mode,omitempty"`
+	CodeMode      *CodeMode  `json:"code_mode,omitempty"`
 
 	// Description at most 2000 characters; line breaks (\n or \r\n) but no other control characters, nor direction overrides or U+FFFD
 	Description *string `json:"description,omitempty"`
@@ -1776,17 +1681,9 @@ type UpdateTemplateRequest struct {
 	Name *string `json:"name,omitempty"`
 
 	// SharedCode a shared code: 4-32 letters, digits and dashes, compared without case, never shaped as a coupon code
-	SharedCode *string `json:"shared_code,omitempty"`
-
-	// Status archived is final
-	Status *UpdateTemplateRequestStatus `json:"status,omitempty"`
+	SharedCode *string         `json:"shared_code,omitempty"`
+	Status     *TemplateStatus `json:"status,omitempty"`
 }
-
-// UpdateTemplateRequestCodeMode back to unique drops the shared code
-type UpdateTemplateRequestCodeMode string
-
-// UpdateTemplateRequestStatus archived is final
-type UpdateTemplateRequestStatus string
 
 // UpdateWebhookRequest defines model for UpdateWebhookRequest.
 type UpdateWebhookRequest struct {
@@ -1797,7 +1694,7 @@ type UpdateWebhookRequest struct {
 	Enabled *bool `json:"enabled,omitempty"`
 
 	// EventTypes the event types to send; empty: every type
-	EventTypes *[]UpdateWebhookRequestEventTypes `json:"event_types,omitempty"`
+	EventTypes []EventType `json:"event_types,omitempty"`
 
 	// Secret at most 200 characters, at least 16 of them not whitespace, none at either end
 	Secret *string `json:"secret,omitempty"`
@@ -1805,9 +1702,6 @@ type UpdateWebhookRequest struct {
 	// URL http or https; refused on a private address as at registration
 	URL *string `json:"url,omitempty"`
 }
-
-// UpdateWebhookRequestEventTypes defines model for UpdateWebhookRequest.EventTypes.
-type UpdateWebhookRequestEventTypes string
 
 // UsableAnswer defines model for UsableAnswer.
 type UsableAnswer struct {
@@ -1844,7 +1738,7 @@ type UsableRequest struct {
 	Currency *string `json:"currency,omitempty"`
 
 	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
-	Lines *[]CartLine `json:"lines,omitempty"`
+	Lines []CartLine `json:"lines,omitempty"`
 
 	// OrderAmountCents the order's amount, before any discount (required without lines)
 	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`
@@ -1857,7 +1751,7 @@ type UsableRequest struct {
 type User struct {
 	CreatedAt time.Time `json:"created_at"`
 	ID        int64     `json:"id"`
-	Role      string    `json:"role"`
+	Role      UserRole  `json:"role"`
 	Username  string    `json:"username"`
 }
 
@@ -1877,6 +1771,9 @@ type UserAnswer struct {
 	User   User   `json:"user"`
 }
 
+// UserRole defines model for UserRole.
+type UserRole string
+
 // ValidateRequest defines model for ValidateRequest.
 type ValidateRequest struct {
 	// CouponCodes 1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): coupon codes, or shared codes (checked as their claim would be, taking nothing)
@@ -1886,7 +1783,7 @@ type ValidateRequest struct {
 	Currency *string `json:"currency,omitempty"`
 
 	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
-	Lines *[]CartLine `json:"lines,omitempty"`
+	Lines []CartLine `json:"lines,omitempty"`
 
 	// OrderAmountCents the order's amount, before any discount (required without lines)
 	OrderAmountCents *int64 `json:"order_amount_cents,omitempty"`

@@ -67,21 +67,3 @@ const (
 	// ResultInternal: a bug, logged with its cause; the body says only "internal error".
 	ResultInternal = "internal"
 )
-
-// The event types of the event feed and of webhook deliveries.
-const (
-	EventCampaignBudgetExhausted = "campaign.budget_exhausted"
-	EventCouponClaimed           = "coupon.claimed"
-	EventCouponHeld              = "coupon.held"
-	EventCouponHoldExpired       = "coupon.hold_expired"
-	EventCouponRedeemed          = "coupon.redeemed"
-	EventCouponRefunded          = "coupon.refunded"
-	EventCouponReleased          = "coupon.released"
-	EventCouponRevoked           = "coupon.revoked"
-	EventOrderReturned           = "order.returned"
-	EventTemplateArchived        = "template.archived"
-	EventTemplatePaused          = "template.paused"
-	EventTemplateResumed         = "template.resumed"
-	EventTemplateSoldOut         = "template.sold_out"
-	EventWebhookTest             = "webhook.test"
-)

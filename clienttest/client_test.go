@@ -268,14 +268,14 @@ func TestEventsIterator(t *testing.T) {
 	}
 	// Each pause and resume writes one event.
 	tpl, err := c.CreateTemplate(ctx, client.CreateTemplateRequest{CampaignID: camp.Campaign.ID, Name: "Feed",
-		Kind: "fixed", FaceValueCents: client.Ptr[int64](100), TotalStock: 5, PerUserLimit: 1, ValidDays: client.Ptr[int64](1)})
+		Kind: client.TemplateKindFixed, FaceValueCents: client.Ptr[int64](100), TotalStock: 5, PerUserLimit: 1, ValidDays: client.Ptr[int64](1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 150 {
-		status := client.UpdateTemplateRequestStatus("paused")
+		status := client.TemplateStatusPaused
 		if i%2 == 1 {
-			status = "active"
+			status = client.TemplateStatusActive
 		}
 		if _, err := c.UpdateTemplate(ctx, tpl.Template.ID, client.UpdateTemplateRequest{Status: &status}); err != nil {
 			t.Fatal(err)

@@ -17,12 +17,12 @@ func setUpCheckout(ctx context.Context) (code, cashierToken string) {
 		log.Fatal(err)
 	}
 	tpl, err := admin.CreateTemplate(ctx, client.CreateTemplateRequest{CampaignID: campaign.Campaign.ID,
-		Name: "Ten off", Kind: "fixed", FaceValueCents: client.Ptr[int64](1000), TotalStock: 10, PerUserLimit: 1,
+		Name: "Ten off", Kind: client.TemplateKindFixed, FaceValueCents: client.Ptr[int64](1000), TotalStock: 10, PerUserLimit: 1,
 		ValidDays: client.Ptr[int64](30)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	app, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: "app", Name: "shop"})
+	app, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.TokenRoleApp, Name: "shop"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func setUpCheckout(ctx context.Context) (code, cashierToken string) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	token, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: "cashier", Name: "checkout"})
+	token, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.TokenRoleCashier, Name: "checkout"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,34 +57,33 @@ func Example_checkout() {
 		{LineID: "3", Sku: "LACE-01", Quantity: 1, UnitPriceCents: 1000},
 	}
 	codes := []string{code}
-	checked, err := shop.ValidateCheckout(ctx, client.ValidateRequest{CouponCodes: codes, Lines: &cart, UserID: client.Ptr("alice")})
+	checked, err := shop.ValidateCheckout(ctx, client.ValidateRequest{CouponCodes: codes, Lines: cart, UserID: client.Ptr("alice")})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("validate:", checked.Result, checked.DiscountCents, checked.PayableCents)
 
-	held, err := shop.HoldCoupons(ctx, client.HoldRequest{OrderID: "order-1001", CouponCodes: codes, Lines: &cart, UserID: client.Ptr("alice")})
+	held, err := shop.HoldCoupons(ctx, client.HoldRequest{OrderID: "order-1001", CouponCodes: codes, Lines: cart, UserID: client.Ptr("alice")})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, l := range *held.Lines {
+	for _, l := range held.Lines {
 		fmt.Println("line", l.LineID, "discount", l.DiscountCents)
 	}
 
 	// ... the payment succeeds ...
-	confirmed, err := shop.ConfirmHold(ctx, "order-1001", client.ConfirmRequest{Lines: &cart})
+	confirmed, err := shop.ConfirmHold(ctx, "order-1001", client.ConfirmRequest{Lines: cart})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("confirm:", confirmed.Result, confirmed.PayableCents)
 
 	// The shopper sends the socks back.
-	returned, err := shop.RefundCoupon(ctx, client.RefundRequest{OrderID: "order-1001", ReturnID: client.Ptr("rma-1"),
-		Lines: &[]client.ReturnLineRequest{{LineID: "2", Quantity: 1}}})
+	returned, err := shop.ReturnLines(ctx, "order-1001", "rma-1", []client.ReturnLineRequest{{LineID: "2", Quantity: 1}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("return:", returned.Result, *returned.RefundCents, *returned.DiscountReturnedCents)
+	fmt.Println("return:", returned.Result, returned.RefundCents, returned.DiscountReturnedCents)
 	// Output:
 	// validate: ok 1000 2000
 	// line 1 discount 334

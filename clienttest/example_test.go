@@ -23,12 +23,12 @@ func Example_claim() {
 		log.Fatal(err)
 	}
 	tpl, err := admin.CreateTemplate(ctx, client.CreateTemplateRequest{CampaignID: campaign.Campaign.ID,
-		Name: "Five off", Kind: "fixed", FaceValueCents: client.Ptr[int64](500), TotalStock: 1,
+		Name: "Five off", Kind: client.TemplateKindFixed, FaceValueCents: client.Ptr[int64](500), TotalStock: 1,
 		PerUserLimit: 1, ValidDays: client.Ptr[int64](30)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	token, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: "app", Name: "shop backend"})
+	token, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.TokenRoleApp, Name: "shop backend"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func Example_claim() {
 	_, err = shop.ClaimCoupon(ctx, tpl.Template.ID, client.ClaimRequest{UserID: client.Ptr("bob")})
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) {
-		fmt.Println(apiErr.Status, apiErr.Result, client.IsResult(err, "sold_out"))
+		fmt.Println(apiErr.Status, apiErr.Result, client.IsResult(err, client.ResultSoldOut))
 	}
 	// Output:
 	// claimed 500 0

@@ -82,7 +82,7 @@ func TestTemplateCouponsIterator(t *testing.T) {
 	}
 	got = nil
 	collect(t, c.ListTemplateCouponsAll(ctx, tpl, client.ListTemplateCouponsParams{Status: client.Ptr("revoked"), Limit: client.Ptr[int64](3)}),
-		func(cv client.CouponView) int64 { got = append(got, cv.Code+" "+cv.Status); return cv.ID })
+		func(cv client.CouponView) int64 { got = append(got, cv.Code+" "+string(cv.Status)); return cv.ID })
 	if fmt.Sprint(got) != "["+codes[4]+" revoked]" || h.requests(path) != 1 {
 		t.Fatalf("revoked: %v, want %s alone in one request", got, codes[4])
 	}

@@ -482,16 +482,16 @@ func setUp(t *testing.T, admin *apiClient, budget int64, specs []*tmplSpec) *api
 	t.Helper()
 	ctx := context.Background()
 	status := 0
-	tok, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.CreateTokenRequestRoleApp, Name: "faulttest"}, client.Status(&status))
+	tok, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.TokenRoleApp, Name: "faulttest"}, client.Status(&status))
 	wantStatus(t, "create the app token", status, err, 201)
 	camp, err := admin.CreateCampaign(ctx, client.CreateCampaignRequest{Name: "fault", BudgetCents: client.Ptr(budget)}, client.Status(&status))
 	wantStatus(t, "create the campaign", status, err, 201)
 	cid := camp.Campaign.ID
 	for i, s := range specs {
 		tm, err := admin.CreateTemplate(ctx, client.CreateTemplateRequest{
-			CampaignID: cid, Name: fmt.Sprintf("fault %d", i), Kind: client.CreateTemplateRequestKind("fixed"), FaceValueCents: client.Ptr[int64](500),
+			CampaignID: cid, Name: fmt.Sprintf("fault %d", i), Kind: client.TemplateKindFixed, FaceValueCents: client.Ptr[int64](500),
 			TotalStock: s.stock, PerUserLimit: s.limit, ValidDays: client.Ptr[int64](30),
-			RefundPolicy: client.Ptr(client.CreateTemplateRequestRefundPolicy(s.policy)),
+			RefundPolicy: client.Ptr(client.RefundPolicy(s.policy)),
 		}, client.Status(&status))
 		wantStatus(t, fmt.Sprintf("create template %d", i), status, err, 201)
 		s.id, s.cid = tm.Template.ID, cid

@@ -148,7 +148,7 @@ func TestTwoInstancesPause(t *testing.T) {
 	for claimedBefore.Load() < 100 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	update("pause", client.UpdateTemplateRequest{Status: client.Ptr(client.UpdateTemplateRequestStatusPaused)})
+	update("pause", client.UpdateTemplateRequest{Status: client.Ptr(client.TemplateStatusPaused)})
 	paused.Store(true)
 	for refusedAfter.Load() < 300 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -178,7 +178,7 @@ func TestTwoInstancesPause(t *testing.T) {
 			t.Fatalf("%s: %d coupons, want %d", what, coupons(), want)
 		}
 	}
-	update("resume", client.UpdateTemplateRequest{Status: client.Ptr(client.UpdateTemplateRequestStatusActive)})
+	update("resume", client.UpdateTemplateRequest{Status: client.Ptr(client.TemplateStatusActive)})
 	expect("resumed", 201, "claimed")
 	update("close the claim window", client.UpdateTemplateRequest{ClaimEndsAt: client.Ptr(time.Now().UTC())})
 	expect("claim window closed", 409, "not_claimable")

@@ -22,10 +22,10 @@ func TestTwoInstancesTokenRevoke(t *testing.T) {
 	admin := newClient(urls[0], boot)
 	ctx := context.Background()
 	status := 0
-	created, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.CreateTokenRequestRoleApp, Name: "revoked shop"}, client.Status(&status))
+	created, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.TokenRoleApp, Name: "revoked shop"}, client.Status(&status))
 	wantStatus(t, "create the revoked token", status, err, 201)
 	id, token := created.TokenInfo.ID, created.Token
-	kept, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.CreateTokenRequestRoleApp, Name: "kept shop"}, client.Status(&status))
+	kept, err := admin.CreateToken(ctx, client.CreateTokenRequest{Role: client.TokenRoleApp, Name: "kept shop"}, client.Status(&status))
 	wantStatus(t, "create the kept token", status, err, 201)
 	other := kept.Token
 	shop := newClient(urls[1], token)

@@ -16,7 +16,7 @@ type User struct {
 	ID           int64     `gorm:"primaryKey" json:"id"`
 	Username     string    `json:"username"`
 	PasswordHash string    `json:"-"`
-	Role         string    `json:"role"`
+	Role         string    `json:"role" schema:"user_role"`
 	CreatedAt    time.Time `json:"created_at"`
 }
 
@@ -25,7 +25,7 @@ type User struct {
 type APIToken struct {
 	ID        int64      `gorm:"primaryKey" json:"id"`
 	Name      string     `json:"name"`
-	Role      string     `json:"role"`
+	Role      string     `json:"role" schema:"token_role"`
 	TokenHash string     `json:"-"`
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`

@@ -15,7 +15,7 @@ type Campaign struct {
 	BudgetCents int64  `json:"budget_cents"` // 0 = no budget
 	// Status is CampaignActive or CampaignPaused: a paused campaign's
 	// templates take no claims, whatever their own status (docs/flows.md).
-	Status string `gorm:"default:active" json:"status"`
+	Status string `gorm:"default:active" json:"status" schema:"campaign_status"`
 	// Currency is the ISO 4217 code of the campaign's budget and of its
 	// templates' amounts: every template has it. It changes only while the
 	// campaign has no template.

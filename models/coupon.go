@@ -70,7 +70,7 @@ func (c *Coupon) EffectiveStatus(now time.Time) string {
 // and the currency of its value (its template's).
 type CouponView struct {
 	Coupon
-	Status   string `json:"status"`
+	Status   string `json:"status" schema:"coupon_status" doc:"the effective status: an issued coupon past its validity is expired"`
 	Currency string `json:"currency" schema:"currency" doc:"the ISO 4217 currency of value_cents: the template's"`
 }
 

@@ -49,7 +49,7 @@ func IsEventType(name string) bool {
 // body of a webhook delivery and an item of the pull feed.
 type Event struct {
 	ID        int64           `gorm:"primaryKey" json:"id" doc:"unique, increasing; a repeat of a delivery carries the same id"`
-	Type      string          `json:"type"`
+	Type      string          `json:"type" schema:"event_type"`
 	CreatedAt time.Time       `json:"created_at"`
 	Data      json.RawMessage `json:"data" doc:"the event's payload; its fields per type are in docs/events.md"`
 }

@@ -52,7 +52,7 @@ type Template struct {
 	CampaignID       int64      `json:"campaign_id"`
 	Name             string     `json:"name"`
 	Description      string     `json:"description"`
-	Kind             string     `json:"kind"`
+	Kind             string     `json:"kind" schema:"template_kind"`
 	FaceValueCents   int64      `json:"face_value_cents"`
 	PercentOff       int64      `json:"percent_off"`
 	MaxDiscountCents int64      `json:"max_discount_cents"`
@@ -64,15 +64,15 @@ type Template struct {
 	ValidFrom        *time.Time `json:"valid_from"`
 	ValidUntil       *time.Time `json:"valid_until"`
 	ValidDays        int64      `json:"valid_days"`
-	RefundPolicy     string     `json:"refund_policy"`
+	RefundPolicy     string     `json:"refund_policy" schema:"refund_policy"`
 	ExtendOnRefund   bool       `json:"extend_on_refund"`
-	Stacking         string     `json:"stacking"`
-	CodeMode         string     `json:"code_mode"`
+	Stacking         string     `json:"stacking" schema:"stacking"`
+	CodeMode         string     `json:"code_mode" schema:"code_mode"`
 	// SharedCode is the code of a shared template, upper case (see
 	// ParseSharedCode); empty in code mode unique.
 	SharedCode string `json:"shared_code,omitempty"`
 	// What the template applies to and its kind's fields (docs/pricing.md).
-	AppliesTo       string         `json:"applies_to"`
+	AppliesTo       string         `json:"applies_to" schema:"applies_to"`
 	Target          TemplateTarget `gorm:"serializer:json" json:"target"`
 	MinQuantity     int64          `json:"min_quantity"`
 	BuyQuantity     int64          `json:"buy_quantity"`
@@ -84,7 +84,7 @@ type Template struct {
 	Priority int64 `json:"priority"`
 	// Currency is the ISO 4217 code of the template's amounts.
 	Currency  string    `json:"currency"`
-	Status    string    `json:"status"`
+	Status    string    `json:"status" schema:"template_status"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }

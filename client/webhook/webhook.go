@@ -6,8 +6,8 @@
 // Verify checks it against one or more secrets (several while a secret is
 // rotated: the old one and the new one) and refuses a delivery whose time is
 // further than a tolerance from now, so that a captured delivery cannot be
-// replayed later. The package imports nothing of couponsvc: a receiver
-// needs only this file.
+// replayed later. Verify, Read and Sign need only this file; ReadEvent
+// (event.go) also decodes a verified body into the client's typed events.
 package webhook
 
 import (

@@ -194,7 +194,7 @@ func mustOK(what string, a answer, statuses ...int) error {
 // setupApp creates the app token the load runs with.
 func (c *client) setupApp(ctx context.Context, runID string) error {
 	a, out := call(ctx, func(ctx context.Context) (*couponclient.TokenCreatedAnswer, error) {
-		return c.admin.CreateToken(ctx, couponclient.CreateTokenRequest{Role: couponclient.CreateTokenRequestRoleApp, Name: "couponbench-" + runID})
+		return c.admin.CreateToken(ctx, couponclient.CreateTokenRequest{Role: couponclient.TokenRoleApp, Name: "couponbench-" + runID})
 	}, func(t *couponclient.TokenCreatedAnswer) string { return t.Result })
 	if err := mustOK("create app token", a, 201, 200); err != nil {
 		return err
@@ -229,14 +229,14 @@ func (c *client) createTemplate(ctx context.Context, spec templateSpec) (int64, 
 	if camp.Campaign.ID == 0 {
 		return 0, fmt.Errorf("create campaign: no campaign id in the answer")
 	}
-	policy := couponclient.CreateTemplateRequestRefundPolicy(spec.refundPolicy)
+	policy := couponclient.RefundPolicy(spec.refundPolicy)
 	if policy == "" {
-		policy = couponclient.Restore
+		policy = couponclient.RefundPolicyRestore
 	}
 	body := couponclient.CreateTemplateRequest{
 		CampaignID:     camp.Campaign.ID,
 		Name:           spec.name,
-		Kind:           couponclient.Fixed,
+		Kind:           couponclient.TemplateKindFixed,
 		FaceValueCents: ptr(int64(spec.faceValue)),
 		MinOrderCents:  ptr(int64(0)),
 		TotalStock:     int64(spec.stock),
@@ -245,10 +245,10 @@ func (c *client) createTemplate(ctx context.Context, spec templateSpec) (int64, 
 		RefundPolicy:   &policy,
 	}
 	if spec.sharedCode != "" {
-		body.CodeMode, body.SharedCode = ptr(couponclient.CreateTemplateRequestCodeModeShared), &spec.sharedCode
+		body.CodeMode, body.SharedCode = ptr(couponclient.CodeModeShared), &spec.sharedCode
 	}
 	if spec.stacking != "" {
-		body.Stacking = ptr(couponclient.CreateTemplateRequestStacking(spec.stacking))
+		body.Stacking = ptr(couponclient.Stacking(spec.stacking))
 	}
 	a, t := call(ctx, func(ctx context.Context) (*couponclient.TemplateAnswer, error) {
 		return c.admin.CreateTemplate(ctx, body)
@@ -392,7 +392,7 @@ type cartLine struct {
 }
 
 // clientLines is the cart's lines as the Go client sends them.
-func clientLines(lines []cartLine) *[]couponclient.CartLine {
+func clientLines(lines []cartLine) []couponclient.CartLine {
 	out := make([]couponclient.CartLine, len(lines))
 	for i, l := range lines {
 		out[i] = couponclient.CartLine{LineID: l.LineID, Sku: l.SKU, Quantity: l.Quantity, UnitPriceCents: l.UnitPriceCents,
@@ -401,10 +401,10 @@ func clientLines(lines []cartLine) *[]couponclient.CartLine {
 			out[i].ProductID = &l.ProductID
 		}
 		if len(l.CategoryIDs) > 0 {
-			out[i].CategoryIds = &l.CategoryIDs
+			out[i].CategoryIds = l.CategoryIDs
 		}
 	}
-	return &out
+	return out
 }
 
 // checkoutCall runs a validate, hold or confirm and keeps its typed answer.
@@ -441,7 +441,7 @@ func (c *client) confirmCart(ctx context.Context, order string, lines []cartLine
 
 // validate prices a cart of lines (clientLines, made once for many
 // calls) with codes for user, changing nothing.
-func (c *client) validate(ctx context.Context, codes []string, user string, lines *[]couponclient.CartLine, shippingCents int64) answer {
+func (c *client) validate(ctx context.Context, codes []string, user string, lines []couponclient.CartLine, shippingCents int64) answer {
 	return checkoutCall(ctx, func(ctx context.Context) (*couponclient.CheckoutAnswer, error) {
 		return c.app.ValidateCheckout(ctx, couponclient.ValidateRequest{CouponCodes: codes, UserID: &user,
 			Lines: lines, ShippingCents: &shippingCents})

@@ -198,7 +198,7 @@ func (e *env) checkoutStates(ctx context.Context, s *Summary, tid int64, prefix 
 			}
 			for _, cp := range list {
 				if cp.Code == ends[i].code {
-					ends[i].status = cp.Status
+					ends[i].status = string(cp.Status)
 					if cp.OrderID != nil {
 						ends[i].couponOrd = *cp.OrderID
 					}

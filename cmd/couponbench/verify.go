@@ -111,7 +111,7 @@ func checkUsers(ctx context.Context, s *Summary, c *client, tid int64, limit int
 					if cp.OrderID != nil {
 						order = *cp.OrderID
 					}
-					if cp.Status != want.status || (want.status == "used" && order != want.order) {
+					if string(cp.Status) != want.status || (want.status == "used" && order != want.order) {
 						bad = append(bad, fmt.Sprintf("%s coupon %s is %s/%q, expected %s/%q", name, cp.Code, cp.Status, order, want.status, want.order))
 					}
 				}

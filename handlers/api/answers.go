@@ -68,12 +68,12 @@ type refundAnswer struct {
 	Partial           bool               `json:"partial,omitempty" doc:"a partial return (return_id and returned_amount_cents)"`
 	KeptAmountCents   *int64             `json:"kept_amount_cents,omitempty" doc:"a partial return: the order amount less every return so far"`
 	DiscountKeptCents *int64             `json:"discount_kept_cents,omitempty" doc:"a partial return: the discount the order's coupons give on the kept amount"`
-	ClawbackCents     *int64             `json:"clawback_cents,omitempty" doc:"a partial return: the discount given before this return less the discount kept"`
+	ClawbackCents     *int64             `json:"clawback_cents,omitempty" deprecated:"true" doc:"deprecated: the same as discount_returned_cents, which a partial return now always carries; to be left out in a later version"`
 	FullRefund        *bool              `json:"full_refund,omitempty" doc:"a partial return that completed the order: its coupons were refunded by their templates' policy"`
 	// A return by line also carries:
 	Lines                         []models.ReturnedLine `json:"lines,omitempty" doc:"a return by line: per line, the units returned, what the shopper gets back for them and their stored discount"`
 	RefundCents                   *int64                `json:"refund_cents,omitempty" doc:"a return by line: what the shopper gets back for the returned units (their price less their discount)"`
-	DiscountReturnedCents         *int64                `json:"discount_returned_cents,omitempty" doc:"a return by line: the discount given back to the campaigns (the lines' and, with the return that completes the order, the shipping's)"`
+	DiscountReturnedCents         *int64                `json:"discount_returned_cents,omitempty" doc:"a partial return: the discount given back to the campaigns, the discount given before this return less the discount kept (by line: the lines' and, with the return that completes the order, the shipping's)"`
 	ShippingDiscountReturnedCents *int64                `json:"shipping_discount_returned_cents,omitempty" doc:"a return by line: the coupons' discount of the shipping, given back by the return that completes the order"`
 }
 

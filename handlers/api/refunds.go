@@ -96,7 +96,7 @@ func (s *Server) refundCoupon(c *gin.Context) {
 	if r := res.Return; r != nil {
 		web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Partial: true, Currency: r.Currency,
 			KeptAmountCents: &r.KeptAmountCents, DiscountKeptCents: &r.DiscountKeptCents,
-			ClawbackCents: &r.ClawbackCents, FullRefund: &r.FullRefund})
+			DiscountReturnedCents: &r.ClawbackCents, ClawbackCents: &r.ClawbackCents, FullRefund: &r.FullRefund})
 		return
 	}
 	web.Respond(c, http.StatusOK, web.Replayed(res.Duplicate, "refunded"), refundAnswer{Currency: res.Coupon.Currency,

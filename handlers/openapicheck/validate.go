@@ -34,7 +34,7 @@ func Parse(doc []byte) (*Doc, error) {
 // Keywords are the schema keywords Validate knows; a document that uses
 // another would be checked only in part (UnknownKeywords finds them).
 var Keywords = []string{"$ref", "allOf", "nullable", "type", "properties", "required", "additionalProperties",
-	"items", "minItems", "maxItems", "enum", "format", "minimum", "maximum", "minLength", "maxLength", "pattern", "description"}
+	"items", "minItems", "maxItems", "enum", "format", "minimum", "maximum", "minLength", "maxLength", "pattern", "description", "deprecated"}
 
 // UnknownKeywords lists the keywords of the document's schemas (components
 // and the operations' bodies and answers) that Validate does not know.

@@ -193,9 +193,11 @@ var fieldSchemas = map[string]map[string]any{
 	"stock_delta":          {"minimum": 1, "maximum": models.MaxTotalStock},
 	// bcrypt reads 72 bytes at most: the upper bound counts bytes, which
 	// maxLength (characters) cannot say; 8 characters are at least 8 bytes.
-	"password":     {"minLength": 8},
-	"code_pattern": {"pattern": "^[-# 0-9A-Za-z]*$"},
-	"event_types":  {"items": map[string]any{"type": "string", "enum": models.EventTypes}},
+	"password":      {"minLength": 8},
+	"code_pattern":  {"pattern": "^[-# 0-9A-Za-z]*$"},
+	"event_types":   {"items": map[string]any{"type": "string", "enum": models.EventTypes}},
+	"event_type":    {"enum": models.EventTypes},
+	"coupon_status": {"enum": []string{models.CouponIssued, models.CouponHeld, models.CouponUsed, models.CouponRevoked, models.CouponExpired}},
 }
 
 // FieldSchema is the field schema of that name (the items of a list, say).

@@ -216,6 +216,9 @@ func (cs *components) fieldSchema(f reflect.StructField, request, isRequired boo
 	if doc := f.Tag.Get("doc"); doc != "" {
 		s["description"] = doc
 	}
+	if f.Tag.Get("deprecated") == "true" {
+		s["deprecated"] = true // a field kept for the integrations that read it; its doc says what replaces it
+	}
 	if request && s["format"] == "date-time" {
 		// A time a request names is in the years' range (models.ParseTime).
 		s["pattern"] = YearPattern
