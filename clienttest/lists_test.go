@@ -180,7 +180,7 @@ func TestEventsFromLatestIterator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, ev.Type+" "+data.(*client.CouponEvent).Code)
+		got = append(got, string(ev.Type)+" "+data.(*client.CouponEvent).Code)
 	}
 	if fmt.Sprint(got) != "[coupon.claimed "+code+"]" {
 		t.Fatalf("after latest %d: %v, want the one claim of %s", latest, got, code)
