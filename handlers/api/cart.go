@@ -9,11 +9,13 @@ import (
 
 // cartFields are the fields of a request's cart (docs/checkout.md,
 // "Carts"), as the requests of validate, hold, confirm, the one-step
-// redemption and usable carry them (currency, lines, shipping_cents).
+// redemption and usable carry them (currency, lines, shipping_cents):
+// embedded in the requests that describe them alike, stated again by
+// confirm, whose lines are the held cart's.
 type cartFields struct {
-	Currency      *string
-	Lines         []cartLine
-	ShippingCents *int64
+	Currency      *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
+	Lines         []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
+	ShippingCents *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
 }
 
 // cartLine is one line of a request's cart.

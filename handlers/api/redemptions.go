@@ -11,13 +11,11 @@ import (
 )
 
 type redeemRequest struct {
-	CouponCode       *string    `json:"coupon_code" binding:"required" schema:"checkout_code"`
-	OrderID          *string    `json:"order_id" binding:"required" schema:"order_id"`
-	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before the discount (required without lines)"`
-	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
-	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
-	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
-	UserID           *string    `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; a shared code claims a coupon for this user and uses it; without user_id the claim is an anonymous shopper's (stock and budget, no per-user limit, the coupon has no owner)"`
+	CouponCode       *string `json:"coupon_code" binding:"required" schema:"checkout_code"`
+	OrderID          *string `json:"order_id" binding:"required" schema:"order_id"`
+	OrderAmountCents *int64  `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before the discount (required without lines)"`
+	cartFields
+	UserID *string `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; a shared code claims a coupon for this user and uses it; without user_id the claim is an anonymous shopper's (stock and budget, no per-user limit, the coupon has no owner)"`
 }
 
 // redeemCoupon uses a coupon on an order at checkout: 200 "redeemed" with the
@@ -28,7 +26,7 @@ func (s *Server) redeemCoupon(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
+	amount, cart, err := cartRequest(req.OrderAmountCents, &req.cartFields)
 	if err != nil {
 		web.RespondError(c, err)
 		return
