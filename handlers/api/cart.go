@@ -3,8 +3,11 @@ package api
 import (
 	"fmt"
 
+	"github.com/couponsvc/couponsvc/handlers/web"
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/checkout"
+
+	"github.com/gin-gonic/gin"
 )
 
 // cartFields are the fields of a request's cart (docs/checkout.md,
@@ -81,6 +84,33 @@ func orderAmount(p *int64) (int64, error) {
 		return 0, models.Invalid("order_amount_cents", "must be between 1 and %d (or left out with lines)", int64(models.MaxMoneyCents))
 	}
 	return *p, nil
+}
+
+// orderBody is a request that carries an order: its amount field and its
+// cart fields.
+type orderBody interface {
+	orderFields() (*int64, *cartFields)
+}
+
+func (r *usableRequest) orderFields() (*int64, *cartFields) { return r.OrderAmountCents, &r.cartFields }
+func (r *redeemRequest) orderFields() (*int64, *cartFields) { return r.OrderAmountCents, &r.cartFields }
+
+// bindOrder binds the body into a new request and reads the order's amount
+// and cart from it: ok false when it answered the error instead.
+func bindOrder[T any, P interface {
+	*T
+	orderBody
+}](c *gin.Context) (req P, amount int64, cart checkout.Cart, ok bool) {
+	req = new(T)
+	if !web.BindJSON(c, req) {
+		return nil, 0, cart, false
+	}
+	amount, cart, err := cartRequest(req.orderFields())
+	if err != nil {
+		web.RespondError(c, err)
+		return nil, 0, cart, false
+	}
+	return req, amount, cart, true
 }
 
 // cartRequest reads the amount and the cart of a request.

@@ -197,13 +197,8 @@ func (s *Server) priceUsableCoupons(c *gin.Context) {
 		web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
 		return
 	}
-	var req usableRequest
-	if !web.BindJSON(c, &req) {
-		return
-	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &req.cartFields)
-	if err != nil {
-		web.RespondError(c, err)
+	_, amount, cart, ok := bindOrder[usableRequest](c)
+	if !ok {
 		return
 	}
 	out, err := s.checkout.UsableForCart(c.Request.Context(), userID, amount, cart)

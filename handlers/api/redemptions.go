@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
-	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
@@ -22,26 +21,18 @@ type redeemRequest struct {
 // discount and the amount to pay; the same coupon and order again → 200
 // "duplicate" with the first answer.
 func (s *Server) redeemCoupon(c *gin.Context) {
-	var req redeemRequest
-	if !web.BindJSON(c, &req) {
+	req, amount, cart, ok := bindOrder[redeemRequest](c)
+	if !ok {
 		return
 	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &req.cartFields)
+	// Given but empty is a mistake, not "no owner check".
+	userID, err := optionalUserID(req.UserID)
 	if err != nil {
 		web.RespondError(c, err)
 		return
 	}
-	sr := checkout.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
-		OrderAmountCents: amount, Cart: cart, Cashier: web.Principal(c).Name}
-	if req.UserID != nil {
-		if *req.UserID == "" {
-			// Given but empty is a mistake, not "no owner check".
-			web.RespondError(c, models.Invalid("user_id", "must be 1 to 64 characters (or left out)"))
-			return
-		}
-		sr.UserID = *req.UserID
-	}
-	res, err := s.checkout.Redeem(c.Request.Context(), sr)
+	res, err := s.checkout.Redeem(c.Request.Context(), checkout.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
+		OrderAmountCents: amount, Cart: cart, UserID: userID, Cashier: web.Principal(c).Name})
 	if err != nil {
 		web.RespondError(c, err)
 		return
