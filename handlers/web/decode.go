@@ -332,17 +332,20 @@ func duplicateKeyTokens(body []byte) error {
 }
 
 // missingField names the first field tagged binding:"required" (a pointer)
-// that the body left out, in the order of the struct: the tag that marks the
-// field required in the OpenAPI document is the one that checks it.
+// that the body left out, in the order of the struct, the fields of an
+// embedded struct in its place: the tag that marks the field required in
+// the OpenAPI document is the one that checks it.
 func missingField(dst any) error {
 	v := reflect.ValueOf(dst)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return nil
 	}
 	v = v.Elem()
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		if f.Tag.Get("binding") == "required" && f.Type.Kind() == reflect.Pointer && v.Field(i).IsNil() {
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if f.Tag.Get("binding") != "required" || f.Type.Kind() != reflect.Pointer {
+			continue
+		}
+		if fv, err := v.FieldByIndexErr(f.Index); err == nil && fv.IsNil() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			return models.Invalid(name, "is required")
 		}
