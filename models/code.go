@@ -72,6 +72,20 @@ func NewCouponCode() string {
 // maxTypedCodeLen bounds a code as typed, separators included.
 const maxTypedCodeLen = 96
 
+// typedCodeByte reads one byte of a code as a person may type it, coupon
+// code or shared code alike: a dash or a space is dropped (keep false), a
+// lower-case letter is read in upper case, any other byte is returned as
+// it is for the caller to judge.
+func typedCodeByte(c byte) (byte, bool) {
+	switch {
+	case c == '-' || c == ' ':
+		return c, false
+	case c >= 'a' && c <= 'z':
+		return c - ('a' - 'A'), true
+	}
+	return c, true
+}
+
 // MinCodeLen is the shortest code ParseCouponCode accepts (an imported code).
 const MinCodeLen = 4
 
@@ -89,12 +103,9 @@ func ParseCouponCode(field, s string) (string, error) {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '-' || c == ' ':
+		c, keep := typedCodeByte(s[i])
+		if !keep {
 			continue
-		case c >= 'a' && c <= 'z':
-			c -= 'a' - 'A'
 		}
 		if !isCodeText(c) {
 			return "", Invalid(field, "is not a coupon code: %q is not a code character", charAt(s, i))

@@ -20,14 +20,11 @@ func ParseSharedCode(field, s string) (string, error) {
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '-' || c == ' ':
+		c, keep := typedCodeByte(s[i])
+		if !keep {
 			continue
-		case c >= 'a' && c <= 'z':
-			c -= 'a' - 'A'
-		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		default:
+		}
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			return "", Invalid(field, "must be letters, digits, dashes and spaces: %q is none of them", rune(c))
 		}
 		b = append(b, c)
@@ -50,12 +47,9 @@ func ParseSharedCode(field, s string) (string, error) {
 func LooksLikeCouponCode(s string) bool {
 	n := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '-' || c == ' ':
+		c, keep := typedCodeByte(s[i])
+		if !keep {
 			continue
-		case c >= 'a' && c <= 'z':
-			c -= 'a' - 'A'
 		}
 		if codeIndex[c] < 0 {
 			return false

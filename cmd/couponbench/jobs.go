@@ -51,11 +51,9 @@ func (e *env) generate(ctx context.Context, tid int64, n int, pattern string) (j
 // into its database with their stock taken in Redis.
 func (e *env) runGenerate(ctx context.Context) *Summary {
 	n := e.z.codes
-	s := &Summary{Name: "generate", OKWord: "code", Concurrency: 1,
-		Params: fmt.Sprintf("one job of %d bearer codes (pattern BENCH-####-####-##), batches of 5000 rows a transaction", n)}
-	tid, err := e.c.createTemplate(ctx, templateSpec{name: "generate-" + e.runID, stock: n, limit: 1, faceValue: 100})
-	if err != nil {
-		s.Error = err.Error()
+	s, tid := e.jobScenario(ctx, "generate", "code", n,
+		fmt.Sprintf("one job of %d bearer codes (pattern BENCH-####-####-##), batches of 5000 rows a transaction", n))
+	if s.Error != "" {
 		return s
 	}
 	rss := startRSS(e.rssPID, 100*time.Millisecond)
@@ -188,11 +186,8 @@ func rawInsert(ctx context.Context, db *sql.DB, s *Summary, tbl, runID string, n
 // with the service's peak RSS (pass -service-pid).
 func (e *env) runExport(ctx context.Context) *Summary {
 	n := e.z.export
-	s := &Summary{Name: "export", OKWord: "row", Concurrency: 1,
-		Params: fmt.Sprintf("CSV export of %d coupons, streamed", n)}
-	tid, err := e.c.createTemplate(ctx, templateSpec{name: "export-" + e.runID, stock: n, limit: 1, faceValue: 100})
-	if err != nil {
-		s.Error = err.Error()
+	s, tid := e.jobScenario(ctx, "export", "row", n, fmt.Sprintf("CSV export of %d coupons, streamed", n))
+	if s.Error != "" {
 		return s
 	}
 	if j, err := e.generate(ctx, tid, n, ""); err != nil || j.State != "done" {
@@ -225,4 +220,16 @@ func (e *env) runExport(ctx context.Context) *Summary {
 	s.check("every coupon exported", x.status == 200 && sc.Err() == nil && lines == n+1,
 		"HTTP %d, %d lines for %d coupons and a header (%v)", x.status, lines, n, sc.Err())
 	return s
+}
+
+// jobScenario starts the summary of a job scenario (one request at a time)
+// and creates its template (n coupons of 100 cents, one a user); a failure
+// is the summary's error.
+func (e *env) jobScenario(ctx context.Context, name, okWord string, n int, params string) (*Summary, int64) {
+	s := &Summary{Name: name, OKWord: okWord, Concurrency: 1, Params: params}
+	tid, err := e.c.createTemplate(ctx, templateSpec{name: name + "-" + e.runID, stock: n, limit: 1, faceValue: 100})
+	if err != nil {
+		s.Error = err.Error()
+	}
+	return s, tid
 }

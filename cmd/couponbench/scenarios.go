@@ -107,14 +107,16 @@ func (e *env) runClaims(ctx context.Context, s *Summary, tid int64, plan []claim
 	return verifyClaims(s, plan, out, stock, limit)
 }
 
-// afterClaims runs the service-side checks of a claim scenario.
-func (e *env) afterClaims(ctx context.Context, s *Summary, tid int64, limit int, prefix string, plan []claimReq, tally claimTally) {
+// afterClaims runs the service-side checks of a claim scenario; states and
+// uncertain (nil in a scenario of claims only) are what checkUsers takes.
+func (e *env) afterClaims(ctx context.Context, s *Summary, tid int64, limit int, prefix string, plan []claimReq, tally claimTally,
+	states map[string]couponState, uncertain map[string]bool) {
 	checkServerCount(ctx, s, e.c, tid, tally.claimed)
 	all := make([]int, 0, len(plan))
 	for _, p := range plan {
 		all = append(all, p.user)
 	}
-	checkUsers(ctx, s, e.c, tid, limit, prefix, sampleUsers(tally.userCodes, all, 150, 50), tally.userCodes, nil, nil)
+	checkUsers(ctx, s, e.c, tid, limit, prefix, sampleUsers(tally.userCodes, all, 150, 50), tally.userCodes, states, uncertain)
 	checkReconcile(ctx, s, e.c, tid, e.log)
 }
 
@@ -139,7 +141,7 @@ func (e *env) runFlashSized(ctx context.Context, name string, stock, claims, use
 	tally := e.runClaims(ctx, s, tid, plan, stock, 1, prefix)
 	s.Coupons = tally.claimed
 	s.check("exact stock", tally.claimed == stock, "%d coupons claimed, stock %d", tally.claimed, stock)
-	e.afterClaims(ctx, s, tid, 1, prefix, plan, tally)
+	e.afterClaims(ctx, s, tid, 1, prefix, plan, tally, nil, nil)
 	if e.rdb != nil && tally.claimed == stock {
 		e.soldOutPhase(ctx, s, tid, prefix, claims)
 	}
@@ -206,8 +208,26 @@ func (e *env) runClaimSized(ctx context.Context, name string, n int) *Summary {
 	}
 	s.check("every claim claimed", tally.claimed+shed == n,
 		"%d of %d claims claimed, %d shed by the service (busy, rate_limited, unavailable)", tally.claimed, n, shed)
-	e.afterClaims(ctx, s, tid, 1, prefix, plan, tally)
+	e.afterClaims(ctx, s, tid, 1, prefix, plan, tally, nil, nil)
 	return s
+}
+
+// redeemable creates the template of a checkout scenario (n coupons of 500
+// cents, one a user) and claims its coupons untimed, one for each user named
+// after prefix; a failure is the summary's error (ok false).
+func (e *env) redeemable(ctx context.Context, s *Summary, name string, n int, prefix string) (int64, []string, bool) {
+	tid, err := e.c.createTemplate(ctx, templateSpec{name: name + " " + e.runID, stock: n, limit: 1, faceValue: 500})
+	if err != nil {
+		s.Error = err.Error()
+		return 0, nil, false
+	}
+	codes, err := e.prefill(ctx, tid, n, prefix)
+	if err != nil {
+		s.Error = err.Error()
+		return 0, nil, false
+	}
+	s.Coupons = n
+	return tid, codes, true
 }
 
 // prefill claims one coupon for each of n users, untimed, retrying answers that
@@ -306,17 +326,10 @@ func (e *env) runRedeem(ctx context.Context) *Summary {
 	s := &Summary{Name: "redeem", OKWord: "redeemed", Concurrency: e.conc,
 		Params: fmt.Sprintf("%d redemptions of distinct coupons + %d replays + %d conflicting orders", n, replays, conflicts)}
 	prefix := "b" + e.runID + "r-"
-	tid, err := e.c.createTemplate(ctx, templateSpec{name: "bench redeem " + e.runID, stock: n, limit: 1, faceValue: 500})
-	if err != nil {
-		s.Error = err.Error()
+	tid, codes, ok := e.redeemable(ctx, s, "bench redeem", n, prefix)
+	if !ok {
 		return s
 	}
-	codes, err := e.prefill(ctx, tid, n, prefix)
-	if err != nil {
-		s.Error = err.Error()
-		return s
-	}
-	s.Coupons = n
 	ops := redeemPlan(n, replays, conflicts, e.seed)
 	done := make([]chan struct{}, n)
 	for i := range done {
@@ -516,10 +529,6 @@ func (e *env) runMixed(ctx context.Context) *Summary {
 	s.MaxRSSMB = rss.Stop()
 	s.Profile = profDone()
 	s.fill(t, elapsed)
-	s.OK = s.Results["claimed"] + s.Results["redeemed"] + s.Results["refunded"]
-	if elapsed > 0 {
-		s.OKPerSecond = float64(int(float64(s.OK)/elapsed.Seconds() + 0.5))
-	}
 	f.report(s)
 
 	var cplan []claimReq
@@ -536,12 +545,6 @@ func (e *env) runMixed(ctx context.Context) *Summary {
 	for _, cp := range coupons {
 		states[cp.code] = cp.state
 	}
-	checkServerCount(ctx, s, e.c, tid, tally.claimed)
-	all := make([]int, 0, len(cplan))
-	for _, p := range cplan {
-		all = append(all, p.user)
-	}
-	checkUsers(ctx, s, e.c, tid, limit, prefix, sampleUsers(tally.userCodes, all, 150, 50), tally.userCodes, states, uncertain)
-	checkReconcile(ctx, s, e.c, tid, e.log)
+	e.afterClaims(ctx, s, tid, limit, prefix, cplan, tally, states, uncertain)
 	return s
 }

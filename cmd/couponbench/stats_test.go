@@ -67,6 +67,22 @@ func TestSummaryFill(t *testing.T) {
 	}
 }
 
+// TestSummaryFillJoinedWords: an OKWord of several words joined by "+"
+// counts the answers of each of them, and the rate follows.
+func TestSummaryFillJoinedWords(t *testing.T) {
+	tl := newTally(0)
+	for kind, n := range map[string]int{"held": 3, "redeemed": 4, "released": 1, "busy": 2} {
+		for range n {
+			tl.add(sample{kind: kind, d: time.Millisecond})
+		}
+	}
+	s := &Summary{Name: "checkout", OKWord: "held+redeemed+released"}
+	s.fill(tl, 4*time.Second)
+	if s.Requests != 10 || s.OK != 8 || s.OKPerSecond != 2 || s.PerSecond != 3 { // 2.5 rounded
+		t.Fatalf("counts: %d requests, %d ok, %v ok/s, %v answers/s", s.Requests, s.OK, s.OKPerSecond, s.PerSecond)
+	}
+}
+
 func TestTallyMerge(t *testing.T) {
 	a, b := newTally(0), newTally(0)
 	a.add(sample{kind: "claimed", d: time.Millisecond})

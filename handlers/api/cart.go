@@ -3,17 +3,22 @@ package api
 import (
 	"fmt"
 
+	"github.com/couponsvc/couponsvc/handlers/web"
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/checkout"
+
+	"github.com/gin-gonic/gin"
 )
 
 // cartFields are the fields of a request's cart (docs/checkout.md,
 // "Carts"), as the requests of validate, hold, confirm, the one-step
-// redemption and usable carry them (currency, lines, shipping_cents).
+// redemption and usable carry them (currency, lines, shipping_cents):
+// embedded in the requests that describe them alike, stated again by
+// confirm, whose lines are the held cart's.
 type cartFields struct {
-	Currency      *string
-	Lines         []cartLine
-	ShippingCents *int64
+	Currency      *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
+	Lines         []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
+	ShippingCents *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
 }
 
 // cartLine is one line of a request's cart.
@@ -79,6 +84,33 @@ func orderAmount(p *int64) (int64, error) {
 		return 0, models.Invalid("order_amount_cents", "must be between 1 and %d (or left out with lines)", int64(models.MaxMoneyCents))
 	}
 	return *p, nil
+}
+
+// orderBody is a request that carries an order: its amount field and its
+// cart fields.
+type orderBody interface {
+	orderFields() (*int64, *cartFields)
+}
+
+func (r *usableRequest) orderFields() (*int64, *cartFields) { return r.OrderAmountCents, &r.cartFields }
+func (r *redeemRequest) orderFields() (*int64, *cartFields) { return r.OrderAmountCents, &r.cartFields }
+
+// bindOrder binds the body into a new request and reads the order's amount
+// and cart from it: ok false when it answered the error instead.
+func bindOrder[T any, P interface {
+	*T
+	orderBody
+}](c *gin.Context) (req P, amount int64, cart checkout.Cart, ok bool) {
+	req = new(T)
+	if !web.BindJSON(c, req) {
+		return nil, 0, cart, false
+	}
+	amount, cart, err := cartRequest(req.orderFields())
+	if err != nil {
+		web.RespondError(c, err)
+		return nil, 0, cart, false
+	}
+	return req, amount, cart, true
 }
 
 // cartRequest reads the amount and the cart of a request.

@@ -12,24 +12,20 @@ import (
 )
 
 type validateRequest struct {
-	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
-	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
-	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
-	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
-	CouponCodes      []string   `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): coupon codes, or shared codes (checked as their claim would be, taking nothing)"`
-	UserID           *string    `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (a bearer coupon would become theirs); a shared code without it is checked for an anonymous shopper (no per-user limit); a shopper's session is always its own user"`
-	OrderID          *string    `json:"order_id" schema:"order_id" doc:"the order: a coupon it already holds applies"`
+	OrderAmountCents *int64 `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
+	cartFields
+	CouponCodes []string `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): coupon codes, or shared codes (checked as their claim would be, taking nothing)"`
+	UserID      *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (a bearer coupon would become theirs); a shared code without it is checked for an anonymous shopper (no per-user limit); a shopper's session is always its own user"`
+	OrderID     *string  `json:"order_id" schema:"order_id" doc:"the order: a coupon it already holds applies"`
 }
 
 type holdRequest struct {
-	OrderID          *string    `json:"order_id" binding:"required" schema:"order_id"`
-	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
-	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
-	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
-	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
-	CouponCodes      []string   `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others"`
-	UserID           *string    `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; optional with a shared code: without it the claim is an anonymous shopper's (stock and budget, no per-user limit)"`
-	TTLSeconds       *int       `json:"ttl_seconds" schema:"hold_ttl" doc:"how long the hold lasts: 5 to 86400 seconds (default 900); a hold never lasts past the earliest valid_until of its coupons (expires_at says when it ends)"`
+	OrderID          *string `json:"order_id" binding:"required" schema:"order_id"`
+	OrderAmountCents *int64  `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
+	cartFields
+	CouponCodes []string `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others"`
+	UserID      *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; optional with a shared code: without it the claim is an anonymous shopper's (stock and budget, no per-user limit)"`
+	TTLSeconds  *int     `json:"ttl_seconds" schema:"hold_ttl" doc:"how long the hold lasts: 5 to 86400 seconds (default 900); a hold never lasts past the earliest valid_until of its coupons (expires_at says when it ends)"`
 }
 
 type confirmRequest struct {
@@ -41,10 +37,8 @@ type confirmRequest struct {
 
 // usableRequest is the order a user's usable coupons are priced on.
 type usableRequest struct {
-	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
-	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
-	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
-	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
+	OrderAmountCents *int64 `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
+	cartFields
 }
 
 // checkoutAnswer is the payload of validate, hold, a hold's state and confirm.
@@ -115,7 +109,7 @@ func (s *Server) validateCheckout(c *gin.Context) {
 		}
 		userID = p.UserID
 	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
+	amount, cart, err := cartRequest(req.OrderAmountCents, &req.cartFields)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -203,13 +197,8 @@ func (s *Server) priceUsableCoupons(c *gin.Context) {
 		web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
 		return
 	}
-	var req usableRequest
-	if !web.BindJSON(c, &req) {
-		return
-	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
-	if err != nil {
-		web.RespondError(c, err)
+	_, amount, cart, ok := bindOrder[usableRequest](c)
+	if !ok {
 		return
 	}
 	out, err := s.checkout.UsableForCart(c.Request.Context(), userID, amount, cart)
@@ -246,7 +235,7 @@ func (s *Server) holdCoupons(c *gin.Context) {
 		web.RespondError(c, err)
 		return
 	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
+	amount, cart, err := cartRequest(req.OrderAmountCents, &req.cartFields)
 	if err != nil {
 		web.RespondError(c, err)
 		return

@@ -61,11 +61,7 @@ func (s *Server) generateCodes(c *gin.Context) {
 		return
 	}
 	j, err := s.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, *req.Count, req.Pattern)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusAccepted, "ok", answerJob(j))
+	respondJob(c, http.StatusAccepted, j, err)
 }
 
 // importCodes queues a job importing the codes of a CSV upload: 202 with
@@ -79,16 +75,10 @@ func (s *Server) importCodes(c *gin.Context) {
 		web.RespondError(c, web.WithStatus(http.StatusUnsupportedMediaType, models.Invalid("Content-Type", "must be text/csv")))
 		return
 	}
-	body := &cutReader{r: c.Request.Body}
-	j, err := s.codes.StartImport(c.Request.Context(), web.Principal(c).Name, id, body)
-	if body.cut {
-		err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", codes.MaxImportBytes>>20))
-	}
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	web.Respond(c, http.StatusAccepted, "ok", answerJob(j))
+	j, err := readUpload(c, codes.MaxImportBytes, func(file io.Reader) (*models.Job, error) {
+		return s.codes.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
+	})
+	respondJob(c, http.StatusAccepted, j, err)
 }
 
 // issueCoupons queues a job giving each listed user a coupon: the list is
@@ -100,11 +90,7 @@ func (s *Server) issueCoupons(c *gin.Context) {
 	}
 	var users []string
 	if isCSV(c) {
-		body := &cutReader{r: c.Request.Body}
-		list, err := codes.ParseUserList(body)
-		if body.cut {
-			err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", maxIssueBody>>20))
-		}
+		list, err := readUpload(c, maxIssueBody, codes.ParseUserList)
 		if err != nil {
 			web.RespondError(c, err)
 			return
@@ -123,38 +109,58 @@ func (s *Server) issueCoupons(c *gin.Context) {
 		users = req.UserIDs
 	}
 	j, err := s.codes.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
+	respondJob(c, http.StatusAccepted, j, err)
+}
+
+// respondJob answers the job with status, or the error.
+func respondJob(c *gin.Context, status int, j *models.Job, err error) {
 	if err != nil {
 		web.RespondError(c, err)
 		return
 	}
-	web.Respond(c, http.StatusAccepted, "ok", answerJob(j))
+	web.Respond(c, status, "ok", answerJob(j))
+}
+
+// readUpload hands the request body to read, answering 413 naming file
+// when the body is cut at limit, the route's bound.
+func readUpload[T any](c *gin.Context, limit int64, read func(io.Reader) (T, error)) (T, error) {
+	body := &cutReader{r: c.Request.Body}
+	v, err := read(body)
+	if body.cut {
+		err = web.WithStatus(http.StatusRequestEntityTooLarge, models.Invalid("file", "is larger than %d MiB", limit>>20))
+	}
+	return v, err
 }
 
 // getJob answers a job's state and progress.
 func (s *Server) getJob(c *gin.Context) {
+	if j, ok := s.pathJob(c); ok {
+		respondJob(c, http.StatusOK, j, nil)
+	}
+}
+
+// pathJob reads the job the path names (:id); ok false when it answered
+// the error instead (a malformed id, no such job, a backend down).
+func (s *Server) pathJob(c *gin.Context) (*models.Job, bool) {
 	id, ok := web.PathID(c, "id")
 	if !ok {
-		return
+		return nil, false
 	}
 	j, err := s.codes.GetJob(c.Request.Context(), id)
 	if err != nil {
 		web.RespondError(c, err)
-		return
+		return nil, false
 	}
-	web.Respond(c, http.StatusOK, "ok", answerJob(j))
+	return j, true
 }
 
 // downloadJobResult streams a job's result CSV.
 func (s *Server) downloadJobResult(c *gin.Context) {
-	id, ok := web.PathID(c, "id")
+	j, ok := s.pathJob(c)
 	if !ok {
 		return
 	}
-	j, err := s.codes.GetJob(c.Request.Context(), id)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
+	id := j.ID
 	c.Header("Content-Type", "text/csv; charset=utf-8")
 	c.Header("Content-Disposition", `attachment; filename="`+codes.JobResultName(j)+`"`)
 	c.Status(http.StatusOK)

@@ -4,46 +4,35 @@ import (
 	"net/http"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
-	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
 
 type redeemRequest struct {
-	CouponCode       *string    `json:"coupon_code" binding:"required" schema:"checkout_code"`
-	OrderID          *string    `json:"order_id" binding:"required" schema:"order_id"`
-	OrderAmountCents *int64     `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before the discount (required without lines)"`
-	Currency         *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
-	Lines            []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
-	ShippingCents    *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
-	UserID           *string    `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; a shared code claims a coupon for this user and uses it; without user_id the claim is an anonymous shopper's (stock and budget, no per-user limit, the coupon has no owner)"`
+	CouponCode       *string `json:"coupon_code" binding:"required" schema:"checkout_code"`
+	OrderID          *string `json:"order_id" binding:"required" schema:"order_id"`
+	OrderAmountCents *int64  `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before the discount (required without lines)"`
+	cartFields
+	UserID *string `json:"user_id" schema:"user_id" doc:"the coupon must belong to this user (403 forbidden otherwise); a bearer coupon becomes theirs; a shared code claims a coupon for this user and uses it; without user_id the claim is an anonymous shopper's (stock and budget, no per-user limit, the coupon has no owner)"`
 }
 
 // redeemCoupon uses a coupon on an order at checkout: 200 "redeemed" with the
 // discount and the amount to pay; the same coupon and order again → 200
 // "duplicate" with the first answer.
 func (s *Server) redeemCoupon(c *gin.Context) {
-	var req redeemRequest
-	if !web.BindJSON(c, &req) {
+	req, amount, cart, ok := bindOrder[redeemRequest](c)
+	if !ok {
 		return
 	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &cartFields{req.Currency, req.Lines, req.ShippingCents})
+	// Given but empty is a mistake, not "no owner check".
+	userID, err := optionalUserID(req.UserID)
 	if err != nil {
 		web.RespondError(c, err)
 		return
 	}
-	sr := checkout.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
-		OrderAmountCents: amount, Cart: cart, Cashier: web.Principal(c).Name}
-	if req.UserID != nil {
-		if *req.UserID == "" {
-			// Given but empty is a mistake, not "no owner check".
-			web.RespondError(c, models.Invalid("user_id", "must be 1 to 64 characters (or left out)"))
-			return
-		}
-		sr.UserID = *req.UserID
-	}
-	res, err := s.checkout.Redeem(c.Request.Context(), sr)
+	res, err := s.checkout.Redeem(c.Request.Context(), checkout.RedeemRequest{CouponCode: *req.CouponCode, OrderID: *req.OrderID,
+		OrderAmountCents: amount, Cart: cart, UserID: userID, Cashier: web.Principal(c).Name})
 	if err != nil {
 		web.RespondError(c, err)
 		return

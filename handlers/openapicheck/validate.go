@@ -98,8 +98,12 @@ func (d *Doc) UnknownKeywords() []string {
 }
 
 // lookup returns the object a local reference (#/a/b) names, or nil.
-func (d *Doc) lookup(ref string) map[string]any {
-	cur := d.root
+func (d *Doc) lookup(ref string) map[string]any { return ResolveRef(d.root, ref) }
+
+// ResolveRef returns the object a local reference (#/a/b) names in the
+// document root, or nil.
+func ResolveRef(root map[string]any, ref string) map[string]any {
+	cur := root
 	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
 		next, ok := cur[part].(map[string]any)
 		if !ok {

@@ -180,6 +180,26 @@ func scanString(b []byte, i int) (next int, escaped, ok bool) {
 	return i, escaped, false
 }
 
+// scanItem reads an array's element or an object member's value at b[i],
+// then what follows it: a comma (next is after it and the spaces after it;
+// done false) or the closing byte (next is after it; done true). Anything
+// else is not JSON (ok false).
+func scanItem(b []byte, i, depth int, closing byte) (next int, done, ok bool) {
+	if i, ok = scanValue(b, i, depth); !ok {
+		return i, false, false
+	}
+	i = skipSpace(b, i)
+	switch {
+	case i >= len(b):
+		return i, false, false
+	case b[i] == ',':
+		return skipSpace(b, i+1), false, true
+	case b[i] == closing:
+		return i + 1, true, true
+	}
+	return i, false, false
+}
+
 // scanValue reads the value at b[i] (spaces skipped): the index after it.
 func scanValue(b []byte, i, depth int) (int, bool) {
 	if i >= len(b) || depth > maxKeyScanDepth {
@@ -195,21 +215,9 @@ func scanValue(b []byte, i, depth int) (int, bool) {
 			return i + 1, true
 		}
 		for {
-			var ok bool
-			if i, ok = scanValue(b, i, depth+1); !ok {
-				return i, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
+			var done, ok bool
+			if i, done, ok = scanItem(b, i, depth+1, ']'); !ok || done {
+				return i, ok
 			}
 		}
 	case '{':
@@ -248,20 +256,9 @@ func scanValue(b []byte, i, depth int) (int, bool) {
 			if i >= len(b) || b[i] != ':' {
 				return i, false
 			}
-			if i, ok = scanValue(b, skipSpace(b, i+1), depth+1); !ok {
-				return i, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case '}':
-				return i + 1, true
-			default:
-				return i, false
+			var done bool
+			if i, done, ok = scanItem(b, skipSpace(b, i+1), depth+1, '}'); !ok || done {
+				return i, ok
 			}
 		}
 	default:
@@ -335,17 +332,20 @@ func duplicateKeyTokens(body []byte) error {
 }
 
 // missingField names the first field tagged binding:"required" (a pointer)
-// that the body left out, in the order of the struct: the tag that marks the
-// field required in the OpenAPI document is the one that checks it.
+// that the body left out, in the order of the struct, the fields of an
+// embedded struct in its place: the tag that marks the field required in
+// the OpenAPI document is the one that checks it.
 func missingField(dst any) error {
 	v := reflect.ValueOf(dst)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return nil
 	}
 	v = v.Elem()
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		if f.Tag.Get("binding") == "required" && f.Type.Kind() == reflect.Pointer && v.Field(i).IsNil() {
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if f.Tag.Get("binding") != "required" || f.Type.Kind() != reflect.Pointer {
+			continue
+		}
+		if fv, err := v.FieldByIndexErr(f.Index); err == nil && fv.IsNil() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			return models.Invalid(name, "is required")
 		}

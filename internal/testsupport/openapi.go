@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/couponsvc/couponsvc/handlers/openapicheck"
 )
 
 // OpenAPIDoc is the served document, decoded loosely.
@@ -39,17 +41,7 @@ func FetchOpenAPI(t *testing.T, e *APIEnv) *OpenAPIDoc {
 var GinParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
 
 // ResolveRef returns the schema a "#/components/..." reference names.
-func ResolveRef(root map[string]any, ref string) map[string]any {
-	cur := root
-	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-		next, ok := cur[part].(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = next
-	}
-	return cur
-}
+var ResolveRef = openapicheck.ResolveRef
 
 // CheckAnswer validates an answer body against the document's schema of that
 // operation and status: the keys, the required ones, and the types.

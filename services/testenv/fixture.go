@@ -10,14 +10,8 @@ import (
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
-	"github.com/couponsvc/couponsvc/services/admin"
-	"github.com/couponsvc/couponsvc/services/checkout"
 	"github.com/couponsvc/couponsvc/services/claims"
-	"github.com/couponsvc/couponsvc/services/codes"
-	"github.com/couponsvc/couponsvc/services/core"
-	"github.com/couponsvc/couponsvc/services/events"
 	"github.com/couponsvc/couponsvc/services/reconcile"
-	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // Clock is a test's clock: real time shifted by an offset the test moves
@@ -64,18 +58,11 @@ type Fixture struct {
 	*Env
 	T   *testing.T
 	Ctx context.Context
-	// Svc is the wired whole; the fields after it are its aggregates, for
+	// Svc is the wired whole; embedded, it gives its aggregates by name, for
 	// tests of one of them (f.Checkout.Hold).
-	Svc        *services.App
-	Core       *core.Core
-	Events     *events.Events
-	Claims     *claims.Claims
-	Codes      *codes.Codes
-	Checkout   *checkout.Checkout
-	Reconciler *reconcile.Reconciler
-	Reports    *reports.Reports
-	Admin      *admin.Admin
-	Clock      *Clock
+	Svc *services.App
+	*services.App
+	Clock *Clock
 	// Actor is who creates the campaigns and templates ("test").
 	Actor string
 }
@@ -100,9 +87,7 @@ func newFixture(t *testing.T, cfg services.Config, clock *Clock) *Fixture {
 	}
 	env := New(t, cfg)
 	a := env.Service
-	return &Fixture{Env: env, T: t, Ctx: context.Background(), Svc: a, Core: a.Core, Events: a.Events, Claims: a.Claims,
-		Codes: a.Codes, Checkout: a.Checkout, Reconciler: a.Reconciler, Reports: a.Reports, Admin: a.Admin, Clock: clock,
-		Actor: "test"}
+	return &Fixture{Env: env, T: t, Ctx: context.Background(), Svc: a, App: a, Clock: clock, Actor: "test"}
 }
 
 // Campaign creates a campaign; budget 0 means none.
