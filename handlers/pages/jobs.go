@@ -44,6 +44,9 @@ type jobPage struct {
 	// counts the others (listed only in the result's download).
 	Refused     []refusedRow
 	MoreRefused int64
+	// Succeeded counts the rows done and not refused (imported, made or
+	// issued); ToGo the rows not done yet.
+	Succeeded, ToGo int64
 }
 
 // shownRefusals bounds the refused rows of an import its job page lists.
@@ -138,7 +141,8 @@ func (p *Pages) showJob(c *gin.Context) {
 		return
 	}
 	page := &jobPage{basePage: basePage{Title: "Job " + codes.JobResultName(j), Nav: "admin"},
-		Job: j, Template: t, Result: jobResultURL(j.ID), MoreRefused: max(0, j.Errors-int64(len(refused)))}
+		Job: j, Template: t, Result: jobResultURL(j.ID), MoreRefused: max(0, j.Errors-int64(len(refused))),
+		Succeeded: max(0, j.Done-j.Errors), ToGo: max(0, j.Total-j.Done)}
 	for _, r := range refused {
 		page.Refused = append(page.Refused, refusedRow{Line: r.Line, Code: r.Code, Reason: importReason(r.Reason)})
 	}

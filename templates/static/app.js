@@ -476,6 +476,12 @@
         if (bar) { bar.max = j.total; bar.value = j.done; bar.textContent = j.done + " of " + j.total; }
         set("[data-job-done]", String(j.done));
         set("[data-job-errors]", String(j.errors));
+        // The job's page says what succeeded and what was refused, never
+        // "done" rows that include the refused ones.
+        set("[data-job-ok]", String(j.done - j.errors));
+        var left = j.total - j.done;
+        set("[data-job-togo]", j.state === "done" || j.state === "failed" ? "" :
+          ", " + left + " of " + j.total + (j.total === 1 ? " row" : " rows") + " to go");
         var badge = el.querySelector("[data-job-badge]");
         if (badge) { badge.textContent = j.state; badge.className = "badge badge-" + j.state; }
         el.setAttribute("data-job-state", j.state);
