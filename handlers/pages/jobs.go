@@ -22,15 +22,23 @@ type jobsPage struct {
 }
 
 // generateForm, importForm and issueForm are the job forms, as typed.
+// generateForm, importForm and issueForm are the forms of a template's
+// codes page, as typed; each Token names one filling of its form
+// (createOnce), so that a form sent twice queues one job.
 type generateForm struct {
 	Count, Pattern string
+	Token          string
 	Errors         formErrors
 }
 
-type importForm struct{ Errors formErrors }
+type importForm struct {
+	Token  string
+	Errors formErrors
+}
 
 type issueForm struct {
 	UserIDs string
+	Token   string
 	Errors  formErrors
 }
 
@@ -105,7 +113,8 @@ func (p *Pages) renderJobs(c *gin.Context, status int, form any) {
 		return
 	}
 	page := &jobsPage{basePage: basePage{Title: "Codes · " + t.Name, Nav: "admin"}, Template: t, Jobs: jobs,
-		Generate: generateForm{Errors: formErrors{}}, Import: importForm{Errors: formErrors{}}, Issue: issueForm{Errors: formErrors{}}}
+		Generate: generateForm{Token: newFormToken(), Errors: formErrors{}}, Import: importForm{Token: newFormToken(), Errors: formErrors{}},
+		Issue: issueForm{Token: newFormToken(), Errors: formErrors{}}}
 	switch f := form.(type) {
 	case *generateForm:
 		page.Generate = *f
