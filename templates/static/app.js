@@ -558,8 +558,31 @@
     });
   }
 
+  // keepFormTokens makes a create form reached again by Back (or Forward)
+  // the same filling as the one sent from it: the form's one-time key
+  // (form_token) of the last send from this tab is put back, so that Make
+  // again makes nothing twice and the page says "Already created". A form
+  // opened anew keeps the fresh key the server gave it (docs/pages.md,
+  // "Forms that forgive").
+  function keepFormTokens() {
+    var nav = window.performance && performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+    var back = !!nav && nav.type === "back_forward";
+    document.querySelectorAll('main form input[name="form_token"]').forEach(function (input) {
+      var form = input.form;
+      if (!form) { return; }
+      var key = "form_token " + form.getAttribute("action");
+      if (back) {
+        try { var sent = window.sessionStorage.getItem(key); if (sent) { input.value = sent; } } catch (e) { /* no storage */ }
+      }
+      form.addEventListener("submit", function () {
+        try { window.sessionStorage.setItem(key, input.value); } catch (e) { /* no storage */ }
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     fillKept();
+    keepFormTokens();
     pollStock();
     document.querySelectorAll("[data-claim]").forEach(function (btn) {
       btn.addEventListener("click", function () { claim(btn); });
