@@ -580,8 +580,39 @@
     });
   }
 
+  // describeAsTyped shows the new template form's coupon in words as the
+  // merchant types: the form is sent to /admin/templates/describe (which
+  // creates nothing) a moment after each change, and its sentence replaces
+  // the one shown. Without the script, "Say it in words" does the same by a
+  // send of the form (docs/pages.md).
+  function describeAsTyped(form) {
+    var out = form.querySelector("[data-describe]");
+    var button = form.querySelector("[data-describe-button]");
+    if (!out) { return; }
+    if (button) { button.hidden = true; }
+    var hint = "Fill in what the coupon takes off to see it in words.";
+    var timer = null, asked = 0;
+    function ask() {
+      var n = ++asked;
+      fetch("/admin/templates/describe", { method: "POST", credentials: "same-origin",
+        headers: { "Accept": "text/plain", "X-CSRF-Token": csrfToken() }, body: new URLSearchParams(new FormData(form)) })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (words) {
+          if (words === null || n !== asked) { return; }
+          out.textContent = words || hint;
+          out.classList.toggle("muted", !words);
+        })
+        .catch(function () { /* the sentence stays as it was */ });
+    }
+    function later() { window.clearTimeout(timer); timer = window.setTimeout(ask, 250); }
+    form.addEventListener("input", later);
+    form.addEventListener("change", later);
+    ask();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     fillKept();
+    document.querySelectorAll("form[data-template-form]").forEach(describeAsTyped);
     keepFormTokens();
     pollStock();
     document.querySelectorAll("[data-claim]").forEach(function (btn) {
