@@ -1,10 +1,12 @@
 package pages_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/couponsvc/couponsvc/internal/testsupport"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/chromedp/chromedp"
 )
@@ -70,4 +72,56 @@ func TestBrowserTemplateWords(t *testing.T) {
 	if n := e.CountTemplates(t); n != before {
 		t.Fatalf("%d templates after typing, want %d", n, before)
 	}
+}
+
+// TestBrowserTemplateTargets: the template form's target lists sit in two
+// titled groups, "It applies to" and "It never applies to", side by side at
+// 1280 px and one under the other at 375 px; the help names the groups by
+// their titles, never "on the left"; the SKU and category lists name the
+// values seen on orders.
+func TestBrowserTemplateTargets(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	threshold := e.Template(t, "$10 off orders")
+	coupon := e.ClaimFor(t, threshold.ID, "shopper")
+	if _, err := e.Service.RedeemSale(context.Background(), checkout.CheckoutRequest{OrderID: "T-1", CouponCodes: []string{coupon.Code},
+		Cart: checkout.Cart{Lines: []checkout.Line{{ID: "1", SKU: "BOOT-42", Quantity: 1, UnitPriceCents: 8000, CategoryIDs: []string{"shoes"}},
+			{ID: "2", SKU: "SOCK-1", Quantity: 3, UnitPriceCents: 400, CategoryIDs: []string{"socks", "sale"}}}}}, "cashier"); err != nil {
+		t.Fatal(err)
+	}
+	b := startBrowser(t, e.Srv.URL)
+	admin := b.tab("admin")
+	admin.login("admin", e.Passwords["admin"])
+	admin.open("/admin/templates/new")
+	admin.run("some items", chromedp.Click(chromedp.CSS(`input[name="applies_to"][value="items"]`), chromedp.NodeVisible))
+	help := admin.text("[data-targets-help]")
+	if strings.Contains(help, "left") || strings.Contains(help, "right") || !strings.Contains(help, "“It applies to”") {
+		t.Errorf("the targets' help: %q", help)
+	}
+	if got := admin.text("#target_skus-known"); got != "Seen on orders: BOOT-42, SOCK-1" {
+		t.Errorf("the SKUs seen: %q", got)
+	}
+	if got := admin.text("#target_exclude_category_ids-known"); got != "Seen on orders: sale, shoes, socks" {
+		t.Errorf("the categories seen: %q", got)
+	}
+	layout := func(width int64) string {
+		t.Helper()
+		admin.run("viewport", chromedp.EmulateViewport(width, 900))
+		return eval[string](admin, `(function () {
+		  var a = document.querySelector('[data-target-group="include"]').getBoundingClientRect();
+		  var b = document.querySelector('[data-target-group="exclude"]').getBoundingClientRect();
+		  if (Math.abs(a.top - b.top) < 2 && a.right <= b.left) { return "side by side"; }
+		  if (b.top >= a.bottom) { return "stacked"; }
+		  return "overlapping";
+		})()`)
+	}
+	if got := layout(1280); got != "side by side" {
+		t.Errorf("at 1280 px the groups are %s, want side by side", got)
+	}
+	if got := layout(375); got != "stacked" {
+		t.Errorf("at 375 px the groups are %s, want stacked", got)
+	}
+	if got := admin.text(`[data-target-group="exclude"] .target-group-title`); got != "It never applies to" {
+		t.Errorf("the second group's title at 375 px: %q", got)
+	}
+	admin.consoleShots("template-targets")
 }

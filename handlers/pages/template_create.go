@@ -167,6 +167,9 @@ type newTemplatePage struct {
 	Campaigns []models.Campaign
 	// Targets are the target lists' names and labels, in order.
 	Targets []struct{ Name, Label string }
+	// TargetGroups are the same lists in their two groups, with the values
+	// seen on orders (targetGroups).
+	TargetGroups []targetGroup
 }
 
 // showNewTemplate shows an empty create form with sensible defaults.
@@ -188,8 +191,13 @@ func (p *Pages) renderNewTemplate(c *gin.Context, status int, f templateForm) {
 		redirect(c, "/admin/campaigns/new")
 		return
 	}
+	known, err := p.checkout.KnownItems(c.Request.Context(), knownItemsShown)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
 	p.render(c, status, "template_new", &newTemplatePage{basePage: basePage{Title: "New template", Nav: "admin"},
-		Form: f, Campaigns: camps, Targets: targetFields})
+		Form: f, Campaigns: camps, Targets: targetFields, TargetGroups: targetGroups(known)})
 }
 
 // createTemplate creates a template from the form; on a mistake the form comes
