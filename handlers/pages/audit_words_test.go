@@ -70,11 +70,16 @@ func TestPagesAuditTill(t *testing.T) {
 			t.Fatalf("redeem: %v", p)
 		}
 	}
+	admin := e.Client(t)
+	admin.Login("admin")
+	// The console's coupon names the order it was used on and links to
+	// its return by item.
+	if p := admin.Get("/admin/coupons?code=" + coupon.Code); !strings.Contains(p.Body, `<a href="/pos/return?order_id=A-1" data-return-items>Return items of order A-1</a>`) {
+		t.Fatalf("the used coupon's page without a link to the return by item: %s", p.Text())
+	}
 	if p := cashier.Form("/pos", "/pos/refund", url.Values{"code": {coupon.Code}, "order_id": {"A-1"}}); p.Status != http.StatusSeeOther {
 		t.Fatalf("refund: %v", p)
 	}
-	admin := e.Client(t)
-	admin.Login("admin")
 	text := admin.Get("/admin/audit?action=coupon.").Text()
 	shown := coupon.Code[:4] + "-" + coupon.Code[4:8] + "-" + coupon.Code[8:] // as the pages show a code
 	for want, n := range map[string]int{
