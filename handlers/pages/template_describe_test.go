@@ -48,6 +48,11 @@ func TestPagesDescribeTemplate(t *testing.T) {
 	if words := describe(form); words.Body != "" {
 		t.Fatalf("a form whose cap cannot be read says %q, want no sentence", words.Body)
 	}
+	// A template's page says its sentence above its edit form.
+	tp := e.Template(t, "$5 off your order")
+	if p := admin.Get("/admin/templates/" + strconv.FormatInt(tp.ID, 10)); !strings.Contains(p.Body, "This coupon: <strong>$5 off your order</strong>. What it takes off and what it applies to stay as made") {
+		t.Fatalf("the edit form without the coupon's sentence: %s", p.Text())
+	}
 	if n := e.CountTemplates(t); n != before {
 		t.Fatalf("%d templates after describing, want %d", n, before)
 	}
