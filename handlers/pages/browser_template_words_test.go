@@ -103,6 +103,16 @@ func TestBrowserTemplateTargets(t *testing.T) {
 	if got := admin.text("#target_exclude_category_ids-known"); got != "Seen on orders: sale, shoes, socks" {
 		t.Errorf("the categories seen: %q", got)
 	}
+	// A value seen on orders, chosen in the field beside the list (its
+	// datalist), is added to the list on a line of its own.
+	if got := eval[string](admin, `Array.from(document.querySelectorAll("#known-skus option")).map(function (o) { return o.value; }).join(" ")`); got != "BOOT-42 SOCK-1" {
+		t.Errorf("the SKUs offered: %q", got)
+	}
+	admin.fill("#target_skus", "HAT-1")
+	admin.run("choose a SKU seen", chromedp.SendKeys(chromedp.CSS("#target_skus-add"), "BOOT-42\r"))
+	if got := eval[string](admin, `document.querySelector("#target_skus").value`); got != "HAT-1\nBOOT-42" {
+		t.Errorf("the SKU list after choosing BOOT-42: %q", got)
+	}
 	layout := func(width int64) string {
 		t.Helper()
 		admin.run("viewport", chromedp.EmulateViewport(width, 900))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/couponsvc/couponsvc/handlers/web"
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -168,8 +169,9 @@ type newTemplatePage struct {
 	// Targets are the target lists' names and labels, in order.
 	Targets []struct{ Name, Label string }
 	// TargetGroups are the same lists in their two groups, with the values
-	// seen on orders (targetGroups).
+	// seen on orders (targetGroups); Known are those values.
 	TargetGroups []targetGroup
+	Known        *checkout.KnownItems
 }
 
 // showNewTemplate shows an empty create form with sensible defaults.
@@ -197,7 +199,7 @@ func (p *Pages) renderNewTemplate(c *gin.Context, status int, f templateForm) {
 		return
 	}
 	p.render(c, status, "template_new", &newTemplatePage{basePage: basePage{Title: "New template", Nav: "admin"},
-		Form: f, Campaigns: camps, Targets: targetFields, TargetGroups: targetGroups(known)})
+		Form: f, Campaigns: camps, Targets: targetFields, TargetGroups: targetGroups(known), Known: known})
 }
 
 // createTemplate creates a template from the form; on a mistake the form comes

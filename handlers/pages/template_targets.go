@@ -11,6 +11,9 @@ const knownItemsShown = 20
 type targetList struct {
 	Name, Label string
 	Known       []string
+	// ListID names the datalist of the known values (template_new.html),
+	// "" for a list with none.
+	ListID string
 }
 
 // targetGroup is a titled group of target lists: the lists an item must
@@ -29,9 +32,9 @@ func targetGroups(known *checkout.KnownItems) []targetGroup {
 		l := targetList{Name: tf.Name, Label: tf.Label}
 		switch tf.Name {
 		case "skus", "exclude_skus":
-			l.Known = known.SKUs
+			l.Known, l.ListID = known.SKUs, "known-skus"
 		case "category_ids", "exclude_category_ids":
-			l.Known = known.Categories
+			l.Known, l.ListID = known.Categories, "known-categories"
 		}
 		g := &groups[0]
 		if i >= 3 {

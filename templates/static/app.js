@@ -610,8 +610,37 @@
     ask();
   }
 
+  // knownTargets gives each target list that has values seen on orders a
+  // field choosing from them (its datalist): a value chosen is added to the
+  // list, on a line of its own. Without the script the values are named
+  // under the list, to be typed (docs/pages.md).
+  function knownTargets(form) {
+    form.querySelectorAll("textarea[data-known-list]").forEach(function (area) {
+      var label = form.querySelector('label[for="' + area.id + '"]');
+      var add = document.createElement("input");
+      add.type = "text";
+      add.className = "known-add";
+      add.id = area.id + "-add";
+      add.setAttribute("list", area.getAttribute("data-known-list"));
+      add.setAttribute("aria-label", "Add to " + (label ? label.firstChild.textContent.trim() : "the list") + " a value seen on orders");
+      add.placeholder = "Add one seen on orders…";
+      area.insertAdjacentElement("afterend", add);
+      function take() {
+        var v = add.value.trim();
+        if (!v) { return; }
+        var have = area.value.split(/[\n,]/).map(function (s) { return s.trim(); });
+        if (have.indexOf(v) < 0) { area.value = (area.value.trim() ? area.value.replace(/\s+$/, "") + "\n" : "") + v; }
+        add.value = "";
+        area.dispatchEvent(new Event("input", { bubbles: true }));
+      }
+      add.addEventListener("change", take);
+      add.addEventListener("keydown", function (ev) { if (ev.key === "Enter") { ev.preventDefault(); take(); } });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     fillKept();
+    document.querySelectorAll("form[data-template-form]").forEach(knownTargets);
     document.querySelectorAll("form[data-template-form]").forEach(describeAsTyped);
     keepFormTokens();
     pollStock();
