@@ -298,7 +298,10 @@ func (p *Pages) render(c *gin.Context, status int, name string, data pageData) {
 				b.AlreadyCreated = append(b.AlreadyCreated, s)
 			}
 		}
-		if len(b.FlashOK)+len(b.FlashErr)+len(b.AlreadyCreated) > 0 {
+		// A secret kept for a page (secret_once.go) lives for the next page
+		// shown, taken or not: it never waits in the cookie for later.
+		dropped := len(sess.Flashes(flashSecret))
+		if len(b.FlashOK)+len(b.FlashErr)+len(b.AlreadyCreated)+dropped > 0 {
 			p.saveSession(c, sess)
 		}
 	}
