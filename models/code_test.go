@@ -269,3 +269,26 @@ func TestParseNamesNonASCIICharacter(t *testing.T) {
 		}
 	}
 }
+
+// TestPatternNamesCharacterAndFix checks that a 13-character pattern with
+// a character outside the code alphabet is refused naming the character
+// and suggesting patterns that are accepted.
+func TestPatternNamesCharacterAndFix(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"SHOE-####-####", "SHOE-####-####: O is not a code character (no 0, 1, I or O in a 13-character code); use another character, e.g. SHQE-####-####, or make the code one character longer, e.g. SHOEX-####-####"},
+		{"shoe-####-####", "shoe-####-####: O is not a code character (no 0, 1, I or O in a 13-character code); use another character, e.g. SHQE-####-####, or make the code one character longer, e.g. shoeX-####-####"},
+		{"A1-##########", "A1-##########: 1 is not a code character (no 0, 1, I or O in a 13-character code); use another character, e.g. AL-##########, or make the code one character longer, e.g. A1X-##########"},
+	}
+	for _, c := range cases {
+		_, err := models.ParsePattern("pattern", c.in)
+		var e *models.Error
+		if !asError(err, &e) || e.Field != "pattern" || e.Message != c.want {
+			t.Errorf("ParsePattern(%q) error = %v, want pattern: %s", c.in, err, c.want)
+		}
+		for _, fix := range []string{"SHQE-####-####", "SHOEX-####-####", "AL-##########", "A1X-##########"} {
+			if _, err := models.ParsePattern("pattern", fix); err != nil {
+				t.Errorf("suggested pattern %q refused: %v", fix, err)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -62,11 +63,48 @@ func ParsePattern(field, s string) (Pattern, error) {
 	if len(p.body)+1 == CodeBodyLen+1 && p.random != len(p.body) {
 		// A 13-character code is read as a random code, whose every
 		// character is checked; fixed text could collide with that format.
-		if strings.ContainsAny(p.body, "01IO") {
-			return Pattern{}, Invalid(field, "makes 13-character codes, which may hold only code characters (no 0, 1, I or O)")
+		if i := strings.IndexAny(s, "01IOio"); i >= 0 {
+			return Pattern{}, notCodeCharacter(field, s, i)
 		}
 	}
 	return p, nil
+}
+
+// lookalike is the code character suggested for one a 13-character code
+// may not hold: a letter or digit that is not mistaken for it.
+var lookalike = map[byte]byte{'0': 'D', 'O': 'Q', '1': 'L', 'I': 'J'}
+
+// notCodeCharacter is the refusal of a 13-character pattern holding a
+// character outside the code alphabet (the first at i of s, as typed): it
+// names the character and suggests two patterns that are accepted, the
+// character replaced by a letter like it, or the fixed text one character
+// longer (a code of another length may hold any letter or digit).
+func notCodeCharacter(field, s string, i int) *Error {
+	bad := s[i]
+	if bad >= 'a' && bad <= 'z' {
+		bad -= 'a' - 'A'
+	}
+	var fixed strings.Builder
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if r, ok := lookalike[c]; ok {
+			c = r
+		}
+		fixed.WriteByte(c)
+	}
+	longer := "X" + s
+	if j := strings.LastIndexFunc(s, func(r rune) bool { return r != '#' && r != '-' && r != ' ' }); j >= 0 {
+		longer = s[:j+1] + "X" + s[j+1:]
+	}
+	msg := fmt.Sprintf("%s: %c is not a code character (no 0, 1, I or O in a 13-character code); use another character, e.g. %s",
+		s, bad, fixed.String())
+	if _, err := ParsePattern(field, longer); err == nil {
+		msg += fmt.Sprintf(", or make the code one character longer, e.g. %s", longer)
+	}
+	return Invalid(field, "%s", msg)
 }
 
 // Bits is the randomness of one code of the pattern.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -300,6 +301,28 @@ func TestImportJob(t *testing.T) {
 		for _, file := range []string{"", "user_id\nalice\n", "code\n", "code\n\"unclosed\n"} {
 			_, err := f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file))
 			assertJobCode(t, err, models.CodeInvalidRequest, "file")
+		}
+	})
+
+	// A column the import does not know is named and refuses the file:
+	// its rows would otherwise become codes nobody holds.
+	t.Run("UnknownColumn", func(t *testing.T) {
+		before := len(f.Coupons())
+		for file, want := range map[string]string{
+			"code,Customer\nNEW-DDDD-0001,alice\n":   `has a column "Customer" the import does not know; it reads only code and user_id: rename it user_id if it holds the user each code is for, or remove it. Nothing was imported`,
+			"code,,user_id\nNEW-DDDD-0001,x,alice\n": "has a column with no name (column 2); the import reads only code and user_id: remove it, or name it user_id if it holds the user each code is for. Nothing was imported",
+		} {
+			_, err := f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader(file))
+			var e *models.Error
+			if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || e.Field != "file" || e.Message != want {
+				t.Fatalf("import of %q: %v, want file: %s", file, err, want)
+			}
+		}
+		if _, err := f.Codes.StartImport(f.Ctx, "admin", tp.ID, strings.NewReader("code,user_id,\nNEW-DDDD-0002,,\n")); err != nil {
+			t.Fatalf("a header with a trailing comma: %v", err)
+		}
+		if got := len(f.Coupons()); got != before {
+			t.Fatalf("%d coupons after refused imports, want %d", got, before)
 		}
 	})
 }

@@ -99,6 +99,7 @@ var auditActionNames = map[string]string{
 	"campaign.budget": "campaign budget changed",
 	"template.stock":  "stock added", "coupon.hold": "coupon held", "coupon.confirm": "hold confirmed",
 	"coupon.release": "hold released", "coupon.hold_expire": "hold expired", "coupon.refund": "coupon refunded",
+	"coupon.redeem": "coupon redeemed at the till",
 	"coupon.revoke": "coupon revoked", "coupon.return_stock": "stock returned to the pool",
 	"order.return": "partial return recorded", "reconcile.repair": "counters repaired", "token.create": "token created",
 	"token.revoke": "token revoked", "user.create": "user created", "webhook.create": "webhook registered",

@@ -49,6 +49,7 @@ var auditVerbs = map[string]string{
 	"coupon.release":      "released the hold of",
 	"coupon.hold_expire":  "let the hold expire of",
 	"coupon.refund":       "refunded",
+	"coupon.redeem":       "redeemed at the till",
 	"coupon.revoke":       "revoked",
 	"coupon.return_stock": "returned to the pool the stock of",
 	"order.return":        "recorded a partial return of",

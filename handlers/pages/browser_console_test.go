@@ -294,7 +294,7 @@ func TestBrowserCreateOnce(t *testing.T) {
 		t.Fatalf("%d campaigns after two sends of one form, want %d", n, campaigns+1)
 	}
 	admin.submit(`form[action="/admin/campaigns"] button[type="submit"]`)
-	admin.expectPage("This form was sent twice; it was done once, the first time.")
+	admin.expectPage("Already created: this form had been sent before, so nothing was made again.")
 	if loc := admin.location(); !strings.HasPrefix(loc, "/admin/templates/new?campaign=") {
 		t.Errorf("the third send went to %s, want the new template form of the campaign", loc)
 	}
@@ -314,7 +314,7 @@ func TestBrowserCreateOnce(t *testing.T) {
 		t.Fatalf("%d templates after two sends of one form, want %d", n, templates+1)
 	}
 	admin.submit(`form[data-template-form] button[type="submit"]`)
-	admin.expectPage("This form was sent twice; it was done once, the first time.")
+	admin.expectPage("Already created: this form had been sent before, so nothing was made again.")
 	admin.waitText("h1", "Two off")
 	if n := e.CountTemplates(t); n != templates+1 {
 		t.Fatalf("%d templates after three sends of one form, want %d", n, templates+1)

@@ -44,7 +44,7 @@ func TestBrowserJobs(t *testing.T) {
 	admin.submit(`form[action$="/codes"] button[type="submit"]`)
 	admin.expectPage("Making 25 codes")
 	admin.run("the job completes", chromedp.WaitVisible(chromedp.CSS(`[data-job][data-job-state="done"] a[data-job-download]`)))
-	admin.waitText("[data-job-done]", "25")
+	admin.waitText("[data-job-summary]", "25 made, 0 refused.")
 	admin.waitText("[data-job-pattern]", "pattern spring-####-####")
 	admin.screenshot("admin-job")
 	href := eval[string](admin, `document.querySelector("a[data-job-download]").getAttribute("href")`)
@@ -85,5 +85,6 @@ func TestBrowserJobs(t *testing.T) {
 		t.Errorf("the refused rows listed: %d, first %q, last %q", len(rows), rows[:min(2, len(rows))], rows[len(rows)-1:])
 	}
 	admin.waitText("[data-job-refused]", "Download all 53 refused rows (CSV)")
+	admin.waitText("[data-job-summary]", "1 imported, 53 refused.")
 	admin.consoleShots("import-refused")
 }

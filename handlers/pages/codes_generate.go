@@ -16,7 +16,7 @@ func (p *Pages) startGenerate(c *gin.Context) {
 	if !ok {
 		return
 	}
-	f := generateForm{Count: c.PostForm("count"), Pattern: c.PostForm("pattern"), Errors: formErrors{}}
+	f := generateForm{Count: c.PostForm("count"), Pattern: c.PostForm("pattern"), Token: postedOrNewToken(c), Errors: formErrors{}}
 	handleForm(p, c, formPost[int64]{errs: f.Errors,
 		// Every mistake of the form in one answer: the count's and the
 		// pattern's (docs/result-codes.md, "fields").
@@ -31,11 +31,13 @@ func (p *Pages) startGenerate(c *gin.Context) {
 			return count
 		},
 		act: func(count int64) (outcome, error) {
-			j, err := p.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
-			if err != nil {
-				return outcome{}, err
-			}
-			return done(fmt.Sprintf("Making %d codes: job %d is queued.", count, j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+			return p.createOnce(c, formToken(c), func() (outcome, error) {
+				j, err := p.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
+				if err != nil {
+					return outcome{}, err
+				}
+				return done(fmt.Sprintf("Making %d codes: job %d is queued.", count, j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+			})
 		},
 		refused: func(_ int64, err error) bool {
 			return f.Errors.fromError(err, map[string]string{"count": "count", "pattern": "pattern"})

@@ -22,7 +22,7 @@ func (p *Pages) startImport(c *gin.Context) {
 	if !ok {
 		return
 	}
-	f := importForm{Errors: formErrors{}}
+	f := importForm{Token: postedOrNewToken(c), Errors: formErrors{}}
 	handleForm(p, c, formPost[*multipart.FileHeader]{errs: f.Errors,
 		read: func() *multipart.FileHeader {
 			fh, err := c.FormFile("file")
@@ -36,16 +36,18 @@ func (p *Pages) startImport(c *gin.Context) {
 			return fh
 		},
 		act: func(fh *multipart.FileHeader) (outcome, error) {
-			file, err := fh.Open()
-			if err != nil {
-				return outcome{}, err
-			}
-			defer file.Close()
-			j, err := p.codes.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
-			if err != nil {
-				return outcome{}, err
-			}
-			return done(fmt.Sprintf("Importing %d rows: job %d is queued.", j.Total, j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+			return p.createOnce(c, formToken(c), func() (outcome, error) {
+				file, err := fh.Open()
+				if err != nil {
+					return outcome{}, err
+				}
+				defer file.Close()
+				j, err := p.codes.StartImport(c.Request.Context(), web.Principal(c).Name, id, file)
+				if err != nil {
+					return outcome{}, err
+				}
+				return done(fmt.Sprintf("Importing %d rows: job %d is queued.", j.Total, j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+			})
 		},
 		refused: func(_ *multipart.FileHeader, err error) bool {
 			return models.ErrorCode(err) == models.CodeInvalidRequest && f.Errors.fromError(err, map[string]string{"file": "file"})

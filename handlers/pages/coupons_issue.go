@@ -17,7 +17,7 @@ func (p *Pages) startIssue(c *gin.Context) {
 	if !ok {
 		return
 	}
-	f := issueForm{UserIDs: c.PostForm("user_ids"), Errors: formErrors{}}
+	f := issueForm{UserIDs: c.PostForm("user_ids"), Token: postedOrNewToken(c), Errors: formErrors{}}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
 			// The list is read by the service's rule, its mistakes said as
@@ -26,11 +26,13 @@ func (p *Pages) startIssue(c *gin.Context) {
 			if err != nil {
 				return outcome{}, err
 			}
-			j, err := p.codes.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
-			if err != nil {
-				return outcome{}, err
-			}
-			return done(fmt.Sprintf("Issuing to %d users: job %d is queued.", len(users), j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+			return p.createOnce(c, formToken(c), func() (outcome, error) {
+				j, err := p.codes.StartIssue(c.Request.Context(), web.Principal(c).Name, id, users)
+				if err != nil {
+					return outcome{}, err
+				}
+				return done(fmt.Sprintf("Issuing to %d users: job %d is queued.", len(users), j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+			})
 		},
 		refused: func(_ noInput, err error) bool {
 			return f.Errors.fromError(err, map[string]string{"file": "user_ids", "user_ids": "user_ids"})

@@ -30,6 +30,21 @@ func newFormToken() string {
 	return hex.EncodeToString(b)
 }
 
+// flashAlreadyCreated is the session's flash key of the address of what a
+// create form sent twice made the first time: the next page says "Already
+// created" with a link to it (templates/layout.html).
+const flashAlreadyCreated = "_created"
+
+// postedOrNewToken is the token of a create form shown again after a
+// mistake: the one it was sent with (so that the corrected form is still
+// one filling), or a fresh one when it came without.
+func postedOrNewToken(c *gin.Context) string {
+	if tok := formToken(c); tok != "" {
+		return tok
+	}
+	return newFormToken()
+}
+
 // formToken reads a posted form's token: "" when it has none or a malformed
 // one (such a post is not made safe to send twice).
 func formToken(c *gin.Context) string {
@@ -81,7 +96,10 @@ func (p *Pages) createOnce(c *gin.Context, token string, create func() (outcome,
 	case err != nil:
 		return outcome{}, err
 	case !began && prev.Done:
-		return outcome{ok: "This form was sent twice; it was done once, the first time.", to: string(prev.Body)}, nil
+		sess := p.session(c)
+		sess.AddFlash(string(prev.Body), flashAlreadyCreated)
+		p.saveSession(c, sess)
+		return outcome{to: string(prev.Body)}, nil
 	case !began:
 		return outcome{failed: "This form is still being sent: look for what it made before sending it again.", to: "/admin"}, nil
 	}

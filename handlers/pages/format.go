@@ -175,6 +175,7 @@ func (p *Pages) funcs() template.FuncMap {
 	return template.FuncMap{
 		"money":      p.money.format,
 		"jobKind":    jobKind,
+		"jobVerb":    jobVerb,
 		"moneyInput": moneyInput,
 		"dateTime":   p.dateTime,
 		// dateTimeSec is for records (audit, histories), where events a few
@@ -342,4 +343,18 @@ func jobKind(kind string) string {
 		return "issue to a list"
 	}
 	return kind
+}
+
+// jobVerb says what a job does to a row that is not refused, for its
+// summary ("5 imported, 1 refused").
+func jobVerb(kind string) string {
+	switch kind {
+	case models.JobGenerate:
+		return "made"
+	case models.JobImport:
+		return "imported"
+	case models.JobIssue:
+		return "issued"
+	}
+	return "done"
 }

@@ -22,15 +22,23 @@ type jobsPage struct {
 }
 
 // generateForm, importForm and issueForm are the job forms, as typed.
+// generateForm, importForm and issueForm are the forms of a template's
+// codes page, as typed; each Token names one filling of its form
+// (createOnce), so that a form sent twice queues one job.
 type generateForm struct {
 	Count, Pattern string
+	Token          string
 	Errors         formErrors
 }
 
-type importForm struct{ Errors formErrors }
+type importForm struct {
+	Token  string
+	Errors formErrors
+}
 
 type issueForm struct {
 	UserIDs string
+	Token   string
 	Errors  formErrors
 }
 
@@ -44,6 +52,9 @@ type jobPage struct {
 	// counts the others (listed only in the result's download).
 	Refused     []refusedRow
 	MoreRefused int64
+	// Succeeded counts the rows done and not refused (imported, made or
+	// issued); ToGo the rows not done yet.
+	Succeeded, ToGo int64
 }
 
 // shownRefusals bounds the refused rows of an import its job page lists.
@@ -102,7 +113,8 @@ func (p *Pages) renderJobs(c *gin.Context, status int, form any) {
 		return
 	}
 	page := &jobsPage{basePage: basePage{Title: "Codes · " + t.Name, Nav: "admin"}, Template: t, Jobs: jobs,
-		Generate: generateForm{Errors: formErrors{}}, Import: importForm{Errors: formErrors{}}, Issue: issueForm{Errors: formErrors{}}}
+		Generate: generateForm{Token: newFormToken(), Errors: formErrors{}}, Import: importForm{Token: newFormToken(), Errors: formErrors{}},
+		Issue: issueForm{Token: newFormToken(), Errors: formErrors{}}}
 	switch f := form.(type) {
 	case *generateForm:
 		page.Generate = *f
@@ -138,7 +150,8 @@ func (p *Pages) showJob(c *gin.Context) {
 		return
 	}
 	page := &jobPage{basePage: basePage{Title: "Job " + codes.JobResultName(j), Nav: "admin"},
-		Job: j, Template: t, Result: jobResultURL(j.ID), MoreRefused: max(0, j.Errors-int64(len(refused)))}
+		Job: j, Template: t, Result: jobResultURL(j.ID), MoreRefused: max(0, j.Errors-int64(len(refused))),
+		Succeeded: max(0, j.Done-j.Errors), ToGo: max(0, j.Total-j.Done)}
 	for _, r := range refused {
 		page.Refused = append(page.Refused, refusedRow{Line: r.Line, Code: r.Code, Reason: importReason(r.Reason)})
 	}

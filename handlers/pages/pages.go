@@ -256,6 +256,9 @@ type basePage struct {
 	Assets    map[string]string
 	// Poll asks the page's script to keep the stock figures current.
 	Poll string
+	// AlreadyCreated are the addresses of what create forms sent twice
+	// made the first time (form_once.go).
+	AlreadyCreated []string
 	// Kept is a form's input kept across a login, for the script to fill
 	// the form with (form_kept.go).
 	Kept *core.KeptForm
@@ -290,7 +293,15 @@ func (p *Pages) render(c *gin.Context, status int, name string, data pageData) {
 				b.FlashErr = append(b.FlashErr, s)
 			}
 		}
-		if len(b.FlashOK)+len(b.FlashErr) > 0 {
+		for _, f := range sess.Flashes(flashAlreadyCreated) {
+			if s, ok := f.(string); ok && safeNext(s) != "" {
+				b.AlreadyCreated = append(b.AlreadyCreated, s)
+			}
+		}
+		// A secret kept for a page (secret_once.go) lives for the next page
+		// shown, taken or not: it never waits in the cookie for later.
+		dropped := len(sess.Flashes(flashSecret))
+		if len(b.FlashOK)+len(b.FlashErr)+len(b.AlreadyCreated)+dropped > 0 {
 			p.saveSession(c, sess)
 		}
 	}

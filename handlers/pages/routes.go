@@ -76,6 +76,8 @@ func (p *Pages) Routes() []web.Route {
 		{Method: "GET", Path: "/admin/templates/new", Roles: admin, Handler: p.showNewTemplate,
 			Summary: "The new template form"},
 		{Method: "POST", Path: "/admin/templates", Roles: admin, Handler: p.createTemplate, Summary: "Create a template"},
+		{Method: "POST", Path: "/admin/templates/describe", Roles: admin, Handler: p.describeTemplate,
+			Summary: "The new template form's coupon in words (creates nothing)"},
 		{Method: "GET", Path: "/admin/templates/:id", Roles: admin, Handler: p.showTemplate,
 			Summary: "A template: figures, charts, edit form"},
 		{Method: "POST", Path: "/admin/templates/:id", Roles: admin, Handler: p.saveTemplate, Summary: "Edit a template"},

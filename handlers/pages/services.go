@@ -50,6 +50,7 @@ type Checkout interface {
 	CheckShared(ctx context.Context, raw, orderID string, amountCents int64) (*checkout.SharedCheck, error)
 	LiveSharedCode(ctx context.Context, raw string) (*models.Template, error)
 	MaxCouponCodes() int
+	KnownItems(ctx context.Context, limit int) (*checkout.KnownItems, error)
 	Confirm(ctx context.Context, req checkout.ConfirmRequest) (*checkout.CheckoutResult, error)
 	CouponCodes(ctx context.Context, ids []int64) (map[int64]string, error)
 	GetHold(ctx context.Context, orderID string) (*checkout.CheckoutResult, error)

@@ -87,7 +87,9 @@ type editForm struct {
 // stockForm is the add-stock form, as typed.
 type stockForm struct {
 	Delta, Reason string
-	Errors        formErrors
+	// Token names this filling of the form (createOnce).
+	Token  string
+	Errors formErrors
 }
 
 // showTemplate shows one template: its figures, its chart of claims and
@@ -156,7 +158,7 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 	if stock != nil {
 		page.Stock = *stock
 	} else {
-		page.Stock = stockForm{Errors: formErrors{}}
+		page.Stock = stockForm{Token: newFormToken(), Errors: formErrors{}}
 	}
 	p.render(c, status, "template", page)
 }

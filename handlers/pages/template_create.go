@@ -10,6 +10,7 @@ import (
 
 	"github.com/couponsvc/couponsvc/handlers/web"
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 
 	"github.com/gin-gonic/gin"
 )
@@ -36,6 +37,9 @@ type templateForm struct {
 	// template (createOnce).
 	Token  string
 	Errors formErrors
+	// Words is the coupon in words, after "Say it in words"
+	// (describeTemplate); "" otherwise.
+	Words string
 }
 
 // targetFields are the target lists of the form, by the service's name
@@ -164,6 +168,10 @@ type newTemplatePage struct {
 	Campaigns []models.Campaign
 	// Targets are the target lists' names and labels, in order.
 	Targets []struct{ Name, Label string }
+	// TargetGroups are the same lists in their two groups, with the values
+	// seen on orders (targetGroups); Known are those values.
+	TargetGroups []targetGroup
+	Known        *checkout.KnownItems
 }
 
 // showNewTemplate shows an empty create form with sensible defaults.
@@ -185,36 +193,19 @@ func (p *Pages) renderNewTemplate(c *gin.Context, status int, f templateForm) {
 		redirect(c, "/admin/campaigns/new")
 		return
 	}
+	known, err := p.checkout.KnownItems(c.Request.Context(), knownItemsShown)
+	if err != nil {
+		p.fail(c, err)
+		return
+	}
 	p.render(c, status, "template_new", &newTemplatePage{basePage: basePage{Title: "New template", Nav: "admin"},
-		Form: f, Campaigns: camps, Targets: targetFields})
+		Form: f, Campaigns: camps, Targets: targetFields, TargetGroups: targetGroups(known), Known: known})
 }
 
 // createTemplate creates a template from the form; on a mistake the form comes
 // back as typed with the error beside the field.
 func (p *Pages) createTemplate(c *gin.Context) {
-	f := templateForm{
-		CampaignID: c.PostForm("campaign_id"), Name: c.PostForm("name"), Description: c.PostForm("description"),
-		Kind: c.PostForm("kind"), FaceValue: c.PostForm("face_value"), PercentOff: c.PostForm("percent_off"),
-		MaxDiscount: c.PostForm("max_discount"), MinOrder: c.PostForm("min_order"),
-		TotalStock: c.PostForm("total_stock"), PerUserLimit: c.PostForm("per_user_limit"),
-		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
-		Validity: c.PostForm("validity"), ValidDays: c.PostForm("valid_days"), ValidFrom: c.PostForm("valid_from"),
-		ValidUntil: c.PostForm("valid_until"), RefundPolicy: c.PostForm("refund_policy"),
-		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
-		Stacking:       c.PostForm("stacking"),
-		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
-		AppliesTo: c.PostForm("applies_to"), MinQuantity: c.PostForm("min_quantity"), Priority: c.PostForm("priority"),
-		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
-		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
-		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
-		Token: formToken(c), Errors: formErrors{},
-	}
-	if f.Token == "" {
-		f.Token = newFormToken()
-	}
-	for _, tf := range targetFields {
-		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
-	}
+	f := readTemplateForm(c)
 	campaignCurrency := p.campaignCurrency(c, f.CampaignID)
 	handleForm(p, c, formPost[models.Template]{errs: f.Errors,
 		read: func() models.Template { return f.template(p, campaignCurrency) },
@@ -240,6 +231,32 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		refused: func(_ models.Template, err error) bool { return templateErrors(f.Errors, err, templateFields) },
 		show:    func(status int) { p.renderNewTemplate(c, status, f) },
 	})
+}
+
+// readTemplateForm reads the create form of a template as typed, its token
+// kept (or a fresh one when it came without).
+func readTemplateForm(c *gin.Context) templateForm {
+	f := templateForm{
+		CampaignID: c.PostForm("campaign_id"), Name: c.PostForm("name"), Description: c.PostForm("description"),
+		Kind: c.PostForm("kind"), FaceValue: c.PostForm("face_value"), PercentOff: c.PostForm("percent_off"),
+		MaxDiscount: c.PostForm("max_discount"), MinOrder: c.PostForm("min_order"),
+		TotalStock: c.PostForm("total_stock"), PerUserLimit: c.PostForm("per_user_limit"),
+		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
+		Validity: c.PostForm("validity"), ValidDays: c.PostForm("valid_days"), ValidFrom: c.PostForm("valid_from"),
+		ValidUntil: c.PostForm("valid_until"), RefundPolicy: c.PostForm("refund_policy"),
+		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
+		Stacking:       c.PostForm("stacking"),
+		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
+		AppliesTo: c.PostForm("applies_to"), MinQuantity: c.PostForm("min_quantity"), Priority: c.PostForm("priority"),
+		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
+		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
+		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
+		Token: postedOrNewToken(c), Errors: formErrors{},
+	}
+	for _, tf := range targetFields {
+		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
+	}
+	return f
 }
 
 // template converts the form; fields that do not apply to the chosen kind,

@@ -32,7 +32,7 @@ func (p *Pages) redeemCode(c *gin.Context, typed string) {
 		act: func(noInput) (outcome, error) {
 			ctx := c.Request.Context()
 			res, err := p.checkout.Redeem(ctx, checkout.RedeemRequest{
-				CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name,
+				CouponCode: code, OrderID: f.OrderID, OrderAmountCents: amount, Cashier: web.Principal(c).Name, Audited: true,
 			})
 			if err != nil {
 				return outcome{}, err

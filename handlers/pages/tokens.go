@@ -12,17 +12,20 @@ import (
 // tokenForm is the create form of an API token, as typed.
 type tokenForm struct {
 	Name, Role string
-	Errors     formErrors
+	// Token names this filling of the form (createOnce).
+	Token  string
+	Errors formErrors
 }
 
-// tokensPage is the data of tokens.html. Secret is set once, on the answer
-// to a create: it is never shown again.
+// tokensPage is the data of tokens.html. Created is the token a create
+// went to (the list's "made" parameter); Secret is its secret, set on the
+// first showing only: it is never shown again.
 type tokensPage struct {
 	basePage
 	Tokens  []admin.TokenView
 	Form    tokenForm
 	Roles   []tokenRole
-	Created *models.APIToken
+	Created *admin.TokenView
 	Secret  string
 }
 
@@ -39,15 +42,24 @@ var tokenRoles = []tokenRole{
 // showTokens lists the API tokens, revoked ones included, with a revoke
 // button for each live one, and the form that makes one.
 func (p *Pages) showTokens(c *gin.Context) {
-	p.renderTokens(c, http.StatusOK, tokenForm{Role: models.RoleApp, Errors: formErrors{}}, nil, "")
+	p.renderTokens(c, http.StatusOK, tokenForm{Role: models.RoleApp, Token: newFormToken(), Errors: formErrors{}})
 }
 
-func (p *Pages) renderTokens(c *gin.Context, status int, f tokenForm, created *models.APIToken, secret string) {
+// renderTokens shows the list with the form f; a token just made (the
+// "made" parameter) is named at the top, with its secret the first time.
+func (p *Pages) renderTokens(c *gin.Context, status int, f tokenForm) {
 	tokens, err := p.admin.ListTokens(c.Request.Context())
 	if err != nil {
 		p.fail(c, err)
 		return
 	}
-	p.render(c, status, "tokens", &tokensPage{basePage: basePage{Title: "API tokens", Nav: "tokens"}, Tokens: tokens,
-		Form: f, Roles: tokenRoles, Created: created, Secret: secret})
+	page := &tokensPage{basePage: basePage{Title: "API tokens", Nav: "tokens"}, Tokens: tokens, Form: f, Roles: tokenRoles}
+	if made := madeID(c); made > 0 {
+		for i := range tokens {
+			if tokens[i].ID == made {
+				page.Created, page.Secret = &tokens[i], p.takeSecret(c, "token", made)
+			}
+		}
+	}
+	p.render(c, status, "tokens", page)
 }

@@ -1,7 +1,7 @@
 package pages
 
 import (
-	"net/http"
+	"fmt"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
@@ -12,11 +12,12 @@ import (
 
 var webhookFields = map[string]string{"url": "url", "event_types": "types", "description": "description"}
 
-// createWebhook registers an endpoint and shows its secret, this once (so
-// it answers the page rather than redirecting).
+// createWebhook registers an endpoint and goes to the list, which shows its
+// signing secret this once (keepSecret). The form's token makes a second
+// send register nothing more.
 func (p *Pages) createWebhook(c *gin.Context) {
 	f := webhookForm{URL: strings.TrimSpace(c.PostForm("url")), Description: c.PostForm("description"),
-		Types: map[string]bool{}, Errors: formErrors{}}
+		Types: map[string]bool{}, Token: postedOrNewToken(c), Errors: formErrors{}}
 	handleForm(p, c, formPost[[]string]{errs: f.Errors,
 		read: func() []string {
 			types := c.PostFormArray("event_types")
@@ -35,16 +36,17 @@ func (p *Pages) createWebhook(c *gin.Context) {
 				URL: &f.URL, EventTypes: types, Description: &f.Description})
 		},
 		act: func(types []string) (outcome, error) {
-			out, err := p.events.CreateWebhook(c.Request.Context(), web.Principal(c).Name, events.WebhookInput{
-				URL: &f.URL, EventTypes: types, Description: &f.Description})
-			if err != nil {
-				return outcome{}, err
-			}
-			// The secret is shown this once: the answer is the page, not a redirect.
-			p.renderWebhooks(c, http.StatusCreated, webhookForm{Types: map[string]bool{}, Errors: formErrors{}}, &out.Endpoint, out.Secret)
-			return outcome{}, nil
+			return p.createOnce(c, formToken(c), func() (outcome, error) {
+				out, err := p.events.CreateWebhook(c.Request.Context(), web.Principal(c).Name, events.WebhookInput{
+					URL: &f.URL, EventTypes: types, Description: &f.Description})
+				if err != nil {
+					return outcome{}, err
+				}
+				p.keepSecret(c, "webhook", out.Endpoint.ID, out.Secret)
+				return outcome{to: fmt.Sprintf("/admin/webhooks?made=%d#webhook-created", out.Endpoint.ID)}, nil
+			})
 		},
 		refused: func(_ []string, err error) bool { return f.Errors.fromError(err, webhookFields) },
-		show:    func(status int) { p.renderWebhooks(c, status, f, nil, "") },
+		show:    func(status int) { p.renderWebhooks(c, status, f) },
 	})
 }

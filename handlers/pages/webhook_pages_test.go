@@ -35,11 +35,30 @@ func TestWebhookPages(t *testing.T) {
 	if bad.Status != http.StatusBadRequest || !strings.Contains(bad.Text(), "http or https") {
 		t.Fatalf("register an ftp address: %v, want 400 with the error by the field", bad)
 	}
-	created := admin.Form("/admin/webhooks", "/admin/webhooks", url.Values{"url": {rcv.URL + "/hook"},
-		"event_types": {models.EventTemplatePaused}, "description": {"orders"}})
+	// The form's token makes a second send of it register nothing more;
+	// the answer goes to the list (POST-redirect-GET), which shows the
+	// secret once: a reload shows it no more.
+	form := url.Values{"url": {rcv.URL + "/hook"}, "event_types": {models.EventTemplatePaused}, "description": {"orders"},
+		"form_token": {strings.Repeat("ab", 16)}}
+	sent := admin.Form("/admin/webhooks", "/admin/webhooks", form)
+	if sent.Status != http.StatusSeeOther || !strings.HasPrefix(sent.Location(), "/admin/webhooks?made=") {
+		t.Fatalf("register: %v, want 303 to the list naming the endpoint", sent)
+	}
+	created := admin.Get(sent.Location())
 	secret := regexp.MustCompile(`id="webhook-secret">(whsec_[A-Za-z0-9]+)<`).FindStringSubmatch(created.Body)
-	if created.Status != http.StatusCreated || secret == nil {
-		t.Fatalf("register: %v, want 201 showing the secret", created)
+	if created.Status != http.StatusOK || secret == nil {
+		t.Fatalf("the list after registering: %v, want 200 showing the secret", created)
+	}
+	if again := admin.Get(sent.Location()); strings.Contains(again.Body, secret[1]) ||
+		!strings.Contains(again.Text(), "its signing secret was shown once, when it was registered, and is not shown again") {
+		t.Fatalf("the list reloaded: %v, want the endpoint named without its secret", again)
+	}
+	twice := admin.Form("/admin/webhooks", "/admin/webhooks", form)
+	if twice.Status != http.StatusSeeOther || twice.Location() != sent.Location() {
+		t.Fatalf("the same form sent again: %v, want 303 to %s", twice, sent.Location())
+	}
+	if p := admin.Get(twice.Location()); strings.Contains(p.Body, secret[1]) || !strings.Contains(p.Text(), "Already created") {
+		t.Fatalf("the list after the form sent again: %v, want Already created and no secret", p)
 	}
 	eps, err := e.Service.ListWebhooks(context.Background())
 	if err != nil || len(eps) != 1 || len(eps[0].EventTypes) != 1 || eps[0].EventTypes[0] != models.EventTemplatePaused {

@@ -22,6 +22,12 @@ type RedeemRequest struct {
 	UserID string
 	// Cashier is who redeems (the caller's name), kept in the use log.
 	Cashier string
+	// Audited writes the redemption to the audit log too, in its
+	// transaction (action coupon.redeem): a till's redemption, which the
+	// console's audit tells with the holds, refunds and returns
+	// (docs/pages.md). An API redemption is told by its event alone
+	// (docs/statements.md).
+	Audited bool
 	// Cart is the order's cart: lines (then OrderAmountCents, when not 0,
 	// must be their total), or none for an amount-only redemption.
 	Cart Cart
@@ -376,6 +382,12 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 		}
 		if err := writeUseLog(tx, lg); err != nil {
 			return err
+		}
+		if req.Audited {
+			if err := s.Audit(tx, lg.Cashier, "coupon.redeem", fmt.Sprintf("coupon:%d", c.ID),
+				fmt.Sprintf("order=%s order_amount_cents=%d discount_cents=%d", req.OrderID, req.OrderAmountCents, lg.DiscountCents)); err != nil {
+				return err
+			}
 		}
 		ev := models.NewCouponEvent(c, t.Currency)
 		ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, req.OrderAmountCents, lg.DiscountCents, lg.Cashier

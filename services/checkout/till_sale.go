@@ -48,7 +48,8 @@ func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*Check
 }
 
 // RedeemSale redeems the codes of a till sale on its cart, as PreviewSale
-// priced them: one code is redeemed (Redeem), several are held together and
+// priced them: one code is redeemed (Redeem, audited as coupon.redeem),
+// several are held together and
 // the hold confirmed at once (Hold, then Confirm), so that they are priced
 // together as the preview priced them. A confirm refused releases the hold.
 // The sale may take further codes afterwards, each redeemed on what the
@@ -57,7 +58,7 @@ func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*Check
 func (s *Checkout) RedeemSale(ctx context.Context, req CheckoutRequest, cashier string) (*CheckoutResult, error) {
 	if len(req.CouponCodes) == 1 {
 		r, err := s.Redeem(ctx, RedeemRequest{CouponCode: req.CouponCodes[0], OrderID: req.OrderID,
-			OrderAmountCents: req.OrderAmountCents, Cashier: cashier, Cart: req.Cart})
+			OrderAmountCents: req.OrderAmountCents, Cashier: cashier, Cart: req.Cart, Audited: true})
 		if err != nil {
 			return nil, err
 		}

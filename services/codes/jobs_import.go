@@ -64,17 +64,9 @@ func (s *Codes) StartImport(ctx context.Context, actor string, tid int64, file i
 	if err != nil {
 		return nil, csvError(err, "has no header line (code[,user_id])")
 	}
-	codeCol, userCol := -1, -1
-	for i, h := range head {
-		switch strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))) {
-		case "code":
-			codeCol = i
-		case "user_id":
-			userCol = i
-		}
-	}
-	if codeCol < 0 {
-		return nil, models.Invalid("file", "needs a header line with a column named code (and optionally user_id)")
+	codeCol, userCol, err := importColumns(head)
+	if err != nil {
+		return nil, err
 	}
 	// The rows as the job reads them back (readImportRows): the file's
 	// values as sent, not a file for people, so not through CSVWriter.
@@ -101,6 +93,37 @@ func (s *Codes) StartImport(ctx context.Context, actor string, tid int64, file i
 		return nil, models.Invalid("file", "has no rows after its header")
 	}
 	return s.createJob(ctx, &models.Job{Kind: models.JobImport, TemplateID: t.ID, Total: total, Actor: actor}, out.done())
+}
+
+// importColumns finds the code and user_id columns of an import's header
+// (userCol -1 when there is none). A column of another name is refused,
+// naming it, rather than ignored: its values would be lost, and a column
+// meant to name the holder (Customer, email) would make codes nobody holds
+// (docs/jobs.md).
+func importColumns(head []string) (codeCol, userCol int, err error) {
+	codeCol, userCol = -1, -1
+	for i, h := range head {
+		name := strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		switch strings.ToLower(name) {
+		case "code":
+			codeCol = i
+		case "user_id":
+			userCol = i
+		case "":
+			if i == len(head)-1 {
+				continue // a trailing comma
+			}
+			return -1, -1, models.Invalid("file", "has a column with no name (column %d); the import reads only code and user_id: "+
+				"remove it, or name it user_id if it holds the user each code is for. Nothing was imported", i+1)
+		default:
+			return -1, -1, models.Invalid("file", "has a column %q the import does not know; it reads only code and user_id: "+
+				"rename it user_id if it holds the user each code is for, or remove it. Nothing was imported", name)
+		}
+	}
+	if codeCol < 0 {
+		return -1, -1, models.Invalid("file", "needs a header line with a column named code (and optionally user_id)")
+	}
+	return codeCol, userCol, nil
 }
 
 func field(rec []string, i int) string {

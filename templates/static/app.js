@@ -476,6 +476,12 @@
         if (bar) { bar.max = j.total; bar.value = j.done; bar.textContent = j.done + " of " + j.total; }
         set("[data-job-done]", String(j.done));
         set("[data-job-errors]", String(j.errors));
+        // The job's page says what succeeded and what was refused, never
+        // "done" rows that include the refused ones.
+        set("[data-job-ok]", String(j.done - j.errors));
+        var left = j.total - j.done;
+        set("[data-job-togo]", j.state === "done" || j.state === "failed" ? "" :
+          ", " + left + " of " + j.total + (j.total === 1 ? " row" : " rows") + " to go");
         var badge = el.querySelector("[data-job-badge]");
         if (badge) { badge.textContent = j.state; badge.className = "badge badge-" + j.state; }
         el.setAttribute("data-job-state", j.state);
@@ -552,8 +558,91 @@
     });
   }
 
+  // keepFormTokens makes a create form reached again by Back (or Forward)
+  // the same filling as the one sent from it: the form's one-time key
+  // (form_token) of the last send from this tab is put back, so that Make
+  // again makes nothing twice and the page says "Already created". A form
+  // opened anew keeps the fresh key the server gave it (docs/pages.md,
+  // "Forms that forgive").
+  function keepFormTokens() {
+    var nav = window.performance && performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+    var back = !!nav && nav.type === "back_forward";
+    document.querySelectorAll('main form input[name="form_token"]').forEach(function (input) {
+      var form = input.form;
+      if (!form) { return; }
+      var key = "form_token " + form.getAttribute("action");
+      if (back) {
+        try { var sent = window.sessionStorage.getItem(key); if (sent) { input.value = sent; } } catch (e) { /* no storage */ }
+      }
+      form.addEventListener("submit", function () {
+        try { window.sessionStorage.setItem(key, input.value); } catch (e) { /* no storage */ }
+      });
+    });
+  }
+
+  // describeAsTyped shows the new template form's coupon in words as the
+  // merchant types: the form is sent to /admin/templates/describe (which
+  // creates nothing) a moment after each change, and its sentence replaces
+  // the one shown. Without the script, "Say it in words" does the same by a
+  // send of the form (docs/pages.md).
+  function describeAsTyped(form) {
+    var out = form.querySelector("[data-describe]");
+    var button = form.querySelector("[data-describe-button]");
+    if (!out) { return; }
+    if (button) { button.hidden = true; }
+    var hint = "Fill in what the coupon takes off to see it in words.";
+    var timer = null, asked = 0;
+    function ask() {
+      var n = ++asked;
+      fetch("/admin/templates/describe", { method: "POST", credentials: "same-origin",
+        headers: { "Accept": "text/plain", "X-CSRF-Token": csrfToken() }, body: new URLSearchParams(new FormData(form)) })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (words) {
+          if (words === null || n !== asked) { return; }
+          out.textContent = words || hint;
+          out.classList.toggle("muted", !words);
+        })
+        .catch(function () { /* the sentence stays as it was */ });
+    }
+    function later() { window.clearTimeout(timer); timer = window.setTimeout(ask, 250); }
+    form.addEventListener("input", later);
+    form.addEventListener("change", later);
+    ask();
+  }
+
+  // knownTargets gives each target list that has values seen on orders a
+  // field choosing from them (its datalist): a value chosen is added to the
+  // list, on a line of its own. Without the script the values are named
+  // under the list, to be typed (docs/pages.md).
+  function knownTargets(form) {
+    form.querySelectorAll("textarea[data-known-list]").forEach(function (area) {
+      var label = form.querySelector('label[for="' + area.id + '"]');
+      var add = document.createElement("input");
+      add.type = "text";
+      add.className = "known-add";
+      add.id = area.id + "-add";
+      add.setAttribute("list", area.getAttribute("data-known-list"));
+      add.setAttribute("aria-label", "Add to " + (label ? label.firstChild.textContent.trim() : "the list") + " a value seen on orders");
+      add.placeholder = "Add one seen on orders…";
+      area.insertAdjacentElement("afterend", add);
+      function take() {
+        var v = add.value.trim();
+        if (!v) { return; }
+        var have = area.value.split(/[\n,]/).map(function (s) { return s.trim(); });
+        if (have.indexOf(v) < 0) { area.value = (area.value.trim() ? area.value.replace(/\s+$/, "") + "\n" : "") + v; }
+        add.value = "";
+        area.dispatchEvent(new Event("input", { bubbles: true }));
+      }
+      add.addEventListener("change", take);
+      add.addEventListener("keydown", function (ev) { if (ev.key === "Enter") { ev.preventDefault(); take(); } });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     fillKept();
+    document.querySelectorAll("form[data-template-form]").forEach(knownTargets);
+    document.querySelectorAll("form[data-template-form]").forEach(describeAsTyped);
+    keepFormTokens();
     pollStock();
     document.querySelectorAll("[data-claim]").forEach(function (btn) {
       btn.addEventListener("click", function () { claim(btn); });
