@@ -2,6 +2,7 @@ package services_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/couponsvc/couponsvc/models"
@@ -76,4 +77,35 @@ func TestSeedDemo(t *testing.T) {
 			t.Fatalf("SeedDemo with a user already there = %v, %v; want nothing done", demo, err)
 		}
 	})
+}
+
+// TestSeedDemoNamesInTheDeploymentCurrency: the demo's names state their
+// amounts in the deployment's currency, as the pages show the values.
+func TestSeedDemoNamesInTheDeploymentCurrency(t *testing.T) {
+	for _, tc := range []struct {
+		currency string
+		want     []string
+	}{
+		{"USD", []string{"$5 off your order", "15% off, up to $20", "$10 off orders of $50", "Flash deal: $25 off"}},
+		{"EUR", []string{"€5 off your order", "15% off, up to €20", "€10 off orders of €50", "Flash deal: €25 off"}},
+		{"JPY", []string{"¥500 off your order", "15% off, up to ¥2,000", "¥1,000 off orders of ¥5,000", "Flash deal: ¥2,500 off"}},
+	} {
+		t.Run(tc.currency, func(t *testing.T) {
+			env := testenv.New(t, services.Config{Currency: tc.currency})
+			demo, err := env.Service.SeedDemo(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tp := range demo.Templates {
+				got = append(got, tp.Name)
+				if tp.Currency != tc.currency {
+					t.Errorf("template %q in %s, want %s", tp.Name, tp.Currency, tc.currency)
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("names %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 
+	"github.com/bojanz/currency"
+
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // DemoUser is a user created by SeedDemo, with the password shown once.
@@ -56,15 +58,18 @@ func (s *Admin) SeedDemo(ctx context.Context) (*DemoData, error) {
 		return nil, fmt.Errorf("demo campaign: %w", err)
 	}
 	out.Campaign = camp
+	// The names state their amounts in the deployment's currency, as the
+	// pages show the values (a EUR deployment reads "€5 off", not "$5 off").
+	m := demoMoney(s.Cfg.Currency)
 	for _, t := range []models.Template{
-		{Name: "$5 off your order", Description: "Five dollars off anything in the store.",
+		{Name: m(500) + " off your order", Description: m(500) + " off anything in the store.",
 			Kind: models.KindFixed, FaceValueCents: 500, TotalStock: 1000, PerUserLimit: 2, ValidDays: 30},
-		{Name: "15% off, up to $20", Description: "Fifteen percent off your whole basket, up to twenty dollars.",
+		{Name: "15% off, up to " + m(2000), Description: "Fifteen percent off your whole basket, up to " + m(2000) + ".",
 			Kind: models.KindPercent, PercentOff: 15, MaxDiscountCents: 2000, TotalStock: 500, PerUserLimit: 1, ValidDays: 14},
-		{Name: "$10 off orders of $50", Description: "Spend fifty dollars or more and save ten.",
+		{Name: m(1000) + " off orders of " + m(5000), Description: "Spend " + m(5000) + " or more and save " + m(1000) + ".",
 			Kind: models.KindFixed, FaceValueCents: 1000, MinOrderCents: 5000, TotalStock: 200, PerUserLimit: 1,
 			ValidDays: 30, RefundPolicy: models.RefundRestore, ExtendOnRefund: true},
-		{Name: "Flash deal: $25 off", Description: "Only five of these. Be quick.",
+		{Name: "Flash deal: " + m(2500) + " off", Description: "Only five of these. Be quick.",
 			Kind: models.KindFixed, FaceValueCents: 2500, MinOrderCents: 10000, TotalStock: 5, PerUserLimit: 1,
 			ValidDays: 7, RefundPolicy: models.RefundRecycle},
 	} {
@@ -76,6 +81,20 @@ func (s *Admin) SeedDemo(ctx context.Context) (*DemoData, error) {
 		out.Templates = append(out.Templates, tp)
 	}
 	return out, nil
+}
+
+// demoMoney returns a formatter of amounts in minor units of the currency
+// code, in English and without needless decimals ("$5", "€12.50", "¥500").
+func demoMoney(code string) func(minor int64) string {
+	f := currency.NewFormatter(currency.NewLocale("en"))
+	f.MinDigits = 0
+	return func(minor int64) string {
+		a, err := currency.NewAmountFromInt64(minor, code)
+		if err != nil {
+			return fmt.Sprintf("%d %s", minor, code)
+		}
+		return f.Format(a)
+	}
 }
 
 // demoPassword returns a random password of 16 lower-case characters from the
