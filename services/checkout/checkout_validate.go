@@ -75,7 +75,7 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 	if o.OrderID != "" && o.AmountCents != 0 && !o.Lined() && !req.Cart.Lined() && o.Currency != "" {
 		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
 	}
-	if o.OrderID == "" || (o.Coupons == 0 && o.ReturnedCents == 0) {
+	if o.OrderID == "" {
 		return pricing.Taken{}, nil
 	}
 	req.noRoom = s.noRoomOn(&o, p)
@@ -89,10 +89,7 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 	if err != nil {
 		return pricing.Taken{}, err
 	}
-	for _, c := range p.coupons {
-		delete(st.live, c.ID) // already on the order: priced as itself
-	}
-	return st.taken()
+	return st.forRequest(req, p)
 }
 
 // templatesOnOrder is the templates of the coupons the order lists
@@ -155,15 +152,12 @@ func amountTaken(db *gorm.DB, o *CheckoutOrder, req *CheckoutRequest, p *priced,
 	if len(req.cart.Lines) != 1 {
 		return pricing.Taken{}, nil
 	}
-	left, _, _, err := discountLeft(db, o.OrderID, now)
+	row, err := readDiscounts(db, o.OrderID, now, p.ids())
 	if err != nil {
 		return pricing.Taken{}, err
 	}
-	price := max(req.cart.Lines[0].UnitPriceCents, 0)
-	if gone := price - min(left, price); gone > 0 {
-		return pricing.Taken{Lines: [][]pricing.UnitRun{{{First: 0, Count: 1, PerUnitCents: gone}}}}, nil
-	}
-	return pricing.Taken{}, nil
+	req.settled = min(row.Settled, row.Kept)
+	return leftTaken(&req.cart, row.left()), nil
 }
 
 // readValidated is readOwnCoupons with the request's coupons read in one

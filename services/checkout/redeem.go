@@ -354,7 +354,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			// Under the row's lock: priced on what the order's other
 			// coupons and returns leave of it.
 			pc := core.PricingCoupon(t, share.Code)
-			d, pay, sh, err := priceOnOrder(tx, pc, req.OrderID, &req.cart, req.oc, now)
+			d, pay, sh, err := priceOnOrder(tx, pc, lg.CouponID, req.OrderID, &req.cart, req.oc, now)
 			if err != nil {
 				return err
 			}
@@ -426,15 +426,17 @@ func alreadyUsed(c *models.Coupon) error {
 // order with lines leaves each kept unit's price less what the stored
 // allocations of its live coupons took of it (its state, read with
 // loadStateOnCart), and the coupon's share of each line is returned to be
-// stored. The coupon's minimums were checked on the order before. A coupon
-// that would discount nothing is refused not_combinable rather than used
-// up.
-func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, err error) {
+// stored. A coupon refunded off the order and redeemed on it again
+// (couponID) supersedes its earlier part there: the state leaves it out.
+// The coupon's minimums were checked on the order before. A coupon that
+// would discount nothing is refused not_combinable rather than used up.
+func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, err error) {
 	if oc.lined() {
 		st, err := loadStateOnCart(tx, orderID, oc.cart, now)
 		if err != nil {
 			return 0, 0, nil, err
 		}
+		st.without(couponID)
 		var r pricing.Result
 		if err := planCoupons(st, oc.cart, []pricing.Coupon{pc}, &r); err != nil {
 			return 0, 0, nil, err
@@ -447,10 +449,11 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.
 		}
 		return 0, 0, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
 	}
-	left, kept, cur, err := discountLeft(tx, orderID, now)
+	row, err := readDiscounts(tx, orderID, now, []int64{couponID})
 	if err != nil {
 		return 0, 0, nil, err
 	}
+	left, kept, cur := row.left(), row.Kept, row.Currency
 	if cur == "" {
 		cur = cart.Currency // a row written before amount-only orders kept theirs
 	}
@@ -467,7 +470,8 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.
 			return 0, 0, nil, err
 		}
 		if d := r.DiscountCents; d > 0 {
-			return d, left - d, nil, nil
+			// The settled discounts are no coupon's on the order now.
+			return d, left - d + min(row.Settled, kept), nil, nil
 		}
 	}
 	if kept == 0 {

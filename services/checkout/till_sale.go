@@ -35,8 +35,8 @@ func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*Check
 		if err != nil {
 			return nil, err
 		}
-		if found && o.Lined() && o.Coupons > 0 {
-			if req.taken, err = s.takenOn(s.DB.WithContext(ctx), &o); err != nil {
+		if found && o.Lined() {
+			if err := s.takenOn(s.DB.WithContext(ctx), &o, p, &req); err != nil {
 				return nil, core.DBError("order", err)
 			}
 		}
