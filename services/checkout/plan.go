@@ -14,7 +14,8 @@ import (
 
 // taken is what the order leaves out of a new coupon's reach, as
 // pricing.Taken: the parts its live and settled coupons took of each
-// line's units and of the shipping, and every returned unit whole. Units come back first in
+// line's units and of the shipping, and every returned unit whole (and
+// the shipping whole once every unit came back). Units come back first in
 // each line's order (docs/returns.md), so a coupon added after a return
 // discounts the kept units only, and a later return of them gives back
 // exactly what was paid for them.
@@ -45,6 +46,11 @@ func (st *orderState) taken() (pricing.Taken, error) {
 				t.Lines[r.LineNo] = append(t.Lines[r.LineNo], units...)
 			}
 		}
+	}
+	if !st.keptUnits() {
+		// An order returned in full keeps nothing to discount, its
+		// shipping neither (docs/checkout.md, "One amount per order").
+		t.ShippingCents = max(st.cart.ShippingCents, 0)
 	}
 	return t, nil
 }

@@ -152,12 +152,12 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 	if err != nil {
 		return nil, err
 	}
-	cs, ts, err := s.returnedCoupons(ctx, orderID, found)
-	if err != nil {
+	now := s.Clock().Truncate(time.Microsecond)
+	if err := s.holdBeforeReturn(ctx, &o, now); err != nil {
 		return nil, err
 	}
-	now := s.Clock().Truncate(time.Microsecond)
-	if err := holdPending(&o, now); err != nil {
+	cs, ts, err := s.returnedCoupons(ctx, orderID, found)
+	if err != nil {
 		return nil, err
 	}
 	res := &ReturnResult{}

@@ -182,7 +182,7 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
 	}
 	now := s.Clock().Truncate(time.Microsecond)
-	if err := holdPending(&o, now); err != nil {
+	if err := s.holdBeforeReturn(ctx, &o, now); err != nil {
 		return nil, err
 	}
 	var rows []returnLineRow
@@ -405,11 +405,26 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 	return res, nil
 }
 
-// holdPending refuses a return by line of an order whose hold still holds
-// coupons (held, not past its time): their allocation, stored with the
-// hold and confirmed as held, covers the units the return would take back,
-// and the shopper has not paid for it yet. The hold is confirmed or
-// released first (docs/returns.md, "A return while a hold is pending").
+// holdBeforeReturn settles the order's hold before a return: a hold past
+// its time (expired for everyone, swept or not) ends now and the return is
+// decided again (core.ErrRetry), so that its coupons' parts count for no
+// one and a late confirm prices them on what the order kept; a hold still
+// pending refuses the return (holdPending).
+func (s *Checkout) holdBeforeReturn(ctx context.Context, o *CheckoutOrder, now time.Time) error {
+	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
+		if _, err := s.expireOrder(ctx, o.OrderID, now); err != nil {
+			return core.TxOutcome("holds", err)
+		}
+		return core.ErrRetry
+	}
+	return holdPending(o, now)
+}
+
+// holdPending refuses a return of an order whose hold still holds coupons
+// (held, not past its time): their allocation, stored with the hold and
+// confirmed as held, covers what the return would take back, and the
+// shopper has not paid for it yet. The hold is confirmed or released
+// first (docs/returns.md, "A return while a hold is pending").
 func holdPending(o *CheckoutOrder, now time.Time) error {
 	if o.HoldState == nil || *o.HoldState != HoldHeld || o.HoldExpiresAt == nil || !now.Before(*o.HoldExpiresAt) {
 		return nil
