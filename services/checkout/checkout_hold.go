@@ -130,14 +130,10 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			return nil, err
 		}
 	}
-	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
-		// The order's own hold is past its time: expired to everyone,
-		// swept or not (docs/checkout.md), so it ends now and the request
-		// is decided as a new hold.
-		if _, err := s.expireOrder(ctx, req.OrderID, now); err != nil {
-			return nil, core.TxOutcome("holds", err)
-		}
-		return nil, core.ErrRetry
+	// The order's own hold past its time ends now, and the request is
+	// decided as a new hold.
+	if err := s.endLapsedOrder(ctx, &o, now); err != nil {
+		return nil, err
 	}
 	if o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
 		sameCodes := o.HoldCodes != nil && joinCodes(strings.Split(*o.HoldCodes, ",")) == joinCodes(req.CouponCodes)

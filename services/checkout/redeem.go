@@ -259,6 +259,15 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 	first := *share
 	err = s.redeemTx(ctx, t, c, req, &lg, now, true, owner, ownerArgs, &payable, share)
 	if errors.Is(err, errOrderExists) {
+		// A hold of the order past its time ends first: its coupons leave
+		// the order for every path at once (endLapsedOrder).
+		o, _, rerr := s.ReadOrder(ctx, req.OrderID)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if rerr := s.endLapsedOrder(ctx, &o, now); rerr != nil {
+			return nil, rerr
+		}
 		*share = first
 		err = s.redeemTx(ctx, t, c, req, &lg, now, false, owner, ownerArgs, &payable, share)
 	}

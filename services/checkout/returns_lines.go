@@ -411,11 +411,8 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 // one and a late confirm prices them on what the order kept; a hold still
 // pending refuses the return (holdPending).
 func (s *Checkout) holdBeforeReturn(ctx context.Context, o *CheckoutOrder, now time.Time) error {
-	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
-		if _, err := s.expireOrder(ctx, o.OrderID, now); err != nil {
-			return core.TxOutcome("holds", err)
-		}
-		return core.ErrRetry
+	if err := s.endLapsedOrder(ctx, o, now); err != nil {
+		return err
 	}
 	return holdPending(o, now)
 }
