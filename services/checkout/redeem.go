@@ -215,6 +215,13 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 		}
 		if found {
 			res.Currency = s.orderCurrency(&o)
+			// The first answer's payable: what the order pays after every
+			// coupon on it, as it stood when the coupon was redeemed (a
+			// hold counted while it held then).
+			o.Coupons = -1
+			if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, 0, lg.UsedAt); err != nil {
+				return nil, core.DBError("order", err)
+			}
 		}
 		if found && o.Lined() {
 			a, err := storedAllocation(s.DB.WithContext(ctx), &o, []*models.Coupon{c})
