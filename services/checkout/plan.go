@@ -227,10 +227,10 @@ func planHeldAmount(cart *pricing.Cart, held int64, coupons []pricing.Coupon, ou
 // kept keptBefore and keeps kept after it: the settled discounts (of the
 // coupons refunded off it: paid, at most what the order kept) come off
 // the kept amount first and give back settledBack of their part; its used
-// coupons (cs, with their templates ts) are priced again on what they
-// leave of the one-line cart of the kept amount, minimums on the whole: a
-// coupon whose minimum the kept amount no longer meets keeps nothing.
-func planAmountReturn(keptBefore, kept, settled int64, cs []models.Coupon, ts []*models.Template) (pr pricing.Result, settledBack int64) {
+// coupons (keptCoupons) are priced again on what they leave of the
+// one-line cart of the kept amount, minimums on the whole: a coupon whose
+// minimum the kept amount no longer meets keeps nothing.
+func planAmountReturn(keptBefore, kept, settled int64, coupons []pricing.Coupon) (pr pricing.Result, settledBack int64) {
 	kept = max(kept, 0)
 	before, after := min(settled, max(keptBefore, 0)), min(settled, kept)
 	cart := pricing.OneLine("", kept)
@@ -239,7 +239,7 @@ func planAmountReturn(keptBefore, kept, settled int64, cs []models.Coupon, ts []
 		tk.Lines = [][]pricing.UnitRun{{{First: 0, Count: 1, PerUnitCents: after}}}
 	}
 	var p pricing.Pricer
-	p.PriceAfter(&cart, tk, keptCoupons(cs, ts), &pr)
+	p.PriceAfter(&cart, tk, coupons, &pr)
 	return pr, before - after
 }
 

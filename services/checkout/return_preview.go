@@ -42,7 +42,7 @@ func (s *Checkout) PreviewReturnPart(ctx context.Context, orderID string, return
 		Scan(&sums).Error; err != nil {
 		return nil, core.DBError("use log", err)
 	}
-	pr, settledBack := planAmountReturn(kept+returned, kept, sums.Settled, cs, ts)
+	pr, settledBack := planAmountReturn(kept+returned, kept, sums.Settled, keptCoupons(cs, ts))
 	return &ReturnResult{KeptAmountCents: kept, DiscountKeptCents: pr.DiscountCents,
 		ClawbackCents: sums.Given - pr.DiscountCents + settledBack, FullRefund: kept == 0}, nil
 }

@@ -203,7 +203,7 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 		}
 		res.KeptAmountCents = cur.AmountCents - cur.ReturnedCents
 		res.Currency = s.orderCurrency(&cur)
-		pr, settledBack := planAmountReturn(res.KeptAmountCents+returned, res.KeptAmountCents, settled, cs, ts)
+		pr, settledBack := planAmountReturn(res.KeptAmountCents+returned, res.KeptAmountCents, settled, keptCoupons(cs, ts))
 		res.DiscountKeptCents = pr.DiscountCents
 		res.ClawbackCents = given - pr.DiscountCents + settledBack
 		res.FullRefund = res.KeptAmountCents == 0
