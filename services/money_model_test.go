@@ -32,7 +32,7 @@ import (
 // the embedded default, fewer on MariaDB + Redis, where each statement is a
 // round trip.
 const (
-	moneyChecksEmbedded = 20
+	moneyChecksEmbedded = 36
 	moneyChecksReal     = 24
 	moneySteps          = 60
 	// moneySeed is the first seed of the sequences CI runs.

@@ -108,7 +108,8 @@ func stateAllocation(db *gorm.DB, orderID string, now time.Time) (live, settled 
 // orderDiscounts is an amount-only order's state, read by readDiscounts:
 // what it kept of its amount, the discounts of its used coupons (their
 // live use log rows) and of its hold while held, those of the coupons
-// refunded off it (settled: paid, they stay taken), and its currency.
+// refunded off it (settled: paid, they stay taken; an order with lines
+// keeps them per unit in its orderState instead), and its currency.
 type orderDiscounts struct {
 	Kept, Used, Held, Settled int64
 	Currency                  string
@@ -180,16 +181,17 @@ func payableAfterAll(db *gorm.DB, o *CheckoutOrder, holdCoupons int, now time.Ti
 }
 
 // discountsSQL reads an order's kept amount, the discounts of its used
-// coupons (their live use log rows), of the coupons refunded off it (their
-// undone rows, but those of the coupons listed), and of its hold while
+// coupons (their live use log rows), of the coupons refunded off an
+// amount-only order (their undone rows, but those of the coupons listed;
+// an order with lines keeps them per unit in its state), and of its hold while
 // held and not past its time (a lapsed hold is expired for everyone, swept
 // or not: docs/checkout.md), and its currency.
 const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
 		COALESCE((SELECT SUM(l.discount_cents) FROM order_coupons oc
 			JOIN coupon_use_log l ON l.coupon_id = oc.coupon_id AND l.order_id = oc.order_id AND l.undo_flag = ?
 			WHERE oc.order_id = o.order_id), 0) AS used,
-		COALESCE((SELECT SUM(l.discount_cents) FROM coupon_use_log l
-			WHERE l.order_id = o.order_id AND l.undo_flag = ? AND l.coupon_id NOT IN ?), 0) AS settled,
+		CASE WHEN o.cart_hash IS NULL THEN COALESCE((SELECT SUM(l.discount_cents) FROM coupon_use_log l
+			WHERE l.order_id = o.order_id AND l.undo_flag = ? AND l.coupon_id NOT IN ?), 0) ELSE 0 END AS settled,
 		CASE WHEN o.hold_state = ? AND o.hold_expires_at > ? THEN o.discount_cents ELSE 0 END AS held,
 		COALESCE(o.currency, '') AS currency
 		FROM checkout_orders o WHERE o.order_id = ?`
