@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/couponsvc/couponsvc/models"
@@ -122,13 +123,23 @@ func TestMoneyCaseCouponAfterLineReturn(t *testing.T) {
 		if _, err := f.holdCart("o1", moneyTwoLines(), b); err != nil {
 			t.Fatal(err)
 		}
-		refunded := f.moneyReturn("o1", "r1", rl("l1", 1))
-		c, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
-		if err != nil {
-			t.Fatal(err)
+		// A return while B is only held is refused (409 held): B's
+		// allocation covers the units it would take back, and it is not
+		// paid yet. Nothing changed.
+		_, err := f.Checkout.ReturnLines(f.Ctx, "pos", "o1", "r1", []checkout.ReturnLine{rl("l1", 1)})
+		if e := wantCode(t, err, models.CodeHeld); !strings.Contains(e.Message, "confirm or release it before a return") {
+			t.Fatalf("return while held: %q", e.Message)
 		}
+		if sum, _ := f.moneyRowSum("o1", b.ID, 0); sum != 300 {
+			t.Fatalf("B stores %d after the refused return, want its 300", sum)
+		}
+		c, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1"})
+		if err != nil || c.DiscountCents != 300 {
+			t.Fatalf("confirm: %+v %v; want B's 300 as held", c, err)
+		}
+		refunded := f.moneyReturn("o1", "r1", rl("l1", 1))
 		refunded += f.moneyReturn("o1", "r2", rl("l2", 1))
-		if paid := 2_000 - 200 - c.DiscountCents; refunded != paid {
+		if paid := 2_000 - 200 - c.DiscountCents; refunded != paid || paid != 1_500 {
 			t.Fatalf("refunded %d in all, paid %d (B confirmed at %d off)", refunded, paid, c.DiscountCents)
 		}
 	})

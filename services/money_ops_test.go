@@ -78,16 +78,17 @@ func (m *moneyModel) opHold(rt *rapid.T) {
 	if o.holdState == mHoldHeld {
 		rt.Skip("the order holds")
 	}
-	o.skipOpenRefundDefect(rt, "")
-	o.skipOpenLapsedDefect(rt)
-	if !o.lined && (o.discounted > 0 || o.returnedCents > 0) {
-		// Open defect, left out: validate prices on what an amount-only
-		// order leaves (as the redemption does), the hold on its whole
-		// amount, refused when the sum passes it (amount 195, 96 used:
-		// validate says 147 off, the hold refuses not_combinable).
-		rt.Skip("open defect: a hold on an amount-only order with coupons or returns")
-	}
 	cs := m.drawCoupons(rt, 3, m.fits(rt, o, m.free))
+	for _, c := range cs {
+		if c.refundedFrom == o.id && (o.lined || o.returns > 0) {
+			// Open defect, left out: a coupon held again on the order it
+			// was refunded off replaces its old part there (its rows, or
+			// its use log row's figure a return lowered) only when
+			// confirmed; released or expired first, an order with lines
+			// loses the old rows with the hold's.
+			rt.Skip("open defect: a refunded coupon held again on its order with lines or returns")
+		}
+	}
 	req := m.request(o, codesOf(cs))
 	v, verr := m.f.Checkout.Validate(m.f.Ctx, req)
 	fault(rt, "validate", verr)
@@ -133,9 +134,6 @@ func (m *moneyModel) opConfirm(rt *rapid.T) {
 	m.endLapsed()
 	o := m.drawOrderWhere(rt, func(o *moneyOrder) bool { return o.holdState == mHoldHeld || o.holdState == mHoldExpired })
 	late := o.holdState == mHoldExpired
-	if late {
-		o.skipOpenRefundDefect(rt, "")
-	}
 	req := checkout.ConfirmRequest{OrderID: o.id, OrderAmountCents: o.amount(), Cashier: "shop"}
 	if o.lined {
 		req.Cart = o.cart
@@ -252,8 +250,6 @@ func (m *moneyModel) endLapsed() {
 func (m *moneyModel) opRedeem(rt *rapid.T) {
 	m.endLapsed()
 	o := m.drawOrder(rt)
-	o.skipOpenRefundDefect(rt, "")
-	o.skipOpenLapsedDefect(rt)
 	c := m.drawCoupons(rt, 1, m.fits(rt, o, func(c *moneyCoupon) bool { return m.free(c) && c.refundedFrom != o.id }))[0]
 	m.redeem(rt, o, c, "redeem")
 }
@@ -264,8 +260,6 @@ func (m *moneyModel) opReredeem(rt *rapid.T) {
 	m.endLapsed()
 	c := m.drawCoupons(rt, 1, func(c *moneyCoupon) bool { return m.free(c) && c.refundedFrom != "" })[0]
 	o := m.order(c.refundedFrom)
-	o.skipOpenRefundDefect(rt, c.code)
-	o.skipOpenLapsedDefect(rt)
 	if o.returns > 0 {
 		// Open defect, left out: the new rows replace the old ones on the
 		// returned units too, so the part of the old discount a return
@@ -304,12 +298,7 @@ func (m *moneyModel) redeem(rt *rapid.T, o *moneyOrder, c *moneyCoupon, what str
 		m.checkPayable(rt, o, what, r.PayableCents)
 	}
 	stamp, cstamp := o.stamp, c.stamp
-	// Open defect, left out: a redemption replayed on an order with a
-	// hold answers the payable of now, not the first answer's (a held
-	// hold's discount counted or not as it lapsed since: 6,596 for 6,570,
-	// 6,072 for 6,071): only orders that never had a hold replay theirs.
-	held := o.holdState != ""
-	m.addReplay(what+" "+c.name, func() bool { return o.stamp == stamp && c.stamp == cstamp && !held }, func(rt *rapid.T) {
+	m.addReplay(what+" "+c.name, func() bool { return o.stamp == stamp && c.stamp == cstamp }, func(rt *rapid.T) {
 		again, err := m.f.Checkout.Redeem(m.f.Ctx, rreq)
 		if err != nil || !again.Duplicate || !sameRedeem(r, again) {
 			rt.Logf("%s replayed: %s, want the first answer %s", what, redeemAnswer(again, err), redeemAnswer(r, nil))
@@ -349,7 +338,6 @@ func (m *moneyModel) refunded(c *moneyCoupon, o *moneyOrder) {
 		o.refundedOff = map[string]bool{}
 	}
 	o.refundedOff[c.code] = true
-	o.refundedAny = true
 	if c.tp.RefundPolicy == models.RefundRecycle {
 		c.status = mRevoked
 	}
@@ -369,11 +357,13 @@ func (m *moneyModel) opReturnLines(rt *rapid.T) {
 	if len(lines) == 0 {
 		rt.Skip("no line drawn")
 	}
-	if o.holdState == mHoldHeld {
-		// Open defect, left out: a return while another coupon is only
-		// held counts the held coupon's part as paid off (1,999 with 2
-		// used and 21 held: every unit back refunds 1,976 of 1,997 paid).
-		rt.Skip("open defect: a line returned while a coupon of the order is only held")
+	if m.live(o) && o.holdState == mHoldHeld {
+		id := fmt.Sprintf("ret%d", o.returns+1)
+		m.refusedWhileHeld(rt, o, func() error {
+			_, err := m.f.Checkout.ReturnLines(m.f.Ctx, "pos", o.id, id, lines)
+			return err
+		})
+		return
 	}
 	o.returns++
 	id := fmt.Sprintf("ret%d", o.returns)
@@ -406,16 +396,19 @@ func (m *moneyModel) opReturnLines(rt *rapid.T) {
 
 func (m *moneyModel) opReturnAmount(rt *rapid.T) {
 	m.endLapsed()
-	// Open defect, left out: a return of an amount-only order a coupon was
-	// refunded off refunds as if the refunded coupon's discount had not
-	// been paid (amount 23, coupons of 3 and 4, the 3 refunded, 22
-	// returned: refund 19 of the 16 paid).
 	o := m.drawOrderWhere(rt, func(o *moneyOrder) bool {
-		return !o.lined && o.started && !o.allReturned() && !o.refundedAny
+		return !o.lined && o.started && !o.allReturned()
 	})
 	amount := rapid.Int64Range(1, o.total-o.returnedCents).Draw(rt, "returned")
+	id := fmt.Sprintf("ret%d", o.returns+1)
+	if m.live(o) && o.holdState == mHoldHeld {
+		m.refusedWhileHeld(rt, o, func() error {
+			_, err := m.f.Checkout.ReturnPart(m.f.Ctx, "pos", o.id, id, amount)
+			return err
+		})
+		return
+	}
 	o.returns++
-	id := fmt.Sprintf("ret%d", o.returns)
 	res, err := m.f.Checkout.ReturnPart(m.f.Ctx, "pos", o.id, id, amount)
 	fault(rt, "return by amount", err)
 	rt.Logf("return %s of %s: %d: %s", id, o.id, amount, returnAnswer(res, err))
@@ -452,6 +445,19 @@ func (m *moneyModel) returned(rt *rapid.T, o *moneyOrder, res *checkout.ReturnRe
 			m.refunded(c, o)
 		}
 	}
+}
+
+// refusedWhileHeld: a return of an order whose hold is pending is refused
+// 409 held, and changes nothing (docs/returns.md).
+func (m *moneyModel) refusedWhileHeld(rt *rapid.T, o *moneyOrder, ret func() error) {
+	before := m.snapshot(rt)
+	err := ret()
+	fault(rt, "return while held", err)
+	rt.Logf("return of %s while its hold is pending: %v", o.id, err)
+	if models.ErrorCode(err) != models.CodeHeld {
+		rt.Fatalf("a return of %s while its hold is pending answered %v, want held", o.name, err)
+	}
+	m.sameSnapshot(rt, "refused return", before)
 }
 
 // opReplay sends again a request already answered, whose order and coupon
@@ -608,14 +614,11 @@ func sameJSON(a, b any) bool {
 	return string(x) == string(y)
 }
 
-// sameRedeem says a replayed redemption gave the first answer. Open
-// defect, left out: a replay answers the order's payable of now, not the
-// first answer's, when what else is on the order changed since (a hold
-// lapsed, released or taken by another coupon): payable is not compared.
+// sameRedeem says a replayed redemption gave the first answer, its
+// payable included.
 func sameRedeem(a, b *checkout.RedeemResult) bool {
 	x, y := *a, *b
 	x.Duplicate, y.Duplicate = false, false
-	x.PayableCents, y.PayableCents = 0, 0
 	return sameJSON(x, y)
 }
 
@@ -624,16 +627,4 @@ func sameReturn(a, b *checkout.ReturnResult) bool {
 		a.ClawbackCents == b.ClawbackCents && a.FullRefund == b.FullRefund && a.Lined == b.Lined &&
 		sameJSON(a.Lines, b.Lines) && a.RefundCents == b.RefundCents && a.DiscountReturnedCents == b.DiscountReturnedCents &&
 		a.ShippingDiscountReturnedCents == b.ShippingDiscountReturnedCents
-}
-
-// skipOpenLapsedDefect leaves out, while the defect is open, a new coupon on
-// an order whose hold lapsed and was not swept: the hold gives the lapsed
-// coupons back before it takes room, the one-step redemption still finds
-// them listed on the order (a second coupon of their template refused), so
-// validate cannot answer as both do. The case of a lapsed hold on its own is
-// TestRedeemIgnoresALapsedHoldOfItsOrder.
-func (o *moneyOrder) skipOpenLapsedDefect(rt *rapid.T) {
-	if o.holdState == mHoldExpired {
-		rt.Skip("open defect: a new coupon on an order whose hold lapsed unswept")
-	}
 }

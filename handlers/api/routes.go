@@ -206,9 +206,9 @@ func (s *Server) Routes() []web.Route {
 				"An order redeemed with a cart is returned by lines (return_id and lines): each line's units come back at what was " +
 				"paid for them (refund_cents), their stored discount goes back to the campaigns (discount_cents); units over a line's → " +
 				"422 return_exceeds_order naming the line; the return that completes the order gives back the shipping's discount " +
-				"and refunds its coupons by policy (docs/returns.md).",
+				"and refunds its coupons by policy (docs/returns.md). A return by lines while the order's hold is pending → 409 held.",
 			Request: web.TypeOf[refundRequest](), Status: 200, Results: []string{"refunded", "duplicate"}, Answer: web.TypeOf[refundAnswer](),
-			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed"}, 422: {"return_exceeds_order", "idempotency_mismatch"}, 429: {"busy"}}},
+			Errors: map[int][]string{404: {web.ErrFound}, 409: {"not_redeemed", "held"}, 422: {"return_exceeds_order", "idempotency_mismatch"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/checkout/validate", Roles: web.Roles(models.RoleCashier, models.RoleApp, models.RoleShopper),
 			DryRun: true, Handler: s.validateCheckout, Tag: "checkout", Summary: "Price a cart of coupons for an order (a dry run)",
 			Description: "Applies every rule of a hold (owner, state, validity, minimum, stacking) to 1-5 codes and prices them; " +

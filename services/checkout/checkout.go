@@ -125,6 +125,10 @@ type CheckoutRequest struct {
 	// at a time) took of its cart with lines: a hold is priced on what
 	// they left (pricing.Pricer.PriceAfter).
 	taken pricing.Taken
+	// settled is the part of taken the coupons refunded off the order
+	// took of what it kept: paid, but no coupon's on the order now, so
+	// the payable does not count it (orderState.settledKept).
+	settled int64
 	// onOrder is the templates of the coupons the order already carries
 	// (but the request's), which a hold of one more coupon of the same
 	// template refuses (addOrderCoupons): validate reads it.
@@ -413,6 +417,17 @@ func stackingOf(ts []*models.Template) string {
 	return models.StackingCombinable
 }
 
+// ids is the ids of the coupons read (none for a fresh claim's).
+func (p *priced) ids() []int64 {
+	out := make([]int64, 0, len(p.coupons))
+	for _, c := range p.coupons {
+		if c.ID != 0 {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
 // decide applies every rule of a hold to the coupons as read and prices
 // them on the request's cart (services/pricing): the answer lists each
 // coupon with its word, and err is the first failure (nil when all apply).
@@ -472,7 +487,7 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 		}
 		return res, first
 	}
-	res.DiscountCents, res.PayableCents = pr.DiscountCents, pr.PayableCents
+	res.DiscountCents, res.PayableCents = pr.DiscountCents, pr.PayableCents+req.settled
 	res.alloc = a
 	res.setLines(a)
 	return res, nil

@@ -170,7 +170,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 		// read, the lines being the request's (its hash is the order's).
 		a, err = heldAllocation(s.DB.WithContext(ctx), &o, p.coupons, req.cart)
 	} else {
-		a, err = s.orderAllocation(s.DB.WithContext(ctx), &o, p)
+		a, err = s.orderAllocation(s.DB.WithContext(ctx), &o, p, now)
 	}
 	if err != nil {
 		return nil, core.DBError("order", err)
@@ -185,7 +185,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 				oc.hash = *o.CartHash
 			}
 			if err := s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(retake), o.AmountCents, oc, now,
-				` AND hold_state = '`+state+`'`, `, hold_state = ?`, HoldConfirmed); err != nil {
+				` AND hold_state = '`+state+`'`, `, hold_state = ?, discount_cents = ?`, HoldConfirmed, a.total); err != nil {
 				return err
 			}
 			if err := addOrderCoupons(tx, req.OrderID, retake, now); err != nil {
@@ -262,7 +262,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			return nil
 		}
 		// A late confirm, next to coupons redeemed meanwhile (docs/checkout.md).
-		return checkDiscounts(tx, req.OrderID, now)
+		return checkDiscounts(tx, req.OrderID, now, p.ids())
 	})
 	if err := checkoutTx(err); err != nil {
 		return nil, err

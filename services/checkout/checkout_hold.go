@@ -130,14 +130,10 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			return nil, err
 		}
 	}
-	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
-		// The order's own hold is past its time: expired to everyone,
-		// swept or not (docs/checkout.md), so it ends now and the request
-		// is decided as a new hold.
-		if _, err := s.expireOrder(ctx, req.OrderID, now); err != nil {
-			return nil, core.TxOutcome("holds", err)
-		}
-		return nil, core.ErrRetry
+	// The order's own hold past its time ends now, and the request is
+	// decided as a new hold.
+	if err := s.endLapsedOrder(ctx, &o, now); err != nil {
+		return nil, err
 	}
 	if o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
 		sameCodes := o.HoldCodes != nil && joinCodes(strings.Split(*o.HoldCodes, ",")) == joinCodes(req.CouponCodes)
@@ -163,11 +159,18 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 	if found && o.AmountCents != 0 && !o.Lined() && !req.oc.lined() && o.Currency != "" {
 		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
 	}
-	if found && o.Lined() && req.oc.lined() && (o.Coupons > 0 || o.ReturnedCents > 0) {
-		// Next to coupons redeemed one step at a time, or after a return:
-		// priced on what their stored allocations and the returns left of
-		// each line (docs/checkout.md, "The order state and the plan").
-		if req.taken, err = s.takenOn(s.DB.WithContext(ctx), &o); err != nil {
+	if found && o.Lined() && req.oc.lined() {
+		// Next to coupons redeemed one step at a time or refunded, or
+		// after a return: priced on what their stored allocations and the
+		// returns left of each line (docs/checkout.md, "The order state
+		// and the plan").
+		if err := s.takenOn(s.DB.WithContext(ctx), &o, p, &req); err != nil {
+			return nil, core.DBError("order", err)
+		}
+	} else if found && !o.Lined() && !req.oc.lined() && o.AmountCents != 0 {
+		// An amount-only order: priced on what it leaves, as validate
+		// and the redemption price it (amountTaken).
+		if req.taken, err = amountTaken(s.DB.WithContext(ctx), &o, &req, p, now); err != nil {
 			return nil, core.DBError("order", err)
 		}
 	}
@@ -227,7 +230,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 		}
 		if found {
 			// Next to coupons redeemed one step at a time (docs/checkout.md).
-			if err := checkDiscounts(tx, req.OrderID, now); err != nil {
+			if err := checkDiscounts(tx, req.OrderID, now, p.ids()); err != nil {
 				return err
 			}
 		}
@@ -335,7 +338,7 @@ func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutR
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.orderAllocation(s.DB.WithContext(ctx), o, p)
+	a, err := s.orderAllocation(s.DB.WithContext(ctx), o, p, s.Clock())
 	if err != nil {
 		return nil, core.DBError("order", err)
 	}
@@ -349,20 +352,15 @@ func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutR
 }
 
 // orderAllocation is the allocation of the hold's coupons (p) on the order:
-// for an order with lines whose hold holds them (held or confirmed), the
-// stored one; else priced on the order's cart, as they would be held again.
-func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced) (*allocation, error) {
-	if o.Lined() && o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed) {
+// while its hold holds them (held or confirmed), as held (an order with
+// lines: the stored one; an amount-only order: its stored discount split
+// as the hold priced it, planHeldAmount); else planned on the order's
+// state at now, the hold's coupons left out of it, as they would be held
+// again (a late confirm).
+func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced, now time.Time) (*allocation, error) {
+	held := o.HoldState != nil && (*o.HoldState == HoldHeld || *o.HoldState == HoldConfirmed)
+	if o.Lined() && held {
 		return storedAllocation(db, o, p.coupons)
-	}
-	cart := pricing.OneLine(s.orderCurrency(o), o.AmountCents)
-	var st *orderState
-	if o.Lined() {
-		var err error
-		if st, err = loadOrderState(db, o); err != nil {
-			return nil, err
-		}
-		cart = *st.cart
 	}
 	pcs := make([]pricing.Coupon, len(p.coupons))
 	for i, c := range p.coupons {
@@ -372,20 +370,41 @@ func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced) (*a
 		}
 	}
 	var r pricing.Result
-	if err := planCoupons(st, &cart, pcs, &r); err != nil {
-		return nil, err
+	if !o.Lined() {
+		cart := pricing.OneLine(s.orderCurrency(o), o.AmountCents)
+		if held {
+			planHeldAmount(&cart, o.DiscountCents, pcs, &r)
+			return allocationOf(&r, &cart, false), nil
+		}
+		row, err := readDiscounts(db, o.OrderID, now, p.ids())
+		if err != nil {
+			return nil, err
+		}
+		var pr pricing.Pricer
+		pr.PriceAfter(&cart, leftTaken(&cart, row.left()), pcs, &r)
+		return allocationOf(&r, &cart, false), nil
 	}
-	return allocationOf(&r, &cart, o.Lined()), nil
-}
-
-// takenOn is what the live coupons and the returns of an order with lines
-// took of its cart (its state, planned by orderState.taken).
-func (s *Checkout) takenOn(db *gorm.DB, o *CheckoutOrder) (pricing.Taken, error) {
 	st, err := loadOrderState(db, o)
 	if err != nil {
-		return pricing.Taken{}, err
+		return nil, err
 	}
-	return st.taken()
+	st.without(p.ids()...)
+	if err := planCoupons(st, st.cart, pcs, &r); err != nil {
+		return nil, err
+	}
+	return allocationOf(&r, st.cart, true), nil
+}
+
+// takenOn puts in req what the coupons and the returns of an order with
+// lines took of its cart, the request's coupons (p) left out (its state,
+// orderState.forRequest).
+func (s *Checkout) takenOn(db *gorm.DB, o *CheckoutOrder, p *priced, req *CheckoutRequest) error {
+	st, err := loadOrderState(db, o)
+	if err != nil {
+		return err
+	}
+	_, err = st.forRequest(req, p)
+	return err
 }
 
 // holdAnswerOf is holdAnswer with the order's currency, the hold's coupons

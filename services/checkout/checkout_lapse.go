@@ -43,6 +43,21 @@ func (s *Checkout) expireLapsed(ctx context.Context, c *models.Coupon, now time.
 	return heldError(c)
 }
 
+// endLapsedOrder ends the order's own hold when it is past its time at now,
+// as the sweeper would (expireOrder), and answers core.ErrRetry for the
+// request to be decided again on a fresh read: every path then sees the
+// hold's coupons gone from the order at once (docs/checkout.md). Nil when
+// the order has no such hold.
+func (s *Checkout) endLapsedOrder(ctx context.Context, o *CheckoutOrder, now time.Time) error {
+	if o.HoldState == nil || *o.HoldState != HoldHeld || o.HoldExpiresAt == nil || now.Before(*o.HoldExpiresAt) {
+		return nil
+	}
+	if _, err := s.expireOrder(ctx, o.OrderID, now); err != nil {
+		return core.TxOutcome("holds", err)
+	}
+	return core.ErrRetry
+}
+
 // RunSweeper settles stale reservations and releases expired holds every
 // SweepInterval until ctx ends.
 func (s *Checkout) RunSweeper(ctx context.Context) {

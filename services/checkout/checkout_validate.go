@@ -115,8 +115,14 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 	if o.OrderID != "" && o.AmountCents != 0 && !o.Lined() && !req.Cart.Lined() && o.Currency != "" {
 		req.cart.Currency = o.Currency // the order's one currency, whatever the request said
 	}
-	if o.OrderID == "" || (o.Coupons == 0 && o.ReturnedCents == 0) {
+	if o.OrderID == "" {
 		return pricing.Taken{}, nil
+	}
+	if o.HoldState != nil && *o.HoldState == HoldHeld && o.HoldExpiresAt != nil && !s.Clock().Before(*o.HoldExpiresAt) &&
+		o.HoldCodes != nil && *o.HoldCodes != "" {
+		// Its hold past its time is gone for every path (endLapsedOrder):
+		// its coupons take no room.
+		o.Coupons = max(o.Coupons-int64(strings.Count(*o.HoldCodes, ",")+1), 0)
 	}
 	req.noRoom = s.noRoomOn(&o, p)
 	if !o.Lined() && !req.Cart.Lined() {
@@ -129,24 +135,20 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 	if err != nil {
 		return pricing.Taken{}, err
 	}
-	for _, c := range p.coupons {
-		delete(st.live, c.ID) // already on the order: priced as itself
-	}
-	return st.taken()
+	return st.forRequest(req, p)
 }
 
 // templatesOnOrder is the templates of the coupons the order lists
-// (order_coupons: used, or held, a hold past its time included until it is
-// swept) other than the request's, which a hold or redemption would refuse
-// a second coupon of (addOrderCoupons). One SELECT.
+// (order_coupons: used, or held, but those of a hold past its time, which
+// every path ends before it takes room: endLapsedOrder) other than the
+// request's, which a hold or redemption would refuse a second coupon of
+// (addOrderCoupons). One SELECT.
 func (s *Checkout) templatesOnOrder(ctx context.Context, orderID string, p *priced) (map[int64]bool, error) {
-	ids := []int64{0}
-	for _, c := range p.coupons {
-		ids = append(ids, c.ID)
-	}
+	ids := append([]int64{0}, p.ids()...)
 	var tids []int64
-	if err := s.DB.WithContext(ctx).Raw(`SELECT template_id FROM order_coupons WHERE order_id = ? AND coupon_id NOT IN ?`,
-		orderID, ids).Scan(&tids).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Raw(`SELECT oc.template_id FROM order_coupons oc JOIN user_coupons u ON u.id = oc.coupon_id
+		WHERE oc.order_id = ? AND oc.coupon_id NOT IN ? AND NOT (u.status = ? AND u.hold_expires_at <= ?)`,
+		orderID, ids, models.CouponHeld, s.Clock()).Scan(&tids).Error; err != nil {
 		return nil, err
 	}
 	out := make(map[int64]bool, len(tids))
@@ -195,15 +197,12 @@ func amountTaken(db *gorm.DB, o *CheckoutOrder, req *CheckoutRequest, p *priced,
 	if len(req.cart.Lines) != 1 {
 		return pricing.Taken{}, nil
 	}
-	left, _, _, err := discountLeft(db, o.OrderID, now)
+	row, err := readDiscounts(db, o.OrderID, now, p.ids())
 	if err != nil {
 		return pricing.Taken{}, err
 	}
-	price := max(req.cart.Lines[0].UnitPriceCents, 0)
-	if gone := price - min(left, price); gone > 0 {
-		return pricing.Taken{Lines: [][]pricing.UnitRun{{{First: 0, Count: 1, PerUnitCents: gone}}}}, nil
-	}
-	return pricing.Taken{}, nil
+	req.settled = min(row.Settled, row.Kept)
+	return leftTaken(&req.cart, row.left()), nil
 }
 
 // readValidated is readOwnCoupons with the request's coupons read in one

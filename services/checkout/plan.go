@@ -13,8 +13,9 @@ import (
 // plan"). The writes apply it.
 
 // taken is what the order leaves out of a new coupon's reach, as
-// pricing.Taken: the parts its live coupons took of each line's units and
-// of the shipping, and every returned unit whole. Units come back first in
+// pricing.Taken: the parts its live and settled coupons took of each
+// line's units and of the shipping, and every returned unit whole (and
+// the shipping whole once every unit came back). Units come back first in
 // each line's order (docs/returns.md), so a coupon added after a return
 // discounts the kept units only, and a later return of them gives back
 // exactly what was paid for them.
@@ -28,10 +29,45 @@ func (st *orderState) taken() (pricing.Taken, error) {
 			t.Lines[i] = append(t.Lines[i], pricing.UnitRun{First: 0, Count: n, PerUnitCents: max(st.cart.Lines[i].UnitPriceCents, 0)})
 		}
 	}
-	for _, rs := range st.live {
+	for _, m := range []map[int64][]LineDiscountRow{st.live, st.settled} {
+		for _, rs := range m {
+			for _, r := range rs {
+				if r.LineNo == ShippingLineNo {
+					t.ShippingCents += r.DiscountCents
+					continue
+				}
+				if r.LineNo < 0 || r.LineNo >= len(st.cart.Lines) {
+					continue
+				}
+				units, err := DecodeUnits(r.Units)
+				if err != nil {
+					return t, err
+				}
+				t.Lines[r.LineNo] = append(t.Lines[r.LineNo], units...)
+			}
+		}
+	}
+	if !st.keptUnits() {
+		// An order returned in full keeps nothing to discount, its
+		// shipping neither (docs/checkout.md, "One amount per order").
+		t.ShippingCents = max(st.cart.ShippingCents, 0)
+	}
+	return t, nil
+}
+
+// settledKept is the part the settled coupons (refunded off the order)
+// took of its kept units and its shipping: paid, it is taken from what a
+// new coupon may discount, but it is no coupon's on the order now, and
+// the order's payable does not count it.
+func (st *orderState) settledKept() (int64, error) {
+	if st == nil || st.cart == nil {
+		return 0, nil
+	}
+	var sum int64
+	for _, rs := range st.settled {
 		for _, r := range rs {
 			if r.LineNo == ShippingLineNo {
-				t.ShippingCents += r.DiscountCents
+				sum += r.DiscountCents
 				continue
 			}
 			if r.LineNo < 0 || r.LineNo >= len(st.cart.Lines) {
@@ -39,12 +75,33 @@ func (st *orderState) taken() (pricing.Taken, error) {
 			}
 			units, err := DecodeUnits(r.Units)
 			if err != nil {
-				return t, err
+				return 0, err
 			}
-			t.Lines[r.LineNo] = append(t.Lines[r.LineNo], units...)
+			from := int64(0)
+			if r.LineNo < len(st.returned) {
+				from = st.returned[r.LineNo]
+			}
+			sum += pricing.UnitsDiscountCents(units, from, st.cart.Lines[r.LineNo].Quantity-from)
 		}
 	}
-	return t, nil
+	return sum, nil
+}
+
+// forRequest puts in req what the order's state takes of its cart for the
+// request's coupons (p), which are priced as themselves (left out of the
+// state), and the settled part of it; it answers req.taken.
+func (st *orderState) forRequest(req *CheckoutRequest, p *priced) (pricing.Taken, error) {
+	st.without(p.ids()...)
+	tk, err := st.taken()
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	settled, err := st.settledKept()
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	req.taken, req.settled = tk, settled
+	return tk, nil
 }
 
 // keptUnits says whether any unit of the order's lines was not returned.
@@ -77,14 +134,20 @@ func (st *orderState) keptCents() int64 {
 // the cart: each on what the order's live coupons and its returns left
 // (pricing.Pricer.PriceAfter over st.taken), minimums on the whole cart.
 // out.PayableCents is what the order pays for what it kept after every
-// coupon on it, the new ones included.
+// coupon on it, the new ones included (a coupon refunded off it is not on
+// it).
 func planCoupons(st *orderState, cart *pricing.Cart, coupons []pricing.Coupon, out *pricing.Result) error {
 	tk, err := st.taken()
 	if err != nil {
 		return err
 	}
+	settled, err := st.settledKept()
+	if err != nil {
+		return err
+	}
 	var p pricing.Pricer
 	p.PriceAfter(cart, tk, coupons, out)
+	out.PayableCents += settled
 	return nil
 }
 
@@ -122,6 +185,62 @@ func planLineReturn(unitPrice int64, parts []storedPart, from, n int64) lineRetu
 	p.discount = min(p.discount, price)
 	p.refund = price - p.discount
 	return p
+}
+
+// leftTaken is what an amount-only order's cart (one line of its amount)
+// gives away when left of it is what a new coupon may discount.
+func leftTaken(cart *pricing.Cart, left int64) pricing.Taken {
+	if len(cart.Lines) != 1 {
+		return pricing.Taken{}
+	}
+	price := max(cart.Lines[0].UnitPriceCents, 0)
+	if gone := price - min(max(left, 0), price); gone > 0 {
+		return pricing.Taken{Lines: [][]pricing.UnitRun{{{First: 0, Count: 1, PerUnitCents: gone}}}}
+	}
+	return pricing.Taken{}
+}
+
+// planHeldAmount prices the coupons of an amount-only order's hold as the
+// hold priced them, from what it stored (held, their whole discount): on
+// the order's one-line cart of which the hold saw some amount left. Each
+// coupon's part grows with what is left, so every amount left that gives
+// held gives the same parts: the smallest is found by halving.
+func planHeldAmount(cart *pricing.Cart, held int64, coupons []pricing.Coupon, out *pricing.Result) {
+	var p pricing.Pricer
+	lo, hi := int64(0), int64(0)
+	if len(cart.Lines) == 1 {
+		hi = max(cart.Lines[0].UnitPriceCents, 0)
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		p.PriceAfter(cart, leftTaken(cart, mid), coupons, out)
+		if out.DiscountCents >= held {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	p.PriceAfter(cart, leftTaken(cart, lo), coupons, out)
+}
+
+// planAmountReturn plans a return by amount of an amount-only order that
+// kept keptBefore and keeps kept after it: the settled discounts (of the
+// coupons refunded off it: paid, at most what the order kept) come off
+// the kept amount first and give back settledBack of their part; its used
+// coupons (keptCoupons) are priced again on what they leave of the
+// one-line cart of the kept amount, minimums on the whole: a coupon whose
+// minimum the kept amount no longer meets keeps nothing.
+func planAmountReturn(keptBefore, kept, settled int64, coupons []pricing.Coupon) (pr pricing.Result, settledBack int64) {
+	kept = max(kept, 0)
+	before, after := min(settled, max(keptBefore, 0)), min(settled, kept)
+	cart := pricing.OneLine("", kept)
+	var tk pricing.Taken
+	if after > 0 {
+		tk.Lines = [][]pricing.UnitRun{{{First: 0, Count: 1, PerUnitCents: after}}}
+	}
+	var p pricing.Pricer
+	p.PriceAfter(&cart, tk, coupons, &pr)
+	return pr, before - after
 }
 
 // couponRefusal is the one refusal of a coupon the plan priced, the same

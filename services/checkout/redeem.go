@@ -221,6 +221,13 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 		}
 		if found {
 			res.Currency = s.orderCurrency(&o)
+			// The first answer's payable: what the order pays after every
+			// coupon on it, as it stood when the coupon was redeemed (a
+			// hold counted while it held then).
+			o.Coupons = -1
+			if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, 0, lg.UsedAt); err != nil {
+				return nil, core.DBError("order", err)
+			}
 		}
 		if found && o.Lined() {
 			a, err := storedAllocation(s.DB.WithContext(ctx), &o, []*models.Coupon{c})
@@ -265,6 +272,15 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 	first := *share
 	err = s.redeemTx(ctx, t, c, req, &lg, now, true, owner, ownerArgs, &payable, share)
 	if errors.Is(err, errOrderExists) {
+		// A hold of the order past its time ends first: its coupons leave
+		// the order for every path at once (endLapsedOrder).
+		o, _, rerr := s.ReadOrder(ctx, req.OrderID)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if rerr := s.endLapsedOrder(ctx, &o, now); rerr != nil {
+			return nil, rerr
+		}
 		*share = first
 		err = s.redeemTx(ctx, t, c, req, &lg, now, false, owner, ownerArgs, &payable, share)
 	}
@@ -360,7 +376,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			// Under the row's lock: priced on what the order's other
 			// coupons and returns leave of it.
 			pc := core.PricingCoupon(t, share.Code)
-			d, pay, sh, err := priceOnOrder(tx, pc, req.OrderID, &req.cart, req.oc, now)
+			d, pay, sh, err := priceOnOrder(tx, pc, lg.CouponID, req.OrderID, &req.cart, req.oc, now)
 			if err != nil {
 				return err
 			}
@@ -438,15 +454,17 @@ func alreadyUsed(c *models.Coupon) error {
 // order with lines leaves each kept unit's price less what the stored
 // allocations of its live coupons took of it (its state, read with
 // loadStateOnCart), and the coupon's share of each line is returned to be
-// stored. The coupon's minimums were checked on the order before. A coupon
-// that would discount nothing is refused not_combinable rather than used
-// up.
-func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, err error) {
+// stored. A coupon refunded off the order and redeemed on it again
+// (couponID) supersedes its earlier part there: the state leaves it out.
+// The coupon's minimums were checked on the order before. A coupon that
+// would discount nothing is refused not_combinable rather than used up.
+func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, err error) {
 	if oc.lined() {
 		st, err := loadStateOnCart(tx, orderID, oc.cart, now)
 		if err != nil {
 			return 0, 0, nil, err
 		}
+		st.without(couponID)
 		var r pricing.Result
 		if err := planCoupons(st, oc.cart, []pricing.Coupon{pc}, &r); err != nil {
 			return 0, 0, nil, err
@@ -459,10 +477,11 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.
 		}
 		return 0, 0, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
 	}
-	left, kept, cur, err := discountLeft(tx, orderID, now)
+	row, err := readDiscounts(tx, orderID, now, []int64{couponID})
 	if err != nil {
 		return 0, 0, nil, err
 	}
+	left, kept, cur := row.left(), row.Kept, row.Currency
 	if cur == "" {
 		cur = cart.Currency // a row written before amount-only orders kept theirs
 	}
@@ -479,7 +498,8 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, orderID string, cart *pricing.
 			return 0, 0, nil, err
 		}
 		if d := r.DiscountCents; d > 0 {
-			return d, left - d, nil, nil
+			// The settled discounts are no coupon's on the order now.
+			return d, left - d + min(row.Settled, kept), nil, nil
 		}
 	}
 	if kept == 0 {

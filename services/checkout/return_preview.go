@@ -35,12 +35,14 @@ func (s *Checkout) PreviewReturnPart(ctx context.Context, orderID string, return
 	if kept < 0 {
 		return nil, models.Errorf(models.CodeReturnExceedsOrder, "returns of order %s would exceed its amount of %d cents", orderID, o.AmountCents)
 	}
-	var given int64
-	if err := s.DB.WithContext(ctx).Model(&models.UseLog{}).Where("order_id = ? AND undo_flag = ?", orderID, false).
-		Select("COALESCE(SUM(discount_cents), 0)").Scan(&given).Error; err != nil {
+	var sums struct{ Given, Settled int64 }
+	if err := s.DB.WithContext(ctx).Model(&models.UseLog{}).Where("order_id = ?", orderID).
+		Select("COALESCE(SUM(CASE WHEN undo_flag = ? THEN 0 ELSE discount_cents END), 0) AS given, "+
+			"COALESCE(SUM(CASE WHEN undo_flag = ? THEN discount_cents ELSE 0 END), 0) AS settled", true, true).
+		Scan(&sums).Error; err != nil {
 		return nil, core.DBError("use log", err)
 	}
-	pr := priceKept(kept, cs, ts)
-	return &ReturnResult{KeptAmountCents: kept, DiscountKeptCents: pr.DiscountCents, ClawbackCents: given - pr.DiscountCents,
-		FullRefund: kept == 0}, nil
+	pr, settledBack := planAmountReturn(kept+returned, kept, sums.Settled, keptCoupons(cs, ts))
+	return &ReturnResult{KeptAmountCents: kept, DiscountKeptCents: pr.DiscountCents,
+		ClawbackCents: sums.Given - pr.DiscountCents + settledBack, FullRefund: kept == 0}, nil
 }

@@ -44,7 +44,7 @@ type ReturnResult struct {
 	// Currency is the order's, of every amount.
 	Currency string
 	// KeptAmountCents is the order amount less every return so far;
-	// DiscountKeptCents the discount its coupons give on it (priceKept);
+	// DiscountKeptCents the discount its coupons give on it (planAmountReturn);
 	// ClawbackCents the discount given before this return less that.
 	KeptAmountCents, DiscountKeptCents, ClawbackCents int64
 	// FullRefund tells that this return completed the order: its coupons
@@ -152,15 +152,19 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 	if err != nil {
 		return nil, err
 	}
+	now := s.Clock().Truncate(time.Microsecond)
+	if err := s.holdBeforeReturn(ctx, &o, now); err != nil {
+		return nil, err
+	}
 	cs, ts, err := s.returnedCoupons(ctx, orderID, found)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Clock().Truncate(time.Microsecond)
 	res := &ReturnResult{}
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r := tx.Exec(`UPDATE checkout_orders SET returned_cents = returned_cents + ?, updated_at = ?
-			WHERE order_id = ? AND returned_cents + ? <= amount_cents`, returned, now, orderID, returned)
+			WHERE order_id = ? AND returned_cents + ? <= amount_cents AND NOT (COALESCE(hold_state, '') = ? AND hold_expires_at > ?)`,
+			returned, now, orderID, returned, HoldHeld, now)
 		if r.Error != nil {
 			return r.Error
 		}
@@ -168,27 +172,40 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 			if err := returnRecorded(tx, orderID, returnID); err != nil {
 				return err
 			}
+			var cur CheckoutOrder
+			if err := tx.Where("order_id = ?", orderID).Limit(1).Find(&cur).Error; err != nil {
+				return err
+			}
+			if err := holdPending(&cur, now); err != nil {
+				return err // a hold taken since the read
+			}
 			return models.Errorf(models.CodeReturnExceedsOrder, "returns of order %s would exceed its amount of %d cents", orderID, o.AmountCents)
 		}
 		var cur CheckoutOrder
 		if err := tx.Where("order_id = ?", orderID).First(&cur).Error; err != nil {
 			return err
 		}
+		// Every use log row of the order: the live ones are re-priced, the
+		// undone ones (coupons refunded off it) are settled (planAmountReturn).
 		var logs []models.UseLog
-		if err := tx.Where("order_id = ? AND undo_flag = ?", orderID, false).Find(&logs).Error; err != nil {
+		if err := tx.Where("order_id = ?", orderID).Find(&logs).Error; err != nil {
 			return err
 		}
 		byCoupon := map[int64]models.UseLog{}
-		given := int64(0)
+		var given, settled int64
 		for _, lg := range logs {
+			if lg.UndoFlag {
+				settled += lg.DiscountCents
+				continue
+			}
 			byCoupon[lg.CouponID] = lg
 			given += lg.DiscountCents
 		}
 		res.KeptAmountCents = cur.AmountCents - cur.ReturnedCents
 		res.Currency = s.orderCurrency(&cur)
-		pr := priceKept(res.KeptAmountCents, cs, ts)
+		pr, settledBack := planAmountReturn(res.KeptAmountCents+returned, res.KeptAmountCents, settled, keptCoupons(cs, ts))
 		res.DiscountKeptCents = pr.DiscountCents
-		res.ClawbackCents = given - pr.DiscountCents
+		res.ClawbackCents = given - pr.DiscountCents + settledBack
 		res.FullRefund = res.KeptAmountCents == 0
 		for i, c := range cs {
 			lg, ok := byCoupon[c.ID]
@@ -243,17 +260,16 @@ func returnRecorded(tx *gorm.DB, orderID, returnID string) error {
 	return nil
 }
 
-// priceKept prices an order's used coupons (cs, with their templates ts)
-// on the amount it kept, as the one-line cart of that amount: a coupon whose
-// minimum the kept amount no longer meets keeps nothing.
-func priceKept(kept int64, cs []models.Coupon, ts []*models.Template) pricing.Result {
+// keptCoupons is an order's used coupons (cs, with their templates ts) as
+// a return by amount prices them again, in the order's currency (checked
+// when they were redeemed).
+func keptCoupons(cs []models.Coupon, ts []*models.Template) []pricing.Coupon {
 	pcs := make([]pricing.Coupon, len(cs))
 	for i := range cs {
 		pcs[i] = core.PricingCoupon(ts[i], cs[i].Code)
-		pcs[i].Currency = "" // checked in the order's currency when redeemed
+		pcs[i].Currency = ""
 	}
-	cart := pricing.OneLine("", max(kept, 0))
-	return pricing.Price(&cart, pcs)
+	return pcs
 }
 
 // refundOrder refunds every coupon the order still uses, as Refund does

@@ -174,12 +174,16 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 	if prev.ID != 0 {
 		return replayReturn(&prev, orderID, returnID, lines)
 	}
-	_, found, err := s.ReadOrder(ctx, orderID)
+	o, found, err := s.ReadOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
 		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
+	}
+	now := s.Clock().Truncate(time.Microsecond)
+	if err := s.holdBeforeReturn(ctx, &o, now); err != nil {
+		return nil, err
 	}
 	var rows []returnLineRow
 	if err := db.Raw(`SELECT line_no, line_id, quantity, unit_price_cents, returned_quantity FROM order_lines
@@ -210,11 +214,12 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 	}
 	slices.SortFunc(todo, func(a, b asked) int { return cmp.Compare(a.row.LineNo, b.row.LineNo) })
 
-	now := s.Clock().Truncate(time.Microsecond)
 	res := &ReturnResult{Lined: true, Lines: make([]models.ReturnedLine, len(lines))}
 	err = db.Transaction(func(tx *gorm.DB) error {
-		// The order's row first: every flow on the order queues here.
-		if r := tx.Exec(`UPDATE checkout_orders SET updated_at = ? WHERE order_id = ?`, now, orderID); r.Error != nil {
+		// The order's row first: every flow on the order queues here. Its
+		// guard refuses a hold taken since the read (decided again).
+		if r := tx.Exec(`UPDATE checkout_orders SET updated_at = ? WHERE order_id = ?
+			AND NOT (COALESCE(hold_state, '') = ? AND hold_expires_at > ?)`, now, orderID, HoldHeld, now); r.Error != nil {
 			return r.Error
 		} else if r.RowsAffected == 0 {
 			return core.ErrRaced
@@ -398,6 +403,35 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 		return nil, err
 	}
 	return res, nil
+}
+
+// holdBeforeReturn settles the order's hold before a return: a hold past
+// its time (expired for everyone, swept or not) ends now and the return is
+// decided again (core.ErrRetry), so that its coupons' parts count for no
+// one and a late confirm prices them on what the order kept; a hold still
+// pending refuses the return (holdPending).
+func (s *Checkout) holdBeforeReturn(ctx context.Context, o *CheckoutOrder, now time.Time) error {
+	if err := s.endLapsedOrder(ctx, o, now); err != nil {
+		return err
+	}
+	return holdPending(o, now)
+}
+
+// holdPending refuses a return of an order whose hold still holds coupons
+// (held, not past its time): their allocation, stored with the hold and
+// confirmed as held, covers what the return would take back, and the
+// shopper has not paid for it yet. The hold is confirmed or released
+// first (docs/returns.md, "A return while a hold is pending").
+func holdPending(o *CheckoutOrder, now time.Time) error {
+	if o.HoldState == nil || *o.HoldState != HoldHeld || o.HoldExpiresAt == nil || !now.Before(*o.HoldExpiresAt) {
+		return nil
+	}
+	codes := ""
+	if o.HoldCodes != nil {
+		codes = *o.HoldCodes
+	}
+	return models.Errorf(models.CodeHeld, "order %s has a hold of %s pending until %s: confirm or release it before a return",
+		o.OrderID, codes, core.FormatTime(*o.HoldExpiresAt))
 }
 
 // auditLines writes the returned lines as the audit entry keeps them:

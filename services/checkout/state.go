@@ -12,24 +12,42 @@ import (
 // orderState is what the checkout paths read of an order with lines, once,
 // after its row (docs/checkout.md, "The order state and the plan"): its
 // cart, the units of each line returned so far, and the stored allocations
-// of its live (held or used) coupons, by coupon id. The plan (plan.go)
-// decides on it; nothing else is read to price a coupon on the order.
+// of the coupons that discounted it, by coupon id: live (held or used by
+// the order) and settled (refunded off it: their part was paid and stays
+// taken). The plan (plan.go) decides on it; nothing else is read to price
+// a coupon on the order.
 type orderState struct {
 	cart     *pricing.Cart
 	returned []int64
 	live     map[int64][]LineDiscountRow
+	settled  map[int64][]LineDiscountRow
+}
+
+// without leaves the coupons out of the state: those a request prices
+// again as themselves (a coupon refunded and taken again by the same order
+// supersedes its earlier part on it).
+func (st *orderState) without(ids ...int64) {
+	for _, id := range ids {
+		delete(st.live, id)
+		delete(st.settled, id)
+	}
 }
 
 // loadOrderState reads the state of an order with lines inside db (a
 // transaction after the order's row lock, or a read outside one): its
-// lines with their returned units, then its live coupons' line discounts
+// lines with their returned units, then its coupons' line discounts
 // (the lock order of docs/checkout.md). Two SELECTs.
 func loadOrderState(db *gorm.DB, o *CheckoutOrder) (*orderState, error) {
 	cart, returned, err := loadLines(db, o)
 	if err != nil {
 		return nil, err
 	}
-	return stateOn(db, o.OrderID, cart, returned)
+	st := &orderState{cart: cart, returned: returned}
+	st.live, st.settled, err = stateAllocation(db, o.OrderID, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // loadStateOnCart is loadOrderState for a request that carries the order's
@@ -52,60 +70,96 @@ func loadStateOnCart(db *gorm.DB, orderID string, cart *pricing.Cart, now time.T
 			returned[r.LineNo] = r.ReturnedQuantity
 		}
 	}
-	live, err := liveAllocationAt(db, orderID, now)
+	live, settled, err := stateAllocation(db, orderID, now)
 	if err != nil {
 		return nil, err
 	}
-	return &orderState{cart: cart, returned: returned, live: live}, nil
+	return &orderState{cart: cart, returned: returned, live: live, settled: settled}, nil
 }
 
-func stateOn(db *gorm.DB, orderID string, cart *pricing.Cart, returned []int64) (*orderState, error) {
-	live, err := liveAllocation(db, orderID)
-	if err != nil {
-		return nil, err
+// stateAllocation reads, in one SELECT, the line discounts of the order's
+// coupons by coupon id: live (listed in order_coupons) and settled (a
+// coupon refunded off the order keeps its rows: docs/returns.md, "A
+// refund"), leaving out the coupons of the order's hold past its time at
+// now (the zero time leaves out none).
+func stateAllocation(db *gorm.DB, orderID string, now time.Time) (live, settled map[int64][]LineDiscountRow, err error) {
+	var rows []struct {
+		LineDiscountRow
+		Live bool
 	}
-	return &orderState{cart: cart, returned: returned, live: live}, nil
+	if err := db.Raw(`SELECT d.*, CASE WHEN oc.coupon_id IS NULL THEN 0 ELSE 1 END AS live
+		FROM order_line_discounts d LEFT JOIN order_coupons oc ON oc.order_id = d.order_id AND oc.coupon_id = d.coupon_id
+		WHERE d.order_id = ? AND d.coupon_id NOT IN (SELECT u.id FROM user_coupons u
+			WHERE u.order_id = ? AND u.status = ? AND u.hold_expires_at <= ?)
+		ORDER BY d.coupon_id, d.line_no`, orderID, orderID, models.CouponHeld, now).Scan(&rows).Error; err != nil {
+		return nil, nil, err
+	}
+	live, settled = map[int64][]LineDiscountRow{}, map[int64][]LineDiscountRow{}
+	for _, r := range rows {
+		if r.Live {
+			live[r.CouponID] = append(live[r.CouponID], r.LineDiscountRow)
+		} else {
+			settled[r.CouponID] = append(settled[r.CouponID], r.LineDiscountRow)
+		}
+	}
+	return live, settled, nil
 }
 
-// liveAllocationAt is liveAllocation without the coupons of a hold past its
-// time at now.
-func liveAllocationAt(db *gorm.DB, orderID string, now time.Time) (map[int64][]LineDiscountRow, error) {
-	return allocationWhere(db, `order_id = ? AND coupon_id IN (SELECT oc.coupon_id FROM order_coupons oc JOIN user_coupons u ON u.id = oc.coupon_id
-		WHERE oc.order_id = ? AND (u.status <> ? OR u.hold_expires_at > ?))`, orderID, orderID, models.CouponHeld, now)
+// orderDiscounts is an amount-only order's state, read by readDiscounts:
+// what it kept of its amount, the discounts of its used coupons (their
+// live use log rows) and of its hold while held, those of the coupons
+// refunded off it (settled: paid, they stay taken; an order with lines
+// keeps them per unit in its orderState instead), and its currency.
+type orderDiscounts struct {
+	Kept, Used, Held, Settled int64
+	Currency                  string
+}
+
+// readDiscounts reads the order's discounts inside db, in one SELECT; the
+// settled ones leave out those of the coupons exclude (a request pricing
+// them again as themselves).
+func readDiscounts(db *gorm.DB, orderID string, now time.Time, exclude []int64) (orderDiscounts, error) {
+	var row orderDiscounts
+	err := db.Raw(discountsSQL, false, true, append([]int64{0}, exclude...), HoldHeld, now, orderID).Scan(&row).Error
+	return row, err
+}
+
+// left is what the order leaves for one more coupon's discount: what it
+// kept less every discount on it, the settled ones at most what it kept.
+func (d orderDiscounts) left() int64 {
+	return max(d.Kept-min(d.Settled, d.Kept)-d.Used-d.Held, 0)
 }
 
 // discountLeft is what the order leaves for one more coupon's discount,
 // read inside tx after the order's row lock was taken (so no other request
 // on the order changes it before tx ends): its amount, less its returns,
-// less the discounts of its used coupons (their live use log rows) and of a
-// hold that still holds coupons. A coupon redeemed one step at a time is
-// priced on it, so that the discounts of an order never sum over its amount
-// (docs/checkout.md, "One amount per order").
-func discountLeft(tx *gorm.DB, orderID string, now time.Time) (left, kept int64, currency string, err error) {
-	var row struct {
-		Kept, Used, Held int64
-		Currency         string
-	}
-	err = tx.Raw(discountsSQL, false, HoldHeld, now, orderID).Scan(&row).Error
+// less the discounts of its used coupons (their live use log rows), of a
+// hold that still holds coupons and of the coupons refunded off it but
+// exclude. A coupon redeemed one step at a time is priced on it, so that
+// the discounts of an order never sum over its amount (docs/checkout.md,
+// "One amount per order").
+func discountLeft(tx *gorm.DB, orderID string, now time.Time, exclude []int64) (left, kept int64, currency string, err error) {
+	row, err := readDiscounts(tx, orderID, now, exclude)
 	if err != nil {
 		return 0, 0, "", err
 	}
-	return max(row.Kept-row.Used-row.Held, 0), row.Kept, row.Currency, nil
+	return row.left(), row.Kept, row.Currency, nil
 }
 
 // checkDiscounts refuses, inside tx after the order's row lock was taken,
-// a hold or a confirm that would bring the order's discounts (its used
-// coupons' and its held hold's) over what it kept of its amount: a hold or
-// a late confirm next to coupons redeemed one step at a time
-// (docs/checkout.md, "One amount per order").
-func checkDiscounts(tx *gorm.DB, orderID string, now time.Time) error {
-	var row struct{ Kept, Used, Held int64 }
-	if err := tx.Raw(discountsSQL, false, HoldHeld, now, orderID).Scan(&row).Error; err != nil {
+// a hold or a confirm (of the coupons exclude) that would bring the
+// order's discounts (its used coupons', its held hold's and the settled
+// ones) over what it kept of its amount: a hold or a late confirm next to
+// coupons redeemed one step at a time (docs/checkout.md, "One amount per
+// order").
+func checkDiscounts(tx *gorm.DB, orderID string, now time.Time, exclude []int64) error {
+	row, err := readDiscounts(tx, orderID, now, exclude)
+	if err != nil {
 		return err
 	}
-	if over := row.Used + row.Held - row.Kept; over > 0 {
+	if sum := row.Used + row.Held + min(row.Settled, row.Kept); sum > row.Kept {
 		return models.Errorf(models.CodeNotCombinable,
-			"the coupons of order %s would discount %d cents of its %d: those redeemed on it already leave too little", orderID, row.Used+row.Held, row.Kept)
+			"the coupons of order %s would discount %d cents of its %d: those redeemed on it already leave too little", orderID, sum, row.Kept)
 	}
 	return nil
 }
@@ -119,21 +173,25 @@ func payableAfterAll(db *gorm.DB, o *CheckoutOrder, holdCoupons int, now time.Ti
 	if o.ReturnedCents == 0 && o.Coupons == int64(holdCoupons) {
 		return o.AmountCents - o.DiscountCents, nil
 	}
-	var row struct{ Kept, Used, Held int64 }
-	if err := db.Raw(discountsSQL, false, HoldHeld, now, o.OrderID).Scan(&row).Error; err != nil {
+	row, err := readDiscounts(db, o.OrderID, now, nil)
+	if err != nil {
 		return 0, err
 	}
 	return max(row.Kept-row.Used-row.Held, 0), nil
 }
 
 // discountsSQL reads an order's kept amount, the discounts of its used
-// coupons (their live use log rows) and of its hold while held and not past
-// its time (a lapsed hold is expired for everyone, swept or not:
-// docs/checkout.md), and its currency.
+// coupons (their live use log rows), of the coupons refunded off an
+// amount-only order (their undone rows, but those of the coupons listed;
+// an order with lines keeps them per unit in its state), and of its hold while
+// held and not past its time (a lapsed hold is expired for everyone, swept
+// or not: docs/checkout.md), and its currency.
 const discountsSQL = `SELECT o.amount_cents - o.returned_cents AS kept,
 		COALESCE((SELECT SUM(l.discount_cents) FROM order_coupons oc
 			JOIN coupon_use_log l ON l.coupon_id = oc.coupon_id AND l.order_id = oc.order_id AND l.undo_flag = ?
 			WHERE oc.order_id = o.order_id), 0) AS used,
+		CASE WHEN o.cart_hash IS NULL THEN COALESCE((SELECT SUM(l.discount_cents) FROM coupon_use_log l
+			WHERE l.order_id = o.order_id AND l.undo_flag = ? AND l.coupon_id NOT IN ?), 0) ELSE 0 END AS settled,
 		CASE WHEN o.hold_state = ? AND o.hold_expires_at > ? THEN o.discount_cents ELSE 0 END AS held,
 		COALESCE(o.currency, '') AS currency
 		FROM checkout_orders o WHERE o.order_id = ?`

@@ -49,7 +49,7 @@ func (s *Checkout) CheckRedemption(ctx context.Context, code, orderID string, am
 			return nil, err
 		}
 		if found && o.AmountCents != 0 && !o.Lined() {
-			l, _, c, err := discountLeft(s.DB.WithContext(ctx), orderID, now)
+			l, _, c, err := discountLeft(s.DB.WithContext(ctx), orderID, now, []int64{d.Coupon.ID})
 			if err != nil {
 				return nil, core.DBError("order", err)
 			}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/couponsvc/couponsvc/models"
-	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // saleHoldTTL is how long the hold of a till sale's codes lives between
@@ -15,36 +14,12 @@ const saleHoldTTL = 60
 // PreviewSale prices the codes of a till sale on its cart as Validate does
 // (it writes nothing), and, when coupons were already redeemed on the same
 // sale, on what they left of each line, as the redemption will price them
-// (docs/pages.md, "The till sells a cart"). A coupon that does not apply is
-// answered in the result, with its word, as Validate answers it.
+// (docs/pages.md, "The till sells a cart"): it is Validate, on the one
+// order state and plan of docs/checkout.md. A coupon that does not apply
+// is answered in the result, with its word, as Validate answers it.
 // Errors: as Validate.
 func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
-	if err := s.parseCheckout(ctx, &req, false); err != nil {
-		return nil, err
-	}
-	claims, err := s.claimSharedCodes(ctx, &req, false)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.readValidated(ctx, &req, claims)
-	if err != nil {
-		return nil, err
-	}
-	if req.OrderID != "" && req.Cart.Lined() {
-		o, found, err := s.ReadOrder(ctx, req.OrderID)
-		if err != nil {
-			return nil, err
-		}
-		if found && o.Lined() && o.Coupons > 0 {
-			if req.taken, err = s.takenOn(s.DB.WithContext(ctx), &o); err != nil {
-				return nil, core.DBError("order", err)
-			}
-		}
-	}
-	res, _ := s.decide(p, req, s.Clock())
-	markStacking(res, p.templates, s.maxPerOrder())
-	answerNoSuch(res, &req)
-	return res, nil
+	return s.Validate(ctx, req)
 }
 
 // RedeemSale redeems the codes of a till sale on its cart, as PreviewSale
