@@ -727,8 +727,11 @@ type CreateTemplateRequest struct {
 	// FaceValueCents fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds
 	FaceValueCents *int64 `json:"face_value_cents,omitempty"`
 
-	// GetPercent buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free)
+	// GetPercent buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)
 	GetPercent *int64 `json:"get_percent,omitempty"`
+
+	// GetPercentBp buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)
+	GetPercentBp *int64 `json:"get_percent_bp,omitempty"`
 
 	// GetQuantity buy_x_get_y: the cheapest units of each set that take get_percent off
 	GetQuantity *int64                    `json:"get_quantity,omitempty"`
@@ -752,8 +755,11 @@ type CreateTemplateRequest struct {
 	// PerUserLimit 1..100
 	PerUserLimit int64 `json:"per_user_limit"`
 
-	// PercentOff percent: 1..99
+	// PercentOff percent: 1..100, whole percents (or percent_off_bp, not both)
 	PercentOff *int64 `json:"percent_off,omitempty"`
+
+	// PercentOffBp percent: 1..10000 basis points, 0.01% steps (3333 is 33.33%; or percent_off, not both)
+	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
 
 	// Priority the order of the coupons of one order: lower first; 100 when left out
 	Priority     *int64                             `json:"priority,omitempty"`
@@ -1468,6 +1474,7 @@ type Template struct {
 	ExtendOnRefund   bool           `json:"extend_on_refund"`
 	FaceValueCents   int64          `json:"face_value_cents"`
 	GetPercent       int64          `json:"get_percent"`
+	GetPercentBp     int64          `json:"get_percent_bp"`
 	GetQuantity      int64          `json:"get_quantity"`
 	ID               int64          `json:"id"`
 	Kind             string         `json:"kind"`
@@ -1478,6 +1485,7 @@ type Template struct {
 	Name             string         `json:"name"`
 	PerUserLimit     int64          `json:"per_user_limit"`
 	PercentOff       int64          `json:"percent_off"`
+	PercentOffBp     int64          `json:"percent_off_bp"`
 	Priority         int64          `json:"priority"`
 	RefundPolicy     string         `json:"refund_policy"`
 	SharedCode       *string        `json:"shared_code,omitempty"`
@@ -1601,6 +1609,7 @@ type TemplateView struct {
 	ExtendOnRefund   bool           `json:"extend_on_refund"`
 	FaceValueCents   int64          `json:"face_value_cents"`
 	GetPercent       int64          `json:"get_percent"`
+	GetPercentBp     int64          `json:"get_percent_bp"`
 	GetQuantity      int64          `json:"get_quantity"`
 	ID               int64          `json:"id"`
 	Kind             string         `json:"kind"`
@@ -1611,6 +1620,7 @@ type TemplateView struct {
 	Name             string         `json:"name"`
 	PerUserLimit     int64          `json:"per_user_limit"`
 	PercentOff       int64          `json:"percent_off"`
+	PercentOffBp     int64          `json:"percent_off_bp"`
 	Priority         int64          `json:"priority"`
 	RefundPolicy     string         `json:"refund_policy"`
 	Remaining        *int64         `json:"remaining"`
@@ -1647,9 +1657,10 @@ type TemplatesAnswer struct {
 
 // Tier defines model for Tier.
 type Tier struct {
-	MinCents   int64  `json:"min_cents"`
-	OffCents   *int64 `json:"off_cents,omitempty"`
-	PercentOff *int64 `json:"percent_off,omitempty"`
+	MinCents     int64  `json:"min_cents"`
+	OffCents     *int64 `json:"off_cents,omitempty"`
+	PercentOff   *int64 `json:"percent_off,omitempty"`
+	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
 }
 
 // TierRequest defines model for TierRequest.
@@ -1660,8 +1671,11 @@ type TierRequest struct {
 	// OffCents the amount off (or percent_off, not both)
 	OffCents *int64 `json:"off_cents,omitempty"`
 
-	// PercentOff the percent off the targeted lines (or off_cents, not both)
+	// PercentOff the percent off the targeted lines, 1..100 (or off_cents, not both)
 	PercentOff *int64 `json:"percent_off,omitempty"`
+
+	// PercentOffBp percent_off in basis points, 1..10000 (or percent_off, not both)
+	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
 }
 
 // TokenAnswer defines model for TokenAnswer.

@@ -17,21 +17,21 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	var b strings.Builder
 	switch t.Kind {
 	case KindPercent:
-		fmt.Fprintf(&b, "%d%% off %s", t.PercentOff, orOrder(scope.on, t))
+		fmt.Fprintf(&b, "%s off %s", PercentWords(t.PercentBasisPoints()), orOrder(scope.on, t))
 	case KindFixedPerItem:
 		b.WriteString(money(t.FaceValueCents) + " off each item" + prefixed(" on ", scope.on))
 	case KindBuyXGetY:
 		get := "free"
-		if t.GetPercent < 100 {
-			get = fmt.Sprintf("at %d%% off", t.GetPercent)
+		if bp := t.GetPercentBasisPoints(); bp < MaxBasisPoints {
+			get = "at " + PercentWords(bp) + " off"
 		}
 		fmt.Fprintf(&b, "Buy %d, get %d %s%s", t.BuyQuantity, t.GetQuantity, get, prefixed(" on ", scope.on))
 	case KindTiered:
 		steps := make([]string, len(t.Tiers))
 		for i, tier := range t.Tiers {
 			off := money(tier.OffCents)
-			if tier.PercentOff > 0 {
-				off = fmt.Sprintf("%d%%", tier.PercentOff)
+			if bp := tier.BasisPoints(); bp > 0 {
+				off = PercentWords(bp)
 			}
 			steps[i] = off + " off from " + money(tier.MinCents)
 		}
@@ -118,3 +118,20 @@ func prefixed(prefix, s string) string {
 	}
 	return prefix + s
 }
+
+// PercentWords writes a percent given in basis points as a merchant reads
+// it: "20%", "20.5%", "33.33%" (no trailing zero after the point).
+func PercentWords(bp int64) string {
+	whole, frac := bp/100, bp%100
+	switch {
+	case frac == 0:
+		return fmt.Sprintf("%d%%", whole)
+	case frac%10 == 0:
+		return fmt.Sprintf("%d.%d%%", whole, frac/10)
+	}
+	return fmt.Sprintf("%d.%02d%%", whole, frac)
+}
+
+// PercentText is the percent kind's percent in words ("33.33%"), for the
+// pages that show it beside an amount.
+func (t *Template) PercentText() string { return PercentWords(t.PercentBasisPoints()) }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
@@ -20,7 +21,8 @@ type createTemplateRequest struct {
 	Description      *string `json:"description" schema:"template_description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides or U+FFFD"`
 	Kind             *string `json:"kind" binding:"required" schema:"template_kind"`
 	FaceValueCents   *int64  `json:"face_value_cents" schema:"money" doc:"fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds"`
-	PercentOff       *int64  `json:"percent_off" schema:"percent_off" doc:"percent: 1..99"`
+	PercentOff       *int64  `json:"percent_off" schema:"percent_off" doc:"percent: 1..100, whole percents (or percent_off_bp, not both)"`
+	PercentOffBP     *int64  `json:"percent_off_bp" schema:"percent_bp" doc:"percent: 1..10000 basis points, 0.01% steps (3333 is 33.33%; or percent_off, not both)"`
 	MaxDiscountCents *int64  `json:"max_discount_cents" schema:"money" doc:"the cap of the discount, and the coupon's budget value: required by every kind but fixed"`
 	MinOrderCents    *int64  `json:"min_order_cents" schema:"money" doc:"the smallest subtotal of the targeted lines the coupon applies to"`
 	// What the coupon applies to and the fields of the other kinds
@@ -30,7 +32,8 @@ type createTemplateRequest struct {
 	MinQuantity     *int64         `json:"min_quantity" schema:"min_quantity" doc:"the fewest targeted units the coupon applies to (0: any)"`
 	BuyQuantity     *int64         `json:"buy_quantity" schema:"set_quantity" doc:"buy_x_get_y: the units bought in each set"`
 	GetQuantity     *int64         `json:"get_quantity" schema:"set_quantity" doc:"buy_x_get_y: the cheapest units of each set that take get_percent off"`
-	GetPercent      *int64         `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free)"`
+	GetPercent      *int64         `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)"`
+	GetPercentBP    *int64         `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)"`
 	MaxApplications *int64         `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)"`
 	Tiers           []tierRequest  `json:"tiers" schema:"tiers" doc:"tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)"`
 	Priority        *int64         `json:"priority" schema:"priority" doc:"the order of the coupons of one order: lower first; 100 when left out"`
@@ -52,9 +55,10 @@ type createTemplateRequest struct {
 
 // tierRequest is models.Tier as a request sends it.
 type tierRequest struct {
-	MinCents   int64 `json:"min_cents" schema:"tier_min" doc:"the targeted subtotal from which the tier applies"`
-	OffCents   int64 `json:"off_cents" schema:"money" doc:"the amount off (or percent_off, not both)"`
-	PercentOff int64 `json:"percent_off" schema:"tier_percent" doc:"the percent off the targeted lines (or off_cents, not both)"`
+	MinCents     int64 `json:"min_cents" schema:"tier_min" doc:"the targeted subtotal from which the tier applies"`
+	OffCents     int64 `json:"off_cents" schema:"money" doc:"the amount off (or percent_off, not both)"`
+	PercentOff   int64 `json:"percent_off" schema:"tier_percent" doc:"the percent off the targeted lines, 1..100 (or off_cents, not both)"`
+	PercentOffBP int64 `json:"percent_off_bp" schema:"percent_bp" doc:"percent_off in basis points, 1..10000 (or percent_off, not both)"`
 }
 
 // targetRequest is models.TemplateTarget as a request sends it: an unnamed
@@ -80,7 +84,15 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 		}
 	}
 	set(&t.FaceValueCents, r.FaceValueCents)
+	if r.PercentOff != nil && r.PercentOffBP != nil {
+		return t, models.Invalid("percent_off_bp", "give percent_off (whole percents) or percent_off_bp (basis points), not both")
+	}
+	if r.GetPercent != nil && r.GetPercentBP != nil {
+		return t, models.Invalid("get_percent_bp", "give get_percent (whole percents) or get_percent_bp (basis points), not both")
+	}
 	set(&t.PercentOff, r.PercentOff)
+	set(&t.PercentOffBP, r.PercentOffBP)
+	set(&t.GetPercentBP, r.GetPercentBP)
 	set(&t.MaxDiscountCents, r.MaxDiscountCents)
 	set(&t.MinOrderCents, r.MinOrderCents)
 	set(&t.ValidDays, r.ValidDays)
@@ -91,7 +103,10 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 	set(&t.MaxApplications, r.MaxApplications)
 	t.Priority = models.DefaultPriority
 	set(&t.Priority, r.Priority)
-	for _, tier := range r.Tiers {
+	for i, tier := range r.Tiers {
+		if tier.PercentOff != 0 && tier.PercentOffBP != 0 {
+			return t, models.Invalid(fmt.Sprintf("tiers[%d].percent_off_bp", i), "give percent_off (whole percents) or percent_off_bp (basis points), not both")
+		}
 		t.Tiers = append(t.Tiers, models.Tier(tier))
 	}
 	if r.Target != nil {

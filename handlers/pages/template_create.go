@@ -31,7 +31,10 @@ type templateForm struct {
 	AppliesTo, MinQuantity, Priority, Currency            string
 	BuyQuantity, GetQuantity, GetPercent, MaxApplications string
 	Tiers                                                 string
-	Targets                                               map[string]string
+	// PercentExact and GetPercentExact are percents with up to two
+	// decimals ("33.33"), the service's percent_off_bp and get_percent_bp.
+	PercentExact, GetPercentExact string
+	Targets                       map[string]string
 	// Token names this filling of the form: sent twice, it creates one
 	// template (createOnce).
 	Token  string
@@ -57,6 +60,7 @@ var templateFields = map[string]string{
 	"applies_to": "applies_to", "target": "applies_to", "min_quantity": "min_quantity", "priority": "priority",
 	"currency": "currency", "buy_quantity": "buy_quantity", "get_quantity": "get_quantity",
 	"get_percent": "get_percent", "max_applications": "max_applications", "tiers": "tiers",
+	"percent_off_bp": "percent_exact", "get_percent_bp": "get_percent_exact",
 	"target.skus": "target_skus", "target.product_ids": "target_product_ids", "target.category_ids": "target_category_ids",
 	"target.exclude_skus": "target_exclude_skus", "target.exclude_product_ids": "target_exclude_product_ids",
 	"target.exclude_category_ids": "target_exclude_category_ids",
@@ -69,7 +73,9 @@ var templateFieldMessages = map[string]string{
 	"campaign_id":                 "Choose a campaign.",
 	"name":                        "Enter a name of 1 to 100 characters, on one line, of ordinary text.",
 	"face_value":                  "Enter the amount this coupon takes off, more than zero.",
-	"percent_off":                 "Enter a percentage from 1 to 99.",
+	"percent_off":                 "Enter a percentage from 1 to 100.",
+	"percent_exact":               "Enter a percentage from 0.01 to 100, or a whole one in Percent off, not both.",
+	"get_percent_exact":           "Enter a percentage from 0.01 to 100, or a whole one in Percent off those, not both.",
 	"max_discount":                "Enter the most this coupon may take off, more than zero.",
 	"min_order":                   "Enter the smallest order this coupon works on, or leave it empty for any order.",
 	"total_stock":                 "Enter how many coupons there are, from 1 to 10,000,000.",
@@ -207,6 +213,7 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
 		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
 		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
+		PercentExact: c.PostForm("percent_exact"), GetPercentExact: c.PostForm("get_percent_exact"),
 		Token: formToken(c), Errors: formErrors{},
 	}
 	if f.Token == "" {
@@ -270,7 +277,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	case models.KindFixed:
 		t.FaceValueCents = money("face_value", f.FaceValue, true)
 	case models.KindPercent:
-		t.PercentOff = formInt(e, "percent_off", f.PercentOff, true)
+		t.PercentOff, t.PercentOffBP = formPercentPair(e, "percent_off", f.PercentOff, "percent_exact", f.PercentExact)
 		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
 	case models.KindFixedPerItem:
 		t.FaceValueCents = money("face_value", f.FaceValue, true)
@@ -278,7 +285,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	case models.KindBuyXGetY:
 		t.BuyQuantity = formInt(e, "buy_quantity", f.BuyQuantity, true)
 		t.GetQuantity = formInt(e, "get_quantity", f.GetQuantity, true)
-		t.GetPercent = formInt(e, "get_percent", f.GetPercent, true)
+		t.GetPercent, t.GetPercentBP = formPercentPair(e, "get_percent", f.GetPercent, "get_percent_exact", f.GetPercentExact)
 		t.MaxApplications = formInt(e, "max_applications", f.MaxApplications, false)
 		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
 	case models.KindTiered:

@@ -48,17 +48,20 @@ var statedRules = map[string]string{
 	// Cross-field rules of a template (the fields' descriptions): kind's own
 	// fields, the claim and validity windows, the campaign's currency, a
 	// shared code of another template.
-	"POST /api/v1/templates valid_days":         "instead of valid_from/valid_until",
-	"POST /api/v1/templates percent_off":        "percent: 1..99, for that kind",
-	"POST /api/v1/templates valid_until":        "not yet passed",
-	"POST /api/v1/templates claim_ends_at":      "not after valid_until",
-	"POST /api/v1/templates claim_starts_at":    "before valid_until",
-	"POST /api/v1/templates currency":           "must be the campaign's",
-	"POST /api/v1/templates shared_code":        "another template's code (shared_code's description)",
-	"PATCH /api/v1/templates/:id claim_ends_at": "to after from: after claim_starts_at",
-	"PATCH /api/v1/templates/:id status":        "archived is final",
-	"PATCH /api/v1/campaigns/:id currency":      "changes only while the campaign has no template",
-	"POST /api/v1/templates/:id/stock delta":    "total_stock stays at most 10,000,000",
+	"POST /api/v1/templates valid_days":             "instead of valid_from/valid_until",
+	"POST /api/v1/templates percent_off":            "percent: 1..100",
+	"POST /api/v1/templates percent_off_bp":         "not both",
+	"POST /api/v1/templates get_percent_bp":         "not both",
+	"POST /api/v1/templates tiers[].percent_off_bp": "not both",
+	"POST /api/v1/templates valid_until":            "not yet passed",
+	"POST /api/v1/templates claim_ends_at":          "not after valid_until",
+	"POST /api/v1/templates claim_starts_at":        "before valid_until",
+	"POST /api/v1/templates currency":               "must be the campaign's",
+	"POST /api/v1/templates shared_code":            "another template's code (shared_code's description)",
+	"PATCH /api/v1/templates/:id claim_ends_at":     "to after from: after claim_starts_at",
+	"PATCH /api/v1/templates/:id status":            "archived is final",
+	"PATCH /api/v1/campaigns/:id currency":          "changes only while the campaign has no template",
+	"POST /api/v1/templates/:id/stock delta":        "total_stock stays at most 10,000,000",
 	// Whom a claim is for: "required with an app token".
 	"POST /api/v1/templates/:id/claim user_id": "required with an app token",
 	// Carts (cart_lines' and lines' descriptions): a line_id names one line;

@@ -268,7 +268,7 @@ func (p *Pricer) priceShipping(cart *Cart, c *Coupon, shippingLeft int64) (int64
 	case KindFixed:
 		d = c.FaceValueCents
 	case KindPercent:
-		d, _ = mulDiv(shippingLeft, c.PercentOff, 100)
+		d = percentOf(shippingLeft, BasisPoints(c.PercentOff, c.PercentOffBP))
 	default: // free_shipping
 		d = shippingLeft
 	}
@@ -314,15 +314,15 @@ func (p *Pricer) weigh(cart *Cart, c *Coupon) (int64, string) {
 		d = c.FaceValueCents
 		p.weighByLeft(0)
 	case KindPercent:
-		d, _ = mulDiv(leftSum, c.PercentOff, 100)
+		d = percentOf(leftSum, BasisPoints(c.PercentOff, c.PercentOffBP))
 		p.weighByLeft(0)
 	case KindTiered:
 		t, ok := tierMet(c.Tiers, sub)
 		if !ok {
 			return 0, RefusalBelowMinimum
 		}
-		if t.PercentOff > 0 {
-			d, _ = mulDiv(leftSum, t.PercentOff, 100)
+		if bp := BasisPoints(t.PercentOff, t.PercentOffBP); bp > 0 {
+			d = percentOf(leftSum, bp)
 		} else {
 			d = t.OffCents
 		}
@@ -438,8 +438,7 @@ func (p *Pricer) weighSets(c *Coupon) int64 {
 			}
 		}
 	}
-	d, _ := mulDiv(getSum, c.GetPercent, 100)
-	return d
+	return percentOf(getSum, BasisPoints(c.GetPercent, c.GetPercentBP))
 }
 
 // posBits is how many low bits of a sort key hold the entry's position.

@@ -231,3 +231,29 @@ func TestPriceAfterOnWhatEarlierCouponsLeft(t *testing.T) {
 		t.Fatalf("shipping %+v, payable %d", r.Coupons[1], r.PayableCents)
 	}
 }
+
+// Worked example 11 of docs/pricing.md: 33.33% of 3,000 is 999.9, rounded
+// down to 999, split over lines of 1,000 and 2,000 by what is left of them
+// (333 and 666); over the second line's 2 units of 1,000, 333 each. 100%
+// takes everything up to its cap.
+func TestPercentInBasisPointsRoundsDownThenSplits(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "a", SKU: "a", Quantity: 1, UnitPriceCents: 1000},
+		{ID: "b", SKU: "b", Quantity: 2, UnitPriceCents: 1000},
+	}}
+	r := pricing.Price(&cart, []pricing.Coupon{{Code: "THIRD", Kind: pricing.KindPercent, PercentOffBP: 3333, MaxDiscountCents: 100_000}})
+	if got, want := lineDiscounts(r), []int64{333, 666}; r.DiscountCents != 999 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("33.33%%: %d split %v, want 999 split %v", r.DiscountCents, got, want)
+	}
+	if got, want := r.Coupons[0].Lines[1].Units, []pricing.UnitRun{{First: 0, Count: 2, PerUnitCents: 333}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("units %v, want %v", got, want)
+	}
+	all := pricing.Price(&cart, []pricing.Coupon{{Code: "ALL", Kind: pricing.KindPercent, PercentOffBP: 10_000, MaxDiscountCents: 100_000}})
+	if all.DiscountCents != 3000 || all.PayableCents != 0 {
+		t.Fatalf("100%%: %d off, %d to pay, want 3000 and 0", all.DiscountCents, all.PayableCents)
+	}
+	capped := pricing.Price(&cart, []pricing.Coupon{{Code: "ALL", Kind: pricing.KindPercent, PercentOffBP: 10_000, MaxDiscountCents: 2500}})
+	if capped.DiscountCents != 2500 || capped.PayableCents != 500 {
+		t.Fatalf("100%% capped at 2,500: %d off, %d to pay", capped.DiscountCents, capped.PayableCents)
+	}
+}

@@ -65,11 +65,19 @@ func genCoupon(t *rapid.T, i int) pricing.Coupon {
 	case pricing.KindFixed, pricing.KindFixedPerItem:
 		c.FaceValueCents = rapid.Int64Range(1, 30_000).Draw(t, "face")
 	case pricing.KindPercent:
-		c.PercentOff = rapid.Int64Range(1, 99).Draw(t, "pct")
+		if rapid.Bool().Draw(t, "pctBP") {
+			c.PercentOffBP = rapid.Int64Range(1, 10_000).Draw(t, "bp")
+		} else {
+			c.PercentOff = rapid.Int64Range(1, 100).Draw(t, "pct")
+		}
 	case pricing.KindBuyXGetY:
 		c.BuyQuantity = rapid.Int64Range(1, 4).Draw(t, "buy")
 		c.GetQuantity = rapid.Int64Range(1, 3).Draw(t, "get")
-		c.GetPercent = rapid.Int64Range(1, 100).Draw(t, "getPct")
+		if rapid.Bool().Draw(t, "getBP") {
+			c.GetPercentBP = rapid.Int64Range(1, 10_000).Draw(t, "getPctBP")
+		} else {
+			c.GetPercent = rapid.Int64Range(1, 100).Draw(t, "getPct")
+		}
 		c.MaxApplications = rapid.Int64Range(0, 5).Draw(t, "apps")
 	case pricing.KindTiered:
 		var min int64
@@ -78,7 +86,7 @@ func genCoupon(t *rapid.T, i int) pricing.Coupon {
 			min += rapid.Int64Range(1, 30_000).Draw(t, "tierStep")
 			tier := pricing.Tier{MinCents: min}
 			if percent {
-				tier.PercentOff = rapid.Int64Range(1, 99).Draw(t, "tierPctOff")
+				tier.PercentOffBP = rapid.Int64Range(1, 10_000).Draw(t, "tierPctOffBP")
 			} else {
 				tier.OffCents = rapid.Int64Range(1, 30_000).Draw(t, "tierOff")
 			}
@@ -304,13 +312,13 @@ func TestPropertyOneLineCartIsTheAmountOnlyRule(t *testing.T) {
 			tpl := &models.Template{MinOrderCents: rapid.SampledFrom([]int64{0, 0, 500, 5000}).Draw(t, "min")}
 			c := pricing.Coupon{Code: fmt.Sprintf("C%d", i), Priority: 100, MinOrderCents: tpl.MinOrderCents}
 			if rapid.Bool().Draw(t, "percent") {
-				tpl.Kind, tpl.PercentOff, tpl.MaxDiscountCents = models.KindPercent, rapid.Int64Range(1, 99).Draw(t, "pct"), rapid.Int64Range(1, 100_000).Draw(t, "max")
-				c.Kind, c.PercentOff, c.MaxDiscountCents = pricing.KindPercent, tpl.PercentOff, tpl.MaxDiscountCents
+				tpl.Kind, tpl.PercentOffBP, tpl.MaxDiscountCents = models.KindPercent, rapid.Int64Range(1, 10_000).Draw(t, "bp"), rapid.Int64Range(1, 100_000).Draw(t, "max")
+				c.Kind, c.PercentOffBP, c.MaxDiscountCents = pricing.KindPercent, tpl.PercentOffBP, tpl.MaxDiscountCents
 			} else {
 				tpl.Kind, tpl.FaceValueCents = models.KindFixed, rapid.Int64Range(1, 100_000).Draw(t, "face")
 				c.Kind, c.FaceValueCents = pricing.KindFixed, tpl.FaceValueCents
 			}
-			key := fmt.Sprint(tpl.Kind, tpl.FaceValueCents, tpl.PercentOff)
+			key := fmt.Sprint(tpl.Kind, tpl.FaceValueCents, tpl.PercentOffBP)
 			if seen[key] {
 				continue // a tie: see above
 			}
@@ -428,6 +436,28 @@ func TestPropertyPriceIsPriceAfterNothing(t *testing.T) {
 		p.PriceAfter(&cart, pricing.Taken{Lines: make([][]pricing.UnitRun, len(cart.Lines))}, coupons, &after)
 		if r := pricing.Price(&cart, coupons); !equalResults(r, after) {
 			t.Fatalf("Price %+v\nPriceAfter %+v", r, after)
+		}
+	})
+}
+
+// A whole percent N and N×100 basis points are the same coupon: every
+// percent the package reads goes through pricing.BasisPoints.
+func TestPropertyWholePercentIsItsBasisPoints(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cart, coupons := genCart(t), genCoupons(t)
+		bp := slices.Clone(coupons)
+		for i := range bp {
+			c := &bp[i]
+			c.PercentOffBP, c.PercentOff = pricing.BasisPoints(c.PercentOff, c.PercentOffBP), 0
+			c.GetPercentBP, c.GetPercent = pricing.BasisPoints(c.GetPercent, c.GetPercentBP), 0
+			c.Tiers = slices.Clone(c.Tiers)
+			for k := range c.Tiers {
+				tr := &c.Tiers[k]
+				tr.PercentOffBP, tr.PercentOff = pricing.BasisPoints(tr.PercentOff, tr.PercentOffBP), 0
+			}
+		}
+		if a, b := pricing.Price(&cart, coupons), pricing.Price(&cart, bp); !equalResults(a, b) {
+			t.Fatalf("whole percents %+v\nbasis points %+v", a, b)
 		}
 	})
 }
