@@ -477,6 +477,9 @@ type CampaignsAnswer struct {
 type CartLine struct {
 	CategoryIds *[]string `json:"category_ids,omitempty"`
 
+	// CompareAtPriceCents one unit's price before the shop's own markdown (0 or left out: none); above unit_price_cents, the line is marked down and coupons for full-price items only skip it
+	CompareAtPriceCents *int64 `json:"compare_at_price_cents,omitempty"`
+
 	// Discountable false: no coupon discounts this line (default true)
 	Discountable *bool `json:"discountable,omitempty"`
 
@@ -726,6 +729,9 @@ type CreateTemplateRequest struct {
 
 	// FaceValueCents fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds
 	FaceValueCents *int64 `json:"face_value_cents,omitempty"`
+
+	// FullPriceOnly true: the coupon skips the lines the shop marked down (compare_at_price_cents above unit_price_cents), as lines it does not target; not with applies_to shipping
+	FullPriceOnly *bool `json:"full_price_only,omitempty"`
 
 	// GetPercent buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)
 	GetPercent *int64 `json:"get_percent,omitempty"`
@@ -1473,6 +1479,7 @@ type Template struct {
 	Description      string         `json:"description"`
 	ExtendOnRefund   bool           `json:"extend_on_refund"`
 	FaceValueCents   int64          `json:"face_value_cents"`
+	FullPriceOnly    bool           `json:"full_price_only"`
 	GetPercent       int64          `json:"get_percent"`
 	GetPercentBp     int64          `json:"get_percent_bp"`
 	GetQuantity      int64          `json:"get_quantity"`
@@ -1608,6 +1615,7 @@ type TemplateView struct {
 	Description      string         `json:"description"`
 	ExtendOnRefund   bool           `json:"extend_on_refund"`
 	FaceValueCents   int64          `json:"face_value_cents"`
+	FullPriceOnly    bool           `json:"full_price_only"`
 	GetPercent       int64          `json:"get_percent"`
 	GetPercentBp     int64          `json:"get_percent_bp"`
 	GetQuantity      int64          `json:"get_quantity"`

@@ -59,6 +59,7 @@ var requestBounds = map[string]kw{
 	"CartLine.quantity":                                   {"minimum": 1, "maximum": checkout.MaxLineQuantity},
 	"CartLine.sku":                                        cartID,
 	"CartLine.unit_price_cents":                           money,
+	"CartLine.compare_at_price_cents":                     money,
 	"ClaimRequest.user_id":                                userID,
 	"ConfirmRequest.currency":                             currency,
 	"ConfirmRequest.lines":                                cartLines,

@@ -44,6 +44,9 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	if scope.not != "" {
 		b.WriteString(", not on " + scope.not)
 	}
+	if t.FullPriceOnly {
+		b.WriteString(" on full-price items only")
+	}
 	if t.MinOrderCents > 0 {
 		b.WriteString(" on orders over " + money(t.MinOrderCents))
 	}

@@ -86,6 +86,9 @@ type Template struct {
 	GetPercentBP    int64  `json:"get_percent_bp"`
 	MaxApplications int64  `json:"max_applications"`
 	Tiers           []Tier `gorm:"serializer:json" json:"tiers,omitempty"`
+	// FullPriceOnly skips the lines the shop marked down (compare-at price
+	// above the price), as if the template did not target them.
+	FullPriceOnly bool `json:"full_price_only"`
 	// Priority orders the coupons of one order: lower first (0..1000).
 	Priority int64 `json:"priority"`
 	// Currency is the ISO 4217 code of the template's amounts.

@@ -231,6 +231,9 @@ func (t *Template) validateTarget(errs *FieldErrors) {
 	case t.AppliesTo == AppliesToShipping && !slices.Contains([]string{KindFixed, KindPercent, KindFreeShipping}, t.Kind):
 		errs.Add(Invalid("applies_to", `"shipping" is only for fixed, percent and free_shipping coupons`))
 	}
+	if t.FullPriceOnly && t.AppliesTo == AppliesToShipping {
+		errs.Add(Invalid("full_price_only", `is for coupons on the order or on items, not on the shipping`))
+	}
 	if t.AppliesTo != AppliesToItems && !t.Target.Empty() {
 		errs.Add(Invalid("target", `is only for applies_to "items"`))
 	}

@@ -88,6 +88,7 @@ func TestTemplateValidateKinds(t *testing.T) {
 		{"unknown kind", "fixed", func(tp *models.Template) { tp.Kind = "bogo" }, []string{"kind"}},
 		{"fixed takes no cap", "fixed", func(tp *models.Template) { tp.MaxDiscountCents = 5 }, []string{"max_discount_cents"}},
 		{"fixed no face", "fixed", func(tp *models.Template) { tp.FaceValueCents = 0 }, []string{"face_value_cents"}},
+		{"full_price_only on shipping", "free_shipping", func(tp *models.Template) { tp.FullPriceOnly = true }, []string{"full_price_only"}},
 		{"percent 101", "percent", func(tp *models.Template) { tp.PercentOff = 101 }, []string{"percent_off"}},
 		{"percent_off_bp over 10000", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 0, 10_001 }, []string{"percent_off_bp"}},
 		{"percent_off_bp negative", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 0, -1 }, []string{"percent_off_bp"}},

@@ -36,6 +36,7 @@ type createTemplateRequest struct {
 	GetPercentBP    *int64         `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)"`
 	MaxApplications *int64         `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)"`
 	Tiers           []tierRequest  `json:"tiers" schema:"tiers" doc:"tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)"`
+	FullPriceOnly   *bool          `json:"full_price_only" doc:"true: the coupon skips the lines the shop marked down (compare_at_price_cents above unit_price_cents), as lines it does not target; not with applies_to shipping"`
 	Priority        *int64         `json:"priority" schema:"priority" doc:"the order of the coupons of one order: lower first; 100 when left out"`
 	Currency        *string        `json:"currency" schema:"currency" doc:"ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's"`
 	TotalStock      *int64         `json:"total_stock" binding:"required" schema:"total_stock" doc:"1..10,000,000"`
@@ -114,6 +115,9 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 	}
 	if r.AppliesTo != nil {
 		t.AppliesTo = *r.AppliesTo
+	}
+	if r.FullPriceOnly != nil {
+		t.FullPriceOnly = *r.FullPriceOnly
 	}
 	if r.Currency != nil {
 		t.Currency = *r.Currency

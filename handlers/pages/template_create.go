@@ -34,7 +34,9 @@ type templateForm struct {
 	// PercentExact and GetPercentExact are percents with up to two
 	// decimals ("33.33"), the service's percent_off_bp and get_percent_bp.
 	PercentExact, GetPercentExact string
-	Targets                       map[string]string
+	// FullPriceOnly: the coupon skips the items the shop marked down.
+	FullPriceOnly bool
+	Targets       map[string]string
 	// Token names this filling of the form: sent twice, it creates one
 	// template (createOnce).
 	Token  string
@@ -60,7 +62,7 @@ var templateFields = map[string]string{
 	"applies_to": "applies_to", "target": "applies_to", "min_quantity": "min_quantity", "priority": "priority",
 	"currency": "currency", "buy_quantity": "buy_quantity", "get_quantity": "get_quantity",
 	"get_percent": "get_percent", "max_applications": "max_applications", "tiers": "tiers",
-	"percent_off_bp": "percent_exact", "get_percent_bp": "get_percent_exact",
+	"percent_off_bp": "percent_exact", "get_percent_bp": "get_percent_exact", "full_price_only": "full_price_only",
 	"target.skus": "target_skus", "target.product_ids": "target_product_ids", "target.category_ids": "target_category_ids",
 	"target.exclude_skus": "target_exclude_skus", "target.exclude_product_ids": "target_exclude_product_ids",
 	"target.exclude_category_ids": "target_exclude_category_ids",
@@ -214,7 +216,8 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
 		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
 		PercentExact: c.PostForm("percent_exact"), GetPercentExact: c.PostForm("get_percent_exact"),
-		Token: formToken(c), Errors: formErrors{},
+		FullPriceOnly: c.PostForm("full_price_only") != "",
+		Token:         formToken(c), Errors: formErrors{},
 	}
 	if f.Token == "" {
 		f.Token = newFormToken()
@@ -299,6 +302,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	if f.Kind != models.KindFreeShipping { // always the shipping
 		t.AppliesTo = f.AppliesTo
 	}
+	t.FullPriceOnly = f.FullPriceOnly && f.Kind != models.KindFreeShipping && t.AppliesTo != models.AppliesToShipping
 	if t.AppliesTo == models.AppliesToItems {
 		t.Target = models.TemplateTarget{SKUs: formList(f.Targets["skus"]), ProductIDs: formList(f.Targets["product_ids"]),
 			CategoryIDs: formList(f.Targets["category_ids"]), ExcludeSKUs: formList(f.Targets["exclude_skus"]),

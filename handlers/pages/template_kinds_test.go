@@ -119,6 +119,17 @@ func TestPagesTemplateFormPercentDecimals(t *testing.T) {
 	if tp = created(t, e, "Tiers 7.5"); fmt.Sprint(tp.Tiers) != "[{5000 0 0 750} {9000 0 10 1000}]" {
 		t.Fatalf("tiers: %+v", tp.Tiers)
 	}
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Full price 20", "kind", "percent",
+		"percent_off", "20", "max_discount", "50", "full_price_only", "1"))
+	if tp = created(t, e, "Full price 20"); !tp.FullPriceOnly {
+		t.Fatalf("full price only: %+v", tp)
+	}
+	// Ticked on a shipping coupon, it is left out (the box is hidden there).
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Ship full", "kind", "free_shipping",
+		"max_discount", "10", "full_price_only", "1"))
+	if tp = created(t, e, "Ship full"); tp.FullPriceOnly {
+		t.Fatalf("free shipping kept full_price_only: %+v", tp)
+	}
 	before := e.CountTemplates(t)
 	for _, tc := range []struct{ whole, exact, want string }{
 		{"20", "20.5", "not both"},

@@ -51,6 +51,7 @@ var statedRules = map[string]string{
 	"POST /api/v1/templates valid_days":             "instead of valid_from/valid_until",
 	"POST /api/v1/templates percent_off":            "percent: 1..100",
 	"POST /api/v1/templates percent_off_bp":         "not both",
+	"POST /api/v1/templates full_price_only":        "not with applies_to shipping",
 	"POST /api/v1/templates get_percent_bp":         "not both",
 	"POST /api/v1/templates tiers[].percent_off_bp": "not both",
 	"POST /api/v1/templates valid_until":            "not yet passed",

@@ -115,6 +115,9 @@ func (s *Checkout) parseCart(in Cart, amount int64) (pricing.Cart, error) {
 		if l.UnitPriceCents < 0 || l.UnitPriceCents > models.MaxMoneyCents {
 			return pricing.Cart{}, models.Invalid(at("unit_price_cents"), "must be between 0 and %d", int64(models.MaxMoneyCents))
 		}
+		if l.CompareAtPriceCents < 0 || l.CompareAtPriceCents > models.MaxMoneyCents {
+			return pricing.Cart{}, models.Invalid(at("compare_at_price_cents"), "must be between 0 and %d", int64(models.MaxMoneyCents))
+		}
 		// Both factors are bounded, so the product and the sum stay far
 		// from overflow before the total is checked.
 		total += l.Quantity * l.UnitPriceCents
@@ -155,6 +158,9 @@ type canonicalLine struct {
 	Quantity     int64    `json:"quantity"`
 	UnitPrice    int64    `json:"unit_price_cents"`
 	Discountable bool     `json:"discountable"`
+	// CompareAt is left out when 0, so that a cart without compare-at
+	// prices keeps the hash it had before they existed.
+	CompareAt int64 `json:"compare_at_price_cents,omitempty"`
 }
 
 // cartHash is the hex SHA-256 of the canonical cart: its currency, its
@@ -168,7 +174,7 @@ func cartHash(c *pricing.Cart) string {
 			cats = []string{}
 		}
 		lines[i] = canonicalLine{ID: l.ID, SKU: l.SKU, ProductID: l.ProductID, CategoryIDs: cats,
-			Quantity: l.Quantity, UnitPrice: l.UnitPriceCents, Discountable: !l.NotDiscountable}
+			Quantity: l.Quantity, UnitPrice: l.UnitPriceCents, Discountable: !l.NotDiscountable, CompareAt: l.CompareAtPriceCents}
 	}
 	b, err := json.Marshal(struct {
 		Currency string          `json:"currency"`

@@ -31,6 +31,9 @@ type OrderLine struct {
 	UnitPriceCents   int64
 	Discountable     bool
 	ReturnedQuantity int64
+	// CompareAtPriceCents is the line's compare-at price (0: none), kept
+	// so that the order's cart is the one priced.
+	CompareAtPriceCents int64
 }
 
 func (OrderLine) TableName() string { return "order_lines" }
@@ -101,7 +104,7 @@ func DecodeUnits(s *string) ([]pricing.UnitRun, error) {
 }
 
 // orderLineColumns are the columns writeLines gives each order_lines row.
-const orderLineColumns = `(order_id, line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity)`
+const orderLineColumns = `(order_id, line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity, compare_at_price_cents)`
 
 // writeLines writes the order's lines inside tx, after its row was taken,
 // unless they are there: an order's lines are written once, with its first
@@ -129,18 +132,18 @@ func writeLines(tx *gorm.DB, orderID string, oc orderCart, fresh bool) error {
 	q.WriteString("INSERT INTO order_lines ")
 	q.WriteString(orderLineColumns)
 	q.WriteString(" VALUES ")
-	args := make([]any, 0, len(lines)*10)
+	args := make([]any, 0, len(lines)*11)
 	for i, l := range lines {
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString("(?,?,?,?,?,?,?,?,?,0)")
+		q.WriteString("(?,?,?,?,?,?,?,?,?,0,?)")
 		var cats *string
 		if len(l.CategoryIDs) > 0 {
 			b, _ := json.Marshal(l.CategoryIDs)
 			cats = ptrTo(string(b))
 		}
-		args = append(args, orderID, i, l.ID, l.SKU, l.ProductID, cats, l.Quantity, l.UnitPriceCents, !l.NotDiscountable)
+		args = append(args, orderID, i, l.ID, l.SKU, l.ProductID, cats, l.Quantity, l.UnitPriceCents, !l.NotDiscountable, l.CompareAtPriceCents)
 	}
 	return tx.Exec(q.String(), args...).Error
 }
@@ -157,7 +160,7 @@ func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
 	for i, r := range rows {
 		returned[i] = r.ReturnedQuantity
 		l := pricing.Line{ID: r.LineID, SKU: r.SKU, ProductID: r.ProductID, Quantity: r.Quantity,
-			UnitPriceCents: r.UnitPriceCents, NotDiscountable: !r.Discountable}
+			UnitPriceCents: r.UnitPriceCents, NotDiscountable: !r.Discountable, CompareAtPriceCents: r.CompareAtPriceCents}
 		if r.CategoryIDs != nil && *r.CategoryIDs != "" {
 			if err := json.Unmarshal([]byte(*r.CategoryIDs), &l.CategoryIDs); err != nil {
 				return nil, nil, fmt.Errorf("order_lines.category_ids of order %s line %d: %w", o.OrderID, r.LineNo, err)

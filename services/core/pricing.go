@@ -28,6 +28,7 @@ func PricingCoupon(t *models.Template, code string) pricing.Coupon {
 		GetPercentBP:     t.GetPercentBP,
 		MaxApplications:  t.MaxApplications,
 		Priority:         t.Priority,
+		FullPriceOnly:    t.FullPriceOnly,
 		Match: pricing.Match{
 			SKUs: t.Target.SKUs, ProductIDs: t.Target.ProductIDs, CategoryIDs: t.Target.CategoryIDs,
 			ExcludeSKUs: t.Target.ExcludeSKUs, ExcludeProductIDs: t.Target.ExcludeProductIDs,

@@ -51,6 +51,10 @@ type Coupon struct {
 	Tiers []Tier
 	// Priority orders the coupons of one cart: lower first (default 100).
 	Priority int64
+	// FullPriceOnly skips the lines the shop marked down (Line.MarkedDown)
+	// as if the coupon did not target them: they count toward none of its
+	// minimums and take none of its discount.
+	FullPriceOnly bool
 }
 
 // Tier is one step of a tiered coupon: from MinCents of targeted subtotal,
@@ -128,7 +132,7 @@ func hasAny(list, vs []string) bool {
 
 // targets reports whether the coupon may discount line l (shipping aside).
 func (c *Coupon) targets(l *Line) bool {
-	if l.NotDiscountable || l.Quantity <= 0 || l.UnitPriceCents <= 0 {
+	if l.NotDiscountable || l.Quantity <= 0 || l.UnitPriceCents <= 0 || (c.FullPriceOnly && l.MarkedDown()) {
 		return false
 	}
 	switch c.AppliesTo {

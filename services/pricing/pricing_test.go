@@ -257,3 +257,36 @@ func TestPercentInBasisPointsRoundsDownThenSplits(t *testing.T) {
 		t.Fatalf("100%% capped at 2,500: %d off, %d to pay", capped.DiscountCents, capped.PayableCents)
 	}
 }
+
+// Worked example 12 of docs/pricing.md: 20% off full-price items only. The
+// shirt (3,000, compare-at 4,000) is marked down and skipped; the trousers
+// (5,000, compare-at 5,000) and the socks (no compare-at) take 20%:
+// 1,000 + 200. The minimum counts the lines the coupon targets only.
+func TestFullPriceOnlySkipsMarkedDownLines(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "shirt", SKU: "shirt", Quantity: 1, UnitPriceCents: 3000, CompareAtPriceCents: 4000},
+		{ID: "trousers", SKU: "trousers", Quantity: 1, UnitPriceCents: 5000, CompareAtPriceCents: 5000},
+		{ID: "socks", SKU: "socks", Quantity: 2, UnitPriceCents: 500},
+	}}
+	c := pricing.Coupon{Code: "FULL20", Kind: pricing.KindPercent, PercentOff: 20, MaxDiscountCents: 100_000, FullPriceOnly: true}
+	r := pricing.Price(&cart, []pricing.Coupon{c})
+	if got, want := lineDiscounts(r), []int64{0, 1000, 200}; r.DiscountCents != 1200 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("full price only: %d split %v, want 1200 split %v", r.DiscountCents, got, want)
+	}
+	// Without the flag the shirt takes its 600 too.
+	c.FullPriceOnly = false
+	if r := pricing.Price(&cart, []pricing.Coupon{c}); r.DiscountCents != 1800 {
+		t.Fatalf("every line: %d, want 1800", r.DiscountCents)
+	}
+	// A minimum of 6,500: the full-price lines make 6,000, below it.
+	c.FullPriceOnly, c.MinOrderCents = true, 6500
+	if r := pricing.Price(&cart, []pricing.Coupon{c}); r.DiscountCents != 0 || r.Coupons[0].Refusal != pricing.RefusalBelowMinimum {
+		t.Fatalf("minimum on the full-price lines: %+v", r.Coupons[0])
+	}
+	// Only marked-down lines: nothing the coupon targets.
+	only := pricing.Cart{Lines: cart.Lines[:1]}
+	c.MinOrderCents = 0
+	if r := pricing.Price(&only, []pricing.Coupon{c}); r.Coupons[0].Refusal != pricing.RefusalNoLines {
+		t.Fatalf("a cart of marked-down lines: %+v", r.Coupons[0])
+	}
+}

@@ -32,6 +32,15 @@ func genCart(t *rapid.T) pricing.Cart {
 			Quantity: q, UnitPriceCents: rapid.Int64Range(0, 50_000).Draw(t, "price"),
 			NotDiscountable: rapid.IntRange(0, 7).Draw(t, "nd") == 0,
 		}
+		// A compare-at price below, at or above the price (marked down).
+		switch rapid.IntRange(0, 3).Draw(t, "compareAt") {
+		case 1:
+			l.CompareAtPriceCents = l.UnitPriceCents
+		case 2:
+			l.CompareAtPriceCents = l.UnitPriceCents + rapid.Int64Range(1, 5_000).Draw(t, "markdown")
+		case 3:
+			l.CompareAtPriceCents = rapid.Int64Range(0, l.UnitPriceCents).Draw(t, "compareBelow")
+		}
 		for _, cat := range categories {
 			if rapid.Bool().Draw(t, "cat") {
 				l.CategoryIDs = append(l.CategoryIDs, cat)
@@ -50,6 +59,7 @@ func genCoupon(t *rapid.T, i int) pricing.Coupon {
 		MaxDiscountCents: rapid.Int64Range(1, 100_000).Draw(t, "max"),
 		MinOrderCents:    rapid.SampledFrom([]int64{0, 0, 0, 1000, 20_000}).Draw(t, "min"),
 		MinQuantity:      rapid.SampledFrom([]int64{0, 0, 0, 2, 5}).Draw(t, "minQty"),
+		FullPriceOnly:    rapid.IntRange(0, 3).Draw(t, "fullPrice") == 0,
 	}
 	switch rapid.IntRange(0, 3).Draw(t, "appliesTo") {
 	case 1:
@@ -111,6 +121,9 @@ func checkExact(t *rapid.T, cart *pricing.Cart, coupons []pricing.Coupon, r pric
 	for ci, cr := range r.Coupons {
 		var sum int64
 		for _, ls := range cr.Lines {
+			if coupons[ci].FullPriceOnly && cart.Lines[ls.Line].MarkedDown() && ls.DiscountCents != 0 {
+				t.Fatalf("coupon %s (full price only) takes %d off marked-down line %d", cr.Code, ls.DiscountCents, ls.Line)
+			}
 			var units int64
 			for _, u := range ls.Units {
 				units += u.Count * u.PerUnitCents
