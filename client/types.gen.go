@@ -131,6 +131,24 @@ func (e CreateTemplateRequestStatus) Valid() bool {
 	}
 }
 
+// Defines values for CreateTemplateRequestUnitOrder.
+const (
+	Cheapest CreateTemplateRequestUnitOrder = "cheapest"
+	Dearest  CreateTemplateRequestUnitOrder = "dearest"
+)
+
+// Valid indicates whether the value is a known member of the CreateTemplateRequestUnitOrder enum.
+func (e CreateTemplateRequestUnitOrder) Valid() bool {
+	switch e {
+	case Cheapest:
+		return true
+	case Dearest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateTokenRequestRole.
 const (
 	CreateTokenRequestRoleAdmin   CreateTokenRequestRole = "admin"
@@ -749,6 +767,12 @@ type CreateTemplateRequest struct {
 	// MaxDiscountCents the cap of the discount, and the coupon's budget value: required by every kind but fixed
 	MaxDiscountCents *int64 `json:"max_discount_cents,omitempty"`
 
+	// MaxUnitsPerLine the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping
+	MaxUnitsPerLine *int64 `json:"max_units_per_line,omitempty"`
+
+	// MaxUnitsPerOrder the most units of the order the coupon discounts (0: no bound; 1 with unit_order cheapest: the cheapest item, once); not for buy_x_get_y nor the shipping
+	MaxUnitsPerOrder *int64 `json:"max_units_per_order,omitempty"`
+
 	// MinOrderCents the smallest subtotal of the targeted lines the coupon applies to
 	MinOrderCents *int64 `json:"min_order_cents,omitempty"`
 
@@ -807,6 +831,9 @@ type CreateTemplateRequest struct {
 	// TotalStock 1..10,000,000
 	TotalStock int64 `json:"total_stock"`
 
+	// UnitOrder with a units bound: which units first, cheapest (default) or dearest (what is left of their price); only with max_units_per_line or max_units_per_order
+	UnitOrder *CreateTemplateRequestUnitOrder `json:"unit_order,omitempty"`
+
 	// ValidDays 1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)
 	ValidDays *int64 `json:"valid_days,omitempty"`
 
@@ -834,6 +861,9 @@ type CreateTemplateRequestStacking string
 
 // CreateTemplateRequestStatus archived (by a change of status only) is final: no claims, and the shared code is free for another template
 type CreateTemplateRequestStatus string
+
+// CreateTemplateRequestUnitOrder with a units bound: which units first, cheapest (default) or dearest (what is left of their price); only with max_units_per_line or max_units_per_order
+type CreateTemplateRequestUnitOrder string
 
 // CreateTokenRequest defines model for CreateTokenRequest.
 type CreateTokenRequest struct {
@@ -1487,6 +1517,8 @@ type Template struct {
 	Kind             string         `json:"kind"`
 	MaxApplications  int64          `json:"max_applications"`
 	MaxDiscountCents int64          `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64          `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64          `json:"max_units_per_order"`
 	MinOrderCents    int64          `json:"min_order_cents"`
 	MinQuantity      int64          `json:"min_quantity"`
 	Name             string         `json:"name"`
@@ -1501,6 +1533,7 @@ type Template struct {
 	Target           TemplateTarget `json:"target"`
 	Tiers            *[]Tier        `json:"tiers,omitempty"`
 	TotalStock       int64          `json:"total_stock"`
+	UnitOrder        *string        `json:"unit_order,omitempty"`
 	UpdatedAt        time.Time      `json:"updated_at"`
 	ValidDays        int64          `json:"valid_days"`
 	ValidFrom        *time.Time     `json:"valid_from"`
@@ -1623,6 +1656,8 @@ type TemplateView struct {
 	Kind             string         `json:"kind"`
 	MaxApplications  int64          `json:"max_applications"`
 	MaxDiscountCents int64          `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64          `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64          `json:"max_units_per_order"`
 	MinOrderCents    int64          `json:"min_order_cents"`
 	MinQuantity      int64          `json:"min_quantity"`
 	Name             string         `json:"name"`
@@ -1638,6 +1673,7 @@ type TemplateView struct {
 	Target           TemplateTarget `json:"target"`
 	Tiers            *[]Tier        `json:"tiers,omitempty"`
 	TotalStock       int64          `json:"total_stock"`
+	UnitOrder        *string        `json:"unit_order,omitempty"`
 	UpdatedAt        time.Time      `json:"updated_at"`
 	ValidDays        int64          `json:"valid_days"`
 	ValidFrom        *time.Time     `json:"valid_from"`

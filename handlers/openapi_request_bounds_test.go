@@ -87,6 +87,8 @@ var requestBounds = map[string]kw{
 	"CreateTemplateRequest.per_user_limit":                {"minimum": 1, "maximum": models.MaxPerUserLimit},
 	"CreateTemplateRequest.percent_off":                   {"minimum": 0, "maximum": 100},
 	"CreateTemplateRequest.percent_off_bp":                {"minimum": 0, "maximum": 10000},
+	"CreateTemplateRequest.max_units_per_line":            {"minimum": 0, "maximum": 1000000},
+	"CreateTemplateRequest.max_units_per_order":           {"minimum": 0, "maximum": 1000000},
 	"CreateTemplateRequest.priority":                      {"minimum": 0, "maximum": models.MaxPriority},
 	"CreateTemplateRequest.shared_code":                   {"minLength": models.MinSharedCodeLen, "maxLength": models.MaxSharedCodeLen, "pattern": "^[A-Za-z0-9-]+$"},
 	"CreateTemplateRequest.target.category_ids":           targetList,

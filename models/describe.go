@@ -47,6 +47,7 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	if t.FullPriceOnly {
 		b.WriteString(" on full-price items only")
 	}
+	b.WriteString(unitWords(t))
 	if t.MinOrderCents > 0 {
 		b.WriteString(" on orders over " + money(t.MinOrderCents))
 	}
@@ -60,6 +61,46 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 		b.WriteString(", up to " + money(t.MaxDiscountCents) + " off")
 	}
 	return b.String()
+}
+
+// unitWords says a template's unit bounds: " on the cheapest item, once",
+// " on up to 2 units per line", " on up to 3 items, cheapest first" ("" for
+// none).
+func unitWords(t *Template) string {
+	perLine, perOrder := t.MaxUnitsPerLine, t.MaxUnitsPerOrder
+	first := UnitsCheapest
+	if t.UnitOrder == UnitsDearest {
+		first = UnitsDearest
+	}
+	switch {
+	case perLine <= 0 && perOrder <= 0:
+		return ""
+	case perLine <= 0 && perOrder == 1:
+		return " on the " + first + " item, once"
+	}
+	var parts []string
+	if perLine > 0 {
+		parts = append(parts, fmt.Sprintf("up to %d %s per line", perLine, plural(perLine, "unit")))
+	}
+	switch {
+	case perOrder > 0 && perLine > 0:
+		parts = append(parts, fmt.Sprintf("%d in all", perOrder))
+	case perOrder > 0:
+		parts = append(parts, fmt.Sprintf("up to %d %s", perOrder, plural(perOrder, "item")))
+	}
+	s := " on " + strings.Join(parts, " and ")
+	if first == UnitsDearest || perOrder > 1 {
+		s += ", " + first + " first"
+	}
+	return s
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // scopeWords are the items a template applies to and those it leaves out,

@@ -32,6 +32,9 @@ const (
 	// shared code is free for another template (docs/shared-codes.md).
 	TemplateArchived = "archived"
 
+	UnitsCheapest = "cheapest" // a bounded coupon discounts the cheapest units first
+	UnitsDearest  = "dearest"  // ... or the dearest
+
 	CodeModeUnique = "unique" // a code per claimed coupon
 	CodeModeShared = "shared" // one code every shopper types at checkout
 )
@@ -89,6 +92,12 @@ type Template struct {
 	// FullPriceOnly skips the lines the shop marked down (compare-at price
 	// above the price), as if the template did not target them.
 	FullPriceOnly bool `json:"full_price_only"`
+	// MaxUnitsPerLine and MaxUnitsPerOrder bound the units the coupon
+	// discounts (0: no bound), UnitOrder says which first (UnitsCheapest,
+	// the default with a bound, or UnitsDearest; empty without one).
+	MaxUnitsPerLine  int64  `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64  `json:"max_units_per_order"`
+	UnitOrder        string `json:"unit_order,omitempty"`
 	// Priority orders the coupons of one order: lower first (0..1000).
 	Priority int64 `json:"priority"`
 	// Currency is the ISO 4217 code of the template's amounts.

@@ -17,8 +17,9 @@ const (
 	MaxApplicationsCap = 1_000_000 // max_applications
 	MaxMinQuantity     = 1_000_000
 	MaxPriority        = 1000
-	MaxPercent         = 100    // percent_off, get_percent, a tier's percent_off
-	MaxBasisPoints     = 10_000 // their _bp fields: 100.00%
+	MaxUnitsBound      = 1_000_000 // max_units_per_line, max_units_per_order
+	MaxPercent         = 100       // percent_off, get_percent, a tier's percent_off
+	MaxBasisPoints     = 10_000    // their _bp fields: 100.00%
 	// DefaultPriority is the priority of a template created without one.
 	DefaultPriority = 100
 )
@@ -73,6 +74,37 @@ func (t *Template) validatePricing(errs *FieldErrors) {
 		errs.Add(ValidateCurrency("currency", t.Currency))
 	}
 	t.validateTarget(errs)
+	t.validateUnits(errs)
+}
+
+// validateUnits checks the unit bounds and unit_order (docs/pricing.md,
+// "Unit selection"): 0..MaxUnitsBound each, not for buy_x_get_y (its sets
+// choose their units) nor on the shipping; unit_order cheapest (the
+// default) or dearest, only with a bound.
+func (t *Template) validateUnits(errs *FieldErrors) {
+	bounded := false
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max_units_per_line", t.MaxUnitsPerLine}, {"max_units_per_order", t.MaxUnitsPerOrder}} {
+		switch {
+		case f.v < 0 || f.v > MaxUnitsBound:
+			errs.Add(Invalid(f.name, "must be between 0 (no bound) and %d", MaxUnitsBound))
+		case f.v > 0 && (t.Kind == KindBuyXGetY || t.Kind == KindFreeShipping || t.AppliesTo == AppliesToShipping):
+			errs.Add(Invalid(f.name, "is for coupons on the order or on items, but buy_x_get_y (its sets choose its units)"))
+		case f.v > 0:
+			bounded = true
+		}
+	}
+	switch {
+	case t.UnitOrder == "" && bounded:
+		t.UnitOrder = UnitsCheapest
+	case t.UnitOrder == "":
+	case t.UnitOrder != UnitsCheapest && t.UnitOrder != UnitsDearest:
+		errs.Add(Invalid("unit_order", "must be %q or %q", UnitsCheapest, UnitsDearest))
+	case !bounded:
+		errs.Add(Invalid("unit_order", "is only with max_units_per_line or max_units_per_order"))
+	}
 }
 
 // validateKindFields checks the fields of t's (known) kind, and that the

@@ -89,6 +89,12 @@ func TestTemplateValidateKinds(t *testing.T) {
 		{"fixed takes no cap", "fixed", func(tp *models.Template) { tp.MaxDiscountCents = 5 }, []string{"max_discount_cents"}},
 		{"fixed no face", "fixed", func(tp *models.Template) { tp.FaceValueCents = 0 }, []string{"face_value_cents"}},
 		{"full_price_only on shipping", "free_shipping", func(tp *models.Template) { tp.FullPriceOnly = true }, []string{"full_price_only"}},
+		{"max_units_per_line negative", "percent", func(tp *models.Template) { tp.MaxUnitsPerLine = -1 }, []string{"max_units_per_line"}},
+		{"max_units_per_order too many", "percent", func(tp *models.Template) { tp.MaxUnitsPerOrder = 1_000_001 }, []string{"max_units_per_order"}},
+		{"max_units_per_line on buy_x_get_y", "buy_x_get_y", func(tp *models.Template) { tp.MaxUnitsPerLine = 2 }, []string{"max_units_per_line"}},
+		{"max_units_per_order on shipping", "free_shipping", func(tp *models.Template) { tp.MaxUnitsPerOrder = 1 }, []string{"max_units_per_order"}},
+		{"unit_order unknown", "percent", func(tp *models.Template) { tp.MaxUnitsPerOrder, tp.UnitOrder = 1, "random" }, []string{"unit_order"}},
+		{"unit_order without a bound", "percent", func(tp *models.Template) { tp.UnitOrder = "dearest" }, []string{"unit_order"}},
 		{"percent 101", "percent", func(tp *models.Template) { tp.PercentOff = 101 }, []string{"percent_off"}},
 		{"percent_off_bp over 10000", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 0, 10_001 }, []string{"percent_off_bp"}},
 		{"percent_off_bp negative", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 0, -1 }, []string{"percent_off_bp"}},
@@ -308,5 +314,24 @@ func TestDiscountInBasisPointsRoundsDown(t *testing.T) {
 	}
 	if d := tp.Discount(999); d != 332 {
 		t.Fatalf("33.33%% of 999 = %d, want 332", d)
+	}
+}
+
+// A unit bound without unit_order discounts the cheapest units first;
+// without a bound, unit_order stays empty.
+func TestTemplateUnitOrderDefault(t *testing.T) {
+	tp := kindTemplate(models.KindPercent)
+	tp.MaxUnitsPerOrder = 1
+	if err := tp.Validate(); err != nil || tp.UnitOrder != models.UnitsCheapest {
+		t.Fatalf("unit_order %q (%v), want cheapest", tp.UnitOrder, err)
+	}
+	tp = kindTemplate(models.KindFixedPerItem)
+	tp.MaxUnitsPerLine, tp.UnitOrder = 2, models.UnitsDearest
+	if err := tp.Validate(); err != nil || tp.UnitOrder != models.UnitsDearest {
+		t.Fatalf("unit_order %q (%v), want dearest", tp.UnitOrder, err)
+	}
+	tp = kindTemplate(models.KindPercent)
+	if err := tp.Validate(); err != nil || tp.UnitOrder != "" {
+		t.Fatalf("unit_order %q (%v), want empty", tp.UnitOrder, err)
 	}
 }

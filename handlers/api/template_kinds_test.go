@@ -53,6 +53,10 @@ func TestCreateTemplateEveryKind(t *testing.T) {
 			map[string]any{"tiers": []any{map[string]any{"min_cents": 5000, "percent_off_bp": 750}}}},
 		{"full price only", `"kind":"percent","percent_off":20,"max_discount_cents":2000,"full_price_only":true`,
 			map[string]any{"full_price_only": true}},
+		{"cheapest once", `"kind":"percent","percent_off":100,"max_discount_cents":2000,"max_units_per_order":1`,
+			map[string]any{"max_units_per_order": 1, "max_units_per_line": 0, "unit_order": "cheapest"}},
+		{"two per line dearest", `"kind":"fixed_per_item","face_value_cents":300,"max_discount_cents":2000,"max_units_per_line":2,"unit_order":"dearest"`,
+			map[string]any{"max_units_per_line": 2, "max_units_per_order": 0, "unit_order": "dearest"}},
 		{"free_shipping", `"kind":"free_shipping","max_discount_cents":1000,"min_order_cents":5000`,
 			map[string]any{"applies_to": "shipping", "max_discount_cents": 1000, "min_order_cents": 5000, "face_value_cents": 0}},
 	}
@@ -83,7 +87,8 @@ func TestCreateTemplateEveryKind(t *testing.T) {
 // TestCreateTemplatePercentNotBoth: a percent is given in whole percents
 // or in basis points; both, or basis points out of 1..10,000, are refused
 // 400 naming the field, and nothing is created (as full_price_only on a
-// shipping coupon is).
+// shipping coupon is, a unit bound on buy_x_get_y and unit_order without
+// a bound).
 func TestCreateTemplatePercentNotBoth(t *testing.T) {
 	e := testsupport.NewAPIEnv(t)
 	e.MustCall(t, 201, "POST", "/api/v1/campaigns", testsupport.AdminToken, `{"name":"Spring"}`)
@@ -96,6 +101,8 @@ func TestCreateTemplatePercentNotBoth(t *testing.T) {
 		{`"kind":"tiered","tiers":[{"min_cents":5000,"percent_off":5,"percent_off_bp":500}],"max_discount_cents":900`, "tiers[0].percent_off_bp"},
 		{`"kind":"fixed","face_value_cents":500,"percent_off_bp":500`, "percent_off_bp"},
 		{`"kind":"free_shipping","max_discount_cents":1000,"full_price_only":true`, "full_price_only"},
+		{`"kind":"buy_x_get_y","buy_quantity":1,"get_quantity":1,"get_percent":50,"max_discount_cents":3000,"max_units_per_line":1`, "max_units_per_line"},
+		{`"kind":"percent","percent_off":10,"max_discount_cents":3000,"unit_order":"dearest"`, "unit_order"},
 	} {
 		out := e.MustCall(t, 400, "POST", "/api/v1/templates", testsupport.AdminToken, templateBody(c.fields))
 		if out["result"] != "invalid_request" || out["field"] != c.field {

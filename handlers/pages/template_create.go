@@ -36,7 +36,9 @@ type templateForm struct {
 	PercentExact, GetPercentExact string
 	// FullPriceOnly: the coupon skips the items the shop marked down.
 	FullPriceOnly bool
-	Targets       map[string]string
+	// The unit bounds as typed (empty: none) and which units first.
+	MaxUnitsPerLine, MaxUnitsPerOrder, UnitOrder string
+	Targets                                      map[string]string
 	// Token names this filling of the form: sent twice, it creates one
 	// template (createOnce).
 	Token  string
@@ -63,6 +65,7 @@ var templateFields = map[string]string{
 	"currency": "currency", "buy_quantity": "buy_quantity", "get_quantity": "get_quantity",
 	"get_percent": "get_percent", "max_applications": "max_applications", "tiers": "tiers",
 	"percent_off_bp": "percent_exact", "get_percent_bp": "get_percent_exact", "full_price_only": "full_price_only",
+	"max_units_per_line": "max_units_per_line", "max_units_per_order": "max_units_per_order", "unit_order": "unit_order",
 	"target.skus": "target_skus", "target.product_ids": "target_product_ids", "target.category_ids": "target_category_ids",
 	"target.exclude_skus": "target_exclude_skus", "target.exclude_product_ids": "target_exclude_product_ids",
 	"target.exclude_category_ids": "target_exclude_category_ids",
@@ -93,6 +96,9 @@ var templateFieldMessages = map[string]string{
 	"get_quantity":                "Enter how many items are discounted, from 1 to 1,000.",
 	"get_percent":                 "Enter a percentage from 1 to 100 (100: free).",
 	"max_applications":            "Enter a number from 0 (no limit) to 1,000,000.",
+	"max_units_per_line":          "Enter a number of units from 0 (all) to 1,000,000; not for buy some, get some, nor the shipping.",
+	"max_units_per_order":         "Enter a number of items from 0 (all) to 1,000,000; not for buy some, get some, nor the shipping.",
+	"unit_order":                  "Choose the cheapest or the dearest items first.",
 	"target_skus":                 targetMessage,
 	"target_product_ids":          targetMessage,
 	"target_category_ids":         targetMessage,
@@ -216,8 +222,10 @@ func (p *Pages) createTemplate(c *gin.Context) {
 		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
 		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
 		PercentExact: c.PostForm("percent_exact"), GetPercentExact: c.PostForm("get_percent_exact"),
-		FullPriceOnly: c.PostForm("full_price_only") != "",
-		Token:         formToken(c), Errors: formErrors{},
+		FullPriceOnly:   c.PostForm("full_price_only") != "",
+		MaxUnitsPerLine: c.PostForm("max_units_per_line"), MaxUnitsPerOrder: c.PostForm("max_units_per_order"),
+		UnitOrder: c.PostForm("unit_order"),
+		Token:     formToken(c), Errors: formErrors{},
 	}
 	if f.Token == "" {
 		f.Token = newFormToken()
@@ -303,6 +311,13 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 		t.AppliesTo = f.AppliesTo
 	}
 	t.FullPriceOnly = f.FullPriceOnly && f.Kind != models.KindFreeShipping && t.AppliesTo != models.AppliesToShipping
+	if f.Kind != models.KindBuyXGetY && f.Kind != models.KindFreeShipping && t.AppliesTo != models.AppliesToShipping {
+		t.MaxUnitsPerLine = formInt(e, "max_units_per_line", f.MaxUnitsPerLine, false)
+		t.MaxUnitsPerOrder = formInt(e, "max_units_per_order", f.MaxUnitsPerOrder, false)
+		if t.MaxUnitsPerLine > 0 || t.MaxUnitsPerOrder > 0 {
+			t.UnitOrder = f.UnitOrder
+		}
+	}
 	if t.AppliesTo == models.AppliesToItems {
 		t.Target = models.TemplateTarget{SKUs: formList(f.Targets["skus"]), ProductIDs: formList(f.Targets["product_ids"]),
 			CategoryIDs: formList(f.Targets["category_ids"]), ExcludeSKUs: formList(f.Targets["exclude_skus"]),

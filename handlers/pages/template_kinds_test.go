@@ -92,7 +92,9 @@ func TestPagesTemplateFormKinds(t *testing.T) {
 // TestPagesTemplateFormPercentDecimals: a percent with decimals is typed
 // in its own field (the whole one left empty), for the percent kind and
 // buy_x_get_y, and in a tier's line; the page says it as typed. Both
-// fields filled is named beside the one with decimals.
+// fields filled is named beside the one with decimals. The form's blocks
+// for full-price items only and for unit bounds ("the cheapest item,
+// once") create what they say.
 func TestPagesTemplateFormPercentDecimals(t *testing.T) {
 	e := testsupport.NewPageEnv(t)
 	admin := e.Client(t)
@@ -130,7 +132,27 @@ func TestPagesTemplateFormPercentDecimals(t *testing.T) {
 	if tp = created(t, e, "Ship full"); tp.FullPriceOnly {
 		t.Fatalf("free shipping kept full_price_only: %+v", tp)
 	}
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Cheapest free", "kind", "percent",
+		"percent_off", "100", "max_discount", "50", "max_units_per_order", "1", "unit_order", "cheapest"))
+	tp = created(t, e, "Cheapest free")
+	if tp.MaxUnitsPerOrder != 1 || tp.MaxUnitsPerLine != 0 || tp.UnitOrder != models.UnitsCheapest {
+		t.Fatalf("cheapest once: %+v", tp)
+	}
+	if page := admin.Get(fmt.Sprintf("/admin/templates/%d", tp.ID)).Text(); !strings.Contains(page, "100% off your order on the cheapest item, once, up to $50") {
+		t.Errorf("the template's page does not say the cheapest item, once:\n%s", page)
+	}
+	// Without a bound the order chosen is not kept.
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "No bound", "kind", "percent",
+		"percent_off", "10", "max_discount", "50", "unit_order", "dearest"))
+	if tp = created(t, e, "No bound"); tp.UnitOrder != "" {
+		t.Fatalf("no bound: %+v", tp)
+	}
 	before := e.CountTemplates(t)
+	p = admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Wrong", "kind", "percent",
+		"percent_off", "10", "max_discount", "50", "max_units_per_line", "-2"))
+	if got := testsupport.FieldErrorBeside(p.Body, "max_units_per_line"); p.Status != http.StatusBadRequest || !strings.Contains(got, "from 0 (all) to 1,000,000") {
+		t.Errorf("max_units_per_line -2: status %d, %q", p.Status, got)
+	}
 	for _, tc := range []struct{ whole, exact, want string }{
 		{"20", "20.5", "not both"},
 		{"", "20.555", "at most two decimals"},

@@ -157,6 +157,8 @@ var fieldSchemas = map[string]map[string]any{
 	"tier_percent":     {"minimum": 0, "maximum": models.MaxPercent},
 	"max_applications": {"minimum": 0, "maximum": models.MaxApplicationsCap},
 	"priority":         {"minimum": 0, "maximum": models.MaxPriority},
+	"units_bound":      {"minimum": 0, "maximum": models.MaxUnitsBound},
+	"unit_order":       {"enum": []string{models.UnitsCheapest, models.UnitsDearest}},
 	"tiers":            {"minItems": 1, "maxItems": models.MaxTiers},
 	"target_list": {"maxItems": models.MaxTargetEntries,
 		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxTargetEntryRune, "pattern": trimmedPrintablePattern}},

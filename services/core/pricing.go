@@ -29,6 +29,9 @@ func PricingCoupon(t *models.Template, code string) pricing.Coupon {
 		MaxApplications:  t.MaxApplications,
 		Priority:         t.Priority,
 		FullPriceOnly:    t.FullPriceOnly,
+		MaxUnitsPerLine:  t.MaxUnitsPerLine,
+		MaxUnitsPerOrder: t.MaxUnitsPerOrder,
+		UnitOrder:        t.UnitOrder,
 		Match: pricing.Match{
 			SKUs: t.Target.SKUs, ProductIDs: t.Target.ProductIDs, CategoryIDs: t.Target.CategoryIDs,
 			ExcludeSKUs: t.Target.ExcludeSKUs, ExcludeProductIDs: t.Target.ExcludeProductIDs,

@@ -55,6 +55,24 @@ type Coupon struct {
 	// as if the coupon did not target them: they count toward none of its
 	// minimums and take none of its discount.
 	FullPriceOnly bool
+	// MaxUnitsPerLine and MaxUnitsPerOrder bound the units the coupon
+	// discounts (0: no bound), chosen in UnitOrder (UnitsCheapest or
+	// UnitsDearest; empty is cheapest) among its targeted units. Not for
+	// buy_x_get_y (its sets choose) nor the shipping.
+	MaxUnitsPerLine, MaxUnitsPerOrder int64
+	UnitOrder                         string
+}
+
+// Which units a coupon with a unit bound discounts first.
+const (
+	UnitsCheapest = "cheapest" // the units with the least left of their price first
+	UnitsDearest  = "dearest"  // the units with the most left of their price first
+)
+
+// selects reports whether the coupon discounts only some of its targeted
+// units.
+func (c *Coupon) selects() bool {
+	return (c.MaxUnitsPerLine > 0 || c.MaxUnitsPerOrder > 0) && c.Kind != KindBuyXGetY
 }
 
 // Tier is one step of a tiered coupon: from MinCents of targeted subtotal,

@@ -290,3 +290,37 @@ func TestFullPriceOnlySkipsMarkedDownLines(t *testing.T) {
 		t.Fatalf("a cart of marked-down lines: %+v", r.Coupons[0])
 	}
 }
+
+// Worked example 13 of docs/pricing.md: unit selection. 100% off the
+// cheapest item, once: of a jacket at 3,000, 2 shirts at 1,000 and socks at
+// 500, the socks are free. Dearest first, once: the jacket. 20% off up to
+// 2 units per line: 2 of the 3 shirts (400) and the jacket (600).
+func TestUnitSelectionCheapestOnceAndPerLine(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "jacket", SKU: "jacket", Quantity: 1, UnitPriceCents: 3000},
+		{ID: "shirts", SKU: "shirts", Quantity: 2, UnitPriceCents: 1000},
+		{ID: "socks", SKU: "socks", Quantity: 1, UnitPriceCents: 500},
+	}}
+	once := pricing.Coupon{Code: "CHEAPEST", Kind: pricing.KindPercent, PercentOff: 100, MaxDiscountCents: 100_000,
+		MaxUnitsPerOrder: 1, UnitOrder: pricing.UnitsCheapest}
+	if got, want := lineDiscounts(pricing.Price(&cart, []pricing.Coupon{once})), []int64{0, 0, 500}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("cheapest once: %v, want %v", got, want)
+	}
+	once.UnitOrder = pricing.UnitsDearest
+	if got, want := lineDiscounts(pricing.Price(&cart, []pricing.Coupon{once})), []int64{3000, 0, 0}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("dearest once: %v, want %v", got, want)
+	}
+	cart.Lines[1].Quantity = 3
+	perLine := pricing.Coupon{Code: "TWO", Kind: pricing.KindPercent, PercentOff: 20, MaxDiscountCents: 100_000, MaxUnitsPerLine: 2}
+	r := pricing.Price(&cart, []pricing.Coupon{perLine})
+	if got, want := lineDiscounts(r), []int64{600, 400, 100}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("2 per line: %v, want %v", got, want)
+	}
+	// The shirts' first 2 units take 200 each; the third pays in full.
+	if got, want := r.Coupons[0].Lines[1].Units, []pricing.UnitRun{{First: 0, Count: 2, PerUnitCents: 200}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("shirt units %v, want %v", got, want)
+	}
+	if refund, disc := pricing.Return(1000, r.Coupons[0].Lines[1].Units, 2, 1); refund != 1000 || disc != 0 {
+		t.Fatalf("return of the third shirt: %d refund, %d discount", refund, disc)
+	}
+}

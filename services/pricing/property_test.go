@@ -61,6 +61,11 @@ func genCoupon(t *rapid.T, i int) pricing.Coupon {
 		MinQuantity:      rapid.SampledFrom([]int64{0, 0, 0, 2, 5}).Draw(t, "minQty"),
 		FullPriceOnly:    rapid.IntRange(0, 3).Draw(t, "fullPrice") == 0,
 	}
+	if rapid.IntRange(0, 2).Draw(t, "selects") == 0 {
+		c.MaxUnitsPerLine = rapid.Int64Range(0, 3).Draw(t, "perLine")
+		c.MaxUnitsPerOrder = rapid.Int64Range(0, 4).Draw(t, "perOrder")
+		c.UnitOrder = rapid.SampledFrom([]string{"", pricing.UnitsCheapest, pricing.UnitsDearest}).Draw(t, "unitOrder")
+	}
 	switch rapid.IntRange(0, 3).Draw(t, "appliesTo") {
 	case 1:
 		c.AppliesTo = pricing.AppliesToItems
@@ -471,6 +476,35 @@ func TestPropertyWholePercentIsItsBasisPoints(t *testing.T) {
 		}
 		if a, b := pricing.Price(&cart, coupons), pricing.Price(&cart, bp); !equalResults(a, b) {
 			t.Fatalf("whole percents %+v\nbasis points %+v", a, b)
+		}
+	})
+}
+
+// A coupon with unit bounds discounts at most MaxUnitsPerLine units of each
+// line and MaxUnitsPerOrder in all (buy_x_get_y aside: its sets choose).
+func TestPropertyUnitBoundsHold(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cart, coupons := genCart(t), genCoupons(t)
+		r := pricing.Price(&cart, coupons)
+		for ci, cr := range r.Coupons {
+			c := coupons[ci]
+			if c.Kind == pricing.KindBuyXGetY {
+				continue
+			}
+			var all int64
+			for _, ls := range cr.Lines {
+				var units int64
+				for _, u := range ls.Units {
+					units += u.Count
+				}
+				if c.MaxUnitsPerLine > 0 && units > c.MaxUnitsPerLine {
+					t.Fatalf("coupon %s: %d units of line %d, at most %d", cr.Code, units, ls.Line, c.MaxUnitsPerLine)
+				}
+				all += units
+			}
+			if c.MaxUnitsPerOrder > 0 && all > c.MaxUnitsPerOrder {
+				t.Fatalf("coupon %s: %d units in all, at most %d", cr.Code, all, c.MaxUnitsPerOrder)
+			}
 		}
 	})
 }
