@@ -1702,6 +1702,7 @@ type TemplatesAnswer struct {
 // Tier defines model for Tier.
 type Tier struct {
 	MinCents     int64  `json:"min_cents"`
+	MinQuantity  *int64 `json:"min_quantity,omitempty"`
 	OffCents     *int64 `json:"off_cents,omitempty"`
 	PercentOff   *int64 `json:"percent_off,omitempty"`
 	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
@@ -1709,8 +1710,11 @@ type Tier struct {
 
 // TierRequest defines model for TierRequest.
 type TierRequest struct {
-	// MinCents the targeted subtotal from which the tier applies
+	// MinCents the targeted subtotal from which the tier applies (or min_quantity, not both)
 	MinCents *int64 `json:"min_cents,omitempty"`
+
+	// MinQuantity a quantity tier: the targeted units from which it applies, instead of min_cents (all tiers of one sort)
+	MinQuantity *int64 `json:"min_quantity,omitempty"`
 
 	// OffCents the amount off (or percent_off, not both)
 	OffCents *int64 `json:"off_cents,omitempty"`

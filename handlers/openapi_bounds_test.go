@@ -102,6 +102,7 @@ var boundsOfOneCase = map[string]struct{ upper bool }{
 	"CreateTemplateRequest.get_percent_bp": {upper: false},
 	"TierRequest.percent_off":              {upper: false},
 	"TierRequest.percent_off_bp":           {upper: false},
+	"TierRequest.min_cents":                {upper: false},
 	// "a shared code: 4-32 letters": the field takes a coupon code too.
 	"RedeemRequest.coupon_code":      {upper: true},
 	"HoldRequest.coupon_codes[]":     {upper: true},

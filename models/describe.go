@@ -33,7 +33,11 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 			if bp := tier.BasisPoints(); bp > 0 {
 				off = PercentWords(bp)
 			}
-			steps[i] = off + " off from " + money(tier.MinCents)
+			from := money(tier.MinCents)
+			if tier.MinQuantity > 0 {
+				from = fmt.Sprintf("%d %s", tier.MinQuantity, plural(tier.MinQuantity, "item"))
+			}
+			steps[i] = off + " off from " + from
 		}
 		b.WriteString(strings.Join(steps, ", ") + prefixed(" spent on ", scope.on))
 	case KindFreeShipping:

@@ -128,6 +128,9 @@ type Tier struct {
 	OffCents     int64 `json:"off_cents,omitempty" schema:"money"`
 	PercentOff   int64 `json:"percent_off,omitempty" schema:"tier_percent"`
 	PercentOffBP int64 `json:"percent_off_bp,omitempty" schema:"percent_bp"`
+	// MinQuantity makes a quantity tier: from so many targeted units,
+	// instead of MinCents (docs/pricing.md, "Kinds").
+	MinQuantity int64 `json:"min_quantity,omitempty" schema:"min_quantity"`
 }
 
 // BasisPoints is the tier's percent in basis points (0 for an amount tier).

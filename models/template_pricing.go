@@ -191,10 +191,22 @@ func (t *Template) validateTiers(errs *FieldErrors) {
 		return
 	}
 	percents := t.Tiers[0].BasisPoints() != 0 && t.Tiers[0].OffCents == 0
+	quantities := t.Tiers[0].MinQuantity != 0
 	for i := range t.Tiers {
 		tier := &t.Tiers[i]
 		name := func(field string) string { return fmt.Sprintf("tiers[%d].%s", i, field) }
 		switch {
+		case tier.MinQuantity != 0 && tier.MinCents != 0:
+			errs.Add(Invalid(name("min_quantity"), "give min_cents or min_quantity, not both"))
+		case quantities && tier.MinQuantity == 0:
+			errs.Add(Invalid(name("min_quantity"), "every tier takes a min_quantity, as the first does"))
+		case !quantities && tier.MinQuantity != 0:
+			errs.Add(Invalid(name("min_quantity"), "every tier takes a min_cents, as the first does"))
+		case quantities && (tier.MinQuantity < 1 || tier.MinQuantity > MaxMinQuantity):
+			errs.Add(Invalid(name("min_quantity"), "must be between 1 and %d", MaxMinQuantity))
+		case quantities && i > 0 && tier.MinQuantity <= t.Tiers[i-1].MinQuantity:
+			errs.Add(Invalid(name("min_quantity"), "must be more than the tier before's (%d): tiers rise", t.Tiers[i-1].MinQuantity))
+		case quantities:
 		case tier.MinCents < 1 || tier.MinCents > MaxMoneyCents:
 			errs.Add(Invalid(name("min_cents"), "must be between 1 and %d", int64(MaxMoneyCents)))
 		case i > 0 && tier.MinCents <= t.Tiers[i-1].MinCents:

@@ -95,6 +95,15 @@ func TestTemplateValidateKinds(t *testing.T) {
 		{"max_units_per_order on shipping", "free_shipping", func(tp *models.Template) { tp.MaxUnitsPerOrder = 1 }, []string{"max_units_per_order"}},
 		{"unit_order unknown", "percent", func(tp *models.Template) { tp.MaxUnitsPerOrder, tp.UnitOrder = 1, "random" }, []string{"unit_order"}},
 		{"unit_order without a bound", "percent", func(tp *models.Template) { tp.UnitOrder = "dearest" }, []string{"unit_order"}},
+		{"tier min_cents and min_quantity", "tiered", func(tp *models.Template) {
+			tp.Tiers = []models.Tier{{MinQuantity: 2, MinCents: 100, OffCents: 100}}
+		}, []string{"tiers[0].min_quantity"}},
+		{"tier min_quantity falls", "tiered", func(tp *models.Template) {
+			tp.Tiers = []models.Tier{{MinQuantity: 3, OffCents: 100}, {MinQuantity: 3, OffCents: 200}}
+		}, []string{"tiers[1].min_quantity"}},
+		{"tiers of two sorts", "tiered", func(tp *models.Template) {
+			tp.Tiers = []models.Tier{{MinQuantity: 3, OffCents: 100}, {MinCents: 5000, OffCents: 200}}
+		}, []string{"tiers[1].min_quantity"}},
 		{"percent 101", "percent", func(tp *models.Template) { tp.PercentOff = 101 }, []string{"percent_off"}},
 		{"percent_off_bp over 10000", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 0, 10_001 }, []string{"percent_off_bp"}},
 		{"percent_off_bp negative", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 0, -1 }, []string{"percent_off_bp"}},

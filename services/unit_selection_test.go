@@ -51,3 +51,21 @@ func TestCheapestItemOnceHeldConfirmedReturned(t *testing.T) {
 	}
 	f.checkInvariants()
 }
+
+// A quantity-tiered coupon held and confirmed: 3 targeted units meet the
+// 5% tier (from 2), not the 10% one (from 4): 150 off 3,000 (worked
+// example 14).
+func TestQuantityTiersHeldConfirmed(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	tp := f.tmpl("", 1_000, 0, 0)
+	f.retemplate(tp, func(tp *models.Template) {
+		tp.Kind, tp.FaceValueCents, tp.MaxDiscountCents = models.KindTiered, 0, 100_000
+		tp.Tiers = []models.Tier{{MinQuantity: 2, PercentOff: 5, PercentOffBP: 500}, {MinQuantity: 4, PercentOff: 10, PercentOffBP: 1000}}
+	})
+	c := f.claim(tp, "u1")
+	pr := f.linedOrder("qty", pricing.Cart{Lines: []pricing.Line{line("a", 3, 1_000)}}, c)
+	if pr.DiscountCents != 150 || pr.Lines[0].DiscountCents != 150 {
+		t.Fatalf("3 units: %+v, want 150 off", pr)
+	}
+	f.checkInvariants()
+}

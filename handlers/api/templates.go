@@ -59,10 +59,11 @@ type createTemplateRequest struct {
 
 // tierRequest is models.Tier as a request sends it.
 type tierRequest struct {
-	MinCents     int64 `json:"min_cents" schema:"tier_min" doc:"the targeted subtotal from which the tier applies"`
+	MinCents     int64 `json:"min_cents" schema:"tier_min" doc:"the targeted subtotal from which the tier applies (or min_quantity, not both)"`
 	OffCents     int64 `json:"off_cents" schema:"money" doc:"the amount off (or percent_off, not both)"`
 	PercentOff   int64 `json:"percent_off" schema:"tier_percent" doc:"the percent off the targeted lines, 1..100 (or off_cents, not both)"`
 	PercentOffBP int64 `json:"percent_off_bp" schema:"percent_bp" doc:"percent_off in basis points, 1..10000 (or percent_off, not both)"`
+	MinQuantity  int64 `json:"min_quantity" schema:"min_quantity" doc:"a quantity tier: the targeted units from which it applies, instead of min_cents (all tiers of one sort)"`
 }
 
 // targetRequest is models.TemplateTarget as a request sends it: an unnamed

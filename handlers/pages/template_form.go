@@ -46,7 +46,8 @@ func formList(value string) []string {
 
 // formTiers reads the tiers textarea: one tier a line, "minimum: amount"
 // or "minimum: percent%" (100.00: 15.00, 200: 10%, 300: 12.5%; a percent
-// with up to two decimals, read as basis points), amounts in the
+// with up to two decimals, read as basis points; a minimum written "3
+// items" makes a quantity tier), amounts in the
 // currency's digits. Each line that cannot be read is named by its row.
 func formTiers(errs formErrors, value string, digits int) []models.Tier {
 	var tiers []models.Tier
@@ -59,10 +60,14 @@ func formTiers(errs formErrors, value string, digits int) []models.Tier {
 		}
 		row++
 		minText, offText, ok := strings.Cut(line, ":")
-		minCents, okMin := parseMoneyDigits(minText, digits)
 		offText = strings.TrimSpace(offText)
 		var tier models.Tier
-		tier.MinCents = minCents
+		var okMin bool
+		if n, isQty := quantityText(minText); isQty {
+			tier.MinQuantity, okMin = n, n > 0
+		} else {
+			tier.MinCents, okMin = parseMoneyDigits(minText, digits)
+		}
 		okOff := false
 		if pct, isPct := strings.CutSuffix(offText, "%"); isPct {
 			tier.PercentOffBP, okOff = parsePercent(pct)
@@ -83,6 +88,24 @@ func formTiers(errs formErrors, value string, digits int) []models.Tier {
 		errs.add("tiers", "Enter at least one tier, such as 100.00: 15.00.")
 	}
 	return tiers
+}
+
+// quantityText reads a tier's minimum written as items ("3 items", "1
+// item"): isQty says it was written so, n is the number (0 if unreadable).
+func quantityText(s string) (n int64, isQty bool) {
+	s = strings.TrimSpace(s)
+	num, ok := strings.CutSuffix(s, "items")
+	if !ok {
+		num, ok = strings.CutSuffix(s, "item")
+	}
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil {
+		return 0, true
+	}
+	return n, true
 }
 
 // parsePercent reads a percent typed by a person, with up to two decimals

@@ -70,11 +70,11 @@ func TestPagesTemplateFormKinds(t *testing.T) {
 	post(kindForm(e, "Spend more", "kind", "tiered", "tiers", "100.00: 15.00\r\n200: 40\n", "max_discount", "40",
 		"applies_to", "items", "target_skus", "not read: applies_to is order below"))
 	tp = created(t, e, "Spend more")
-	if tp.Kind != models.KindTiered || fmt.Sprint(tp.Tiers) != "[{10000 1500 0 0} {20000 4000 0 0}]" || tp.MaxDiscountCents != 4000 {
+	if tp.Kind != models.KindTiered || fmt.Sprint(tp.Tiers) != "[{10000 1500 0 0 0} {20000 4000 0 0 0}]" || tp.MaxDiscountCents != 4000 {
 		t.Fatalf("tiered template: %+v", tp)
 	}
 	post(kindForm(e, "Spend more pct", "kind", "tiered", "tiers", "50: 5%\n90: 10 %", "max_discount", "9"))
-	if tp = created(t, e, "Spend more pct"); fmt.Sprint(tp.Tiers) != "[{5000 0 5 500} {9000 0 10 1000}]" {
+	if tp = created(t, e, "Spend more pct"); fmt.Sprint(tp.Tiers) != "[{5000 0 5 500 0} {9000 0 10 1000 0}]" {
 		t.Fatalf("percent tiers: %+v", tp.Tiers)
 	}
 	post(kindForm(e, "Three for two", "kind", "buy_x_get_y", "buy_quantity", "2", "get_quantity", "1",
@@ -118,7 +118,7 @@ func TestPagesTemplateFormPercentDecimals(t *testing.T) {
 	}
 	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Tiers 7.5", "kind", "tiered",
 		"tiers", "50: 7.5%\n90: 10%", "max_discount", "9"))
-	if tp = created(t, e, "Tiers 7.5"); fmt.Sprint(tp.Tiers) != "[{5000 0 0 750} {9000 0 10 1000}]" {
+	if tp = created(t, e, "Tiers 7.5"); fmt.Sprint(tp.Tiers) != "[{5000 0 0 750 0} {9000 0 10 1000 0}]" {
 		t.Fatalf("tiers: %+v", tp.Tiers)
 	}
 	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Full price 20", "kind", "percent",
@@ -146,6 +146,11 @@ func TestPagesTemplateFormPercentDecimals(t *testing.T) {
 		"percent_off", "10", "max_discount", "50", "unit_order", "dearest"))
 	if tp = created(t, e, "No bound"); tp.UnitOrder != "" {
 		t.Fatalf("no bound: %+v", tp)
+	}
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "By quantity", "kind", "tiered",
+		"tiers", "2 items: 5%\n4 items: 10%", "max_discount", "9"))
+	if tp = created(t, e, "By quantity"); fmt.Sprint(tp.Tiers) != "[{0 0 5 500 2} {0 0 10 1000 4}]" {
+		t.Fatalf("quantity tiers: %+v", tp.Tiers)
 	}
 	before := e.CountTemplates(t)
 	p = admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Wrong", "kind", "percent",

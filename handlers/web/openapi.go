@@ -153,7 +153,7 @@ var fieldSchemas = map[string]map[string]any{
 	"min_quantity":     {"minimum": 0, "maximum": models.MaxMinQuantity},
 	"set_quantity":     {"minimum": 0, "maximum": models.MaxSetQuantity},
 	"get_percent":      {"minimum": 0, "maximum": models.MaxPercent},
-	"tier_min":         {"minimum": 1, "maximum": models.MaxMoneyCents},
+	"tier_min":         {"minimum": 0, "maximum": models.MaxMoneyCents},
 	"tier_percent":     {"minimum": 0, "maximum": models.MaxPercent},
 	"max_applications": {"minimum": 0, "maximum": models.MaxApplicationsCap},
 	"priority":         {"minimum": 0, "maximum": models.MaxPriority},

@@ -42,7 +42,7 @@ func PricingCoupon(t *models.Template, code string) pricing.Coupon {
 		c.AppliesTo = pricing.AppliesToOrder
 	}
 	for _, tier := range t.Tiers {
-		c.Tiers = append(c.Tiers, pricing.Tier{MinCents: tier.MinCents, OffCents: tier.OffCents, PercentOff: tier.PercentOff, PercentOffBP: tier.PercentOffBP})
+		c.Tiers = append(c.Tiers, pricing.Tier{MinCents: tier.MinCents, OffCents: tier.OffCents, PercentOff: tier.PercentOff, PercentOffBP: tier.PercentOffBP, MinQuantity: tier.MinQuantity})
 	}
 	return c
 }

@@ -75,11 +75,13 @@ func (c *Coupon) selects() bool {
 	return (c.MaxUnitsPerLine > 0 || c.MaxUnitsPerOrder > 0) && c.Kind != KindBuyXGetY
 }
 
-// Tier is one step of a tiered coupon: from MinCents of targeted subtotal,
-// OffCents off, or PercentOff of the targeted lines (PercentOffBP, in basis
-// points, instead when it is set).
+// Tier is one step of a tiered coupon: from MinCents of targeted subtotal
+// (or, a quantity tier, from MinQuantity targeted units), OffCents off, or
+// PercentOff of the targeted lines (PercentOffBP, in basis points, instead
+// when it is set).
 type Tier struct {
 	MinCents, OffCents, PercentOff, PercentOffBP int64
+	MinQuantity                                  int64
 }
 
 // BasisPoints is a percent in basis points (10,000 is 100%): bp when it is

@@ -319,7 +319,7 @@ func (p *Pricer) weigh(cart *Cart, c *Coupon) (int64, string) {
 	case KindPercent:
 		d = percentOf(p.weighByLeft(0, c.selects()), BasisPoints(c.PercentOff, c.PercentOffBP))
 	case KindTiered:
-		t, ok := tierMet(c.Tiers, sub)
+		t, ok := tierMet(c.Tiers, sub, units)
 		if !ok {
 			return 0, RefusalBelowMinimum
 		}
@@ -341,11 +341,18 @@ func (p *Pricer) weigh(cart *Cart, c *Coupon) (int64, string) {
 	return capped(d, c.MaxDiscountCents, wsum), ""
 }
 
-// tierMet returns the highest tier whose minimum the subtotal meets.
-func tierMet(tiers []Tier, sub int64) (Tier, bool) {
+// tierMet returns the highest tier whose minimum the targeted subtotal
+// meets, or, for a quantity tier (MinQuantity set), the targeted units.
+func tierMet(tiers []Tier, sub, units int64) (Tier, bool) {
 	var best Tier
 	found := false
 	for _, t := range tiers {
+		if t.MinQuantity > 0 {
+			if units >= t.MinQuantity && (!found || t.MinQuantity >= best.MinQuantity) {
+				best, found = t, true
+			}
+			continue
+		}
 		if sub >= t.MinCents && (!found || t.MinCents >= best.MinCents) {
 			best, found = t, true
 		}

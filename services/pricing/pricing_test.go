@@ -232,6 +232,21 @@ func TestPriceAfterOnWhatEarlierCouponsLeft(t *testing.T) {
 	}
 }
 
+// Worked example 14 of docs/pricing.md: quantity tiers, 5% off from 2
+// units, 10% from 4, on the targeted units before any discount: 3 units of
+// 1,000 take 5% (150); 4 take 10% (400); 1 is below the first tier.
+func TestQuantityTiers(t *testing.T) {
+	c := pricing.Coupon{Code: "QTY", Kind: pricing.KindTiered, MaxDiscountCents: 100_000,
+		Tiers: []pricing.Tier{{MinQuantity: 2, PercentOff: 5}, {MinQuantity: 4, PercentOff: 10}}}
+	for _, tc := range []struct{ qty, want int64 }{{1, 0}, {2, 100}, {3, 150}, {4, 400}, {7, 700}} {
+		cart := pricing.Cart{Lines: []pricing.Line{{ID: "a", SKU: "a", Quantity: tc.qty, UnitPriceCents: 1000}}}
+		r := pricing.Price(&cart, []pricing.Coupon{c})
+		if r.DiscountCents != tc.want || (tc.want == 0) != (r.Coupons[0].Refusal == pricing.RefusalBelowMinimum) {
+			t.Fatalf("%d units: %d off (%q), want %d", tc.qty, r.DiscountCents, r.Coupons[0].Refusal, tc.want)
+		}
+	}
+}
+
 // Worked example 11 of docs/pricing.md: 33.33% of 3,000 is 999.9, rounded
 // down to 999, split over lines of 1,000 and 2,000 by what is left of them
 // (333 and 666); over the second line's 2 units of 1,000, 333 each. 100%

@@ -97,9 +97,16 @@ func genCoupon(t *rapid.T, i int) pricing.Coupon {
 	case pricing.KindTiered:
 		var min int64
 		percent := rapid.Bool().Draw(t, "tierPct")
+		quantity := rapid.IntRange(0, 2).Draw(t, "tierQty") == 0
 		for range rapid.IntRange(1, 3).Draw(t, "tiers") {
-			min += rapid.Int64Range(1, 30_000).Draw(t, "tierStep")
-			tier := pricing.Tier{MinCents: min}
+			var tier pricing.Tier
+			if quantity {
+				min += rapid.Int64Range(1, 4).Draw(t, "tierQtyStep")
+				tier.MinQuantity = min
+			} else {
+				min += rapid.Int64Range(1, 30_000).Draw(t, "tierStep")
+				tier.MinCents = min
+			}
 			if percent {
 				tier.PercentOffBP = rapid.Int64Range(1, 10_000).Draw(t, "tierPctOffBP")
 			} else {
