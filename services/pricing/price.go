@@ -394,14 +394,13 @@ func (p *Pricer) weighByLeft(per int64, selected bool) int64 {
 	return sum
 }
 
-// selectUnits chooses the units a coupon with a unit bound discounts:
-// among the targeted units with something left of their price, in
-// c.UnitOrder (cheapest or dearest first; ties to the earlier line and
-// unit), at most MaxUnitsPerLine of each line and MaxUnitsPerOrder in all.
-// It sets p.inSets[i][j] to how many of run j's units (its first ones) are
-// chosen.
-func (p *Pricer) selectUnits(c *Coupon) {
+// collectUnits puts every run of the targeted lines with something left of
+// its units' price in p.sets, in line and run order, zeroes p.inSets for
+// them (how many of each run's units are chosen) and returns how many
+// units they hold.
+func (p *Pricer) collectUnits() int64 {
 	p.sets = p.sets[:0]
+	var total int64
 	for i := range p.targeted {
 		if !p.targeted[i] {
 			continue
@@ -411,9 +410,21 @@ func (p *Pricer) selectUnits(c *Coupon) {
 			p.inSets[i][j] = 0
 			if u.v > 0 {
 				p.sets = append(p.sets, setEntry{line: i, run: j, n: u.n, v: u.v})
+				total += u.n
 			}
 		}
 	}
+	return total
+}
+
+// selectUnits chooses the units a coupon with a unit bound discounts:
+// among the targeted units with something left of their price, in
+// c.UnitOrder (cheapest or dearest first; ties to the earlier line and
+// unit), at most MaxUnitsPerLine of each line and MaxUnitsPerOrder in all.
+// It sets p.inSets[i][j] to how many of run j's units (its first ones) are
+// chosen.
+func (p *Pricer) selectUnits(c *Coupon) {
+	p.collectUnits()
 	if c.UnitOrder == UnitsDearest {
 		p.sortSets() // most left first, ties in line and run order
 	} else {
@@ -460,21 +471,7 @@ func (p *Pricer) weighSets(c *Coupon) int64 {
 	if c.BuyQuantity < 0 || c.GetQuantity <= 0 {
 		return 0
 	}
-	p.sets = p.sets[:0]
-	var total int64
-	for i := range p.targeted {
-		if !p.targeted[i] {
-			continue
-		}
-		p.inSets[i] = resize(p.inSets[i], len(p.left[i]))
-		for j, u := range p.left[i] {
-			p.inSets[i][j] = 0
-			if u.v > 0 {
-				p.sets = append(p.sets, setEntry{line: i, run: j, n: u.n, v: u.v})
-				total += u.n
-			}
-		}
-	}
+	total := p.collectUnits()
 	p.sortSets()
 	sets := total / k
 	if c.MaxApplications > 0 {
