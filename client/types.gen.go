@@ -278,6 +278,24 @@ func (e TokenRole) Valid() bool {
 	}
 }
 
+// Defines values for UnitOrder.
+const (
+	UnitOrderCheapest UnitOrder = "cheapest"
+	UnitOrderDearest  UnitOrder = "dearest"
+)
+
+// Valid indicates whether the value is a known member of the UnitOrder enum.
+func (e UnitOrder) Valid() bool {
+	switch e {
+	case UnitOrderCheapest:
+		return true
+	case UnitOrderDearest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UserRole.
 const (
 	UserRoleAdmin   UserRole = "admin"
@@ -419,6 +437,9 @@ type CampaignsAnswer struct {
 // CartLine defines model for CartLine.
 type CartLine struct {
 	CategoryIds []string `json:"category_ids,omitempty"`
+
+	// CompareAtPriceCents one unit's price before the shop's own markdown (0 or left out: none); above unit_price_cents, the line is marked down and coupons for full-price items only skip it
+	CompareAtPriceCents *int64 `json:"compare_at_price_cents,omitempty"`
 
 	// Discountable false: no coupon discounts this line (default true)
 	Discountable *bool `json:"discountable,omitempty"`
@@ -673,8 +694,14 @@ type CreateTemplateRequest struct {
 	// FaceValueCents fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds
 	FaceValueCents *int64 `json:"face_value_cents,omitempty"`
 
-	// GetPercent buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free)
+	// FullPriceOnly true: the coupon skips the lines the shop marked down (compare_at_price_cents above unit_price_cents), as lines it does not target; not with applies_to shipping
+	FullPriceOnly *bool `json:"full_price_only,omitempty"`
+
+	// GetPercent buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)
 	GetPercent *int64 `json:"get_percent,omitempty"`
+
+	// GetPercentBp buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)
+	GetPercentBp *int64 `json:"get_percent_bp,omitempty"`
 
 	// GetQuantity buy_x_get_y: the cheapest units of each set that take get_percent off
 	GetQuantity *int64       `json:"get_quantity,omitempty"`
@@ -685,6 +712,12 @@ type CreateTemplateRequest struct {
 
 	// MaxDiscountCents the cap of the discount, and the coupon's budget value: required by every kind but fixed
 	MaxDiscountCents *int64 `json:"max_discount_cents,omitempty"`
+
+	// MaxUnitsPerLine the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping
+	MaxUnitsPerLine *int64 `json:"max_units_per_line,omitempty"`
+
+	// MaxUnitsPerOrder the most units of the order the coupon discounts (0: no bound; 1 with unit_order cheapest: the cheapest item, once); not for buy_x_get_y nor the shipping
+	MaxUnitsPerOrder *int64 `json:"max_units_per_order,omitempty"`
 
 	// MinOrderCents the smallest subtotal of the targeted lines the coupon applies to
 	MinOrderCents *int64 `json:"min_order_cents,omitempty"`
@@ -698,8 +731,11 @@ type CreateTemplateRequest struct {
 	// PerUserLimit 1..100
 	PerUserLimit int64 `json:"per_user_limit"`
 
-	// PercentOff percent: 1..99
+	// PercentOff percent: 1..100, whole percents (or percent_off_bp, not both)
 	PercentOff *int64 `json:"percent_off,omitempty"`
+
+	// PercentOffBp percent: 1..10000 basis points, 0.01% steps (3333 is 33.33%; or percent_off, not both)
+	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
 
 	// Priority the order of the coupons of one order: lower first; 100 when left out
 	Priority     *int64        `json:"priority,omitempty"`
@@ -717,7 +753,8 @@ type CreateTemplateRequest struct {
 	Tiers []TierRequest `json:"tiers,omitempty"`
 
 	// TotalStock 1..10,000,000
-	TotalStock int64 `json:"total_stock"`
+	TotalStock int64      `json:"total_stock"`
+	UnitOrder  *UnitOrder `json:"unit_order,omitempty"`
 
 	// ValidDays 1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)
 	ValidDays *int64 `json:"valid_days,omitempty"`
@@ -1373,17 +1410,22 @@ type Template struct {
 	Description      string         `json:"description"`
 	ExtendOnRefund   bool           `json:"extend_on_refund"`
 	FaceValueCents   int64          `json:"face_value_cents"`
+	FullPriceOnly    bool           `json:"full_price_only"`
 	GetPercent       int64          `json:"get_percent"`
+	GetPercentBp     int64          `json:"get_percent_bp"`
 	GetQuantity      int64          `json:"get_quantity"`
 	ID               int64          `json:"id"`
 	Kind             TemplateKind   `json:"kind"`
 	MaxApplications  int64          `json:"max_applications"`
 	MaxDiscountCents int64          `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64          `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64          `json:"max_units_per_order"`
 	MinOrderCents    int64          `json:"min_order_cents"`
 	MinQuantity      int64          `json:"min_quantity"`
 	Name             string         `json:"name"`
 	PerUserLimit     int64          `json:"per_user_limit"`
 	PercentOff       int64          `json:"percent_off"`
+	PercentOffBp     int64          `json:"percent_off_bp"`
 	Priority         int64          `json:"priority"`
 	RefundPolicy     RefundPolicy   `json:"refund_policy"`
 	SharedCode       *string        `json:"shared_code,omitempty"`
@@ -1392,6 +1434,7 @@ type Template struct {
 	Target           TemplateTarget `json:"target"`
 	Tiers            []Tier         `json:"tiers,omitempty"`
 	TotalStock       int64          `json:"total_stock"`
+	UnitOrder        *string        `json:"unit_order,omitempty"`
 	UpdatedAt        time.Time      `json:"updated_at"`
 	ValidDays        int64          `json:"valid_days"`
 	ValidFrom        *time.Time     `json:"valid_from"`
@@ -1512,17 +1555,22 @@ type TemplateView struct {
 	Description      string         `json:"description"`
 	ExtendOnRefund   bool           `json:"extend_on_refund"`
 	FaceValueCents   int64          `json:"face_value_cents"`
+	FullPriceOnly    bool           `json:"full_price_only"`
 	GetPercent       int64          `json:"get_percent"`
+	GetPercentBp     int64          `json:"get_percent_bp"`
 	GetQuantity      int64          `json:"get_quantity"`
 	ID               int64          `json:"id"`
 	Kind             TemplateKind   `json:"kind"`
 	MaxApplications  int64          `json:"max_applications"`
 	MaxDiscountCents int64          `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64          `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64          `json:"max_units_per_order"`
 	MinOrderCents    int64          `json:"min_order_cents"`
 	MinQuantity      int64          `json:"min_quantity"`
 	Name             string         `json:"name"`
 	PerUserLimit     int64          `json:"per_user_limit"`
 	PercentOff       int64          `json:"percent_off"`
+	PercentOffBp     int64          `json:"percent_off_bp"`
 	Priority         int64          `json:"priority"`
 	RefundPolicy     RefundPolicy   `json:"refund_policy"`
 	Remaining        *int64         `json:"remaining"`
@@ -1532,6 +1580,7 @@ type TemplateView struct {
 	Target           TemplateTarget `json:"target"`
 	Tiers            []Tier         `json:"tiers,omitempty"`
 	TotalStock       int64          `json:"total_stock"`
+	UnitOrder        *string        `json:"unit_order,omitempty"`
 	UpdatedAt        time.Time      `json:"updated_at"`
 	ValidDays        int64          `json:"valid_days"`
 	ValidFrom        *time.Time     `json:"valid_from"`
@@ -1559,21 +1608,29 @@ type TemplatesAnswer struct {
 
 // Tier defines model for Tier.
 type Tier struct {
-	MinCents   int64  `json:"min_cents"`
-	OffCents   *int64 `json:"off_cents,omitempty"`
-	PercentOff *int64 `json:"percent_off,omitempty"`
+	MinCents     int64  `json:"min_cents"`
+	MinQuantity  *int64 `json:"min_quantity,omitempty"`
+	OffCents     *int64 `json:"off_cents,omitempty"`
+	PercentOff   *int64 `json:"percent_off,omitempty"`
+	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
 }
 
 // TierRequest defines model for TierRequest.
 type TierRequest struct {
-	// MinCents the targeted subtotal from which the tier applies
+	// MinCents the targeted subtotal from which the tier applies (or min_quantity, not both)
 	MinCents *int64 `json:"min_cents,omitempty"`
+
+	// MinQuantity a quantity tier: the targeted units from which it applies, instead of min_cents (all tiers of one sort)
+	MinQuantity *int64 `json:"min_quantity,omitempty"`
 
 	// OffCents the amount off (or percent_off, not both)
 	OffCents *int64 `json:"off_cents,omitempty"`
 
-	// PercentOff the percent off the targeted lines (or off_cents, not both)
+	// PercentOff the percent off the targeted lines, 1..100 (or off_cents, not both)
 	PercentOff *int64 `json:"percent_off,omitempty"`
+
+	// PercentOffBp percent_off in basis points, 1..10000 (or percent_off, not both)
+	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
 }
 
 // TokenAnswer defines model for TokenAnswer.
@@ -1651,6 +1708,9 @@ type UnfinishedReturn struct {
 	OrderID  string `json:"order_id"`
 	ReturnID string `json:"return_id"`
 }
+
+// UnitOrder defines model for UnitOrder.
+type UnitOrder string
 
 // UpdateCampaignRequest defines model for UpdateCampaignRequest.
 type UpdateCampaignRequest struct {

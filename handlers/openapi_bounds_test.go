@@ -95,8 +95,14 @@ func keywordsOf(schema map[string]any) (lower, upper string) {
 // case only, which the schema cannot say without saying it of all: whether
 // the lower bound alone (upper false) or both.
 var boundsOfOneCase = map[string]struct{ upper bool }{
-	// "percent: 1..99": the other kinds send 0, which the schema allows.
-	"CreateTemplateRequest.percent_off": {upper: false},
+	// "percent: 1..100": the other kinds (and a percent given in the other
+	// field) send 0, which the schema allows.
+	"CreateTemplateRequest.percent_off":    {upper: false},
+	"CreateTemplateRequest.percent_off_bp": {upper: false},
+	"CreateTemplateRequest.get_percent_bp": {upper: false},
+	"TierRequest.percent_off":              {upper: false},
+	"TierRequest.percent_off_bp":           {upper: false},
+	"TierRequest.min_cents":                {upper: false},
 	// "a shared code: 4-32 letters": the field takes a coupon code too.
 	"RedeemRequest.coupon_code":      {upper: true},
 	"HoldRequest.coupon_codes[]":     {upper: true},

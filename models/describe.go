@@ -17,23 +17,27 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	var b strings.Builder
 	switch t.Kind {
 	case KindPercent:
-		fmt.Fprintf(&b, "%d%% off %s", t.PercentOff, orOrder(scope.on, t))
+		fmt.Fprintf(&b, "%s off %s", PercentWords(t.PercentBasisPoints()), orOrder(scope.on, t))
 	case KindFixedPerItem:
 		b.WriteString(money(t.FaceValueCents) + " off each item" + prefixed(" on ", scope.on))
 	case KindBuyXGetY:
 		get := "free"
-		if t.GetPercent < 100 {
-			get = fmt.Sprintf("at %d%% off", t.GetPercent)
+		if bp := t.GetPercentBasisPoints(); bp < MaxBasisPoints {
+			get = "at " + PercentWords(bp) + " off"
 		}
 		fmt.Fprintf(&b, "Buy %d, get %d %s%s", t.BuyQuantity, t.GetQuantity, get, prefixed(" on ", scope.on))
 	case KindTiered:
 		steps := make([]string, len(t.Tiers))
 		for i, tier := range t.Tiers {
 			off := money(tier.OffCents)
-			if tier.PercentOff > 0 {
-				off = fmt.Sprintf("%d%%", tier.PercentOff)
+			if bp := tier.BasisPoints(); bp > 0 {
+				off = PercentWords(bp)
 			}
-			steps[i] = off + " off from " + money(tier.MinCents)
+			from := money(tier.MinCents)
+			if tier.MinQuantity > 0 {
+				from = fmt.Sprintf("%d %s", tier.MinQuantity, plural(tier.MinQuantity, "item"))
+			}
+			steps[i] = off + " off from " + from
 		}
 		b.WriteString(strings.Join(steps, ", ") + prefixed(" spent on ", scope.on))
 	case KindFreeShipping:
@@ -44,6 +48,10 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	if scope.not != "" {
 		b.WriteString(", not on " + scope.not)
 	}
+	if t.FullPriceOnly {
+		b.WriteString(" on full-price items only")
+	}
+	b.WriteString(unitWords(t))
 	if t.MinOrderCents > 0 {
 		b.WriteString(" on orders over " + money(t.MinOrderCents))
 	}
@@ -57,6 +65,46 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 		b.WriteString(", up to " + money(t.MaxDiscountCents) + " off")
 	}
 	return b.String()
+}
+
+// unitWords says a template's unit bounds: " on the cheapest item, once",
+// " on up to 2 units per line", " on up to 3 items, cheapest first" ("" for
+// none).
+func unitWords(t *Template) string {
+	perLine, perOrder := t.MaxUnitsPerLine, t.MaxUnitsPerOrder
+	first := UnitsCheapest
+	if t.UnitOrder == UnitsDearest {
+		first = UnitsDearest
+	}
+	switch {
+	case perLine <= 0 && perOrder <= 0:
+		return ""
+	case perLine <= 0 && perOrder == 1:
+		return " on the " + first + " item, once"
+	}
+	var parts []string
+	if perLine > 0 {
+		parts = append(parts, fmt.Sprintf("up to %d %s per line", perLine, plural(perLine, "unit")))
+	}
+	switch {
+	case perOrder > 0 && perLine > 0:
+		parts = append(parts, fmt.Sprintf("%d in all", perOrder))
+	case perOrder > 0:
+		parts = append(parts, fmt.Sprintf("up to %d %s", perOrder, plural(perOrder, "item")))
+	}
+	s := " on " + strings.Join(parts, " and ")
+	if first == UnitsDearest || perOrder > 1 {
+		s += ", " + first + " first"
+	}
+	return s
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // scopeWords are the items a template applies to and those it leaves out,
@@ -118,3 +166,20 @@ func prefixed(prefix, s string) string {
 	}
 	return prefix + s
 }
+
+// PercentWords writes a percent given in basis points as a merchant reads
+// it: "20%", "20.5%", "33.33%" (no trailing zero after the point).
+func PercentWords(bp int64) string {
+	whole, frac := bp/100, bp%100
+	switch {
+	case frac == 0:
+		return fmt.Sprintf("%d%%", whole)
+	case frac%10 == 0:
+		return fmt.Sprintf("%d.%d%%", whole, frac/10)
+	}
+	return fmt.Sprintf("%d.%02d%%", whole, frac)
+}
+
+// PercentText is the percent kind's percent in words ("33.33%"), for the
+// pages that show it beside an amount.
+func (t *Template) PercentText() string { return PercentWords(t.PercentBasisPoints()) }

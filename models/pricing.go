@@ -36,7 +36,7 @@ func Price(orderAmountCents int64, ts []*Template) Pricing {
 		if ta.Kind == KindFixed {
 			return ta.FaceValueCents > tb.FaceValueCents
 		}
-		return ta.PercentOff > tb.PercentOff
+		return ta.PercentBasisPoints() > tb.PercentBasisPoints()
 	})
 	left := max(orderAmountCents, 0)
 	for _, i := range order {

@@ -32,6 +32,9 @@ const (
 	// shared code is free for another template (docs/shared-codes.md).
 	TemplateArchived = "archived"
 
+	UnitsCheapest = "cheapest" // a bounded coupon discounts the cheapest units first
+	UnitsDearest  = "dearest"  // ... or the dearest
+
 	CodeModeUnique = "unique" // a code per claimed coupon
 	CodeModeShared = "shared" // one code every shopper types at checkout
 )
@@ -48,13 +51,17 @@ const (
 // Template describes a kind of coupon: its value, its stock, who may claim how
 // many, when, and how long the coupons stay valid.
 type Template struct {
-	ID               int64      `gorm:"primaryKey" json:"id"`
-	CampaignID       int64      `json:"campaign_id"`
-	Name             string     `json:"name"`
-	Description      string     `json:"description"`
-	Kind             string     `json:"kind" schema:"template_kind"`
-	FaceValueCents   int64      `json:"face_value_cents"`
-	PercentOff       int64      `json:"percent_off"`
+	ID             int64  `gorm:"primaryKey" json:"id"`
+	CampaignID     int64  `json:"campaign_id"`
+	Name           string `json:"name"`
+	Description    string `json:"description"`
+	Kind           string `json:"kind" schema:"template_kind"`
+	FaceValueCents int64  `json:"face_value_cents"`
+	PercentOff     int64  `json:"percent_off"`
+	// PercentOffBP is the percent kind's percent in basis points (0.01%):
+	// Validate sets it from PercentOff when only that is given, and sets
+	// PercentOff to it when it is a whole percent (else 0).
+	PercentOffBP     int64      `json:"percent_off_bp"`
 	MaxDiscountCents int64      `json:"max_discount_cents"`
 	MinOrderCents    int64      `json:"min_order_cents"`
 	TotalStock       int64      `json:"total_stock"`
@@ -72,14 +79,25 @@ type Template struct {
 	// ParseSharedCode); empty in code mode unique.
 	SharedCode string `json:"shared_code,omitempty"`
 	// What the template applies to and its kind's fields (docs/pricing.md).
-	AppliesTo       string         `json:"applies_to" schema:"applies_to"`
-	Target          TemplateTarget `gorm:"serializer:json" json:"target"`
-	MinQuantity     int64          `json:"min_quantity"`
-	BuyQuantity     int64          `json:"buy_quantity"`
-	GetQuantity     int64          `json:"get_quantity"`
-	GetPercent      int64          `json:"get_percent"`
-	MaxApplications int64          `json:"max_applications"`
-	Tiers           []Tier         `gorm:"serializer:json" json:"tiers,omitempty"`
+	AppliesTo   string         `json:"applies_to" schema:"applies_to"`
+	Target      TemplateTarget `gorm:"serializer:json" json:"target"`
+	MinQuantity int64          `json:"min_quantity"`
+	BuyQuantity int64          `json:"buy_quantity"`
+	GetQuantity int64          `json:"get_quantity"`
+	GetPercent  int64          `json:"get_percent"`
+	// GetPercentBP is GetPercent in basis points, set as PercentOffBP is.
+	GetPercentBP    int64  `json:"get_percent_bp"`
+	MaxApplications int64  `json:"max_applications"`
+	Tiers           []Tier `gorm:"serializer:json" json:"tiers,omitempty"`
+	// FullPriceOnly skips the lines the shop marked down (compare-at price
+	// above the price), as if the template did not target them.
+	FullPriceOnly bool `json:"full_price_only"`
+	// MaxUnitsPerLine and MaxUnitsPerOrder bound the units the coupon
+	// discounts (0: no bound), UnitOrder says which first (UnitsCheapest,
+	// the default with a bound, or UnitsDearest; empty without one).
+	MaxUnitsPerLine  int64  `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64  `json:"max_units_per_order"`
+	UnitOrder        string `json:"unit_order,omitempty"`
 	// Priority orders the coupons of one order: lower first (0..1000).
 	Priority int64 `json:"priority"`
 	// Currency is the ISO 4217 code of the template's amounts.
@@ -102,11 +120,37 @@ type TemplateTarget struct {
 }
 
 // Tier is one step of a tiered template: from MinCents of targeted
-// subtotal, OffCents off or PercentOff of the targeted lines (one of them).
+// subtotal, OffCents off or a percent of the targeted lines (one of them),
+// PercentOff in whole percents or PercentOffBP in basis points (set as the
+// template's PercentOffBP is).
 type Tier struct {
-	MinCents   int64 `json:"min_cents" schema:"tier_min"`
-	OffCents   int64 `json:"off_cents,omitempty" schema:"money"`
-	PercentOff int64 `json:"percent_off,omitempty" schema:"tier_percent"`
+	MinCents     int64 `json:"min_cents" schema:"tier_min"`
+	OffCents     int64 `json:"off_cents,omitempty" schema:"money"`
+	PercentOff   int64 `json:"percent_off,omitempty" schema:"tier_percent"`
+	PercentOffBP int64 `json:"percent_off_bp,omitempty" schema:"percent_bp"`
+	// MinQuantity makes a quantity tier: from so many targeted units,
+	// instead of MinCents (docs/pricing.md, "Kinds").
+	MinQuantity int64 `json:"min_quantity,omitempty" schema:"min_quantity"`
+}
+
+// BasisPoints is the tier's percent in basis points (0 for an amount tier).
+func (t *Tier) BasisPoints() int64 { return basisPoints(t.PercentOff, t.PercentOffBP) }
+
+// PercentBasisPoints is the percent kind's percent in basis points
+// (10,000 is 100%), from percent_off_bp or else percent_off.
+func (t *Template) PercentBasisPoints() int64 { return basisPoints(t.PercentOff, t.PercentOffBP) }
+
+// GetPercentBasisPoints is buy_x_get_y's get percent in basis points.
+func (t *Template) GetPercentBasisPoints() int64 { return basisPoints(t.GetPercent, t.GetPercentBP) }
+
+// basisPoints is bp when set, else the whole percent times 100: the rule
+// services/pricing applies to the same two fields (docs/pricing.md,
+// "Percents").
+func basisPoints(whole, bp int64) int64 {
+	if bp != 0 {
+		return bp
+	}
+	return whole * 100
 }
 
 // ValueCents is the budget value of one coupon, the most it can take off an
@@ -352,7 +396,7 @@ func (t *Template) ValidateIssuable(now time.Time) error {
 }
 
 // Discount returns the discount of a coupon of this template on an order, in
-// cents: fixed min(face, amount); percent floor(amount*p/100) capped. It is
+// cents: fixed min(face, amount); percent floor(amount*bp/10000) capped. It is
 // the amount-only rule kept for the tests that compare services/pricing
 // with it (see Price); no production code calls it.
 func (t *Template) Discount(orderAmountCents int64) int64 {
@@ -363,12 +407,12 @@ func (t *Template) Discount(orderAmountCents int64) int64 {
 }
 
 // UncappedDiscount is the discount before a percent coupon's cap,
-// floor(amount*p/100), so that a checkout can say when the cap cut it; for a
-// fixed coupon it is Discount.
+// floor(amount*bp/10000), so that a checkout can say when the cap cut it;
+// for a fixed coupon it is Discount.
 func (t *Template) UncappedDiscount(orderAmountCents int64) int64 {
 	if t.Kind == KindPercent {
-		// amount <= MaxMoneyCents and p <= 99 keep the product far from overflow.
-		return orderAmountCents * t.PercentOff / 100
+		// amount <= MaxMoneyCents and bp <= 10,000 keep the product far from overflow.
+		return orderAmountCents * t.PercentBasisPoints() / 10_000
 	}
 	return t.Discount(orderAmountCents)
 }

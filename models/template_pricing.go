@@ -17,6 +17,9 @@ const (
 	MaxApplicationsCap = 1_000_000 // max_applications
 	MaxMinQuantity     = 1_000_000
 	MaxPriority        = 1000
+	MaxUnitsBound      = 1_000_000 // max_units_per_line, max_units_per_order
+	MaxPercent         = 100       // percent_off, get_percent, a tier's percent_off
+	MaxBasisPoints     = 10_000    // their _bp fields: 100.00%
 	// DefaultPriority is the priority of a template created without one.
 	DefaultPriority = 100
 )
@@ -31,10 +34,12 @@ var AppliesToValues = []string{AppliesToOrder, AppliesToItems, AppliesToShipping
 var kindsWith = map[string][]string{
 	"face_value_cents":   {KindFixed, KindFixedPerItem},
 	"percent_off":        {KindPercent},
+	"percent_off_bp":     {KindPercent},
 	"max_discount_cents": {KindPercent, KindFixedPerItem, KindBuyXGetY, KindTiered, KindFreeShipping},
 	"buy_quantity":       {KindBuyXGetY},
 	"get_quantity":       {KindBuyXGetY},
 	"get_percent":        {KindBuyXGetY},
+	"get_percent_bp":     {KindBuyXGetY},
 	"max_applications":   {KindBuyXGetY},
 	"tiers":              {KindTiered},
 }
@@ -69,6 +74,37 @@ func (t *Template) validatePricing(errs *FieldErrors) {
 		errs.Add(ValidateCurrency("currency", t.Currency))
 	}
 	t.validateTarget(errs)
+	t.validateUnits(errs)
+}
+
+// validateUnits checks the unit bounds and unit_order (docs/pricing.md,
+// "Unit selection"): 0..MaxUnitsBound each, not for buy_x_get_y (its sets
+// choose their units) nor on the shipping; unit_order cheapest (the
+// default) or dearest, only with a bound.
+func (t *Template) validateUnits(errs *FieldErrors) {
+	bounded := false
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max_units_per_line", t.MaxUnitsPerLine}, {"max_units_per_order", t.MaxUnitsPerOrder}} {
+		switch {
+		case f.v < 0 || f.v > MaxUnitsBound:
+			errs.Add(Invalid(f.name, "must be between 0 (no bound) and %d", MaxUnitsBound))
+		case f.v > 0 && (t.Kind == KindBuyXGetY || t.Kind == KindFreeShipping || t.AppliesTo == AppliesToShipping):
+			errs.Add(Invalid(f.name, "is for coupons on the order or on items, but buy_x_get_y (its sets choose its units)"))
+		case f.v > 0:
+			bounded = true
+		}
+	}
+	switch {
+	case t.UnitOrder == "" && bounded:
+		t.UnitOrder = UnitsCheapest
+	case t.UnitOrder == "":
+	case t.UnitOrder != UnitsCheapest && t.UnitOrder != UnitsDearest:
+		errs.Add(Invalid("unit_order", "must be %q or %q", UnitsCheapest, UnitsDearest))
+	case !bounded:
+		errs.Add(Invalid("unit_order", "is only with max_units_per_line or max_units_per_order"))
+	}
 }
 
 // validateKindFields checks the fields of t's (known) kind, and that the
@@ -76,12 +112,13 @@ func (t *Template) validatePricing(errs *FieldErrors) {
 func (t *Template) validateKindFields(errs *FieldErrors) {
 	set := map[string]bool{
 		"face_value_cents": t.FaceValueCents != 0, "percent_off": t.PercentOff != 0,
+		"percent_off_bp":     t.PercentOffBP != 0,
 		"max_discount_cents": t.MaxDiscountCents != 0, "buy_quantity": t.BuyQuantity != 0,
-		"get_quantity": t.GetQuantity != 0, "get_percent": t.GetPercent != 0,
+		"get_quantity": t.GetQuantity != 0, "get_percent": t.GetPercent != 0, "get_percent_bp": t.GetPercentBP != 0,
 		"max_applications": t.MaxApplications != 0, "tiers": len(t.Tiers) != 0,
 	}
-	for _, field := range []string{"face_value_cents", "percent_off", "max_discount_cents", "buy_quantity",
-		"get_quantity", "get_percent", "max_applications", "tiers"} {
+	for _, field := range []string{"face_value_cents", "percent_off", "percent_off_bp", "max_discount_cents", "buy_quantity",
+		"get_quantity", "get_percent", "get_percent_bp", "max_applications", "tiers"} {
 		if kinds := kindsWith[field]; set[field] && !slices.Contains(kinds, t.Kind) {
 			errs.Add(Invalid(field, "is only for %s coupons", strings.Replace(quoted(kinds), `" or "`, `" and "`, 1)))
 		}
@@ -100,13 +137,13 @@ func (t *Template) validateKindFields(errs *FieldErrors) {
 	case KindFixed:
 		money("face_value_cents", t.FaceValueCents)
 	case KindPercent:
-		between("percent_off", t.PercentOff, 1, 99)
+		errs.Add(checkPercent("percent_off", &t.PercentOff, &t.PercentOffBP, " for a percent coupon"))
 	case KindFixedPerItem:
 		money("face_value_cents", t.FaceValueCents)
 	case KindBuyXGetY:
 		between("buy_quantity", t.BuyQuantity, 1, MaxSetQuantity)
 		between("get_quantity", t.GetQuantity, 1, MaxSetQuantity)
-		between("get_percent", t.GetPercent, 1, 100)
+		errs.Add(checkPercent("get_percent", &t.GetPercent, &t.GetPercentBP, " for a buy_x_get_y coupon"))
 		if t.MaxApplications < 0 || t.MaxApplications > MaxApplicationsCap {
 			errs.Add(Invalid("max_applications", "must be between 0 (no limit but max_discount_cents) and %d", MaxApplicationsCap))
 		}
@@ -119,6 +156,32 @@ func (t *Template) validateKindFields(errs *FieldErrors) {
 	}
 }
 
+// checkPercent checks a percent given in whole percents (field, 1..100) or
+// in basis points (field_bp, 1..10,000), one of them (both only when they
+// agree, as Validate leaves them), naming the field at fault; what is
+// needs says what it is for. Valid, *bp is set (from *whole when only that
+// was given) and *whole is its whole percent, or 0 when it has decimals
+// (docs/pricing.md, "Percents").
+func checkPercent(field string, whole, bp *int64, what string) error {
+	fieldBP := field + "_bp"
+	switch {
+	case *whole != 0 && *bp != 0 && *whole*100 != *bp:
+		return Invalid(fieldBP, "give %s (whole percents) or %s (basis points), not both", field, fieldBP)
+	case *whole == 0 && *bp == 0:
+		return Invalid(field, "give %s (1 to %d) or %s (1 to %d basis points)%s", field, MaxPercent, fieldBP, MaxBasisPoints, what)
+	case *bp == 0 && (*whole < 1 || *whole > MaxPercent):
+		return Invalid(field, "must be between 1 and %d%s", MaxPercent, what)
+	case *bp != 0 && (*bp < 1 || *bp > MaxBasisPoints):
+		return Invalid(fieldBP, "must be between 1 and %d (basis points: 100 is 1%%)%s", MaxBasisPoints, what)
+	}
+	*bp = basisPoints(*whole, *bp)
+	*whole = 0
+	if *bp%100 == 0 {
+		*whole = *bp / 100
+	}
+	return nil
+}
+
 // validateTiers checks the tiers of a tiered template: 1..MaxTiers, in
 // strictly increasing min_cents, each with one of off_cents and
 // percent_off, all of one sort, what they take off never decreasing.
@@ -127,32 +190,46 @@ func (t *Template) validateTiers(errs *FieldErrors) {
 		errs.Add(Invalid("tiers", "must hold 1 to %d tiers for a tiered coupon", MaxTiers))
 		return
 	}
-	percents := t.Tiers[0].PercentOff != 0 && t.Tiers[0].OffCents == 0
-	for i, tier := range t.Tiers {
+	percents := t.Tiers[0].BasisPoints() != 0 && t.Tiers[0].OffCents == 0
+	quantities := t.Tiers[0].MinQuantity != 0
+	for i := range t.Tiers {
+		tier := &t.Tiers[i]
 		name := func(field string) string { return fmt.Sprintf("tiers[%d].%s", i, field) }
 		switch {
+		case tier.MinQuantity != 0 && tier.MinCents != 0:
+			errs.Add(Invalid(name("min_quantity"), "give min_cents or min_quantity, not both"))
+		case quantities && tier.MinQuantity == 0:
+			errs.Add(Invalid(name("min_quantity"), "every tier takes a min_quantity, as the first does"))
+		case !quantities && tier.MinQuantity != 0:
+			errs.Add(Invalid(name("min_quantity"), "every tier takes a min_cents, as the first does"))
+		case quantities && (tier.MinQuantity < 1 || tier.MinQuantity > MaxMinQuantity):
+			errs.Add(Invalid(name("min_quantity"), "must be between 1 and %d", MaxMinQuantity))
+		case quantities && i > 0 && tier.MinQuantity <= t.Tiers[i-1].MinQuantity:
+			errs.Add(Invalid(name("min_quantity"), "must be more than the tier before's (%d): tiers rise", t.Tiers[i-1].MinQuantity))
+		case quantities:
 		case tier.MinCents < 1 || tier.MinCents > MaxMoneyCents:
 			errs.Add(Invalid(name("min_cents"), "must be between 1 and %d", int64(MaxMoneyCents)))
 		case i > 0 && tier.MinCents <= t.Tiers[i-1].MinCents:
 			errs.Add(Invalid(name("min_cents"), "must be more than the tier before's (%d): tiers rise", t.Tiers[i-1].MinCents))
 		}
+		pct := tier.BasisPoints() != 0
 		switch {
-		case tier.OffCents != 0 && tier.PercentOff != 0:
+		case tier.OffCents != 0 && pct:
 			errs.Add(Invalid(name("percent_off"), "give off_cents or percent_off, not both"))
-		case tier.OffCents == 0 && tier.PercentOff == 0:
+		case tier.OffCents == 0 && !pct:
 			errs.Add(Invalid(name("off_cents"), "give off_cents (an amount) or percent_off"))
 		case percents && tier.OffCents != 0:
 			errs.Add(Invalid(name("off_cents"), "every tier takes a percent_off, as the first does"))
-		case !percents && tier.PercentOff != 0:
+		case !percents && pct:
 			errs.Add(Invalid(name("percent_off"), "every tier takes off_cents, as the first does"))
 		case tier.OffCents < 0 || tier.OffCents > MaxMoneyCents:
 			errs.Add(Invalid(name("off_cents"), "must be between 1 and %d", int64(MaxMoneyCents)))
-		case tier.PercentOff < 0 || tier.PercentOff > 100:
-			errs.Add(Invalid(name("percent_off"), "must be between 1 and 100"))
+		case pct && checkPercent(name("percent_off"), &tier.PercentOff, &tier.PercentOffBP, "") != nil:
+			errs.Add(checkPercent(name("percent_off"), &tier.PercentOff, &tier.PercentOffBP, ""))
 		case i > 0 && tier.OffCents < t.Tiers[i-1].OffCents:
 			errs.Add(Invalid(name("off_cents"), "must be at least the tier before's (%d): a higher tier never takes less", t.Tiers[i-1].OffCents))
-		case i > 0 && tier.PercentOff < t.Tiers[i-1].PercentOff:
-			errs.Add(Invalid(name("percent_off"), "must be at least the tier before's (%d): a higher tier never takes less", t.Tiers[i-1].PercentOff))
+		case i > 0 && tier.BasisPoints() < t.Tiers[i-1].BasisPoints():
+			errs.Add(Invalid(name("percent_off"), "must be at least the tier before's (%s): a higher tier never takes less", PercentWords(t.Tiers[i-1].BasisPoints())))
 		}
 	}
 }
@@ -197,6 +274,9 @@ func (t *Template) validateTarget(errs *FieldErrors) {
 		errs.Add(Invalid("applies_to", `must be "shipping" for a free_shipping coupon`))
 	case t.AppliesTo == AppliesToShipping && !slices.Contains([]string{KindFixed, KindPercent, KindFreeShipping}, t.Kind):
 		errs.Add(Invalid("applies_to", `"shipping" is only for fixed, percent and free_shipping coupons`))
+	}
+	if t.FullPriceOnly && t.AppliesTo == AppliesToShipping {
+		errs.Add(Invalid("full_price_only", `is for coupons on the order or on items, not on the shipping`))
 	}
 	if t.AppliesTo != AppliesToItems && !t.Target.Empty() {
 		errs.Add(Invalid("target", `is only for applies_to "items"`))

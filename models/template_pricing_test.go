@@ -88,7 +88,35 @@ func TestTemplateValidateKinds(t *testing.T) {
 		{"unknown kind", "fixed", func(tp *models.Template) { tp.Kind = "bogo" }, []string{"kind"}},
 		{"fixed takes no cap", "fixed", func(tp *models.Template) { tp.MaxDiscountCents = 5 }, []string{"max_discount_cents"}},
 		{"fixed no face", "fixed", func(tp *models.Template) { tp.FaceValueCents = 0 }, []string{"face_value_cents"}},
-		{"percent 100", "percent", func(tp *models.Template) { tp.PercentOff = 100 }, []string{"percent_off"}},
+		{"full_price_only on shipping", "free_shipping", func(tp *models.Template) { tp.FullPriceOnly = true }, []string{"full_price_only"}},
+		{"max_units_per_line negative", "percent", func(tp *models.Template) { tp.MaxUnitsPerLine = -1 }, []string{"max_units_per_line"}},
+		{"max_units_per_order too many", "percent", func(tp *models.Template) { tp.MaxUnitsPerOrder = 1_000_001 }, []string{"max_units_per_order"}},
+		{"max_units_per_line on buy_x_get_y", "buy_x_get_y", func(tp *models.Template) { tp.MaxUnitsPerLine = 2 }, []string{"max_units_per_line"}},
+		{"max_units_per_order on shipping", "free_shipping", func(tp *models.Template) { tp.MaxUnitsPerOrder = 1 }, []string{"max_units_per_order"}},
+		{"unit_order unknown", "percent", func(tp *models.Template) { tp.MaxUnitsPerOrder, tp.UnitOrder = 1, "random" }, []string{"unit_order"}},
+		{"unit_order without a bound", "percent", func(tp *models.Template) { tp.UnitOrder = "dearest" }, []string{"unit_order"}},
+		{"tier min_cents and min_quantity", "tiered", func(tp *models.Template) {
+			tp.Tiers = []models.Tier{{MinQuantity: 2, MinCents: 100, OffCents: 100}}
+		}, []string{"tiers[0].min_quantity"}},
+		{"tier min_quantity falls", "tiered", func(tp *models.Template) {
+			tp.Tiers = []models.Tier{{MinQuantity: 3, OffCents: 100}, {MinQuantity: 3, OffCents: 200}}
+		}, []string{"tiers[1].min_quantity"}},
+		{"tiers of two sorts", "tiered", func(tp *models.Template) {
+			tp.Tiers = []models.Tier{{MinQuantity: 3, OffCents: 100}, {MinCents: 5000, OffCents: 200}}
+		}, []string{"tiers[1].min_quantity"}},
+		{"percent 101", "percent", func(tp *models.Template) { tp.PercentOff = 101 }, []string{"percent_off"}},
+		{"percent_off_bp over 10000", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 0, 10_001 }, []string{"percent_off_bp"}},
+		{"percent_off_bp negative", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 0, -1 }, []string{"percent_off_bp"}},
+		{"percent_off and percent_off_bp disagree", "percent", func(tp *models.Template) { tp.PercentOff, tp.PercentOffBP = 20, 2050 }, []string{"percent_off_bp"}},
+		{"percent_off_bp on fixed", "fixed", func(tp *models.Template) { tp.PercentOffBP = 2050 }, []string{"percent_off_bp"}},
+		{"get_percent_bp over 10000", "buy_x_get_y", func(tp *models.Template) { tp.GetPercent, tp.GetPercentBP = 0, 10_001 }, []string{"get_percent_bp"}},
+		{"get_percent_bp on percent", "percent", func(tp *models.Template) { tp.GetPercentBP = 5000 }, []string{"get_percent_bp"}},
+		{"tier percent_off_bp over 10000", "tiered", func(tp *models.Template) {
+			tp.Tiers = []models.Tier{{MinCents: 1000, PercentOffBP: 500}, {MinCents: 2000, PercentOffBP: 10_001}}
+		}, []string{"tiers[1].percent_off_bp"}},
+		{"tier percent_off_bp falls", "tiered", func(tp *models.Template) {
+			tp.Tiers = []models.Tier{{MinCents: 1000, PercentOffBP: 1050}, {MinCents: 2000, PercentOff: 10}}
+		}, []string{"tiers[1].percent_off"}},
 		{"percent with face", "percent", func(tp *models.Template) { tp.FaceValueCents = 1 }, []string{"face_value_cents"}},
 		{"percent no cap", "percent", func(tp *models.Template) { tp.MaxDiscountCents = 0 }, []string{"max_discount_cents"}},
 		{"per item no face", "fixed_per_item", func(tp *models.Template) { tp.FaceValueCents = 0 }, []string{"face_value_cents"}},
@@ -228,5 +256,91 @@ func TestTemplateValueCentsByKind(t *testing.T) {
 		if got := tp.ValueCents(); got != v {
 			t.Errorf("%s: value %d, want %d", kind, got, v)
 		}
+	}
+}
+
+// A percent is given in whole percents or in basis points: Validate keeps
+// both fields in step (the whole percent only when there are no
+// decimals), and validating again changes nothing (docs/pricing.md,
+// "Percents").
+func TestTemplatePercentInBasisPoints(t *testing.T) {
+	cases := []struct {
+		name                string
+		whole, bp           int64
+		wantWhole, wantBP   int64
+		getWhole, getBP     int64
+		wantGet, wantGetBP  int64
+		tierWhole, tierBP   int64
+		wantTier, wantTierB int64
+	}{
+		{"whole", 20, 0, 20, 2000, 100, 0, 100, 10_000, 15, 0, 15, 1500},
+		{"basis points of a whole percent", 0, 2000, 20, 2000, 0, 10_000, 100, 10_000, 0, 1500, 15, 1500},
+		{"decimals", 0, 3333, 0, 3333, 0, 2050, 0, 2050, 0, 1234, 0, 1234},
+		{"both, agreeing", 100, 10_000, 100, 10_000, 50, 5000, 50, 5000, 1, 100, 1, 100},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := kindTemplate(models.KindPercent)
+			p.PercentOff, p.PercentOffBP = c.whole, c.bp
+			b := kindTemplate(models.KindBuyXGetY)
+			b.GetPercent, b.GetPercentBP = c.getWhole, c.getBP
+			tr := kindTemplate(models.KindTiered)
+			tr.Tiers = []models.Tier{{MinCents: 1000, PercentOff: c.tierWhole, PercentOffBP: c.tierBP}}
+			for range 2 { // validating again changes nothing
+				if err := p.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				if err := tr.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				if p.PercentOff != c.wantWhole || p.PercentOffBP != c.wantBP || p.PercentBasisPoints() != c.wantBP {
+					t.Fatalf("percent: %d / %d bp, want %d / %d", p.PercentOff, p.PercentOffBP, c.wantWhole, c.wantBP)
+				}
+				if b.GetPercent != c.wantGet || b.GetPercentBP != c.wantGetBP || b.GetPercentBasisPoints() != c.wantGetBP {
+					t.Fatalf("get percent: %d / %d bp, want %d / %d", b.GetPercent, b.GetPercentBP, c.wantGet, c.wantGetBP)
+				}
+				if got := tr.Tiers[0]; got.PercentOff != c.wantTier || got.PercentOffBP != c.wantTierB || got.BasisPoints() != c.wantTierB {
+					t.Fatalf("tier: %+v, want %d / %d bp", got, c.wantTier, c.wantTierB)
+				}
+			}
+		})
+	}
+}
+
+// The amount-only reference rule reads basis points too: 33.33% of 10,000
+// is 3,333; of 999 it is 332.97, rounded down to 332.
+func TestDiscountInBasisPointsRoundsDown(t *testing.T) {
+	tp := kindTemplate(models.KindPercent)
+	tp.PercentOff, tp.PercentOffBP, tp.MaxDiscountCents = 0, 3333, 1_000_000
+	if err := tp.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := tp.Discount(10_000); d != 3333 {
+		t.Fatalf("33.33%% of 10,000 = %d, want 3333", d)
+	}
+	if d := tp.Discount(999); d != 332 {
+		t.Fatalf("33.33%% of 999 = %d, want 332", d)
+	}
+}
+
+// A unit bound without unit_order discounts the cheapest units first;
+// without a bound, unit_order stays empty.
+func TestTemplateUnitOrderDefault(t *testing.T) {
+	tp := kindTemplate(models.KindPercent)
+	tp.MaxUnitsPerOrder = 1
+	if err := tp.Validate(); err != nil || tp.UnitOrder != models.UnitsCheapest {
+		t.Fatalf("unit_order %q (%v), want cheapest", tp.UnitOrder, err)
+	}
+	tp = kindTemplate(models.KindFixedPerItem)
+	tp.MaxUnitsPerLine, tp.UnitOrder = 2, models.UnitsDearest
+	if err := tp.Validate(); err != nil || tp.UnitOrder != models.UnitsDearest {
+		t.Fatalf("unit_order %q (%v), want dearest", tp.UnitOrder, err)
+	}
+	tp = kindTemplate(models.KindPercent)
+	if err := tp.Validate(); err != nil || tp.UnitOrder != "" {
+		t.Fatalf("unit_order %q (%v), want empty", tp.UnitOrder, err)
 	}
 }

@@ -108,7 +108,7 @@ func TestTemplateValidate(t *testing.T) {
 		{"ErrFixedWithPercent", fixedTemplate, func(tp *models.Template) { tp.PercentOff = 10 }, "percent_off"},
 		{"ErrFixedWithCap", fixedTemplate, func(tp *models.Template) { tp.MaxDiscountCents = 10 }, "max_discount_cents"},
 		{"ErrPercentZero", percentTemplate, func(tp *models.Template) { tp.PercentOff = 0 }, "percent_off"},
-		{"ErrPercent100", percentTemplate, func(tp *models.Template) { tp.PercentOff = 100 }, "percent_off"},
+		{"ErrPercent101", percentTemplate, func(tp *models.Template) { tp.PercentOff = 101 }, "percent_off"},
 		{"ErrPercentNegative", percentTemplate, func(tp *models.Template) { tp.PercentOff = -5 }, "percent_off"},
 		{"ErrCapZero", percentTemplate, func(tp *models.Template) { tp.MaxDiscountCents = 0 }, "max_discount_cents"},
 		{"ErrCapHuge", percentTemplate, func(tp *models.Template) { tp.MaxDiscountCents = models.MaxMoneyCents + 1 }, "max_discount_cents"},

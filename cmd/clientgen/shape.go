@@ -26,6 +26,7 @@ var enumNames = map[string]string{
 	enumKey(models.RoleShopper, models.RoleCashier, models.RoleAdmin):                                              "UserRole",
 	enumKey(models.CouponIssued, models.CouponHeld, models.CouponUsed, models.CouponRevoked, models.CouponExpired): "CouponStatus",
 	enumKey(models.EventTypes...):                                                                                  "EventType",
+	enumKey(models.UnitsCheapest, models.UnitsDearest):                                                             "UnitOrder",
 }
 
 func enumKey(values ...string) string {

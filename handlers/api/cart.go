@@ -30,6 +30,8 @@ type cartLine struct {
 	Quantity       *int64   `json:"quantity" binding:"required" schema:"line_quantity"`
 	UnitPriceCents *int64   `json:"unit_price_cents" binding:"required" schema:"unit_price" doc:"one unit's price; the line's amount is quantity × unit_price_cents"`
 	Discountable   *bool    `json:"discountable" doc:"false: no coupon discounts this line (default true)"`
+	// CompareAtPriceCents is the unit's price before the shop's markdown.
+	CompareAtPriceCents *int64 `json:"compare_at_price_cents" schema:"unit_price" doc:"one unit's price before the shop's own markdown (0 or left out: none); above unit_price_cents, the line is marked down and coupons for full-price items only skip it"`
 }
 
 // cart turns the request's cart fields into the service's cart: Lines nil
@@ -68,6 +70,9 @@ func (f *cartFields) cart() (checkout.Cart, error) {
 		}
 		if l.Discountable != nil {
 			pl.NotDiscountable = !*l.Discountable
+		}
+		if l.CompareAtPriceCents != nil {
+			pl.CompareAtPriceCents = *l.CompareAtPriceCents
 		}
 		out.Lines[i] = pl
 	}

@@ -122,3 +122,30 @@ func TestCartsAPIRefusals(t *testing.T) {
 	st, out = e.Post(t, "/api/v1/holds", e.App, fmt.Sprintf(`{"order_id":"gbp","coupon_codes":["%s"],%s}`, c2, threeLinesJSON))
 	e.Want(t, "POST", "/api/v1/holds", st, out, 422, "currency_mismatch", -1, 0)
 }
+
+// A template for full-price items only and the lines' compare-at prices
+// through the API: validate and hold skip the marked-down line (docs/pricing.md,
+// "Full-price items only"); a negative compare-at price is 400 naming it.
+func TestCartsAPIFullPriceOnly(t *testing.T) {
+	e := testsupport.NewHoldAPI(t)
+	out := e.MustCall(t, 201, "POST", "/api/v1/templates", testsupport.AdminToken, fmt.Sprintf(`{"campaign_id":%d,"name":"Full",`+
+		`"kind":"percent","percent_off_bp":2000,"max_discount_cents":100000,"full_price_only":true,"total_stock":20,"per_user_limit":10,"valid_days":30}`, e.CampaignID))
+	c := e.Claim(t, int64(out["template"].(map[string]any)["id"].(float64)), "alice")
+	lines := `"lines":[{"line_id":"shirt","sku":"S","quantity":1,"unit_price_cents":3000,"compare_at_price_cents":4000},` +
+		`{"line_id":"trousers","sku":"T","quantity":1,"unit_price_cents":5000,"compare_at_price_cents":5000},` +
+		`{"line_id":"socks","sku":"K","quantity":2,"unit_price_cents":500}]`
+	st, out := e.Post(t, "/api/v1/checkout/validate", e.App, `{"coupon_codes":["`+c+`"],`+lines+`}`)
+	e.Want(t, "POST", "/api/v1/checkout/validate", st, out, 200, "ok", 1200, 7800)
+	ls := out["lines"].([]any)
+	if len(ls) != 3 || ls[0].(map[string]any)["discount_cents"] != float64(0) || ls[1].(map[string]any)["discount_cents"] != float64(1000) ||
+		ls[2].(map[string]any)["discount_cents"] != float64(200) {
+		t.Fatalf("lines %v, want 0 / 1000 / 200", ls)
+	}
+	st, out = e.Post(t, "/api/v1/holds", e.App, `{"order_id":"full-1","coupon_codes":["`+c+`"],`+lines+`}`)
+	e.Want(t, "POST", "/api/v1/holds", st, out, 201, "held", 1200, 7800)
+	bad := `"lines":[{"line_id":"a","sku":"A","quantity":1,"unit_price_cents":1000,"compare_at_price_cents":-1}]`
+	st, out = e.Post(t, "/api/v1/checkout/validate", e.App, `{"coupon_codes":["`+c+`"],`+bad+`}`)
+	if st != 400 || out["field"] != "lines[0].compare_at_price_cents" {
+		t.Fatalf("negative compare-at: %d %v", st, out)
+	}
+}

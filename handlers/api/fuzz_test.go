@@ -148,6 +148,7 @@ func FuzzCreateTemplate(f *testing.F) {
 		`{"campaign_id":1,"name":"Five off","kind":"fixed","face_value_cents":500,"total_stock":10,"per_user_limit":2,"valid_days":30}`,
 		`{"campaign_id":1,"name":"Ten pct","kind":"percent","percent_off":10,"max_discount_cents":1000,"total_stock":10000000,"per_user_limit":100,"valid_from":"2026-01-01T00:00:00Z","valid_until":"2026-02-01T00:00:00Z"}`,
 		`{"campaign_id":1,"name":"x","kind":"percent","percent_off":100,"max_discount_cents":1,"total_stock":1,"per_user_limit":1,"valid_days":1}`,
+		`{"campaign_id":1,"name":"x","kind":"percent","percent_off_bp":3333,"max_discount_cents":1,"total_stock":1,"per_user_limit":1,"valid_days":1,"max_units_per_order":1}`,
 		`{"campaign_id":1,"name":"x","kind":"fixed","face_value_cents":1,"total_stock":1,"per_user_limit":1,"valid_days":1,"claim_starts_at":"2026-01-01T00:00:00+14:00","claim_ends_at":"2026-01-01T00:00:00-12:00"}`,
 		`{"campaign_id":1,"name":"x","kind":"fixed","face_value_cents":1,"total_stock":1,"per_user_limit":1,"valid_days":1,"valid_from":"2026-01-01T00:00:00Z"}`,
 		`{"campaign_id":1,"name":"   ","kind":"fixed","face_value_cents":1,"total_stock":1,"per_user_limit":1,"valid_days":1}`,
@@ -229,9 +230,10 @@ func checkValidTemplate(t *testing.T, tpl *models.Template) {
 	switch {
 	case n < 1 || n > 100:
 		t.Fatalf("name of %d characters passed", n)
-	case tpl.Kind == models.KindFixed && (tpl.FaceValueCents <= 0 || tpl.PercentOff != 0 || tpl.MaxDiscountCents != 0):
+	case tpl.Kind == models.KindFixed && (tpl.FaceValueCents <= 0 || tpl.PercentOff != 0 || tpl.PercentOffBP != 0 || tpl.MaxDiscountCents != 0):
 		t.Fatalf("fixed template passed: %+v", tpl)
-	case tpl.Kind == models.KindPercent && (tpl.PercentOff < 1 || tpl.PercentOff > 99 || tpl.MaxDiscountCents <= 0 || tpl.FaceValueCents != 0):
+	case tpl.Kind == models.KindPercent && (tpl.PercentOffBP < 1 || tpl.PercentOffBP > models.MaxBasisPoints ||
+		tpl.PercentOff != 0 && tpl.PercentOff*100 != tpl.PercentOffBP || tpl.MaxDiscountCents <= 0 || tpl.FaceValueCents != 0):
 		t.Fatalf("percent template passed: %+v", tpl)
 	case !slices.Contains(models.TemplateKinds, tpl.Kind):
 		t.Fatalf("kind %q passed", tpl.Kind)

@@ -29,7 +29,7 @@ func TestCreateTemplateEveryKind(t *testing.T) {
 			map[string]any{"face_value_cents": 500, "max_discount_cents": 0, "applies_to": "order", "priority": 100, "currency": "USD"}},
 		{"percent", `"kind":"percent","percent_off":20,"max_discount_cents":2000,"applies_to":"items",` +
 			`"target":{"category_ids":["shoes"],"exclude_category_ids":["sale","clearance","sale"]},"priority":5,"min_quantity":2`,
-			map[string]any{"percent_off": 20, "applies_to": "items", "priority": 5, "min_quantity": 2,
+			map[string]any{"percent_off": 20, "percent_off_bp": 2000, "applies_to": "items", "priority": 5, "min_quantity": 2,
 				"target": map[string]any{"category_ids": []any{"shoes"}, "exclude_category_ids": []any{"clearance", "sale"}}}},
 		{"fixed_per_item", `"kind":"fixed_per_item","face_value_cents":1000,"max_discount_cents":5000,"applies_to":"items",` +
 			`"target":{"skus":["TS-2","TS-1","TS-2"]}`,
@@ -41,8 +41,25 @@ func TestCreateTemplateEveryKind(t *testing.T) {
 			map[string]any{"tiers": []any{map[string]any{"min_cents": 10000, "off_cents": 1500}, map[string]any{"min_cents": 20000, "off_cents": 4000}},
 				"max_discount_cents": 4000}},
 		{"tiered percent", `"kind":"tiered","tiers":[{"min_cents":5000,"percent_off":5},{"min_cents":9000,"percent_off":10}],"max_discount_cents":900,"priority":0`,
-			map[string]any{"tiers": []any{map[string]any{"min_cents": 5000, "percent_off": 5}, map[string]any{"min_cents": 9000, "percent_off": 10}},
-				"priority": 0}},
+			map[string]any{"tiers": []any{map[string]any{"min_cents": 5000, "percent_off": 5, "percent_off_bp": 500},
+				map[string]any{"min_cents": 9000, "percent_off": 10, "percent_off_bp": 1000}}, "priority": 0}},
+		{"percent bp", `"kind":"percent","percent_off_bp":3333,"max_discount_cents":2000`,
+			map[string]any{"percent_off": 0, "percent_off_bp": 3333}},
+		{"percent 100", `"kind":"percent","percent_off_bp":10000,"max_discount_cents":2000`,
+			map[string]any{"percent_off": 100, "percent_off_bp": 10000}},
+		{"buy_x_get_y bp", `"kind":"buy_x_get_y","buy_quantity":1,"get_quantity":1,"get_percent_bp":1250,"max_discount_cents":3000`,
+			map[string]any{"get_percent": 0, "get_percent_bp": 1250}},
+		{"tiered bp", `"kind":"tiered","tiers":[{"min_cents":5000,"percent_off_bp":750}],"max_discount_cents":900`,
+			map[string]any{"tiers": []any{map[string]any{"min_cents": 5000, "percent_off_bp": 750}}}},
+		{"full price only", `"kind":"percent","percent_off":20,"max_discount_cents":2000,"full_price_only":true`,
+			map[string]any{"full_price_only": true}},
+		{"quantity tiers", `"kind":"tiered","tiers":[{"min_quantity":2,"percent_off":5},{"min_quantity":4,"percent_off":10}],"max_discount_cents":900`,
+			map[string]any{"tiers": []any{map[string]any{"min_cents": 0, "min_quantity": 2, "percent_off": 5, "percent_off_bp": 500},
+				map[string]any{"min_cents": 0, "min_quantity": 4, "percent_off": 10, "percent_off_bp": 1000}}}},
+		{"cheapest once", `"kind":"percent","percent_off":100,"max_discount_cents":2000,"max_units_per_order":1`,
+			map[string]any{"max_units_per_order": 1, "max_units_per_line": 0, "unit_order": "cheapest"}},
+		{"two per line dearest", `"kind":"fixed_per_item","face_value_cents":300,"max_discount_cents":2000,"max_units_per_line":2,"unit_order":"dearest"`,
+			map[string]any{"max_units_per_line": 2, "max_units_per_order": 0, "unit_order": "dearest"}},
 		{"free_shipping", `"kind":"free_shipping","max_discount_cents":1000,"min_order_cents":5000`,
 			map[string]any{"applies_to": "shipping", "max_discount_cents": 1000, "min_order_cents": 5000, "face_value_cents": 0}},
 	}
@@ -67,6 +84,36 @@ func TestCreateTemplateEveryKind(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCreateTemplatePercentNotBoth: a percent is given in whole percents
+// or in basis points; both, or basis points out of 1..10,000, are refused
+// 400 naming the field, and nothing is created (as full_price_only on a
+// shipping coupon is, a unit bound on buy_x_get_y and unit_order without
+// a bound).
+func TestCreateTemplatePercentNotBoth(t *testing.T) {
+	e := testsupport.NewAPIEnv(t)
+	e.MustCall(t, 201, "POST", "/api/v1/campaigns", testsupport.AdminToken, `{"name":"Spring"}`)
+	before := e.Counts(t)
+	for _, c := range []struct{ fields, field string }{
+		{`"kind":"percent","percent_off":20,"percent_off_bp":2000,"max_discount_cents":2000`, "percent_off_bp"},
+		{`"kind":"percent","percent_off_bp":10001,"max_discount_cents":2000`, "percent_off_bp"},
+		{`"kind":"percent","percent_off":101,"max_discount_cents":2000`, "percent_off"},
+		{`"kind":"buy_x_get_y","buy_quantity":1,"get_quantity":1,"get_percent":50,"get_percent_bp":5000,"max_discount_cents":3000`, "get_percent_bp"},
+		{`"kind":"tiered","tiers":[{"min_cents":5000,"percent_off":5,"percent_off_bp":500}],"max_discount_cents":900`, "tiers[0].percent_off_bp"},
+		{`"kind":"fixed","face_value_cents":500,"percent_off_bp":500`, "percent_off_bp"},
+		{`"kind":"free_shipping","max_discount_cents":1000,"full_price_only":true`, "full_price_only"},
+		{`"kind":"buy_x_get_y","buy_quantity":1,"get_quantity":1,"get_percent":50,"max_discount_cents":3000,"max_units_per_line":1`, "max_units_per_line"},
+		{`"kind":"percent","percent_off":10,"max_discount_cents":3000,"unit_order":"dearest"`, "unit_order"},
+	} {
+		out := e.MustCall(t, 400, "POST", "/api/v1/templates", testsupport.AdminToken, templateBody(c.fields))
+		if out["result"] != "invalid_request" || out["field"] != c.field {
+			t.Errorf("%s: %v, want invalid_request naming %s", c.fields, out, c.field)
+		}
+	}
+	if after := e.Counts(t); !testsupport.EqualCounts(before, after) {
+		t.Fatalf("counts %+v, want %+v", after, before)
 	}
 }
 

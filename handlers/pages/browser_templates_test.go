@@ -80,7 +80,7 @@ func TestBrowserTemplateKinds(t *testing.T) {
 	admin.expectPage("Created “Spend more”.")
 	admin.expectPage("$15 off from $100, $40 off from $200, up to $40 off")
 	tp = created("Spend more")
-	if fmt.Sprint(tp.Tiers) != "[{10000 1500 0} {20000 4000 0}]" || tp.MaxDiscountCents != 4000 || tp.Priority != 10 {
+	if fmt.Sprint(tp.Tiers) != "[{10000 1500 0 0 0} {20000 4000 0 0 0}]" || tp.MaxDiscountCents != 4000 || tp.Priority != 10 {
 		t.Fatalf("tiered template: %+v", tp)
 	}
 

@@ -547,7 +547,7 @@ func TestPagesAdminForms(t *testing.T) {
 	}{
 		{"total_stock", "0", "total_stock", "from 1 to 10,000,000"},
 		{"total_stock", "lots", "total_stock", "Enter a whole number"},
-		{"percent_off", "150", "percent_off", "from 1 to 99"},
+		{"percent_off", "150", "percent_off", "from 1 to 100"},
 		{"max_discount", "abc", "max_discount", "Enter an amount"},
 		{"name", "", "name", "Enter a name"},
 		{"valid_days", "0", "valid_days", "from 1 to 3,650"},

@@ -32,7 +32,14 @@ type templateForm struct {
 	AppliesTo, MinQuantity, Priority, Currency            string
 	BuyQuantity, GetQuantity, GetPercent, MaxApplications string
 	Tiers                                                 string
-	Targets                                               map[string]string
+	// PercentExact and GetPercentExact are percents with up to two
+	// decimals ("33.33"), the service's percent_off_bp and get_percent_bp.
+	PercentExact, GetPercentExact string
+	// FullPriceOnly: the coupon skips the items the shop marked down.
+	FullPriceOnly bool
+	// The unit bounds as typed (empty: none) and which units first.
+	MaxUnitsPerLine, MaxUnitsPerOrder, UnitOrder string
+	Targets                                      map[string]string
 	// Token names this filling of the form: sent twice, it creates one
 	// template (createOnce).
 	Token  string
@@ -61,6 +68,8 @@ var templateFields = map[string]string{
 	"applies_to": "applies_to", "target": "applies_to", "min_quantity": "min_quantity", "priority": "priority",
 	"currency": "currency", "buy_quantity": "buy_quantity", "get_quantity": "get_quantity",
 	"get_percent": "get_percent", "max_applications": "max_applications", "tiers": "tiers",
+	"percent_off_bp": "percent_exact", "get_percent_bp": "get_percent_exact", "full_price_only": "full_price_only",
+	"max_units_per_line": "max_units_per_line", "max_units_per_order": "max_units_per_order", "unit_order": "unit_order",
 	"target.skus": "target_skus", "target.product_ids": "target_product_ids", "target.category_ids": "target_category_ids",
 	"target.exclude_skus": "target_exclude_skus", "target.exclude_product_ids": "target_exclude_product_ids",
 	"target.exclude_category_ids": "target_exclude_category_ids",
@@ -73,7 +82,9 @@ var templateFieldMessages = map[string]string{
 	"campaign_id":                 "Choose a campaign.",
 	"name":                        "Enter a name of 1 to 100 characters, on one line, of ordinary text.",
 	"face_value":                  "Enter the amount this coupon takes off, more than zero.",
-	"percent_off":                 "Enter a percentage from 1 to 99.",
+	"percent_off":                 "Enter a percentage from 1 to 100.",
+	"percent_exact":               "Enter a percentage from 0.01 to 100, or a whole one in Percent off, not both.",
+	"get_percent_exact":           "Enter a percentage from 0.01 to 100, or a whole one in Percent off those, not both.",
 	"max_discount":                "Enter the most this coupon may take off, more than zero.",
 	"min_order":                   "Enter the smallest order this coupon works on, or leave it empty for any order.",
 	"total_stock":                 "Enter how many coupons there are, from 1 to 10,000,000.",
@@ -89,6 +100,9 @@ var templateFieldMessages = map[string]string{
 	"get_quantity":                "Enter how many items are discounted, from 1 to 1,000.",
 	"get_percent":                 "Enter a percentage from 1 to 100 (100: free).",
 	"max_applications":            "Enter a number from 0 (no limit) to 1,000,000.",
+	"max_units_per_line":          "Enter a number of units from 0 (all) to 1,000,000; not for buy some, get some, nor the shipping.",
+	"max_units_per_order":         "Enter a number of items from 0 (all) to 1,000,000; not for buy some, get some, nor the shipping.",
+	"unit_order":                  "Choose the cheapest or the dearest items first.",
 	"target_skus":                 targetMessage,
 	"target_product_ids":          targetMessage,
 	"target_category_ids":         targetMessage,
@@ -251,7 +265,11 @@ func readTemplateForm(c *gin.Context) templateForm {
 		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
 		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
 		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
-		Token: postedOrNewToken(c), Errors: formErrors{},
+		PercentExact: c.PostForm("percent_exact"), GetPercentExact: c.PostForm("get_percent_exact"),
+		FullPriceOnly:   c.PostForm("full_price_only") != "",
+		MaxUnitsPerLine: c.PostForm("max_units_per_line"), MaxUnitsPerOrder: c.PostForm("max_units_per_order"),
+		UnitOrder: c.PostForm("unit_order"),
+		Token:     postedOrNewToken(c), Errors: formErrors{},
 	}
 	for _, tf := range targetFields {
 		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
@@ -287,7 +305,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	case models.KindFixed:
 		t.FaceValueCents = money("face_value", f.FaceValue, true)
 	case models.KindPercent:
-		t.PercentOff = formInt(e, "percent_off", f.PercentOff, true)
+		t.PercentOff, t.PercentOffBP = formPercentPair(e, "percent_off", f.PercentOff, "percent_exact", f.PercentExact)
 		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
 	case models.KindFixedPerItem:
 		t.FaceValueCents = money("face_value", f.FaceValue, true)
@@ -295,7 +313,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	case models.KindBuyXGetY:
 		t.BuyQuantity = formInt(e, "buy_quantity", f.BuyQuantity, true)
 		t.GetQuantity = formInt(e, "get_quantity", f.GetQuantity, true)
-		t.GetPercent = formInt(e, "get_percent", f.GetPercent, true)
+		t.GetPercent, t.GetPercentBP = formPercentPair(e, "get_percent", f.GetPercent, "get_percent_exact", f.GetPercentExact)
 		t.MaxApplications = formInt(e, "max_applications", f.MaxApplications, false)
 		t.MaxDiscountCents = money("max_discount", f.MaxDiscount, true)
 	case models.KindTiered:
@@ -308,6 +326,14 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	}
 	if f.Kind != models.KindFreeShipping { // always the shipping
 		t.AppliesTo = f.AppliesTo
+	}
+	t.FullPriceOnly = f.FullPriceOnly && f.Kind != models.KindFreeShipping && t.AppliesTo != models.AppliesToShipping
+	if f.Kind != models.KindBuyXGetY && f.Kind != models.KindFreeShipping && t.AppliesTo != models.AppliesToShipping {
+		t.MaxUnitsPerLine = formInt(e, "max_units_per_line", f.MaxUnitsPerLine, false)
+		t.MaxUnitsPerOrder = formInt(e, "max_units_per_order", f.MaxUnitsPerOrder, false)
+		if t.MaxUnitsPerLine > 0 || t.MaxUnitsPerOrder > 0 {
+			t.UnitOrder = f.UnitOrder
+		}
 	}
 	if t.AppliesTo == models.AppliesToItems {
 		t.Target = models.TemplateTarget{SKUs: formList(f.Targets["skus"]), ProductIDs: formList(f.Targets["product_ids"]),

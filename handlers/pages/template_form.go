@@ -45,7 +45,9 @@ func formList(value string) []string {
 }
 
 // formTiers reads the tiers textarea: one tier a line, "minimum: amount"
-// or "minimum: percent%" (100.00: 15.00, 200: 10%), amounts in the
+// or "minimum: percent%" (100.00: 15.00, 200: 10%, 300: 12.5%; a percent
+// with up to two decimals, read as basis points; a minimum written "3
+// items" makes a quantity tier), amounts in the
 // currency's digits. Each line that cannot be read is named by its row.
 func formTiers(errs formErrors, value string, digits int) []models.Tier {
 	var tiers []models.Tier
@@ -58,14 +60,17 @@ func formTiers(errs formErrors, value string, digits int) []models.Tier {
 		}
 		row++
 		minText, offText, ok := strings.Cut(line, ":")
-		minCents, okMin := parseMoneyDigits(minText, digits)
 		offText = strings.TrimSpace(offText)
 		var tier models.Tier
-		tier.MinCents = minCents
+		var okMin bool
+		if n, isQty := quantityText(minText); isQty {
+			tier.MinQuantity, okMin = n, n > 0
+		} else {
+			tier.MinCents, okMin = parseMoneyDigits(minText, digits)
+		}
 		okOff := false
 		if pct, isPct := strings.CutSuffix(offText, "%"); isPct {
-			n, err := strconv.ParseInt(strings.TrimSpace(pct), 10, 64)
-			tier.PercentOff, okOff = n, err == nil && n > 0
+			tier.PercentOffBP, okOff = parsePercent(pct)
 		} else {
 			tier.OffCents, okOff = parseMoneyDigits(offText, digits)
 			okOff = okOff && tier.OffCents > 0
@@ -83,6 +88,68 @@ func formTiers(errs formErrors, value string, digits int) []models.Tier {
 		errs.add("tiers", "Enter at least one tier, such as 100.00: 15.00.")
 	}
 	return tiers
+}
+
+// quantityText reads a tier's minimum written as items ("3 items", "1
+// item"): isQty says it was written so, n is the number (0 if unreadable).
+func quantityText(s string) (n int64, isQty bool) {
+	s = strings.TrimSpace(s)
+	num, ok := strings.CutSuffix(s, "items")
+	if !ok {
+		num, ok = strings.CutSuffix(s, "item")
+	}
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil {
+		return 0, true
+	}
+	return n, true
+}
+
+// parsePercent reads a percent typed by a person, with up to two decimals
+// ("33.33", "20.5", "100"), as basis points; ok is false for anything
+// else, or for 0.
+func parsePercent(s string) (bp int64, ok bool) {
+	whole, frac, dotted := strings.Cut(strings.TrimSpace(s), ".")
+	if whole == "" || len(whole) > 5 || len(frac) > 2 || (dotted && frac == "") {
+		return 0, false
+	}
+	for _, r := range whole + frac {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+	}
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	bp = w * 100
+	if frac != "" {
+		f, _ := strconv.ParseInt(frac, 10, 64)
+		if len(frac) == 1 {
+			f *= 10
+		}
+		bp += f
+	}
+	return bp, bp > 0
+}
+
+// formPercentPair reads a percent the form takes as a whole number (field)
+// or with decimals (exactField): one of them, the other left empty. It
+// returns what the service takes, percent_off and percent_off_bp (or
+// get_percent's), and names the field at fault.
+func formPercentPair(errs formErrors, field, value, exactField, exact string) (whole, bp int64) {
+	if strings.TrimSpace(exact) == "" {
+		return formInt(errs, field, value, true), 0
+	}
+	if strings.TrimSpace(value) != "" {
+		errs.add(exactField, "Give a whole percentage or one with decimals, not both.")
+		return 0, 0
+	}
+	bp, ok := parsePercent(exact)
+	if !ok {
+		errs.add(exactField, "Enter a percentage such as 33.33, with at most two decimals.")
+	}
+	return 0, bp
 }
 
 // campaignCurrency is the currency of the campaign a form names by id, or

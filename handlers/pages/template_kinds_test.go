@@ -70,11 +70,11 @@ func TestPagesTemplateFormKinds(t *testing.T) {
 	post(kindForm(e, "Spend more", "kind", "tiered", "tiers", "100.00: 15.00\r\n200: 40\n", "max_discount", "40",
 		"applies_to", "items", "target_skus", "not read: applies_to is order below"))
 	tp = created(t, e, "Spend more")
-	if tp.Kind != models.KindTiered || fmt.Sprint(tp.Tiers) != "[{10000 1500 0} {20000 4000 0}]" || tp.MaxDiscountCents != 4000 {
+	if tp.Kind != models.KindTiered || fmt.Sprint(tp.Tiers) != "[{10000 1500 0 0 0} {20000 4000 0 0 0}]" || tp.MaxDiscountCents != 4000 {
 		t.Fatalf("tiered template: %+v", tp)
 	}
 	post(kindForm(e, "Spend more pct", "kind", "tiered", "tiers", "50: 5%\n90: 10 %", "max_discount", "9"))
-	if tp = created(t, e, "Spend more pct"); fmt.Sprint(tp.Tiers) != "[{5000 0 5} {9000 0 10}]" {
+	if tp = created(t, e, "Spend more pct"); fmt.Sprint(tp.Tiers) != "[{5000 0 5 500 0} {9000 0 10 1000 0}]" {
 		t.Fatalf("percent tiers: %+v", tp.Tiers)
 	}
 	post(kindForm(e, "Three for two", "kind", "buy_x_get_y", "buy_quantity", "2", "get_quantity", "1",
@@ -86,6 +86,92 @@ func TestPagesTemplateFormKinds(t *testing.T) {
 	post(kindForm(e, "Ship free", "kind", "free_shipping", "max_discount", "10", "applies_to", "items", "priority", ""))
 	if tp = created(t, e, "Ship free"); tp.AppliesTo != models.AppliesToShipping || tp.Priority != 100 || !tp.Target.Empty() {
 		t.Fatalf("free_shipping template: %+v", tp)
+	}
+}
+
+// TestPagesTemplateFormPercentDecimals: a percent with decimals is typed
+// in its own field (the whole one left empty), for the percent kind and
+// buy_x_get_y, and in a tier's line; the page says it as typed. Both
+// fields filled is named beside the one with decimals. The form's blocks
+// for full-price items only and for unit bounds ("the cheapest item,
+// once") create what they say.
+func TestPagesTemplateFormPercentDecimals(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	admin := e.Client(t)
+	admin.Login("admin")
+	p := admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "A third off", "kind", "percent",
+		"percent_exact", "33.33", "max_discount", "50"))
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("create: %d\n%s", p.Status, p.Text())
+	}
+	tp := created(t, e, "A third off")
+	if tp.PercentOffBP != 3333 || tp.PercentOff != 0 {
+		t.Fatalf("percent: %d / %d bp, want 0 / 3333", tp.PercentOff, tp.PercentOffBP)
+	}
+	if page := admin.Get(p.Location()).Text(); !strings.Contains(page, "33.33% off your order, up to $50") {
+		t.Errorf("the template's page does not say 33.33%%:\n%s", page)
+	}
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Second at 12.5", "kind", "buy_x_get_y",
+		"buy_quantity", "1", "get_quantity", "1", "get_percent_exact", "12.5", "max_discount", "30"))
+	if tp = created(t, e, "Second at 12.5"); tp.GetPercentBP != 1250 || tp.GetPercent != 0 {
+		t.Fatalf("get percent: %d / %d bp, want 0 / 1250", tp.GetPercent, tp.GetPercentBP)
+	}
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Tiers 7.5", "kind", "tiered",
+		"tiers", "50: 7.5%\n90: 10%", "max_discount", "9"))
+	if tp = created(t, e, "Tiers 7.5"); fmt.Sprint(tp.Tiers) != "[{5000 0 0 750 0} {9000 0 10 1000 0}]" {
+		t.Fatalf("tiers: %+v", tp.Tiers)
+	}
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Full price 20", "kind", "percent",
+		"percent_off", "20", "max_discount", "50", "full_price_only", "1"))
+	if tp = created(t, e, "Full price 20"); !tp.FullPriceOnly {
+		t.Fatalf("full price only: %+v", tp)
+	}
+	// Ticked on a shipping coupon, it is left out (the box is hidden there).
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Ship full", "kind", "free_shipping",
+		"max_discount", "10", "full_price_only", "1"))
+	if tp = created(t, e, "Ship full"); tp.FullPriceOnly {
+		t.Fatalf("free shipping kept full_price_only: %+v", tp)
+	}
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Cheapest free", "kind", "percent",
+		"percent_off", "100", "max_discount", "50", "max_units_per_order", "1", "unit_order", "cheapest"))
+	tp = created(t, e, "Cheapest free")
+	if tp.MaxUnitsPerOrder != 1 || tp.MaxUnitsPerLine != 0 || tp.UnitOrder != models.UnitsCheapest {
+		t.Fatalf("cheapest once: %+v", tp)
+	}
+	if page := admin.Get(fmt.Sprintf("/admin/templates/%d", tp.ID)).Text(); !strings.Contains(page, "100% off your order on the cheapest item, once, up to $50") {
+		t.Errorf("the template's page does not say the cheapest item, once:\n%s", page)
+	}
+	// Without a bound the order chosen is not kept.
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "No bound", "kind", "percent",
+		"percent_off", "10", "max_discount", "50", "unit_order", "dearest"))
+	if tp = created(t, e, "No bound"); tp.UnitOrder != "" {
+		t.Fatalf("no bound: %+v", tp)
+	}
+	admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "By quantity", "kind", "tiered",
+		"tiers", "2 items: 5%\n4 items: 10%", "max_discount", "9"))
+	if tp = created(t, e, "By quantity"); fmt.Sprint(tp.Tiers) != "[{0 0 5 500 2} {0 0 10 1000 4}]" {
+		t.Fatalf("quantity tiers: %+v", tp.Tiers)
+	}
+	before := e.CountTemplates(t)
+	p = admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Wrong", "kind", "percent",
+		"percent_off", "10", "max_discount", "50", "max_units_per_line", "-2"))
+	if got := testsupport.FieldErrorBeside(p.Body, "max_units_per_line"); p.Status != http.StatusBadRequest || !strings.Contains(got, "from 0 (all) to 1,000,000") {
+		t.Errorf("max_units_per_line -2: status %d, %q", p.Status, got)
+	}
+	for _, tc := range []struct{ whole, exact, want string }{
+		{"20", "20.5", "not both"},
+		{"", "20.555", "at most two decimals"},
+		{"", "abc", "at most two decimals"},
+		{"", "100.01", "from 0.01 to 100"},
+	} {
+		p = admin.Form("/admin/templates/new", "/admin/templates", kindForm(e, "Wrong", "kind", "percent",
+			"percent_off", tc.whole, "percent_exact", tc.exact, "max_discount", "50"))
+		if got := testsupport.FieldErrorBeside(p.Body, "percent_exact"); p.Status != http.StatusBadRequest || !strings.Contains(got, tc.want) {
+			t.Errorf("%q and %q: status %d, beside percent_exact %q, want %q", tc.whole, tc.exact, p.Status, got, tc.want)
+		}
+	}
+	if n := e.CountTemplates(t); n != before {
+		t.Fatalf("a template was created: %d → %d", before, n)
 	}
 }
 

@@ -116,6 +116,9 @@ func (s *Checkout) parseCart(in Cart, amount int64) (pricing.Cart, error) {
 		if l.UnitPriceCents < 0 || l.UnitPriceCents > models.MaxMoneyCents {
 			return pricing.Cart{}, models.Invalid(at("unit_price_cents"), "must be between 0 and %d", int64(models.MaxMoneyCents))
 		}
+		if l.CompareAtPriceCents < 0 || l.CompareAtPriceCents > models.MaxMoneyCents {
+			return pricing.Cart{}, models.Invalid(at("compare_at_price_cents"), "must be between 0 and %d", int64(models.MaxMoneyCents))
+		}
 		// Both factors are bounded, so the product and the sum stay far
 		// from overflow before the total is checked.
 		total += l.Quantity * l.UnitPriceCents

@@ -62,8 +62,8 @@ func categoriesJSON(ids []string) *string {
 // canonicalCartJSON is the cart as its hash reads it: its currency, its
 // shipping and its lines in order with every field, in a fixed order
 // (currency, shipping_cents, lines; line_id, sku, product_id,
-// category_ids, quantity, unit_price_cents, discountable), category_ids []
-// when a line has none.
+// category_ids, quantity, unit_price_cents, discountable,
+// compare_at_price_cents when not 0), category_ids [] when a line has none.
 func canonicalCartJSON(c *pricing.Cart) []byte {
 	b := make([]byte, 0, 64+len(c.Lines)*160)
 	b = append(b, `{"currency":`...)
@@ -94,6 +94,12 @@ func canonicalCartJSON(c *pricing.Cart) []byte {
 		b = strconv.AppendInt(b, l.UnitPriceCents, 10)
 		b = append(b, `,"discountable":`...)
 		b = strconv.AppendBool(b, !l.NotDiscountable)
+		// Left out when 0, so that a cart without compare-at prices keeps
+		// the hash it had before they existed.
+		if l.CompareAtPriceCents != 0 {
+			b = append(b, `,"compare_at_price_cents":`...)
+			b = strconv.AppendInt(b, l.CompareAtPriceCents, 10)
+		}
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)

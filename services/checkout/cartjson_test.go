@@ -20,6 +20,7 @@ type canonicalLine struct {
 	Quantity     int64    `json:"quantity"`
 	UnitPrice    int64    `json:"unit_price_cents"`
 	Discountable bool     `json:"discountable"`
+	CompareAt    int64    `json:"compare_at_price_cents,omitempty"`
 }
 
 func reflectedCartJSON(t *rapid.T, c *pricing.Cart) string {
@@ -30,7 +31,7 @@ func reflectedCartJSON(t *rapid.T, c *pricing.Cart) string {
 			cats = []string{}
 		}
 		lines[i] = canonicalLine{ID: l.ID, SKU: l.SKU, ProductID: l.ProductID, CategoryIDs: cats,
-			Quantity: l.Quantity, UnitPrice: l.UnitPriceCents, Discountable: !l.NotDiscountable}
+			Quantity: l.Quantity, UnitPrice: l.UnitPriceCents, Discountable: !l.NotDiscountable, CompareAt: l.CompareAtPriceCents}
 	}
 	b, err := json.Marshal(struct {
 		Currency string          `json:"currency"`
@@ -56,7 +57,8 @@ func TestCartJSONIsEncodingJSON(t *testing.T) {
 		}
 		for i := range c.Lines {
 			l := pricing.Line{ID: str.Draw(t, "id"), SKU: str.Draw(t, "sku"), ProductID: str.Draw(t, "product"),
-				Quantity: rapid.Int64().Draw(t, "qty"), UnitPriceCents: rapid.Int64().Draw(t, "price"), NotDiscountable: rapid.Bool().Draw(t, "nd")}
+				Quantity: rapid.Int64().Draw(t, "qty"), UnitPriceCents: rapid.Int64().Draw(t, "price"), NotDiscountable: rapid.Bool().Draw(t, "nd"),
+				CompareAtPriceCents: rapid.SampledFrom([]int64{0, 1, -5, 1 << 40}).Draw(t, "compare")}
 			if k := rapid.IntRange(-1, 3).Draw(t, "cats"); k >= 0 {
 				l.CategoryIDs = make([]string, k)
 				for j := range l.CategoryIDs {

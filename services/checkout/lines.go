@@ -30,6 +30,9 @@ type OrderLine struct {
 	UnitPriceCents   int64
 	Discountable     bool
 	ReturnedQuantity int64
+	// CompareAtPriceCents is the line's compare-at price (0: none), kept
+	// so that the order's cart is the one priced.
+	CompareAtPriceCents int64
 }
 
 func (OrderLine) TableName() string { return "order_lines" }
@@ -100,7 +103,7 @@ func DecodeUnits(s *string) ([]pricing.UnitRun, error) {
 }
 
 // orderLineColumns are the columns writeLines gives each order_lines row.
-const orderLineColumns = `(order_id, line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity)`
+const orderLineColumns = `(order_id, line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity, compare_at_price_cents)`
 
 // writeLines writes the order's lines inside tx, after its row was taken,
 // unless they are there: an order's lines are written once, with its first
@@ -144,10 +147,12 @@ func writeLines(tx *gorm.DB, orderID string, oc orderCart, fresh bool) error {
 		q = append(q, ',')
 		q = strconv.AppendInt(q, l.UnitPriceCents, 10)
 		if l.NotDiscountable {
-			q = append(q, ",0,0)"...)
+			q = append(q, ",0,0,"...)
 		} else {
-			q = append(q, ",1,0)"...)
+			q = append(q, ",1,0,"...)
 		}
+		q = strconv.AppendInt(q, l.CompareAtPriceCents, 10)
+		q = append(q, ')')
 		args = append(args, orderID, l.ID, l.SKU, l.ProductID, categoriesJSON(l.CategoryIDs))
 	}
 	return tx.Exec(string(q), args...).Error
@@ -158,7 +163,7 @@ func writeLines(tx *gorm.DB, orderID string, oc orderCart, fresh bool) error {
 // The rows are scanned by hand, not by gorm's reflection of the model (the
 // SELECT still goes through gorm's chain: docs/statements.md).
 func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
-	rs, err := db.Raw(`SELECT line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity
+	rs, err := db.Raw(`SELECT line_no, line_id, sku, product_id, category_ids, quantity, unit_price_cents, discountable, returned_quantity, compare_at_price_cents
 		FROM order_lines WHERE order_id = ? ORDER BY line_no`, o.OrderID).Rows()
 	if err != nil {
 		return nil, nil, err
@@ -169,12 +174,12 @@ func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
 	for rs.Next() {
 		var r OrderLine
 		if err := rs.Scan(&r.LineNo, &r.LineID, &r.SKU, &r.ProductID, &r.CategoryIDs, &r.Quantity, &r.UnitPriceCents, &r.Discountable,
-			&r.ReturnedQuantity); err != nil {
+			&r.ReturnedQuantity, &r.CompareAtPriceCents); err != nil {
 			return nil, nil, err
 		}
 		returned = append(returned, r.ReturnedQuantity)
 		l := pricing.Line{ID: r.LineID, SKU: r.SKU, ProductID: r.ProductID, Quantity: r.Quantity,
-			UnitPriceCents: r.UnitPriceCents, NotDiscountable: !r.Discountable}
+			UnitPriceCents: r.UnitPriceCents, NotDiscountable: !r.Discountable, CompareAtPriceCents: r.CompareAtPriceCents}
 		if r.CategoryIDs != nil && *r.CategoryIDs != "" {
 			if err := json.Unmarshal([]byte(*r.CategoryIDs), &l.CategoryIDs); err != nil {
 				return nil, nil, fmt.Errorf("order_lines.category_ids of order %s line %d: %w", o.OrderID, r.LineNo, err)

@@ -18,14 +18,20 @@ func PricingCoupon(t *models.Template, code string) pricing.Coupon {
 		AppliesTo:        t.AppliesTo,
 		FaceValueCents:   t.FaceValueCents,
 		PercentOff:       t.PercentOff,
+		PercentOffBP:     t.PercentOffBP,
 		MaxDiscountCents: t.MaxDiscountCents,
 		MinOrderCents:    t.MinOrderCents,
 		MinQuantity:      t.MinQuantity,
 		BuyQuantity:      t.BuyQuantity,
 		GetQuantity:      t.GetQuantity,
 		GetPercent:       t.GetPercent,
+		GetPercentBP:     t.GetPercentBP,
 		MaxApplications:  t.MaxApplications,
 		Priority:         t.Priority,
+		FullPriceOnly:    t.FullPriceOnly,
+		MaxUnitsPerLine:  t.MaxUnitsPerLine,
+		MaxUnitsPerOrder: t.MaxUnitsPerOrder,
+		UnitOrder:        t.UnitOrder,
 		Match: pricing.Match{
 			SKUs: t.Target.SKUs, ProductIDs: t.Target.ProductIDs, CategoryIDs: t.Target.CategoryIDs,
 			ExcludeSKUs: t.Target.ExcludeSKUs, ExcludeProductIDs: t.Target.ExcludeProductIDs,
@@ -36,7 +42,7 @@ func PricingCoupon(t *models.Template, code string) pricing.Coupon {
 		c.AppliesTo = pricing.AppliesToOrder
 	}
 	for _, tier := range t.Tiers {
-		c.Tiers = append(c.Tiers, pricing.Tier{MinCents: tier.MinCents, OffCents: tier.OffCents, PercentOff: tier.PercentOff})
+		c.Tiers = append(c.Tiers, pricing.Tier{MinCents: tier.MinCents, OffCents: tier.OffCents, PercentOff: tier.PercentOff, PercentOffBP: tier.PercentOffBP, MinQuantity: tier.MinQuantity})
 	}
 	return c
 }

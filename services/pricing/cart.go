@@ -30,7 +30,15 @@ type Line struct {
 	// NotDiscountable marks a line no coupon may discount (a gift card, an
 	// item on sale the merchant protects).
 	NotDiscountable bool
+	// CompareAtPriceCents is one unit's price before the shop's own
+	// markdown (0: not given). A line whose CompareAtPriceCents is above
+	// its UnitPriceCents is marked down: a FullPriceOnly coupon skips it.
+	CompareAtPriceCents int64
 }
+
+// MarkedDown reports whether the shop sells the line below its
+// compare-at price (docs/pricing.md, "Full-price items only").
+func (l *Line) MarkedDown() bool { return l.CompareAtPriceCents > l.UnitPriceCents }
 
 // AmountCents is the line's amount before discounts.
 func (l *Line) AmountCents() int64 { return l.Quantity * l.UnitPriceCents }
@@ -68,6 +76,7 @@ func (c *Cart) Equal(o *Cart) bool {
 		a, b := &c.Lines[i], &o.Lines[i]
 		if a.ID != b.ID || a.SKU != b.SKU || a.ProductID != b.ProductID || a.Quantity != b.Quantity ||
 			a.UnitPriceCents != b.UnitPriceCents || a.NotDiscountable != b.NotDiscountable ||
+			a.CompareAtPriceCents != b.CompareAtPriceCents ||
 			!slices.Equal(a.CategoryIDs, b.CategoryIDs) {
 			return false
 		}

@@ -8,7 +8,7 @@ import (
 // The kinds of discount.
 const (
 	KindFixed        = "fixed"          // FaceValueCents off the targeted lines, once per order
-	KindPercent      = "percent"        // PercentOff of the targeted lines, at most MaxDiscountCents
+	KindPercent      = "percent"        // a percent (in basis points) of the targeted lines, at most MaxDiscountCents
 	KindFixedPerItem = "fixed_per_item" // FaceValueCents off each targeted unit, at most its price
 	KindBuyXGetY     = "buy_x_get_y"    // of each set of Buy+Get units, GetPercent off its Get cheapest
 	KindTiered       = "tiered"         // the highest tier met on the targeted subtotal
@@ -30,8 +30,10 @@ type Coupon struct {
 	Kind      string
 	AppliesTo string
 	Match     Match
-	// FaceValueCents: fixed, fixed_per_item. PercentOff: percent.
-	FaceValueCents, PercentOff int64
+	// FaceValueCents: fixed, fixed_per_item. PercentOff: percent, in whole
+	// percents; PercentOffBP, in basis points (1/100 of a percent), is used
+	// instead when it is set (see BasisPoints).
+	FaceValueCents, PercentOff, PercentOffBP int64
 	// MaxDiscountCents caps the coupon's discount (0: no cap; every kind but
 	// fixed has one when its template is valid).
 	MaxDiscountCents int64
@@ -41,18 +43,62 @@ type Coupon struct {
 	MinOrderCents, MinQuantity int64
 	// buy_x_get_y: sets of BuyQuantity+GetQuantity units, GetPercent off the
 	// GetQuantity cheapest of each, at most MaxApplications sets (0: no
-	// limit but MaxDiscountCents).
+	// limit but MaxDiscountCents). GetPercentBP, in basis points, is used
+	// instead of GetPercent when it is set.
 	BuyQuantity, GetQuantity, GetPercent, MaxApplications int64
+	GetPercentBP                                          int64
 	// Tiers, for tiered, in increasing MinCents.
 	Tiers []Tier
 	// Priority orders the coupons of one cart: lower first (default 100).
 	Priority int64
+	// FullPriceOnly skips the lines the shop marked down (Line.MarkedDown)
+	// as if the coupon did not target them: they count toward none of its
+	// minimums and take none of its discount.
+	FullPriceOnly bool
+	// MaxUnitsPerLine and MaxUnitsPerOrder bound the units the coupon
+	// discounts (0: no bound), chosen in UnitOrder (UnitsCheapest or
+	// UnitsDearest; empty is cheapest) among its targeted units. Not for
+	// buy_x_get_y (its sets choose) nor the shipping.
+	MaxUnitsPerLine, MaxUnitsPerOrder int64
+	UnitOrder                         string
 }
 
-// Tier is one step of a tiered coupon: from MinCents of targeted subtotal,
-// OffCents off, or PercentOff of the targeted lines.
+// Which units a coupon with a unit bound discounts first.
+const (
+	UnitsCheapest = "cheapest" // the units with the least left of their price first
+	UnitsDearest  = "dearest"  // the units with the most left of their price first
+)
+
+// selects reports whether the coupon discounts only some of its targeted
+// units.
+func (c *Coupon) selects() bool {
+	return (c.MaxUnitsPerLine > 0 || c.MaxUnitsPerOrder > 0) && c.Kind != KindBuyXGetY
+}
+
+// Tier is one step of a tiered coupon: from MinCents of targeted subtotal
+// (or, a quantity tier, from MinQuantity targeted units), OffCents off, or
+// PercentOff of the targeted lines (PercentOffBP, in basis points, instead
+// when it is set).
 type Tier struct {
-	MinCents, OffCents, PercentOff int64
+	MinCents, OffCents, PercentOff, PercentOffBP int64
+	MinQuantity                                  int64
+}
+
+// BasisPoints is a percent in basis points (10,000 is 100%): bp when it is
+// set, else the whole percent times 100. Every percent of the package is
+// read through it, so that a whole percent and its basis points price the
+// same (docs/pricing.md, "Percents").
+func BasisPoints(whole, bp int64) int64 {
+	if bp != 0 {
+		return bp
+	}
+	return whole * 100
+}
+
+// percentOf is bp basis points of amount, rounded down to the minor unit.
+func percentOf(amount, bp int64) int64 {
+	d, _ := mulDiv(max(amount, 0), max(bp, 0), 10_000)
+	return d
 }
 
 // Match selects lines for AppliesToItems: a line matches when it meets any
@@ -106,7 +152,7 @@ func hasAny(list, vs []string) bool {
 
 // targets reports whether the coupon may discount line l (shipping aside).
 func (c *Coupon) targets(l *Line) bool {
-	if l.NotDiscountable || l.Quantity <= 0 || l.UnitPriceCents <= 0 {
+	if l.NotDiscountable || l.Quantity <= 0 || l.UnitPriceCents <= 0 || (c.FullPriceOnly && l.MarkedDown()) {
 		return false
 	}
 	switch c.AppliesTo {
@@ -130,7 +176,7 @@ func (c *Coupon) isPercent() bool {
 	case KindPercent, KindBuyXGetY:
 		return true
 	case KindTiered:
-		return len(c.Tiers) > 0 && c.Tiers[0].PercentOff > 0
+		return len(c.Tiers) > 0 && BasisPoints(c.Tiers[0].PercentOff, c.Tiers[0].PercentOffBP) > 0
 	}
 	return false
 }
@@ -141,9 +187,9 @@ func (c *Coupon) size() int64 {
 	case KindFixed, KindFixedPerItem:
 		return c.FaceValueCents
 	case KindPercent:
-		return c.PercentOff
+		return BasisPoints(c.PercentOff, c.PercentOffBP)
 	case KindBuyXGetY:
-		return c.GetPercent
+		return BasisPoints(c.GetPercent, c.GetPercentBP)
 	}
 	return c.MaxDiscountCents
 }

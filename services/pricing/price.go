@@ -265,10 +265,13 @@ func (p *Pricer) priceShipping(cart *Cart, c *Coupon, shippingLeft int64) (int64
 	}
 	var d int64
 	switch c.Kind {
+	default:
+	}
+	switch c.Kind {
 	case KindFixed:
 		d = c.FaceValueCents
 	case KindPercent:
-		d, _ = mulDiv(shippingLeft, c.PercentOff, 100)
+		d = percentOf(shippingLeft, BasisPoints(c.PercentOff, c.PercentOffBP))
 	default: // free_shipping
 		d = shippingLeft
 	}
@@ -287,7 +290,7 @@ func capped(d, maxDiscount, left int64) int64 {
 // line's weights per unit for the split (p.weights, p.lineW) and returns its
 // discount.
 func (p *Pricer) weigh(cart *Cart, c *Coupon) (int64, string) {
-	var sub, units, leftSum int64
+	var sub, units int64
 	for i := range cart.Lines {
 		l := &cart.Lines[i]
 		p.weights[i] = p.weights[i][:0]
@@ -298,9 +301,6 @@ func (p *Pricer) weigh(cart *Cart, c *Coupon) (int64, string) {
 		}
 		sub += l.AmountCents()
 		units += l.Quantity
-		for _, u := range p.left[i] {
-			leftSum += u.n * u.v
-		}
 	}
 	if units == 0 {
 		return 0, RefusalNoLines
@@ -309,26 +309,28 @@ func (p *Pricer) weigh(cart *Cart, c *Coupon) (int64, string) {
 		return 0, RefusalBelowMinimum
 	}
 	var d int64
+	if c.selects() {
+		p.selectUnits(c)
+	}
 	switch c.Kind {
 	case KindFixed:
 		d = c.FaceValueCents
-		p.weighByLeft(0)
+		p.weighByLeft(0, c.selects())
 	case KindPercent:
-		d, _ = mulDiv(leftSum, c.PercentOff, 100)
-		p.weighByLeft(0)
+		d = percentOf(p.weighByLeft(0, c.selects()), BasisPoints(c.PercentOff, c.PercentOffBP))
 	case KindTiered:
-		t, ok := tierMet(c.Tiers, sub)
+		t, ok := tierMet(c.Tiers, sub, units)
 		if !ok {
 			return 0, RefusalBelowMinimum
 		}
-		if t.PercentOff > 0 {
-			d, _ = mulDiv(leftSum, t.PercentOff, 100)
+		w := p.weighByLeft(0, c.selects())
+		if bp := BasisPoints(t.PercentOff, t.PercentOffBP); bp > 0 {
+			d = percentOf(w, bp)
 		} else {
 			d = t.OffCents
 		}
-		p.weighByLeft(0)
 	case KindFixedPerItem:
-		d = p.weighByLeft(c.FaceValueCents)
+		d = p.weighByLeft(c.FaceValueCents, c.selects())
 	case KindBuyXGetY:
 		d = p.weighSets(c)
 	}
@@ -339,11 +341,18 @@ func (p *Pricer) weigh(cart *Cart, c *Coupon) (int64, string) {
 	return capped(d, c.MaxDiscountCents, wsum), ""
 }
 
-// tierMet returns the highest tier whose minimum the subtotal meets.
-func tierMet(tiers []Tier, sub int64) (Tier, bool) {
+// tierMet returns the highest tier whose minimum the targeted subtotal
+// meets, or, for a quantity tier (MinQuantity set), the targeted units.
+func tierMet(tiers []Tier, sub, units int64) (Tier, bool) {
 	var best Tier
 	found := false
 	for _, t := range tiers {
+		if t.MinQuantity > 0 {
+			if units >= t.MinQuantity && (!found || t.MinQuantity >= best.MinQuantity) {
+				best, found = t, true
+			}
+			continue
+		}
 		if sub >= t.MinCents && (!found || t.MinCents >= best.MinCents) {
 			best, found = t, true
 		}
@@ -352,26 +361,99 @@ func tierMet(tiers []Tier, sub int64) (Tier, bool) {
 }
 
 // weighByLeft weighs each targeted unit by what is left of it, at most per
-// (0: no bound), and returns the sum of the weights.
-func (p *Pricer) weighByLeft(per int64) int64 {
+// (0: no bound), and returns the sum of the weights. With selected, only
+// the units selectUnits chose (the first p.inSets[i][j] of each run) weigh;
+// the others weigh 0.
+func (p *Pricer) weighByLeft(per int64, selected bool) int64 {
 	var sum int64
 	for i := range p.targeted {
 		if !p.targeted[i] {
 			continue
 		}
 		var w int64
-		for _, u := range p.left[i] {
+		for j, u := range p.left[i] {
 			v := u.v
 			if per > 0 {
 				v = min(v, per)
 			}
-			p.weights[i] = append(p.weights[i], run{u.n, v})
-			w += u.n * v
+			in := u.n
+			if selected {
+				in = p.inSets[i][j]
+			}
+			if in > 0 {
+				p.weights[i] = append(p.weights[i], run{in, v})
+				w += in * v
+			}
+			if u.n-in > 0 {
+				p.weights[i] = append(p.weights[i], run{u.n - in, 0})
+			}
 		}
 		p.lineW[i] = w
 		sum += w
 	}
 	return sum
+}
+
+// collectUnits puts every run of the targeted lines with something left of
+// its units' price in p.sets, in line and run order, zeroes p.inSets for
+// them (how many of each run's units are chosen) and returns how many
+// units they hold.
+func (p *Pricer) collectUnits() int64 {
+	p.sets = p.sets[:0]
+	var total int64
+	for i := range p.targeted {
+		if !p.targeted[i] {
+			continue
+		}
+		p.inSets[i] = resize(p.inSets[i], len(p.left[i]))
+		for j, u := range p.left[i] {
+			p.inSets[i][j] = 0
+			if u.v > 0 {
+				p.sets = append(p.sets, setEntry{line: i, run: j, n: u.n, v: u.v})
+				total += u.n
+			}
+		}
+	}
+	return total
+}
+
+// selectUnits chooses the units a coupon with a unit bound discounts:
+// among the targeted units with something left of their price, in
+// c.UnitOrder (cheapest or dearest first; ties to the earlier line and
+// unit), at most MaxUnitsPerLine of each line and MaxUnitsPerOrder in all.
+// It sets p.inSets[i][j] to how many of run j's units (its first ones) are
+// chosen.
+func (p *Pricer) selectUnits(c *Coupon) {
+	p.collectUnits()
+	if c.UnitOrder == UnitsDearest {
+		p.sortSets() // most left first, ties in line and run order
+	} else {
+		slices.SortFunc(p.sets, func(a, b setEntry) int {
+			if a.v != b.v {
+				return cmp.Compare(a.v, b.v)
+			}
+			if a.line != b.line {
+				return cmp.Compare(a.line, b.line)
+			}
+			return cmp.Compare(a.run, b.run)
+		})
+	}
+	left := c.MaxUnitsPerOrder
+	for _, s := range p.sets {
+		take := s.n
+		if c.MaxUnitsPerLine > 0 {
+			var taken int64
+			for _, n := range p.inSets[s.line] {
+				taken += n
+			}
+			take = min(take, max(c.MaxUnitsPerLine-taken, 0))
+		}
+		if c.MaxUnitsPerOrder > 0 {
+			take = min(take, left)
+			left -= take
+		}
+		p.inSets[s.line][s.run] = take
+	}
 }
 
 // setEntry is a run of a targeted line in the buy_x_get_y sort.
@@ -389,21 +471,7 @@ func (p *Pricer) weighSets(c *Coupon) int64 {
 	if c.BuyQuantity < 0 || c.GetQuantity <= 0 {
 		return 0
 	}
-	p.sets = p.sets[:0]
-	var total int64
-	for i := range p.targeted {
-		if !p.targeted[i] {
-			continue
-		}
-		p.inSets[i] = resize(p.inSets[i], len(p.left[i]))
-		for j, u := range p.left[i] {
-			p.inSets[i][j] = 0
-			if u.v > 0 {
-				p.sets = append(p.sets, setEntry{line: i, run: j, n: u.n, v: u.v})
-				total += u.n
-			}
-		}
-	}
+	total := p.collectUnits()
 	p.sortSets()
 	sets := total / k
 	if c.MaxApplications > 0 {
@@ -438,8 +506,7 @@ func (p *Pricer) weighSets(c *Coupon) int64 {
 			}
 		}
 	}
-	d, _ := mulDiv(getSum, c.GetPercent, 100)
-	return d
+	return percentOf(getSum, BasisPoints(c.GetPercent, c.GetPercentBP))
 }
 
 // posBits is how many low bits of a sort key hold the entry's position.

@@ -231,3 +231,111 @@ func TestPriceAfterOnWhatEarlierCouponsLeft(t *testing.T) {
 		t.Fatalf("shipping %+v, payable %d", r.Coupons[1], r.PayableCents)
 	}
 }
+
+// Worked example 14 of docs/pricing.md: quantity tiers, 5% off from 2
+// units, 10% from 4, on the targeted units before any discount: 3 units of
+// 1,000 take 5% (150); 4 take 10% (400); 1 is below the first tier.
+func TestQuantityTiers(t *testing.T) {
+	c := pricing.Coupon{Code: "QTY", Kind: pricing.KindTiered, MaxDiscountCents: 100_000,
+		Tiers: []pricing.Tier{{MinQuantity: 2, PercentOff: 5}, {MinQuantity: 4, PercentOff: 10}}}
+	for _, tc := range []struct{ qty, want int64 }{{1, 0}, {2, 100}, {3, 150}, {4, 400}, {7, 700}} {
+		cart := pricing.Cart{Lines: []pricing.Line{{ID: "a", SKU: "a", Quantity: tc.qty, UnitPriceCents: 1000}}}
+		r := pricing.Price(&cart, []pricing.Coupon{c})
+		if r.DiscountCents != tc.want || (tc.want == 0) != (r.Coupons[0].Refusal == pricing.RefusalBelowMinimum) {
+			t.Fatalf("%d units: %d off (%q), want %d", tc.qty, r.DiscountCents, r.Coupons[0].Refusal, tc.want)
+		}
+	}
+}
+
+// Worked example 11 of docs/pricing.md: 33.33% of 3,000 is 999.9, rounded
+// down to 999, split over lines of 1,000 and 2,000 by what is left of them
+// (333 and 666); over the second line's 2 units of 1,000, 333 each. 100%
+// takes everything up to its cap.
+func TestPercentInBasisPointsRoundsDownThenSplits(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "a", SKU: "a", Quantity: 1, UnitPriceCents: 1000},
+		{ID: "b", SKU: "b", Quantity: 2, UnitPriceCents: 1000},
+	}}
+	r := pricing.Price(&cart, []pricing.Coupon{{Code: "THIRD", Kind: pricing.KindPercent, PercentOffBP: 3333, MaxDiscountCents: 100_000}})
+	if got, want := lineDiscounts(r), []int64{333, 666}; r.DiscountCents != 999 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("33.33%%: %d split %v, want 999 split %v", r.DiscountCents, got, want)
+	}
+	if got, want := r.Coupons[0].Lines[1].Units, []pricing.UnitRun{{First: 0, Count: 2, PerUnitCents: 333}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("units %v, want %v", got, want)
+	}
+	all := pricing.Price(&cart, []pricing.Coupon{{Code: "ALL", Kind: pricing.KindPercent, PercentOffBP: 10_000, MaxDiscountCents: 100_000}})
+	if all.DiscountCents != 3000 || all.PayableCents != 0 {
+		t.Fatalf("100%%: %d off, %d to pay, want 3000 and 0", all.DiscountCents, all.PayableCents)
+	}
+	capped := pricing.Price(&cart, []pricing.Coupon{{Code: "ALL", Kind: pricing.KindPercent, PercentOffBP: 10_000, MaxDiscountCents: 2500}})
+	if capped.DiscountCents != 2500 || capped.PayableCents != 500 {
+		t.Fatalf("100%% capped at 2,500: %d off, %d to pay", capped.DiscountCents, capped.PayableCents)
+	}
+}
+
+// Worked example 12 of docs/pricing.md: 20% off full-price items only. The
+// shirt (3,000, compare-at 4,000) is marked down and skipped; the trousers
+// (5,000, compare-at 5,000) and the socks (no compare-at) take 20%:
+// 1,000 + 200. The minimum counts the lines the coupon targets only.
+func TestFullPriceOnlySkipsMarkedDownLines(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "shirt", SKU: "shirt", Quantity: 1, UnitPriceCents: 3000, CompareAtPriceCents: 4000},
+		{ID: "trousers", SKU: "trousers", Quantity: 1, UnitPriceCents: 5000, CompareAtPriceCents: 5000},
+		{ID: "socks", SKU: "socks", Quantity: 2, UnitPriceCents: 500},
+	}}
+	c := pricing.Coupon{Code: "FULL20", Kind: pricing.KindPercent, PercentOff: 20, MaxDiscountCents: 100_000, FullPriceOnly: true}
+	r := pricing.Price(&cart, []pricing.Coupon{c})
+	if got, want := lineDiscounts(r), []int64{0, 1000, 200}; r.DiscountCents != 1200 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("full price only: %d split %v, want 1200 split %v", r.DiscountCents, got, want)
+	}
+	// Without the flag the shirt takes its 600 too.
+	c.FullPriceOnly = false
+	if r := pricing.Price(&cart, []pricing.Coupon{c}); r.DiscountCents != 1800 {
+		t.Fatalf("every line: %d, want 1800", r.DiscountCents)
+	}
+	// A minimum of 6,500: the full-price lines make 6,000, below it.
+	c.FullPriceOnly, c.MinOrderCents = true, 6500
+	if r := pricing.Price(&cart, []pricing.Coupon{c}); r.DiscountCents != 0 || r.Coupons[0].Refusal != pricing.RefusalBelowMinimum {
+		t.Fatalf("minimum on the full-price lines: %+v", r.Coupons[0])
+	}
+	// Only marked-down lines: nothing the coupon targets.
+	only := pricing.Cart{Lines: cart.Lines[:1]}
+	c.MinOrderCents = 0
+	if r := pricing.Price(&only, []pricing.Coupon{c}); r.Coupons[0].Refusal != pricing.RefusalNoLines {
+		t.Fatalf("a cart of marked-down lines: %+v", r.Coupons[0])
+	}
+}
+
+// Worked example 13 of docs/pricing.md: unit selection. 100% off the
+// cheapest item, once: of a jacket at 3,000, 2 shirts at 1,000 and socks at
+// 500, the socks are free. Dearest first, once: the jacket. 20% off up to
+// 2 units per line: 2 of the 3 shirts (400) and the jacket (600).
+func TestUnitSelectionCheapestOnceAndPerLine(t *testing.T) {
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "jacket", SKU: "jacket", Quantity: 1, UnitPriceCents: 3000},
+		{ID: "shirts", SKU: "shirts", Quantity: 2, UnitPriceCents: 1000},
+		{ID: "socks", SKU: "socks", Quantity: 1, UnitPriceCents: 500},
+	}}
+	once := pricing.Coupon{Code: "CHEAPEST", Kind: pricing.KindPercent, PercentOff: 100, MaxDiscountCents: 100_000,
+		MaxUnitsPerOrder: 1, UnitOrder: pricing.UnitsCheapest}
+	if got, want := lineDiscounts(pricing.Price(&cart, []pricing.Coupon{once})), []int64{0, 0, 500}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("cheapest once: %v, want %v", got, want)
+	}
+	once.UnitOrder = pricing.UnitsDearest
+	if got, want := lineDiscounts(pricing.Price(&cart, []pricing.Coupon{once})), []int64{3000, 0, 0}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("dearest once: %v, want %v", got, want)
+	}
+	cart.Lines[1].Quantity = 3
+	perLine := pricing.Coupon{Code: "TWO", Kind: pricing.KindPercent, PercentOff: 20, MaxDiscountCents: 100_000, MaxUnitsPerLine: 2}
+	r := pricing.Price(&cart, []pricing.Coupon{perLine})
+	if got, want := lineDiscounts(r), []int64{600, 400, 100}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("2 per line: %v, want %v", got, want)
+	}
+	// The shirts' first 2 units take 200 each; the third pays in full.
+	if got, want := r.Coupons[0].Lines[1].Units, []pricing.UnitRun{{First: 0, Count: 2, PerUnitCents: 200}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("shirt units %v, want %v", got, want)
+	}
+	if refund, disc := pricing.Return(1000, r.Coupons[0].Lines[1].Units, 2, 1); refund != 1000 || disc != 0 {
+		t.Fatalf("return of the third shirt: %d refund, %d discount", refund, disc)
+	}
+}

@@ -32,6 +32,15 @@ func genCart(t *rapid.T) pricing.Cart {
 			Quantity: q, UnitPriceCents: rapid.Int64Range(0, 50_000).Draw(t, "price"),
 			NotDiscountable: rapid.IntRange(0, 7).Draw(t, "nd") == 0,
 		}
+		// A compare-at price below, at or above the price (marked down).
+		switch rapid.IntRange(0, 3).Draw(t, "compareAt") {
+		case 1:
+			l.CompareAtPriceCents = l.UnitPriceCents
+		case 2:
+			l.CompareAtPriceCents = l.UnitPriceCents + rapid.Int64Range(1, 5_000).Draw(t, "markdown")
+		case 3:
+			l.CompareAtPriceCents = rapid.Int64Range(0, l.UnitPriceCents).Draw(t, "compareBelow")
+		}
 		for _, cat := range categories {
 			if rapid.Bool().Draw(t, "cat") {
 				l.CategoryIDs = append(l.CategoryIDs, cat)
@@ -50,6 +59,12 @@ func genCoupon(t *rapid.T, i int) pricing.Coupon {
 		MaxDiscountCents: rapid.Int64Range(1, 100_000).Draw(t, "max"),
 		MinOrderCents:    rapid.SampledFrom([]int64{0, 0, 0, 1000, 20_000}).Draw(t, "min"),
 		MinQuantity:      rapid.SampledFrom([]int64{0, 0, 0, 2, 5}).Draw(t, "minQty"),
+		FullPriceOnly:    rapid.IntRange(0, 3).Draw(t, "fullPrice") == 0,
+	}
+	if rapid.IntRange(0, 2).Draw(t, "selects") == 0 {
+		c.MaxUnitsPerLine = rapid.Int64Range(0, 3).Draw(t, "perLine")
+		c.MaxUnitsPerOrder = rapid.Int64Range(0, 4).Draw(t, "perOrder")
+		c.UnitOrder = rapid.SampledFrom([]string{"", pricing.UnitsCheapest, pricing.UnitsDearest}).Draw(t, "unitOrder")
 	}
 	switch rapid.IntRange(0, 3).Draw(t, "appliesTo") {
 	case 1:
@@ -65,20 +80,35 @@ func genCoupon(t *rapid.T, i int) pricing.Coupon {
 	case pricing.KindFixed, pricing.KindFixedPerItem:
 		c.FaceValueCents = rapid.Int64Range(1, 30_000).Draw(t, "face")
 	case pricing.KindPercent:
-		c.PercentOff = rapid.Int64Range(1, 99).Draw(t, "pct")
+		if rapid.Bool().Draw(t, "pctBP") {
+			c.PercentOffBP = rapid.Int64Range(1, 10_000).Draw(t, "bp")
+		} else {
+			c.PercentOff = rapid.Int64Range(1, 100).Draw(t, "pct")
+		}
 	case pricing.KindBuyXGetY:
 		c.BuyQuantity = rapid.Int64Range(1, 4).Draw(t, "buy")
 		c.GetQuantity = rapid.Int64Range(1, 3).Draw(t, "get")
-		c.GetPercent = rapid.Int64Range(1, 100).Draw(t, "getPct")
+		if rapid.Bool().Draw(t, "getBP") {
+			c.GetPercentBP = rapid.Int64Range(1, 10_000).Draw(t, "getPctBP")
+		} else {
+			c.GetPercent = rapid.Int64Range(1, 100).Draw(t, "getPct")
+		}
 		c.MaxApplications = rapid.Int64Range(0, 5).Draw(t, "apps")
 	case pricing.KindTiered:
 		var min int64
 		percent := rapid.Bool().Draw(t, "tierPct")
+		quantity := rapid.IntRange(0, 2).Draw(t, "tierQty") == 0
 		for range rapid.IntRange(1, 3).Draw(t, "tiers") {
-			min += rapid.Int64Range(1, 30_000).Draw(t, "tierStep")
-			tier := pricing.Tier{MinCents: min}
+			var tier pricing.Tier
+			if quantity {
+				min += rapid.Int64Range(1, 4).Draw(t, "tierQtyStep")
+				tier.MinQuantity = min
+			} else {
+				min += rapid.Int64Range(1, 30_000).Draw(t, "tierStep")
+				tier.MinCents = min
+			}
 			if percent {
-				tier.PercentOff = rapid.Int64Range(1, 99).Draw(t, "tierPctOff")
+				tier.PercentOffBP = rapid.Int64Range(1, 10_000).Draw(t, "tierPctOffBP")
 			} else {
 				tier.OffCents = rapid.Int64Range(1, 30_000).Draw(t, "tierOff")
 			}
@@ -103,6 +133,9 @@ func checkExact(t *rapid.T, cart *pricing.Cart, coupons []pricing.Coupon, r pric
 	for ci, cr := range r.Coupons {
 		var sum int64
 		for _, ls := range cr.Lines {
+			if coupons[ci].FullPriceOnly && cart.Lines[ls.Line].MarkedDown() && ls.DiscountCents != 0 {
+				t.Fatalf("coupon %s (full price only) takes %d off marked-down line %d", cr.Code, ls.DiscountCents, ls.Line)
+			}
 			var units int64
 			for _, u := range ls.Units {
 				units += u.Count * u.PerUnitCents
@@ -304,13 +337,13 @@ func TestPropertyOneLineCartIsTheAmountOnlyRule(t *testing.T) {
 			tpl := &models.Template{MinOrderCents: rapid.SampledFrom([]int64{0, 0, 500, 5000}).Draw(t, "min")}
 			c := pricing.Coupon{Code: fmt.Sprintf("C%d", i), Priority: 100, MinOrderCents: tpl.MinOrderCents}
 			if rapid.Bool().Draw(t, "percent") {
-				tpl.Kind, tpl.PercentOff, tpl.MaxDiscountCents = models.KindPercent, rapid.Int64Range(1, 99).Draw(t, "pct"), rapid.Int64Range(1, 100_000).Draw(t, "max")
-				c.Kind, c.PercentOff, c.MaxDiscountCents = pricing.KindPercent, tpl.PercentOff, tpl.MaxDiscountCents
+				tpl.Kind, tpl.PercentOffBP, tpl.MaxDiscountCents = models.KindPercent, rapid.Int64Range(1, 10_000).Draw(t, "bp"), rapid.Int64Range(1, 100_000).Draw(t, "max")
+				c.Kind, c.PercentOffBP, c.MaxDiscountCents = pricing.KindPercent, tpl.PercentOffBP, tpl.MaxDiscountCents
 			} else {
 				tpl.Kind, tpl.FaceValueCents = models.KindFixed, rapid.Int64Range(1, 100_000).Draw(t, "face")
 				c.Kind, c.FaceValueCents = pricing.KindFixed, tpl.FaceValueCents
 			}
-			key := fmt.Sprint(tpl.Kind, tpl.FaceValueCents, tpl.PercentOff)
+			key := fmt.Sprint(tpl.Kind, tpl.FaceValueCents, tpl.PercentOffBP)
 			if seen[key] {
 				continue // a tie: see above
 			}
@@ -428,6 +461,57 @@ func TestPropertyPriceIsPriceAfterNothing(t *testing.T) {
 		p.PriceAfter(&cart, pricing.Taken{Lines: make([][]pricing.UnitRun, len(cart.Lines))}, coupons, &after)
 		if r := pricing.Price(&cart, coupons); !equalResults(r, after) {
 			t.Fatalf("Price %+v\nPriceAfter %+v", r, after)
+		}
+	})
+}
+
+// A whole percent N and N×100 basis points are the same coupon: every
+// percent the package reads goes through pricing.BasisPoints.
+func TestPropertyWholePercentIsItsBasisPoints(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cart, coupons := genCart(t), genCoupons(t)
+		bp := slices.Clone(coupons)
+		for i := range bp {
+			c := &bp[i]
+			c.PercentOffBP, c.PercentOff = pricing.BasisPoints(c.PercentOff, c.PercentOffBP), 0
+			c.GetPercentBP, c.GetPercent = pricing.BasisPoints(c.GetPercent, c.GetPercentBP), 0
+			c.Tiers = slices.Clone(c.Tiers)
+			for k := range c.Tiers {
+				tr := &c.Tiers[k]
+				tr.PercentOffBP, tr.PercentOff = pricing.BasisPoints(tr.PercentOff, tr.PercentOffBP), 0
+			}
+		}
+		if a, b := pricing.Price(&cart, coupons), pricing.Price(&cart, bp); !equalResults(a, b) {
+			t.Fatalf("whole percents %+v\nbasis points %+v", a, b)
+		}
+	})
+}
+
+// A coupon with unit bounds discounts at most MaxUnitsPerLine units of each
+// line and MaxUnitsPerOrder in all (buy_x_get_y aside: its sets choose).
+func TestPropertyUnitBoundsHold(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cart, coupons := genCart(t), genCoupons(t)
+		r := pricing.Price(&cart, coupons)
+		for ci, cr := range r.Coupons {
+			c := coupons[ci]
+			if c.Kind == pricing.KindBuyXGetY {
+				continue
+			}
+			var all int64
+			for _, ls := range cr.Lines {
+				var units int64
+				for _, u := range ls.Units {
+					units += u.Count
+				}
+				if c.MaxUnitsPerLine > 0 && units > c.MaxUnitsPerLine {
+					t.Fatalf("coupon %s: %d units of line %d, at most %d", cr.Code, units, ls.Line, c.MaxUnitsPerLine)
+				}
+				all += units
+			}
+			if c.MaxUnitsPerOrder > 0 && all > c.MaxUnitsPerOrder {
+				t.Fatalf("coupon %s: %d units in all, at most %d", cr.Code, all, c.MaxUnitsPerOrder)
+			}
 		}
 	})
 }
