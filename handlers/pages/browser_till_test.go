@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/couponsvc/couponsvc/internal/testsupport"
 	"github.com/couponsvc/couponsvc/models"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"

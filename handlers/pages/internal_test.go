@@ -1,10 +1,11 @@
 package pages
 
 import (
-	"github.com/couponsvc/couponsvc/services/reports"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 func TestParseMoney(t *testing.T) {

@@ -1,8 +1,9 @@
 package pages
 
 import (
-	"github.com/couponsvc/couponsvc/handlers/web"
 	"net/http"
+
+	"github.com/couponsvc/couponsvc/handlers/web"
 
 	"github.com/gin-gonic/gin"
 )

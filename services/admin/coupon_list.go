@@ -3,9 +3,10 @@ package admin
 import (
 	"context"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 )

@@ -3,10 +3,11 @@ package admin
 import (
 	"context"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 

@@ -8,9 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
 	"math"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 

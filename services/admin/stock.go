@@ -3,9 +3,10 @@ package admin
 import (
 	"context"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/lua"
 	"github.com/couponsvc/couponsvc/models"

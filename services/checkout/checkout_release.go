@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
-	"github.com/couponsvc/couponsvc/services/events"
 	"strings"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 
 	"github.com/couponsvc/couponsvc/models"
 

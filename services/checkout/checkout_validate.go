@@ -2,12 +2,13 @@ package checkout
 
 import (
 	"context"
-	"github.com/couponsvc/couponsvc/services/core"
-	"github.com/couponsvc/couponsvc/services/pricing"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"github.com/couponsvc/couponsvc/models"
 

@@ -2,8 +2,9 @@ package checkout
 
 import (
 	"context"
-	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 )

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/pricing"

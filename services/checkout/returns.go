@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
 	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/pricing"
-	"time"
 
 	"github.com/couponsvc/couponsvc/models"
 

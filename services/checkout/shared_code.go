@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
+
 	"github.com/couponsvc/couponsvc/services/claims"
 	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/events"
-	"strconv"
-	"time"
 
 	"github.com/couponsvc/couponsvc/models"
 

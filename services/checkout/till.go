@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+
 	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/pricing"
 

@@ -7,11 +7,12 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
-	"github.com/couponsvc/couponsvc/services/events"
 	"net"
 	"strings"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 
 	"github.com/couponsvc/couponsvc/lua"
 	"github.com/couponsvc/couponsvc/models"

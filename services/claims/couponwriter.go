@@ -3,11 +3,12 @@ package claims
 import (
 	"context"
 	"errors"
-	"github.com/couponsvc/couponsvc/services/core"
-	"github.com/couponsvc/couponsvc/services/events"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/events"
 
 	"github.com/couponsvc/couponsvc/models"
 

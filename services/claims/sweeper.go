@@ -2,8 +2,9 @@ package claims
 
 import (
 	"context"
-	"github.com/couponsvc/couponsvc/services/core"
 	"strconv"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 

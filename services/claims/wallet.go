@@ -3,10 +3,11 @@ package claims
 import (
 	"context"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 )

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
-	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 )

@@ -3,10 +3,11 @@ package codes
 import (
 	"context"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/lua"
 	"github.com/couponsvc/couponsvc/models"

@@ -6,13 +6,14 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/claims"
-	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 

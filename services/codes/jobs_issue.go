@@ -7,11 +7,12 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/couponsvc/couponsvc/services/claims"
-	"github.com/couponsvc/couponsvc/services/core"
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/couponsvc/couponsvc/services/claims"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 

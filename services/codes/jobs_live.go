@@ -3,8 +3,9 @@ package codes
 import (
 	"context"
 	"errors"
-	"github.com/couponsvc/couponsvc/services/core"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 

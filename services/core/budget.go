@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/couponsvc/couponsvc/models"
 	"time"
+
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // DefaultReportBudget bounds the work of one report (Config.ReportBudget):

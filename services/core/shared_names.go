@@ -1,8 +1,9 @@
 package core
 
 import (
-	"github.com/couponsvc/couponsvc/models"
 	"strings"
+
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // sharedPrefixOf is sharedRequestPrefix of a key made by sharedRequestID;

@@ -3,11 +3,13 @@ package core
 import (
 	"context"
 	"fmt"
-	"github.com/couponsvc/couponsvc/models"
-	"github.com/redis/go-redis/v9"
-	"gorm.io/gorm"
 	"slices"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/couponsvc/couponsvc/models"
 )
 
 // GetTemplate returns a template read from the database.

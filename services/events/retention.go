@@ -2,8 +2,9 @@ package events
 
 import (
 	"context"
-	"github.com/couponsvc/couponsvc/services/core"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 

@@ -3,8 +3,9 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
-	"github.com/couponsvc/couponsvc/services/core"
 	"time"
+
+	"github.com/couponsvc/couponsvc/services/core"
 )
 
 // ReconcileRun says when a reconciliation last ran, who or what ran it and

@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"github.com/couponsvc/couponsvc/services/core"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
 )
