@@ -211,8 +211,13 @@ func (p *Pages) funcs() template.FuncMap {
 		"plural":     plural,
 		"title":      sentence,
 		"targetLink": targetLink,
-		"codeField": func(id, value, err string) codeField {
-			return codeField{ID: id, Value: value, Error: err}
+		"codeField":  newFormField,
+		"nameField":  newFormField,
+		"kindNumber": func(id, label, hint, kind, maxValue, value, placeholder, err string) kindNumber {
+			return kindNumber{ID: id, Label: label, Hint: hint, Kind: kind, Max: maxValue, Value: value, Placeholder: placeholder, Error: err}
+		},
+		"deleteForm": func(action, what, because, title, csrf string) deleteForm {
+			return deleteForm{Action: action, What: what, Because: because, Title: title, CSRFToken: csrf}
 		},
 		"int64": func(n int) int64 { return int64(n) },
 		"fe":    func(id, msg string) fieldErr { return fieldErr{ID: id, Msg: msg} },
@@ -223,8 +228,23 @@ func (p *Pages) funcs() template.FuncMap {
 // partials "invalid" and "ferror" (partials.html).
 type fieldErr struct{ ID, Msg string }
 
-// codeField is a coupon code field of a form (partials.html).
-type codeField struct{ ID, Value, Error string }
+// formField is a text field of a form, its id, value and error ("" for
+// none), for the partials "codefield" and "namefield" (partials.html).
+type formField struct{ ID, Value, Error string }
+
+// kindNumber is a whole-number field of the new template form that one kind
+// of coupon requires (1 to Max), for the partial "kindnumber"
+// (partials.html): Hint, when given, follows the label.
+type kindNumber struct{ ID, Label, Hint, Kind, Max, Value, Placeholder, Error string }
+
+// deleteForm is the Delete button of a page of one object, for the partial
+// "deleteform" (partials.html): What names the object, Because says why it
+// may go for good, Title when the button is there.
+type deleteForm struct{ Action, What, Because, Title, CSRFToken string }
+
+func newFormField(id, value, err string) formField {
+	return formField{ID: id, Value: value, Error: err}
+}
 
 // targetLink is the console page of an audit entry's object, when it has one.
 func targetLink(target string) string {
