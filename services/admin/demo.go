@@ -62,11 +62,11 @@ func (s *Admin) SeedDemo(ctx context.Context) (*DemoData, error) {
 	// pages show the values (a EUR deployment reads "€5 off", not "$5 off").
 	m := demoMoney(s.Cfg.Currency)
 	for _, t := range []models.Template{
-		{Name: m(500) + " off your order", Description: m(500) + " off anything in the store.",
+		{Name: m(500) + " off your order", Description: "Good on anything in the store.",
 			Kind: models.KindFixed, FaceValueCents: 500, TotalStock: 1000, PerUserLimit: 2, ValidDays: 30},
-		{Name: "15% off, up to " + m(2000), Description: "Fifteen percent off your whole basket, up to " + m(2000) + ".",
+		{Name: "15% off, up to " + m(2000), Description: "Fifteen percent off your whole basket.",
 			Kind: models.KindPercent, PercentOff: 15, MaxDiscountCents: 2000, TotalStock: 500, PerUserLimit: 1, ValidDays: 14},
-		{Name: m(1000) + " off orders of " + m(5000), Description: "Spend " + m(5000) + " or more and save " + m(1000) + ".",
+		{Name: m(1000) + " off orders of " + m(5000), Description: "Fill a bigger basket and save.",
 			Kind: models.KindFixed, FaceValueCents: 1000, MinOrderCents: 5000, TotalStock: 200, PerUserLimit: 1,
 			ValidDays: 30, RefundPolicy: models.RefundRestore, ExtendOnRefund: true},
 		{Name: "Flash deal: " + m(2500) + " off", Description: "Only five of these. Be quick.",
