@@ -14,7 +14,6 @@ import (
 // the currency's digits (2 for USD, 0 for JPY, 3 for KWD).
 type moneyFormat struct {
 	code   string
-	symbol string // printed before the amount; empty prints the code after it
 	digits int
 }
 
@@ -23,9 +22,7 @@ func newMoneyFormat(code string) moneyFormat {
 	if code == "" {
 		code = models.DefaultCurrency
 	}
-	symbols := map[string]string{"USD": "$", "EUR": "€", "GBP": "£", "AUD": "A$", "CAD": "C$", "NZD": "NZ$",
-		"JPY": "¥", "CNY": "¥", "INR": "₹", "KRW": "₩", "BRL": "R$", "MXN": "MX$", "SGD": "S$", "HKD": "HK$"}
-	return moneyFormat{code: code, symbol: symbols[code], digits: models.CurrencyDigits(code)}
+	return moneyFormat{code: code, digits: models.CurrencyDigits(code)}
 }
 
 // pow10 is 10^n for the digits of a currency (0..4).
@@ -37,35 +34,9 @@ func pow10(n int) int64 {
 	return p
 }
 
-// format writes minor units as "$1,234.50", "¥1,235", "1,234.500 KWD".
-func (m moneyFormat) format(cents int64) string {
-	neg := cents < 0
-	if neg {
-		cents = -cents
-	}
-	unit := pow10(m.digits)
-	units := strconv.FormatInt(cents/unit, 10)
-	var b strings.Builder
-	for i, d := range units {
-		if i > 0 && (len(units)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
-	}
-	s := b.String()
-	if m.digits > 0 {
-		s += fmt.Sprintf(".%0*d", m.digits, cents%unit)
-	}
-	if m.symbol != "" {
-		s = m.symbol + s
-	} else {
-		s += " " + m.code
-	}
-	if neg {
-		s = "−" + s
-	}
-	return s
-}
+// format writes minor units as "$1,234.50", "¥1,235", "KWD 1,234.500"
+// (models.FormatMoney).
+func (m moneyFormat) format(cents int64) string { return models.FormatMoney(cents, m.code) }
 
 // input writes minor units as a form value: "12.50" ("1250" in yen), ""
 // for zero.

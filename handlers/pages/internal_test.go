@@ -63,8 +63,8 @@ func TestMoneyFormat(t *testing.T) {
 		want  string
 	}{
 		{"", 0, "$0.00"}, {"USD", 5, "$0.05"}, {"usd", 123456789, "$1,234,567.89"}, {"EUR", 1000, "€10.00"},
-		{"CHF", 250050, "2,500.50 CHF"}, {"GBP", -150, "−£1.50"},
-		{"JPY", 1500, "¥1,500"}, {"KWD", 1234500, "1,234.500 KWD"}, {"BHD", 5, "0.005 BHD"},
+		{"CHF", 250050, "CHF\u00a02,500.50"}, {"GBP", -150, "−£1.50"},
+		{"JPY", 1500, "¥1,500"}, {"KWD", 1234500, "KWD\u00a01,234.500"}, {"BHD", 5, "BHD\u00a00.005"},
 	} {
 		if got := newMoneyFormat(tc.code).format(tc.cents); got != tc.want {
 			t.Errorf("format(%q, %d) = %q, want %q", tc.code, tc.cents, got, tc.want)

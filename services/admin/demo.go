@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bojanz/currency"
-
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/core"
 )
@@ -86,15 +84,7 @@ func (s *Admin) SeedDemo(ctx context.Context) (*DemoData, error) {
 // demoMoney returns a formatter of amounts in minor units of the currency
 // code, in English and without needless decimals ("$5", "€12.50", "¥500").
 func demoMoney(code string) func(minor int64) string {
-	f := currency.NewFormatter(currency.NewLocale("en"))
-	f.MinDigits = 0
-	return func(minor int64) string {
-		a, err := currency.NewAmountFromInt64(minor, code)
-		if err != nil {
-			return fmt.Sprintf("%d %s", minor, code)
-		}
-		return f.Format(a)
-	}
+	return func(minor int64) string { return models.FormatMoneyShort(minor, code) }
 }
 
 // demoPassword returns a random password of 16 lower-case characters from the
