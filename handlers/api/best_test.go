@@ -185,3 +185,37 @@ func TestHoldAfterValidateBestTakesWhatItSaid(t *testing.T) {
 		t.Fatalf("%s is %s", c30, st)
 	}
 }
+
+// On an order that already carries a coupon (redeemed one step at a time),
+// best chooses among what the order has room for, priced on what that
+// coupon left: the exclusive coupon is refused on its own (not_combinable,
+// as its hold would be), the combinable 10% takes 10% of 9,500, and a
+// redemption of it then takes that.
+func TestValidateBestOnAnOrderWithACoupon(t *testing.T) {
+	e := testsupport.NewHoldAPI(t)
+	c5 := e.Claim(t, percentTemplate(t, e, 5, models.StackingCombinable), "u1")
+	c10 := e.Claim(t, percentTemplate(t, e, 10, models.StackingCombinable), "u1")
+	c30 := e.Claim(t, percentTemplate(t, e, 30, models.StackingExclusive), "u1")
+	lines := `"lines":[{"line_id":"a","sku":"s1","quantity":4,"unit_price_cents":2500}]`
+	redeem := func(code string, discount, payable int64) {
+		t.Helper()
+		status, out := e.Post(t, "/api/v1/redemptions", e.App, fmt.Sprintf(`{"order_id":"best-2","user_id":"u1","coupon_code":%q,%s}`, code, lines))
+		e.Want(t, "POST", "/api/v1/redemptions", status, out, 200, "redeemed", discount, payable)
+	}
+	redeem(c5, 500, 9500)
+
+	status, out := e.Post(t, "/api/v1/checkout/validate", e.App,
+		fmt.Sprintf(`{"order_id":"best-2","user_id":"u1","coupon_codes":[%q],"choose":"best",%s}`, c30, lines))
+	e.Want(t, "POST", "/api/v1/checkout/validate", status, out, 200, "ok", 950, 8550)
+	if got := chosenCodes(out); !reflect.DeepEqual(got, map[string]float64{c10: 950}) {
+		t.Fatalf("chose %v, want %s", got, c10)
+	}
+	got := out["left_out"].([]any)
+	if len(got) != 1 {
+		t.Fatalf("left_out %v, want the exclusive coupon only", got)
+	}
+	if g := got[0].(map[string]any); g["coupon_code"] != c30 || g["reason"] != models.LeftOutRefused || g["refusal"] != "not_combinable" {
+		t.Fatalf("left_out %v", g)
+	}
+	redeem(c10, 950, 8550)
+}
