@@ -186,22 +186,7 @@ func (s *Server) usableCoupons(c *gin.Context) {
 		web.RespondError(c, models.Invalid("order_amount_cents", "must be a whole number of cents between 1 and %d", int64(models.MaxMoneyCents)))
 		return
 	}
-	best, err := checkout.ParseChoose(c.DefaultQuery("choose", models.ChooseAll))
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	var out *checkout.Usable
-	if best {
-		out, err = s.checkout.UsableBestForCart(c.Request.Context(), userID, amount, checkout.Cart{})
-	} else {
-		out, err = s.checkout.UsableCoupons(c.Request.Context(), userID, amount)
-	}
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	respondUsable(c, out)
+	s.answerUsable(c, userID, amount, checkout.Cart{}, c.Query("choose"))
 }
 
 // priceUsableCoupons is usableCoupons for a cart given in the body (a cart
@@ -221,17 +206,23 @@ func (s *Server) priceUsableCoupons(c *gin.Context) {
 	if req.Choose != nil {
 		choose = *req.Choose
 	}
+	s.answerUsable(c, userID, amount, cart, choose)
+}
+
+// answerUsable answers the user's usable coupons on the order, the best
+// combination as choose says (all or empty: UsableForCart; best:
+// UsableBestForCart).
+func (s *Server) answerUsable(c *gin.Context, userID string, amount int64, cart checkout.Cart, choose string) {
 	best, err := checkout.ParseChoose(choose)
 	if err != nil {
 		web.RespondError(c, err)
 		return
 	}
-	var out *checkout.Usable
+	usable := s.checkout.UsableForCart
 	if best {
-		out, err = s.checkout.UsableBestForCart(c.Request.Context(), userID, amount, cart)
-	} else {
-		out, err = s.checkout.UsableForCart(c.Request.Context(), userID, amount, cart)
+		usable = s.checkout.UsableBestForCart
 	}
+	out, err := usable(c.Request.Context(), userID, amount, cart)
 	if err != nil {
 		web.RespondError(c, err)
 		return
