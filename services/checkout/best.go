@@ -19,7 +19,7 @@ import (
 const (
 	// BestExhaustive is the number of combinable candidates up to which
 	// every allowed set is priced (at most 1585 sets with a cap of 5);
-	// past it the search is greedy.
+	// past it the search is greedy (at most 90 sets with a cap of 5).
 	BestExhaustive = 12
 	// BestMaxCandidates is the number of candidates the search weighs:
 	// those that take the most alone (ties to the earlier); the rest are
@@ -84,9 +84,14 @@ func chooseBest(cands []bestCandidate, rules bestRules, value bestValue) bestCho
 	if rules.MaxCoupons < 1 {
 		return ch
 	}
-	try := func(set []int) {
-		if v, ok := value(set); ok && v > 0 && betterSet(v, set, ch.DiscountCents, ch.Set) {
+	keep := func(set []int, v int64) {
+		if v > 0 && betterSet(v, set, ch.DiscountCents, ch.Set) {
 			ch.Set, ch.DiscountCents = slices.Clone(set), v
+		}
+	}
+	try := func(set []int) {
+		if v, ok := value(set); ok {
+			keep(set, v)
 		}
 	}
 	var comb []int
@@ -105,7 +110,7 @@ func chooseBest(cands []bestCandidate, rules bestRules, value bestValue) bestCho
 		eachSet(cands, comb, rules.MaxCoupons, make([]int, 0, rules.MaxCoupons), try)
 		return ch
 	}
-	greedy(cands, comb, rules.MaxCoupons, value, try)
+	greedy(cands, comb, rules.MaxCoupons, value, keep)
 	return ch
 }
 
@@ -141,8 +146,8 @@ func eachSet(cands []bestCandidate, comb []int, maxN int, set []int, try func([]
 
 // greedy grows a set of comb one candidate at a time, adding the one that
 // gives the best set (betterSet), while it takes more than the set before
-// and the cap leaves room, and tries each set it grows.
-func greedy(cands []bestCandidate, comb []int, maxN int, value bestValue, try func([]int)) {
+// and the cap leaves room, and keeps each set it grows with its price.
+func greedy(cands []bestCandidate, comb []int, maxN int, value bestValue, keep func([]int, int64)) {
 	var set []int
 	var have int64
 	for len(set) < maxN {
@@ -162,7 +167,7 @@ func greedy(cands []bestCandidate, comb []int, maxN int, value bestValue, try fu
 			return
 		}
 		set, have = bestSet, best
-		try(set)
+		keep(set, have)
 	}
 }
 

@@ -272,3 +272,28 @@ func BenchmarkChooseBest5Coupons100Lines(b *testing.B) {
 		b.Fatal("nothing chosen")
 	}
 }
+
+// The search prices a bounded number of sets: every allowed set up to
+// BestExhaustive combinable candidates (31 for 5 of distinct templates,
+// 1,585 for 12 with a cap of 5), past it at most the cap's rounds of one
+// set per candidate left; exclusive candidates once each.
+func TestChooseBestPricesABoundedNumberOfSets(t *testing.T) {
+	for _, tc := range []struct{ combinable, exclusive, want int }{
+		{5, 0, 31}, {5, 2, 33}, {BestExhaustive, 0, 1585}, {BestExhaustive + 1, 0, 13 + 12 + 11 + 10 + 9},
+		{BestMaxCandidates + 5, 0, 20 + 19 + 18 + 17 + 16},
+	} {
+		cands := make([]bestCandidate, 0, tc.combinable+tc.exclusive)
+		for i := range tc.combinable + tc.exclusive {
+			cands = append(cands, bestCandidate{Code: fmt.Sprint(i), TemplateID: int64(i), Exclusive: i >= tc.combinable, Alone: 1})
+		}
+		calls := 0
+		// Each coupon adds 1: the greedy search always finds one more.
+		ch := chooseBest(cands, bestRules{MaxCoupons: 5}, func(set []int) (int64, bool) { calls++; return int64(len(set)), true })
+		if calls != tc.want {
+			t.Errorf("%d combinable and %d exclusive candidates: %d sets priced, want %d", tc.combinable, tc.exclusive, calls, tc.want)
+		}
+		if want := min(5, tc.combinable); len(ch.Set) != want {
+			t.Errorf("%d combinable candidates: chose %v, want %d coupons", tc.combinable, ch.Set, want)
+		}
+	}
+}
