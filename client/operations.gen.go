@@ -402,11 +402,12 @@ func (c *Client) UpdateWebhook(ctx context.Context, id int64, body UpdateWebhook
 // UsableCouponsParams are the query parameters of UsableCoupons.
 type UsableCouponsParams struct {
 	OrderAmountCents int64
+	Choose           *string
 }
 
 // UsableCoupons: A user's coupons that apply to an order amount, best first (GET /api/v1/users/{user_id}/coupons/usable).
 func (c *Client) UsableCoupons(ctx context.Context, userID string, params UsableCouponsParams, opts ...CallOption) (*UsableAnswer, error) {
-	return call[UsableAnswer](ctx, c, request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false, retryable: true, query: query("order_amount_cents", params.OrderAmountCents)}, opts)
+	return call[UsableAnswer](ctx, c, request{method: "GET", path: "/api/v1/users/" + url.PathEscape(userID) + "/coupons/usable", idempotent: false, retryable: true, query: query("order_amount_cents", params.OrderAmountCents, "choose", params.Choose)}, opts)
 }
 
 // ValidateCheckout: Price a cart of coupons for an order (a dry run) (POST /api/v1/checkout/validate).

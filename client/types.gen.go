@@ -44,6 +44,24 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for Choose.
+const (
+	ChooseAll  Choose = "all"
+	ChooseBest Choose = "best"
+)
+
+// Valid indicates whether the value is a known member of the Choose enum.
+func (e Choose) Valid() bool {
+	switch e {
+	case ChooseAll:
+		return true
+	case ChooseBest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CodeMode.
 const (
 	CodeModeShared CodeMode = "shared"
@@ -137,6 +155,30 @@ func (e EventType) Valid() bool {
 	case EventTypeTemplateSoldOut:
 		return true
 	case EventTypeWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeftOutReason.
+const (
+	LeftOutReasonNotBest       LeftOutReason = "not_best"
+	LeftOutReasonNotCombinable LeftOutReason = "not_combinable"
+	LeftOutReasonNotConsidered LeftOutReason = "not_considered"
+	LeftOutReasonRefused       LeftOutReason = "refused"
+)
+
+// Valid indicates whether the value is a known member of the LeftOutReason enum.
+func (e LeftOutReason) Valid() bool {
+	switch e {
+	case LeftOutReasonNotBest:
+		return true
+	case LeftOutReasonNotCombinable:
+		return true
+	case LeftOutReasonNotConsidered:
+		return true
+	case LeftOutReasonRefused:
 		return true
 	default:
 		return false
@@ -482,6 +524,9 @@ type CheckoutAnswer struct {
 	// Late confirmed after the hold expired, the coupons being still free
 	Late bool `json:"late"`
 
+	// LeftOut validate with choose best: every coupon weighed and left out, with why, in the order of the codes
+	LeftOut []LeftOutCoupon `json:"left_out,omitempty"`
+
 	// Lines a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents
 	Lines            []LineDiscount `json:"lines,omitempty"`
 	OrderAmountCents int64          `json:"order_amount_cents"`
@@ -510,6 +555,9 @@ type CheckoutCoupon struct {
 	SharedCode    *string `json:"shared_code,omitempty"`
 	TemplateID    int64   `json:"template_id"`
 }
+
+// Choose defines model for Choose.
+type Choose string
 
 // ClaimAnswer defines model for ClaimAnswer.
 type ClaimAnswer struct {
@@ -1060,6 +1108,22 @@ type JobView struct {
 	Total      int64      `json:"total"`
 }
 
+// LeftOutCoupon defines model for LeftOutCoupon.
+type LeftOutCoupon struct {
+	CouponCode string `json:"coupon_code"`
+
+	// DiscountCents what it takes off the order alone (0 when refused)
+	DiscountCents int64         `json:"discount_cents"`
+	Message       string        `json:"message"`
+	Reason        LeftOutReason `json:"reason"`
+
+	// Refusal reason refused: the word a hold of this coupon alone would answer (below_minimum, not_found, ...)
+	Refusal *string `json:"refusal,omitempty"`
+}
+
+// LeftOutReason defines model for LeftOutReason.
+type LeftOutReason string
+
 // LineCoupon defines model for LineCoupon.
 type LineCoupon struct {
 	CouponCode    string `json:"coupon_code"`
@@ -1302,6 +1366,9 @@ type ReleaseAnswer struct {
 
 	// Late confirmed after the hold expired, the coupons being still free
 	Late *bool `json:"late,omitempty"`
+
+	// LeftOut validate with choose best: every coupon weighed and left out, with why, in the order of the codes
+	LeftOut []LeftOutCoupon `json:"left_out,omitempty"`
 
 	// Lines a cart with lines: each line's discount and each coupon's part of it, in the cart's order; they add up to discount_cents with shipping_discount_cents
 	Lines            []LineDiscount `json:"lines,omitempty"`
@@ -1779,7 +1846,8 @@ type UsableAnswer struct {
 	Duplicate *bool `json:"duplicate,omitempty"`
 
 	// Error empty
-	Error string `json:"error"`
+	Error   string          `json:"error"`
+	LeftOut []LeftOutCoupon `json:"left_out,omitempty"`
 
 	// Result the result word
 	Result string `json:"result"`
@@ -1794,6 +1862,8 @@ type UsableCoupon struct {
 
 // UsableRequest defines model for UsableRequest.
 type UsableRequest struct {
+	Choose *Choose `json:"choose,omitempty"`
+
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
 	Currency *string `json:"currency,omitempty"`
 
@@ -1836,6 +1906,8 @@ type UserRole string
 
 // ValidateRequest defines model for ValidateRequest.
 type ValidateRequest struct {
+	Choose *Choose `json:"choose,omitempty"`
+
 	// CouponCodes 1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): coupon codes, or shared codes (checked as their claim would be, taking nothing)
 	CouponCodes []string `json:"coupon_codes"`
 

@@ -17,6 +17,7 @@ type validateRequest struct {
 	CouponCodes []string `json:"coupon_codes" binding:"required" schema:"coupon_codes" doc:"1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): coupon codes, or shared codes (checked as their claim would be, taking nothing)"`
 	UserID      *string  `json:"user_id" schema:"user_id" doc:"every coupon must belong to this user (a bearer coupon would become theirs); a shared code without it is checked for an anonymous shopper (no per-user limit); a shopper's session is always its own user"`
 	OrderID     *string  `json:"order_id" schema:"order_id" doc:"the order: a coupon it already holds applies"`
+	Choose      *string  `json:"choose" schema:"choose" doc:"all (default): every code priced, as a hold would; best: the set of the codes and, with user_id, the user's own usable coupons that the stacking rules allow and that takes the most off the order, answered priced with left_out (docs/checkout.md)"`
 }
 
 type holdRequest struct {
@@ -39,6 +40,7 @@ type confirmRequest struct {
 type usableRequest struct {
 	OrderAmountCents *int64 `json:"order_amount_cents" schema:"order_amount" doc:"the order's amount, before any discount (required without lines)"`
 	cartFields
+	Choose *string `json:"choose" schema:"choose" doc:"all (default): best is the best coupon of each template, combined; best: best is the set the best-of search chooses, with left_out (docs/checkout.md)"`
 }
 
 // checkoutAnswer is the payload of validate, hold, a hold's state and confirm.
@@ -52,6 +54,7 @@ type checkoutAnswer struct {
 	DiscountCents    int64                     `json:"discount_cents" doc:"the coupons' discounts together (docs/pricing.md)"`
 	PayableCents     int64                     `json:"payable_cents" doc:"order amount − discount"`
 	cartAnswer
+	LeftOut []checkout.LeftOutCoupon `json:"left_out,omitempty" doc:"validate with choose best: every coupon weighed and left out, with why, in the order of the codes"`
 }
 
 // releaseAnswer is a release's answer: the hold released, or nothing when
@@ -64,7 +67,7 @@ type releaseAnswer struct {
 func checkoutPayload(r *checkout.CheckoutResult) checkoutAnswer {
 	h := checkoutAnswer{OrderID: r.OrderID, State: r.State, Late: r.Late, Coupons: r.Coupons,
 		OrderAmountCents: r.OrderAmountCents, DiscountCents: r.DiscountCents, PayableCents: r.PayableCents,
-		cartAnswer: cartAnswer{Currency: r.Currency, Lines: r.Lines, ShippingDiscountCents: r.ShippingDiscountCents}}
+		cartAnswer: cartAnswer{Currency: r.Currency, Lines: r.Lines, ShippingDiscountCents: r.ShippingDiscountCents}, LeftOut: r.LeftOut}
 	if r.Coupons == nil {
 		h.Coupons = []checkout.CheckoutCoupon{}
 	}
@@ -116,6 +119,9 @@ func (s *Server) validateCheckout(c *gin.Context) {
 	}
 	sr := checkout.CheckoutRequest{OrderAmountCents: amount, Cart: cart, CouponCodes: req.CouponCodes,
 		UserID: userID, Actor: web.Principal(c).Name}
+	if req.Choose != nil {
+		sr.Choose = *req.Choose
+	}
 	if req.OrderID != nil {
 		sr.OrderID = *req.OrderID
 		if sr.OrderID == "" {
@@ -180,12 +186,7 @@ func (s *Server) usableCoupons(c *gin.Context) {
 		web.RespondError(c, models.Invalid("order_amount_cents", "must be a whole number of cents between 1 and %d", int64(models.MaxMoneyCents)))
 		return
 	}
-	out, err := s.checkout.UsableCoupons(c.Request.Context(), userID, amount)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	respondUsable(c, out)
+	s.answerUsable(c, userID, amount, checkout.Cart{}, c.Query("choose"))
 }
 
 // priceUsableCoupons is usableCoupons for a cart given in the body (a cart
@@ -197,11 +198,31 @@ func (s *Server) priceUsableCoupons(c *gin.Context) {
 		web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Message: "a shopper sees only their own coupons"})
 		return
 	}
-	_, amount, cart, ok := bindOrder[usableRequest](c)
+	req, amount, cart, ok := bindOrder[usableRequest](c)
 	if !ok {
 		return
 	}
-	out, err := s.checkout.UsableForCart(c.Request.Context(), userID, amount, cart)
+	var choose string
+	if req.Choose != nil {
+		choose = *req.Choose
+	}
+	s.answerUsable(c, userID, amount, cart, choose)
+}
+
+// answerUsable answers the user's usable coupons on the order, the best
+// combination as choose says (all or empty: UsableForCart; best:
+// UsableBestForCart).
+func (s *Server) answerUsable(c *gin.Context, userID string, amount int64, cart checkout.Cart, choose string) {
+	best, err := checkout.ParseChoose(choose)
+	if err != nil {
+		web.RespondError(c, err)
+		return
+	}
+	usable := s.checkout.UsableForCart
+	if best {
+		usable = s.checkout.UsableBestForCart
+	}
+	out, err := usable(c.Request.Context(), userID, amount, cart)
 	if err != nil {
 		web.RespondError(c, err)
 		return
@@ -219,7 +240,8 @@ func respondUsable(c *gin.Context, out *checkout.Usable) {
 	if best == nil {
 		best = []string{}
 	}
-	web.Respond(c, http.StatusOK, "ok", usableAnswer{checkout.Usable{Currency: out.Currency, Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents}})
+	web.Respond(c, http.StatusOK, "ok", usableAnswer{checkout.Usable{Currency: out.Currency, Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents,
+		LeftOut: out.LeftOut}})
 }
 
 // holdCoupons holds every coupon of the request for the order, or none: 201

@@ -218,7 +218,10 @@ func (s *Server) Routes() []web.Route {
 				"word for word the same not_found line (result not_found), so that validation is no oracle of codes; the 4xx " +
 				"refusals are hold's and redeem's. A shopper's session validates only its own " +
 				"coupons (user_id is the shopper's). Each code counts against the caller's and the user's validation limits (429 rate_limited). " +
-				"With lines the answer gives each line's discount and each coupon's part of it, and the shipping's discount.",
+				"With lines the answer gives each line's discount and each coupon's part of it, and the shipping's discount. " +
+				"With choose best it answers, priced as above, the set of the codes and (with user_id) the user's own usable coupons " +
+				"that the stacking rules allow and that takes the most off the order (ties: fewer coupons, then the earlier codes), " +
+				"and left_out: every other coupon weighed, with its reason (refused, not_combinable, not_best, not_considered) and message.",
 			Request: web.TypeOf[validateRequest](), Status: 200,
 			Results: []string{"ok", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "currency_mismatch", "not_found"},
@@ -327,9 +330,12 @@ func (s *Server) Routes() []web.Route {
 		{Method: "GET", Path: "/api/v1/users/:user_id/coupons/usable", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),
 			Handler: s.usableCoupons, Tag: "coupons", Summary: "A user's coupons that apply to an order amount, best first",
 			Description: "Each coupon with its discount alone, largest first, and best: the codes of the combination the " +
-				"stacking rules allow with the largest total discount. A shopper sees only their own.",
+				"stacking rules allow with the largest total discount. With choose=best, best is the set the best-of search " +
+				"chooses (docs/checkout.md) and left_out lists every other usable coupon with why. A shopper sees only their own.",
 			Query: []web.Param{{Name: "order_amount_cents", Required: true, Description: "the order's amount, before any discount",
-				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": models.MaxMoneyCents}}},
+				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": models.MaxMoneyCents}},
+				{Name: "choose", Description: "all (default) or best: the best-of search's set, with left_out",
+					Schema: map[string]any{"type": "string", "enum": models.ChooseValues}}},
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[usableAnswer](),
 			Errors: map[int][]string{400: {web.ErrBody}}},
 		{Method: "POST", Path: "/api/v1/users/:user_id/coupons/usable", Roles: web.Roles(models.RoleApp, models.RoleAdmin, models.RoleShopper),

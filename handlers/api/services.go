@@ -48,6 +48,7 @@ type Checkout interface {
 	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)
 	UsableCoupons(ctx context.Context, userID string, amount int64) (*checkout.Usable, error)
 	UsableForCart(ctx context.Context, userID string, amount int64, cart checkout.Cart) (*checkout.Usable, error)
+	UsableBestForCart(ctx context.Context, userID string, amount int64, cart checkout.Cart) (*checkout.Usable, error)
 	Validate(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
 }
 

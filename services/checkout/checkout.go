@@ -111,6 +111,10 @@ type CheckoutRequest struct {
 	// Cart is the request's cart: lines (then OrderAmountCents, when not 0,
 	// must be their total), or none for an amount-only request.
 	Cart Cart
+	// Choose is models.ChooseAll (or empty): every code priced, as a hold
+	// would; or models.ChooseBest: the best set of the codes and, with
+	// UserID, the user's own usable coupons (validate only: checkout_best.go).
+	Choose string
 	// shared marks the codes parseCheckout read as shared codes.
 	shared []bool
 	// noSuch marks the codes Validate answers as codes no coupon has, on
@@ -137,6 +141,9 @@ type CheckoutRequest struct {
 	// noRoom says the order's row has no room for the request's coupons
 	// (takeRoom's condition): validate reads it.
 	noRoom bool
+	// order is the order's row validate read (nil: none), for the room the
+	// best-of choice has on it.
+	order *CheckoutOrder
 }
 
 // CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
@@ -163,6 +170,9 @@ type CheckoutResult struct {
 	// on the shipping.
 	Lines                 []LineDiscount `json:"lines,omitempty"`
 	ShippingDiscountCents *int64         `json:"shipping_discount_cents,omitempty"`
+	// LeftOut is, for a validation that chose the best coupons, every
+	// coupon it weighed and left out, with why (checkout_best.go).
+	LeftOut []LeftOutCoupon `json:"left_out,omitempty"`
 	// alloc is the pricing decide made (nil when read back).
 	alloc *allocation
 }

@@ -32,13 +32,25 @@ import (
 // which codes exist (docs/result-codes.md, "Validate refuses in its
 // answer"; answerNoSuch).
 //
-// Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id or
-// coupon_codes: their number, a code named twice or one over the length of
-// any code), CodeUnavailable.
+// With Choose best it answers the best set of the codes and, with a
+// user_id, the user's own usable coupons instead (decideBest).
+//
+// Errors: CodeInvalidRequest (field order_id, order_amount_cents, user_id,
+// choose or coupon_codes: their number, a code named twice or one over the
+// length of any code), CodeUnavailable.
 func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
 	req.answerNoSuch = true
+	best, err := parseChoose(req.Choose)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.parseCheckout(ctx, &req, false); err != nil {
 		return nil, err
+	}
+	if best && req.UserID != "" {
+		if err := s.addOwnCoupons(ctx, &req); err != nil {
+			return nil, err
+		}
 	}
 	// A code read as shared that no live template has is the coupon code
 	// it then is: one no coupon has, or a mistyped one.
@@ -68,6 +80,9 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 		if req.onOrder, err = s.templatesOnOrder(ctx, req.OrderID, p); err != nil {
 			return nil, core.DBError("order", err)
 		}
+	}
+	if best {
+		return s.decideBest(p, req, s.Clock()), nil
 	}
 	res, _ := s.decide(p, req, s.Clock())
 	markStacking(res, p.templates, s.maxPerOrder())
@@ -125,7 +140,7 @@ func (s *Checkout) takenForValidate(ctx context.Context, req *CheckoutRequest, p
 		// its coupons take no room.
 		o.Coupons = max(o.Coupons-int64(strings.Count(*o.HoldCodes, ",")+1), 0)
 	}
-	req.noRoom = s.noRoomOn(&o, p)
+	req.noRoom, req.order = s.noRoomOn(&o, p), &o
 	if !o.Lined() && !req.Cart.Lined() {
 		return amountTaken(db, &o, req, p, s.Clock())
 	}
@@ -314,6 +329,9 @@ type Usable struct {
 	Coupons           []UsableCoupon `json:"coupons"`
 	Best              []string       `json:"best"`
 	BestDiscountCents int64          `json:"best_discount_cents"`
+	// LeftOut is, with choose best, every usable coupon the best-of choice
+	// left out of Best, with why.
+	LeftOut []LeftOutCoupon `json:"left_out,omitempty"`
 }
 
 // UsableCoupons is UsableForCart of an amount-only order.
@@ -331,6 +349,20 @@ func (s *Checkout) UsableCoupons(ctx context.Context, userID string, amount int6
 // Errors: CodeInvalidRequest (field user_id, order_amount_cents, currency,
 // shipping_cents or lines), CodeUnavailable.
 func (s *Checkout) UsableForCart(ctx context.Context, userID string, amount int64, in Cart) (*Usable, error) {
+	return s.usableFor(ctx, userID, amount, in, false)
+}
+
+// UsableBestForCart is UsableForCart whose best combination is the one the
+// best-of search chooses (chooseBest: the set the stacking rules allow that
+// the plan prices highest), with every usable coupon it leaves out and why.
+//
+// Errors: those of UsableForCart.
+func (s *Checkout) UsableBestForCart(ctx context.Context, userID string, amount int64, in Cart) (*Usable, error) {
+	return s.usableFor(ctx, userID, amount, in, true)
+}
+
+// usableFor is UsableForCart, or UsableBestForCart when best.
+func (s *Checkout) usableFor(ctx context.Context, userID string, amount int64, in Cart, best bool) (*Usable, error) {
 	if err := models.ValidateUserID("user_id", userID); err != nil {
 		return nil, err
 	}
@@ -339,14 +371,9 @@ func (s *Checkout) UsableForCart(ctx context.Context, userID string, amount int6
 		return nil, err
 	}
 	now := s.Clock()
-	var cs []models.Coupon
-	// A coupon whose hold is past its time is free to use, swept or not
-	// (docs/checkout.md).
-	if err := s.DB.WithContext(ctx).
-		Where("user_id = ? AND (status = ? OR (status = ? AND hold_expires_at <= ?))",
-			userID, models.CouponIssued, models.CouponHeld, now).
-		Order("id").Limit(core.MaxUserCoupons).Find(&cs).Error; err != nil {
-		return nil, core.DBError("coupons", err)
+	cs, err := s.freeCoupons(ctx, userID, now)
+	if err != nil {
+		return nil, err
 	}
 	out := &Usable{Currency: cart.Currency, Coupons: []UsableCoupon{}, Best: []string{}}
 	tmpl := map[string]*models.Template{}
@@ -371,6 +398,10 @@ func (s *Checkout) UsableForCart(ctx context.Context, userID string, amount int6
 		out.Coupons = append(out.Coupons, UsableCoupon{Coupon: c.View(now, t.Currency), Stacking: t.Stacking, DiscountCents: r.Coupons[0].DiscountCents})
 	}
 	sort.SliceStable(out.Coupons, func(a, b int) bool { return out.Coupons[a].DiscountCents > out.Coupons[b].DiscountCents })
+	if best {
+		s.chooseUsable(out, tmpl, &cart)
+		return out, nil
+	}
 	// The best combinable coupon of each template, best first, up to the cap.
 	var combo []string
 	var comboC []pricing.Coupon
