@@ -46,7 +46,6 @@ type Checkout interface {
 	Redeem(ctx context.Context, req checkout.RedeemRequest) (*checkout.RedeemResult, error)
 	Refund(ctx context.Context, req checkout.RefundRequest) (*checkout.RefundResult, error)
 	Release(ctx context.Context, actor string, orderID string) (*checkout.ReleaseResult, error)
-	UsableCoupons(ctx context.Context, userID string, amount int64) (*checkout.Usable, error)
 	UsableForCart(ctx context.Context, userID string, amount int64, cart checkout.Cart) (*checkout.Usable, error)
 	UsableBestForCart(ctx context.Context, userID string, amount int64, cart checkout.Cart) (*checkout.Usable, error)
 	Validate(ctx context.Context, req checkout.CheckoutRequest) (*checkout.CheckoutResult, error)
