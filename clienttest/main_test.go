@@ -38,7 +38,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer b.Close()
-	svc := services.New(b, services.Config{BootstrapToken: exampleAdminToken, Logger: quiet})
+	svc := services.New(b, services.Config{CoreConfig: services.CoreConfig{Logger: quiet}, AdminConfig: services.AdminConfig{BootstrapToken: exampleAdminToken}})
 	defer svc.Close()
 	srv := httptest.NewServer(handlers.NewRouter(svc, handlers.Options{Logger: quiet}))
 	defer srv.Close()

@@ -56,7 +56,7 @@ func startTwoInstances(t *testing.T) (b *backends, urls []string, boot, mode str
 	if newFreshIsEmbedded() {
 		b = newBackends(t, true)
 		for i := 0; i < 2; i++ {
-			svc := b.service(t, services.Config{SweepInterval: 500 * time.Millisecond}, "", "")
+			svc := b.service(t, services.Config{CheckoutConfig: services.CheckoutConfig{SweepInterval: 500 * time.Millisecond}}, "", "")
 			urls = append(urls, serveInProcess(t, svc, time.Second))
 			if i == 0 {
 				tok, _, err := svc.CreateToken(context.Background(), "test", "admin", "faulttest-admin")

@@ -16,7 +16,7 @@ import (
 // faultConfig settles stale reservations within seconds, so that the tests
 // see the sweeper at work.
 func faultConfig() services.Config {
-	return services.Config{PendingTimeout: 6 * time.Second, SweepInterval: 500 * time.Millisecond, DBTimeout: 2 * time.Second}
+	return services.Config{CoreConfig: services.CoreConfig{DBTimeout: 2 * time.Second}, ClaimsConfig: services.ClaimsConfig{PendingTimeout: 6 * time.Second}, CheckoutConfig: services.CheckoutConfig{SweepInterval: 500 * time.Millisecond}}
 }
 
 // TestRedisLostMidFlashClaim: in the middle of a flash claim Redis restarts

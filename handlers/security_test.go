@@ -831,7 +831,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
 	down := services.New(&core.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
-		services.Config{KeyPrefix: r.Env.Prefix, Logger: logger, BootstrapToken: testsupport.RigBootstrapToken})
+		services.Config{CoreConfig: services.CoreConfig{KeyPrefix: r.Env.Prefix, Logger: logger}, AdminConfig: services.AdminConfig{BootstrapToken: testsupport.RigBootstrapToken}})
 	downRouter := handlers.NewRouter(down, handlers.Options{Logger: logger, SessionPrincipal: testsupport.TestShopperSession,
 		Limits: handlers.Limits{ClaimsPerUser: 5, ClaimsPerAddr: 5}})
 	hr := httptest.NewRequest("POST", fmt.Sprintf("/api/v1/templates/%d/claim", r.TemplateID), strings.NewReader(`{"user_id":"u1"}`))

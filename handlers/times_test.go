@@ -26,7 +26,7 @@ var (
 func TestTimesOnePrecision(t *testing.T) {
 	clock := &testenv.Clock{}
 	clock.Set(time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC))
-	e := &testsupport.HoldAPI{APIEnv: &testsupport.APIEnv{Fixture: testsupport.NewFixture(t, testsupport.WithConfig(services.Config{Now: clock.Now}), testsupport.WithBootstrap(testsupport.AdminToken))}, Clock: clock}
+	e := &testsupport.HoldAPI{APIEnv: &testsupport.APIEnv{Fixture: testsupport.NewFixture(t, testsupport.WithConfig(services.Config{CoreConfig: services.CoreConfig{Now: clock.Now}}), testsupport.WithBootstrap(testsupport.AdminToken))}, Clock: clock}
 	times := map[string][]string{} // name of the field: the values seen
 	seen := func(what string, out map[string]any) map[string]any {
 		t.Helper()

@@ -18,7 +18,7 @@ import (
 // own stays paused); each change is audited; exact counts throughout.
 func TestCampaignPause(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	b := f.Env.NewService(services.Config{Now: f.Clock.Now, TemplateCacheTTL: time.Hour})
+	b := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now, TemplateCacheTTL: time.Hour}})
 	c := f.Campaign(0)
 	open := f.template(c.ID, 100, 50, 100)
 	own := f.template(c.ID, 100, 50, 100)

@@ -120,7 +120,7 @@ func TestCartThreeLinesHeldStoredAndConfirmedAfterRestart(t *testing.T) {
 	// Stored, never re-priced: a row moved by hand is what confirm answers.
 	f.Backends.DB.Exec(`UPDATE order_line_discounts SET discount_cents = 333 WHERE order_id = ? AND line_no = 0`, "o3")
 	f.Backends.DB.Exec(`UPDATE order_line_discounts SET discount_cents = 334 WHERE order_id = ? AND line_no = 2`, "o3")
-	restarted := f.Env.NewService(services.Config{Now: f.Clock.Now})
+	restarted := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})
 	g, err := restarted.GetHold(f.Ctx, "o3")
 	if err != nil || !reflect.DeepEqual(lineCents(g.Lines), []int64{333, 333, 334}) {
 		t.Fatalf("hold after restart %+v %v", g, err)

@@ -68,7 +68,7 @@ func TestConfirmRaceExpiryBothOrders(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Clock.Advance(6 * time.Second)
-		return f, f.Env.NewService(services.Config{Now: f.Clock.Now}), c
+		return f, f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}}), c
 	}
 	type confirmed struct {
 		res *checkout.CheckoutResult

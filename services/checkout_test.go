@@ -364,7 +364,7 @@ func containsStr(s, sub string) bool {
 func TestHoldRaceTwoOrders(t *testing.T) {
 	f := newHoldFixture(t, services.Config{})
 	tp := f.tmpl("", 500, 0, 0)
-	svc2 := f.Env.NewService(services.Config{Now: f.Clock.Now})
+	svc2 := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})
 	for round := range 50 {
 		c := f.claim(tp, fmt.Sprintf("u%d", round))
 		var mu sync.Mutex
@@ -581,7 +581,7 @@ func TestHoldSurvivesRestart(t *testing.T) {
 	if _, err := f.hold("drop", 10_000, 60, c2); err != nil {
 		t.Fatal(err)
 	}
-	restarted := f.Env.NewService(services.Config{Now: f.Clock.Now})
+	restarted := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})
 	if g, err := restarted.GetHold(f.Ctx, "keep"); err != nil || g.State != checkout.HoldHeld {
 		t.Fatalf("hold after restart %+v %v", g, err)
 	}

@@ -39,7 +39,7 @@ func validateLines(t *testing.T, res *checkout.CheckoutResult, err error, result
 // on every line under a refused result; the result is the word the hold
 // answers.
 func TestValidateStackingOnItsLine(t *testing.T) {
-	f := newHoldFixture(t, services.Config{MaxCouponsPerOrder: 2})
+	f := newHoldFixture(t, services.Config{CheckoutConfig: services.CheckoutConfig{MaxCouponsPerOrder: 2}})
 	fixed := f.tmpl(models.StackingCombinable, 2_000, 0, 0)
 	other := f.tmpl(models.StackingCombinable, 1_000, 0, 0)
 	third := f.tmpl(models.StackingCombinable, 500, 0, 0)

@@ -171,7 +171,7 @@ func TestTemplateBornExpired(t *testing.T) {
 func TestClaimRuleTwoInstances(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
 	a := f.Svc
-	b := f.Env.NewService(services.Config{Now: f.Clock.Now, TemplateCacheTTL: time.Hour})
+	b := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now, TemplateCacheTTL: time.Hour}})
 	c := f.Campaign(0)
 	now := f.Clock.Now()
 	tp := f.template(c.ID, 100, 50, 100, func(tp *models.Template) { tp.ClaimStartsAt = now.Add(-time.Hour) })
@@ -230,7 +230,7 @@ func TestClaimRuleTwoInstances(t *testing.T) {
 // pause answered is issued.
 func TestClaimRulePauseUnderLoad(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	b := f.Env.NewService(services.Config{Now: f.Clock.Now})
+	b := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})
 	c := f.Campaign(0)
 	tp := f.template(c.ID, 100_000, 100, 100)
 	const workers = 8
@@ -298,7 +298,7 @@ func TestClaimRuleRedisDown(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
 	down := services.New(&core.Backends{DB: f.Env.Backends.DB, Dialect: f.Env.Backends.Dialect, Redis: dead},
-		services.Config{KeyPrefix: f.Env.Prefix, Now: f.Clock.Now, Logger: f.Env.Config.Logger})
+		services.Config{CoreConfig: services.CoreConfig{KeyPrefix: f.Env.Prefix, Now: f.Clock.Now, Logger: f.Env.Config.Logger}})
 	t.Cleanup(down.Close)
 	row := f.templateRow(tp.ID)
 	paused := models.TemplatePaused

@@ -209,7 +209,7 @@ func claimFaultErrUnavailableOutcomeUnknown(t *testing.T) {
 	// The insert fails and the database cannot say whether the row is
 	// there: the reservation stays pending (never "claimed", never given
 	// back on a guess) until the sweeper settles it.
-	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
+	f := newClaimFixture(t, services.Config{ClaimsConfig: services.ClaimsConfig{PendingTimeout: 50 * time.Millisecond}})
 	c := f.Campaign(1000)
 	tp := f.template(c.ID, 3, 2, 100)
 	before := f.redisState()
@@ -317,7 +317,7 @@ func claimFaultOKSweepKilledProcess(t *testing.T) {
 	// Two claims reserved in Redis and their process died: one before
 	// writing its row, one after. The sweeper gives back the first and
 	// confirms the second, and only once they are older than PendingTimeout.
-	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
+	f := newClaimFixture(t, services.Config{ClaimsConfig: services.ClaimsConfig{PendingTimeout: 50 * time.Millisecond}})
 	c := f.Campaign(1000)
 	tp := f.template(c.ID, 5, 2, 100)
 	f.MustClaim(tp.ID, "u0", "k0")
@@ -361,7 +361,7 @@ func claimFaultOKSweepKeyOfAnotherCampaign(t *testing.T) {
 	// The process died between reserving in campaign B and giving back:
 	// its key had been used in campaign A. The row of A must not make the
 	// sweeper keep B's slot.
-	f := newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})
+	f := newClaimFixture(t, services.Config{ClaimsConfig: services.ClaimsConfig{PendingTimeout: 50 * time.Millisecond}})
 	a, b := f.Campaign(0), f.Campaign(1000)
 	ta, tb := f.template(a.ID, 5, 2, 100), f.template(b.ID, 5, 2, 100)
 	f.MustClaim(ta.ID, "u1", "k1")
@@ -429,7 +429,7 @@ func (f *claimFixture) runFlushedRace(spec claimRaceSpec, tp *models.Template, w
 	// The rows are held back on purpose: no insert may time out meanwhile.
 	b := f.withDB(db)
 	b.Redis = f.patientRedis()
-	svc := f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute})
+	svc := f.serviceOver(b, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}})
 	svc.SetBeforeCouponWrite(func() { <-gate })
 	if _, err := svc.GetTemplate(f.Ctx, tp.ID); err != nil {
 		t.Fatal(err)

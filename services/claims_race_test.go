@@ -228,7 +228,7 @@ func TestClaimRace(t *testing.T) {
 			for range spec.services {
 				b := *f.Env.Backends
 				b.Redis = f.patientRedis()
-				svcs = append(svcs, f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}))
+				svcs = append(svcs, f.serviceOver(b, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}}))
 			}
 			for _, svc := range svcs { // a warm template cache, as in a running sale
 				if _, err := svc.GetTemplate(f.Ctx, tp.ID); err != nil {

@@ -293,13 +293,13 @@ func claimOKAbsoluteValidity(t *testing.T) {
 func claimOKAfterAddStock(t *testing.T) {
 	// The template cached by the claim path still says stock 1: the slot
 	// beyond it must be checked against the database, not refused.
-	f := newClaimFixture(t, services.Config{TemplateCacheTTL: time.Hour})
+	f := newClaimFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Hour}})
 	c := f.Campaign(0)
 	tp := f.template(c.ID, 1, 5, 100)
 	f.MustClaim(tp.ID, "u1", "k1")
 	_, err := f.Claim(tp.ID, "u1", "k2")
 	assertClaimCode(t, err, models.CodeSoldOut)
-	other := f.Env.NewService(services.Config{Now: f.Clock.Now}) // another instance adds the stock
+	other := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}}) // another instance adds the stock
 	if _, err := other.AddStock(f.Ctx, "test", tp.ID, 2, "more"); err != nil {
 		t.Fatal(err)
 	}
@@ -321,13 +321,13 @@ func claimOKCodeCollision(t *testing.T) {
 	var mu sync.Mutex
 	codes := []string{models.NewCouponCode()}
 	codes = append(codes, codes[0], codes[0], models.NewCouponCode())
-	f := newClaimFixture(t, services.Config{NewCode: func() string {
+	f := newClaimFixture(t, services.Config{CoreConfig: services.CoreConfig{NewCode: func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		c := codes[0]
 		codes = codes[1:]
 		return c
-	}})
+	}}})
 	c := f.Campaign(0)
 	tp := f.template(c.ID, 5, 5, 100)
 	first := f.MustClaim(tp.ID, "u1", "k1").Coupon

@@ -13,7 +13,7 @@ import (
 // currencies (an empty currency) gets the deployment's; rows with a currency keep
 // theirs, and a second run changes nothing.
 func TestFillCurrency(t *testing.T) {
-	env := testenv.New(t, services.Config{Currency: "EUR"})
+	env := testenv.New(t, services.Config{CoreConfig: services.CoreConfig{Currency: "EUR"}})
 	ctx := context.Background()
 	svc := env.Service
 	eur, err := svc.CreateCampaign(ctx, "admin", models.Campaign{Name: "Herbst"})

@@ -105,7 +105,7 @@ func TestDeleteTemplate(t *testing.T) {
 // answers in_use; never a coupon of a deleted template, never a fault.
 func TestDeleteTemplateRace(t *testing.T) {
 	f := newClaimFixture(t, services.Config{})
-	other := f.Env.NewService(services.Config{Now: f.Clock.Now, TemplateCacheTTL: time.Hour})
+	other := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now, TemplateCacheTTL: time.Hour}})
 	c := f.Campaign(0)
 	wins := map[string]int{}
 	for round := 0; round < 30; round++ {

@@ -91,7 +91,7 @@ func TestSeedDemoNamesInTheDeploymentCurrency(t *testing.T) {
 		{"JPY", []string{"¥500 off your order", "15% off, up to ¥2,000", "¥1,000 off orders of ¥5,000", "Flash deal: ¥2,500 off"}},
 	} {
 		t.Run(tc.currency, func(t *testing.T) {
-			env := testenv.New(t, services.Config{Currency: tc.currency})
+			env := testenv.New(t, services.Config{CoreConfig: services.CoreConfig{Currency: tc.currency}})
 			demo, err := env.Service.SeedDemo(context.Background())
 			if err != nil {
 				t.Fatal(err)

@@ -156,7 +156,7 @@ func (r *receiver) waitDelivered(t *testing.T, db *gorm.DB, within time.Duration
 }
 
 func webhookConfig() services.Config {
-	return services.Config{WebhookAllowPrivate: true, DispatchInterval: 10 * time.Millisecond}
+	return services.Config{EventsConfig: services.EventsConfig{WebhookAllowPrivate: true, DispatchInterval: 10 * time.Millisecond}}
 }
 
 // runDispatcher runs svc's dispatcher until the test ends.

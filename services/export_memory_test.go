@@ -39,7 +39,7 @@ func TestExportBoundedMemory(t *testing.T) {
 	if raceDetector {
 		count = 50_000 // the bound below still holds 50,000 rows many times over
 	}
-	f := newJobFixture(t, services.Config{JobBatch: 5000})
+	f := newJobFixture(t, services.Config{CodesConfig: services.CodesConfig{JobBatch: 5000}})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: int64(count)})
 	if _, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, int64(count), ""); err != nil {

@@ -55,9 +55,9 @@ func TestIdempotentAnswerLifecycle(t *testing.T) {
 // in_progress for a day; a finished answer lives its full TTL.
 func TestIdempotentLease(t *testing.T) {
 	const lease = 600 * time.Millisecond
-	env := testenv.New(t, services.Config{IdempotencyLease: lease})
+	env := testenv.New(t, services.Config{CoreConfig: services.CoreConfig{IdempotencyLease: lease}})
 	ctx := context.Background()
-	a, b := env.Service, env.NewService(services.Config{IdempotencyLease: lease})
+	a, b := env.Service, env.NewService(services.Config{CoreConfig: services.CoreConfig{IdempotencyLease: lease}})
 	// wait lets d pass on either backend: miniredis counts time only when told.
 	wait := func(d time.Duration) {
 		time.Sleep(d)

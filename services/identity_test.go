@@ -168,7 +168,7 @@ func TestIdentityCouponCodes(t *testing.T) {
 }
 
 func TestIdentityUsernames(t *testing.T) {
-	env := testenv.New(t, services.Config{LoginsPerAccount: 3, LoginsPerAddress: 1000})
+	env := testenv.New(t, services.Config{AdminConfig: services.AdminConfig{LoginsPerAccount: 3, LoginsPerAddress: 1000}})
 	ctx := context.Background()
 	svc := env.Service
 	if _, err := svc.CreateUser(ctx, "test", "casey", "casey's password", models.RoleShopper); err != nil {

@@ -78,7 +78,7 @@ func (f *jobFixture) assertStopped(id, tid, done, want int64, message string) {
 func TestJobsArchivedTemplate(t *testing.T) {
 	// Each case has its fixture: its checks fail its own test.
 	setup := func(t *testing.T) (*jobFixture, *models.Campaign) {
-		f := newJobFixture(t, services.Config{JobBatch: 40})
+		f := newJobFixture(t, services.Config{CodesConfig: services.CodesConfig{JobBatch: 40}})
 		return f, f.Campaign(0)
 	}
 
@@ -191,7 +191,7 @@ func TestJobsArchivedTemplate(t *testing.T) {
 // has passed makes no coupon by any job: each would be born expired and
 // take stock.
 func TestJobsBornExpired(t *testing.T) {
-	f := newJobFixture(t, services.Config{JobBatch: 40})
+	f := newJobFixture(t, services.Config{CodesConfig: services.CodesConfig{JobBatch: 40}})
 	c := f.Campaign(0)
 	now := f.Clock.Now()
 	from, until := now, now.Add(time.Hour)

@@ -100,7 +100,7 @@ func (f *jobFixture) auditActions(id int64) []string {
 }
 
 func TestGenerateJob(t *testing.T) {
-	f := newJobFixture(t, services.Config{JobBatch: 40})
+	f := newJobFixture(t, services.Config{CodesConfig: services.CodesConfig{JobBatch: 40}})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 150})
 
@@ -195,7 +195,7 @@ func assertJobCode(t *testing.T, err error, code models.Code, field string) {
 // asked for, each once, and Redis agrees with the database.
 func TestGenerateJobResumed(t *testing.T) {
 	const count = 100_000
-	f := newJobFixture(t, services.Config{JobBatch: 5000})
+	f := newJobFixture(t, services.Config{CodesConfig: services.CodesConfig{JobBatch: 5000}})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: count})
 	j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, count, "")
@@ -210,7 +210,7 @@ func TestGenerateJobResumed(t *testing.T) {
 	if mid.State != models.JobRunning || mid.Done != 35_000 {
 		t.Fatalf("job after the kill = %+v, want running at 35000", mid)
 	}
-	second := f.Env.NewService(services.Config{Now: f.Clock.Now, JobBatch: 5000})
+	second := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}, CodesConfig: services.CodesConfig{JobBatch: 5000}})
 	if ran, err := second.RunJobOnce(f.Ctx); ran || err != nil {
 		t.Fatalf("second runner took a job whose lease still holds: %v, %v", ran, err)
 	}
@@ -239,7 +239,7 @@ func TestGenerateJobResumed(t *testing.T) {
 }
 
 func TestImportJob(t *testing.T) {
-	f := newJobFixture(t, services.Config{JobBatch: 3})
+	f := newJobFixture(t, services.Config{CodesConfig: services.CodesConfig{JobBatch: 3}})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 5, PerUserLimit: 1})
 	old := f.MustClaim(tp.ID, "early", "k1").Coupon // takes 1 of 5
@@ -332,7 +332,7 @@ func TestImportJob(t *testing.T) {
 // file had it (a would-be formula included) and the result's reason word;
 // a limit stops the reading; a generation job has none.
 func TestImportRefusals(t *testing.T) {
-	f := newJobFixture(t, services.Config{JobBatch: 2})
+	f := newJobFixture(t, services.Config{CodesConfig: services.CodesConfig{JobBatch: 2}})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: 10, PerUserLimit: 1})
 	file := "code,user_id\n" +
@@ -386,7 +386,7 @@ func TestIssueJobResumed(t *testing.T) {
 	f.Svc.SetJobHook(func(_, done int64) bool { return done >= 500 })
 	f.runAll(f.Svc)
 	f.Clock.Advance(31 * time.Second)
-	second := f.Env.NewService(services.Config{Now: f.Clock.Now})
+	second := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})
 	f.runAll(second)
 
 	j = f.job(j.ID)
@@ -527,7 +527,7 @@ func TestGenerateDrawsAgainOnACollision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newJobFixture(t, services.Config{JobBatch: batch, Rand: &repeatOnce{size: batch * p.Random()}})
+	f := newJobFixture(t, services.Config{CodesConfig: services.CodesConfig{JobBatch: batch, Rand: &repeatOnce{size: batch * p.Random()}}})
 	c := f.Campaign(0)
 	tp := f.Template(models.Template{CampaignID: c.ID, TotalStock: count})
 	j, err := f.Codes.StartGenerate(f.Ctx, "admin", tp.ID, count, "")

@@ -226,7 +226,7 @@ func backfillService(t *testing.T, fresh testenv.Fresh, db *gorm.DB, dialect str
 	}
 	t.Cleanup(func() { rdb.Close() })
 	svc := services.New(&core.Backends{DB: db, Dialect: dialect, Redis: rdb},
-		services.Config{KeyPrefix: fresh.Prefix, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		services.Config{CoreConfig: services.CoreConfig{KeyPrefix: fresh.Prefix, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	t.Cleanup(svc.Close)
 	return svc
 }

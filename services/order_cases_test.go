@@ -196,7 +196,7 @@ func TestCompletingReturnCutShort(t *testing.T) {
 				tp := f.tmpl(models.StackingCombinable, 200, 0, 0)
 				f.retemplate(tp, func(tp *models.Template) { tp.RefundPolicy = models.RefundRecycle })
 				recycle := f.claim(tp, "u1")
-				dying := f.Env.NewService(services.Config{Now: f.Clock.Now})
+				dying := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})
 				dying.SetReturnHook(func(string) bool { return true })
 				var last func(s *checkout.Checkout) (*checkout.ReturnResult, error)
 				if kind == "Lines" {

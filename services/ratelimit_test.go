@@ -108,7 +108,7 @@ func TestRateLimiter(t *testing.T) {
 			t.Fatalf("key %s: TTL %v (%v), want at most a minute", key, ttl, err)
 		}
 		// Another deployment (another prefix) on the same Redis counts apart.
-		other := services.New(env.Backends, services.Config{KeyPrefix: env.Prefix + "other:"}).
+		other := services.New(env.Backends, services.Config{CoreConfig: services.CoreConfig{KeyPrefix: env.Prefix + "other:"}}).
 			NewRateLimiter(core.ClaimLimits{PerUser: 1})
 		if err := other.AllowUser(ctx, "user-keyed"); err != nil {
 			t.Fatalf("another prefix shares the counter: %v", err)
@@ -172,7 +172,7 @@ func TestRateLimiterUnavailable(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
 	svc := services.New(&core.Backends{DB: env.Backends.DB, Dialect: env.Backends.Dialect, Redis: dead},
-		services.Config{KeyPrefix: env.Prefix})
+		services.Config{CoreConfig: services.CoreConfig{KeyPrefix: env.Prefix}})
 	l := svc.NewRateLimiter(core.ClaimLimits{PerUser: 1, PerAddr: 1})
 	for i := range 3 {
 		for name, err := range map[string]error{

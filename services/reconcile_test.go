@@ -309,7 +309,7 @@ func TestReconcileRepairWhileClaiming(t *testing.T) {
 	const stock, limit, users, attempts, workers = 400, 2, 300, 700, 16
 	f := newRCFixture(t, services.Config{}, stock, limit, models.RefundRestore)
 	rdb := f.Env.Backends.Redis
-	other := f.Env.NewService(services.Config{Now: f.Clock.Now}) // a second instance repairs too
+	other := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}}) // a second instance repairs too
 
 	var next atomic.Int64
 	var results sync.Map // result word → *atomic.Int64
@@ -474,7 +474,7 @@ func TestRepairPassLostReturn(t *testing.T) {
 // may miss a claim that was in flight; the pass compares the campaign once the
 // claims of that moment have settled, and repairs it.
 func TestRepairPassAfterRedisLoss(t *testing.T) {
-	f := newRCFixture(t, services.Config{DBTimeout: time.Second}, 10, 1, models.RefundRestore)
+	f := newRCFixture(t, services.Config{CoreConfig: services.CoreConfig{DBTimeout: time.Second}}, 10, 1, models.RefundRestore)
 	f.mustClaim("a")
 	f.Env.FlushRedis(t)
 	f.mustClaim("b") // reloads
@@ -540,7 +540,7 @@ func TestSweepTwoInstances(t *testing.T) {
 	if d := f.reconcile(nil, false); d.InFlight != stale-int64(withRow) || d.Drift != 0 {
 		t.Fatalf("before the sweep: %s", rcShow(d))
 	}
-	svcs := []*services.App{f.Env.Service, f.Env.NewService(services.Config{Now: f.Clock.Now})}
+	svcs := []*services.App{f.Env.Service, f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})}
 	var passes, confirmed, released atomic.Int64
 	var wg sync.WaitGroup
 	for _, svc := range svcs {

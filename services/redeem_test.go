@@ -499,7 +499,7 @@ func raceManyOrders(t *testing.T, lockless bool) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{})
 	c := f.claim("u1")
 	f.claim("u2")
-	svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
+	svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})}
 	if lockless {
 		defer f.keepDeletingLock(c)()
 	}
@@ -550,7 +550,7 @@ func TestRedeemRaceSameOrder(t *testing.T) {
 func raceSameOrder(t *testing.T, lockless bool) {
 	f := newCheckoutFixture(t, services.Config{}, models.Template{Kind: models.KindPercent, PercentOff: 10, MaxDiscountCents: 10_000})
 	c := f.claim("u1")
-	svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
+	svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})}
 	if lockless {
 		defer f.keepDeletingLock(c)()
 	}
@@ -600,7 +600,7 @@ func TestRedeemLockLost(t *testing.T) {
 			paused, resume := make(chan struct{}), make(chan struct{})
 			var once sync.Once
 			const ttl = 300 * time.Millisecond
-			slow := f.Env.NewService(services.Config{Now: f.Clock.Now, CouponLockTTL: ttl})
+			slow := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now, CouponLockTTL: ttl}})
 			slow.SetRedeemHooks(nil, func(order string) {
 				if order == "slow" {
 					once.Do(func() {
@@ -685,7 +685,7 @@ func TestRedeemStaleVersion(t *testing.T) {
 			c := f.claim("u1")
 			decided, resume := make(chan struct{}), make(chan struct{})
 			var decisions atomic.Int32
-			stale := f.Env.NewService(services.Config{Now: f.Clock.Now})
+			stale := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})
 			stale.SetRedeemHooks(func(order string) {
 				if order == "stale" && decisions.Add(1) == 1 {
 					close(decided)

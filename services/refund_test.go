@@ -222,7 +222,7 @@ func TestRefundRace(t *testing.T) {
 			f.claim("u2")
 			f.mustRedeem(c, "o1", 10_000)
 			before := f.remaining()
-			svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{Now: f.Clock.Now})}
+			svcs := []*services.App{f.Svc, f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})}
 			var mu sync.Mutex
 			counts := map[string]int{}
 			race(20, func(i int) {

@@ -31,7 +31,7 @@ type reportFixture struct {
 
 func newReportFixture(t *testing.T, loc *time.Location, events []reportEvent) *reportFixture {
 	t.Helper()
-	f := &reportFixture{Fixture: testenv.NewFixtureAt(t, services.Config{Location: loc}, mustUTC(t, "2026-01-01T00:00:00Z"))}
+	f := &reportFixture{Fixture: testenv.NewFixtureAt(t, services.Config{CoreConfig: services.CoreConfig{Location: loc}}, mustUTC(t, "2026-01-01T00:00:00Z"))}
 	camp := f.CreateCampaign(models.Campaign{Name: "reports"})
 	f.templates[0] = f.Template(models.Template{CampaignID: camp.ID, Name: "Five off", FaceValueCents: 500,
 		TotalStock: 100, PerUserLimit: 100, ValidDays: 3650})
@@ -255,7 +255,7 @@ func TestRedemptionReportTokyoMidnight(t *testing.T) {
 }
 
 func TestRedemptionReportBadRequest(t *testing.T) {
-	f := testenv.NewFixtureAt(t, services.Config{Location: mustZone(t, "Asia/Tokyo")}, mustUTC(t, "2026-03-10T16:00:00Z"))
+	f := testenv.NewFixtureAt(t, services.Config{CoreConfig: services.CoreConfig{Location: mustZone(t, "Asia/Tokyo")}}, mustUTC(t, "2026-03-10T16:00:00Z"))
 	cases := []struct {
 		name  string
 		req   reports.ReportRequest
@@ -314,7 +314,7 @@ func TestRedemptionReportBounds(t *testing.T) {
 			t.Fatalf("%v: %v, %d days", r, err, len(q.Days()))
 		}
 	}
-	slow := testenv.NewFixtureAt(t, services.Config{ReportBudget: time.Nanosecond}, mustUTC(t, "2026-03-10T16:00:00Z"))
+	slow := testenv.NewFixtureAt(t, services.Config{ReportsConfig: services.ReportsConfig{ReportBudget: time.Nanosecond}}, mustUTC(t, "2026-03-10T16:00:00Z"))
 	started := false
 	err := slow.Svc.StreamRedemptionReport(slow.Ctx, reports.ReportRequest{}, func(reports.ReportQuery) error {
 		started = true

@@ -64,7 +64,7 @@ func TestSessions(t *testing.T) {
 		// A limit of 5 a minute refills one attempt every 12 s: far slower
 		// than even a race-instrumented bcrypt on a busy machine, so the 6th
 		// attempt is the one refused.
-		env := testenv.New(t, services.Config{LoginsPerAddress: 5})
+		env := testenv.New(t, services.Config{AdminConfig: services.AdminConfig{LoginsPerAddress: 5}})
 		if _, err := env.Service.CreateUser(ctx, "test", "ann", "ann's password", models.RoleShopper); err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestLoginLimitsPerAccount(t *testing.T) {
 	}
 
 	t.Run("AnAddressLocksOnlyItself", func(t *testing.T) {
-		env := testenv.New(t, services.Config{LoginsPerAccount: 3})
+		env := testenv.New(t, services.Config{AdminConfig: services.AdminConfig{LoginsPerAccount: 3}})
 		addUsers(t, env)
 		const a, b = "198.51.100.1", "198.51.100.2"
 		for i := range 3 {
@@ -147,7 +147,7 @@ func TestLoginLimitsPerAccount(t *testing.T) {
 	})
 
 	t.Run("SuccessClearsTheAddress", func(t *testing.T) {
-		env := testenv.New(t, services.Config{LoginsPerAccount: 3})
+		env := testenv.New(t, services.Config{AdminConfig: services.AdminConfig{LoginsPerAccount: 3}})
 		addUsers(t, env)
 		const c = "198.51.100.3"
 		for round := range 3 {
@@ -164,7 +164,7 @@ func TestLoginLimitsPerAccount(t *testing.T) {
 
 	t.Run("SpreadGuessesSlowNotLock", func(t *testing.T) {
 		const after, step, most = 5, 100 * time.Millisecond, 400 * time.Millisecond
-		env := testenv.New(t, services.Config{LoginsPerAccount: 3, LoginSlowAfter: after, LoginSlowStep: step, LoginSlowMax: most})
+		env := testenv.New(t, services.Config{AdminConfig: services.AdminConfig{LoginsPerAccount: 3, LoginSlowAfter: after, LoginSlowStep: step, LoginSlowMax: most}})
 		addUsers(t, env)
 		// 24 guesses on ben, each address trying twice: far more than the
 		// old lockout's 10, none of them refused by a limit.

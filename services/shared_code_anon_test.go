@@ -16,7 +16,7 @@ import (
 // newAnonFixture is a shared template "SUMMER10" (value 500, limit 1) in a
 // campaign with a budget.
 func newAnonFixture(t *testing.T, budget, stock int64, edit ...func(*models.Template)) *sharedFixture {
-	f := &sharedFixture{claimFixture: newClaimFixture(t, services.Config{PendingTimeout: 50 * time.Millisecond})}
+	f := &sharedFixture{claimFixture: newClaimFixture(t, services.Config{ClaimsConfig: services.ClaimsConfig{PendingTimeout: 50 * time.Millisecond}})}
 	f.campaign = f.Campaign(budget)
 	f.tp = f.template(f.campaign.ID, stock, 1, 500, append([]func(*models.Template){func(tp *models.Template) {
 		tp.CodeMode, tp.SharedCode = models.CodeModeShared, "summer10"
@@ -256,7 +256,7 @@ func TestSharedCodeAnonymousRace(t *testing.T) {
 	for range 2 {
 		b := *f.Env.Backends
 		b.Redis = f.patientRedis()
-		svcs = append(svcs, f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}))
+		svcs = append(svcs, f.serviceOver(b, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}}))
 	}
 	errs := make([]error, orders)
 	start := make(chan struct{})

@@ -24,7 +24,7 @@ func TestSharedCodeRace(t *testing.T) {
 	for range 2 {
 		b := *f.Env.Backends
 		b.Redis = f.patientRedis()
-		svcs = append(svcs, f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}))
+		svcs = append(svcs, f.serviceOver(b, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}}))
 	}
 	type outcome struct {
 		user, via string

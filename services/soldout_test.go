@@ -27,7 +27,7 @@ func newSoldOutFixture(t *testing.T) *soldOutFixture {
 	t.Helper()
 	f := newCheckoutFixture(t, services.Config{}, models.Template{TotalStock: 2, PerUserLimit: 1, RefundPolicy: models.RefundRecycle})
 	f.Clock.Set(f.Clock.Now())
-	return &soldOutFixture{checkoutFixture: f, other: f.Env.NewService(services.Config{Now: f.Clock.Now})}
+	return &soldOutFixture{checkoutFixture: f, other: f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})}
 }
 
 // fromMemory is how many claims svc answered from its memory of a sell-out.

@@ -104,7 +104,7 @@ func TestRevokeTokenRedisDown(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
 	down := services.New(&core.Backends{DB: env.Backends.DB, Dialect: env.Backends.Dialect, Redis: dead},
-		services.Config{KeyPrefix: env.Prefix, Logger: env.Config.Logger, BootstrapToken: "cps_bootstrap-of-the-test"})
+		services.Config{CoreConfig: services.CoreConfig{KeyPrefix: env.Prefix, Logger: env.Config.Logger}, AdminConfig: services.AdminConfig{BootstrapToken: "cps_bootstrap-of-the-test"}})
 	t.Cleanup(down.Close)
 
 	if _, err := down.AuthenticateToken(ctx, token); !models.IsCode(err, models.CodeUnavailable) {

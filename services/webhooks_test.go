@@ -258,7 +258,7 @@ func TestWebhookTwoInstances(t *testing.T) {
 // unless allowed; and at dial time, so an endpoint whose address turned
 // private is never reached.
 func TestWebhookPrivateAddresses(t *testing.T) {
-	f := testenv.NewFixture(t, services.Config{DispatchInterval: 10 * time.Millisecond})
+	f := testenv.NewFixture(t, services.Config{EventsConfig: services.EventsConfig{DispatchInterval: 10 * time.Millisecond}})
 	for _, u := range []string{"http://127.0.0.1/x", "http://10.1.2.3/x", "http://172.16.0.1/x", "http://192.168.1.1/x",
 		"http://169.254.169.254/latest", "http://[::1]/x", "http://[fe80::1]/x", "http://[::ffff:127.0.0.1]/x",
 		"http://100.64.0.1/x", "http://0.0.0.0/x", "http://localhost:8080/x", "ftp://203.0.113.1/x", "http:///x",
@@ -429,7 +429,7 @@ func TestWebhookSpecialPurposeAfterDNS(t *testing.T) {
 		"nat64.example": {netip.MustParseAddr("64:ff9b::a00:5")},
 		"bench.example": {netip.MustParseAddr("198.18.0.7")},
 	})
-	cfg := services.Config{DispatchInterval: 10 * time.Millisecond, Resolver: res}
+	cfg := services.Config{EventsConfig: services.EventsConfig{DispatchInterval: 10 * time.Millisecond, Resolver: res}}
 	f := testenv.NewFixture(t, cfg)
 	for _, u := range []string{"http://nat64.example/hook", "https://bench.example/hook"} {
 		_, err := f.Events.CreateWebhook(f.Ctx, "admin", eventsvc.WebhookInput{URL: &u})

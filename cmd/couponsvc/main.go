@@ -105,17 +105,14 @@ func withService(ctx context.Context, cfg config, logger *slog.Logger, f func(*s
 	}
 	defer b.Close()
 	svc := services.New(b, services.Config{
-		BootstrapToken:      cfg.BootstrapToken,
-		IdempotencyTTL:      cfg.IdempotencyTTL,
-		JobLease:            cfg.JobLease,
-		MaxCouponsPerOrder:  cfg.MaxCouponsPerOrder,
-		KeyPrefix:           cfg.RedisPrefix,
-		Location:            cfg.Location,
-		Currency:            cfg.Currency,
-		Logger:              logger,
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
-		WebhookLease:        cfg.WebhookLease,
-		Retention:           cfg.Retention,
+		CoreConfig: services.CoreConfig{KeyPrefix: cfg.RedisPrefix, Location: cfg.Location, Currency: cfg.Currency,
+			Logger: logger},
+		EventsConfig: services.EventsConfig{WebhookAllowPrivate: cfg.WebhookAllowPrivate, WebhookLease: cfg.WebhookLease,
+			Retention: cfg.Retention},
+		ClaimsConfig:   services.ClaimsConfig{IdempotencyTTL: cfg.IdempotencyTTL},
+		CodesConfig:    services.CodesConfig{JobLease: cfg.JobLease},
+		CheckoutConfig: services.CheckoutConfig{MaxCouponsPerOrder: cfg.MaxCouponsPerOrder},
+		AdminConfig:    services.AdminConfig{BootstrapToken: cfg.BootstrapToken},
 	})
 	// Runs before b.Close: the coupon writers finish with the database open.
 	defer svc.Close()

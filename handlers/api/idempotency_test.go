@@ -22,7 +22,7 @@ import (
 // same key is its own.
 func TestIdempotencyKeyOnChangingRequests(t *testing.T) {
 	a := testsupport.NewAPIEnv(t)
-	svcB := a.Env.NewService(services.Config{BootstrapToken: testsupport.AdminToken})
+	svcB := a.Env.NewService(services.Config{AdminConfig: services.AdminConfig{BootstrapToken: testsupport.AdminToken}})
 	b := &testsupport.APIEnv{Fixture: &testsupport.Fixture{Env: a.Env,
 		Router: handlers.NewRouter(svcB, handlers.Options{Logger: a.Env.Config.Logger})}}
 	key := map[string]string{"Idempotency-Key": "create-spring-1"}

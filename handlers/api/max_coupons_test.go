@@ -41,7 +41,7 @@ func codesMaxItems(t *testing.T, doc []byte, schema string) any {
 func TestMaxCouponsPerOrderConfigured(t *testing.T) {
 	clock := &testenv.Clock{}
 	e := &testsupport.HoldAPI{APIEnv: &testsupport.APIEnv{Fixture: testsupport.NewFixture(t,
-		testsupport.WithConfig(services.Config{Now: clock.Now, MaxCouponsPerOrder: 8}), testsupport.WithBootstrap(testsupport.AdminToken))},
+		testsupport.WithConfig(services.Config{CoreConfig: services.CoreConfig{Now: clock.Now}, CheckoutConfig: services.CheckoutConfig{MaxCouponsPerOrder: 8}}), testsupport.WithBootstrap(testsupport.AdminToken))},
 		Clock: clock}
 	out := e.MustCall(t, 201, "POST", "/api/v1/campaigns", testsupport.AdminToken, `{"name":"Cap","budget_cents":1000000}`)
 	e.CampaignID = int64(out["campaign"].(map[string]any)["id"].(float64))

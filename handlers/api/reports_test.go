@@ -191,7 +191,7 @@ func TestTemplateFormInZone(t *testing.T) {
 // ends with 503 unavailable saying so (no Retry-After: the same request would
 // run out again), never with a hang nor an empty 200 (docs/reports.md).
 func TestReportBudget(t *testing.T) {
-	e := testsupport.NewPageEnvWith(t, services.Config{ReportBudget: time.Nanosecond, ExportBudget: time.Nanosecond})
+	e := testsupport.NewPageEnvWith(t, services.Config{CodesConfig: services.CodesConfig{ExportBudget: time.Nanosecond}, ReportsConfig: services.ReportsConfig{ReportBudget: time.Nanosecond}})
 	five := e.Template(t, "$5 off")
 	admin := e.Client(t)
 	admin.Login("admin")

@@ -57,7 +57,7 @@ func wantStatusSoon(t *testing.T, e *testsupport.APIEnv, want int, path, token s
 // one at its very next request.
 func TestTokenRevokeTwoInstances(t *testing.T) {
 	a := testsupport.NewAPIEnv(t)
-	svcB := a.Env.NewService(services.Config{BootstrapToken: testsupport.AdminToken})
+	svcB := a.Env.NewService(services.Config{AdminConfig: services.AdminConfig{BootstrapToken: testsupport.AdminToken}})
 	b := &testsupport.APIEnv{Fixture: &testsupport.Fixture{Env: a.Env, Router: handlers.NewRouter(svcB, handlers.Options{Logger: a.Env.Config.Logger})}}
 
 	created := a.MustCall(t, 201, "POST", "/api/v1/tokens", testsupport.AdminToken, `{"role":"app","name":"shop backend"}`)
@@ -224,7 +224,7 @@ func (r *redisTap) instance(t *testing.T, env *testenv.Env, now func() time.Time
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: r.addr, Dialer: r.dial, MaxRetries: -1})
 	svc := services.New(&core.Backends{DB: env.Backends.DB, Dialect: env.Backends.Dialect, Redis: rdb},
-		services.Config{KeyPrefix: env.Prefix, Logger: env.Config.Logger, BootstrapToken: testsupport.AdminToken, Now: now})
+		services.Config{CoreConfig: services.CoreConfig{KeyPrefix: env.Prefix, Logger: env.Config.Logger, Now: now}, AdminConfig: services.AdminConfig{BootstrapToken: testsupport.AdminToken}})
 	t.Cleanup(func() {
 		svc.Close()
 		rdb.Close()

@@ -76,7 +76,7 @@ func TestValidateRateLimits(t *testing.T) {
 		dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 		t.Cleanup(func() { dead.Close() })
 		down := services.New(&core.Backends{DB: r.Env.Backends.DB, Dialect: r.Env.Backends.Dialect, Redis: dead},
-			services.Config{KeyPrefix: r.Env.Prefix, Logger: r.Env.Config.Logger})
+			services.Config{CoreConfig: services.CoreConfig{KeyPrefix: r.Env.Prefix, Logger: r.Env.Config.Logger}})
 		r.Router = handlers.NewRouter(down, handlers.Options{Logger: r.Env.Config.Logger, SessionPrincipal: testsupport.TestShopperSession,
 			Limits: handlers.Limits{ValidatesPerCaller: 100, ValidatesPerUser: 100}})
 		for _, q := range []testsupport.Req{{}, {Shopper: "u1"}} {

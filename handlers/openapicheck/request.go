@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/couponsvc/couponsvc/handlers/web"
 )
 
 // Request is what CheckRequest reads of a request: its operation (method
@@ -29,7 +31,7 @@ type Request struct {
 // It returns the violations; a request of no operation of the document
 // (a page) has none.
 func (d *Doc) CheckRequest(r Request) []string {
-	ops, _ := d.lookup("#/paths")[OpenAPIPath(r.Route)].(map[string]any)
+	ops, _ := d.lookup("#/paths")[web.OpenAPIPath(r.Route)].(map[string]any)
 	op, _ := ops[strings.ToLower(r.Method)].(map[string]any)
 	if op == nil {
 		return nil

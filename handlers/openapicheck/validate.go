@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/couponsvc/couponsvc/handlers/web"
 )
 
 // Doc is an OpenAPI document, decoded.
@@ -132,7 +134,7 @@ func (d *Doc) resolve(s map[string]any) map[string]any {
 // route: its method and gin path) with that status, or an error saying why
 // there is none.
 func (d *Doc) AnswerSchema(method, ginPath string, status int) (map[string]any, error) {
-	ops, _ := d.lookup("#/paths")[OpenAPIPath(ginPath)].(map[string]any)
+	ops, _ := d.lookup("#/paths")[web.OpenAPIPath(ginPath)].(map[string]any)
 	op, _ := ops[strings.ToLower(method)].(map[string]any)
 	if op == nil {
 		return nil, fmt.Errorf("%s %s is not in the document", method, ginPath)
@@ -148,17 +150,6 @@ func (d *Doc) AnswerSchema(method, ginPath string, status int) (map[string]any, 
 		return nil, fmt.Errorf("%s %s: the answer %d is not JSON in the document", method, ginPath, status)
 	}
 	return js["schema"].(map[string]any), nil
-}
-
-// OpenAPIPath turns gin's /templates/:id into OpenAPI's /templates/{id}.
-func OpenAPIPath(ginPath string) string {
-	parts := strings.Split(ginPath, "/")
-	for i, p := range parts {
-		if strings.HasPrefix(p, ":") || strings.HasPrefix(p, "*") {
-			parts[i] = "{" + p[1:] + "}"
-		}
-	}
-	return strings.Join(parts, "/")
 }
 
 // CheckAnswer validates a JSON answer body against the document's schema

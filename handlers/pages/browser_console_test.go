@@ -499,7 +499,7 @@ func TestBrowserConsoleWords(t *testing.T) {
 // shows the try with the answer, and the payload under it; the audit log
 // says it as a sentence.
 func TestBrowserWebhookTestEvent(t *testing.T) {
-	e := testsupport.NewPageEnvWith(t, services.Config{WebhookAllowPrivate: true})
+	e := testsupport.NewPageEnvWith(t, services.Config{EventsConfig: services.EventsConfig{WebhookAllowPrivate: true}})
 	var mu sync.Mutex
 	var got []string
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -88,7 +88,7 @@ var nextInput = regexp.MustCompile(`<input type="hidden" name="next" value="([^"
 // loginRedirectEnv serves the pages with login limits high enough for the
 // many logins of these tests from one address.
 func loginRedirectEnv(t *testing.T) *testsupport.PageEnv {
-	return testsupport.NewPageEnvWith(t, services.Config{LoginsPerAccount: 1000, LoginsPerAddress: 1000})
+	return testsupport.NewPageEnvWith(t, services.Config{AdminConfig: services.AdminConfig{LoginsPerAccount: 1000, LoginsPerAddress: 1000}})
 }
 
 // TestLoginNextStaysOnSite checks the server's answers: the login form

@@ -21,7 +21,7 @@ import (
 // secret shown once), sees a delivery in its log with the answer code,
 // resends it (the receiver gets the same event again), and deletes it.
 func TestWebhookPages(t *testing.T) {
-	e := testsupport.NewPageEnvWith(t, services.Config{WebhookAllowPrivate: true})
+	e := testsupport.NewPageEnvWith(t, services.Config{EventsConfig: services.EventsConfig{WebhookAllowPrivate: true}})
 	var got atomic.Int64
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Add(1)

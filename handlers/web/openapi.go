@@ -268,9 +268,10 @@ func routeErrors(rt Route) map[int][]string {
 	return out
 }
 
-// openAPIPath turns gin's /templates/:id and /static/*file into OpenAPI's
-// /templates/{id} and /static/{file}.
-func openAPIPath(ginPath string) string {
+// OpenAPIPath turns gin's /templates/:id and /static/*file into OpenAPI's
+// /templates/{id} and /static/{file}: the document's paths, which the
+// answer checker (handlers/openapicheck) looks routes up by.
+func OpenAPIPath(ginPath string) string {
 	parts := strings.Split(ginPath, "/")
 	for i, p := range parts {
 		if strings.HasPrefix(p, ":") || strings.HasPrefix(p, "*") {
@@ -285,7 +286,7 @@ func openAPIPath(ginPath string) string {
 func openAPIDocument(rows []Route, bounds ...map[string]map[string]any) map[string]any {
 	paths := map[string]map[string]any{}
 	add := func(method, path string, op map[string]any) {
-		p := openAPIPath(path)
+		p := OpenAPIPath(path)
 		if paths[p] == nil {
 			paths[p] = map[string]any{}
 		}

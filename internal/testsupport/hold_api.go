@@ -26,7 +26,7 @@ type HoldAPI struct {
 func NewHoldAPI(t *testing.T) *HoldAPI {
 	t.Helper()
 	clock := &testenv.Clock{}
-	e := &HoldAPI{APIEnv: &APIEnv{NewFixture(t, WithConfig(services.Config{Now: clock.Now}), WithBootstrap(AdminToken),
+	e := &HoldAPI{APIEnv: &APIEnv{NewFixture(t, WithConfig(services.Config{CoreConfig: services.CoreConfig{Now: clock.Now}}), WithBootstrap(AdminToken),
 		WithShopperHeader())}, Clock: clock}
 	e.Doc = FetchOpenAPI(t, e.APIEnv)
 	out := e.MustCall(t, 201, "POST", "/api/v1/campaigns", AdminToken, `{"name":"Holds","budget_cents":1000000}`)

@@ -31,7 +31,7 @@ func NewZonedEnv(t *testing.T, start string) *ZonedEnv {
 	}
 	clock := &testenv.Clock{}
 	clock.Set(MustTime(t, start))
-	return &ZonedEnv{PageEnv: NewPageEnvWith(t, services.Config{Location: loc, Now: clock.Now}), Clock: clock, loc: loc}
+	return &ZonedEnv{PageEnv: NewPageEnvWith(t, services.Config{CoreConfig: services.CoreConfig{Location: loc, Now: clock.Now}}), Clock: clock, loc: loc}
 }
 
 // MustTime parses an RFC 3339 time.

@@ -104,23 +104,21 @@ func (s *Admin) templateInUse(ctx context.Context, tx *gorm.DB, t *models.Templa
 	if pending > 0 {
 		return inUse("template %d has a claim under way: it may issue a coupon; archive it instead", t.ID), nil
 	}
-	var ids []int64
-	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Model(&models.Coupon{}).
-		Where("template_id = ?", t.ID).Limit(1).Pluck("id", &ids).Error; err != nil {
+	issued, err := templateHasRows(tx.Clauses(clause.Locking{Strength: "UPDATE"}), &models.Coupon{}, t.ID)
+	if err != nil {
 		return nil, err
 	}
-	if len(ids) > 0 {
+	if issued {
 		return inUse("template %d has issued coupons: it cannot be deleted; archive it instead", t.ID), nil
 	}
 	// A locking read as well: a job queued while this delete waited for the
 	// template's rows (job creation locks them too) is committed by then,
 	// and only a locking read sees it on MySQL.
-	var jobs []int64
-	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Model(&models.Job{}).
-		Where("template_id = ?", t.ID).Limit(1).Pluck("id", &jobs).Error; err != nil {
+	jobs, err := templateHasRows(tx.Clauses(clause.Locking{Strength: "UPDATE"}), &models.Job{}, t.ID)
+	if err != nil {
 		return nil, err
 	}
-	if len(jobs) > 0 {
+	if jobs {
 		return inUse("template %d has code jobs: it cannot be deleted; archive it instead", t.ID), nil
 	}
 	return nil, nil
@@ -170,15 +168,25 @@ func inUse(format string, args ...any) error {
 // offers Delete only when it has not (a claim under way is for the delete
 // itself to find).
 func (s *Admin) TemplateIssued(ctx context.Context, id int64) (bool, error) {
-	var ids []int64
-	if err := s.DB.WithContext(ctx).Model(&models.Coupon{}).Where("template_id = ?", id).Limit(1).Pluck("id", &ids).Error; err != nil {
+	issued, err := templateHasRows(s.DB.WithContext(ctx), &models.Coupon{}, id)
+	if err != nil {
 		return false, core.DBError("coupons", err)
 	}
-	if len(ids) > 0 {
+	if issued {
 		return true, nil
 	}
-	if err := s.DB.WithContext(ctx).Model(&models.Job{}).Where("template_id = ?", id).Limit(1).Pluck("id", &ids).Error; err != nil {
+	jobs, err := templateHasRows(s.DB.WithContext(ctx), &models.Job{}, id)
+	if err != nil {
 		return false, core.DBError("jobs", err)
 	}
-	return len(ids) > 0, nil
+	return jobs, nil
+}
+
+// templateHasRows reports whether a row of model's table (coupons, jobs)
+// names template tid. db is a fresh session, with a locking clause when the
+// caller needs the latest committed rows.
+func templateHasRows(db *gorm.DB, model any, tid int64) (bool, error) {
+	var ids []int64
+	err := db.Model(model).Where("template_id = ?", tid).Limit(1).Pluck("id", &ids).Error
+	return len(ids) > 0, err
 }

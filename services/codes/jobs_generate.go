@@ -41,11 +41,8 @@ func (s *Codes) StartGenerate(ctx context.Context, actor string, tid, count int6
 	if _, err := models.ParsePattern("pattern", pattern); err != nil {
 		return nil, err
 	}
-	t, err := s.GetTemplate(ctx, tid)
+	t, err := s.liveTemplate(ctx, tid)
 	if err != nil {
-		return nil, err
-	}
-	if err := mintRefusal(t, s.Clock()); err != nil {
 		return nil, err
 	}
 	if err := s.checkStockFor(ctx, t, count); err != nil {
@@ -179,16 +176,7 @@ func (s *Codes) runGenerate(ctx context.Context, run *jobRun) error {
 				unlock()
 				return err
 			}
-			s.beforeJobCommit(j.ID)
-			err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-				if err := s.lockLive(tx, run); err != nil {
-					return err
-				}
-				if err := s.insertBearer(tx, t, rows); err != nil {
-					return err
-				}
-				return s.commitBatch(tx, run, int64(len(rows))+refused, refused, result, message)
-			})
+			err = s.commitBearer(ctx, run, rows, int64(len(rows))+refused, refused, result, message)
 			if index, ok := core.UniqueViolation(err); ok && index == core.UniqueCode && draw < maxCodeDraws {
 				continue // a code collided: draw the batch's codes again
 			}
@@ -249,6 +237,23 @@ type bearerRow struct {
 	code      string
 	slot      int64
 	requestID string
+}
+
+// commitBearer writes a batch of bearer coupons and its progress in one
+// transaction: the template is read live under its lock first (lockLive),
+// then the rows are inserted (insertBearer) and the batch recorded
+// (commitBatch: rows done, errs refused, the result CSV and message).
+func (s *Codes) commitBearer(ctx context.Context, run *jobRun, rows []bearerRow, done, errs int64, result []byte, message string) error {
+	s.beforeJobCommit(run.job.ID)
+	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.lockLive(tx, run); err != nil {
+			return err
+		}
+		if err := s.insertBearer(tx, run.t, rows); err != nil {
+			return err
+		}
+		return s.commitBatch(tx, run, done, errs, result, message)
+	})
 }
 
 // insertBearer writes bearer coupons (user_id ”, no user ordinal) of t in

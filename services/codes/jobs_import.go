@@ -16,8 +16,6 @@ import (
 	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/couponsvc/couponsvc/models"
-
-	"gorm.io/gorm"
 )
 
 // MaxImportBytes bounds an import's CSV file.
@@ -51,11 +49,8 @@ type importRow struct {
 // CodeInvalidRequest (file), CodeNotFound, CodeNotClaimable (the template
 // is archived or its coupons expired, see mintRefusal), CodeUnavailable.
 func (s *Codes) StartImport(ctx context.Context, actor string, tid int64, file io.Reader) (*models.Job, error) {
-	t, err := s.GetTemplate(ctx, tid)
+	t, err := s.liveTemplate(ctx, tid)
 	if err != nil {
-		return nil, err
-	}
-	if err := mintRefusal(t, s.Clock()); err != nil {
 		return nil, err
 	}
 	r := csv.NewReader(file)
@@ -318,16 +313,7 @@ func (s *Codes) importBatch(ctx context.Context, run *jobRun, batch []importRow,
 		_ = w.Write([]string{strconv.FormatInt(r.row.line, 10), r.row.code, r.reason})
 	}
 	w.Flush()
-	s.beforeJobCommit(j.ID)
-	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.lockLive(tx, run); err != nil {
-			return err
-		}
-		if err := s.insertBearer(tx, t, rows); err != nil {
-			return err
-		}
-		return s.commitBatch(tx, run, int64(len(batch)), int64(len(refused)), report.Bytes(), "")
-	})
+	err = s.commitBearer(ctx, run, rows, int64(len(batch)), int64(len(refused)), report.Bytes(), "")
 	unlock()
 	if err != nil {
 		if _, ok := core.UniqueViolation(err); ok {

@@ -50,11 +50,8 @@ func (s *Codes) StartIssue(ctx context.Context, actor string, tid int64, userIDs
 			return nil, err
 		}
 	}
-	t, err := s.GetTemplate(ctx, tid)
+	t, err := s.liveTemplate(ctx, tid)
 	if err != nil {
-		return nil, err
-	}
-	if err := mintRefusal(t, s.Clock()); err != nil {
 		return nil, err
 	}
 	var out chunker

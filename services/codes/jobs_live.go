@@ -27,6 +27,20 @@ func mintRefusal(t *models.Template, now time.Time) error {
 	return nil
 }
 
+// liveTemplate reads the template a new job makes coupons of, refused by
+// mintRefusal when it may make none now. Errors: CodeNotFound,
+// CodeNotClaimable, CodeUnavailable.
+func (s *Codes) liveTemplate(ctx context.Context, tid int64) (*models.Template, error) {
+	t, err := s.GetTemplate(ctx, tid)
+	if err != nil {
+		return nil, err
+	}
+	if err := mintRefusal(t, s.Clock()); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // notLive turns a mintRefusal into the error that ends a running job as
 // failed (RunJobOnce), its message the job's.
 func notLive(refusal error) error {
