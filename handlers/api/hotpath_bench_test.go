@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/couponsvc/couponsvc/handlers"
+	"github.com/couponsvc/couponsvc/internal/testsupport"
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
 	"github.com/couponsvc/couponsvc/services/claims"
@@ -32,7 +34,9 @@ import (
 //	go test -run '^$' -bench 'Claim|SoldOut|Redeem' -benchmem -cpuprofile cpu.out ./handlers/api
 
 // hotPath is a router over fresh backends with an app token, counting the
-// statements and Redis commands sent while on.
+// statements and Redis commands sent while on, and apart those sent in the
+// context of its own requests (post), which the service's background work
+// cannot add to.
 type hotPath struct {
 	env    *testenv.Env
 	router *gin.Engine
@@ -40,22 +44,35 @@ type hotPath struct {
 	on     atomic.Bool
 	stmts  atomic.Int64
 	redis  atomic.Int64
+	// reqStmts and reqRedis count what post's requests sent, on or not.
+	reqStmts atomic.Int64
+	reqRedis atomic.Int64
 }
 
-func newHotPath(b *testing.B) *hotPath {
+// inRequest marks the context of post's requests.
+type inRequest struct{}
+
+func (h *hotPath) count(ctx context.Context, all, req *atomic.Int64, n int64) {
+	if h.on.Load() {
+		all.Add(n)
+	}
+	if ctx != nil && ctx.Value(inRequest{}) != nil {
+		req.Add(n)
+	}
+}
+
+func newHotPath(b testing.TB) *hotPath { return newHotPathWith(b, services.Config{}) }
+
+func newHotPathWith(b testing.TB, cfg services.Config) *hotPath {
 	b.Helper()
-	h := &hotPath{env: testenv.New(b, services.Config{})}
+	h := &hotPath{env: testenv.New(b, cfg)}
 	h.router = handlers.NewRouter(h.env.Service, handlers.Options{Logger: h.env.Config.Logger})
 	token, _, err := h.env.Service.Admin.CreateToken(context.Background(), "bench", models.RoleApp, "shop")
 	if err != nil {
 		b.Fatal(err)
 	}
 	h.token = token
-	count := func(*gorm.DB) {
-		if h.on.Load() {
-			h.stmts.Add(1)
-		}
-	}
+	count := func(db *gorm.DB) { h.count(db.Statement.Context, &h.stmts, &h.reqStmts, 1) }
 	cb := h.env.Backends.DB.Callback()
 	for _, err := range []error{
 		cb.Create().After("gorm:create").Register("bench:create", count),
@@ -74,7 +91,7 @@ func newHotPath(b *testing.B) *hotPath {
 }
 
 // template creates a fixed template of 500 off with stock coupons.
-func (h *hotPath) template(b *testing.B, stock int64) int64 {
+func (h *hotPath) template(b testing.TB, stock int64) int64 {
 	b.Helper()
 	ctx := context.Background()
 	camp, err := h.env.Service.CreateCampaign(ctx, "bench", models.Campaign{Name: "bench"})
@@ -92,6 +109,7 @@ func (h *hotPath) template(b *testing.B, stock int64) int64 {
 // post sends one request and returns its status and body.
 func (h *hotPath) post(path, key, body string) (int, string) {
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	req = req.WithContext(context.WithValue(req.Context(), inRequest{}, true))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+h.token)
 	if key != "" {
@@ -127,18 +145,14 @@ func (r redisCounter) DialHook(next redis.DialHook) redis.DialHook { return next
 
 func (r redisCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if r.h.on.Load() {
-			r.h.redis.Add(1)
-		}
+		r.h.count(ctx, &r.h.redis, &r.h.reqRedis, 1)
 		return next(ctx, cmd)
 	}
 }
 
 func (r redisCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if r.h.on.Load() {
-			r.h.redis.Add(int64(len(cmds)))
-		}
+		r.h.count(ctx, &r.h.redis, &r.h.reqRedis, int64(len(cmds)))
 		return next(ctx, cmds)
 	}
 }
@@ -194,4 +208,59 @@ func BenchmarkRedeem(b *testing.B) {
 			b.Fatalf("redeem %d: %d %s", i, code, out)
 		}
 	})
+}
+
+// A claim of a template this instance knows sold out is answered 409
+// sold_out from memory (docs/soldout.md): the claim script is not run (the
+// memory's counter says so, exactly), and the request sends no statement
+// and no Redis command on the plain client, where the revocation check
+// went before it was pushed. (The scripts go through go-redis's automatic
+// pipelining, whose batches carry no request's context: the counter stands
+// for them.)
+func TestSoldOutAnswerSendsNothing(t *testing.T) {
+	// The clock stands still: the memory's second never runs out, so no
+	// claim goes to the script as a probe.
+	var clock testenv.Clock
+	clock.Set(time.Now().UTC().Truncate(time.Second))
+	h := newHotPathWith(t, services.Config{Now: clock.Now})
+	tid := h.template(t, 1)
+	path := fmt.Sprintf("/api/v1/templates/%d/claim", tid)
+	fromMemory := h.env.Service.Metrics().SoldOutFromMemory
+	// The first claim takes the coupon; the next are answered sold_out by
+	// the script until the memory is learnt (a read after the first).
+	if code, body := h.post(path, "first", `{"user_id":"first"}`); code != http.StatusCreated {
+		t.Fatalf("first claim: %d %s, want 201", code, body)
+	}
+	for i := 0; testsupport.CounterValue(t, fromMemory) == 0; i++ {
+		if i == 500 {
+			t.Fatal("no claim answered from memory after 500 sold_out answers")
+		}
+		if code, body := h.post(path, fmt.Sprintf("learn%d", i), fmt.Sprintf(`{"user_id":"learn%d"}`, i)); code != http.StatusConflict {
+			t.Fatalf("claim %d: %d %s, want 409", i, code, body)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The counts see the requests' statements and plain commands.
+	marked := context.WithValue(context.Background(), inRequest{}, true)
+	if err := h.env.Backends.Redis.Ping(marked).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if h.reqRedis.Load() == 0 || h.reqStmts.Load() == 0 {
+		t.Fatalf("counted %d Redis commands and %d statements in requests, want some", h.reqRedis.Load(), h.reqStmts.Load())
+	}
+	h.reqRedis.Store(0)
+	h.reqStmts.Store(0)
+	before := testsupport.CounterValue(t, fromMemory)
+	want := `{"code":2,"result":"sold_out","error":"this coupon is sold out"}`
+	for i := range 20 {
+		if code, body := h.post(path, fmt.Sprintf("k%d", i), fmt.Sprintf(`{"user_id":"u%d"}`, i)); code != http.StatusConflict || body != want {
+			t.Fatalf("claim %d: %d %s, want 409 %s", i, code, body, want)
+		}
+	}
+	if n := testsupport.CounterValue(t, fromMemory) - before; n != 20 {
+		t.Errorf("%v answers from memory, want 20", n)
+	}
+	if r, s := h.reqRedis.Load(), h.reqStmts.Load(); r != 0 || s != 0 {
+		t.Errorf("20 sold-out answers sent %d Redis commands and %d statements, want none", r, s)
+	}
 }
