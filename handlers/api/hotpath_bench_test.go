@@ -73,19 +73,7 @@ func newHotPathWith(b testing.TB, cfg services.Config) *hotPath {
 	}
 	h.token = token
 	count := func(db *gorm.DB) { h.count(db.Statement.Context, &h.stmts, &h.reqStmts, 1) }
-	cb := h.env.Backends.DB.Callback()
-	for _, err := range []error{
-		cb.Create().After("gorm:create").Register("bench:create", count),
-		cb.Query().After("gorm:query").Register("bench:query", count),
-		cb.Update().After("gorm:update").Register("bench:update", count),
-		cb.Delete().After("gorm:delete").Register("bench:delete", count),
-		cb.Row().After("gorm:row").Register("bench:row", count),
-		cb.Raw().After("gorm:raw").Register("bench:raw", count),
-	} {
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
+	testenv.OnStatement(b, h.env.Backends.DB, "bench:count", count)
 	h.env.Backends.Redis.AddHook(redisCounter{h})
 	return h
 }
