@@ -105,6 +105,15 @@ func ErrorCode(err error) Code {
 	if err == nil {
 		return CodeOK
 	}
+	// A refusal is most often the error itself: told without errors.As,
+	// whose target would cost an allocation per answer.
+	if e, ok := err.(*Error); ok {
+		return e.Code
+	}
+	return codeInChain(err)
+}
+
+func codeInChain(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code

@@ -12,6 +12,7 @@ import (
 	"github.com/couponsvc/couponsvc/services/checkout"
 	"github.com/couponsvc/couponsvc/services/pricing"
 	"github.com/couponsvc/couponsvc/services/pricing/benchcart"
+	"github.com/couponsvc/couponsvc/services/testenv"
 
 	"gorm.io/gorm"
 )
@@ -34,19 +35,7 @@ func (l *statementLog) register(t *testing.T, db *gorm.DB) {
 			l.stmt = append(l.stmt, db.Statement.SQL.String())
 		}
 	}
-	cb := db.Callback()
-	for _, err := range []error{
-		cb.Create().After("gorm:create").Register("test:count_create", record),
-		cb.Query().After("gorm:query").Register("test:count_query", record),
-		cb.Update().After("gorm:update").Register("test:count_update", record),
-		cb.Delete().After("gorm:delete").Register("test:count_delete", record),
-		cb.Row().After("gorm:row").Register("test:count_row", record),
-		cb.Raw().After("gorm:raw").Register("test:count_raw", record),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.OnStatement(t, db, "test:count", record)
 }
 
 // during runs f and returns the statements it ran.

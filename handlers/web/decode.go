@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -59,8 +60,7 @@ func DecodeJSON(r *http.Request, dst any) error {
 // DecodeJSONLimit is DecodeJSON for a route whose row allows a larger body
 // (MaxBody): a body over limit is refused with 413.
 func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
+	if !jsonMediaType(r.Header.Get("Content-Type")) {
 		return models.Invalid("Content-Type", "must be application/json")
 	}
 	tooLarge := error(ErrBodyTooLarge)
@@ -71,7 +71,7 @@ func DecodeJSONLimit(r *http.Request, dst any, limit int64) error {
 		return tooLarge
 	}
 	body, err := readBody(io.LimitReader(r.Body, limit+1), r.ContentLength)
-	if BodyTooLarge(err) || int64(len(body)) > limit {
+	if (err != nil && BodyTooLarge(err)) || int64(len(body)) > limit {
 		return tooLarge
 	}
 	if err != nil {
@@ -341,16 +341,52 @@ func missingField(dst any) error {
 		return nil
 	}
 	v = v.Elem()
-	for _, f := range reflect.VisibleFields(v.Type()) {
-		if f.Tag.Get("binding") != "required" || f.Type.Kind() != reflect.Pointer {
-			continue
-		}
-		if fv, err := v.FieldByIndexErr(f.Index); err == nil && fv.IsNil() {
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			return models.Invalid(name, "is required")
+	for _, f := range requiredFields(v.Type()) {
+		if fv, err := v.FieldByIndexErr(f.index); err == nil && fv.IsNil() {
+			return models.Invalid(f.name, "is required")
 		}
 	}
 	return nil
+}
+
+// requiredField is a pointer field tagged binding:"required": where it is
+// in its struct and its JSON name.
+type requiredField struct {
+	index []int
+	name  string
+}
+
+// requiredByType holds requiredFields' answer per request type: walking a
+// type's fields allocates, and every JSON request would walk its type again.
+var requiredByType sync.Map // reflect.Type → []requiredField
+
+// requiredFields lists the required pointer fields of struct type t, in the
+// order of reflect.VisibleFields.
+func requiredFields(t reflect.Type) []requiredField {
+	if fs, ok := requiredByType.Load(t); ok {
+		return fs.([]requiredField)
+	}
+	var fs []requiredField
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Tag.Get("binding") != "required" || f.Type.Kind() != reflect.Pointer {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		fs = append(fs, requiredField{index: f.Index, name: name})
+	}
+	requiredByType.Store(t, fs)
+	return fs
+}
+
+// jsonMediaType reports whether a Content-Type header names
+// application/json (with any parameters). The header every client sends
+// is answered without parsing it.
+func jsonMediaType(header string) bool {
+	if header == "application/json" || header == "application/json; charset=utf-8" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(header)
+	return err == nil && mt == "application/json"
 }
 
 // invalidUTF8 names the field whose value holds bytes that are not UTF-8; the

@@ -51,13 +51,16 @@ func Observe(svc Metered, log *slog.Logger) gin.HandlerFunc {
 
 func observe(svc Metered, log *slog.Logger, c *gin.Context) {
 	start := time.Now()
-	id := c.GetHeader("X-Request-ID")
+	// The header's canonical spelling, as net/http keeps it: a key to
+	// canonicalise would cost an allocation per request, read and written.
+	const requestIDKey = "X-Request-Id"
+	id := c.Request.Header.Get(requestIDKey)
 	if id == "" || len(id) > 64 {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		id = hex.EncodeToString(b[:])
 	}
-	c.Header("X-Request-ID", id)
+	c.Writer.Header()[requestIDKey] = []string{id}
 	ctx, trace := core.WithTrace(c.Request.Context())
 	c.Request = c.Request.WithContext(ctx)
 

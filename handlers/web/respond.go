@@ -36,12 +36,17 @@ func WithStatus(status int, err *models.Error) error { return &statusError{statu
 
 // StatusOf returns the HTTP status and result word of an error.
 func StatusOf(err error) (int, string) {
-	var e *models.Error
-	if !errors.As(err, &e) {
+	e := domainError(err)
+	if e == nil {
 		return http.StatusInternalServerError, models.CodeInternal.Word()
 	}
-	if se := (*statusError)(nil); errors.As(err, &se) {
+	if se, ok := err.(*statusError); ok {
 		return se.status, e.Code.Word()
+	}
+	if e != err || e.Err != nil {
+		if se := wrappedStatusError(err); se != nil {
+			return se.status, e.Code.Word()
+		}
 	}
 	if e == ErrBodyTooLarge {
 		return http.StatusRequestEntityTooLarge, e.Code.Word()
@@ -150,13 +155,22 @@ type ErrorBody struct {
 	Fields []models.FieldError `json:"fields,omitempty" doc:"every field at fault, when validation found several"`
 }
 
+// wrappedStatusError is the statusError in err's chain, or nil.
+func wrappedStatusError(err error) *statusError {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se
+	}
+	return nil
+}
+
 // RespondError writes the body of an error: its code, result word, a message
 // for people and the field at fault. Only faults and bugs are logged.
 func RespondError(c *gin.Context, err error) {
 	status, word := StatusOf(err)
-	var e *models.Error
+	e := domainError(err)
 	body := ErrorBody{Code: models.CodeInternal, Result: word, Error: "internal error"}
-	if errors.As(err, &e) {
+	if e != nil {
 		body.Code, body.Error = e.Code, e.Message
 		if e.Field != "" {
 			body.Field = e.Field
@@ -188,7 +202,8 @@ func RespondError(c *gin.Context, err error) {
 		slog.Default().Warn("request failed", "method", c.Request.Method, "path", c.FullPath(),
 			"status", status, "err", err)
 	}
-	c.AbortWithStatusJSON(status, body)
+	c.Abort()
+	c.Data(status, "application/json; charset=utf-8", encodeErrorBody(body))
 }
 
 // FormatTime writes an instant of a JSON answer as encoding/json writes every

@@ -155,9 +155,8 @@ func (s *Admin) RevokeToken(ctx context.Context, actor string, id int64) (*Token
 // revoked, is refused as unavailable. It sends no Redis command.
 // Errors: CodeUnauthorized, CodeUnavailable.
 func (s *Admin) AuthenticateToken(ctx context.Context, token string) (*models.Principal, error) {
-	bad := &models.Error{Code: models.CodeUnauthorized, Message: "the API token is not valid"}
 	if token == "" || len(token) > 200 {
-		return nil, bad
+		return nil, badToken()
 	}
 	hash := hashToken(token)
 	if s.bootstrapHash != "" && subtle.ConstantTimeCompare([]byte(hash), []byte(s.bootstrapHash)) == 1 {
@@ -177,16 +176,22 @@ func (s *Admin) AuthenticateToken(ctx context.Context, token string) (*models.Pr
 		s.tokens.put(hash, p)
 	}
 	if p == nil {
-		return nil, bad
+		return nil, badToken()
 	}
 	revoked, err := s.revoked.state(p.TokenID)
 	switch {
 	case err != nil:
 		return nil, err
 	case revoked:
-		return nil, bad
+		return nil, badToken()
 	}
 	return p, nil
+}
+
+// badToken is the refusal of a token that is not valid, made only when one
+// is refused.
+func badToken() error {
+	return &models.Error{Code: models.CodeUnauthorized, Message: "the API token is not valid"}
 }
 
 func hashToken(token string) string {

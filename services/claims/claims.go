@@ -87,8 +87,8 @@ func (r Reservation) pendingMember(t *models.Template, req ClaimRequest) string 
 func (s *Claims) Claim(ctx context.Context, req ClaimRequest) (res *ClaimResult, err error) {
 	core.Note(ctx, "template", req.TemplateID, "user", req.UserID)
 	defer func() {
-		var admit *AdmitError
-		if !errors.As(err, &admit) {
+		// ClaimUncounted returns an AdmitError as it is, never wrapped.
+		if _, admit := err.(*AdmitError); !admit {
 			s.Meter.Claims.WithLabelValues(claimResult(res, err)).Inc()
 		}
 	}()

@@ -161,7 +161,7 @@ func (m *soldOutMemory) Forget(tid int64) {
 
 // SoldOutRefusal is the answer to a claim of a sold-out template.
 func SoldOutRefusal() error {
-	return models.Errorf(models.CodeSoldOut, "this coupon is sold out")
+	return &models.Error{Code: models.CodeSoldOut, Message: "this coupon is sold out"}
 }
 
 // LearnSoldOut reads which claims of template t may have an idempotency key:
