@@ -210,7 +210,7 @@ func TestSoldOutAnswerSendsNothing(t *testing.T) {
 	// claim goes to the script as a probe.
 	var clock testenv.Clock
 	clock.Set(time.Now().UTC().Truncate(time.Second))
-	h := newHotPathWith(t, services.Config{Now: clock.Now})
+	h := newHotPathWith(t, services.Config{CoreConfig: services.CoreConfig{Now: clock.Now}})
 	tid := h.template(t, 1)
 	path := fmt.Sprintf("/api/v1/templates/%d/claim", tid)
 	fromMemory := h.env.Service.Metrics().SoldOutFromMemory
