@@ -883,6 +883,21 @@ type DeliveryAnswer struct {
 	Result string `json:"result"`
 }
 
+// DiscountAction defines model for DiscountAction.
+type DiscountAction struct {
+	// Action 0: the template's own kind; 1, 2, ...: its actions, in order
+	Action        int64        `json:"action"`
+	DiscountCents int64        `json:"discount_cents"`
+	Kind          TemplateKind `json:"kind"`
+
+	// NetDiscountCents discount_cents − returned_discount_cents
+	NetDiscountCents int64 `json:"net_discount_cents"`
+
+	// ReturnedDiscountCents what came back with returned units (each action's part of them), and the shipping's with a full return
+	ReturnedDiscountCents int64 `json:"returned_discount_cents"`
+	TemplateID            int64 `json:"template_id"`
+}
+
 // DiscountRow defines model for DiscountRow.
 type DiscountRow struct {
 	DiscountCents int64 `json:"discount_cents"`
@@ -900,6 +915,9 @@ type DiscountRow struct {
 
 // DiscountsAnswer defines model for DiscountsAnswer.
 type DiscountsAnswer struct {
+	// Actions the same coupons' discount on the lines and the shipping, by template and action (0: the template's own kind, then its actions in order)
+	Actions []DiscountAction `json:"actions"`
+
 	// By sku or category
 	By         string `json:"by"`
 	CampaignID *int64 `json:"campaign_id,omitempty"`
