@@ -39,8 +39,8 @@ func TestTwentyOffAndFreeShippingHeldConfirmedReturned(t *testing.T) {
 	// Each row keeps its actions' parts: the shirt's 800 is all the
 	// percent's, the shipping's 800 all the free shipping's.
 	want := map[int]string{
-		0:                        `[{"discount_cents":800,"units":[{"first":0,"count":2,"per_unit_cents":400}]},{"discount_cents":0}]`,
-		1:                        `[{"discount_cents":1000,"units":[{"first":0,"count":1,"per_unit_cents":1000}]},{"discount_cents":0}]`,
+		0:                       `[{"discount_cents":800,"units":[{"first":0,"count":2,"per_unit_cents":400}]},{"discount_cents":0}]`,
+		1:                       `[{"discount_cents":1000,"units":[{"first":0,"count":1,"per_unit_cents":1000}]},{"discount_cents":0}]`,
 		checkout.ShippingLineNo: `[{"discount_cents":0},{"discount_cents":800}]`,
 	}
 	var stored []struct {
