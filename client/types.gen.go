@@ -339,10 +339,10 @@ type ActionRequest struct {
 	// FullPriceOnly true: the action skips marked-down lines
 	FullPriceOnly *bool `json:"full_price_only,omitempty"`
 
-	// GetPercent buy_x_get_y: 1..100 (or get_percent_bp)
+	// GetPercent buy_x_get_y: whole percents, at most 100 (or get_percent_bp)
 	GetPercent *int64 `json:"get_percent,omitempty"`
 
-	// GetPercentBp buy_x_get_y: 1..10000 basis points (or get_percent)
+	// GetPercentBp buy_x_get_y: basis points, at most 10000 (or get_percent)
 	GetPercentBp *int64 `json:"get_percent_bp,omitempty"`
 
 	// GetQuantity buy_x_get_y: the discounted units of each set
@@ -361,10 +361,10 @@ type ActionRequest struct {
 	// MaxUnitsPerOrder the most units of the order the action discounts (0: no bound)
 	MaxUnitsPerOrder *int64 `json:"max_units_per_order,omitempty"`
 
-	// PercentOff percent: 1..100 (or percent_off_bp)
+	// PercentOff percent: whole percents, at most 100 (or percent_off_bp)
 	PercentOff *int64 `json:"percent_off,omitempty"`
 
-	// PercentOffBp percent: 1..10000 basis points (or percent_off)
+	// PercentOffBp percent: basis points, at most 10000 (or percent_off)
 	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
 
 	// Target with applies_to items: the lines the action applies to

@@ -73,13 +73,13 @@ type actionRequest struct {
 	AppliesTo        string         `json:"applies_to" schema:"applies_to" doc:"order (default), items, or shipping (the default of free_shipping)"`
 	Target           *targetRequest `json:"target" doc:"with applies_to items: the lines the action applies to"`
 	FaceValueCents   int64          `json:"face_value_cents" schema:"money" doc:"fixed, fixed_per_item: the amount off"`
-	PercentOff       int64          `json:"percent_off" schema:"percent_off" doc:"percent: 1..100 (or percent_off_bp)"`
-	PercentOffBP     int64          `json:"percent_off_bp" schema:"percent_bp" doc:"percent: 1..10000 basis points (or percent_off)"`
+	PercentOff       int64          `json:"percent_off" schema:"percent_off" doc:"percent: whole percents, at most 100 (or percent_off_bp)"`
+	PercentOffBP     int64          `json:"percent_off_bp" schema:"percent_bp" doc:"percent: basis points, at most 10000 (or percent_off)"`
 	MaxDiscountCents int64          `json:"max_discount_cents" schema:"money" doc:"the action's cap: required by every kind but fixed; the template's budget value adds up its actions'"`
 	BuyQuantity      int64          `json:"buy_quantity" schema:"set_quantity" doc:"buy_x_get_y: the units bought in each set"`
 	GetQuantity      int64          `json:"get_quantity" schema:"set_quantity" doc:"buy_x_get_y: the discounted units of each set"`
-	GetPercent       int64          `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: 1..100 (or get_percent_bp)"`
-	GetPercentBP     int64          `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: 1..10000 basis points (or get_percent)"`
+	GetPercent       int64          `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: whole percents, at most 100 (or get_percent_bp)"`
+	GetPercentBP     int64          `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: basis points, at most 10000 (or get_percent)"`
 	MaxApplications  int64          `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets (0: no limit but the cap)"`
 	Tiers            []tierRequest  `json:"tiers" schema:"tiers" doc:"tiered: the steps, as the template's tiers"`
 	FullPriceOnly    bool           `json:"full_price_only" doc:"true: the action skips marked-down lines"`
