@@ -101,3 +101,35 @@ func TestTemplateOfSeveralActionsBudgetValue(t *testing.T) {
 		t.Fatalf("template %+v: value %d", got, got.ValueCents())
 	}
 }
+
+// "20% off + free shipping" in one step, then a fixed coupon redeemed on
+// the same order: the second is priced on what both actions left (the
+// lines less 20%, no shipping left), and each coupon's rows are stored.
+func TestSeveralActionsRedeemedThenAnotherCoupon(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	both := f.tmpl(models.StackingCombinable, 5_000, 20, 0)
+	f.retemplate(both, func(tp *models.Template) {
+		tp.Actions = []models.TemplateAction{{Kind: models.KindFreeShipping, AppliesTo: models.AppliesToShipping, MaxDiscountCents: 1_000}}
+	})
+	fixed := f.tmpl(models.StackingCombinable, 1_000, 0, 0)
+	c1, c2 := f.claim(both, "u1"), f.claim(fixed, "u1")
+	cart := checkout.Cart{ShippingCents: 800, Lines: []pricing.Line{line("shirt", 2, 2_000), line("trousers", 1, 5_000)}}
+	r1, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c1.Code, OrderID: "two", Cart: cart})
+	if err != nil || r1.DiscountCents != 2_600 || r1.PayableCents != 7_200 || !reflect.DeepEqual(lineCents(r1.Lines), []int64{800, 1_000}) {
+		t.Fatalf("first %+v %v", r1, err)
+	}
+	// 1,000 over what is left, 3,200 and 4,000: 444.4 and 555.6.
+	r2, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: c2.Code, OrderID: "two", Cart: cart})
+	if err != nil || r2.DiscountCents != 1_000 || r2.PayableCents != 6_200 || !reflect.DeepEqual(lineCents(r2.Lines), []int64{444, 556}) {
+		t.Fatalf("second %+v %v", r2, err)
+	}
+	rows := f.storedRows("two")
+	var sum int64
+	for _, r := range rows {
+		sum += r.DiscountCents
+	}
+	if len(rows) != 5 || sum != 3_600 {
+		t.Fatalf("rows %+v (sum %d), want 5 rows and 3,600", rows, sum)
+	}
+	f.checkInvariants()
+}
