@@ -368,6 +368,73 @@ type APIToken struct {
 	Role      TokenRole  `json:"role"`
 }
 
+// ActionRequest defines model for ActionRequest.
+type ActionRequest struct {
+	AppliesTo *AppliesTo `json:"applies_to,omitempty"`
+
+	// BuyQuantity buy_x_get_y: the units bought in each set
+	BuyQuantity *int64 `json:"buy_quantity,omitempty"`
+
+	// FaceValueCents fixed, fixed_per_item: the amount off
+	FaceValueCents *int64 `json:"face_value_cents,omitempty"`
+
+	// FullPriceOnly true: the action skips marked-down lines
+	FullPriceOnly *bool `json:"full_price_only,omitempty"`
+
+	// GetPercent buy_x_get_y: whole percents, at most 100 (or get_percent_bp)
+	GetPercent *int64 `json:"get_percent,omitempty"`
+
+	// GetPercentBp buy_x_get_y: basis points, at most 10000 (or get_percent)
+	GetPercentBp *int64 `json:"get_percent_bp,omitempty"`
+
+	// GetQuantity buy_x_get_y: the discounted units of each set
+	GetQuantity *int64        `json:"get_quantity,omitempty"`
+	Kind        *TemplateKind `json:"kind,omitempty"`
+
+	// MaxApplications buy_x_get_y: the most sets (0: no limit but the cap)
+	MaxApplications *int64 `json:"max_applications,omitempty"`
+
+	// MaxDiscountCents the action's cap: required by every kind but fixed; the template's budget value adds up its actions'
+	MaxDiscountCents *int64 `json:"max_discount_cents,omitempty"`
+
+	// MaxUnitsPerLine the most units of one line the action discounts (0: no bound)
+	MaxUnitsPerLine *int64 `json:"max_units_per_line,omitempty"`
+
+	// MaxUnitsPerOrder the most units of the order the action discounts (0: no bound)
+	MaxUnitsPerOrder *int64 `json:"max_units_per_order,omitempty"`
+
+	// PercentOff percent: whole percents, at most 100 (or percent_off_bp)
+	PercentOff *int64 `json:"percent_off,omitempty"`
+
+	// PercentOffBp percent: basis points, at most 10000 (or percent_off)
+	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
+
+	// Target with applies_to items: the lines the action applies to
+	Target *struct {
+		// CategoryIds the lines in any of these categories
+		CategoryIds []string `json:"category_ids,omitempty"`
+
+		// ExcludeCategoryIds never the lines in any of these categories
+		ExcludeCategoryIds []string `json:"exclude_category_ids,omitempty"`
+
+		// ExcludeProductIds never the lines of these products
+		ExcludeProductIds []string `json:"exclude_product_ids,omitempty"`
+
+		// ExcludeSkus never the lines of these SKUs
+		ExcludeSkus []string `json:"exclude_skus,omitempty"`
+
+		// ProductIds the lines of these products
+		ProductIds []string `json:"product_ids,omitempty"`
+
+		// Skus the lines of these SKUs
+		Skus []string `json:"skus,omitempty"`
+	} `json:"target,omitempty"`
+
+	// Tiers tiered: the steps, as the template's tiers
+	Tiers     []TierRequest `json:"tiers,omitempty"`
+	UnitOrder *UnitOrder    `json:"unit_order,omitempty"`
+}
+
 // AddStockRequest defines model for AddStockRequest.
 type AddStockRequest struct {
 	// Delta stock to add, 1..10,000,000; total_stock stays at most 10,000,000
@@ -715,7 +782,9 @@ type CreateCampaignRequest struct {
 
 // CreateTemplateRequest defines model for CreateTemplateRequest.
 type CreateTemplateRequest struct {
-	AppliesTo *AppliesTo `json:"applies_to,omitempty"`
+	// Actions further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums apply to all of them
+	Actions   []ActionRequest `json:"actions,omitempty"`
+	AppliesTo *AppliesTo      `json:"applies_to,omitempty"`
 
 	// BuyQuantity buy_x_get_y: the units bought in each set
 	BuyQuantity *int64 `json:"buy_quantity,omitempty"`
@@ -862,6 +931,21 @@ type DeliveryAnswer struct {
 	Result string `json:"result"`
 }
 
+// DiscountAction defines model for DiscountAction.
+type DiscountAction struct {
+	// Action 0: the template's own kind; 1, 2, ...: its actions, in order
+	Action        int64        `json:"action"`
+	DiscountCents int64        `json:"discount_cents"`
+	Kind          TemplateKind `json:"kind"`
+
+	// NetDiscountCents discount_cents − returned_discount_cents
+	NetDiscountCents int64 `json:"net_discount_cents"`
+
+	// ReturnedDiscountCents what came back with returned units (each action's part of them), and the shipping's with a full return
+	ReturnedDiscountCents int64 `json:"returned_discount_cents"`
+	TemplateID            int64 `json:"template_id"`
+}
+
 // DiscountRow defines model for DiscountRow.
 type DiscountRow struct {
 	DiscountCents int64 `json:"discount_cents"`
@@ -879,6 +963,9 @@ type DiscountRow struct {
 
 // DiscountsAnswer defines model for DiscountsAnswer.
 type DiscountsAnswer struct {
+	// Actions the same coupons' discount on the lines and the shipping, by template and action (0: the template's own kind, then its actions in order)
+	Actions []DiscountAction `json:"actions"`
+
 	// By sku or category
 	By         string `json:"by"`
 	CampaignID *int64 `json:"campaign_id,omitempty"`
@@ -1466,46 +1553,68 @@ type StatsAnswer struct {
 
 // Template defines model for Template.
 type Template struct {
+	Actions          []TemplateAction `json:"actions,omitempty"`
+	AppliesTo        AppliesTo        `json:"applies_to"`
+	BuyQuantity      int64            `json:"buy_quantity"`
+	CampaignID       int64            `json:"campaign_id"`
+	ClaimEndsAt      *time.Time       `json:"claim_ends_at"`
+	ClaimStartsAt    time.Time        `json:"claim_starts_at"`
+	CodeMode         CodeMode         `json:"code_mode"`
+	CreatedAt        time.Time        `json:"created_at"`
+	Currency         string           `json:"currency"`
+	Description      string           `json:"description"`
+	ExtendOnRefund   bool             `json:"extend_on_refund"`
+	FaceValueCents   int64            `json:"face_value_cents"`
+	FullPriceOnly    bool             `json:"full_price_only"`
+	GetPercent       int64            `json:"get_percent"`
+	GetPercentBp     int64            `json:"get_percent_bp"`
+	GetQuantity      int64            `json:"get_quantity"`
+	ID               int64            `json:"id"`
+	Kind             TemplateKind     `json:"kind"`
+	MaxApplications  int64            `json:"max_applications"`
+	MaxDiscountCents int64            `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64            `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64            `json:"max_units_per_order"`
+	MinOrderCents    int64            `json:"min_order_cents"`
+	MinQuantity      int64            `json:"min_quantity"`
+	Name             string           `json:"name"`
+	PerUserLimit     int64            `json:"per_user_limit"`
+	PercentOff       int64            `json:"percent_off"`
+	PercentOffBp     int64            `json:"percent_off_bp"`
+	Priority         int64            `json:"priority"`
+	RefundPolicy     RefundPolicy     `json:"refund_policy"`
+	SharedCode       *string          `json:"shared_code,omitempty"`
+	Stacking         Stacking         `json:"stacking"`
+	Status           TemplateStatus   `json:"status"`
+	Target           TemplateTarget   `json:"target"`
+	Tiers            []Tier           `json:"tiers,omitempty"`
+	TotalStock       int64            `json:"total_stock"`
+	UnitOrder        *string          `json:"unit_order,omitempty"`
+	UpdatedAt        time.Time        `json:"updated_at"`
+	ValidDays        int64            `json:"valid_days"`
+	ValidFrom        *time.Time       `json:"valid_from"`
+	ValidUntil       *time.Time       `json:"valid_until"`
+}
+
+// TemplateAction defines model for TemplateAction.
+type TemplateAction struct {
 	AppliesTo        AppliesTo      `json:"applies_to"`
 	BuyQuantity      int64          `json:"buy_quantity"`
-	CampaignID       int64          `json:"campaign_id"`
-	ClaimEndsAt      *time.Time     `json:"claim_ends_at"`
-	ClaimStartsAt    time.Time      `json:"claim_starts_at"`
-	CodeMode         CodeMode       `json:"code_mode"`
-	CreatedAt        time.Time      `json:"created_at"`
-	Currency         string         `json:"currency"`
-	Description      string         `json:"description"`
-	ExtendOnRefund   bool           `json:"extend_on_refund"`
 	FaceValueCents   int64          `json:"face_value_cents"`
 	FullPriceOnly    bool           `json:"full_price_only"`
 	GetPercent       int64          `json:"get_percent"`
 	GetPercentBp     int64          `json:"get_percent_bp"`
 	GetQuantity      int64          `json:"get_quantity"`
-	ID               int64          `json:"id"`
 	Kind             TemplateKind   `json:"kind"`
 	MaxApplications  int64          `json:"max_applications"`
 	MaxDiscountCents int64          `json:"max_discount_cents"`
 	MaxUnitsPerLine  int64          `json:"max_units_per_line"`
 	MaxUnitsPerOrder int64          `json:"max_units_per_order"`
-	MinOrderCents    int64          `json:"min_order_cents"`
-	MinQuantity      int64          `json:"min_quantity"`
-	Name             string         `json:"name"`
-	PerUserLimit     int64          `json:"per_user_limit"`
 	PercentOff       int64          `json:"percent_off"`
 	PercentOffBp     int64          `json:"percent_off_bp"`
-	Priority         int64          `json:"priority"`
-	RefundPolicy     RefundPolicy   `json:"refund_policy"`
-	SharedCode       *string        `json:"shared_code,omitempty"`
-	Stacking         Stacking       `json:"stacking"`
-	Status           TemplateStatus `json:"status"`
 	Target           TemplateTarget `json:"target"`
 	Tiers            []Tier         `json:"tiers,omitempty"`
-	TotalStock       int64          `json:"total_stock"`
 	UnitOrder        *string        `json:"unit_order,omitempty"`
-	UpdatedAt        time.Time      `json:"updated_at"`
-	ValidDays        int64          `json:"valid_days"`
-	ValidFrom        *time.Time     `json:"valid_from"`
-	ValidUntil       *time.Time     `json:"valid_until"`
 }
 
 // TemplateAnswer defines model for TemplateAnswer.
@@ -1611,47 +1720,48 @@ type TemplateTarget struct {
 
 // TemplateView defines model for TemplateView.
 type TemplateView struct {
-	AppliesTo        AppliesTo      `json:"applies_to"`
-	BuyQuantity      int64          `json:"buy_quantity"`
-	CampaignID       int64          `json:"campaign_id"`
-	ClaimEndsAt      *time.Time     `json:"claim_ends_at"`
-	ClaimStartsAt    time.Time      `json:"claim_starts_at"`
-	CodeMode         CodeMode       `json:"code_mode"`
-	CreatedAt        time.Time      `json:"created_at"`
-	Currency         string         `json:"currency"`
-	Description      string         `json:"description"`
-	ExtendOnRefund   bool           `json:"extend_on_refund"`
-	FaceValueCents   int64          `json:"face_value_cents"`
-	FullPriceOnly    bool           `json:"full_price_only"`
-	GetPercent       int64          `json:"get_percent"`
-	GetPercentBp     int64          `json:"get_percent_bp"`
-	GetQuantity      int64          `json:"get_quantity"`
-	ID               int64          `json:"id"`
-	Kind             TemplateKind   `json:"kind"`
-	MaxApplications  int64          `json:"max_applications"`
-	MaxDiscountCents int64          `json:"max_discount_cents"`
-	MaxUnitsPerLine  int64          `json:"max_units_per_line"`
-	MaxUnitsPerOrder int64          `json:"max_units_per_order"`
-	MinOrderCents    int64          `json:"min_order_cents"`
-	MinQuantity      int64          `json:"min_quantity"`
-	Name             string         `json:"name"`
-	PerUserLimit     int64          `json:"per_user_limit"`
-	PercentOff       int64          `json:"percent_off"`
-	PercentOffBp     int64          `json:"percent_off_bp"`
-	Priority         int64          `json:"priority"`
-	RefundPolicy     RefundPolicy   `json:"refund_policy"`
-	Remaining        *int64         `json:"remaining"`
-	SharedCode       *string        `json:"shared_code,omitempty"`
-	Stacking         Stacking       `json:"stacking"`
-	Status           TemplateStatus `json:"status"`
-	Target           TemplateTarget `json:"target"`
-	Tiers            []Tier         `json:"tiers,omitempty"`
-	TotalStock       int64          `json:"total_stock"`
-	UnitOrder        *string        `json:"unit_order,omitempty"`
-	UpdatedAt        time.Time      `json:"updated_at"`
-	ValidDays        int64          `json:"valid_days"`
-	ValidFrom        *time.Time     `json:"valid_from"`
-	ValidUntil       *time.Time     `json:"valid_until"`
+	Actions          []TemplateAction `json:"actions,omitempty"`
+	AppliesTo        AppliesTo        `json:"applies_to"`
+	BuyQuantity      int64            `json:"buy_quantity"`
+	CampaignID       int64            `json:"campaign_id"`
+	ClaimEndsAt      *time.Time       `json:"claim_ends_at"`
+	ClaimStartsAt    time.Time        `json:"claim_starts_at"`
+	CodeMode         CodeMode         `json:"code_mode"`
+	CreatedAt        time.Time        `json:"created_at"`
+	Currency         string           `json:"currency"`
+	Description      string           `json:"description"`
+	ExtendOnRefund   bool             `json:"extend_on_refund"`
+	FaceValueCents   int64            `json:"face_value_cents"`
+	FullPriceOnly    bool             `json:"full_price_only"`
+	GetPercent       int64            `json:"get_percent"`
+	GetPercentBp     int64            `json:"get_percent_bp"`
+	GetQuantity      int64            `json:"get_quantity"`
+	ID               int64            `json:"id"`
+	Kind             TemplateKind     `json:"kind"`
+	MaxApplications  int64            `json:"max_applications"`
+	MaxDiscountCents int64            `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64            `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64            `json:"max_units_per_order"`
+	MinOrderCents    int64            `json:"min_order_cents"`
+	MinQuantity      int64            `json:"min_quantity"`
+	Name             string           `json:"name"`
+	PerUserLimit     int64            `json:"per_user_limit"`
+	PercentOff       int64            `json:"percent_off"`
+	PercentOffBp     int64            `json:"percent_off_bp"`
+	Priority         int64            `json:"priority"`
+	RefundPolicy     RefundPolicy     `json:"refund_policy"`
+	Remaining        *int64           `json:"remaining"`
+	SharedCode       *string          `json:"shared_code,omitempty"`
+	Stacking         Stacking         `json:"stacking"`
+	Status           TemplateStatus   `json:"status"`
+	Target           TemplateTarget   `json:"target"`
+	Tiers            []Tier           `json:"tiers,omitempty"`
+	TotalStock       int64            `json:"total_stock"`
+	UnitOrder        *string          `json:"unit_order,omitempty"`
+	UpdatedAt        time.Time        `json:"updated_at"`
+	ValidDays        int64            `json:"valid_days"`
+	ValidFrom        *time.Time       `json:"valid_from"`
+	ValidUntil       *time.Time       `json:"valid_until"`
 }
 
 // TemplatesAnswer defines model for TemplatesAnswer.

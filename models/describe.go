@@ -12,7 +12,48 @@ import (
 // off shirts, up to $15"). money writes an amount of the template's
 // currency. Every page that says what a coupon covers says it with this
 // one function (docs/pages.md, "Every coupon in words").
+//
+// A template of several actions says each action in turn (its target, unit
+// bounds and cap), then the template's minimums: "20% off your order, up
+// to $50.00, and free shipping, up to $10.00 off, on orders over $100.00".
 func DescribeTemplate(t *Template, money func(cents int64) string) string {
+	if len(t.Actions) == 0 {
+		return describeAction(t, money, true)
+	}
+	parts := make([]string, 0, 1+len(t.Actions))
+	for k := range 1 + len(t.Actions) {
+		a := t.Action(k)
+		at := a.asTemplate()
+		at.Currency = t.Currency
+		s := describeAction(&at, money, false)
+		if k > 0 && s != "" {
+			s = strings.ToLower(s[:1]) + s[1:]
+		}
+		parts = append(parts, s)
+	}
+	s := strings.Join(parts, ", and ")
+	if m := minimumWords(t, money); m != "" {
+		s += "," + m
+	}
+	return s
+}
+
+// minimumWords says a template's minimums (" on orders over $25.00 with 2
+// or more items"; "" for none).
+func minimumWords(t *Template, money func(cents int64) string) string {
+	var b strings.Builder
+	if t.MinOrderCents > 0 {
+		b.WriteString(" on orders over " + money(t.MinOrderCents))
+	}
+	if t.MinQuantity > 0 {
+		fmt.Fprintf(&b, " with %d or more items", t.MinQuantity)
+	}
+	return b.String()
+}
+
+// describeAction is the sentence of one action: its value, target, unit
+// bounds, the template's minimums when withMinimums, and its cap.
+func describeAction(t *Template, money func(cents int64) string, withMinimums bool) string {
 	scope := targetWords(t)
 	var b strings.Builder
 	switch t.Kind {
@@ -52,11 +93,8 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 		b.WriteString(" on full-price items only")
 	}
 	b.WriteString(unitWords(t))
-	if t.MinOrderCents > 0 {
-		b.WriteString(" on orders over " + money(t.MinOrderCents))
-	}
-	if t.MinQuantity > 0 {
-		fmt.Fprintf(&b, " with %d or more items", t.MinQuantity)
+	if withMinimums {
+		b.WriteString(minimumWords(t, money))
 	}
 	switch {
 	case t.Kind == KindPercent && t.MaxDiscountCents > 0:

@@ -98,6 +98,11 @@ type Template struct {
 	MaxUnitsPerLine  int64  `json:"max_units_per_line"`
 	MaxUnitsPerOrder int64  `json:"max_units_per_order"`
 	UnitOrder        string `json:"unit_order,omitempty"`
+	// Actions are the template's further actions, each priced after the
+	// ones before it on what they left, its own kind fields being the
+	// first (docs/pricing.md, "Several actions"); none for a template of
+	// one action.
+	Actions []TemplateAction `gorm:"serializer:json" json:"actions,omitempty"`
 	// Priority orders the coupons of one order: lower first (0..1000).
 	Priority int64 `json:"priority"`
 	// Currency is the ISO 4217 code of the template's amounts.
@@ -156,11 +161,16 @@ func basisPoints(whole, bp int64) int64 {
 // ValueCents is the budget value of one coupon, the most it can take off an
 // order: its face value (fixed) or its discount cap (every other kind, where
 // Validate requires one), so that a campaign's budget stays exact.
+// A template of several actions adds up the value of each.
 func (t *Template) ValueCents() int64 {
+	v := t.MaxDiscountCents
 	if t.Kind == KindFixed {
-		return t.FaceValueCents
+		v = t.FaceValueCents
 	}
-	return t.MaxDiscountCents
+	for i := range t.Actions {
+		v += t.Actions[i].ValueCents()
+	}
+	return v
 }
 
 // Validate checks every bound of a template (docs/README.md, and

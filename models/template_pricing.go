@@ -75,6 +75,7 @@ func (t *Template) validatePricing(errs *FieldErrors) {
 	}
 	t.validateTarget(errs)
 	t.validateUnits(errs)
+	t.validateActions(errs)
 }
 
 // validateUnits checks the unit bounds and unit_order (docs/pricing.md,

@@ -98,6 +98,8 @@ type discountsAnswer struct {
 	Totals     reports.DiscountRow   `json:"totals" doc:"the rows summed (by category a line counts once per category it is in); orders counted once"`
 	// TotalsByLine counts each line once, whatever its categories.
 	TotalsByLine reports.DiscountRow `json:"totals_by_line" doc:"each line counted once, whatever its categories"`
+	// Actions splits the same coupons' discount by template and action.
+	Actions []reports.DiscountAction `json:"actions" doc:"the same coupons' discount on the lines and the shipping, by template and action (0: the template's own kind, then its actions in order)"`
 }
 
 // discountRequest reads the discount report's query.
@@ -119,7 +121,8 @@ func (s *Server) showDiscounts(c *gin.Context) {
 		rows = []reports.DiscountRow{}
 	}
 	web.Respond(c, http.StatusOK, "ok", discountsAnswer{By: q.By, Currency: q.Currency, From: q.Range.From, To: q.Range.To,
-		CampaignID: q.CampaignID, TemplateID: q.TemplateID, Rows: rows, Totals: r.Totals, TotalsByLine: r.TotalsByLine})
+		CampaignID: q.CampaignID, TemplateID: q.TemplateID, Rows: rows, Totals: r.Totals, TotalsByLine: r.TotalsByLine,
+		Actions: r.Actions})
 }
 
 // discountsCSV answers the discount report as CSV: a header row, then a

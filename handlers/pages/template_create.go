@@ -40,6 +40,8 @@ type templateForm struct {
 	// The unit bounds as typed (empty: none) and which units first.
 	MaxUnitsPerLine, MaxUnitsPerOrder, UnitOrder string
 	Targets                                      map[string]string
+	// Also is the further action (template_action_form.go).
+	Also actionForm
 	// Token names this filling of the form: sent twice, it creates one
 	// template (createOnce).
 	Token  string
@@ -274,6 +276,7 @@ func readTemplateForm(c *gin.Context) templateForm {
 	for _, tf := range targetFields {
 		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
 	}
+	f.Also = readActionForm(c)
 	return f
 }
 
@@ -340,6 +343,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 			CategoryIDs: formList(f.Targets["category_ids"]), ExcludeSKUs: formList(f.Targets["exclude_skus"]),
 			ExcludeProductIDs: formList(f.Targets["exclude_product_ids"]), ExcludeCategoryIDs: formList(f.Targets["exclude_category_ids"])}
 	}
+	t.Actions = f.Also.actions(e, money)
 	t.MinOrderCents = money("min_order", f.MinOrder, false)
 	t.MinQuantity = formInt(e, "min_quantity", f.MinQuantity, false)
 	t.Priority = models.DefaultPriority

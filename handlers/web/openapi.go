@@ -160,6 +160,7 @@ var fieldSchemas = map[string]map[string]any{
 	"units_bound":      {"minimum": 0, "maximum": models.MaxUnitsBound},
 	"unit_order":       {"enum": []string{models.UnitsCheapest, models.UnitsDearest}},
 	"tiers":            {"minItems": 1, "maxItems": models.MaxTiers},
+	"actions":          {"maxItems": models.MaxActions},
 	"target_list": {"maxItems": models.MaxTargetEntries,
 		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": models.MaxTargetEntryRune, "pattern": trimmedPrintablePattern}},
 	"refund_policy": {"enum": []string{models.RefundRestore, models.RefundRecycle}},

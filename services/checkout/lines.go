@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"gorm.io/gorm"
@@ -219,7 +220,7 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 	row := func(line int, discount int64, units *string) {
 		if len(args) == 0 {
 			q = make([]byte, 0, 160+(len(r.Lines)+1)*48)
-			q = append(q, `INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, created_at) VALUES `...)
+			q = append(q, `INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, actions, created_at) VALUES `...)
 		} else {
 			q = append(q, ',')
 		}
@@ -231,8 +232,8 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 		q = strconv.AppendInt(q, c.TemplateID, 10)
 		q = append(q, ',')
 		q = strconv.AppendInt(q, discount, 10)
-		q = append(q, ",0,?,?)"...)
-		args = append(args, orderID, units, now)
+		q = append(q, ",0,?,?,?)"...)
+		args = append(args, orderID, units, core.EncodeActionParts(r, line), now)
 	}
 	for _, ls := range r.Lines {
 		if ls.DiscountCents == 0 {

@@ -9,39 +9,48 @@ import (
 // (docs/pricing.md): its code and its template's rule. The target lists are
 // shared with the template, not copied: a template's lists are stored
 // sorted (Template.Validate), so a cart's lines are matched by halves. An
-// empty applies_to is the whole order.
+// empty applies_to is the whole order. The template's further actions
+// follow its own kind fields, in order (docs/pricing.md, "Several
+// actions").
 func PricingCoupon(t *models.Template, code string) pricing.Coupon {
+	first := t.Action(0)
+	c := pricingAction(&first)
+	c.Code, c.Currency = code, t.Currency
+	c.MinOrderCents, c.MinQuantity, c.Priority = t.MinOrderCents, t.MinQuantity, t.Priority
+	for i := range t.Actions {
+		c.Actions = append(c.Actions, pricingAction(&t.Actions[i]))
+	}
+	return c
+}
+
+// pricingAction is one action of a template as pricing reads it.
+func pricingAction(a *models.TemplateAction) pricing.Coupon {
 	c := pricing.Coupon{
-		Code:             code,
-		Currency:         t.Currency,
-		Kind:             t.Kind,
-		AppliesTo:        t.AppliesTo,
-		FaceValueCents:   t.FaceValueCents,
-		PercentOff:       t.PercentOff,
-		PercentOffBP:     t.PercentOffBP,
-		MaxDiscountCents: t.MaxDiscountCents,
-		MinOrderCents:    t.MinOrderCents,
-		MinQuantity:      t.MinQuantity,
-		BuyQuantity:      t.BuyQuantity,
-		GetQuantity:      t.GetQuantity,
-		GetPercent:       t.GetPercent,
-		GetPercentBP:     t.GetPercentBP,
-		MaxApplications:  t.MaxApplications,
-		Priority:         t.Priority,
-		FullPriceOnly:    t.FullPriceOnly,
-		MaxUnitsPerLine:  t.MaxUnitsPerLine,
-		MaxUnitsPerOrder: t.MaxUnitsPerOrder,
-		UnitOrder:        t.UnitOrder,
+		Kind:             a.Kind,
+		AppliesTo:        a.AppliesTo,
+		FaceValueCents:   a.FaceValueCents,
+		PercentOff:       a.PercentOff,
+		PercentOffBP:     a.PercentOffBP,
+		MaxDiscountCents: a.MaxDiscountCents,
+		BuyQuantity:      a.BuyQuantity,
+		GetQuantity:      a.GetQuantity,
+		GetPercent:       a.GetPercent,
+		GetPercentBP:     a.GetPercentBP,
+		MaxApplications:  a.MaxApplications,
+		FullPriceOnly:    a.FullPriceOnly,
+		MaxUnitsPerLine:  a.MaxUnitsPerLine,
+		MaxUnitsPerOrder: a.MaxUnitsPerOrder,
+		UnitOrder:        a.UnitOrder,
 		Match: pricing.Match{
-			SKUs: t.Target.SKUs, ProductIDs: t.Target.ProductIDs, CategoryIDs: t.Target.CategoryIDs,
-			ExcludeSKUs: t.Target.ExcludeSKUs, ExcludeProductIDs: t.Target.ExcludeProductIDs,
-			ExcludeCategoryIDs: t.Target.ExcludeCategoryIDs,
+			SKUs: a.Target.SKUs, ProductIDs: a.Target.ProductIDs, CategoryIDs: a.Target.CategoryIDs,
+			ExcludeSKUs: a.Target.ExcludeSKUs, ExcludeProductIDs: a.Target.ExcludeProductIDs,
+			ExcludeCategoryIDs: a.Target.ExcludeCategoryIDs,
 		},
 	}
 	if c.AppliesTo == "" {
 		c.AppliesTo = pricing.AppliesToOrder
 	}
-	for _, tier := range t.Tiers {
+	for _, tier := range a.Tiers {
 		c.Tiers = append(c.Tiers, pricing.Tier{MinCents: tier.MinCents, OffCents: tier.OffCents, PercentOff: tier.PercentOff, PercentOffBP: tier.PercentOffBP, MinQuantity: tier.MinQuantity})
 	}
 	return c

@@ -61,6 +61,13 @@ type Coupon struct {
 	// buy_x_get_y (its sets choose) nor the shipping.
 	MaxUnitsPerLine, MaxUnitsPerOrder int64
 	UnitOrder                         string
+	// Actions are the coupon's further actions ("20% off + free
+	// shipping"): the coupon itself is its first action, then each of these
+	// in order, each priced on what the earlier ones left. Only an action's
+	// kind, AppliesTo, Match, kind fields, cap, FullPriceOnly and unit
+	// bounds count: its code, currency, priority and minimums are the
+	// coupon's (docs/pricing.md, "Several actions").
+	Actions []Coupon
 }
 
 // Which units a coupon with a unit bound discounts first.

@@ -41,6 +41,11 @@ type CouponResult struct {
 	// per-unit split; ShippingCents is its part of the shipping.
 	Lines         []LineShare
 	ShippingCents int64
+	// Actions is, for a coupon of several actions, each action's part (its
+	// first the coupon's own kind, then Coupon.Actions in order), with the
+	// coupon's code: their discounts, lines and shipping add up to the
+	// coupon's, unit by unit. nil for a coupon of one action.
+	Actions []CouponResult
 }
 
 // LineShare is a coupon's discount on one line.
@@ -160,25 +165,36 @@ func (p *Pricer) PriceAfter(cart *Cart, taken Taken, coupons []Coupon, out *Resu
 			r.Refusal = RefusalCurrency
 			continue
 		}
-		if c.onShipping() {
-			d, refusal := p.priceShipping(cart, c, shippingLeft)
-			r.Refusal = refusal
-			r.DiscountCents, r.ShippingCents = d, d
-			shippingLeft -= d
-			out.ShippingDiscountCents += d
-			out.DiscountCents += d
+		if len(c.Actions) == 0 {
+			r.Actions = r.Actions[:0]
+			p.priceOne(cart, c, r, out, &shippingLeft)
 			continue
 		}
-		d, refusal := p.weigh(cart, c)
-		if refusal != "" {
-			r.Refusal = refusal
-			continue
-		}
-		p.allocate(d, r, out)
-		r.DiscountCents = d
-		out.DiscountCents += d
+		p.priceActions(cart, c, r, out, &shippingLeft)
 	}
 	out.PayableCents = cart.SubtotalCents() + max(cart.ShippingCents, 0) - takenCents - takenShipping - out.DiscountCents
+}
+
+// priceOne prices one action (a coupon of one action, or one action of a
+// coupon) into r, on what is left of the lines and of the shipping.
+func (p *Pricer) priceOne(cart *Cart, c *Coupon, r *CouponResult, out *Result, shippingLeft *int64) {
+	if c.onShipping() {
+		d, refusal := p.priceShipping(cart, c, *shippingLeft)
+		r.Refusal = refusal
+		r.DiscountCents, r.ShippingCents = d, d
+		*shippingLeft -= d
+		out.ShippingDiscountCents += d
+		out.DiscountCents += d
+		return
+	}
+	d, refusal := p.weigh(cart, c)
+	if refusal != "" {
+		r.Refusal = refusal
+		return
+	}
+	p.allocate(d, r, out)
+	r.DiscountCents = d
+	out.DiscountCents += d
 }
 
 // reset makes every line's units whole again, less what was taken of them
@@ -566,6 +582,10 @@ func (p *Pricer) allocate(d int64, r *CouponResult, out *Result) {
 		ls.Units = unitRuns(p.cut, ls.Units[:0])
 		lr := &out.Lines[i]
 		lr.DiscountCents += ld
+		if k := len(lr.Coupons); k > 0 && lr.Coupons[k-1].Code == r.Code {
+			lr.Coupons[k-1].DiscountCents += ld // another action of the same coupon
+			continue
+		}
 		lr.Coupons = append(lr.Coupons, CouponPart{Code: r.Code, DiscountCents: ld})
 	}
 }

@@ -70,6 +70,9 @@ type DiscountReport struct {
 	// whatever its categories (by SKU the two are equal). Both count each
 	// order once.
 	Totals, TotalsByLine DiscountRow
+	// Actions splits the discount of the same coupons (on the lines and
+	// on the shipping) by template and action.
+	Actions []DiscountAction
 }
 
 // CheckDiscounts checks a discount report request. Errors:
@@ -152,14 +155,7 @@ func (s *Reports) discounts(ctx context.Context, q DiscountQuery) (*DiscountRepo
 		JOIN checkout_orders o ON o.order_id = d.order_id
 		WHERE d.line_no >= 0 AND l.used_at >= ? AND l.used_at < ? AND o.currency = ?`
 	args := []any{false, q.Range.Start, q.Range.End, q.Currency}
-	if q.CampaignID != 0 {
-		stmt += ` AND t.campaign_id = ?`
-		args = append(args, q.CampaignID)
-	}
-	if q.TemplateID != 0 {
-		stmt += ` AND d.template_id = ?`
-		args = append(args, q.TemplateID)
-	}
+	stmt, args = q.narrow(stmt, args)
 	stmt += ` GROUP BY ol.order_id, ol.line_no, ol.sku, ol.category_ids, ol.quantity, ol.returned_quantity`
 	rows, err := s.DB.WithContext(ctx).Raw(stmt, args...).Rows()
 	if err != nil {
@@ -220,5 +216,22 @@ func (s *Reports) discounts(ctx context.Context, q DiscountQuery) (*DiscountRepo
 	}
 	out.Totals.Orders, out.TotalsByLine.Orders = int64(len(all)), int64(len(all))
 	slices.SortFunc(out.Rows, func(a, b DiscountRow) int { return cmp.Compare(a.Key, b.Key) })
+	if out.Actions, err = s.discountActions(ctx, q); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// narrow adds the query's campaign and template to a statement over
+// order_line_discounts d and templates t.
+func (q *DiscountQuery) narrow(stmt string, args []any) (string, []any) {
+	if q.CampaignID != 0 {
+		stmt += ` AND t.campaign_id = ?`
+		args = append(args, q.CampaignID)
+	}
+	if q.TemplateID != 0 {
+		stmt += ` AND d.template_id = ?`
+		args = append(args, q.TemplateID)
+	}
+	return stmt, args
 }
