@@ -61,6 +61,9 @@ type Coupon struct {
 	// buy_x_get_y (its sets choose) nor the shipping.
 	MaxUnitsPerLine, MaxUnitsPerOrder int64
 	UnitOrder                         string
+	// Condition, when set, is what the cart must hold for the coupon to
+	// apply at all, apart from what it discounts (see Condition).
+	Condition *Condition
 }
 
 // Which units a coupon with a unit bound discounts first.
