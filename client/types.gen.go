@@ -682,6 +682,9 @@ type CreateTemplateRequest struct {
 	ClaimStartsAt *time.Time `json:"claim_starts_at,omitempty"`
 	CodeMode      *CodeMode  `json:"code_mode,omitempty"`
 
+	// Condition what the cart must hold for the coupon to apply at all, apart from what it discounts, judged on the cart before any discount (docs/pricing.md, Conditions); left out: none
+	Condition *TemplateCondition `json:"condition,omitempty"`
+
 	// Currency ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's
 	Currency *string `json:"currency,omitempty"`
 
@@ -1399,46 +1402,47 @@ type StatsAnswer struct {
 
 // Template defines model for Template.
 type Template struct {
-	AppliesTo        AppliesTo      `json:"applies_to"`
-	BuyQuantity      int64          `json:"buy_quantity"`
-	CampaignID       int64          `json:"campaign_id"`
-	ClaimEndsAt      *time.Time     `json:"claim_ends_at"`
-	ClaimStartsAt    time.Time      `json:"claim_starts_at"`
-	CodeMode         CodeMode       `json:"code_mode"`
-	CreatedAt        time.Time      `json:"created_at"`
-	Currency         string         `json:"currency"`
-	Description      string         `json:"description"`
-	ExtendOnRefund   bool           `json:"extend_on_refund"`
-	FaceValueCents   int64          `json:"face_value_cents"`
-	FullPriceOnly    bool           `json:"full_price_only"`
-	GetPercent       int64          `json:"get_percent"`
-	GetPercentBp     int64          `json:"get_percent_bp"`
-	GetQuantity      int64          `json:"get_quantity"`
-	ID               int64          `json:"id"`
-	Kind             TemplateKind   `json:"kind"`
-	MaxApplications  int64          `json:"max_applications"`
-	MaxDiscountCents int64          `json:"max_discount_cents"`
-	MaxUnitsPerLine  int64          `json:"max_units_per_line"`
-	MaxUnitsPerOrder int64          `json:"max_units_per_order"`
-	MinOrderCents    int64          `json:"min_order_cents"`
-	MinQuantity      int64          `json:"min_quantity"`
-	Name             string         `json:"name"`
-	PerUserLimit     int64          `json:"per_user_limit"`
-	PercentOff       int64          `json:"percent_off"`
-	PercentOffBp     int64          `json:"percent_off_bp"`
-	Priority         int64          `json:"priority"`
-	RefundPolicy     RefundPolicy   `json:"refund_policy"`
-	SharedCode       *string        `json:"shared_code,omitempty"`
-	Stacking         Stacking       `json:"stacking"`
-	Status           TemplateStatus `json:"status"`
-	Target           TemplateTarget `json:"target"`
-	Tiers            []Tier         `json:"tiers,omitempty"`
-	TotalStock       int64          `json:"total_stock"`
-	UnitOrder        *string        `json:"unit_order,omitempty"`
-	UpdatedAt        time.Time      `json:"updated_at"`
-	ValidDays        int64          `json:"valid_days"`
-	ValidFrom        *time.Time     `json:"valid_from"`
-	ValidUntil       *time.Time     `json:"valid_until"`
+	AppliesTo        AppliesTo          `json:"applies_to"`
+	BuyQuantity      int64              `json:"buy_quantity"`
+	CampaignID       int64              `json:"campaign_id"`
+	ClaimEndsAt      *time.Time         `json:"claim_ends_at"`
+	ClaimStartsAt    time.Time          `json:"claim_starts_at"`
+	CodeMode         CodeMode           `json:"code_mode"`
+	Condition        *TemplateCondition `json:"condition,omitempty"`
+	CreatedAt        time.Time          `json:"created_at"`
+	Currency         string             `json:"currency"`
+	Description      string             `json:"description"`
+	ExtendOnRefund   bool               `json:"extend_on_refund"`
+	FaceValueCents   int64              `json:"face_value_cents"`
+	FullPriceOnly    bool               `json:"full_price_only"`
+	GetPercent       int64              `json:"get_percent"`
+	GetPercentBp     int64              `json:"get_percent_bp"`
+	GetQuantity      int64              `json:"get_quantity"`
+	ID               int64              `json:"id"`
+	Kind             TemplateKind       `json:"kind"`
+	MaxApplications  int64              `json:"max_applications"`
+	MaxDiscountCents int64              `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64              `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64              `json:"max_units_per_order"`
+	MinOrderCents    int64              `json:"min_order_cents"`
+	MinQuantity      int64              `json:"min_quantity"`
+	Name             string             `json:"name"`
+	PerUserLimit     int64              `json:"per_user_limit"`
+	PercentOff       int64              `json:"percent_off"`
+	PercentOffBp     int64              `json:"percent_off_bp"`
+	Priority         int64              `json:"priority"`
+	RefundPolicy     RefundPolicy       `json:"refund_policy"`
+	SharedCode       *string            `json:"shared_code,omitempty"`
+	Stacking         Stacking           `json:"stacking"`
+	Status           TemplateStatus     `json:"status"`
+	Target           TemplateTarget     `json:"target"`
+	Tiers            []Tier             `json:"tiers,omitempty"`
+	TotalStock       int64              `json:"total_stock"`
+	UnitOrder        *string            `json:"unit_order,omitempty"`
+	UpdatedAt        time.Time          `json:"updated_at"`
+	ValidDays        int64              `json:"valid_days"`
+	ValidFrom        *time.Time         `json:"valid_from"`
+	ValidUntil       *time.Time         `json:"valid_until"`
 }
 
 // TemplateAnswer defines model for TemplateAnswer.
@@ -1455,6 +1459,14 @@ type TemplateAnswer struct {
 	// Result the result word
 	Result   string   `json:"result"`
 	Template Template `json:"template"`
+}
+
+// TemplateCondition defines model for TemplateCondition.
+type TemplateCondition struct {
+	MinAmountCents *int64         `json:"min_amount_cents,omitempty"`
+	MinQuantity    *int64         `json:"min_quantity,omitempty"`
+	Repeat         *bool          `json:"repeat,omitempty"`
+	Target         TemplateTarget `json:"target"`
 }
 
 // TemplateDrift defines model for TemplateDrift.
@@ -1544,47 +1556,48 @@ type TemplateTarget struct {
 
 // TemplateView defines model for TemplateView.
 type TemplateView struct {
-	AppliesTo        AppliesTo      `json:"applies_to"`
-	BuyQuantity      int64          `json:"buy_quantity"`
-	CampaignID       int64          `json:"campaign_id"`
-	ClaimEndsAt      *time.Time     `json:"claim_ends_at"`
-	ClaimStartsAt    time.Time      `json:"claim_starts_at"`
-	CodeMode         CodeMode       `json:"code_mode"`
-	CreatedAt        time.Time      `json:"created_at"`
-	Currency         string         `json:"currency"`
-	Description      string         `json:"description"`
-	ExtendOnRefund   bool           `json:"extend_on_refund"`
-	FaceValueCents   int64          `json:"face_value_cents"`
-	FullPriceOnly    bool           `json:"full_price_only"`
-	GetPercent       int64          `json:"get_percent"`
-	GetPercentBp     int64          `json:"get_percent_bp"`
-	GetQuantity      int64          `json:"get_quantity"`
-	ID               int64          `json:"id"`
-	Kind             TemplateKind   `json:"kind"`
-	MaxApplications  int64          `json:"max_applications"`
-	MaxDiscountCents int64          `json:"max_discount_cents"`
-	MaxUnitsPerLine  int64          `json:"max_units_per_line"`
-	MaxUnitsPerOrder int64          `json:"max_units_per_order"`
-	MinOrderCents    int64          `json:"min_order_cents"`
-	MinQuantity      int64          `json:"min_quantity"`
-	Name             string         `json:"name"`
-	PerUserLimit     int64          `json:"per_user_limit"`
-	PercentOff       int64          `json:"percent_off"`
-	PercentOffBp     int64          `json:"percent_off_bp"`
-	Priority         int64          `json:"priority"`
-	RefundPolicy     RefundPolicy   `json:"refund_policy"`
-	Remaining        *int64         `json:"remaining"`
-	SharedCode       *string        `json:"shared_code,omitempty"`
-	Stacking         Stacking       `json:"stacking"`
-	Status           TemplateStatus `json:"status"`
-	Target           TemplateTarget `json:"target"`
-	Tiers            []Tier         `json:"tiers,omitempty"`
-	TotalStock       int64          `json:"total_stock"`
-	UnitOrder        *string        `json:"unit_order,omitempty"`
-	UpdatedAt        time.Time      `json:"updated_at"`
-	ValidDays        int64          `json:"valid_days"`
-	ValidFrom        *time.Time     `json:"valid_from"`
-	ValidUntil       *time.Time     `json:"valid_until"`
+	AppliesTo        AppliesTo          `json:"applies_to"`
+	BuyQuantity      int64              `json:"buy_quantity"`
+	CampaignID       int64              `json:"campaign_id"`
+	ClaimEndsAt      *time.Time         `json:"claim_ends_at"`
+	ClaimStartsAt    time.Time          `json:"claim_starts_at"`
+	CodeMode         CodeMode           `json:"code_mode"`
+	Condition        *TemplateCondition `json:"condition,omitempty"`
+	CreatedAt        time.Time          `json:"created_at"`
+	Currency         string             `json:"currency"`
+	Description      string             `json:"description"`
+	ExtendOnRefund   bool               `json:"extend_on_refund"`
+	FaceValueCents   int64              `json:"face_value_cents"`
+	FullPriceOnly    bool               `json:"full_price_only"`
+	GetPercent       int64              `json:"get_percent"`
+	GetPercentBp     int64              `json:"get_percent_bp"`
+	GetQuantity      int64              `json:"get_quantity"`
+	ID               int64              `json:"id"`
+	Kind             TemplateKind       `json:"kind"`
+	MaxApplications  int64              `json:"max_applications"`
+	MaxDiscountCents int64              `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64              `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64              `json:"max_units_per_order"`
+	MinOrderCents    int64              `json:"min_order_cents"`
+	MinQuantity      int64              `json:"min_quantity"`
+	Name             string             `json:"name"`
+	PerUserLimit     int64              `json:"per_user_limit"`
+	PercentOff       int64              `json:"percent_off"`
+	PercentOffBp     int64              `json:"percent_off_bp"`
+	Priority         int64              `json:"priority"`
+	RefundPolicy     RefundPolicy       `json:"refund_policy"`
+	Remaining        *int64             `json:"remaining"`
+	SharedCode       *string            `json:"shared_code,omitempty"`
+	Stacking         Stacking           `json:"stacking"`
+	Status           TemplateStatus     `json:"status"`
+	Target           TemplateTarget     `json:"target"`
+	Tiers            []Tier             `json:"tiers,omitempty"`
+	TotalStock       int64              `json:"total_stock"`
+	UnitOrder        *string            `json:"unit_order,omitempty"`
+	UpdatedAt        time.Time          `json:"updated_at"`
+	ValidDays        int64              `json:"valid_days"`
+	ValidFrom        *time.Time         `json:"valid_from"`
+	ValidUntil       *time.Time         `json:"valid_until"`
 }
 
 // TemplatesAnswer defines model for TemplatesAnswer.

@@ -98,6 +98,11 @@ type Template struct {
 	MaxUnitsPerLine  int64  `json:"max_units_per_line"`
 	MaxUnitsPerOrder int64  `json:"max_units_per_order"`
 	UnitOrder        string `json:"unit_order,omitempty"`
+	// Condition is what the cart must hold for the coupons to apply at
+	// all, apart from what they discount (nil: none; docs/pricing.md,
+	// "Conditions"). Its column is cart_condition: CONDITION is a reserved
+	// word in MySQL.
+	Condition *TemplateCondition `gorm:"column:cart_condition;serializer:json" json:"condition,omitempty"`
 	// Priority orders the coupons of one order: lower first (0..1000).
 	Priority int64 `json:"priority"`
 	// Currency is the ISO 4217 code of the template's amounts.

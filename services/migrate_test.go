@@ -62,7 +62,7 @@ func TestMigrateFreshDatabase(t *testing.T) {
 	if err := core.Migrate(ctx, db, dialect); err != nil {
 		t.Fatal(err)
 	}
-	want = core.MigrationStatus{Version: 17, Latest: 17}
+	want = core.MigrationStatus{Version: 19, Latest: 19}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status after = %+v, want %+v", st, want)
 	}
@@ -149,7 +149,7 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 		if err := core.Migrate(ctx, db, dialect); err != nil {
 			t.Fatal(err)
 		}
-		want = core.MigrationStatus{Version: 17, Latest: 17}
+		want = core.MigrationStatus{Version: 19, Latest: 19}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status after = %+v, want %+v", st, want)
 		}
@@ -183,7 +183,7 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 		if err := core.Migrate(ctx, db, dialect); err != nil {
 			t.Fatal(err)
 		}
-		want = core.MigrationStatus{Version: 17, Latest: 17}
+		want = core.MigrationStatus{Version: 19, Latest: 19}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status after = %+v, want %+v", st, want)
 		}
@@ -221,7 +221,7 @@ func TestMigrateConcurrentInstances(t *testing.T) {
 			t.Errorf("instance %d: %v", i, err)
 		}
 	}
-	want := core.MigrationStatus{Version: 17, Latest: 17}
+	want := core.MigrationStatus{Version: 19, Latest: 19}
 	if st := migrationStatus(t, dbs[0], dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status = %+v, want %+v", st, want)
 	}
@@ -240,18 +240,18 @@ func TestForceMigrationVersion(t *testing.T) {
 	if err := db.Exec("UPDATE schema_version SET dirty = ?", true).Error; err != nil {
 		t.Fatal(err)
 	}
-	want := core.MigrationStatus{Version: 17, Dirty: true, Latest: 17}
+	want := core.MigrationStatus{Version: 19, Dirty: true, Latest: 19}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status = %+v, want %+v", st, want)
 	}
 	err := core.Migrate(ctx, db, dialect)
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("Dirty database version %d", 17)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("Dirty database version %d", 19)) {
 		t.Fatalf("migrate of a dirty database: %v, want the dirty error", err)
 	}
-	if err := core.ForceMigrationVersion(ctx, db, dialect, 17); err != nil {
+	if err := core.ForceMigrationVersion(ctx, db, dialect, 19); err != nil {
 		t.Fatal(err)
 	}
-	want = core.MigrationStatus{Version: 17, Latest: 17}
+	want = core.MigrationStatus{Version: 19, Latest: 19}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status after force = %+v, want %+v", st, want)
 	}

@@ -196,7 +196,7 @@ func (s *Server) Routes() []web.Route {
 			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[redeemAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
-				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch"}, 429: {"busy"}}},
+				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch", "condition_not_met"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/refunds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.refundCoupon, Tag: "checkout", Summary: "Refund a coupon's use by a cancelled order",
 			Description: "Restore policy: the coupon is issued again to its holder (with extend_on_refund its validity moves " +
@@ -220,7 +220,7 @@ func (s *Server) Routes() []web.Route {
 				"coupons (user_id is the shopper's). Each code counts against the caller's and the user's validation limits (429 rate_limited). " +
 				"With lines the answer gives each line's discount and each coupon's part of it, and the shipping's discount.",
 			Request: web.TypeOf[validateRequest](), Status: 200,
-			Results: []string{"ok", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable",
+			Results: []string{"ok", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "condition_not_met", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "currency_mismatch", "not_found"},
 			Answer: web.TypeOf[checkoutAnswer](),
 			Errors: map[int][]string{429: {"rate_limited"}}},
@@ -237,7 +237,7 @@ func (s *Server) Routes() []web.Route {
 			Errors: map[int][]string{404: {web.ErrFound},
 				409: {"held", "not_combinable", "already_used", "revoked", "not_valid_now",
 					"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
-				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch"}, 429: {"busy"}}},
+				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch", "condition_not_met"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/holds/:order_id", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.getHold, Tag: "checkout", Summary: "Show an order's hold",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[checkoutAnswer](),

@@ -32,17 +32,28 @@ func PricingCoupon(t *models.Template, code string) pricing.Coupon {
 		MaxUnitsPerLine:  t.MaxUnitsPerLine,
 		MaxUnitsPerOrder: t.MaxUnitsPerOrder,
 		UnitOrder:        t.UnitOrder,
-		Match: pricing.Match{
-			SKUs: t.Target.SKUs, ProductIDs: t.Target.ProductIDs, CategoryIDs: t.Target.CategoryIDs,
-			ExcludeSKUs: t.Target.ExcludeSKUs, ExcludeProductIDs: t.Target.ExcludeProductIDs,
-			ExcludeCategoryIDs: t.Target.ExcludeCategoryIDs,
-		},
+		Match:            matchOf(&t.Target),
 	}
 	if c.AppliesTo == "" {
 		c.AppliesTo = pricing.AppliesToOrder
+	}
+	if cd := t.Condition; cd != nil {
+		c.Condition = &pricing.Condition{
+			Match:       matchOf(&cd.Target),
+			MinQuantity: cd.MinQuantity, MinAmountCents: cd.MinAmountCents, Repeat: cd.Repeat,
+		}
 	}
 	for _, tier := range t.Tiers {
 		c.Tiers = append(c.Tiers, pricing.Tier{MinCents: tier.MinCents, OffCents: tier.OffCents, PercentOff: tier.PercentOff, PercentOffBP: tier.PercentOffBP, MinQuantity: tier.MinQuantity})
 	}
 	return c
+}
+
+// matchOf is a template's target (or its condition's) as pricing reads it.
+func matchOf(tt *models.TemplateTarget) pricing.Match {
+	return pricing.Match{
+		SKUs: tt.SKUs, ProductIDs: tt.ProductIDs, CategoryIDs: tt.CategoryIDs,
+		ExcludeSKUs: tt.ExcludeSKUs, ExcludeProductIDs: tt.ExcludeProductIDs,
+		ExcludeCategoryIDs: tt.ExcludeCategoryIDs,
+	}
 }
