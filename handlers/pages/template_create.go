@@ -40,6 +40,8 @@ type templateForm struct {
 	// The unit bounds as typed (empty: none) and which units first.
 	MaxUnitsPerLine, MaxUnitsPerOrder, UnitOrder string
 	Targets                                      map[string]string
+	// Condition is what the cart must hold, as typed (conditionForm).
+	Condition conditionForm
 	// Token names this filling of the form: sent twice, it creates one
 	// template (createOnce).
 	Token  string
@@ -270,6 +272,7 @@ func readTemplateForm(c *gin.Context) templateForm {
 		MaxUnitsPerLine: c.PostForm("max_units_per_line"), MaxUnitsPerOrder: c.PostForm("max_units_per_order"),
 		UnitOrder: c.PostForm("unit_order"),
 		Token:     postedOrNewToken(c), Errors: formErrors{},
+		Condition: readConditionForm(c),
 	}
 	for _, tf := range targetFields {
 		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
@@ -340,6 +343,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 			CategoryIDs: formList(f.Targets["category_ids"]), ExcludeSKUs: formList(f.Targets["exclude_skus"]),
 			ExcludeProductIDs: formList(f.Targets["exclude_product_ids"]), ExcludeCategoryIDs: formList(f.Targets["exclude_category_ids"])}
 	}
+	t.Condition = f.Condition.condition(e, digits)
 	t.MinOrderCents = money("min_order", f.MinOrder, false)
 	t.MinQuantity = formInt(e, "min_quantity", f.MinQuantity, false)
 	t.Priority = models.DefaultPriority
