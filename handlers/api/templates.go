@@ -27,35 +27,38 @@ type createTemplateRequest struct {
 	MinOrderCents    *int64  `json:"min_order_cents" schema:"money" doc:"the smallest subtotal of the targeted lines the coupon applies to"`
 	// What the coupon applies to and the fields of the other kinds
 	// (docs/pricing.md, "Template fields").
-	AppliesTo        *string           `json:"applies_to" schema:"applies_to"`
-	Target           *targetRequest    `json:"target" doc:"with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats"`
-	MinQuantity      *int64            `json:"min_quantity" schema:"min_quantity" doc:"the fewest targeted units the coupon applies to (0: any)"`
-	BuyQuantity      *int64            `json:"buy_quantity" schema:"set_quantity" doc:"buy_x_get_y: the units bought in each set"`
-	GetQuantity      *int64            `json:"get_quantity" schema:"set_quantity" doc:"buy_x_get_y: the cheapest units of each set that take get_percent off"`
-	GetPercent       *int64            `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)"`
-	GetPercentBP     *int64            `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)"`
-	MaxApplications  *int64            `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)"`
-	Tiers            []tierRequest     `json:"tiers" schema:"tiers" doc:"tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)"`
-	FullPriceOnly    *bool             `json:"full_price_only" doc:"true: the coupon skips the lines the shop marked down (compare_at_price_cents above unit_price_cents), as lines it does not target; not with applies_to shipping"`
-	MaxUnitsPerLine  *int64            `json:"max_units_per_line" schema:"units_bound" doc:"the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping"`
-	MaxUnitsPerOrder *int64            `json:"max_units_per_order" schema:"units_bound" doc:"the most units of the order the coupon discounts (0: no bound; 1 with unit_order cheapest: the cheapest item, once); not for buy_x_get_y nor the shipping"`
-	UnitOrder        *string           `json:"unit_order" schema:"unit_order" doc:"with a units bound: which units first, cheapest (default) or dearest (what is left of their price); only with max_units_per_line or max_units_per_order"`
-	Condition        *conditionRequest `json:"condition" doc:"what the cart must hold for the coupon to apply at all, apart from what it discounts, judged on the cart before any discount (docs/pricing.md, Conditions); left out: none"`
-	Priority         *int64            `json:"priority" schema:"priority" doc:"the order of the coupons of one order: lower first; 100 when left out"`
-	Currency         *string           `json:"currency" schema:"currency" doc:"ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's"`
-	TotalStock       *int64            `json:"total_stock" binding:"required" schema:"total_stock" doc:"1..10,000,000"`
-	PerUserLimit     *int64            `json:"per_user_limit" binding:"required" schema:"per_user_limit" doc:"1..100"`
-	ClaimStartsAt    *string           `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
-	ClaimEndsAt      *string           `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
-	ValidFrom        *string           `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until; claim_starts_at must be before valid_until and claim_ends_at not after it"`
-	ValidUntil       *string           `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from, after it and not yet passed"`
-	ValidDays        *int64            `json:"valid_days" schema:"valid_days" doc:"1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)"`
-	RefundPolicy     *string           `json:"refund_policy" schema:"refund_policy"`
-	ExtendOnRefund   *bool             `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
-	Status           *string           `json:"status" schema:"template_status"`
-	Stacking         *string           `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
-	CodeMode         *string           `json:"code_mode" schema:"code_mode"`
-	SharedCode       *string           `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
+	AppliesTo        *string        `json:"applies_to" schema:"applies_to"`
+	Target           *targetRequest `json:"target" doc:"with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats"`
+	MinQuantity      *int64         `json:"min_quantity" schema:"min_quantity" doc:"the fewest targeted units the coupon applies to (0: any)"`
+	BuyQuantity      *int64         `json:"buy_quantity" schema:"set_quantity" doc:"buy_x_get_y: the units bought in each set"`
+	GetQuantity      *int64         `json:"get_quantity" schema:"set_quantity" doc:"buy_x_get_y: the cheapest units of each set that take get_percent off"`
+	GetPercent       *int64         `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)"`
+	GetPercentBP     *int64         `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)"`
+	MaxApplications  *int64         `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)"`
+	Tiers            []tierRequest  `json:"tiers" schema:"tiers" doc:"tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)"`
+	FullPriceOnly    *bool          `json:"full_price_only" doc:"true: the coupon skips the lines the shop marked down (compare_at_price_cents above unit_price_cents), as lines it does not target; not with applies_to shipping"`
+	MaxUnitsPerLine  *int64         `json:"max_units_per_line" schema:"units_bound" doc:"the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping"`
+	MaxUnitsPerOrder *int64         `json:"max_units_per_order" schema:"units_bound" doc:"the most units of the order the coupon discounts (0: no bound; 1 with unit_order cheapest: the cheapest item, once); not for buy_x_get_y nor the shipping"`
+	UnitOrder        *string        `json:"unit_order" schema:"unit_order" doc:"with a units bound: which units first, cheapest (default) or dearest (what is left of their price); only with max_units_per_line or max_units_per_order"`
+	Priority         *int64         `json:"priority" schema:"priority" doc:"the order of the coupons of one order: lower first; 100 when left out"`
+	Currency         *string        `json:"currency" schema:"currency" doc:"ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's"`
+	TotalStock       *int64         `json:"total_stock" binding:"required" schema:"total_stock" doc:"1..10,000,000"`
+	PerUserLimit     *int64         `json:"per_user_limit" binding:"required" schema:"per_user_limit" doc:"1..100"`
+	ClaimStartsAt    *string        `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
+	ClaimEndsAt      *string        `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
+	ValidFrom        *string        `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until; claim_starts_at must be before valid_until and claim_ends_at not after it"`
+	ValidUntil       *string        `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from, after it and not yet passed"`
+	ValidDays        *int64         `json:"valid_days" schema:"valid_days" doc:"1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)"`
+	RefundPolicy     *string        `json:"refund_policy" schema:"refund_policy"`
+	ExtendOnRefund   *bool          `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
+	Status           *string        `json:"status" schema:"template_status"`
+	Stacking         *string        `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
+	CodeMode         *string        `json:"code_mode" schema:"code_mode"`
+	SharedCode       *string        `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
+
+	// Condition is what the cart must hold, apart from the target
+	// (docs/pricing.md, "Conditions").
+	Condition *conditionRequest `json:"condition" doc:"what the cart must hold for the coupon to apply at all, apart from what it discounts, judged on the cart before any discount (docs/pricing.md, Conditions); left out: none"`
 }
 
 // tierRequest is models.Tier as a request sends it.
