@@ -1,6 +1,7 @@
 package pages_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -61,5 +62,35 @@ func TestPagesTemplateFormCondition(t *testing.T) {
 	}
 	if n := e.CountTemplates(t); n != before {
 		t.Fatalf("a template was created: %d → %d", before, n)
+	}
+}
+
+// TestPagesTillSaleCondition: at the till, a coupon whose condition the
+// sale does not meet is refused saying what the sale lacks; with the
+// items it needs, the preview says the coupon with its condition and
+// takes its discount off the jacket only.
+func TestPagesTillSaleCondition(t *testing.T) {
+	e := testsupport.NewPageEnv(t)
+	tp, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{Name: "Jackets", CampaignID: e.Demo.Campaign.ID,
+		TotalStock: 50, PerUserLimit: 5, ValidDays: 30, Kind: models.KindPercent, PercentOff: 10, MaxDiscountCents: 5000,
+		AppliesTo: models.AppliesToItems, Target: models.TemplateTarget{CategoryIDs: []string{"jackets"}},
+		Condition: &models.TemplateCondition{Target: models.TemplateTarget{CategoryIDs: []string{"trousers"}}, MinQuantity: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.ClaimFor(t, tp.ID, "shopper")
+	cashier := e.Client(t)
+	cashier.Login("cashier")
+	p := cashier.Form("/pos", "/pos/preview", saleForm("T-200", c.Code, "", "TR-1,1,40.00,trousers", "JK-1,1,120.00,jackets"))
+	if txt := p.Text(); p.Status == http.StatusOK || !strings.Contains(txt, "needs 2 items of category trousers, the cart has 1") {
+		t.Fatalf("1 trousers: %v\n%s", p, txt)
+	}
+	p = cashier.Form("/pos", "/pos/preview", saleForm("T-201", c.Code, "", "TR-1,2,40.00,trousers", "JK-1,1,120.00,jackets"))
+	txt := p.Text()
+	for _, want := range []string{"· 10% off jackets when the cart has 2 items of category trousers, up to $50: −$12.00",
+		"TR-1 × 2 (trousers) $80.00 — $80.00", "JK-1 × 1 (jackets) $120.00 −$12.00 $108.00", "To pay $188.00"} {
+		if p.Status != http.StatusOK || !strings.Contains(txt, want) {
+			t.Fatalf("2 trousers: want %q in\n%s", want, txt)
+		}
 	}
 }
