@@ -782,7 +782,7 @@ type CreateCampaignRequest struct {
 
 // CreateTemplateRequest defines model for CreateTemplateRequest.
 type CreateTemplateRequest struct {
-	// Actions further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums apply to all of them
+	// Actions further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums and condition apply to all of them
 	Actions   []ActionRequest `json:"actions,omitempty"`
 	AppliesTo *AppliesTo      `json:"applies_to,omitempty"`
 
@@ -798,6 +798,9 @@ type CreateTemplateRequest struct {
 	// ClaimStartsAt RFC 3339; now when left out; RFC 3339, within the years 2000 to 2100 in UTC
 	ClaimStartsAt *time.Time `json:"claim_starts_at,omitempty"`
 	CodeMode      *CodeMode  `json:"code_mode,omitempty"`
+
+	// Condition what the cart must hold for the coupon to apply at all, apart from what it discounts, judged on the cart before any discount (docs/pricing.md, Conditions); left out: none
+	Condition *TemplateCondition `json:"condition,omitempty"`
 
 	// Currency ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's
 	Currency *string `json:"currency,omitempty"`
@@ -1553,47 +1556,48 @@ type StatsAnswer struct {
 
 // Template defines model for Template.
 type Template struct {
-	Actions          []TemplateAction `json:"actions,omitempty"`
-	AppliesTo        AppliesTo        `json:"applies_to"`
-	BuyQuantity      int64            `json:"buy_quantity"`
-	CampaignID       int64            `json:"campaign_id"`
-	ClaimEndsAt      *time.Time       `json:"claim_ends_at"`
-	ClaimStartsAt    time.Time        `json:"claim_starts_at"`
-	CodeMode         CodeMode         `json:"code_mode"`
-	CreatedAt        time.Time        `json:"created_at"`
-	Currency         string           `json:"currency"`
-	Description      string           `json:"description"`
-	ExtendOnRefund   bool             `json:"extend_on_refund"`
-	FaceValueCents   int64            `json:"face_value_cents"`
-	FullPriceOnly    bool             `json:"full_price_only"`
-	GetPercent       int64            `json:"get_percent"`
-	GetPercentBp     int64            `json:"get_percent_bp"`
-	GetQuantity      int64            `json:"get_quantity"`
-	ID               int64            `json:"id"`
-	Kind             TemplateKind     `json:"kind"`
-	MaxApplications  int64            `json:"max_applications"`
-	MaxDiscountCents int64            `json:"max_discount_cents"`
-	MaxUnitsPerLine  int64            `json:"max_units_per_line"`
-	MaxUnitsPerOrder int64            `json:"max_units_per_order"`
-	MinOrderCents    int64            `json:"min_order_cents"`
-	MinQuantity      int64            `json:"min_quantity"`
-	Name             string           `json:"name"`
-	PerUserLimit     int64            `json:"per_user_limit"`
-	PercentOff       int64            `json:"percent_off"`
-	PercentOffBp     int64            `json:"percent_off_bp"`
-	Priority         int64            `json:"priority"`
-	RefundPolicy     RefundPolicy     `json:"refund_policy"`
-	SharedCode       *string          `json:"shared_code,omitempty"`
-	Stacking         Stacking         `json:"stacking"`
-	Status           TemplateStatus   `json:"status"`
-	Target           TemplateTarget   `json:"target"`
-	Tiers            []Tier           `json:"tiers,omitempty"`
-	TotalStock       int64            `json:"total_stock"`
-	UnitOrder        *string          `json:"unit_order,omitempty"`
-	UpdatedAt        time.Time        `json:"updated_at"`
-	ValidDays        int64            `json:"valid_days"`
-	ValidFrom        *time.Time       `json:"valid_from"`
-	ValidUntil       *time.Time       `json:"valid_until"`
+	Actions          []TemplateAction   `json:"actions,omitempty"`
+	AppliesTo        AppliesTo          `json:"applies_to"`
+	BuyQuantity      int64              `json:"buy_quantity"`
+	CampaignID       int64              `json:"campaign_id"`
+	ClaimEndsAt      *time.Time         `json:"claim_ends_at"`
+	ClaimStartsAt    time.Time          `json:"claim_starts_at"`
+	CodeMode         CodeMode           `json:"code_mode"`
+	Condition        *TemplateCondition `json:"condition,omitempty"`
+	CreatedAt        time.Time          `json:"created_at"`
+	Currency         string             `json:"currency"`
+	Description      string             `json:"description"`
+	ExtendOnRefund   bool               `json:"extend_on_refund"`
+	FaceValueCents   int64              `json:"face_value_cents"`
+	FullPriceOnly    bool               `json:"full_price_only"`
+	GetPercent       int64              `json:"get_percent"`
+	GetPercentBp     int64              `json:"get_percent_bp"`
+	GetQuantity      int64              `json:"get_quantity"`
+	ID               int64              `json:"id"`
+	Kind             TemplateKind       `json:"kind"`
+	MaxApplications  int64              `json:"max_applications"`
+	MaxDiscountCents int64              `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64              `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64              `json:"max_units_per_order"`
+	MinOrderCents    int64              `json:"min_order_cents"`
+	MinQuantity      int64              `json:"min_quantity"`
+	Name             string             `json:"name"`
+	PerUserLimit     int64              `json:"per_user_limit"`
+	PercentOff       int64              `json:"percent_off"`
+	PercentOffBp     int64              `json:"percent_off_bp"`
+	Priority         int64              `json:"priority"`
+	RefundPolicy     RefundPolicy       `json:"refund_policy"`
+	SharedCode       *string            `json:"shared_code,omitempty"`
+	Stacking         Stacking           `json:"stacking"`
+	Status           TemplateStatus     `json:"status"`
+	Target           TemplateTarget     `json:"target"`
+	Tiers            []Tier             `json:"tiers,omitempty"`
+	TotalStock       int64              `json:"total_stock"`
+	UnitOrder        *string            `json:"unit_order,omitempty"`
+	UpdatedAt        time.Time          `json:"updated_at"`
+	ValidDays        int64              `json:"valid_days"`
+	ValidFrom        *time.Time         `json:"valid_from"`
+	ValidUntil       *time.Time         `json:"valid_until"`
 }
 
 // TemplateAction defines model for TemplateAction.
@@ -1631,6 +1635,14 @@ type TemplateAnswer struct {
 	// Result the result word
 	Result   string   `json:"result"`
 	Template Template `json:"template"`
+}
+
+// TemplateCondition defines model for TemplateCondition.
+type TemplateCondition struct {
+	MinAmountCents *int64         `json:"min_amount_cents,omitempty"`
+	MinQuantity    *int64         `json:"min_quantity,omitempty"`
+	Repeat         *bool          `json:"repeat,omitempty"`
+	Target         TemplateTarget `json:"target"`
 }
 
 // TemplateDrift defines model for TemplateDrift.
@@ -1720,48 +1732,49 @@ type TemplateTarget struct {
 
 // TemplateView defines model for TemplateView.
 type TemplateView struct {
-	Actions          []TemplateAction `json:"actions,omitempty"`
-	AppliesTo        AppliesTo        `json:"applies_to"`
-	BuyQuantity      int64            `json:"buy_quantity"`
-	CampaignID       int64            `json:"campaign_id"`
-	ClaimEndsAt      *time.Time       `json:"claim_ends_at"`
-	ClaimStartsAt    time.Time        `json:"claim_starts_at"`
-	CodeMode         CodeMode         `json:"code_mode"`
-	CreatedAt        time.Time        `json:"created_at"`
-	Currency         string           `json:"currency"`
-	Description      string           `json:"description"`
-	ExtendOnRefund   bool             `json:"extend_on_refund"`
-	FaceValueCents   int64            `json:"face_value_cents"`
-	FullPriceOnly    bool             `json:"full_price_only"`
-	GetPercent       int64            `json:"get_percent"`
-	GetPercentBp     int64            `json:"get_percent_bp"`
-	GetQuantity      int64            `json:"get_quantity"`
-	ID               int64            `json:"id"`
-	Kind             TemplateKind     `json:"kind"`
-	MaxApplications  int64            `json:"max_applications"`
-	MaxDiscountCents int64            `json:"max_discount_cents"`
-	MaxUnitsPerLine  int64            `json:"max_units_per_line"`
-	MaxUnitsPerOrder int64            `json:"max_units_per_order"`
-	MinOrderCents    int64            `json:"min_order_cents"`
-	MinQuantity      int64            `json:"min_quantity"`
-	Name             string           `json:"name"`
-	PerUserLimit     int64            `json:"per_user_limit"`
-	PercentOff       int64            `json:"percent_off"`
-	PercentOffBp     int64            `json:"percent_off_bp"`
-	Priority         int64            `json:"priority"`
-	RefundPolicy     RefundPolicy     `json:"refund_policy"`
-	Remaining        *int64           `json:"remaining"`
-	SharedCode       *string          `json:"shared_code,omitempty"`
-	Stacking         Stacking         `json:"stacking"`
-	Status           TemplateStatus   `json:"status"`
-	Target           TemplateTarget   `json:"target"`
-	Tiers            []Tier           `json:"tiers,omitempty"`
-	TotalStock       int64            `json:"total_stock"`
-	UnitOrder        *string          `json:"unit_order,omitempty"`
-	UpdatedAt        time.Time        `json:"updated_at"`
-	ValidDays        int64            `json:"valid_days"`
-	ValidFrom        *time.Time       `json:"valid_from"`
-	ValidUntil       *time.Time       `json:"valid_until"`
+	Actions          []TemplateAction   `json:"actions,omitempty"`
+	AppliesTo        AppliesTo          `json:"applies_to"`
+	BuyQuantity      int64              `json:"buy_quantity"`
+	CampaignID       int64              `json:"campaign_id"`
+	ClaimEndsAt      *time.Time         `json:"claim_ends_at"`
+	ClaimStartsAt    time.Time          `json:"claim_starts_at"`
+	CodeMode         CodeMode           `json:"code_mode"`
+	Condition        *TemplateCondition `json:"condition,omitempty"`
+	CreatedAt        time.Time          `json:"created_at"`
+	Currency         string             `json:"currency"`
+	Description      string             `json:"description"`
+	ExtendOnRefund   bool               `json:"extend_on_refund"`
+	FaceValueCents   int64              `json:"face_value_cents"`
+	FullPriceOnly    bool               `json:"full_price_only"`
+	GetPercent       int64              `json:"get_percent"`
+	GetPercentBp     int64              `json:"get_percent_bp"`
+	GetQuantity      int64              `json:"get_quantity"`
+	ID               int64              `json:"id"`
+	Kind             TemplateKind       `json:"kind"`
+	MaxApplications  int64              `json:"max_applications"`
+	MaxDiscountCents int64              `json:"max_discount_cents"`
+	MaxUnitsPerLine  int64              `json:"max_units_per_line"`
+	MaxUnitsPerOrder int64              `json:"max_units_per_order"`
+	MinOrderCents    int64              `json:"min_order_cents"`
+	MinQuantity      int64              `json:"min_quantity"`
+	Name             string             `json:"name"`
+	PerUserLimit     int64              `json:"per_user_limit"`
+	PercentOff       int64              `json:"percent_off"`
+	PercentOffBp     int64              `json:"percent_off_bp"`
+	Priority         int64              `json:"priority"`
+	RefundPolicy     RefundPolicy       `json:"refund_policy"`
+	Remaining        *int64             `json:"remaining"`
+	SharedCode       *string            `json:"shared_code,omitempty"`
+	Stacking         Stacking           `json:"stacking"`
+	Status           TemplateStatus     `json:"status"`
+	Target           TemplateTarget     `json:"target"`
+	Tiers            []Tier             `json:"tiers,omitempty"`
+	TotalStock       int64              `json:"total_stock"`
+	UnitOrder        *string            `json:"unit_order,omitempty"`
+	UpdatedAt        time.Time          `json:"updated_at"`
+	ValidDays        int64              `json:"valid_days"`
+	ValidFrom        *time.Time         `json:"valid_from"`
+	ValidUntil       *time.Time         `json:"valid_until"`
 }
 
 // TemplatesAnswer defines model for TemplatesAnswer.

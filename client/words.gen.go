@@ -64,6 +64,8 @@ const (
 	ResultCurrencyMismatch = "currency_mismatch"
 	// ResultInUse: a delete of a template or campaign that issued coupons (or has templates, or a claim or code job under way); archive it instead.
 	ResultInUse = "in_use"
+	// ResultConditionNotMet: the cart does not hold what the coupon's condition asks (so many items or so much of the lines it names).
+	ResultConditionNotMet = "condition_not_met"
 	// ResultInternal: a bug, logged with its cause; the body says only "internal error".
 	ResultInternal = "internal"
 )

@@ -43,6 +43,18 @@ var (
 	webhookURL  = kw{"minLength": 1, "maxLength": events.MaxURLBytes}
 )
 
+// init gives a template condition's target the bounds of the template's
+// target: they are one type, and its rows are the target's under another
+// prefix.
+func init() {
+	const from, to = "CreateTemplateRequest.target.", "CreateTemplateRequest.condition.target."
+	for row, bounds := range requestBounds {
+		if strings.HasPrefix(row, from) {
+			requestBounds[to+strings.TrimPrefix(row, from)] = bounds
+		}
+	}
+}
+
 // requestBounds are the bounds the handlers and services enforce on every
 // request property ("Schema.property", "Schema.property[]" for its items)
 // and parameter ("METHOD /path in:name", or "* in:name" for every
@@ -116,6 +128,8 @@ var requestBounds = map[string]kw{
 	"CreateTemplateRequest.max_units_per_order":           {"minimum": 0, "maximum": 1000000},
 	"CreateTemplateRequest.priority":                      {"minimum": 0, "maximum": models.MaxPriority},
 	"CreateTemplateRequest.shared_code":                   {"minLength": models.MinSharedCodeLen, "maxLength": models.MaxSharedCodeLen, "pattern": "^[A-Za-z0-9-]+$"},
+	"CreateTemplateRequest.condition.min_amount_cents":    money,
+	"CreateTemplateRequest.condition.min_quantity":        {"minimum": 0, "maximum": models.MaxMinQuantity},
 	"CreateTemplateRequest.target.category_ids":           targetList,
 	"CreateTemplateRequest.target.category_ids[]":         targetEntry,
 	"CreateTemplateRequest.target.exclude_category_ids":   targetList,

@@ -7,7 +7,7 @@ import (
 
 // DescribeTemplate says in one sentence what a coupon of t does, from its
 // fields alone: its value, the items or the shipping it applies to, what
-// it leaves out, its minimum and its cap ("Buy 2, get 1 free on shoes, not
+// it leaves out, its minimum, its condition on the cart and its cap ("Buy 2, get 1 free on shoes, not
 // on sale items, up to $80 off", "Free shipping on orders over $25", "20%
 // off shirts, up to $15"). money writes an amount of the template's
 // currency. Every page that says what a coupon covers says it with this
@@ -79,8 +79,14 @@ func describeAction(t *Template, money func(cents int64) string, withMinimums bo
 				from = fmt.Sprintf("%d %s", tier.MinQuantity, plural(tier.MinQuantity, "item"))
 			}
 			steps[i] = off + " off from " + from
+			if t.AppliesTo == AppliesToShipping {
+				steps[i] = off + " off shipping from " + from
+			}
 		}
-		b.WriteString(strings.Join(steps, ", ") + prefixed(" spent on ", scope.on))
+		b.WriteString(strings.Join(steps, ", "))
+		if t.AppliesTo != AppliesToShipping {
+			b.WriteString(prefixed(" spent on ", scope.on))
+		}
 	case KindFreeShipping:
 		b.WriteString("Free shipping")
 	default:
@@ -96,6 +102,7 @@ func describeAction(t *Template, money func(cents int64) string, withMinimums bo
 	if withMinimums {
 		b.WriteString(minimumWords(t, money))
 	}
+	b.WriteString(prefixed(" ", ConditionWords(t, money)))
 	switch {
 	case t.Kind == KindPercent && t.MaxDiscountCents > 0:
 		b.WriteString(", up to " + money(t.MaxDiscountCents))

@@ -103,6 +103,11 @@ type Template struct {
 	// first (docs/pricing.md, "Several actions"); none for a template of
 	// one action.
 	Actions []TemplateAction `gorm:"serializer:json" json:"actions,omitempty"`
+	// Condition is what the cart must hold for the coupons to apply at
+	// all, apart from what they discount (nil: none; docs/pricing.md,
+	// "Conditions"). Its column is cart_condition: CONDITION is a reserved
+	// word in MySQL.
+	Condition *TemplateCondition `gorm:"column:cart_condition;serializer:json" json:"condition,omitempty"`
 	// Priority orders the coupons of one order: lower first (0..1000).
 	Priority int64 `json:"priority"`
 	// Currency is the ISO 4217 code of the template's amounts.

@@ -57,7 +57,7 @@ func quoted(values []string) string {
 }
 
 // validatePricing checks kind, its fields, applies_to, target, min_quantity,
-// priority and currency (docs/pricing.md, "Template fields").
+// priority, currency and condition (docs/pricing.md, "Template fields").
 func (t *Template) validatePricing(errs *FieldErrors) {
 	if !slices.Contains(TemplateKinds, t.Kind) {
 		errs.Add(Invalid("kind", "must be %s", quoted(TemplateKinds)))
@@ -76,6 +76,7 @@ func (t *Template) validatePricing(errs *FieldErrors) {
 	t.validateTarget(errs)
 	t.validateUnits(errs)
 	t.validateActions(errs)
+	t.validateCondition(errs)
 }
 
 // validateUnits checks the unit bounds and unit_order (docs/pricing.md,
@@ -273,8 +274,8 @@ func (t *Template) validateTarget(errs *FieldErrors) {
 		errs.Add(Invalid("applies_to", "must be %s", quoted(AppliesToValues)))
 	case t.Kind == KindFreeShipping && t.AppliesTo != AppliesToShipping:
 		errs.Add(Invalid("applies_to", `must be "shipping" for a free_shipping coupon`))
-	case t.AppliesTo == AppliesToShipping && !slices.Contains([]string{KindFixed, KindPercent, KindFreeShipping}, t.Kind):
-		errs.Add(Invalid("applies_to", `"shipping" is only for fixed, percent and free_shipping coupons`))
+	case t.AppliesTo == AppliesToShipping && !slices.Contains([]string{KindFixed, KindPercent, KindTiered, KindFreeShipping}, t.Kind):
+		errs.Add(Invalid("applies_to", `"shipping" is only for fixed, percent, tiered and free_shipping coupons`))
 	}
 	if t.FullPriceOnly && t.AppliesTo == AppliesToShipping {
 		errs.Add(Invalid("full_price_only", `is for coupons on the order or on items, not on the shipping`))
@@ -282,8 +283,15 @@ func (t *Template) validateTarget(errs *FieldErrors) {
 	if t.AppliesTo != AppliesToItems && !t.Target.Empty() {
 		errs.Add(Invalid("target", `is only for applies_to "items"`))
 	}
-	for _, l := range t.Target.lists() {
-		field := "target." + l.name
+	t.Target.validateLists("target.", errs)
+}
+
+// validateLists checks each list of a target (a template's or its
+// condition's, whose field names start with prefix) and sorts it without
+// repeats; an empty list becomes nil.
+func (tt *TemplateTarget) validateLists(prefix string, errs *FieldErrors) {
+	for _, l := range tt.lists() {
+		field := prefix + l.name
 		if len(*l.list) > MaxTargetEntries {
 			errs.Add(Invalid(field, "must hold at most %d entries", MaxTargetEntries))
 			continue

@@ -160,7 +160,7 @@ func TestTemplateValidateKinds(t *testing.T) {
 		{"free shipping on order", "free_shipping", func(tp *models.Template) { tp.AppliesTo = "order" }, []string{"applies_to"}},
 		{"free shipping with face", "free_shipping", func(tp *models.Template) { tp.FaceValueCents = 100 }, []string{"face_value_cents"}},
 		{"applies_to unknown", "fixed", func(tp *models.Template) { tp.AppliesTo = "cart" }, []string{"applies_to"}},
-		{"tiered on shipping", "tiered", func(tp *models.Template) { tp.AppliesTo = "shipping" }, []string{"applies_to"}},
+		{"fixed_per_item on shipping", "fixed_per_item", func(tp *models.Template) { tp.AppliesTo = "shipping" }, []string{"applies_to"}},
 		{"target on order", "fixed", func(tp *models.Template) { tp.Target.SKUs = []string{"A"} }, []string{"target"}},
 		{"target too long", "fixed", func(tp *models.Template) {
 			tp.AppliesTo = "items"

@@ -48,7 +48,8 @@ var goNames = map[[2]string]string{
 // their limits) the Go type of the same object elsewhere, by schema and
 // property: a template's target is one type, sent and read.
 var goTypeNames = map[[2]string]string{
-	{"CreateTemplateRequest", "target"}: "TemplateTarget",
+	{"CreateTemplateRequest", "target"}:    "TemplateTarget",
+	{"CreateTemplateRequest", "condition"}: "TemplateCondition",
 }
 
 // goShape rewrites the document's component schemas into the shape the Go

@@ -196,7 +196,7 @@ func (s *Server) Routes() []web.Route {
 			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[redeemAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
-				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch"}, 429: {"busy"}}},
+				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch", "condition_not_met"}, 429: {"busy"}}},
 		{Method: "POST", Path: "/api/v1/refunds", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.refundCoupon, Tag: "checkout", Summary: "Refund a coupon's use by a cancelled order",
 			Description: "Restore policy: the coupon is issued again to its holder (with extend_on_refund its validity moves " +
@@ -223,7 +223,7 @@ func (s *Server) Routes() []web.Route {
 				"that the stacking rules allow and that takes the most off the order (ties: fewer coupons, then the earlier codes), " +
 				"and left_out: every other coupon weighed, with its reason (refused, not_combinable, not_best, not_considered) and message.",
 			Request: web.TypeOf[validateRequest](), Status: 200,
-			Results: []string{"ok", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "not_combinable",
+			Results: []string{"ok", "held", "already_used", "revoked", "not_valid_now", "below_minimum", "condition_not_met", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "currency_mismatch", "not_found"},
 			Answer: web.TypeOf[checkoutAnswer](),
 			Errors: map[int][]string{429: {"rate_limited"}}},
@@ -240,7 +240,7 @@ func (s *Server) Routes() []web.Route {
 			Errors: map[int][]string{404: {web.ErrFound},
 				409: {"held", "not_combinable", "already_used", "revoked", "not_valid_now",
 					"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress"},
-				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch"}, 429: {"busy"}}},
+				422: {"below_minimum", "idempotency_mismatch", "currency_mismatch", "condition_not_met"}, 429: {"busy"}}},
 		{Method: "GET", Path: "/api/v1/holds/:order_id", Roles: web.Roles(models.RoleCashier, models.RoleApp),
 			Handler: s.getHold, Tag: "checkout", Summary: "Show an order's hold",
 			Status: 200, Results: []string{"ok"}, Answer: web.TypeOf[checkoutAnswer](),

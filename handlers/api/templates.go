@@ -40,7 +40,6 @@ type createTemplateRequest struct {
 	MaxUnitsPerLine  *int64          `json:"max_units_per_line" schema:"units_bound" doc:"the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping"`
 	MaxUnitsPerOrder *int64          `json:"max_units_per_order" schema:"units_bound" doc:"the most units of the order the coupon discounts (0: no bound; 1 with unit_order cheapest: the cheapest item, once); not for buy_x_get_y nor the shipping"`
 	UnitOrder        *string         `json:"unit_order" schema:"unit_order" doc:"with a units bound: which units first, cheapest (default) or dearest (what is left of their price); only with max_units_per_line or max_units_per_order"`
-	Actions          []actionRequest `json:"actions" schema:"actions" doc:"further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums apply to all of them"`
 	Priority         *int64          `json:"priority" schema:"priority" doc:"the order of the coupons of one order: lower first; 100 when left out"`
 	Currency         *string         `json:"currency" schema:"currency" doc:"ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's"`
 	TotalStock       *int64          `json:"total_stock" binding:"required" schema:"total_stock" doc:"1..10,000,000"`
@@ -55,7 +54,12 @@ type createTemplateRequest struct {
 	Status           *string         `json:"status" schema:"template_status"`
 	Stacking         *string         `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
 	CodeMode         *string         `json:"code_mode" schema:"code_mode"`
+	Actions          []actionRequest `json:"actions" schema:"actions" doc:"further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums and condition apply to all of them"`
 	SharedCode       *string         `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
+
+	// Condition is what the cart must hold, apart from the target
+	// (docs/pricing.md, "Conditions").
+	Condition *conditionRequest `json:"condition" doc:"what the cart must hold for the coupon to apply at all, apart from what it discounts, judged on the cart before any discount (docs/pricing.md, Conditions); left out: none"`
 }
 
 // tierRequest is models.Tier as a request sends it.
@@ -115,6 +119,15 @@ type targetRequest = struct {
 	ExcludeCategoryIDs []string `json:"exclude_category_ids" schema:"target_list" doc:"never the lines in any of these categories"`
 }
 
+// conditionRequest is models.TemplateCondition as a request sends it: an
+// unnamed struct, described in place with its limits, as targetRequest.
+type conditionRequest = struct {
+	Target         *targetRequest `json:"target" doc:"the lines the condition counts: the lists of target; every line when no include list is given"`
+	MinQuantity    int64          `json:"min_quantity" schema:"min_quantity" doc:"the fewest units of those lines the cart must hold (this or min_amount_cents, at least 1)"`
+	MinAmountCents int64          `json:"min_amount_cents" schema:"money" doc:"the least amount of those lines, before any discount, the cart must hold"`
+	Repeat         bool           `json:"repeat" doc:"max_units_per_order is per min_quantity units held: each min_quantity of them gives max_units_per_order more (buy 2 of A, get 1 of B, again for every 2 more); needs both"`
+}
+
 // template converts the request (DecodeJSON saw the required fields),
 // naming the first malformed field.
 func (r *createTemplateRequest) template() (models.Template, error) {
@@ -157,6 +170,12 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 	}
 	for _, a := range r.Actions {
 		t.Actions = append(t.Actions, a.action())
+	}
+	if c := r.Condition; c != nil {
+		t.Condition = &models.TemplateCondition{MinQuantity: c.MinQuantity, MinAmountCents: c.MinAmountCents, Repeat: c.Repeat}
+		if c.Target != nil {
+			t.Condition.Target = models.TemplateTarget(*c.Target)
+		}
 	}
 	if r.AppliesTo != nil {
 		t.AppliesTo = *r.AppliesTo

@@ -42,6 +42,8 @@ type templateForm struct {
 	Targets                                      map[string]string
 	// Also is the further action (template_action_form.go).
 	Also actionForm
+	// Condition is what the cart must hold, as typed (conditionForm).
+	Condition conditionForm
 	// Token names this filling of the form: sent twice, it creates one
 	// template (createOnce).
 	Token  string
@@ -272,6 +274,7 @@ func readTemplateForm(c *gin.Context) templateForm {
 		MaxUnitsPerLine: c.PostForm("max_units_per_line"), MaxUnitsPerOrder: c.PostForm("max_units_per_order"),
 		UnitOrder: c.PostForm("unit_order"),
 		Token:     postedOrNewToken(c), Errors: formErrors{},
+		Condition: readConditionForm(c),
 	}
 	for _, tf := range targetFields {
 		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
@@ -344,6 +347,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 			ExcludeProductIDs: formList(f.Targets["exclude_product_ids"]), ExcludeCategoryIDs: formList(f.Targets["exclude_category_ids"])}
 	}
 	t.Actions = f.Also.actions(e, money)
+	t.Condition = f.Condition.condition(e, digits)
 	t.MinOrderCents = money("min_order", f.MinOrder, false)
 	t.MinQuantity = formInt(e, "min_quantity", f.MinQuantity, false)
 	t.Priority = models.DefaultPriority

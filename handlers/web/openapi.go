@@ -145,7 +145,7 @@ var fieldSchemas = map[string]map[string]any{
 	"order_amount":  {"minimum": 1, "maximum": models.MaxMoneyCents},
 	"template_kind": {"enum": models.TemplateKinds},
 	"applies_to": {"enum": models.AppliesToValues,
-		"description": "order (default; shipping for free_shipping): every discountable line; items: the lines target selects; shipping: the shipping (fixed, percent and free_shipping only)"},
+		"description": "order (default; shipping for free_shipping): every discountable line; items: the lines target selects; shipping: the shipping (fixed, percent, tiered and free_shipping only)"},
 	// 0 is a field the kind does not take; the kinds that take one need 1 or more.
 	"money":            {"minimum": 0, "maximum": models.MaxMoneyCents},
 	"percent_off":      {"minimum": 0, "maximum": models.MaxPercent},

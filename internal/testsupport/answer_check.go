@@ -56,6 +56,8 @@ var statedRules = map[string]string{
 	"POST /api/v1/templates max_units_per_order":    "not for buy_x_get_y nor the shipping",
 	"POST /api/v1/templates unit_order":             "only with max_units_per_line or max_units_per_order",
 	"POST /api/v1/templates get_percent_bp":         "not both",
+	"POST /api/v1/templates condition.min_quantity": "this or min_amount_cents, at least 1",
+	"POST /api/v1/templates condition.repeat":       "needs both",
 	"POST /api/v1/templates tiers[].percent_off_bp": "not both",
 	// An action's fields follow its kind as the template's do.
 	"POST /api/v1/templates actions[].max_discount_cents": "required by every kind but fixed",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
@@ -275,7 +276,8 @@ func nothingToDiscount(code, why string) error {
 
 // refusalError is the error of a coupon pricing refused (nil when it
 // applies): below_minimum for a minimum not met or a cart with no line the
-// coupon applies to, currency_mismatch for another currency.
+// coupon applies to, condition_not_met for a condition the cart does not
+// meet, currency_mismatch for another currency.
 func refusalError(refusal, code string, t *models.Template, cart *pricing.Cart, lined bool) error {
 	field := "order_amount_cents"
 	if lined {
@@ -288,6 +290,8 @@ func refusalError(refusal, code string, t *models.Template, cart *pricing.Cart, 
 		cur := t.Currency
 		return &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
 			Message: fmt.Sprintf("coupon %s is in %s, the cart in %s", code, cur, cart.Currency)}
+	case pricing.RefusalCondition:
+		return conditionNotMet(code, t, cart, field)
 	case pricing.RefusalNoLines:
 		if onShipping(t) {
 			return &models.Error{Code: models.CodeBelowMinimum, Field: "shipping_cents",
@@ -308,4 +312,19 @@ func refusalError(refusal, code string, t *models.Template, cart *pricing.Cart, 
 		msg += ", or a subtotal that meets one of its tiers"
 	}
 	return &models.Error{Code: models.CodeBelowMinimum, Field: field, Message: msg}
+}
+
+// conditionNotMet is the error of a coupon whose condition the cart does
+// not meet, saying what is missing: what pricing measured of the lines the
+// condition names (docs/pricing.md, "Conditions").
+func conditionNotMet(code string, t *models.Template, cart *pricing.Cart, field string) error {
+	var units, cents int64
+	if pc := core.PricingCoupon(t, code); pc.Condition != nil {
+		units, cents = pc.Condition.Measure(cart)
+	}
+	msg := "coupon " + code + " applies only to a cart that meets its condition"
+	if t.Condition != nil {
+		msg = "coupon " + code + " " + t.Condition.Missing(units, cents)
+	}
+	return &models.Error{Code: models.CodeConditionNotMet, Field: field, Message: msg}
 }

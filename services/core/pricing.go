@@ -17,6 +17,12 @@ func PricingCoupon(t *models.Template, code string) pricing.Coupon {
 	c := pricingAction(&first)
 	c.Code, c.Currency = code, t.Currency
 	c.MinOrderCents, c.MinQuantity, c.Priority = t.MinOrderCents, t.MinQuantity, t.Priority
+	if cd := t.Condition; cd != nil {
+		c.Condition = &pricing.Condition{
+			Match:       matchOf(&cd.Target),
+			MinQuantity: cd.MinQuantity, MinAmountCents: cd.MinAmountCents, Repeat: cd.Repeat,
+		}
+	}
 	for i := range t.Actions {
 		c.Actions = append(c.Actions, pricingAction(&t.Actions[i]))
 	}
@@ -41,11 +47,7 @@ func pricingAction(a *models.TemplateAction) pricing.Coupon {
 		MaxUnitsPerLine:  a.MaxUnitsPerLine,
 		MaxUnitsPerOrder: a.MaxUnitsPerOrder,
 		UnitOrder:        a.UnitOrder,
-		Match: pricing.Match{
-			SKUs: a.Target.SKUs, ProductIDs: a.Target.ProductIDs, CategoryIDs: a.Target.CategoryIDs,
-			ExcludeSKUs: a.Target.ExcludeSKUs, ExcludeProductIDs: a.Target.ExcludeProductIDs,
-			ExcludeCategoryIDs: a.Target.ExcludeCategoryIDs,
-		},
+		Match:            matchOf(&a.Target),
 	}
 	if c.AppliesTo == "" {
 		c.AppliesTo = pricing.AppliesToOrder
@@ -54,4 +56,13 @@ func pricingAction(a *models.TemplateAction) pricing.Coupon {
 		c.Tiers = append(c.Tiers, pricing.Tier{MinCents: tier.MinCents, OffCents: tier.OffCents, PercentOff: tier.PercentOff, PercentOffBP: tier.PercentOffBP, MinQuantity: tier.MinQuantity})
 	}
 	return c
+}
+
+// matchOf is a template's target (or its condition's) as pricing reads it.
+func matchOf(tt *models.TemplateTarget) pricing.Match {
+	return pricing.Match{
+		SKUs: tt.SKUs, ProductIDs: tt.ProductIDs, CategoryIDs: tt.CategoryIDs,
+		ExcludeSKUs: tt.ExcludeSKUs, ExcludeProductIDs: tt.ExcludeProductIDs,
+		ExcludeCategoryIDs: tt.ExcludeCategoryIDs,
+	}
 }

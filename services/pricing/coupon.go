@@ -68,6 +68,9 @@ type Coupon struct {
 	// bounds count: its code, currency, priority and minimums are the
 	// coupon's (docs/pricing.md, "Several actions").
 	Actions []Coupon
+	// Condition, when set, is what the cart must hold for the coupon to
+	// apply at all, apart from what it discounts (see Condition).
+	Condition *Condition
 }
 
 // Which units a coupon with a unit bound discounts first.

@@ -100,13 +100,15 @@ type Pricer struct {
 	sorted   []setEntry // sortSets' other buffer
 	keys     []uint64
 	edges    []edge
+	gated    Coupon // the current coupon as its repeated condition widens it
 }
 
 // Price writes into out each coupon's discount on the cart and its
 // allocation. The coupons apply in order of Priority (lower first), then
 // amounts before percents (larger first), then code; each is priced on what
-// the ones before it left of each line, and checks MinOrderCents and
-// MinQuantity on its targeted lines before any discount. A coupon's discount
+// the ones before it left of each line, and checks, before any discount,
+// its currency, its Condition on the whole cart (once) and then
+// MinOrderCents and MinQuantity on its targeted lines. A coupon's discount
 // is split over its lines in proportion to what is left of them, by largest
 // remainder (ties to the earlier line), and over each line's units the same
 // way (ties to the earlier unit); a buy_x_get_y discount over the units of
@@ -163,6 +165,12 @@ func (p *Pricer) PriceAfter(cart *Cart, taken Taken, coupons []Coupon, out *Resu
 		r.Lines = r.Lines[:0]
 		if c.Currency != "" && cart.Currency != "" && c.Currency != cart.Currency {
 			r.Refusal = RefusalCurrency
+			continue
+		}
+		c, ok := c.gate(cart, &p.gated)
+		if !ok {
+			r.Refusal = RefusalCondition
+			r.Actions = r.Actions[:0]
 			continue
 		}
 		if len(c.Actions) == 0 {
@@ -264,7 +272,8 @@ func (p *Pricer) leftAfter(left []run, q, price int64, taken []UnitRun) ([]run, 
 	return left, sum
 }
 
-// priceShipping is the discount of a coupon on shipping.
+// priceShipping is the discount of a coupon on shipping: minimums and
+// tiers are judged on the discountable lines before any discount.
 func (p *Pricer) priceShipping(cart *Cart, c *Coupon, shippingLeft int64) (int64, string) {
 	var sub, units int64
 	for i := range cart.Lines {
@@ -281,13 +290,21 @@ func (p *Pricer) priceShipping(cart *Cart, c *Coupon, shippingLeft int64) (int64
 	}
 	var d int64
 	switch c.Kind {
-	default:
-	}
-	switch c.Kind {
 	case KindFixed:
 		d = c.FaceValueCents
 	case KindPercent:
 		d = percentOf(shippingLeft, BasisPoints(c.PercentOff, c.PercentOffBP))
+	case KindTiered:
+		// The tier met on the discountable lines gives its amount or its
+		// percent of the shipping left (docs/pricing.md, "Tiers on shipping").
+		t, ok := tierMet(c.Tiers, sub, units)
+		if !ok {
+			return 0, RefusalBelowMinimum
+		}
+		d = t.OffCents
+		if bp := BasisPoints(t.PercentOff, t.PercentOffBP); bp > 0 {
+			d = percentOf(shippingLeft, bp)
+		}
 	default: // free_shipping
 		d = shippingLeft
 	}

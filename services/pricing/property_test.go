@@ -129,7 +129,34 @@ func genAction(t *rapid.T, i int) pricing.Coupon {
 			c.Tiers = append(c.Tiers, tier)
 		}
 	}
+	if rapid.IntRange(0, 2).Draw(t, "conditioned") == 0 {
+		c.Condition = genCondition(t)
+	}
 	return c
+}
+
+// genCondition draws a condition over the same SKUs and categories as the
+// carts, sometimes repeated.
+func genCondition(t *rapid.T) *pricing.Condition {
+	cd := &pricing.Condition{
+		MinQuantity:    rapid.SampledFrom([]int64{0, 1, 2, 3, 5}).Draw(t, "condQty"),
+		MinAmountCents: rapid.SampledFrom([]int64{0, 0, 1000, 30_000}).Draw(t, "condCents"),
+		Repeat:         rapid.Bool().Draw(t, "condRepeat"),
+	}
+	cd.Match.SKUs = rapid.SliceOfNDistinct(rapid.SampledFrom(skus), 0, 2, rapid.ID[string]).Draw(t, "condSkus")
+	cd.Match.CategoryIDs = rapid.SliceOfNDistinct(rapid.SampledFrom(categories), 0, 1, rapid.ID[string]).Draw(t, "condCats")
+	cd.Match.ExcludeSKUs = rapid.SliceOfNDistinct(rapid.SampledFrom(skus), 0, 1, rapid.ID[string]).Draw(t, "condExSkus")
+	cd.Match.Sort()
+	return cd
+}
+
+// unitsPerOrder is the coupon's bound on its units in all on the cart: its
+// MaxUnitsPerOrder, times what its repeated condition met.
+func unitsPerOrder(c *pricing.Coupon, cart *pricing.Cart) int64 {
+	if c.Condition == nil || !c.Condition.Repeat || c.MaxUnitsPerOrder == 0 {
+		return c.MaxUnitsPerOrder
+	}
+	return c.MaxUnitsPerOrder * max(c.Condition.Times(cart), 1)
 }
 
 func genCoupons(t *rapid.T) []pricing.Coupon {
@@ -504,13 +531,54 @@ func TestPropertyUnitBoundsHold(t *testing.T) {
 		r := pricing.Price(&cart, coupons)
 		for ci := range r.Coupons {
 			eachAction(&coupons[ci], &r.Coupons[ci], func(c *pricing.Coupon, cr *pricing.CouponResult) {
-				checkUnitBounds(t, c, cr)
+				checkUnitBounds(t, c, cr, unitsPerOrder(c, &cart))
 			})
 		}
 	})
 }
 
-func checkUnitBounds(t *rapid.T, c *pricing.Coupon, cr *pricing.CouponResult) {
+// A coupon whose condition the cart meets prices exactly as the same coupon
+// without it (a repeated one as the coupon with its bound multiplied by
+// the times met); one whose condition the cart does not meet takes 0,
+// refused condition_not_met, and the others price as if it were not there.
+func TestPropertyConditionMetPricesAsWithoutIt(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cart, coupons := genCart(t), genCoupons(t)
+		got := pricing.Price(&cart, coupons)
+		checkExact(t, &cart, coupons, got)
+		var plain []pricing.Coupon
+		var at []int // plain[k] is coupons[at[k]]
+		for i, c := range coupons {
+			if c.Condition != nil {
+				times := c.Condition.Times(&cart)
+				if times == 0 {
+					if r := got.Coupons[i]; r.Refusal != pricing.RefusalCondition || r.DiscountCents != 0 || len(r.Lines) != 0 {
+						t.Fatalf("coupon %s: condition not met, got %+v", c.Code, r)
+					}
+					continue
+				}
+				c.MaxUnitsPerOrder = unitsPerOrder(&c, &cart)
+				c.Condition = nil
+			}
+			plain = append(plain, c)
+			at = append(at, i)
+		}
+		want := pricing.Price(&cart, plain)
+		if want.DiscountCents != got.DiscountCents || want.ShippingDiscountCents != got.ShippingDiscountCents || want.PayableCents != got.PayableCents {
+			t.Fatalf("with conditions %+v\nwithout %+v", got, want)
+		}
+		for k, i := range at {
+			a, b := got.Coupons[i], want.Coupons[k]
+			if a.DiscountCents != b.DiscountCents || a.Refusal != b.Refusal || a.ShippingCents != b.ShippingCents || !equalShares(a.Lines, b.Lines) {
+				t.Fatalf("coupon %s: with its condition %+v, without %+v", a.Code, a, b)
+			}
+		}
+	})
+}
+
+// checkUnitBounds checks one action's units against its bounds, perOrder
+// being its MaxUnitsPerOrder as its coupon's condition repeats it.
+func checkUnitBounds(t *rapid.T, c *pricing.Coupon, cr *pricing.CouponResult, perOrder int64) {
 	if c.Kind == pricing.KindBuyXGetY {
 		return
 	}
@@ -525,7 +593,7 @@ func checkUnitBounds(t *rapid.T, c *pricing.Coupon, cr *pricing.CouponResult) {
 		}
 		all += units
 	}
-	if c.MaxUnitsPerOrder > 0 && all > c.MaxUnitsPerOrder {
-		t.Fatalf("coupon %s: %d units in all, at most %d", cr.Code, all, c.MaxUnitsPerOrder)
+	if perOrder > 0 && all > perOrder {
+		t.Fatalf("coupon %s: %d units in all, at most %d", cr.Code, all, perOrder)
 	}
 }
