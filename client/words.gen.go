@@ -64,6 +64,8 @@ const (
 	ResultCurrencyMismatch = "currency_mismatch"
 	// ResultInUse: a delete of a template or campaign that issued coupons (or has templates, or a claim or code job under way); archive it instead.
 	ResultInUse = "in_use"
+	// ResultNotEligible: the customer, order, channel or time does not meet the template's eligibility rule (docs/eligibility.md).
+	ResultNotEligible = "not_eligible"
 	// ResultInternal: a bug, logged with its cause; the body says only "internal error".
 	ResultInternal = "internal"
 )

@@ -40,6 +40,7 @@ const (
 	CodeReturnExceedsOrder  Code = 22
 	CodeCurrencyMismatch    Code = 23 // a coupon of another currency than the cart
 	CodeInUse               Code = 24 // a delete of a template or campaign that issued coupons
+	CodeNotEligible         Code = 25 // the customer does not meet the template's eligibility rule
 	// CodeInternal is never part of a result body: it marks a bug, answered 500
 	// and logged.
 	CodeInternal Code = 99

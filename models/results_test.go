@@ -46,9 +46,10 @@ func TestResultWords(t *testing.T) {
 		{models.CodeReturnExceedsOrder, 22, "return_exceeds_order", 422},
 		{models.CodeCurrencyMismatch, 23, "currency_mismatch", 422},
 		{models.CodeInUse, 24, "in_use", 409},
+		{models.CodeNotEligible, 25, "not_eligible", 409},
 		{models.CodeInternal, 99, "internal", 500},
 		// A code without a row is a bug: answered as internal.
-		{models.Code(25), 25, "internal", 500},
+		{models.Code(26), 26, "internal", 500},
 		{models.Code(-1), -1, "internal", 500},
 	}
 	for _, w := range want {
@@ -126,8 +127,8 @@ func TestResultTable(t *testing.T) {
 			t.Errorf("%s: Retry-After %q", key, r.RetryAfter)
 		}
 	}
-	if got := len(models.Results); got != 32 {
-		t.Errorf("%d rows, want 32", got)
+	if got := len(models.Results); got != 33 {
+		t.Errorf("%d rows, want 33", got)
 	}
 }
 
@@ -224,7 +225,7 @@ func TestResultCodesDoc(t *testing.T) {
 			t.Errorf("%s: docs/result-codes.md gives the statuses %v; models.Results %v", key, got, r.Statuses())
 		}
 	}
-	if len(rows) != 34 {
-		t.Errorf("%d rows read from docs/result-codes.md, want 34", len(rows))
+	if len(rows) != 35 {
+		t.Errorf("%d rows read from docs/result-codes.md, want 35", len(rows))
 	}
 }

@@ -27,6 +27,7 @@ var enumNames = map[string]string{
 	enumKey(models.CouponIssued, models.CouponHeld, models.CouponUsed, models.CouponRevoked, models.CouponExpired): "CouponStatus",
 	enumKey(models.EventTypes...):                                                                                  "EventType",
 	enumKey(models.UnitsCheapest, models.UnitsDearest):                                                             "UnitOrder",
+	enumKey(models.Channels...):                                                                                    "Channel",
 }
 
 func enumKey(values ...string) string {

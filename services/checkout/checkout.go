@@ -137,6 +137,9 @@ type CheckoutRequest struct {
 	// noRoom says the order's row has no room for the request's coupons
 	// (takeRoom's condition): validate reads it.
 	noRoom bool
+	// facts is what the templates' eligibility rules are judged on
+	// (readFacts), read once per request.
+	facts *facts
 }
 
 // CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
@@ -454,7 +457,7 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 			err = couponFits(c, req.UserID, req.OrderID, now)
 		}
 		if err == nil {
-			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined())
+			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined(), req.facts)
 		}
 		if err != nil {
 			var de *models.Error
