@@ -20,6 +20,14 @@ const (
 	MaxOrdersCount  = 1_000_000
 )
 
+// The channels a request may name (Cart.Channel); the till's pages sell on
+// ChannelTill, the shop's on ChannelWeb.
+const (
+	ChannelWeb  = eligibility.ChannelWeb
+	ChannelTill = eligibility.ChannelTill
+	ChannelAPI  = eligibility.ChannelAPI
+)
+
 // Customer is what the shop knows of the customer and sends with a
 // checkout request: how many orders they placed and the tags it gave them.
 type Customer struct {
