@@ -25,6 +25,8 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
+require github.com/expr-lang/expr v1.17.8 // indirect
+
 require (
 	filippo.io/edwards25519 v1.1.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

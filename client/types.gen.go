@@ -44,6 +44,27 @@ func (e CampaignStatus) Valid() bool {
 	}
 }
 
+// Defines values for Channel.
+const (
+	ChannelAPI  Channel = "api"
+	ChannelTill Channel = "till"
+	ChannelWeb  Channel = "web"
+)
+
+// Valid indicates whether the value is a known member of the Channel enum.
+func (e Channel) Valid() bool {
+	switch e {
+	case ChannelAPI:
+		return true
+	case ChannelTill:
+		return true
+	case ChannelWeb:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Choose.
 const (
 	ChooseAll  Choose = "all"
@@ -567,6 +588,9 @@ type CartLine struct {
 	UnitPriceCents int64 `json:"unit_price_cents"`
 }
 
+// Channel defines model for Channel.
+type Channel string
+
 // CheckoutAnswer defines model for CheckoutAnswer.
 type CheckoutAnswer struct {
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
@@ -807,6 +831,9 @@ type CreateTemplateRequest struct {
 
 	// Description at most 2000 characters; line breaks (\n or \r\n) but no other control characters, nor direction overrides or U+FFFD
 	Description *string `json:"description,omitempty"`
+
+	// Eligibility a rule over customer, order, channel and now (docs/eligibility.md), such as "vip" in customer.tags && channel == "web"; compiled when saved: a fault is 400 naming eligibility with its line and column; left out: every customer
+	Eligibility *string `json:"eligibility,omitempty"`
 
 	// ExtendOnRefund a refunded coupon's validity is extended by the time its order held it
 	ExtendOnRefund *bool `json:"extend_on_refund,omitempty"`
@@ -1109,11 +1136,22 @@ type GenerateRequest struct {
 
 // HoldRequest defines model for HoldRequest.
 type HoldRequest struct {
+	Channel *Channel `json:"channel,omitempty"`
+
 	// CouponCodes 1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): all are held or none; a shared code claims a coupon for user_id (without one, for an anonymous shopper), held with the others
 	CouponCodes []string `json:"coupon_codes"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
 	Currency *string `json:"currency,omitempty"`
+
+	// Customer what the shop knows of the customer, for the templates' eligibility rules (docs/eligibility.md); left out: a customer with no orders and no tags
+	Customer *struct {
+		// OrdersCount the customer's orders before this one (0: a first order)
+		OrdersCount *int64 `json:"orders_count,omitempty"`
+
+		// Tags the shop's tags of the customer (segments), each once or more, as the shop names them
+		Tags []string `json:"tags,omitempty"`
+	} `json:"customer,omitempty"`
 
 	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
 	Lines []CartLine `json:"lines,omitempty"`
@@ -1340,11 +1378,22 @@ type RedeemAnswer struct {
 
 // RedeemRequest defines model for RedeemRequest.
 type RedeemRequest struct {
+	Channel *Channel `json:"channel,omitempty"`
+
 	// CouponCode a coupon code: 13 characters of 23456789ABCDEFGHJKLMNPQRSTUVWXYZ with a check character; lower case, spaces and dashes are accepted; or a shared code (a shared code: 4-32 letters, digits and dashes, compared without case, never shaped as a coupon code), which needs user_id
 	CouponCode string `json:"coupon_code"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
 	Currency *string `json:"currency,omitempty"`
+
+	// Customer what the shop knows of the customer, for the templates' eligibility rules (docs/eligibility.md); left out: a customer with no orders and no tags
+	Customer *struct {
+		// OrdersCount the customer's orders before this one (0: a first order)
+		OrdersCount *int64 `json:"orders_count,omitempty"`
+
+		// Tags the shop's tags of the customer (segments), each once or more, as the shop names them
+		Tags []string `json:"tags,omitempty"`
+	} `json:"customer,omitempty"`
 
 	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
 	Lines []CartLine `json:"lines,omitempty"`
@@ -1567,6 +1616,7 @@ type Template struct {
 	CreatedAt        time.Time          `json:"created_at"`
 	Currency         string             `json:"currency"`
 	Description      string             `json:"description"`
+	Eligibility      *string            `json:"eligibility,omitempty"`
 	ExtendOnRefund   bool               `json:"extend_on_refund"`
 	FaceValueCents   int64              `json:"face_value_cents"`
 	FullPriceOnly    bool               `json:"full_price_only"`
@@ -1743,6 +1793,7 @@ type TemplateView struct {
 	CreatedAt        time.Time          `json:"created_at"`
 	Currency         string             `json:"currency"`
 	Description      string             `json:"description"`
+	Eligibility      *string            `json:"eligibility,omitempty"`
 	ExtendOnRefund   bool               `json:"extend_on_refund"`
 	FaceValueCents   int64              `json:"face_value_cents"`
 	FullPriceOnly    bool               `json:"full_price_only"`
@@ -1927,6 +1978,9 @@ type UpdateTemplateRequest struct {
 	// Description at most 2000 characters; line breaks (\n or \r\n) but no other control characters, nor direction overrides or U+FFFD
 	Description *string `json:"description,omitempty"`
 
+	// Eligibility the template's eligibility rule (docs/eligibility.md); "" admits every customer; binds the checkouts after the change
+	Eligibility *string `json:"eligibility,omitempty"`
+
 	// Name 1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Name *string `json:"name,omitempty"`
 
@@ -1985,10 +2039,20 @@ type UsableCoupon struct {
 
 // UsableRequest defines model for UsableRequest.
 type UsableRequest struct {
-	Choose *Choose `json:"choose,omitempty"`
+	Channel *Channel `json:"channel,omitempty"`
+	Choose  *Choose  `json:"choose,omitempty"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
 	Currency *string `json:"currency,omitempty"`
+
+	// Customer what the shop knows of the customer, for the templates' eligibility rules (docs/eligibility.md); left out: a customer with no orders and no tags
+	Customer *struct {
+		// OrdersCount the customer's orders before this one (0: a first order)
+		OrdersCount *int64 `json:"orders_count,omitempty"`
+
+		// Tags the shop's tags of the customer (segments), each once or more, as the shop names them
+		Tags []string `json:"tags,omitempty"`
+	} `json:"customer,omitempty"`
 
 	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
 	Lines []CartLine `json:"lines,omitempty"`
@@ -2029,13 +2093,23 @@ type UserRole string
 
 // ValidateRequest defines model for ValidateRequest.
 type ValidateRequest struct {
-	Choose *Choose `json:"choose,omitempty"`
+	Channel *Channel `json:"channel,omitempty"`
+	Choose  *Choose  `json:"choose,omitempty"`
 
 	// CouponCodes 1 to maxItems codes, each once (maxItems: the deployment's COUPON_MAX_COUPONS_PER_ORDER, never under 5): coupon codes, or shared codes (checked as their claim would be, taking nothing)
 	CouponCodes []string `json:"coupon_codes"`
 
 	// Currency the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch
 	Currency *string `json:"currency,omitempty"`
+
+	// Customer what the shop knows of the customer, for the templates' eligibility rules (docs/eligibility.md); left out: a customer with no orders and no tags
+	Customer *struct {
+		// OrdersCount the customer's orders before this one (0: a first order)
+		OrdersCount *int64 `json:"orders_count,omitempty"`
+
+		// Tags the shop's tags of the customer (segments), each once or more, as the shop names them
+		Tags []string `json:"tags,omitempty"`
+	} `json:"customer,omitempty"`
 
 	// Lines the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line "order"; with both, order_amount_cents must be the cart's total (lines and shipping)
 	Lines []CartLine `json:"lines,omitempty"`

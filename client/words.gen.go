@@ -66,6 +66,8 @@ const (
 	ResultInUse = "in_use"
 	// ResultConditionNotMet: the cart does not hold what the coupon's condition asks (so many items or so much of the lines it names).
 	ResultConditionNotMet = "condition_not_met"
+	// ResultNotEligible: the customer, order, channel or time does not meet the template's eligibility rule (docs/eligibility.md).
+	ResultNotEligible = "not_eligible"
 	// ResultInternal: a bug, logged with its cause; the body says only "internal error".
 	ResultInternal = "internal"
 )

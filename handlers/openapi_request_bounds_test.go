@@ -22,25 +22,28 @@ import (
 type kw map[string]any
 
 var (
-	money       = kw{"minimum": 0, "maximum": models.MaxMoneyCents}
-	amount      = kw{"minimum": 1, "maximum": models.MaxMoneyCents}
-	currency    = kw{"minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$"}
-	name        = kw{"minLength": 1, "maxLength": models.MaxNameRunes}
-	reason      = kw{"minLength": 1, "maxLength": models.MaxReasonRunes}
-	userID      = kw{"minLength": 1, "maxLength": models.MaxUserIDLen, "pattern": "^[A-Za-z0-9._:@-]+$"}
-	orderID     = kw{"minLength": 1, "maxLength": models.MaxOrderIDLen, "pattern": "^[A-Za-z0-9._:@-]*[A-Za-z0-9_:@-][A-Za-z0-9._:@-]*$"}
-	typedCode   = kw{"minLength": models.MinCodeLen, "maxLength": models.MaxTypedCodeLen, "pattern": fmt.Sprintf("^[- ]*([0-9A-Za-z][- ]*){%d,%d}$", models.MinCodeLen, models.MaxCodeLen)}
-	cartLines   = kw{"minItems": 1, "maxItems": checkout.MaxCartLines}
-	cartID      = kw{"minLength": 1, "maxLength": checkout.MaxCartIDLen, "pattern": web.PrintablePattern}
-	years       = kw{"pattern": web.YearPattern}
-	targetList  = kw{"maxItems": models.MaxTargetEntries}
-	targetEntry = kw{"minLength": 1, "maxLength": models.MaxTargetEntryRune}
-	codeList    = kw{"minItems": 1, "maxItems": checkout.DefaultMaxCouponsPerOrder}
-	id          = kw{"minimum": 1}
-	after       = kw{"minimum": 0, "maximum": int64(1) << 62, "format": "int64"}
-	pageLimit   = kw{"minimum": 1, "maximum": 1000}
-	key         = kw{"minLength": 1, "maxLength": web.MaxIdempotencyKeyLen, "pattern": "^[!-~]+$"}
-	webhookURL  = kw{"minLength": 1, "maxLength": events.MaxURLBytes}
+	money        = kw{"minimum": 0, "maximum": models.MaxMoneyCents}
+	amount       = kw{"minimum": 1, "maximum": models.MaxMoneyCents}
+	currency     = kw{"minLength": 3, "maxLength": 3, "pattern": "^[A-Z]{3}$"}
+	name         = kw{"minLength": 1, "maxLength": models.MaxNameRunes}
+	reason       = kw{"minLength": 1, "maxLength": models.MaxReasonRunes}
+	userID       = kw{"minLength": 1, "maxLength": models.MaxUserIDLen, "pattern": "^[A-Za-z0-9._:@-]+$"}
+	orderID      = kw{"minLength": 1, "maxLength": models.MaxOrderIDLen, "pattern": "^[A-Za-z0-9._:@-]*[A-Za-z0-9_:@-][A-Za-z0-9._:@-]*$"}
+	typedCode    = kw{"minLength": models.MinCodeLen, "maxLength": models.MaxTypedCodeLen, "pattern": fmt.Sprintf("^[- ]*([0-9A-Za-z][- ]*){%d,%d}$", models.MinCodeLen, models.MaxCodeLen)}
+	cartLines    = kw{"minItems": 1, "maxItems": checkout.MaxCartLines}
+	ordersCount  = kw{"minimum": 0, "maximum": checkout.MaxOrdersCount}
+	customerTags = kw{"maxItems": checkout.MaxCustomerTags}
+	customerTag  = kw{"minLength": 1, "maxLength": checkout.MaxTagLen, "pattern": web.PrintablePattern}
+	cartID       = kw{"minLength": 1, "maxLength": checkout.MaxCartIDLen, "pattern": web.PrintablePattern}
+	years        = kw{"pattern": web.YearPattern}
+	targetList   = kw{"maxItems": models.MaxTargetEntries}
+	targetEntry  = kw{"minLength": 1, "maxLength": models.MaxTargetEntryRune}
+	codeList     = kw{"minItems": 1, "maxItems": checkout.DefaultMaxCouponsPerOrder}
+	id           = kw{"minimum": 1}
+	after        = kw{"minimum": 0, "maximum": int64(1) << 62, "format": "int64"}
+	pageLimit    = kw{"minimum": 1, "maximum": 1000}
+	key          = kw{"minLength": 1, "maxLength": web.MaxIdempotencyKeyLen, "pattern": "^[!-~]+$"}
+	webhookURL   = kw{"minLength": 1, "maxLength": events.MaxURLBytes}
 )
 
 // init gives a template condition's target the bounds of the template's
@@ -62,6 +65,20 @@ func init() {
 // parameter of a string, integer or array schema without a row here fails
 // the test: say what bounds it.
 var requestBounds = map[string]kw{
+	"CreateTemplateRequest.eligibility":                   {"maxLength": models.MaxEligibilityRunes},
+	"UpdateTemplateRequest.eligibility":                   {"maxLength": models.MaxEligibilityRunes},
+	"HoldRequest.customer.orders_count":                   ordersCount,
+	"HoldRequest.customer.tags":                           customerTags,
+	"HoldRequest.customer.tags[]":                         customerTag,
+	"RedeemRequest.customer.orders_count":                 ordersCount,
+	"RedeemRequest.customer.tags":                         customerTags,
+	"RedeemRequest.customer.tags[]":                       customerTag,
+	"UsableRequest.customer.orders_count":                 ordersCount,
+	"UsableRequest.customer.tags":                         customerTags,
+	"UsableRequest.customer.tags[]":                       customerTag,
+	"ValidateRequest.customer.orders_count":               ordersCount,
+	"ValidateRequest.customer.tags":                       customerTags,
+	"ValidateRequest.customer.tags[]":                     customerTag,
 	"AddStockRequest.delta":                               {"minimum": 1, "maximum": models.MaxTotalStock},
 	"AddStockRequest.reason":                              reason,
 	"CartLine.category_ids":                               {"maxItems": checkout.MaxLineCategories},

@@ -109,7 +109,18 @@ func describeAction(t *Template, money func(cents int64) string, withMinimums bo
 	case t.Kind != KindFixed && t.MaxDiscountCents > 0:
 		b.WriteString(", up to " + money(t.MaxDiscountCents) + " off")
 	}
+	b.WriteString(eligibilityWords(t))
 	return b.String()
+}
+
+// eligibilityWords says who a template's eligibility rule admits, quoting
+// the rule as the merchant wrote it (docs/eligibility.md): ", for customers
+// who meet the rule “customer.orders_count == 0”" ("" without a rule).
+func eligibilityWords(t *Template) string {
+	if strings.TrimSpace(t.Eligibility) == "" {
+		return ""
+	}
+	return ", for customers who meet the rule “" + strings.Join(strings.Fields(t.Eligibility), " ") + "”"
 }
 
 // unitWords says a template's unit bounds: " on the cheapest item, once",

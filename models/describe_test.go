@@ -87,3 +87,17 @@ func TestDescribeTemplate(t *testing.T) {
 		})
 	}
 }
+
+// TestDescribeEligibility: the sentence of a template with a rule says
+// whom it is for, quoting the rule on one line.
+func TestDescribeEligibility(t *testing.T) {
+	tp := Template{Kind: KindFixed, FaceValueCents: 500, MinOrderCents: 2000, Eligibility: "\"vip\" in customer.tags &&\n  channel == \"web\""}
+	want := `$5 off your order on orders over $20, for customers who meet the rule “"vip" in customer.tags && channel == "web"”`
+	if got := DescribeTemplate(&tp, dollars); got != want {
+		t.Fatalf("DescribeTemplate = %q, want %q", got, want)
+	}
+	tp.Eligibility = "  "
+	if got := DescribeTemplate(&tp, dollars); got != "$5 off your order on orders over $20" {
+		t.Fatalf("a blank rule: %q", got)
+	}
+}

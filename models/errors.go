@@ -41,6 +41,7 @@ const (
 	CodeCurrencyMismatch    Code = 23 // a coupon of another currency than the cart
 	CodeInUse               Code = 24 // a delete of a template or campaign that issued coupons
 	CodeConditionNotMet     Code = 25 // the cart does not hold what the template's condition asks
+	CodeNotEligible         Code = 26 // the customer does not meet the template's eligibility rule
 	// CodeInternal is never part of a result body: it marks a bug, answered 500
 	// and logged.
 	CodeInternal Code = 99

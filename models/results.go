@@ -58,6 +58,7 @@ var Results = []Result{
 	{Code: CodeCurrencyMismatch, Word: "currency_mismatch", Status: 422, Meaning: "the coupon is of another currency than the cart"},
 	{Code: CodeInUse, Word: "in_use", Status: 409, Meaning: "a delete of a template or campaign that issued coupons (or has templates, or a claim or code job under way); archive it instead"},
 	{Code: CodeConditionNotMet, Word: "condition_not_met", Status: 422, Meaning: "the cart does not hold what the coupon's condition asks (so many items or so much of the lines it names)"},
+	{Code: CodeNotEligible, Word: "not_eligible", Status: 409, Meaning: "the customer, order, channel or time does not meet the template's eligibility rule (docs/eligibility.md)"},
 	{Code: CodeInternal, Word: "internal", Status: 500, Meaning: "a bug, logged with its cause; the body says only \"internal error\""},
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/couponsvc/couponsvc/models/eligibility"
 )
 
 // Template kinds, refund policies and statuses (see docs/README.md).
@@ -46,6 +48,8 @@ const (
 	MaxValidDays       = 3650
 	MaxMoneyCents      = 100_000_000_000 // one billion in currency units
 	MaxDescriptionRune = 2000
+	// MaxEligibilityRunes bounds a template's eligibility rule.
+	MaxEligibilityRunes = eligibility.MaxRuleLen
 )
 
 // Template describes a kind of coupon: its value, its stock, who may claim how
@@ -110,6 +114,10 @@ type Template struct {
 	Condition *TemplateCondition `gorm:"column:cart_condition;serializer:json" json:"condition,omitempty"`
 	// Priority orders the coupons of one order: lower first (0..1000).
 	Priority int64 `json:"priority"`
+	// Eligibility is a rule over the customer, the order, the channel and
+	// the time ('' admits everyone), compiled when saved
+	// (docs/eligibility.md).
+	Eligibility string `json:"eligibility,omitempty"`
 	// Currency is the ISO 4217 code of the template's amounts.
 	Currency  string    `json:"currency"`
 	Status    string    `json:"status" schema:"template_status"`
@@ -204,6 +212,7 @@ func (t *Template) Validate() error {
 		errs.Add(Invalid("per_user_limit", "must be between 1 and %d", MaxPerUserLimit))
 	}
 	t.validateWindows(&errs)
+	errs.Add(CheckEligibility(t.Eligibility))
 	errs.Add(eitherOr("refund_policy", &t.RefundPolicy, RefundRestore, RefundRecycle))
 	errs.Add(eitherOr("stacking", &t.Stacking, StackingExclusive, StackingCombinable))
 	errs.Add(t.validateCodeMode())
@@ -211,6 +220,20 @@ func (t *Template) Validate() error {
 		errs.Add(eitherOr("status", &t.Status, TemplateActive, TemplatePaused))
 	}
 	return errs.Err()
+}
+
+// Channels is every channel a checkout request may name for the
+// eligibility rules (docs/eligibility.md).
+var Channels = []string{eligibility.ChannelWeb, eligibility.ChannelTill, eligibility.ChannelAPI}
+
+// CheckEligibility compiles a template's eligibility rule, refusing one
+// that does not compile or costs too much with the field eligibility and
+// the position of the fault (docs/eligibility.md).
+func CheckEligibility(rule string) error {
+	if _, err := eligibility.Compile(rule); err != nil {
+		return Invalid("eligibility", "%s", err.Error())
+	}
+	return nil
 }
 
 // CheckTemplateText checks a template's name (trimmed) and description as

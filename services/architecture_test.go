@@ -17,7 +17,8 @@ import (
 // production files may import. A package missing here may import nothing of
 // couponsvc. Keep the two in step.
 var allowedImports = map[string][]string{
-	"models":             nil,
+	"models":             {"models/eligibility"},
+	"models/eligibility": nil,
 	"lua":                nil,
 	"migrations":         nil,
 	"templates":          nil,
@@ -25,7 +26,7 @@ var allowedImports = map[string][]string{
 	"services/events":    {"models", "services/core"},
 	"services/claims":    {"lua", "models", "services/core", "services/events"},
 	"services/codes":     {"lua", "models", "services/claims", "services/core"},
-	"services/checkout":  {"models", "services/claims", "services/core", "services/events", "services/pricing"},
+	"services/checkout":  {"models", "models/eligibility", "services/claims", "services/core", "services/events", "services/pricing"},
 	"services/reconcile": {"models", "services/checkout", "services/core"},
 	"services/reports":   {"models", "services/core"},
 	"services/admin":     {"lua", "models", "services/core", "services/events"},

@@ -29,6 +29,7 @@ var enumNames = map[string]string{
 	enumKey(models.UnitsCheapest, models.UnitsDearest):                                                             "UnitOrder",
 	enumKey(models.ChooseValues...):                                                                                "Choose",
 	enumKey(models.LeftOutReasons...):                                                                              "LeftOutReason",
+	enumKey(models.Channels...):                                                                                    "Channel",
 }
 
 func enumKey(values ...string) string {

@@ -215,6 +215,7 @@ type templateSpec struct {
 	refundPolicy string
 	sharedCode   string // a shared template with this code (sharedcheckout)
 	stacking     string // "combinable" or "exclusive" (the service's default)
+	eligibility  string // the template's eligibility rule (validaterule)
 }
 
 // createTemplate creates a campaign without a budget and one fixed-value
@@ -249,6 +250,9 @@ func (c *client) createTemplate(ctx context.Context, spec templateSpec) (int64, 
 	}
 	if spec.stacking != "" {
 		body.Stacking = ptr(couponclient.Stacking(spec.stacking))
+	}
+	if spec.eligibility != "" {
+		body.Eligibility = &spec.eligibility
 	}
 	a, t := call(ctx, func(ctx context.Context) (*couponclient.TemplateAnswer, error) {
 		return c.admin.CreateTemplate(ctx, body)
@@ -442,9 +446,21 @@ func (c *client) confirmCart(ctx context.Context, order string, lines []cartLine
 // validate prices a cart of lines (clientLines, made once for many
 // calls) with codes for user, changing nothing.
 func (c *client) validate(ctx context.Context, codes []string, user string, lines []couponclient.CartLine, shippingCents int64) answer {
+	return c.validateAs(ctx, codes, user, lines, shippingCents, shopFacts{})
+}
+
+// shopFacts are what a checkout request says of its customer and channel
+// (nil: nothing).
+type shopFacts struct {
+	customer *couponclient.CustomerFields
+	channel  *couponclient.Channel
+}
+
+// validateAs is validate with the shop's facts of the customer.
+func (c *client) validateAs(ctx context.Context, codes []string, user string, lines []couponclient.CartLine, shippingCents int64, f shopFacts) answer {
 	return checkoutCall(ctx, func(ctx context.Context) (*couponclient.CheckoutAnswer, error) {
 		return c.app.ValidateCheckout(ctx, couponclient.ValidateRequest{CouponCodes: codes, UserID: &user,
-			Lines: lines, ShippingCents: &shippingCents})
+			Lines: lines, ShippingCents: &shippingCents, Customer: f.customer, Channel: f.channel})
 	})
 }
 

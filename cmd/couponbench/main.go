@@ -70,9 +70,9 @@ type config struct {
 // order is the order of -scenario all: each reference next to the scenario it
 // is compared with.
 var order = []string{"baseline", "claim", "limit", "flash", "rawredeem", "raworder", "raworderlines", "redeem", "mixed", "checkout", "sharedcheckout",
-	"pricing", "cartcheckout", "validate", "statements", "rawinsert", "rawschema", "generate", "export"}
+	"pricing", "cartcheckout", "validate", "validaterule", "statements", "rawinsert", "rawschema", "generate", "export"}
 
-var serviceScenarios = []string{"claim", "flash", "redeem", "mixed", "checkout", "sharedcheckout", "cartcheckout", "validate", "statements", "generate", "export"}
+var serviceScenarios = []string{"claim", "flash", "redeem", "mixed", "checkout", "sharedcheckout", "cartcheckout", "validate", "validaterule", "statements", "generate", "export"}
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
@@ -80,7 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the running couponsvc")
 	fs.StringVar(&c.token, "token", os.Getenv("COUPON_BOOTSTRAP_TOKEN"), "admin API token (default $COUPON_BOOTSTRAP_TOKEN)")
-	fs.StringVar(&c.scenario, "scenario", "all", "flash|claim|redeem|mixed|checkout|sharedcheckout|pricing|cartcheckout|validate|statements|baseline|limit|rawredeem|raworder|raworderlines|rawinsert|rawschema|generate|export|all, or a comma list")
+	fs.StringVar(&c.scenario, "scenario", "all", "flash|claim|redeem|mixed|checkout|sharedcheckout|pricing|cartcheckout|validate|validaterule|statements|baseline|limit|rawredeem|raworder|raworderlines|rawinsert|rawschema|generate|export|all, or a comma list")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "root@tcp(127.0.0.1:3306)/test", "MariaDB for the baseline and rawredeem references (own tables, dropped after)")
 	fs.StringVar(&c.redisAddr, "redis-addr", "127.0.0.1:6379", "Redis for the limit reference and the memory per coupon")
 	fs.IntVar(&c.concurrency, "concurrency", 256, "requests in flight")
@@ -365,6 +365,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			s = e.runStatements(sctx, db, z.statementUsers)
 		case name == "validate":
 			s = e.runValidate(sctx)
+		case name == "validaterule":
+			// validate with an eligibility rule on each template, beside
+			// validate, its reference.
+			s = e.runValidateRule(sctx, "validaterule", validateRule, validateFacts)
 		case name == "pricing":
 			s = runPricing(sctx, z.pricingCarts, 100)
 		case name == "cartcheckout":

@@ -252,7 +252,7 @@ func TestParseVmRSS(t *testing.T) {
 
 func TestScenarios(t *testing.T) {
 	got, err := scenarios("all")
-	if err != nil || strings.Join(got, ",") != "baseline,claim,limit,flash,rawredeem,raworder,raworderlines,redeem,mixed,checkout,sharedcheckout,pricing,cartcheckout,validate,statements,rawinsert,rawschema,generate,export" {
+	if err != nil || strings.Join(got, ",") != "baseline,claim,limit,flash,rawredeem,raworder,raworderlines,redeem,mixed,checkout,sharedcheckout,pricing,cartcheckout,validate,validaterule,statements,rawinsert,rawschema,generate,export" {
 		t.Errorf("all = %v, %v", got, err)
 	}
 	got, err = scenarios("mixed,flash")

@@ -19,6 +19,17 @@ type cartFields struct {
 	Currency      *string    `json:"currency" schema:"currency" doc:"the cart's currency (ISO 4217); default the deployment's; a coupon of another currency is refused currency_mismatch"`
 	Lines         []cartLine `json:"lines" schema:"cart_lines" doc:"the order's lines, 1 to 500 (docs/checkout.md, Carts); without lines, order_amount_cents is a cart of one line \"order\"; with both, order_amount_cents must be the cart's total (lines and shipping)"`
 	ShippingCents *int64     `json:"shipping_cents" schema:"shipping" doc:"the shipping amount of a cart with lines (default 0)"`
+	// Customer and Channel are what templates' eligibility rules read
+	// (docs/eligibility.md).
+	Customer *customerFields `json:"customer" doc:"what the shop knows of the customer, for the templates' eligibility rules (docs/eligibility.md); left out: a customer with no orders and no tags"`
+	Channel  *string         `json:"channel" schema:"channel" doc:"where the order is placed, for the templates' eligibility rules: web, till or api; left out: none"`
+}
+
+// customerFields is what the shop knows of the customer: an unnamed
+// struct, so that the document describes it in place, with its limits.
+type customerFields = struct {
+	OrdersCount *int64   `json:"orders_count" schema:"orders_count" doc:"the customer's orders before this one (0: a first order)"`
+	Tags        []string `json:"tags" schema:"customer_tags" doc:"the shop's tags of the customer (segments), each once or more, as the shop names them"`
 }
 
 // cartLine is one line of a request's cart.
@@ -47,6 +58,18 @@ func (f *cartFields) cart() (checkout.Cart, error) {
 	}
 	if f.ShippingCents != nil {
 		out.ShippingCents = *f.ShippingCents
+	}
+	if f.Channel != nil {
+		if *f.Channel == "" {
+			return out, models.Invalid("channel", "must be web, till or api (or left out)")
+		}
+		out.Channel = *f.Channel
+	}
+	if f.Customer != nil {
+		out.Customer = &checkout.Customer{Tags: f.Customer.Tags}
+		if f.Customer.OrdersCount != nil {
+			out.Customer.OrdersCount = *f.Customer.OrdersCount
+		}
 	}
 	if f.Lines == nil {
 		return out, nil

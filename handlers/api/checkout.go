@@ -309,7 +309,7 @@ func (s *Server) confirmHold(c *gin.Context) {
 		}
 		sr.OrderAmountCents = *req.OrderAmountCents
 	}
-	cart, err := (&cartFields{req.Currency, req.Lines, req.ShippingCents}).cart()
+	cart, err := (&cartFields{Currency: req.Currency, Lines: req.Lines, ShippingCents: req.ShippingCents}).cart()
 	if err != nil {
 		web.RespondError(c, err)
 		return

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/couponsvc/couponsvc/handlers/web"
+	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/checkout"
 	"github.com/couponsvc/couponsvc/services/codes"
 	"github.com/couponsvc/couponsvc/services/events"
@@ -26,6 +27,10 @@ var _ = web.AddFieldSchemas(map[string]map[string]any{
 	"category_ids": {"maxItems": checkout.MaxLineCategories,
 		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": checkout.MaxCartIDLen, "pattern": web.PrintablePattern}},
 	"line_quantity": {"minimum": 1, "maximum": checkout.MaxLineQuantity},
+	"channel":       {"enum": models.Channels},
+	"orders_count":  {"minimum": 0, "maximum": checkout.MaxOrdersCount},
+	"customer_tags": {"maxItems": checkout.MaxCustomerTags,
+		"items": map[string]any{"type": "string", "minLength": 1, "maxLength": checkout.MaxTagLen, "pattern": web.PrintablePattern}},
 	"webhook_url": {"minLength": 1, "maxLength": events.MaxURLBytes, "pattern": webhookURLPattern,
 		"description": "an absolute http or https URL of printable ASCII, without user info or fragment"},
 })

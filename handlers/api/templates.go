@@ -56,6 +56,7 @@ type createTemplateRequest struct {
 	CodeMode         *string         `json:"code_mode" schema:"code_mode"`
 	Actions          []actionRequest `json:"actions" schema:"actions" doc:"further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums and condition apply to all of them"`
 	SharedCode       *string         `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
+	Eligibility      *string        `json:"eligibility" schema:"eligibility" doc:"a rule over customer, order, channel and now (docs/eligibility.md), such as \"vip\" in customer.tags && channel == \"web\"; compiled when saved: a fault is 400 naming eligibility with its line and column; left out: every customer"`
 
 	// Condition is what the cart must hold, apart from the target
 	// (docs/pricing.md, "Conditions").
@@ -212,6 +213,9 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 	if r.SharedCode != nil {
 		t.SharedCode = *r.SharedCode
 	}
+	if r.Eligibility != nil {
+		t.Eligibility = *r.Eligibility
+	}
 	starts, err := web.ParseTime("claim_starts_at", r.ClaimStartsAt)
 	if err != nil {
 		return t, err
@@ -303,6 +307,7 @@ type updateTemplateRequest struct {
 	Status        web.Optional[string] `json:"status" schema:"template_status" doc:"archived is final"`
 	CodeMode      web.Optional[string] `json:"code_mode" schema:"code_mode" doc:"back to unique drops the shared code"`
 	SharedCode    web.Optional[string] `json:"shared_code" schema:"shared_code"`
+	Eligibility   web.Optional[string] `json:"eligibility" schema:"eligibility" doc:"the template's eligibility rule (docs/eligibility.md); \"\" admits every customer; binds the checkouts after the change"`
 }
 
 // patch converts the request, naming the first malformed field.
@@ -311,7 +316,8 @@ func (r *updateTemplateRequest) patch() (admin.TemplatePatch, error) {
 	var starts *string
 	err := web.FirstErr(r.Name.NotNull("name", &p.Name), r.Description.NotNull("description", &p.Description),
 		r.ClaimStartsAt.NotNull("claim_starts_at", &starts), r.Status.NotNull("status", &p.Status),
-		r.CodeMode.NotNull("code_mode", &p.CodeMode), r.SharedCode.NotNull("shared_code", &p.SharedCode))
+		r.CodeMode.NotNull("code_mode", &p.CodeMode), r.SharedCode.NotNull("shared_code", &p.SharedCode),
+		r.Eligibility.NotNull("eligibility", &p.Eligibility))
 	if err != nil {
 		return p, err
 	}

@@ -328,7 +328,7 @@ func (p *Pages) checkCart(c *gin.Context) {
 					return outcome{}, err
 				}
 				v, err := p.checkout.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
-					CouponCodes: codes, UserID: pr.UserID, Actor: pr.Name, Cart: checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents}, OwnOnly: true})
+					CouponCodes: codes, UserID: pr.UserID, Actor: pr.Name, Cart: checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents, Channel: checkout.ChannelWeb}, OwnOnly: true})
 				if err != nil {
 					return outcome{}, err
 				}

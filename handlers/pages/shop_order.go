@@ -43,7 +43,7 @@ func (p *Pages) placeOrder(c *gin.Context) {
 			if err := p.admitCheck(c, pr, len(codes)); err != nil {
 				return outcome{}, err
 			}
-			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents}
+			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents, Channel: checkout.ChannelWeb}
 			held, err := p.checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
 				UserID: pr.UserID, Actor: pr.Name, Cart: cart, TTLSeconds: orderHoldSeconds, OwnOnly: true})
 			if err != nil {

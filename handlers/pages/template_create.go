@@ -44,6 +44,9 @@ type templateForm struct {
 	Also actionForm
 	// Condition is what the cart must hold, as typed (conditionForm).
 	Condition conditionForm
+	// Eligibility is the rule of who may use the coupons, as typed
+	// (docs/eligibility.md); its compile error shows beside it.
+	Eligibility string
 	// Token names this filling of the form: sent twice, it creates one
 	// template (createOnce).
 	Token  string
@@ -74,6 +77,7 @@ var templateFields = map[string]string{
 	"get_percent": "get_percent", "max_applications": "max_applications", "tiers": "tiers",
 	"percent_off_bp": "percent_exact", "get_percent_bp": "get_percent_exact", "full_price_only": "full_price_only",
 	"max_units_per_line": "max_units_per_line", "max_units_per_order": "max_units_per_order", "unit_order": "unit_order",
+	"eligibility": "eligibility",
 	"target.skus": "target_skus", "target.product_ids": "target_product_ids", "target.category_ids": "target_category_ids",
 	"target.exclude_skus": "target_exclude_skus", "target.exclude_product_ids": "target_exclude_product_ids",
 	"target.exclude_category_ids": "target_exclude_category_ids",
@@ -272,7 +276,7 @@ func readTemplateForm(c *gin.Context) templateForm {
 		PercentExact: c.PostForm("percent_exact"), GetPercentExact: c.PostForm("get_percent_exact"),
 		FullPriceOnly:   c.PostForm("full_price_only") != "",
 		MaxUnitsPerLine: c.PostForm("max_units_per_line"), MaxUnitsPerOrder: c.PostForm("max_units_per_order"),
-		UnitOrder: c.PostForm("unit_order"),
+		UnitOrder: c.PostForm("unit_order"), Eligibility: strings.TrimSpace(c.PostForm("eligibility")),
 		Token:     postedOrNewToken(c), Errors: formErrors{},
 		Condition: readConditionForm(c),
 	}
@@ -292,7 +296,7 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	e := f.Errors
 	t := models.Template{Name: f.Name, Description: strings.TrimSpace(f.Description), Kind: f.Kind,
 		RefundPolicy: f.RefundPolicy, ExtendOnRefund: f.ExtendOnRefund, Status: models.TemplateActive,
-		CodeMode: f.CodeMode, Currency: f.Currency, Stacking: f.Stacking}
+		CodeMode: f.CodeMode, Currency: f.Currency, Stacking: f.Stacking, Eligibility: f.Eligibility}
 	if t.Currency == "" {
 		t.Currency = campaignCurrency
 	}

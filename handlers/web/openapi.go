@@ -189,6 +189,7 @@ var fieldSchemas = map[string]map[string]any{
 	// services web does not import are added by the API (AddFieldSchemas).
 	"name":                 {"minLength": 1, "maxLength": models.MaxNameRunes},
 	"template_description": {"maxLength": models.MaxDescriptionRune},
+	"eligibility":          {"maxLength": models.MaxEligibilityRunes},
 	"reason":               {"minLength": 1, "maxLength": models.MaxReasonRunes},
 	"total_stock":          {"minimum": 1, "maximum": models.MaxTotalStock},
 	"per_user_limit":       {"minimum": 1, "maximum": models.MaxPerUserLimit},

@@ -66,6 +66,8 @@ var statedRules = map[string]string{
 	"POST /api/v1/templates claim_starts_at":              "before valid_until",
 	"POST /api/v1/templates currency":                     "must be the campaign's",
 	"POST /api/v1/templates shared_code":                  "another template's code (shared_code's description)",
+	"POST /api/v1/templates eligibility":            "compiled when saved (eligibility's description)",
+	"PATCH /api/v1/templates/:id eligibility":       "compiled when saved (eligibility's description)",
 	"PATCH /api/v1/templates/:id claim_ends_at":           "to after from: after claim_starts_at",
 	"PATCH /api/v1/templates/:id status":                  "archived is final",
 	"PATCH /api/v1/campaigns/:id currency":                "changes only while the campaign has no template",
@@ -78,6 +80,7 @@ var statedRules = map[string]string{
 	"* * lines[].line_id":                        "unique in the cart; a return names each line of the order once",
 	"* * order_amount_cents":                     "required without lines; with both, the cart's total",
 	"* * shipping_cents":                         "the shipping amount of a cart with lines",
+	"* * customer.tags[]":                        "text rule",
 	"POST /api/v1/refunds return_id":             "a partial return: with returned_amount_cents",
 	"POST /api/v1/refunds returned_amount_cents": "an order redeemed with a cart is returned by lines",
 	// What only the server knows: a private webhook address, a taken user

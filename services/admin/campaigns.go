@@ -59,6 +59,10 @@ type TemplatePatch struct {
 	// after it; an order already held keeps the coupons it holds
 	// (docs/checkout.md).
 	Stacking *string
+	// Eligibility replaces the template's eligibility rule ("" admits
+	// every customer; docs/eligibility.md); the checkouts after the change
+	// judge by it.
+	Eligibility *string
 }
 
 // CreateTemplate validates and stores a template and loads its counters into
@@ -195,6 +199,9 @@ func (s *Admin) UpdateTemplate(ctx context.Context, actor string, id int64, p Te
 			if t.Stacking == "" {
 				return models.Invalid("stacking", `must be %q or %q`, models.StackingExclusive, models.StackingCombinable)
 			}
+		}
+		if p.Eligibility != nil {
+			t.Eligibility = *p.Eligibility
 		}
 		if err := t.Validate(); err != nil {
 			return err

@@ -32,6 +32,11 @@ type Cart struct {
 	Currency      string
 	Lines         []pricing.Line
 	ShippingCents int64
+	// Customer and Channel are what the shop says of who buys and where
+	// (nil and "" when it says nothing), for the templates' eligibility
+	// rules (docs/eligibility.md).
+	Customer *Customer
+	Channel  string
 }
 
 // Lined says the request gave lines.
@@ -61,6 +66,9 @@ func (s *Checkout) orderCurrency(o *CheckoutOrder) string {
 // total), or the one-line cart of the amount. Every bound is answered 400
 // naming its field, as lines[3].quantity.
 func (s *Checkout) parseCart(in Cart, amount int64) (pricing.Cart, error) {
+	if err := checkShopper(in.Customer, in.Channel); err != nil {
+		return pricing.Cart{}, err
+	}
 	cur := in.Currency
 	if cur == "" {
 		cur = s.currency()

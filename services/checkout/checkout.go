@@ -144,6 +144,9 @@ type CheckoutRequest struct {
 	// order is the order's row validate read (nil: none), for the room the
 	// best-of choice has on it.
 	order *CheckoutOrder
+	// facts is what the templates' eligibility rules are judged on
+	// (readFacts), read once per request.
+	facts *facts
 }
 
 // CheckoutResult is the answer of Validate, Hold, GetHold and Confirm.
@@ -464,7 +467,7 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 			err = couponFits(c, req.UserID, req.OrderID, now)
 		}
 		if err == nil {
-			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined())
+			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined(), req.facts)
 		}
 		if err != nil {
 			var de *models.Error

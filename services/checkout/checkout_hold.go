@@ -67,6 +67,9 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 	if err != nil {
 		return nil, err
 	}
+	if req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, p.templates, s.Clock()); err != nil {
+		return nil, err
+	}
 	release, err := s.lockCoupons(ctx, existing(p))
 	if err != nil {
 		return nil, err

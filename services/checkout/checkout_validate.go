@@ -73,6 +73,10 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 	if err != nil {
 		return nil, err
 	}
+	now := s.Clock()
+	if req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, p.templates, now); err != nil {
+		return nil, err
+	}
 	if req.OrderID != "" {
 		if req.taken, err = s.takenForValidate(ctx, &req, p); err != nil {
 			return nil, core.DBError("order", err)
@@ -82,9 +86,9 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 		}
 	}
 	if best {
-		return s.decideBest(p, req, s.Clock()), nil
+		return s.decideBest(p, req, now), nil
 	}
-	res, _ := s.decide(p, req, s.Clock())
+	res, _ := s.decide(p, req, now)
 	markStacking(res, p.templates, s.maxPerOrder())
 	answerNoSuch(res, &req)
 	return res, nil
@@ -380,18 +384,27 @@ func (s *Checkout) usableFor(ctx context.Context, userID string, amount int64, i
 	var pricer pricing.Pricer
 	var r pricing.Result
 	one := make([]pricing.Coupon, 1)
+	ts := make([]*models.Template, len(cs))
 	for i := range cs {
-		c := &cs[i]
-		if couponFits(c, userID, "", now) != nil {
+		if couponFits(&cs[i], userID, "", now) != nil {
 			continue
 		}
-		t, err := s.Template(ctx, c.TemplateID)
-		if err != nil {
+		if ts[i], err = s.Template(ctx, cs[i].TemplateID); err != nil {
 			return nil, err
+		}
+	}
+	f, err := s.readFacts(ctx, userID, &in, &cart, ts, now)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cs {
+		c, t := &cs[i], ts[i]
+		if t == nil {
+			continue
 		}
 		one[0] = core.PricingCoupon(t, c.Code)
 		pricer.Price(&cart, one, &r)
-		if couponRefusal(&r.Coupons[0], t, &cart, in.Lined()) != nil {
+		if couponRefusal(&r.Coupons[0], t, &cart, in.Lined(), f) != nil {
 			continue
 		}
 		tmpl[c.Code] = t

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/models/eligibility"
 	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/pricing"
 )
@@ -245,13 +246,17 @@ func planAmountReturn(keptBefore, kept, settled int64, coupons []pricing.Coupon)
 }
 
 // couponRefusal is the one refusal of a coupon the plan priced, the same
-// on every path (nil when it applies): pricing's refusal (refusalError),
+// on every path (nil when it applies): its template's eligibility rule
+// judged on the request's facts (eligibilityRefusal), pricing's refusal (refusalError),
 // or a coupon that would take nothing off what the order leaves (a
 // shipping coupon on a shipping already discounted in full, a buy x get y
 // without a whole set, a fixed coupon on an order already discounted in
 // full), refused not_combinable and never held nor used
 // (docs/result-codes.md).
-func couponRefusal(r *pricing.CouponResult, t *models.Template, cart *pricing.Cart, lined bool) error {
+func couponRefusal(r *pricing.CouponResult, t *models.Template, cart *pricing.Cart, lined bool, f *facts) error {
+	if err := eligibilityRefusal(f, t, r.Code); err != nil {
+		return err
+	}
 	if r.Refusal == pricing.RefusalNoLines && onShipping(t) && cart.ShippingCents > 0 {
 		return nothingToDiscount(r.Code, "the cart's shipping is discounted in full already")
 	}
@@ -262,6 +267,34 @@ func couponRefusal(r *pricing.CouponResult, t *models.Template, cart *pricing.Ca
 		return nothingToDiscount(r.Code, "nothing of what it applies to is left to discount")
 	}
 	return nil
+}
+
+// eligibilityRefusal refuses a coupon whose template's eligibility rule
+// the request's facts do not meet, not_eligible naming the rule
+// (docs/eligibility.md). The rule was compiled when the template was
+// saved; f's cache compiles it once per template version, never per
+// request. A rule that fails as it runs admits no one and is logged; nil
+// facts are an anonymous customer's with nothing said.
+func eligibilityRefusal(f *facts, t *models.Template, code string) error {
+	if t.Eligibility == "" {
+		return nil
+	}
+	if f == nil {
+		f = &facts{rules: &eligibility.Cache{}}
+	}
+	prog, err := f.rules.Program(t.ID, t.UpdatedAt, t.Eligibility)
+	ok := false
+	if err == nil {
+		ok, err = eligibility.Eval(prog, f.envFor(t))
+	}
+	if err != nil && f.log != nil {
+		f.log.Warn("eligibility rule failed", "template_id", t.ID, "err", err)
+	}
+	if ok {
+		return nil
+	}
+	return &models.Error{Code: models.CodeNotEligible, Field: "customer",
+		Message: fmt.Sprintf("coupon %s is only for customers who meet its rule: %s", code, t.Eligibility)}
 }
 
 // onShipping says the template's coupons discount the shipping.

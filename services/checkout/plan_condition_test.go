@@ -33,7 +33,7 @@ func TestPlanRefusesConditionNotMet(t *testing.T) {
 			tp := &models.Template{Kind: models.KindPercent, PercentOffBP: 1_000, MaxDiscountCents: 5_000, AppliesTo: models.AppliesToItems,
 				Target: models.TemplateTarget{CategoryIDs: []string{"jackets"}}, Condition: &tc.cond}
 			r := pricing.Price(&cart, []pricing.Coupon{core.PricingCoupon(tp, "JK")})
-			err := couponRefusal(&r.Coupons[0], tp, &cart, true)
+			err := couponRefusal(&r.Coupons[0], tp, &cart, true, nil)
 			var e *models.Error
 			if !errors.As(err, &e) || e.Code != models.CodeConditionNotMet || e.Field != "lines" || e.Message != tc.want {
 				t.Fatalf("refusal %v, want condition_not_met on lines %q", err, tc.want)

@@ -36,6 +36,9 @@ type RedeemRequest struct {
 	// (parseRedeemCart).
 	cart pricing.Cart
 	oc   orderCart
+	// facts is what the template's eligibility rule is judged on
+	// (readFacts), read once per request.
+	facts *facts
 }
 
 // parseRedeemCart checks the request's order id, then its cart and amount
@@ -63,7 +66,7 @@ func priceAlone(t *models.Template, code string, req *RedeemRequest) (*pricing.C
 		return nil, &models.Error{Code: models.CodeBelowMinimum, Field: "order_amount_cents",
 			Message: fmt.Sprintf("this coupon needs an order of at least %d cents", t.MinOrderCents)}
 	}
-	if err := couponRefusal(cr, t, &req.cart, req.Cart.Lined()); err != nil {
+	if err := couponRefusal(cr, t, &req.cart, req.Cart.Lined(), req.facts); err != nil {
 		return nil, err
 	}
 	return cr, nil
@@ -187,6 +190,11 @@ func (s *Checkout) redeemCoupon(ctx context.Context, c *models.Coupon, req Redee
 	t, err := s.Template(ctx, c.TemplateID)
 	if err != nil {
 		return nil, err
+	}
+	if req.facts == nil {
+		if req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, []*models.Template{t}, s.Clock()); err != nil {
+			return nil, err
+		}
 	}
 	var res *RedeemResult
 	err = s.WithCouponLock(ctx, c, func(cur *models.Coupon) error {

@@ -8,6 +8,7 @@ package checkout
 import (
 	"time"
 
+	"github.com/couponsvc/couponsvc/models/eligibility"
 	"github.com/couponsvc/couponsvc/services/claims"
 	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/events"
@@ -42,6 +43,8 @@ type Checkout struct {
 	cfg    Config
 	claims *claims.Claims
 	events *events.Events
+	// rules caches the compiled eligibility rule of each template.
+	rules eligibility.Cache
 }
 
 // New returns the checkout aggregate over c; typed shared codes are claimed

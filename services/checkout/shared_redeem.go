@@ -55,6 +55,9 @@ func (s *Checkout) redeemShared(ctx context.Context, req RedeemRequest) (*Redeem
 	if err := notYetValid(from, now); err != nil {
 		return nil, err
 	}
+	if req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, []*models.Template{t}, now); err != nil {
+		return nil, err
+	}
 	if _, err := priceAlone(t, code, &req); err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func (s *Checkout) CheckRedemption(ctx context.Context, code, orderID string, am
 		refusal = err
 	} else if err := refusalError(whole.Coupons[0].Refusal, cp.Code, &d.Template, &full, false); err != nil {
 		refusal = err
-	} else if err := couponRefusal(&r.Coupons[0], &d.Template, &cart, false); err != nil {
+	} else if err := couponRefusal(&r.Coupons[0], &d.Template, &cart, false, s.tillFacts(&full, now)); err != nil {
 		refusal = err
 	}
 	out := &RedemptionCheck{CouponDetail: *d, DiscountCents: discount, PayableCents: left - discount,

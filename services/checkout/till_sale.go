@@ -19,6 +19,7 @@ const saleHoldTTL = 60
 // is answered in the result, with its word, as Validate answers it.
 // Errors: as Validate.
 func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
+	req.Cart.Channel = ChannelTill
 	return s.Validate(ctx, req)
 }
 
@@ -31,6 +32,7 @@ func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*Check
 // earlier ones left. Sent again, it answers the first answer (Duplicate).
 // Errors: as Redeem, Hold and Confirm.
 func (s *Checkout) RedeemSale(ctx context.Context, req CheckoutRequest, cashier string) (*CheckoutResult, error) {
+	req.Cart.Channel = ChannelTill // a sale at the till is on its channel (docs/eligibility.md)
 	if len(req.CouponCodes) == 1 {
 		r, err := s.Redeem(ctx, RedeemRequest{CouponCode: req.CouponCodes[0], OrderID: req.OrderID,
 			OrderAmountCents: req.OrderAmountCents, Cashier: cashier, Cart: req.Cart, Audited: true})
