@@ -40,6 +40,7 @@ const (
 	CodeReturnExceedsOrder  Code = 22
 	CodeCurrencyMismatch    Code = 23 // a coupon of another currency than the cart
 	CodeInUse               Code = 24 // a delete of a template or campaign that issued coupons
+	CodeCampaignLimit       Code = 25 // the customer holds per_customer_limit coupons of the campaign
 	// CodeInternal is never part of a result body: it marks a bug, answered 500
 	// and logged.
 	CodeInternal Code = 99

@@ -57,6 +57,7 @@ var Results = []Result{
 	{Code: CodeReturnExceedsOrder, Word: "return_exceeds_order", Status: 422, Meaning: "the order's returns would sum over its amount"},
 	{Code: CodeCurrencyMismatch, Word: "currency_mismatch", Status: 422, Meaning: "the coupon is of another currency than the cart"},
 	{Code: CodeInUse, Word: "in_use", Status: 409, Meaning: "a delete of a template or campaign that issued coupons (or has templates, or a claim or code job under way); archive it instead"},
+	{Code: CodeCampaignLimit, Word: "campaign_limit", Status: 409, Meaning: "the user holds per_customer_limit coupons of the campaign, across its templates"},
 	{Code: CodeInternal, Word: "internal", Status: 500, Meaning: "a bug, logged with its cause; the body says only \"internal error\""},
 }
 

@@ -46,9 +46,10 @@ func TestResultWords(t *testing.T) {
 		{models.CodeReturnExceedsOrder, 22, "return_exceeds_order", 422},
 		{models.CodeCurrencyMismatch, 23, "currency_mismatch", 422},
 		{models.CodeInUse, 24, "in_use", 409},
+		{models.CodeCampaignLimit, 25, "campaign_limit", 409},
 		{models.CodeInternal, 99, "internal", 500},
 		// A code without a row is a bug: answered as internal.
-		{models.Code(25), 25, "internal", 500},
+		{models.Code(26), 26, "internal", 500},
 		{models.Code(-1), -1, "internal", 500},
 	}
 	for _, w := range want {

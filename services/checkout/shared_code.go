@@ -172,6 +172,13 @@ func (s *Checkout) claimShared(ctx context.Context, code, user, order string, ta
 	if err != nil {
 		return nil, err
 	}
+	return s.claimTemplate(ctx, t, code, user, order, take)
+}
+
+// claimTemplate is claimShared for the template t a code named, or for an
+// automatic offer (code its place-holder, docs/automatic-offers.md).
+func (s *Checkout) claimTemplate(ctx context.Context, t *models.Template, code, user, order string, take bool) (*sharedClaim, error) {
+	var err error
 	sc := &sharedClaim{code: code, t: t}
 	if take && order != "" && s.SoldOut.Refuse(t, user, sharedRequestPrefix(t.ID, user, order), s.Clock()) {
 		// Sold out, and this user never claimed with the code for this
@@ -252,22 +259,20 @@ func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user stri
 	if err != nil {
 		return nil, core.RedisError(err)
 	}
-	return core.ClaimDecision(t, false, core.ClaimCounters{Budget: b, Remaining: left, Value: t.ValueCents(),
-		Limit: t.PerUserLimit, Held: countOrdinals(held), Anonymous: user == ""}, now), nil
-}
-
-// countOrdinals counts the ordinals of a users hash value ("1,3").
-func countOrdinals(list string) int64 {
-	if list == "" {
-		return 0
-	}
-	n := int64(1)
-	for i := 0; i < len(list); i++ {
-		if list[i] == ',' {
-			n++
+	c := core.ClaimCounters{Budget: b, Remaining: left, Value: t.ValueCents(),
+		Limit: t.PerUserLimit, Held: core.CountOrdinals(held), Anonymous: user == ""}
+	if user != "" {
+		cc, err := s.CampaignCapOf(ctx, t.CampaignID)
+		if err != nil {
+			return nil, err
+		}
+		if c.CampaignLimit = cc.Limit; cc.Limit > 0 {
+			if c.CampaignHeld, err = s.HeldInCampaign(ctx, t.CampaignID, cc, user); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return n
+	return core.ClaimDecision(t, false, c, now), nil
 }
 
 // claimSharedCodes resolves every shared code of a checkout request for
@@ -278,8 +283,34 @@ func countOrdinals(list string) int64 {
 // every fresh claim made so far is given back.
 func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, take bool) ([]*sharedClaim, error) {
 	claims := make([]*sharedClaim, len(req.CouponCodes))
+	var drop []bool
+	var refused error
 	for i, code := range req.CouponCodes {
 		if i >= len(req.shared) || !req.shared[i] {
+			continue
+		}
+		if t := req.autoAt(i); t != nil {
+			sc, err := s.claimTemplate(ctx, t, code, req.UserID, req.OrderID, take)
+			if claimRefused(err) || err == nil && sc.refusal != nil {
+				if refused = err; err == nil {
+					refused = sc.refusal
+				}
+				// An offer the claim refuses is left out of the cart
+				// (docs/automatic-offers.md).
+				if drop == nil {
+					drop = make([]bool, len(req.CouponCodes))
+				}
+				drop[i] = true
+				continue
+			}
+			if err != nil {
+				s.dropClaims(ctx, claims)
+				return nil, err
+			}
+			if sc.fresh || !take && sc.coupon.ID == 0 {
+				claims[i] = sc
+			}
+			req.CouponCodes[i] = sc.coupon.Code
 			continue
 		}
 		// A code no live template has is answered as the coupon code it
@@ -298,6 +329,13 @@ func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, t
 			claims[i] = sc
 		}
 		req.CouponCodes[i] = sc.coupon.Code
+	}
+	if drop != nil {
+		claims = req.dropRefusedOffers(claims, drop)
+		if err := noneLeft(req, s.MaxCouponCodes(), refused); err != nil {
+			s.dropClaims(ctx, claims)
+			return nil, err
+		}
 	}
 	return claims, nil
 }
@@ -356,8 +394,10 @@ func (s *Checkout) insertClaim(tx *gorm.DB, sc *sharedClaim, row *models.Coupon)
 // number of times, as a claim does.
 func (s *Checkout) withSharedClaims(ctx context.Context, req *CheckoutRequest, op func(claims []*sharedClaim) error) error {
 	codes := append([]string(nil), req.CouponCodes...)
+	shared, noSuch, auto := append([]bool(nil), req.shared...), append([]bool(nil), req.noSuch...), append([]*models.Template(nil), req.auto...)
 	for attempt := 1; ; attempt++ {
 		req.CouponCodes = append(req.CouponCodes[:0], codes...)
+		req.shared, req.noSuch, req.auto = append(req.shared[:0], shared...), append(req.noSuch[:0], noSuch...), append(req.auto[:0], auto...)
 		taken, err := s.claimSharedCodes(ctx, req, true)
 		if err != nil {
 			return err
