@@ -64,6 +64,8 @@ const (
 	ResultCurrencyMismatch = "currency_mismatch"
 	// ResultInUse: a delete of a template or campaign that issued coupons (or has templates, or a claim or code job under way); archive it instead.
 	ResultInUse = "in_use"
+	// ResultCampaignLimit: the user holds per_customer_limit coupons of the campaign, across its templates.
+	ResultCampaignLimit = "campaign_limit"
 	// ResultInternal: a bug, logged with its cause; the body says only "internal error".
 	ResultInternal = "internal"
 )

@@ -193,6 +193,7 @@ var fieldSchemas = map[string]map[string]any{
 	"per_user_limit":       {"minimum": 1, "maximum": models.MaxPerUserLimit},
 	"valid_days":           {"minimum": 1, "maximum": models.MaxValidDays},
 	"budget":               {"minimum": 0, "maximum": models.MaxBudgetCents},
+	"per_customer_limit":   {"minimum": 0, "maximum": models.MaxPerCustomerLimit},
 	"stock_delta":          {"minimum": 1, "maximum": models.MaxTotalStock},
 	// bcrypt reads 72 bytes at most: the upper bound counts bytes, which
 	// maxLength (characters) cannot say; 8 characters are at least 8 bytes.
