@@ -13,16 +13,12 @@ import (
 )
 
 // autoFixture is a campaign with a budget and a per-customer cap, and one
-// automatic offer of it: 500 off orders of at least 5000.
-type autoFixture struct {
-	*claimFixture
-	campaign *models.Campaign
-	tp       *models.Template
-}
+// automatic offer of it (tp): 500 off orders of at least 5000.
+type autoFixture struct{ *sharedFixture }
 
 func newAutoFixture(t *testing.T, budget, perCustomer, stock, perUser int64) *autoFixture {
 	t.Helper()
-	f := &autoFixture{claimFixture: newClaimFixture(t, services.Config{})}
+	f := &autoFixture{&sharedFixture{claimFixture: newClaimFixture(t, services.Config{})}}
 	f.campaign = f.CreateCampaign(models.Campaign{Name: "autumn", BudgetCents: budget, PerCustomerLimit: perCustomer})
 	f.tp = f.template(f.campaign.ID, stock, perUser, 500, func(tp *models.Template) {
 		tp.CodeMode, tp.MinOrderCents, tp.Stacking = models.CodeModeAutomatic, 5000, models.StackingCombinable
@@ -123,4 +119,95 @@ func TestAutomaticOfferRace(t *testing.T) {
 			f.assertAgree(f.campaign, f.tp)
 		})
 	}
+}
+
+// TestAutomaticOffer: an automatic offer at validate, hold, release and
+// beside typed codes, and the campaign's cap over claims and shared codes.
+func TestAutomaticOffer(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		f := newAutoFixture(t, 10*500, 0, 10, 1)
+		ctx := f.Ctx
+		// Below the offer's minimum: nothing applies, the request has no code.
+		_, err := f.Checkout.Validate(ctx, checkout.CheckoutRequest{OrderAmountCents: 4999, UserID: "ann"})
+		assertClaimCode(t, err, models.CodeInvalidRequest, "coupon_codes")
+		res, err := f.Checkout.Validate(ctx, checkout.CheckoutRequest{OrderAmountCents: 6000, UserID: "ann"})
+		if err != nil || res.Result != "ok" || len(res.Coupons) != 1 || !res.Coupons[0].Automatic ||
+			res.Coupons[0].TemplateID != f.tp.ID || res.DiscountCents != 500 || res.PayableCents != 5500 {
+			t.Fatalf("validate: %+v, %v", res, err)
+		}
+		if f.couponCount() != 0 {
+			t.Fatalf("validate wrote %d coupons", f.couponCount())
+		}
+		if _, err := holdAuto(f.Svc, f, "o-1", "ann", 6000); err != nil {
+			t.Fatal(err)
+		}
+		// The same hold again is its duplicate: nothing more is taken.
+		again, err := holdAuto(f.Svc, f, "o-1", "ann", 6000)
+		if err != nil || !again.Duplicate || f.couponCount() != 1 {
+			t.Fatalf("repeat: %+v, %v; %d coupons", again, err, f.couponCount())
+		}
+		// Ann's limit (1) is reached: her next cart takes no offer.
+		_, err = holdAuto(f.Svc, f, "o-2", "ann", 6000)
+		assertClaimCode(t, err, models.CodeUserLimitReached)
+		// A release gives the claim back, as a shared code's.
+		if _, err := f.Checkout.Release(ctx, "shop", "o-1"); err != nil {
+			t.Fatal(err)
+		}
+		if f.remaining() != 10 || f.ordinals("ann") != "" {
+			t.Fatalf("after release: remaining %d, ordinals %q", f.remaining(), f.ordinals("ann"))
+		}
+		if _, err := holdAuto(f.Svc, f, "o-2", "ann", 6000); err != nil {
+			t.Fatal(err)
+		}
+		f.assertAgree(f.campaign, f.tp)
+	})
+	t.Run("StacksWithTypedCodes", func(t *testing.T) {
+		f := newAutoFixture(t, 0, 0, 10, 1)
+		combinable := f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
+		exclusive := f.template(f.campaign.ID, 10, 1, 1000)
+		a := f.MustClaim(combinable.ID, "bob", "k1").Coupon
+		b := f.MustClaim(exclusive.ID, "bob", "k2").Coupon
+		res, err := f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: "o-1", OrderAmountCents: 6000, UserID: "bob",
+			CouponCodes: []string{a.Code}, TTLSeconds: 600})
+		if err != nil || len(res.Coupons) != 2 || res.Coupons[0].CouponCode != a.Code || !res.Coupons[1].Automatic ||
+			res.DiscountCents != 800 {
+			t.Fatalf("combinable: %+v, %v", res, err)
+		}
+		// An exclusive typed coupon keeps the cart to itself: the offer is left out.
+		res, err = f.Checkout.Hold(f.Ctx, checkout.CheckoutRequest{OrderID: "o-2", OrderAmountCents: 6000, UserID: "bob",
+			CouponCodes: []string{b.Code}, TTLSeconds: 600})
+		if err != nil || len(res.Coupons) != 1 || res.Coupons[0].CouponCode != b.Code || res.DiscountCents != 1000 {
+			t.Fatalf("exclusive: %+v, %v", res, err)
+		}
+		if f.remaining() != 9 {
+			t.Fatalf("offer's stock left %d, want 9", f.remaining())
+		}
+	})
+	t.Run("ErrCampaignLimit", func(t *testing.T) {
+		// Cap 2 over the campaign: a claim and a shared code's claim fill
+		// it; the automatic offer, a third claim and validate then refuse.
+		f := newAutoFixture(t, 0, 2, 10, 5)
+		claimed := f.template(f.campaign.ID, 10, 5, 100)
+		f.template(f.campaign.ID, 10, 5, 100, func(tp *models.Template) {
+			tp.CodeMode, tp.SharedCode, tp.Stacking = models.CodeModeShared, "poster42", models.StackingCombinable
+		})
+		f.MustClaim(claimed.ID, "cy", "k1")
+		if _, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "POSTER42", OrderID: "r-1",
+			OrderAmountCents: 1000, UserID: "cy", Cashier: "till"}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.Claim(claimed.ID, "cy", "k2")
+		assertClaimCode(t, err, models.CodeCampaignLimit)
+		_, err = holdAuto(f.Svc, f, "o-1", "cy", 6000)
+		assertClaimCode(t, err, models.CodeCampaignLimit)
+		_, err = f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 6000, UserID: "cy"})
+		assertClaimCode(t, err, models.CodeCampaignLimit)
+		// Another customer is not counted with cy.
+		if _, err := holdAuto(f.Svc, f, "o-2", "dee", 6000); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.couponCount(); n != 3 {
+			t.Fatalf("%d coupons, want 3", n)
+		}
+	})
 }
