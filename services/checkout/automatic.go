@@ -19,28 +19,42 @@ func autoCode(t *models.Template) string { return autoCodePrefix + strconv.Forma
 
 // chooseAutomatic is the one rule of which automatic offers join a cart
 // (docs/automatic-offers.md): offers are taken in their order (priority,
-// then id); each joins when, priced with the typed coupons' templates and
-// the offers chosen before it on the cart, it discounts something (its
-// minimum, targets, currency and conditions admit the cart) and the
-// stacking rules let the whole set share one order. A typed code is never
-// refused because of an offer: an offer that cannot join is left out. It
-// is pure: no database, Redis or clock.
+// then id); each joins when the stacking rules let the whole set (the typed
+// coupons' templates, the offers chosen before it and it) share one order
+// and, priced together on the cart, it and every coupon of the set that
+// discounted something without it still do (its minimum, targets,
+// currency and conditions admit the cart, and it squeezes no other coupon
+// to nothing). A typed code is never refused because of an offer: an offer
+// that cannot join is left out. It is pure: no database, Redis or clock.
 func chooseAutomatic(offers, typed []*models.Template, cart *pricing.Cart, lined bool, maxPerOrder int) []*models.Template {
+	applies := func(set []*models.Template) []bool {
+		pcs := make([]pricing.Coupon, len(set))
+		for i, st := range set {
+			pcs[i] = core.PricingCoupon(st, "c"+strconv.Itoa(i))
+		}
+		r := pricing.Price(cart, pcs)
+		ok := make([]bool, len(set))
+		for i := range set {
+			ok[i] = couponRefusal(&r.Coupons[i], set[i], cart, lined) == nil
+		}
+		return ok
+	}
+	before := applies(typed)
 	var chosen []*models.Template
 	for _, t := range offers {
 		set := append(append(append([]*models.Template(nil), typed...), chosen...), t)
 		if stackingError(set, maxPerOrder) != nil {
 			continue
 		}
-		pcs := make([]pricing.Coupon, len(set))
-		for i, st := range set {
-			pcs[i] = core.PricingCoupon(st, "c"+strconv.Itoa(i))
+		ok, joins := applies(set), true
+		for i := range set {
+			if !ok[i] && (i >= len(typed) || before[i]) {
+				joins = false
+			}
 		}
-		r := pricing.Price(cart, pcs)
-		if couponRefusal(&r.Coupons[len(set)-1], t, cart, lined) != nil {
-			continue
+		if joins {
+			chosen = append(chosen, t)
 		}
-		chosen = append(chosen, t)
 	}
 	return chosen
 }
