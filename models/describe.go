@@ -64,6 +64,11 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	case t.Kind != KindFixed && t.MaxDiscountCents > 0:
 		b.WriteString(", up to " + money(t.MaxDiscountCents) + " off")
 	}
+	if t.CodeMode == CodeModeAutomatic {
+		// No code: the shopper learns it applies by itself
+		// (docs/automatic-offers.md).
+		return "Automatic: " + b.String()
+	}
 	return b.String()
 }
 

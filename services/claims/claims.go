@@ -144,6 +144,10 @@ func (s *Claims) ClaimUncounted(ctx context.Context, req ClaimRequest) (*ClaimRe
 	if err != nil {
 		return nil, err
 	}
+	if t.CodeMode == models.CodeModeAutomatic {
+		// Checkout claims it for the cart (docs/automatic-offers.md).
+		return nil, models.Errorf(models.CodeNotClaimable, "this offer applies by itself at checkout to every cart it admits; it is never claimed")
+	}
 	if s.SoldOut.Refuse(t, req.UserID, req.IdempotencyKey, s.Clock()) {
 		s.Meter.SoldOutFromMemory.Inc()
 		return nil, core.SoldOutRefusal()
