@@ -52,12 +52,7 @@ func TestAutomaticOfferRace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newAutoFixture(t, tc.budget*500, capPer, 100, 5)
-			var svcs []*services.App
-			for range 2 {
-				b := *f.Env.Backends
-				b.Redis = f.patientRedis()
-				svcs = append(svcs, f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}))
-			}
+			svcs := f.instances(2)
 			errs := make([]error, carts)
 			start := make(chan struct{})
 			var wg sync.WaitGroup
@@ -210,4 +205,17 @@ func TestAutomaticOffer(t *testing.T) {
 			t.Fatalf("%d coupons, want 3", n)
 		}
 	})
+}
+
+// instances starts n service instances over the test's backends, each with
+// its own Redis client, for races across instances.
+func (f *claimFixture) instances(n int) []*services.App {
+	f.T.Helper()
+	var svcs []*services.App
+	for range n {
+		b := *f.Env.Backends
+		b.Redis = f.patientRedis()
+		svcs = append(svcs, f.serviceOver(b, services.Config{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}))
+	}
+	return svcs
 }

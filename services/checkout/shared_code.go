@@ -279,8 +279,10 @@ func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user stri
 // its user and order (see claimShared), in the request's order. A code
 // that names a live claim of the order is replaced in req.CouponCodes by
 // that coupon's code, as if it had been typed; a fresh claim's new code
-// takes its place too, and its claim is returned at its index. On an error
-// every fresh claim made so far is given back.
+// takes its place too, and its claim is returned at its index. An
+// automatic offer (req.auto) is claimed the same way; one whose claim is
+// refused is left out of the request (docs/automatic-offers.md). On an
+// error every fresh claim made so far is given back.
 func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, take bool) ([]*sharedClaim, error) {
 	claims := make([]*sharedClaim, len(req.CouponCodes))
 	var drop []bool
@@ -289,38 +291,34 @@ func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, t
 		if i >= len(req.shared) || !req.shared[i] {
 			continue
 		}
-		if t := req.autoAt(i); t != nil {
-			sc, err := s.claimTemplate(ctx, t, code, req.UserID, req.OrderID, take)
-			if claimRefused(err) || err == nil && sc.refusal != nil {
-				if refused = err; err == nil {
-					refused = sc.refusal
-				}
-				// An offer the claim refuses is left out of the cart
-				// (docs/automatic-offers.md).
-				if drop == nil {
-					drop = make([]bool, len(req.CouponCodes))
-				}
-				drop[i] = true
-				continue
+		t := req.autoAt(i)
+		auto := t != nil
+		if !auto {
+			// A code no live template has is answered as the coupon code it
+			// then is (a mistyped code is 400 naming coupon_codes), for an
+			// anonymous shopper and a user alike (docs/result-codes.md).
+			err := s.anonymousCode(ctx, "coupon_codes", code)
+			if err == nil {
+				t, err = s.sharedTemplate(ctx, code)
 			}
 			if err != nil {
 				s.dropClaims(ctx, claims)
 				return nil, err
 			}
-			if sc.fresh || !take && sc.coupon.ID == 0 {
-				claims[i] = sc
+		}
+		sc, err := s.claimTemplate(ctx, t, code, req.UserID, req.OrderID, take)
+		if auto && (claimRefused(err) || err == nil && sc.refusal != nil) {
+			if refused = err; err == nil {
+				refused = sc.refusal
 			}
-			req.CouponCodes[i] = sc.coupon.Code
+			// An offer the claim refuses is left out of the cart
+			// (docs/automatic-offers.md).
+			if drop == nil {
+				drop = make([]bool, len(req.CouponCodes))
+			}
+			drop[i] = true
 			continue
 		}
-		// A code no live template has is answered as the coupon code it
-		// then is (a mistyped code is 400 naming coupon_codes), for an
-		// anonymous shopper and a user alike (docs/result-codes.md).
-		if err := s.anonymousCode(ctx, "coupon_codes", code); err != nil {
-			s.dropClaims(ctx, claims)
-			return nil, err
-		}
-		sc, err := s.claimShared(ctx, code, req.UserID, req.OrderID, take)
 		if err != nil {
 			s.dropClaims(ctx, claims)
 			return nil, err
