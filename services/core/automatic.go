@@ -45,9 +45,11 @@ func (s *Core) AutomaticOffers(ctx context.Context) ([]models.Template, error) {
 	c.mu.Unlock()
 	if !list.ok || now.Sub(list.fetched) > c.ttl {
 		var ts []models.Template
-		err := s.DB.WithContext(ctx).Where("code_mode = ? AND status = ?", models.CodeModeAutomatic, models.TemplateActive).
-			Where("campaign_id NOT IN (?)", s.DB.Model(&models.Campaign{}).Select("id").Where("status = ?", models.CampaignPaused)).
-			Order("priority, id").Find(&ts).Error
+		// One statement: the templates joined to their campaigns.
+		err := s.DB.WithContext(ctx).Select("templates.*").
+			Joins("JOIN campaigns ON campaigns.id = templates.campaign_id AND campaigns.status <> ?", models.CampaignPaused).
+			Where("templates.code_mode = ? AND templates.status = ?", models.CodeModeAutomatic, models.TemplateActive).
+			Order("templates.priority, templates.id").Find(&ts).Error
 		if err != nil {
 			return nil, DBError("templates", err)
 		}
