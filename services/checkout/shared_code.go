@@ -158,7 +158,9 @@ func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, orde
 	return rid, &c, nil
 }
 
-// claimShared resolves a shared code for the user and order; user "" is
+// claimTemplate resolves template t (the template a shared code names, or
+// an automatic offer, code its place-holder: docs/automatic-offers.md) for
+// the user and order; user "" is
 // an anonymous shopper, whose claim holds no ordinal (docs/shared-codes.md). When the
 // order already has a live claim with it (a repeat), that coupon is
 // answered. Otherwise, with take, the claim is reserved through
@@ -167,16 +169,6 @@ func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, orde
 // the coupon is what a claim would make now, and refusal says why a claim
 // would be refused. Errors: CodeNotFound, the claim's refusals (with take),
 // CodeInProgress, CodeUnavailable.
-func (s *Checkout) claimShared(ctx context.Context, code, user, order string, take bool) (*sharedClaim, error) {
-	t, err := s.sharedTemplate(ctx, code)
-	if err != nil {
-		return nil, err
-	}
-	return s.claimTemplate(ctx, t, code, user, order, take)
-}
-
-// claimTemplate is claimShared for the template t a code named, or for an
-// automatic offer (code its place-holder, docs/automatic-offers.md).
 func (s *Checkout) claimTemplate(ctx context.Context, t *models.Template, code, user, order string, take bool) (*sharedClaim, error) {
 	var err error
 	sc := &sharedClaim{code: code, t: t}
@@ -276,7 +268,7 @@ func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user stri
 }
 
 // claimSharedCodes resolves every shared code of a checkout request for
-// its user and order (see claimShared), in the request's order. A code
+// its user and order (see claimTemplate), in the request's order. A code
 // that names a live claim of the order is replaced in req.CouponCodes by
 // that coupon's code, as if it had been typed; a fresh claim's new code
 // takes its place too, and its claim is returned at its index. An
