@@ -85,13 +85,16 @@ func (e Choose) Valid() bool {
 
 // Defines values for CodeMode.
 const (
-	CodeModeShared CodeMode = "shared"
-	CodeModeUnique CodeMode = "unique"
+	CodeModeAutomatic CodeMode = "automatic"
+	CodeModeShared    CodeMode = "shared"
+	CodeModeUnique    CodeMode = "unique"
 )
 
 // Valid indicates whether the value is a known member of the CodeMode enum.
 func (e CodeMode) Valid() bool {
 	switch e {
+	case CodeModeAutomatic:
+		return true
 	case CodeModeShared:
 		return true
 	case CodeModeUnique:
@@ -501,12 +504,13 @@ type BudgetEvent struct {
 
 // Campaign defines model for Campaign.
 type Campaign struct {
-	BudgetCents int64          `json:"budget_cents"`
-	CreatedAt   time.Time      `json:"created_at"`
-	Currency    string         `json:"currency"`
-	ID          int64          `json:"id"`
-	Name        string         `json:"name"`
-	Status      CampaignStatus `json:"status"`
+	BudgetCents      int64          `json:"budget_cents"`
+	CreatedAt        time.Time      `json:"created_at"`
+	Currency         string         `json:"currency"`
+	ID               int64          `json:"id"`
+	Name             string         `json:"name"`
+	PerCustomerLimit int64          `json:"per_customer_limit"`
+	Status           CampaignStatus `json:"status"`
 }
 
 // CampaignAnswer defines model for CampaignAnswer.
@@ -638,6 +642,7 @@ type CheckoutAnswer struct {
 
 // CheckoutCoupon defines model for CheckoutCoupon.
 type CheckoutCoupon struct {
+	Automatic     *bool   `json:"automatic,omitempty"`
 	ResultCode    int64   `json:"code"`
 	CouponCode    string  `json:"coupon_code"`
 	DiscountCents int64   `json:"discount_cents"`
@@ -802,6 +807,9 @@ type CreateCampaignRequest struct {
 
 	// Name 1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD
 	Name string `json:"name"`
+
+	// PerCustomerLimit the most coupons one user holds of all the campaign's templates together (claims, shared codes, automatic offers); 0 (default): no cap
+	PerCustomerLimit *int64 `json:"per_customer_limit,omitempty"`
 }
 
 // CreateTemplateRequest defines model for CreateTemplateRequest.
@@ -1962,8 +1970,11 @@ type UpdateCampaignRequest struct {
 	Currency *string `json:"currency,omitempty"`
 
 	// Name 1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD
-	Name   *string         `json:"name,omitempty"`
-	Status *CampaignStatus `json:"status,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// PerCustomerLimit 0 (no cap) up to 1000; a lower cap refuses further claims of users over it, and takes nothing back
+	PerCustomerLimit *int64          `json:"per_customer_limit,omitempty"`
+	Status           *CampaignStatus `json:"status,omitempty"`
 }
 
 // UpdateTemplateRequest defines model for UpdateTemplateRequest.

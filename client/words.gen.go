@@ -68,6 +68,8 @@ const (
 	ResultConditionNotMet = "condition_not_met"
 	// ResultNotEligible: the customer, order, channel or time does not meet the template's eligibility rule (docs/eligibility.md).
 	ResultNotEligible = "not_eligible"
+	// ResultCampaignLimit: the user holds per_customer_limit coupons of the campaign, across its templates.
+	ResultCampaignLimit = "campaign_limit"
 	// ResultInternal: a bug, logged with its cause; the body says only "internal error".
 	ResultInternal = "internal"
 )

@@ -96,6 +96,8 @@ var requestBounds = map[string]kw{
 	"ConfirmRequest.shipping_cents":                       money,
 	"CreateCampaignRequest.budget_cents":                  {"minimum": 0, "maximum": models.MaxBudgetCents},
 	"UpdateCampaignRequest.budget_cents":                  {"minimum": 0, "maximum": models.MaxBudgetCents},
+	"CreateCampaignRequest.per_customer_limit":            {"minimum": 0, "maximum": models.MaxPerCustomerLimit},
+	"UpdateCampaignRequest.per_customer_limit":            {"minimum": 0, "maximum": models.MaxPerCustomerLimit},
 	"CreateCampaignRequest.currency":                      currency,
 	"CreateCampaignRequest.name":                          name,
 	"ActionRequest.buy_quantity":                          {"minimum": 0, "maximum": models.MaxSetQuantity},

@@ -26,6 +26,10 @@ func TestClaimRuleGoAndLuaAgree(t *testing.T) {
 		value, limit   int64
 		held           string
 		anonymous      bool
+		// campaignCap is the campaign's per-customer cap (0: none) and
+		// otherHeld the user's ordinals of another template of it.
+		campaignCap int64
+		otherHeld   string
 	}
 	open := tmpl{status: models.TemplateActive, starts: before, budget: -1, remain: 5, value: 100, limit: 2}
 	with := func(edit func(*tmpl)) tmpl { c := open; edit(&c); return c }
@@ -52,9 +56,14 @@ func TestClaimRuleGoAndLuaAgree(t *testing.T) {
 		{"StockBeforeLimit", with(func(c *tmpl) { c.held, c.remain = "1,2", 0 }), models.CodeSoldOut},
 		{"AnonymousHasNoLimit", with(func(c *tmpl) { c.anonymous = true }), models.CodeOK},
 		{"RuleBeforeBudget", with(func(c *tmpl) { c.status, c.budget = models.TemplatePaused, 0 }), models.CodeNotClaimable},
+		{"CampaignCapAcrossTemplates", with(func(c *tmpl) { c.campaignCap, c.held, c.otherHeld = 3, "1", "1,2" }), models.CodeCampaignLimit},
+		{"CampaignCapBelow", with(func(c *tmpl) { c.campaignCap, c.otherHeld = 3, "1,2" }), models.CodeOK},
+		{"UserLimitBeforeCampaignCap", with(func(c *tmpl) { c.campaignCap, c.held, c.otherHeld = 2, "1,2", "1" }), models.CodeUserLimitReached},
+		{"AnonymousHasNoCampaignCap", with(func(c *tmpl) { c.campaignCap, c.anonymous = 1, true }), models.CodeOK},
 	}
 	luaCode := map[int64]models.Code{lua.DeductReserved: models.CodeOK, lua.DeductNotClaimable: models.CodeNotClaimable,
-		lua.DeductBudgetExhausted: models.CodeBudgetExhausted, lua.DeductSoldOut: models.CodeSoldOut, lua.DeductUserLimit: models.CodeUserLimitReached}
+		lua.DeductBudgetExhausted: models.CodeBudgetExhausted, lua.DeductSoldOut: models.CodeSoldOut, lua.DeductUserLimit: models.CodeUserLimitReached,
+		lua.DeductCampaignLimit: models.CodeCampaignLimit}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := &models.Template{Status: tc.status, ClaimStartsAt: tc.starts, ClaimEndsAt: tc.ends, ValidUntil: tc.until, PerUserLimit: tc.limit}
@@ -67,7 +76,8 @@ func TestClaimRuleGoAndLuaAgree(t *testing.T) {
 				held = int64(len(tc.held)+1) / 2 // "1,2": two ordinals
 			}
 			goErr := core.ClaimDecision(tp, tc.campaignPaused, core.ClaimCounters{Budget: tc.budget, Remaining: tc.remain, Value: tc.value,
-				Limit: tc.limit, Held: held, Anonymous: tc.anonymous}, at)
+				Limit: tc.limit, Held: held, Anonymous: tc.anonymous, CampaignLimit: tc.campaignCap,
+				CampaignHeld: held + core.CountOrdinals(tc.otherHeld)}, at)
 			id := 200 + i
 			f.seed(t, tc.budget, id, tplState{remaining: tc.remain, next: 1, total: 10, limit: tc.limit, value: tc.value})
 			if err := f.rdb.Set(f.ctx, f.rule(id), core.ClaimRule(tp, campaign), 0).Err(); err != nil {
@@ -83,7 +93,19 @@ func TestClaimRuleGoAndLuaAgree(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := f.deductArgs(t, f.deductKeys(id, fmt.Sprintf("k%d", i)), args...)
+			keys := f.deductKeys(id, fmt.Sprintf("k%d", i))
+			if tc.campaignCap > 0 && !tc.anonymous {
+				other := id + 1000
+				f.seed(t, tc.budget, other, tplState{remaining: 5, next: 1, total: 10, limit: 5, value: tc.value})
+				if tc.otherHeld != "" {
+					if err := f.rdb.HSet(f.ctx, f.users(other), user, tc.otherHeld).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				keys = append(keys, f.tpl(other), f.users(other))
+				args = append(args, "", tc.campaignCap)
+			}
+			r := f.deductArgs(t, keys, args...)
 			got, ok := luaCode[r.code]
 			if !ok {
 				t.Fatalf("coupon_deduct.lua answered %d (%s)", r.code, r.detail)

@@ -25,6 +25,10 @@
 --              until are empty when there is none. Written by the service
 --              before it answers a change of status or claim window, so that
 --              every instance follows the change at once.
+--   8.. with a campaign cap (ARGV 8 above 0): for each other template of the
+--       campaign, its template hash then its users hash (pairs), so that
+--       the user's coupons of every template of the campaign are counted
+--       (docs/automatic-offers.md)
 -- ARGV:
 --   1 template_id  2 user_id  3 request_id  4 now (unix ms)  5 idempotency TTL (s)
 --   6 attempt (optional): a random word (letters, digits) new for each claim
@@ -34,6 +38,10 @@
 --     is neither read nor written, no per-user limit applies and the
 --     reservation holds no ordinal (0 in its member and in the answer), as a
 --     bearer coupon holds none. Absent or empty: a user's claim.
+--   8 campaign cap (optional): the most coupons one user may hold of all the
+--     campaign's templates together (their ordinals, this template's
+--     included); absent, empty or 0: none. An anonymous claim is not
+--     counted against it, as it holds no ordinal.
 --
 -- The idempotency key holds "P|<member>\n<attempt>" ("P|<member>" without an
 -- attempt) while the reservation is pending, then "C|<member>" once confirmed.
@@ -59,8 +67,11 @@
 --      why}: why is "paused", "archived", "campaign_paused", "not_yet" (at = opens),
 --      "closed" (at = ends) or
 --      "expired" (at = until); holds as for 2, 4 and 5
+--   7  campaign_limit: the user holds the campaign cap's coupons across the
+--      campaign's templates; detail as for 4
 --   12 idempotency_mismatch: the key was used for another template or user
---   20 not loaded: the budget, template or rule key is missing (Redis
+--   20 not loaded: the budget, template or rule key is missing, or the
+--      template hash of another template of a capped campaign (Redis
 --      restarted or flushed), or the rule unreadable; never read as zero or
 --      as open: the caller loads the campaign and retries
 
@@ -76,6 +87,11 @@ if not rid or rid == '' then return {3, 0, 0, 0, 'request_id'} end
 if not now or not ttl or ttl <= 0 then return {3, 0, 0, 0, 'now_or_ttl'} end
 if attempt == nil or attempt == '' then attempt = nil
 elseif not string.match(attempt, '^%w+$') then return {3, 0, 0, 0, 'attempt'} end
+local cap = 0
+if ARGV[8] and ARGV[8] ~= '' then
+  cap = tonumber(ARGV[8])
+  if not cap or cap < 0 or (#KEYS - 7) % 2 ~= 0 then return {3, 0, 0, 0, 'cap'} end
+end
 
 -- 1. Idempotency: a key seen before answers with the first result.
 local seen = redis.call('GET', KEYS[5])
@@ -128,6 +144,17 @@ if not anon then
   if count >= limit then return {4, 0, 0, remaining, holds} end
   ordinal = 1
   while have[ordinal] do ordinal = ordinal + 1 end
+  -- 6. The campaign cap: the user's ordinals of every template of the
+  -- campaign, this one's included.
+  if cap > 0 then
+    local total = count
+    for k = 8, #KEYS, 2 do
+      if redis.call('EXISTS', KEYS[k]) == 0 then return {20, 0, 0, 0, ''} end
+      local other = redis.call('HGET', KEYS[k + 1], user) or ''
+      for _ in string.gmatch(other, '%d+') do total = total + 1 end
+    end
+    if total >= cap then return {7, 0, 0, remaining, holds} end
+  end
 end
 
 -- All checks passed: take budget, a slot and the ordinal, record the key.

@@ -71,6 +71,7 @@ const (
 	DeductUserLimit           = 4
 	DeductBudgetExhausted     = 5
 	DeductNotClaimable        = 6
+	DeductCampaignLimit       = 7
 	DeductIdempotencyMismatch = 12
 	DeductNotLoaded           = 20
 )

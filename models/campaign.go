@@ -19,8 +19,12 @@ type Campaign struct {
 	// Currency is the ISO 4217 code of the campaign's budget and of its
 	// templates' amounts: every template has it. It changes only while the
 	// campaign has no template.
-	Currency  string    `json:"currency"`
-	CreatedAt time.Time `json:"created_at"`
+	Currency string `json:"currency"`
+	// PerCustomerLimit caps the coupons one customer holds of all the
+	// campaign's templates together, claimed, shared-code and automatic
+	// alike (0: no cap; docs/automatic-offers.md).
+	PerCustomerLimit int64     `json:"per_customer_limit"`
+	CreatedAt        time.Time `json:"created_at"`
 }
 
 // Campaign statuses.
@@ -44,11 +48,17 @@ func (c *Campaign) Validate() error {
 		errs.Add(Invalid("budget_cents", "must be between 0 (no budget) and %d", int64(MaxBudgetCents)))
 	}
 	errs.Add(eitherOr("status", &c.Status, CampaignActive, CampaignPaused))
+	if c.PerCustomerLimit < 0 || c.PerCustomerLimit > MaxPerCustomerLimit {
+		errs.Add(Invalid("per_customer_limit", "must be between 0 (no cap) and %d", int64(MaxPerCustomerLimit)))
+	}
 	if c.Currency != "" {
 		errs.Add(ValidateCurrency("currency", c.Currency))
 	}
 	return errs.Err()
 }
+
+// MaxPerCustomerLimit bounds a campaign's per-customer cap.
+const MaxPerCustomerLimit = 1000
 
 // MaxNameRunes bounds the name of a campaign, a template or an API token, in
 // characters (as the OpenAPI document's maxLength counts them).

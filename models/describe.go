@@ -110,6 +110,11 @@ func describeAction(t *Template, money func(cents int64) string, withMinimums bo
 		b.WriteString(", up to " + money(t.MaxDiscountCents) + " off")
 	}
 	b.WriteString(eligibilityWords(t))
+	if t.CodeMode == CodeModeAutomatic {
+		// No code: the shopper learns it applies by itself
+		// (docs/automatic-offers.md).
+		return "Automatic: " + b.String()
+	}
 	return b.String()
 }
 

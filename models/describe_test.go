@@ -24,6 +24,8 @@ func TestDescribeTemplate(t *testing.T) {
 	}{
 		{"fixed order", Template{Kind: KindFixed, FaceValueCents: 500, AppliesTo: AppliesToOrder}, "$5 off your order"},
 		{"fixed order min", Template{Kind: KindFixed, FaceValueCents: 1000, MinOrderCents: 5000}, "$10 off your order on orders over $50"},
+		{"automatic percent min", Template{Kind: KindPercent, PercentOff: 10, MinOrderCents: 5000, CodeMode: CodeModeAutomatic},
+			"Automatic: 10% off your order on orders over $50"},
 		{"fixed shoes", Template{Kind: KindFixed, FaceValueCents: 500, AppliesTo: AppliesToItems,
 			Target: TemplateTarget{CategoryIDs: []string{"shoes"}}}, "$5 off shoes"},
 		{"fixed skus", Template{Kind: KindFixed, FaceValueCents: 250, AppliesTo: AppliesToItems,

@@ -42,6 +42,7 @@ const (
 	CodeInUse               Code = 24 // a delete of a template or campaign that issued coupons
 	CodeConditionNotMet     Code = 25 // the cart does not hold what the template's condition asks
 	CodeNotEligible         Code = 26 // the customer does not meet the template's eligibility rule
+	CodeCampaignLimit       Code = 27 // the customer holds per_customer_limit coupons of the campaign
 	// CodeInternal is never part of a result body: it marks a bug, answered 500
 	// and logged.
 	CodeInternal Code = 99

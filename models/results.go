@@ -59,6 +59,7 @@ var Results = []Result{
 	{Code: CodeInUse, Word: "in_use", Status: 409, Meaning: "a delete of a template or campaign that issued coupons (or has templates, or a claim or code job under way); archive it instead"},
 	{Code: CodeConditionNotMet, Word: "condition_not_met", Status: 422, Meaning: "the cart does not hold what the coupon's condition asks (so many items or so much of the lines it names)"},
 	{Code: CodeNotEligible, Word: "not_eligible", Status: 409, Meaning: "the customer, order, channel or time does not meet the template's eligibility rule (docs/eligibility.md)"},
+	{Code: CodeCampaignLimit, Word: "campaign_limit", Status: 409, Meaning: "the user holds per_customer_limit coupons of the campaign, across its templates"},
 	{Code: CodeInternal, Word: "internal", Status: 500, Meaning: "a bug, logged with its cause; the body says only \"internal error\""},
 }
 

@@ -48,6 +48,7 @@ func TestResultWords(t *testing.T) {
 		{models.CodeInUse, 24, "in_use", 409},
 		{models.CodeConditionNotMet, 25, "condition_not_met", 422},
 		{models.CodeNotEligible, 26, "not_eligible", 409},
+		{models.CodeCampaignLimit, 27, "campaign_limit", 409},
 		{models.CodeInternal, 99, "internal", 500},
 		// A code without a row is a bug: answered as internal.
 		{models.Code(26), 26, "internal", 500},

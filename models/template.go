@@ -39,6 +39,9 @@ const (
 
 	CodeModeUnique = "unique" // a code per claimed coupon
 	CodeModeShared = "shared" // one code every shopper types at checkout
+	// CodeModeAutomatic is an offer with no code: it applies to every cart
+	// it admits (docs/automatic-offers.md).
+	CodeModeAutomatic = "automatic"
 )
 
 // Bounds of a template (see docs/README.md).
@@ -252,10 +255,14 @@ func CheckTemplateText(name, description string) error {
 
 // validateCodeMode checks code_mode and shared_code together.
 func (t *Template) validateCodeMode() error {
-	if err := eitherOr("code_mode", &t.CodeMode, CodeModeUnique, CodeModeShared); err != nil {
-		return err
+	switch t.CodeMode {
+	case "":
+		t.CodeMode = CodeModeUnique
+	case CodeModeUnique, CodeModeShared, CodeModeAutomatic:
+	default:
+		return Invalid("code_mode", "must be %q, %q or %q", CodeModeUnique, CodeModeShared, CodeModeAutomatic)
 	}
-	if t.CodeMode == CodeModeUnique {
+	if t.CodeMode != CodeModeShared {
 		if t.SharedCode != "" {
 			return Invalid("shared_code", `is only for code_mode "shared"`)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
@@ -57,8 +58,13 @@ func (l *statementLog) during(f func()) []string {
 // confirm that carries the held cart reads the stored discounts back with
 // one SELECT.
 func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
-	f := newHoldFixture(t, services.Config{})
+	// The list of automatic offers is read once a second per instance
+	// (docs/statements.md, "Automatic offers"): read here, kept a minute.
+	f := newHoldFixture(t, services.Config{TemplateCacheTTL: time.Minute})
 	tp := f.tmpl("", 500, 0, 0)
+	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
+		t.Fatal(err)
+	}
 	var log statementLog
 	log.register(t, f.Backends.DB)
 	cart, _ := benchcart.New(20)
@@ -120,8 +126,13 @@ func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
 // the rows it writes; a partial return by amount reads what it decides on
 // and re-prices the order under its row's lock (docs/statements.md).
 func TestStatementsPerRedemptionAndReturn(t *testing.T) {
-	f := newHoldFixture(t, services.Config{})
+	// The list of automatic offers is read once a second per instance
+	// (docs/statements.md, "Automatic offers"): read here, kept a minute.
+	f := newHoldFixture(t, services.Config{TemplateCacheTTL: time.Minute})
 	tp := f.tmpl("", 500, 0, 0)
+	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
+		t.Fatal(err)
+	}
 	var log statementLog
 	log.register(t, f.Backends.DB)
 	cart, _ := benchcart.New(20)

@@ -252,12 +252,7 @@ func TestSharedCodeAnonymousSweepAndReload(t *testing.T) {
 func TestSharedCodeAnonymousRace(t *testing.T) {
 	const orders, stock = 40, 10
 	f := newAnonFixture(t, 0, stock)
-	var svcs []*services.App
-	for range 2 {
-		b := *f.Env.Backends
-		b.Redis = f.patientRedis()
-		svcs = append(svcs, f.serviceOver(b, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}}))
-	}
+	svcs := f.instances(2)
 	errs := make([]error, orders)
 	start := make(chan struct{})
 	var wg sync.WaitGroup

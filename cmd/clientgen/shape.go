@@ -18,7 +18,7 @@ var enumNames = map[string]string{
 	enumKey(models.AppliesToValues...):                                                                             "AppliesTo",
 	enumKey(models.RefundRestore, models.RefundRecycle):                                                            "RefundPolicy",
 	enumKey(models.TemplateActive, models.TemplatePaused, models.TemplateArchived):                                 "TemplateStatus",
-	enumKey(models.CodeModeUnique, models.CodeModeShared):                                                          "CodeMode",
+	enumKey(models.CodeModeUnique, models.CodeModeShared, models.CodeModeAutomatic):                                "CodeMode",
 	enumKey(models.CampaignActive, models.CampaignPaused):                                                          "CampaignStatus",
 	enumKey(models.RevokePublicReasonKeys()...):                                                                    "RevokeReason",
 	enumKey(models.StackingExclusive, models.StackingCombinable):                                                   "Stacking",

@@ -56,7 +56,7 @@ type createTemplateRequest struct {
 	CodeMode         *string         `json:"code_mode" schema:"code_mode"`
 	Actions          []actionRequest `json:"actions" schema:"actions" doc:"further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums and condition apply to all of them"`
 	SharedCode       *string         `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
-	Eligibility      *string        `json:"eligibility" schema:"eligibility" doc:"a rule over customer, order, channel and now (docs/eligibility.md), such as \"vip\" in customer.tags && channel == \"web\"; compiled when saved: a fault is 400 naming eligibility with its line and column; left out: every customer"`
+	Eligibility      *string         `json:"eligibility" schema:"eligibility" doc:"a rule over customer, order, channel and now (docs/eligibility.md), such as \"vip\" in customer.tags && channel == \"web\"; compiled when saved: a fault is 400 naming eligibility with its line and column; left out: every customer"`
 
 	// Condition is what the cart must hold, apart from the target
 	// (docs/pricing.md, "Conditions").

@@ -63,6 +63,11 @@ func (o shopOffer) AtLimit() bool { return o.Held >= o.PerUserLimit }
 // (docs/pages.md, "Shop"; docs/shared-codes.md).
 func (o shopOffer) Shared() bool { return o.CodeMode == models.CodeModeShared }
 
+// Automatic reports whether the offer is automatic: every cart it admits
+// takes it at checkout, so its card has no claim button
+// (docs/automatic-offers.md).
+func (o shopOffer) Automatic() bool { return o.CodeMode == models.CodeModeAutomatic }
+
 // showShop lists the coupons on offer, as the API's list does: open ones
 // with a claim button, then sold out ones marked as such, by campaign; and
 // last the ones whose claims open later, with the time they open. What takes

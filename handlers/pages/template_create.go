@@ -277,7 +277,7 @@ func readTemplateForm(c *gin.Context) templateForm {
 		FullPriceOnly:   c.PostForm("full_price_only") != "",
 		MaxUnitsPerLine: c.PostForm("max_units_per_line"), MaxUnitsPerOrder: c.PostForm("max_units_per_order"),
 		UnitOrder: c.PostForm("unit_order"), Eligibility: strings.TrimSpace(c.PostForm("eligibility")),
-		Token:     postedOrNewToken(c), Errors: formErrors{},
+		Token: postedOrNewToken(c), Errors: formErrors{},
 		Condition: readConditionForm(c),
 	}
 	for _, tf := range targetFields {

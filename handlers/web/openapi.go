@@ -166,8 +166,8 @@ var fieldSchemas = map[string]map[string]any{
 	"refund_policy": {"enum": []string{models.RefundRestore, models.RefundRecycle}},
 	"template_status": {"enum": []string{models.TemplateActive, models.TemplatePaused, models.TemplateArchived},
 		"description": "archived (by a change of status only) is final: no claims, and the shared code is free for another template"},
-	"code_mode": {"enum": []string{models.CodeModeUnique, models.CodeModeShared},
-		"description": "unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout"},
+	"code_mode": {"enum": []string{models.CodeModeUnique, models.CodeModeShared, models.CodeModeAutomatic},
+		"description": "unique (default): a code per claimed coupon; shared: one shared_code every shopper types at checkout; automatic: no code, it applies to every cart it admits"},
 	"shared_code": {"type": "string", "minLength": models.MinSharedCodeLen, "maxLength": models.MaxSharedCodeLen,
 		"pattern": "^[A-Za-z0-9-]+$", "description": sharedCodeParam},
 	"checkout_code":   typedCode(couponCodeParam + "; or a shared code (" + sharedCodeParam + "), which needs user_id"),
@@ -195,6 +195,7 @@ var fieldSchemas = map[string]map[string]any{
 	"per_user_limit":       {"minimum": 1, "maximum": models.MaxPerUserLimit},
 	"valid_days":           {"minimum": 1, "maximum": models.MaxValidDays},
 	"budget":               {"minimum": 0, "maximum": models.MaxBudgetCents},
+	"per_customer_limit":   {"minimum": 0, "maximum": models.MaxPerCustomerLimit},
 	"stock_delta":          {"minimum": 1, "maximum": models.MaxTotalStock},
 	// bcrypt reads 72 bytes at most: the upper bound counts bytes, which
 	// maxLength (characters) cannot say; 8 characters are at least 8 bytes.

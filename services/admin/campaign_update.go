@@ -24,6 +24,9 @@ type CampaignPatch struct {
 	// BudgetCents is the new budget (0: none); never below what the
 	// campaign's coupons have taken (see changeBudget).
 	BudgetCents *int64
+	// PerCustomerLimit is the campaign's new per-customer cap (0: none;
+	// docs/automatic-offers.md).
+	PerCustomerLimit *int64
 }
 
 // UpdateCampaign renames, pauses or resumes a campaign (docs/flows.md,
@@ -76,6 +79,9 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 		if p.BudgetCents != nil {
 			camp.BudgetCents = *p.BudgetCents
 		}
+		if p.PerCustomerLimit != nil {
+			camp.PerCustomerLimit = *p.PerCustomerLimit
+		}
 		if err := camp.Validate(); err != nil {
 			return err
 		}
@@ -101,7 +107,7 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 				return models.Invalid("currency", "cannot change: the campaign has %d templates, whose amounts are in %s", n, s.campaignCurrency(&before))
 			}
 		}
-		if err := tx.Model(&camp).Select("name", "status", "currency").Updates(&camp).Error; err != nil {
+		if err := tx.Model(&camp).Select("name", "status", "currency", "per_customer_limit").Updates(&camp).Error; err != nil {
 			return err
 		}
 		action := "campaign.update"
@@ -112,7 +118,8 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 			action = "campaign.resume"
 		}
 		if err := s.Audit(tx, actor, action, fmt.Sprintf("campaign:%d", camp.ID),
-			fmt.Sprintf("name=%q status=%s status_was=%s currency=%s", camp.Name, camp.Status, before.Status, camp.Currency)); err != nil {
+			fmt.Sprintf("name=%q status=%s status_was=%s currency=%s per_customer_limit=%d", camp.Name, camp.Status, before.Status,
+				camp.Currency, camp.PerCustomerLimit)); err != nil {
 			return err
 		}
 		if camp.Status == before.Status {
@@ -140,5 +147,6 @@ func (s *Admin) UpdateCampaign(ctx context.Context, actor string, id int64, p Ca
 		}
 		return nil, core.DBError(fmt.Sprintf("campaign %d", id), err)
 	}
+	s.Templates.ForgetCampaign(id) // a new cap binds this instance at once
 	return &camp, nil
 }

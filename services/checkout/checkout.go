@@ -87,6 +87,9 @@ type CheckoutCoupon struct {
 	// SharedCode is the shared code the coupon was (or, in a validation,
 	// would be) claimed with at this checkout (docs/shared-codes.md).
 	SharedCode string `json:"shared_code,omitempty"`
+	// Automatic marks an automatic offer, which the cart took without a
+	// code (docs/automatic-offers.md).
+	Automatic bool `json:"automatic,omitempty"`
 }
 
 // CheckoutRequest names an order and the coupons meant for it.
@@ -115,8 +118,12 @@ type CheckoutRequest struct {
 	// would; or models.ChooseBest: the best set of the codes and, with
 	// UserID, the user's own usable coupons (validate only: checkout_best.go).
 	Choose string
-	// shared marks the codes parseCheckout read as shared codes.
+	// shared marks the codes parseCheckout read as shared codes, and the
+	// automatic offers addAutomatic added.
 	shared []bool
+	// auto holds, at the place of an automatic offer addAutomatic added,
+	// its template (nil elsewhere; docs/automatic-offers.md).
+	auto []*models.Template
 	// noSuch marks the codes Validate answers as codes no coupon has, on
 	// their lines (checkout_validate.go); with answerNoSuch, parseCheckout
 	// marks a code no coupon can have (a mistyped one) instead of refusing.
@@ -222,7 +229,7 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 			return err
 		}
 	}
-	if n := s.MaxCouponCodes(); len(req.CouponCodes) < 1 || len(req.CouponCodes) > n {
+	if n := s.MaxCouponCodes(); len(req.CouponCodes) < 1 && !s.anyAutomatic(ctx) || len(req.CouponCodes) > n {
 		return models.Invalid("coupon_codes", "must hold 1 to %d codes", n)
 	}
 	seen := map[string]bool{}
@@ -461,7 +468,8 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 	var first error
 	for i, c := range p.coupons {
 		cc := CheckoutCoupon{CouponCode: c.Code, Result: models.CodeOK.Word(), TemplateID: c.TemplateID,
-			DiscountCents: pr.Coupons[i].DiscountCents, SharedCode: core.SharedCodeOf(c, p.templates[i])}
+			DiscountCents: pr.Coupons[i].DiscountCents, SharedCode: core.SharedCodeOf(c, p.templates[i]),
+			Automatic: p.templates[i].CodeMode == models.CodeModeAutomatic}
 		err := p.fail[i]
 		if err == nil {
 			err = couponFits(c, req.UserID, req.OrderID, now)

@@ -44,6 +44,9 @@ func (s *Checkout) Hold(ctx context.Context, req CheckoutRequest) (*CheckoutResu
 	if req.TTLSeconds < MinHoldTTL || req.TTLSeconds > MaxHoldTTL {
 		return nil, models.Invalid("ttl_seconds", "must be between %d and %d", MinHoldTTL, MaxHoldTTL)
 	}
+	if err := s.addAutomatic(ctx, &req); err != nil {
+		return nil, err
+	}
 	var res *CheckoutResult
 	err := s.withSharedClaims(ctx, &req, func(claims []*sharedClaim) error {
 		var err error

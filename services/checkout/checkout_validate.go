@@ -64,6 +64,9 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 			return nil, err
 		}
 	}
+	if err := s.addAutomatic(ctx, &req); err != nil {
+		return nil, err
+	}
 	// A shared code is checked as its claim would be, taking nothing.
 	claims, err := s.claimSharedCodes(ctx, &req, false)
 	if err != nil {

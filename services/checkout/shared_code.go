@@ -158,7 +158,9 @@ func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, orde
 	return rid, &c, nil
 }
 
-// claimShared resolves a shared code for the user and order; user "" is
+// claimTemplate resolves template t (the template a shared code names, or
+// an automatic offer, code its place-holder: docs/automatic-offers.md) for
+// the user and order; user "" is
 // an anonymous shopper, whose claim holds no ordinal (docs/shared-codes.md). When the
 // order already has a live claim with it (a repeat), that coupon is
 // answered. Otherwise, with take, the claim is reserved through
@@ -167,11 +169,8 @@ func (s *Checkout) sharedKey(ctx context.Context, t *models.Template, user, orde
 // the coupon is what a claim would make now, and refusal says why a claim
 // would be refused. Errors: CodeNotFound, the claim's refusals (with take),
 // CodeInProgress, CodeUnavailable.
-func (s *Checkout) claimShared(ctx context.Context, code, user, order string, take bool) (*sharedClaim, error) {
-	t, err := s.sharedTemplate(ctx, code)
-	if err != nil {
-		return nil, err
-	}
+func (s *Checkout) claimTemplate(ctx context.Context, t *models.Template, code, user, order string, take bool) (*sharedClaim, error) {
+	var err error
 	sc := &sharedClaim{code: code, t: t}
 	if take && order != "" && s.SoldOut.Refuse(t, user, sharedRequestPrefix(t.ID, user, order), s.Clock()) {
 		// Sold out, and this user never claimed with the code for this
@@ -252,44 +251,66 @@ func (s *Checkout) wouldClaim(ctx context.Context, t *models.Template, user stri
 	if err != nil {
 		return nil, core.RedisError(err)
 	}
-	return core.ClaimDecision(t, false, core.ClaimCounters{Budget: b, Remaining: left, Value: t.ValueCents(),
-		Limit: t.PerUserLimit, Held: countOrdinals(held), Anonymous: user == ""}, now), nil
-}
-
-// countOrdinals counts the ordinals of a users hash value ("1,3").
-func countOrdinals(list string) int64 {
-	if list == "" {
-		return 0
-	}
-	n := int64(1)
-	for i := 0; i < len(list); i++ {
-		if list[i] == ',' {
-			n++
+	c := core.ClaimCounters{Budget: b, Remaining: left, Value: t.ValueCents(),
+		Limit: t.PerUserLimit, Held: core.CountOrdinals(held), Anonymous: user == ""}
+	if user != "" {
+		cc, err := s.CampaignCapOf(ctx, t.CampaignID)
+		if err != nil {
+			return nil, err
+		}
+		if c.CampaignLimit = cc.Limit; cc.Limit > 0 {
+			if c.CampaignHeld, err = s.HeldInCampaign(ctx, t.CampaignID, cc, user); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return n
+	return core.ClaimDecision(t, false, c, now), nil
 }
 
 // claimSharedCodes resolves every shared code of a checkout request for
-// its user and order (see claimShared), in the request's order. A code
+// its user and order (see claimTemplate), in the request's order. A code
 // that names a live claim of the order is replaced in req.CouponCodes by
 // that coupon's code, as if it had been typed; a fresh claim's new code
-// takes its place too, and its claim is returned at its index. On an error
-// every fresh claim made so far is given back.
+// takes its place too, and its claim is returned at its index. An
+// automatic offer (req.auto) is claimed the same way; one whose claim is
+// refused is left out of the request (docs/automatic-offers.md). On an
+// error every fresh claim made so far is given back.
 func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, take bool) ([]*sharedClaim, error) {
 	claims := make([]*sharedClaim, len(req.CouponCodes))
+	var drop []bool
+	var refused error
 	for i, code := range req.CouponCodes {
 		if i >= len(req.shared) || !req.shared[i] {
 			continue
 		}
-		// A code no live template has is answered as the coupon code it
-		// then is (a mistyped code is 400 naming coupon_codes), for an
-		// anonymous shopper and a user alike (docs/result-codes.md).
-		if err := s.anonymousCode(ctx, "coupon_codes", code); err != nil {
-			s.dropClaims(ctx, claims)
-			return nil, err
+		t := req.autoAt(i)
+		auto := t != nil
+		if !auto {
+			// A code no live template has is answered as the coupon code it
+			// then is (a mistyped code is 400 naming coupon_codes), for an
+			// anonymous shopper and a user alike (docs/result-codes.md).
+			err := s.anonymousCode(ctx, "coupon_codes", code)
+			if err == nil {
+				t, err = s.sharedTemplate(ctx, code)
+			}
+			if err != nil {
+				s.dropClaims(ctx, claims)
+				return nil, err
+			}
 		}
-		sc, err := s.claimShared(ctx, code, req.UserID, req.OrderID, take)
+		sc, err := s.claimTemplate(ctx, t, code, req.UserID, req.OrderID, take)
+		if auto && (claimRefused(err) || err == nil && sc.refusal != nil) {
+			if refused = err; err == nil {
+				refused = sc.refusal
+			}
+			// An offer the claim refuses is left out of the cart
+			// (docs/automatic-offers.md).
+			if drop == nil {
+				drop = make([]bool, len(req.CouponCodes))
+			}
+			drop[i] = true
+			continue
+		}
 		if err != nil {
 			s.dropClaims(ctx, claims)
 			return nil, err
@@ -298,6 +319,13 @@ func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, t
 			claims[i] = sc
 		}
 		req.CouponCodes[i] = sc.coupon.Code
+	}
+	if drop != nil {
+		claims = req.dropRefusedOffers(claims, drop)
+		if err := noneLeft(req, s.MaxCouponCodes(), refused); err != nil {
+			s.dropClaims(ctx, claims)
+			return nil, err
+		}
 	}
 	return claims, nil
 }
@@ -356,8 +384,10 @@ func (s *Checkout) insertClaim(tx *gorm.DB, sc *sharedClaim, row *models.Coupon)
 // number of times, as a claim does.
 func (s *Checkout) withSharedClaims(ctx context.Context, req *CheckoutRequest, op func(claims []*sharedClaim) error) error {
 	codes := append([]string(nil), req.CouponCodes...)
+	shared, noSuch, auto := append([]bool(nil), req.shared...), append([]bool(nil), req.noSuch...), append([]*models.Template(nil), req.auto...)
 	for attempt := 1; ; attempt++ {
 		req.CouponCodes = append(req.CouponCodes[:0], codes...)
+		req.shared, req.noSuch, req.auto = append(req.shared[:0], shared...), append(req.noSuch[:0], noSuch...), append(req.auto[:0], auto...)
 		taken, err := s.claimSharedCodes(ctx, req, true)
 		if err != nil {
 			return err

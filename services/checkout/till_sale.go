@@ -33,7 +33,9 @@ func (s *Checkout) PreviewSale(ctx context.Context, req CheckoutRequest) (*Check
 // Errors: as Redeem, Hold and Confirm.
 func (s *Checkout) RedeemSale(ctx context.Context, req CheckoutRequest, cashier string) (*CheckoutResult, error) {
 	req.Cart.Channel = ChannelTill // a sale at the till is on its channel (docs/eligibility.md)
-	if len(req.CouponCodes) == 1 {
+	// With an automatic offer live the sale goes through a hold, which
+	// takes the offers the preview showed (docs/automatic-offers.md).
+	if len(req.CouponCodes) == 1 && !s.anyAutomatic(ctx) {
 		r, err := s.Redeem(ctx, RedeemRequest{CouponCode: req.CouponCodes[0], OrderID: req.OrderID,
 			OrderAmountCents: req.OrderAmountCents, Cashier: cashier, Cart: req.Cart, Audited: true})
 		if err != nil {

@@ -144,6 +144,10 @@ func (s *Claims) ClaimUncounted(ctx context.Context, req ClaimRequest) (*ClaimRe
 	if err != nil {
 		return nil, err
 	}
+	if t.CodeMode == models.CodeModeAutomatic {
+		// Checkout claims it for the cart (docs/automatic-offers.md).
+		return nil, models.Errorf(models.CodeNotClaimable, "this offer applies by itself at checkout to every cart it admits; it is never claimed")
+	}
 	if s.SoldOut.Refuse(t, req.UserID, req.IdempotencyKey, s.Clock()) {
 		s.Meter.SoldOutFromMemory.Inc()
 		return nil, core.SoldOutRefusal()
@@ -287,6 +291,17 @@ func notExecuted(err error) bool {
 // script reports them missing. dup is "P" or "C" for a replay.
 func (s *Claims) Reserve(ctx context.Context, t *models.Template, req ClaimRequest) (r Reservation, dup string, err error) {
 	keys := s.Keys.DeductKeys(t.CampaignID, t.ID, req.IdempotencyKey)
+	var cc core.CampaignCap
+	if !req.Anonymous {
+		// The campaign's per-customer cap counts the user's coupons of
+		// all its templates (docs/automatic-offers.md).
+		if cc, err = s.CampaignCapOf(ctx, t.CampaignID); err != nil {
+			return r, "", err
+		}
+		if cc.Limit > 0 {
+			keys = append(keys, s.Keys.CapKeys(t.CampaignID, t.ID, cc)...)
+		}
+	}
 	// attempt tells this request's reservation from another request's with
 	// the same key, when go-redis runs the script again after a lost reply.
 	attempt := rand.Text()
@@ -295,6 +310,8 @@ func (s *Claims) Reserve(ctx context.Context, t *models.Template, req ClaimReque
 		args := []any{t.ID, req.UserID, req.IdempotencyKey, s.Clock().UnixMilli(), int64(s.cfg.IdempotencyTTL.Seconds()), attempt}
 		if req.Anonymous {
 			args = append(args, "anon")
+		} else if cc.Limit > 0 {
+			args = append(args, "", cc.Limit)
 		}
 		vals, err := lua.Deduct.Run(ctx, s.Hot, keys, args...).Slice()
 		core.Observe(ctx, s.Meter.ScriptSeconds.WithLabelValues("deduct"), "deduct", start)
@@ -340,6 +357,8 @@ func (s *Claims) Reserve(ctx context.Context, t *models.Template, req ClaimReque
 			return r, "", models.Errorf(models.CodeUserLimitReached, "you already hold the most coupons of this kind you may (%d)", t.PerUserLimit)
 		case lua.DeductBudgetExhausted:
 			return r, "", models.Errorf(models.CodeBudgetExhausted, "the campaign's budget is used up")
+		case lua.DeductCampaignLimit:
+			return r, "", core.CampaignLimitRefusal(cc.Limit)
 		case lua.DeductIdempotencyMismatch:
 			return r, "", models.Errorf(models.CodeIdempotencyMismatch, "this Idempotency-Key was used for another template or user")
 		case lua.DeductNotLoaded:
@@ -352,7 +371,7 @@ func (s *Claims) Reserve(ctx context.Context, t *models.Template, req ClaimReque
 				}
 				return r, "", models.Unavailable("Redis", errors.New("campaign counters missing right after a load"))
 			}
-			if err := s.LoadCampaign(ctx, t.CampaignID, core.LoadMissing, t.ID); err != nil {
+			if err := s.LoadCampaign(ctx, t.CampaignID, core.LoadMissing, append([]int64{t.ID}, cc.TemplateIDs...)...); err != nil {
 				return r, "", err
 			}
 		default:
@@ -373,7 +392,7 @@ func (s *Claims) observeDeduct(t *models.Template, code int64, vals []any) {
 		if s.SoldOut.Observe(t.ID, true, gen, s.Clock()) {
 			go s.LearnSoldOut(t)
 		}
-	case lua.DeductReserved, lua.DeductUserLimit, lua.DeductBudgetExhausted, lua.DeductNotClaimable:
+	case lua.DeductReserved, lua.DeductUserLimit, lua.DeductBudgetExhausted, lua.DeductNotClaimable, lua.DeductCampaignLimit:
 		s.SoldOut.Observe(t.ID, false, "", s.Clock())
 	default:
 		s.SoldOut.ProbeDone(t.ID)

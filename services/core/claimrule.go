@@ -138,6 +138,10 @@ func ClaimRule(t *models.Template, campaignStatus string) string { return claimR
 type ClaimCounters struct {
 	Budget, Remaining, Value, Limit, Held int64
 	Anonymous                             bool
+	// CampaignLimit is the campaign's per-customer cap (0: none) and
+	// CampaignHeld the user's coupons of all its templates, this one's
+	// included (docs/automatic-offers.md).
+	CampaignLimit, CampaignHeld int64
 }
 
 // ClaimDecision is the one Go statement of the claim rule that
@@ -162,6 +166,14 @@ func ClaimDecision(t *models.Template, campaignPaused bool, c ClaimCounters, now
 		return models.Errorf(models.CodeSoldOut, "this coupon is sold out")
 	case !c.Anonymous && c.Held >= c.Limit:
 		return models.Errorf(models.CodeUserLimitReached, "you already hold the most coupons of this kind you may (%d)", c.Limit)
+	case !c.Anonymous && c.CampaignLimit > 0 && c.CampaignHeld >= c.CampaignLimit:
+		return CampaignLimitRefusal(c.CampaignLimit)
 	}
 	return nil
+}
+
+// CampaignLimitRefusal is the refusal of a claim past the campaign's
+// per-customer cap.
+func CampaignLimitRefusal(limit int64) error {
+	return models.Errorf(models.CodeCampaignLimit, "you already hold the most coupons of this campaign you may (%d)", limit)
 }

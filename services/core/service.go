@@ -247,6 +247,10 @@ type templateCache struct {
 	// shared maps a shared code to the live template that has it (0: none),
 	// for checkout's reading of typed codes (see sharedTemplate).
 	shared map[string]cachedShared
+	// offers is the list of live automatic offers, caps each campaign's
+	// per-customer cap (automatic.go).
+	offers offerList
+	caps   map[int64]cachedCap
 }
 
 type cachedShared struct {
@@ -282,6 +286,8 @@ func (c *templateCache) Forget(id int64) {
 	defer c.mu.Unlock()
 	delete(c.items, id)
 	clear(c.shared)
+	c.offers = offerList{}
+	clear(c.caps)
 }
 
 // GetShared returns the template id of a shared code looked up less than

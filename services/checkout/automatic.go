@@ -1,0 +1,180 @@
+package checkout
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
+	"github.com/couponsvc/couponsvc/services/pricing"
+)
+
+// autoCodePrefix starts the place-holder code of an automatic offer in a
+// request's codes until its claim gives it a coupon code (and in a
+// validation's answer, which claims nothing).
+const autoCodePrefix = "AUTO-"
+
+// autoCode is the place-holder code of automatic offer t.
+func autoCode(t *models.Template) string { return autoCodePrefix + strconv.FormatInt(t.ID, 10) }
+
+// chooseAutomatic is the one rule of which automatic offers join a cart
+// (docs/automatic-offers.md): offers are taken in their order (priority,
+// then id); each joins when the stacking rules let the whole set (the typed
+// coupons' templates, the offers chosen before it and it) share one order
+// and, priced together on the cart, it and every coupon of the set that
+// discounted something without it still do (its minimum, targets,
+// currency and conditions admit the cart, and it squeezes no other coupon
+// to nothing, and its eligibility rule admits the request's facts f). A
+// typed code is never refused because of an offer: an offer that cannot
+// join is left out. It is pure: no database, Redis or clock.
+func chooseAutomatic(offers, typed []*models.Template, cart *pricing.Cart, lined bool, maxPerOrder int, f *facts) []*models.Template {
+	applies := func(set []*models.Template) []bool {
+		pcs := make([]pricing.Coupon, len(set))
+		for i, st := range set {
+			pcs[i] = core.PricingCoupon(st, "c"+strconv.Itoa(i))
+		}
+		r := pricing.Price(cart, pcs)
+		ok := make([]bool, len(set))
+		for i := range set {
+			ok[i] = couponRefusal(&r.Coupons[i], set[i], cart, lined, f) == nil
+		}
+		return ok
+	}
+	before := applies(typed)
+	var chosen []*models.Template
+	for _, t := range offers {
+		set := append(append(append([]*models.Template(nil), typed...), chosen...), t)
+		if stackingError(set, maxPerOrder) != nil {
+			continue
+		}
+		ok, joins := applies(set), true
+		for i := range set {
+			if !ok[i] && (i >= len(typed) || before[i]) {
+				joins = false
+			}
+		}
+		if joins {
+			chosen = append(chosen, t)
+		}
+	}
+	return chosen
+}
+
+// addAutomatic appends to the request the automatic offers that join its
+// cart (chooseAutomatic), each at the end of its codes as a place-holder
+// that claimSharedCodes claims (or, validating, checks) as a shared code's
+// template: the same claim through coupon_deduct.lua, counted in the
+// template's stock and limit, the campaign's budget and per-customer cap.
+// The typed codes' templates are read for the stacking rules (a coupon
+// code no coupon has is left to the flow to answer). Without a live offer
+// it reads nothing. Errors: CodeUnavailable.
+func (s *Checkout) addAutomatic(ctx context.Context, req *CheckoutRequest) error {
+	offers, err := s.AutomaticOffers(ctx)
+	if err != nil || len(offers) == 0 {
+		return err
+	}
+	typed := make([]*models.Template, 0, len(req.CouponCodes))
+	for i, code := range req.CouponCodes {
+		if req.noSuch[i] {
+			continue
+		}
+		var t *models.Template
+		if req.shared[i] {
+			t, err = s.sharedTemplate(ctx, code)
+		} else {
+			var c *models.Coupon
+			if c, err = s.CouponByCode(ctx, code); err == nil {
+				t, err = s.Template(ctx, c.TemplateID)
+			}
+		}
+		if models.IsCode(err, models.CodeUnavailable) {
+			return err
+		}
+		if err != nil {
+			return noneLeft(req, s.MaxCouponCodes(), nil) // the flow answers the code's own error
+		}
+		if t.CodeMode == models.CodeModeAutomatic {
+			continue
+		}
+		typed = append(typed, t)
+	}
+	ptrs := make([]*models.Template, 0, len(offers))
+	for i := range offers {
+		if offers[i].Currency == req.cart.Currency || req.cart.Currency == "" {
+			ptrs = append(ptrs, &offers[i])
+		}
+	}
+	// The offers' eligibility rules are judged on the request's facts, read
+	// once for the offers and the typed codes' templates (no read when no
+	// rule needs the customer's counts).
+	f, err := s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, append(append([]*models.Template(nil), typed...), ptrs...), s.Clock())
+	if err != nil {
+		return err
+	}
+	for _, t := range chooseAutomatic(ptrs, typed, &req.cart, req.Cart.Lined(), s.maxPerOrder(), f) {
+		req.CouponCodes = append(req.CouponCodes, autoCode(t))
+		req.shared = append(req.shared, true)
+		req.noSuch = append(req.noSuch, false)
+		req.auto = append(req.auto, make([]*models.Template, len(req.CouponCodes)-1-len(req.auto))...)
+		req.auto = append(req.auto, t)
+	}
+	return noneLeft(req, s.MaxCouponCodes(), nil)
+}
+
+// noneLeft refuses a request left with no code: none was typed and no
+// automatic offer joins the cart (refused, when not nil, is why the last
+// offer's claim was refused).
+func noneLeft(req *CheckoutRequest, n int, refused error) error {
+	if len(req.CouponCodes) > 0 {
+		return nil
+	}
+	if refused != nil {
+		return refused
+	}
+	return models.Invalid("coupon_codes", "must hold 1 to %d codes: no automatic offer applies to this cart", n)
+}
+
+// anyAutomatic says an automatic offer is live (false when they cannot be
+// read: the request is then answered as without one).
+func (s *Checkout) anyAutomatic(ctx context.Context) bool {
+	offers, err := s.AutomaticOffers(ctx)
+	return err == nil && len(offers) > 0
+}
+
+// autoAt is the automatic offer at index i of the request's codes, nil for
+// a typed code.
+func (req *CheckoutRequest) autoAt(i int) *models.Template {
+	if i < len(req.auto) {
+		return req.auto[i]
+	}
+	return nil
+}
+
+// claimRefused says err is a claim's refusal (the offer is then left out
+// of the cart, as if it did not apply), not a fault.
+func claimRefused(err error) bool {
+	switch models.ErrorCode(err) {
+	case models.CodeSoldOut, models.CodeBudgetExhausted, models.CodeUserLimitReached, models.CodeCampaignLimit,
+		models.CodeNotClaimable:
+		return true
+	}
+	return false
+}
+
+// dropRefusedOffers removes from the request the automatic offers whose
+// claim was refused (drop[i]), with their places in claims.
+func (req *CheckoutRequest) dropRefusedOffers(claims []*sharedClaim, drop []bool) []*sharedClaim {
+	var codes []string
+	var shared, noSuch []bool
+	var auto []*models.Template
+	var kept []*sharedClaim
+	for i := range req.CouponCodes {
+		if drop[i] {
+			continue
+		}
+		codes, shared, noSuch = append(codes, req.CouponCodes[i]), append(shared, req.shared[i]), append(noSuch, req.noSuch[i])
+		auto, kept = append(auto, req.autoAt(i)), append(kept, claims[i])
+	}
+	req.CouponCodes, req.shared, req.noSuch, req.auto = codes, shared, noSuch, auto
+	return kept
+}
