@@ -60,7 +60,7 @@ func (l *statementLog) during(f func()) []string {
 func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
 	// The list of automatic offers is read once a second per instance
 	// (docs/statements.md, "Automatic offers"): read here, kept a minute.
-	f := newHoldFixture(t, services.Config{TemplateCacheTTL: time.Minute})
+	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
 	tp := f.tmpl("", 500, 0, 0)
 	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
 func TestStatementsPerRedemptionAndReturn(t *testing.T) {
 	// The list of automatic offers is read once a second per instance
 	// (docs/statements.md, "Automatic offers"): read here, kept a minute.
-	f := newHoldFixture(t, services.Config{TemplateCacheTTL: time.Minute})
+	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
 	tp := f.tmpl("", 500, 0, 0)
 	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
 		t.Fatal(err)
