@@ -137,7 +137,11 @@ type moneyCoupon struct {
 	// keptFrom is, per line, the first unit not returned when the coupon
 	// was priced: its allocation covers no unit before it.
 	keptFrom map[int]int64
-	stamp    int
+	// carried is what it keeps, taken again by the order it was refunded
+	// off, of its earlier part there on the units returned before: paid,
+	// and settled by those returns (docs/returns.md, "A refund").
+	carried int64
+	stamp   int
 }
 
 // moneyOrder is one order as the model knows it: its one cart and what it

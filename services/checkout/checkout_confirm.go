@@ -239,7 +239,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 				return core.ErrRaced
 			}
 			if store {
-				if err := writeAllocation(tx, req.OrderID, c, a.shares[i], now, true); err != nil {
+				if err := writeAllocation(tx, req.OrderID, c, a.shares[i], now, true, nil); err != nil {
 					return err
 				}
 			}

@@ -287,7 +287,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			ev.HoldExpiresAt, ev.Actor = &expires, core.ActorName(req.Actor)
 			if req.oc.lined() {
 				// Its allocation, stored with the hold and never re-priced.
-				if err := writeAllocation(tx, req.OrderID, c, res.alloc.shares[i], now, found); err != nil {
+				if err := writeAllocation(tx, req.OrderID, c, res.alloc.shares[i], now, found, nil); err != nil {
 					return err
 				}
 				ev.Lines, ev.ShippingDiscountCents = res.alloc.eventOf(i, c)

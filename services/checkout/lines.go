@@ -3,6 +3,8 @@ package checkout
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -48,6 +50,11 @@ type LineDiscountRow struct {
 	TemplateID            int64
 	DiscountCents         int64
 	ReturnedDiscountCents int64
+	// CarriedCents is the part of DiscountCents (and of
+	// ReturnedDiscountCents) an earlier use of the coupon on the order
+	// left on units returned before it was redeemed again (writeAllocation):
+	// the coupon's own discount on the line is the rest.
+	CarriedCents int64
 	// Units is JSON [{"first":0,"count":2,"per_unit_cents":334}], NULL for
 	// the shipping.
 	Units     *string
@@ -202,8 +209,11 @@ func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
 // place of the rows an earlier use of the coupon on the order left (a
 // coupon refunded and redeemed again on the same order supersedes its
 // earlier discount there: docs/returns.md, "A refund"); a new order has
-// none, and no DELETE runs.
-func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.CouponResult, now time.Time, replace bool) error {
+// none, and no DELETE runs. carry is, by line, the earlier part the
+// coupon keeps on units returned before (orderState.carried): written in
+// the same rows, counted as carried and as returned.
+func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.CouponResult, now time.Time, replace bool,
+	carry map[int][]pricing.UnitRun) error {
 	if r == nil {
 		return nil
 	}
@@ -216,10 +226,10 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 	// time as arguments.
 	var q []byte
 	args := make([]any, 0, (len(r.Lines)+1)*3)
-	row := func(line int, discount int64, units *string) {
+	row := func(line int, discount, carried int64, units *string) {
 		if len(args) == 0 {
-			q = make([]byte, 0, 160+(len(r.Lines)+1)*48)
-			q = append(q, `INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, created_at) VALUES `...)
+			q = make([]byte, 0, 180+(len(r.Lines)+1)*56)
+			q = append(q, `INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, carried_cents, units, created_at) VALUES `...)
 		} else {
 			q = append(q, ',')
 		}
@@ -230,19 +240,30 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 		q = append(q, ',')
 		q = strconv.AppendInt(q, c.TemplateID, 10)
 		q = append(q, ',')
-		q = strconv.AppendInt(q, discount, 10)
-		q = append(q, ",0,?,?)"...)
+		q = strconv.AppendInt(q, discount+carried, 10)
+		q = append(q, ',')
+		q = strconv.AppendInt(q, carried, 10)
+		q = append(q, ',')
+		q = strconv.AppendInt(q, carried, 10)
+		q = append(q, ",?,?)"...)
 		args = append(args, orderID, units, now)
 	}
 	for _, ls := range r.Lines {
-		if ls.DiscountCents == 0 {
+		kept := carry[ls.Line]
+		if ls.DiscountCents == 0 && len(kept) == 0 {
 			continue
 		}
-		units := EncodeUnits(ls.Units)
-		row(ls.Line, ls.DiscountCents, &units)
+		units := EncodeUnits(append(slices.Clip(kept), ls.Units...))
+		row(ls.Line, ls.DiscountCents, runsCents(kept), &units)
+	}
+	for _, line := range slices.Sorted(maps.Keys(carry)) {
+		if !slices.ContainsFunc(r.Lines, func(ls pricing.LineShare) bool { return ls.Line == line }) {
+			units := EncodeUnits(carry[line])
+			row(line, 0, runsCents(carry[line]), &units)
+		}
 	}
 	if r.ShippingCents > 0 {
-		row(ShippingLineNo, r.ShippingCents, nil)
+		row(ShippingLineNo, r.ShippingCents, 0, nil)
 	}
 	if len(args) == 0 {
 		return nil
@@ -269,7 +290,7 @@ func liveAllocation(db *gorm.DB, orderID string) (map[int64][]LineDiscountRow, e
 // selects, by coupon id, in one SELECT.
 // The rows are scanned by hand, as loadLines'.
 func allocationWhere(db *gorm.DB, cond string, args ...any) (map[int64][]LineDiscountRow, error) {
-	rs, err := db.Raw(`SELECT order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, created_at
+	rs, err := db.Raw(`SELECT order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, carried_cents, units, created_at
 		FROM order_line_discounts WHERE `+cond+` ORDER BY coupon_id, line_no`, args...).Rows()
 	if err != nil {
 		return nil, err
@@ -278,8 +299,8 @@ func allocationWhere(db *gorm.DB, cond string, args ...any) (map[int64][]LineDis
 	out := map[int64][]LineDiscountRow{}
 	for rs.Next() {
 		var r LineDiscountRow
-		if err := rs.Scan(&r.OrderID, &r.CouponID, &r.LineNo, &r.TemplateID, &r.DiscountCents, &r.ReturnedDiscountCents, &r.Units,
-			&r.CreatedAt); err != nil {
+		if err := rs.Scan(&r.OrderID, &r.CouponID, &r.LineNo, &r.TemplateID, &r.DiscountCents, &r.ReturnedDiscountCents, &r.CarriedCents,
+			&r.Units, &r.CreatedAt); err != nil {
 			return nil, err
 		}
 		out[r.CouponID] = append(out[r.CouponID], r)
@@ -399,6 +420,10 @@ func allocationOfRows(o *CheckoutOrder, cs []*models.Coupon, lineIDs []string, r
 	}
 	for i, c := range cs {
 		for _, r := range rows[c.ID] {
+			r.DiscountCents -= r.CarriedCents // the coupon's own part
+			if r.DiscountCents == 0 {
+				continue
+			}
 			a.perCoupon[i] += r.DiscountCents
 			a.total += r.DiscountCents
 			if r.LineNo == ShippingLineNo {
@@ -442,8 +467,8 @@ func (a *allocation) eventOf(i int, c *models.Coupon) ([]models.EventLine, *int6
 	for _, r := range a.rows[c.ID] {
 		if r.LineNo == ShippingLineNo {
 			ship += r.DiscountCents
-		} else if r.LineNo >= 0 && r.LineNo < len(a.lines) {
-			out = append(out, models.EventLine{LineID: a.lines[r.LineNo].LineID, DiscountCents: r.DiscountCents})
+		} else if own := r.DiscountCents - r.CarriedCents; own != 0 && r.LineNo >= 0 && r.LineNo < len(a.lines) {
+			out = append(out, models.EventLine{LineID: a.lines[r.LineNo].LineID, DiscountCents: own})
 		}
 	}
 	return out, &ship

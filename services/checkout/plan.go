@@ -151,6 +151,56 @@ func planCoupons(st *orderState, cart *pricing.Cart, coupons []pricing.Coupon, o
 	return nil
 }
 
+// carried is what a coupon priced again on the order (a coupon refunded
+// off it and redeemed or held on it again) keeps of its earlier part:
+// its runs on the units of each line returned before, clipped to them.
+// Those units were paid and settled by their returns, so the earlier
+// discount on them stays the coupon's on the order; its new part covers
+// the kept units alone (docs/returns.md, "A refund"). By line; nil when
+// nothing is carried.
+func (st *orderState) carried(couponID int64) (map[int][]pricing.UnitRun, error) {
+	if st == nil || st.cart == nil {
+		return nil, nil
+	}
+	var out map[int][]pricing.UnitRun
+	for _, r := range st.superseded[couponID] {
+		if r.LineNo < 0 || r.LineNo >= len(st.returned) || st.returned[r.LineNo] == 0 {
+			continue
+		}
+		units, err := DecodeUnits(r.Units)
+		if err != nil {
+			return nil, err
+		}
+		if runs := clipRuns(units, st.returned[r.LineNo]); len(runs) > 0 {
+			if out == nil {
+				out = map[int][]pricing.UnitRun{}
+			}
+			out[r.LineNo] = runs
+		}
+	}
+	return out, nil
+}
+
+// clipRuns is the runs' part on the units before n, runs of 0 left out.
+func clipRuns(runs []pricing.UnitRun, n int64) []pricing.UnitRun {
+	var out []pricing.UnitRun
+	for _, u := range runs {
+		if hi := min(u.First+u.Count, n); hi > u.First && u.PerUnitCents != 0 {
+			out = append(out, pricing.UnitRun{First: u.First, Count: hi - u.First, PerUnitCents: u.PerUnitCents})
+		}
+	}
+	return out
+}
+
+// runsCents is what the runs add up to.
+func runsCents(runs []pricing.UnitRun) int64 {
+	var sum int64
+	for _, u := range runs {
+		sum += u.Count * u.PerUnitCents
+	}
+	return sum
+}
+
 // storedPart is one coupon's stored discount on one line of an order, as a
 // return reads it: live when the coupon still uses the order (its use log
 // row is live); a refunded or only held coupon's part was given too.

@@ -350,6 +350,7 @@ func (s *Checkout) redeemTx(ctx context.Context, t *models.Template, c *models.C
 func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req RedeemRequest, lg *models.UseLog,
 	now time.Time, newOrder bool, payable *int64, share *pricing.CouponResult, write func(tx *gorm.DB) (*models.Coupon, error)) error {
 	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var carry map[int][]pricing.UnitRun // what a coupon redeemed again keeps of its earlier part
 		// The order's row first: its lock and guarded counter refuse a
 		// coupon the order's others cannot share it with.
 		if newOrder {
@@ -377,10 +378,11 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			// Under the row's lock: priced on what the order's other
 			// coupons and returns leave of it.
 			pc := core.PricingCoupon(t, share.Code)
-			d, pay, sh, err := priceOnOrder(tx, pc, lg.CouponID, req.OrderID, &req.cart, req.oc, now)
+			d, pay, sh, kept, err := priceOnOrder(tx, pc, lg.CouponID, req.OrderID, &req.cart, req.oc, now)
 			if err != nil {
 				return err
 			}
+			carry = kept
 			lg.DiscountCents, *payable = d, pay
 			if sh != nil {
 				*share = *sh
@@ -393,7 +395,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 		}
 		lg.CouponID = c.ID
 		if req.oc.lined() {
-			if err := writeAllocation(tx, req.OrderID, c, share, now, !newOrder); err != nil {
+			if err := writeAllocation(tx, req.OrderID, c, share, now, !newOrder, carry); err != nil {
 				return err
 			}
 		}
@@ -456,31 +458,37 @@ func alreadyUsed(c *models.Coupon) error {
 // allocations of its live coupons took of it (its state, read with
 // loadStateOnCart), and the coupon's share of each line is returned to be
 // stored. A coupon refunded off the order and redeemed on it again
-// (couponID) supersedes its earlier part there: the state leaves it out.
+// (couponID) supersedes its earlier part there: the state leaves it out,
+// and carry is what it keeps of it on the units returned before
+// (orderState.carried).
 // The coupon's minimums were checked on the order before. A coupon that
 // would discount nothing is refused not_combinable rather than used up.
-func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, err error) {
+func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, carry map[int][]pricing.UnitRun, err error) {
 	if oc.lined() {
 		st, err := loadStateOnCart(tx, orderID, oc.cart, now)
 		if err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 		st.without(couponID)
+		carry, err := st.carried(couponID)
+		if err != nil {
+			return 0, 0, nil, nil, err
+		}
 		var r pricing.Result
 		if err := planCoupons(st, oc.cart, []pricing.Coupon{pc}, &r); err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 		if d := r.Coupons[0].DiscountCents; d > 0 {
-			return d, r.PayableCents, &r.Coupons[0], nil
+			return d, r.PayableCents, &r.Coupons[0], carry, nil
 		}
 		if !st.keptUnits() {
-			return 0, 0, nil, returnedInFull(orderID)
+			return 0, 0, nil, nil, returnedInFull(orderID)
 		}
-		return 0, 0, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
+		return 0, 0, nil, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
 	}
 	row, err := readDiscounts(tx, orderID, now, []int64{couponID})
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, nil, nil, err
 	}
 	left, kept, cur := row.left(), row.Kept, row.Currency
 	if cur == "" {
@@ -488,7 +496,7 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string
 	}
 	if pc.Currency != "" && pc.Currency != cur {
 		// The order's one currency, whatever the request said.
-		return 0, 0, nil, &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
+		return 0, 0, nil, nil, &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
 			Message: fmt.Sprintf("coupon %s is in %s, order %s in %s", pc.Code, pc.Currency, orderID, cur)}
 	}
 	if left > 0 {
@@ -496,17 +504,17 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string
 		one := pricing.OneLine(cur, left)
 		var r pricing.Result
 		if err := planCoupons(nil, &one, []pricing.Coupon{pc}, &r); err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 		if d := r.DiscountCents; d > 0 {
 			// The settled discounts are no coupon's on the order now.
-			return d, left - d + min(row.Settled, kept), nil, nil
+			return d, left - d + min(row.Settled, kept), nil, nil, nil
 		}
 	}
 	if kept == 0 {
-		return 0, 0, nil, returnedInFull(orderID)
+		return 0, 0, nil, nil, returnedInFull(orderID)
 	}
-	return 0, 0, nil, nothingLeft(orderID, left, kept)
+	return 0, 0, nil, nil, nothingLeft(orderID, left, kept)
 }
 
 // returnedInFull refuses a coupon on an order whose every unit came back.

@@ -21,13 +21,23 @@ type orderState struct {
 	returned []int64
 	live     map[int64][]LineDiscountRow
 	settled  map[int64][]LineDiscountRow
+	// superseded is the settled rows without took out: the earlier part of
+	// a coupon refunded off the order that the request prices again.
+	superseded map[int64][]LineDiscountRow
 }
 
 // without leaves the coupons out of the state: those a request prices
 // again as themselves (a coupon refunded and taken again by the same order
-// supersedes its earlier part on it).
+// supersedes its earlier part on it). Their settled rows are kept aside
+// (superseded): their part on the units returned before stays (carried).
 func (st *orderState) without(ids ...int64) {
 	for _, id := range ids {
+		if rs := st.settled[id]; len(rs) > 0 {
+			if st.superseded == nil {
+				st.superseded = map[int64][]LineDiscountRow{}
+			}
+			st.superseded[id] = rs
+		}
 		delete(st.live, id)
 		delete(st.settled, id)
 	}

@@ -1,0 +1,3 @@
+-- Superseded parts and the first payable (see the MySQL file of the same
+-- version).
+ALTER TABLE order_line_discounts ADD COLUMN carried_cents BIGINT NOT NULL DEFAULT 0;
