@@ -6,3 +6,8 @@
 -- line is discount_cents - carried_cents.
 ALTER TABLE order_line_discounts
   ADD COLUMN carried_cents BIGINT NOT NULL DEFAULT 0;
+-- What the order paid after every coupon on it when the redemption was
+-- answered (docs/checkout.md, "Replays"): a replay answers it again. NULL
+-- for the rows written before it was kept, and for confirms.
+ALTER TABLE coupon_use_log
+  ADD COLUMN payable_cents BIGINT NULL;

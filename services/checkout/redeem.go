@@ -222,9 +222,17 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 		}
 		if found {
 			res.Currency = s.orderCurrency(&o)
-			// The first answer's payable: what the order pays after every
-			// coupon on it, as it stood when the coupon was redeemed (a
-			// hold counted while it held then).
+		}
+		switch {
+		case lg.PayableCents != nil:
+			// The first answer's payable, as it answered it: what the
+			// order paid after every coupon on it then (docs/checkout.md,
+			// "Replays"), whatever came to the order since.
+			res.PayableCents = *lg.PayableCents
+		case found:
+			// A row written before the payable was kept: what the order
+			// pays after every coupon on it, as it stood when the coupon
+			// was redeemed (a hold counted while it held then).
 			o.Coupons = -1
 			if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, 0, lg.UsedAt); err != nil {
 				return nil, core.DBError("order", err)
@@ -394,6 +402,7 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			return err
 		}
 		lg.CouponID = c.ID
+		lg.PayableCents = ptrTo(*payable) // the first answer's, for its replays
 		if req.oc.lined() {
 			if err := writeAllocation(tx, req.OrderID, c, share, now, !newOrder, carry); err != nil {
 				return err
@@ -431,9 +440,9 @@ func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
 	}
 	lg.ID = 0
 	res := tx.Exec(`UPDATE coupon_use_log SET undo_flag = ?, undone_at = NULL, user_id = ?, template_id = ?,
-		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?
+		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?, payable_cents = ?
 		WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
-		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt,
+		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt, lg.PayableCents,
 		lg.CouponID, lg.OrderID, true)
 	if res.Error != nil {
 		return res.Error
