@@ -83,3 +83,71 @@ func sameRuns(a, b []pricing.UnitRun) bool {
 	}
 	return true
 }
+
+// A coupon refunded off an order with lines and held on it again parks its
+// earlier rows while the hold is pending: released, they are the order's
+// again (paid: a later return counts them); confirmed, the confirmed rows
+// supersede them and carry their part on the units returned before.
+func TestMoneySupersedeHeldAgain(t *testing.T) {
+	cart := checkout.Cart{Lines: []pricing.Line{line("l1", 2, 1_000)}}
+	setup := func(t *testing.T, returnFirst bool) (*holdFixture, *models.Coupon, int64) {
+		f := newHoldFixture(t, services.Config{})
+		a := f.claim(f.tmpl(models.StackingCombinable, 10_000, 7, 0), "u1")
+		f.moneyRedeem(a, "o1", cart)
+		var refunded int64
+		if returnFirst {
+			refunded = f.moneyReturn("o1", "r1", rl("l1", 1))
+		}
+		f.refundCoupon(a, "o1")
+		h, err := f.holdCart("o1", cart, a)
+		if want := map[bool]int64{false: 140, true: 70}[returnFirst]; err != nil || h.DiscountCents != want {
+			t.Fatalf("hold of A again: %+v %v; want %d off", h, err, want)
+		}
+		return f, a, refunded
+	}
+	t.Run("Released", func(t *testing.T) {
+		f, a, _ := setup(t, false)
+		if _, err := f.Checkout.Release(f.Ctx, "shop", "o1"); err != nil {
+			t.Fatal(err)
+		}
+		if sum, _ := f.moneyRowSum("o1", a.ID, 0); sum != 140 || len(f.storedRows("o1")) != 1 {
+			t.Fatalf("A's rows after the release: %+v; want its earlier 140 back", f.storedRows("o1"))
+		}
+		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		f.moneyRedeem(b, "o1", cart)
+		if refunded := f.moneyReturn("o1", "r1", rl("l1", 2)); refunded != 1_760 {
+			t.Fatalf("the whole order back refunds %d, paid 1760 (A's 140 and B's 100 off)", refunded)
+		}
+	})
+	t.Run("ReleasedAfterReturn", func(t *testing.T) {
+		f, a, refunded := setup(t, true)
+		if _, err := f.Checkout.Release(f.Ctx, "shop", "o1"); err != nil {
+			t.Fatal(err)
+		}
+		if sum, _ := f.moneyRowSum("o1", a.ID, 0); sum != 140 || len(f.storedRows("o1")) != 1 {
+			t.Fatalf("A's rows after the release: %+v; want its earlier 140 back", f.storedRows("o1"))
+		}
+		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		f.moneyRedeem(b, "o1", cart)
+		if refunded += f.moneyReturn("o1", "r2", rl("l1", 1)); refunded != 1_760 {
+			t.Fatalf("refunded %d in all, paid 1760 (A's 140 and B's 100 off)", refunded)
+		}
+	})
+	t.Run("ConfirmedAfterReturn", func(t *testing.T) {
+		f, a, refunded := setup(t, true)
+		c, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1", Cart: cart})
+		if err != nil || c.DiscountCents != 70 {
+			t.Fatalf("confirm: %+v %v; want 70 off", c, err)
+		}
+		rows := f.storedRows("o1")
+		if len(rows) != 1 || rows[0].CouponID != a.ID || rows[0].DiscountCents != 140 || rows[0].CarriedCents != 70 {
+			t.Fatalf("A's rows after the confirm: %+v; want one row of 140, 70 of it carried", rows)
+		}
+		if d := f.liveUseLog(a, "o1"); d != 70 {
+			t.Fatalf("A's use log says %d off, want 70", d)
+		}
+		if refunded += f.moneyReturn("o1", "r2", rl("l1", 1)); refunded != 1_860 {
+			t.Fatalf("refunded %d in all, paid 1860", refunded)
+		}
+	})
+}

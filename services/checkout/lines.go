@@ -280,10 +280,62 @@ func dropAllocation(tx *gorm.DB, orderID string, couponIDs []int64) error {
 	return tx.Exec(`DELETE FROM order_line_discounts WHERE order_id = ? AND coupon_id IN ?`, orderID, couponIDs).Error
 }
 
+// A coupon refunded off an order and held on it again parks its earlier
+// rows while its hold is pending (parkAllocation): they stay under the
+// negated coupon id, out of every reader's way, until the hold ends. A
+// released or expired hold puts them back (restoreAllocation: the order
+// still counts them, settled); a confirm drops them (dropParked: the
+// confirmed rows supersede them, carrying their part on the units returned
+// before). docs/returns.md, "A refund".
+
+// parkAllocation parks the coupon's rows on the order inside tx, in place
+// of the DELETE of writeAllocation's replace: the order's earlier rows of
+// a coupon it holds again.
+func parkAllocation(tx *gorm.DB, orderID string, couponID int64) error {
+	return tx.Exec(`UPDATE order_line_discounts SET coupon_id = ? WHERE order_id = ? AND coupon_id = ?`, -couponID, orderID, couponID).Error
+}
+
+// restoreAllocation puts back, inside tx, the rows the coupons of a hold
+// that ends parked on the order.
+func restoreAllocation(tx *gorm.DB, orderID string, couponIDs []int64) error {
+	if len(couponIDs) == 0 {
+		return nil
+	}
+	return tx.Exec(`UPDATE order_line_discounts SET coupon_id = -coupon_id WHERE order_id = ? AND coupon_id IN ?`,
+		orderID, negated(couponIDs)).Error
+}
+
+// dropParked deletes, inside tx, the rows the coupons of a confirmed hold
+// parked on the order.
+func dropParked(tx *gorm.DB, orderID string, couponIDs []int64) error {
+	return dropAllocation(tx, orderID, negated(couponIDs))
+}
+
+// negated is the ids, negated: the coupon ids of parked rows.
+func negated(ids []int64) []int64 {
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = -id
+	}
+	return out
+}
+
+// parkedIn says whether rows read by coupon id hold parked ones.
+func parkedIn(rows map[int64][]LineDiscountRow) bool {
+	for id := range rows {
+		if id < 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // liveAllocation reads the line discounts of the order's live coupons
-// (those in order_coupons), by coupon id.
+// (those in order_coupons), by coupon id, and the rows they parked (by
+// the negated id).
 func liveAllocation(db *gorm.DB, orderID string) (map[int64][]LineDiscountRow, error) {
-	return allocationWhere(db, "order_id = ? AND coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?)", orderID, orderID)
+	return allocationWhere(db, "order_id = ? AND (coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?) OR -coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?))",
+		orderID, orderID, orderID)
 }
 
 // allocationWhere reads the order_line_discounts rows the condition
@@ -335,8 +387,12 @@ type allocation struct {
 	lines    []LineDiscount
 	shipping int64
 	total    int64
-	// rows are the stored rows read back, by coupon id.
+	// rows are the stored rows read back, by coupon id (a parked row by
+	// the negated id).
 	rows map[int64][]LineDiscountRow
+	// carry is what the coupons keep of their earlier part on the order
+	// (a late confirm's, orderState.carriedAll), by coupon id.
+	carry map[int64]map[int][]pricing.UnitRun
 }
 
 // allocationOf is the allocation a pricing result gives.
@@ -380,13 +436,13 @@ func storedAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon) (*allo
 // of what the answer shows (no units). Never re-priced (docs/checkout.md,
 // "Where a cart is kept").
 func heldAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon, cart *pricing.Cart) (*allocation, error) {
-	couponIDs := make([]int64, len(cs))
-	for i, c := range cs {
-		couponIDs[i] = c.ID
+	couponIDs := make([]int64, 0, 2*len(cs))
+	for _, c := range cs {
+		couponIDs = append(couponIDs, c.ID, -c.ID) // and the rows it parked
 	}
 	// Scanned by hand, not by gorm's reflection of the model (it still goes
 	// through gorm's chain: docs/statements.md).
-	rs, err := db.Raw(`SELECT coupon_id, line_no, discount_cents FROM order_line_discounts WHERE order_id = ? AND coupon_id IN ? ORDER BY coupon_id, line_no`,
+	rs, err := db.Raw(`SELECT coupon_id, line_no, discount_cents, carried_cents FROM order_line_discounts WHERE order_id = ? AND coupon_id IN ? ORDER BY coupon_id, line_no`,
 		o.OrderID, couponIDs).Rows()
 	if err != nil {
 		return nil, err
@@ -395,7 +451,7 @@ func heldAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon, cart *pr
 	rows := make(map[int64][]LineDiscountRow, len(cs))
 	for rs.Next() {
 		r := LineDiscountRow{OrderID: o.OrderID}
-		if err := rs.Scan(&r.CouponID, &r.LineNo, &r.DiscountCents); err != nil {
+		if err := rs.Scan(&r.CouponID, &r.LineNo, &r.DiscountCents, &r.CarriedCents); err != nil {
 			return nil, err
 		}
 		rows[r.CouponID] = append(rows[r.CouponID], r)

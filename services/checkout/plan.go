@@ -100,7 +100,11 @@ func (st *orderState) forRequest(req *CheckoutRequest, p *priced) (pricing.Taken
 	if err != nil {
 		return pricing.Taken{}, err
 	}
-	req.taken, req.settled = tk, settled
+	carry, err := st.carriedAll()
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	req.taken, req.settled, req.carry = tk, settled, carry
 	return tk, nil
 }
 
@@ -176,6 +180,25 @@ func (st *orderState) carried(couponID int64) (map[int][]pricing.UnitRun, error)
 				out = map[int][]pricing.UnitRun{}
 			}
 			out[r.LineNo] = runs
+		}
+	}
+	return out, nil
+}
+
+// carriedAll is carried for every coupon without took out, by coupon id
+// (nil when none carries anything).
+func (st *orderState) carriedAll() (map[int64]map[int][]pricing.UnitRun, error) {
+	var out map[int64]map[int][]pricing.UnitRun
+	for id := range st.superseded {
+		c, err := st.carried(id)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			if out == nil {
+				out = map[int64]map[int][]pricing.UnitRun{}
+			}
+			out[id] = c
 		}
 	}
 	return out, nil

@@ -105,11 +105,23 @@ func stateAllocation(db *gorm.DB, orderID string, now time.Time) (live, settled 
 		return nil, nil, err
 	}
 	live, settled = map[int64][]LineDiscountRow{}, map[int64][]LineDiscountRow{}
+	var parked []LineDiscountRow
 	for _, r := range rows {
-		if r.Live {
+		switch {
+		case r.CouponID < 0:
+			parked = append(parked, r.LineDiscountRow)
+		case r.Live:
 			live[r.CouponID] = append(live[r.CouponID], r.LineDiscountRow)
-		} else {
+		default:
 			settled[r.CouponID] = append(settled[r.CouponID], r.LineDiscountRow)
+		}
+	}
+	// The rows a coupon held again parked (lines.go) are superseded while
+	// its hold holds; once it lapsed they are settled again, for every
+	// path at once.
+	for _, r := range parked {
+		if r.CouponID = -r.CouponID; live[r.CouponID] == nil {
+			settled[r.CouponID] = append(settled[r.CouponID], r)
 		}
 	}
 	return live, settled, nil
