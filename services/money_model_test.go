@@ -55,9 +55,8 @@ func TestCheckoutMoneyModel(t *testing.T) {
 	setRapidFlag(t, "rapid.checks", checks)
 	setRapidFlag(t, "rapid.steps", moneySteps)
 	// CI runs the same sequences every time, so that a red run is this
-	// code's and not a new draw's: the model still leaves out open defects
-	// (named where they are skipped) that other draws can reach around.
-	// -rapid.seed=0 explores new ones; -rapid.seed=N replays one.
+	// code's and not a new draw's. -rapid.seed=0 explores new ones;
+	// -rapid.seed=N replays one.
 	setRapidFlag(t, "rapid.seed", moneySeed)
 	f := &holdFixture{Fixture: testenv.NewFixtureAt(t, services.Config{}, time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))}
 	usd := f.CreateCampaign(models.Campaign{Name: "usd", Currency: "USD"})
