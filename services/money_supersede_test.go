@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/couponsvc/couponsvc/models"
@@ -56,7 +57,7 @@ func TestMoneySupersedeReredeemAfterReturn(t *testing.T) {
 	if len(rows) != 1 || rows[0].DiscountCents != 140 || rows[0].ReturnedDiscountCents != 70 || rows[0].CarriedCents != 70 {
 		t.Fatalf("A's rows: %+v; want one row of 140, 70 of it carried and returned", rows)
 	}
-	if want := []pricing.UnitRun{{First: 0, Count: 1, PerUnitCents: 70}, {First: 1, Count: 1, PerUnitCents: 70}}; !sameRuns(units(t, rows[0]), want) {
+	if want := []pricing.UnitRun{{First: 0, Count: 1, PerUnitCents: 70}, {First: 1, Count: 1, PerUnitCents: 70}}; !slices.Equal(units(t, rows[0]), want) {
 		t.Fatalf("A's units: %+v, want %+v", units(t, rows[0]), want)
 	}
 	if d := f.liveUseLog(a, "o1"); d != 70 {
@@ -70,18 +71,6 @@ func TestMoneySupersedeReredeemAfterReturn(t *testing.T) {
 	if refunded != 1_860 {
 		t.Fatalf("refunded %d in all, paid 1860", refunded)
 	}
-}
-
-func sameRuns(a, b []pricing.UnitRun) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A coupon refunded off an order with lines and held on it again parks its
@@ -105,34 +94,29 @@ func TestMoneySupersedeHeldAgain(t *testing.T) {
 		}
 		return f, a, refunded
 	}
-	t.Run("Released", func(t *testing.T) {
-		f, a, _ := setup(t, false)
-		if _, err := f.Checkout.Release(f.Ctx, "shop", "o1"); err != nil {
-			t.Fatal(err)
-		}
-		if sum, _ := f.moneyRowSum("o1", a.ID, 0); sum != 140 || len(f.storedRows("o1")) != 1 {
-			t.Fatalf("A's rows after the release: %+v; want its earlier 140 back", f.storedRows("o1"))
-		}
-		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
-		f.moneyRedeem(b, "o1", cart)
-		if refunded := f.moneyReturn("o1", "r1", rl("l1", 2)); refunded != 1_760 {
-			t.Fatalf("the whole order back refunds %d, paid 1760 (A's 140 and B's 100 off)", refunded)
-		}
-	})
-	t.Run("ReleasedAfterReturn", func(t *testing.T) {
-		f, a, refunded := setup(t, true)
-		if _, err := f.Checkout.Release(f.Ctx, "shop", "o1"); err != nil {
-			t.Fatal(err)
-		}
-		if sum, _ := f.moneyRowSum("o1", a.ID, 0); sum != 140 || len(f.storedRows("o1")) != 1 {
-			t.Fatalf("A's rows after the release: %+v; want its earlier 140 back", f.storedRows("o1"))
-		}
-		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
-		f.moneyRedeem(b, "o1", cart)
-		if refunded += f.moneyReturn("o1", "r2", rl("l1", 1)); refunded != 1_760 {
-			t.Fatalf("refunded %d in all, paid 1760 (A's 140 and B's 100 off)", refunded)
-		}
-	})
+	for _, tc := range []struct {
+		name        string
+		returnFirst bool
+		last        checkout.ReturnLine // what comes back after the release
+	}{
+		{"Released", false, rl("l1", 2)},
+		{"ReleasedAfterReturn", true, rl("l1", 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, a, refunded := setup(t, tc.returnFirst)
+			if _, err := f.Checkout.Release(f.Ctx, "shop", "o1"); err != nil {
+				t.Fatal(err)
+			}
+			if sum, _ := f.moneyRowSum("o1", a.ID, 0); sum != 140 || len(f.storedRows("o1")) != 1 {
+				t.Fatalf("A's rows after the release: %+v; want its earlier 140 back", f.storedRows("o1"))
+			}
+			b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+			f.moneyRedeem(b, "o1", cart)
+			if refunded += f.moneyReturn("o1", "r2", tc.last); refunded != 1_760 {
+				t.Fatalf("refunded %d in all, paid 1760 (A's 140 and B's 100 off)", refunded)
+			}
+		})
+	}
 	t.Run("ConfirmedAfterReturn", func(t *testing.T) {
 		f, a, refunded := setup(t, true)
 		c, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: "o1", Cart: cart})
@@ -148,6 +132,54 @@ func TestMoneySupersedeHeldAgain(t *testing.T) {
 		}
 		if refunded += f.moneyReturn("o1", "r2", rl("l1", 1)); refunded != 1_860 {
 			t.Fatalf("refunded %d in all, paid 1860", refunded)
+		}
+	})
+}
+
+// The preview of a return by line is the return's own plan without the
+// write: a coupon refunded off the order lowers both refunds alike, and a
+// hold pending refuses both (409 held).
+func TestMoneyReturnPreviewIsTheReturnsPlan(t *testing.T) {
+	t.Run("AfterRefund", func(t *testing.T) {
+		f := newHoldFixture(t, services.Config{})
+		a := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		cart := checkout.Cart{Lines: []pricing.Line{line("l1", 2, 1_000)}}
+		f.moneyRedeem(a, "o1", cart)
+		f.moneyRedeem(b, "o1", cart)
+		f.refundCoupon(a, "o1")
+		p, err := f.Checkout.PreviewReturnLines(f.Ctx, "o1", []checkout.ReturnLine{rl("l1", 1)})
+		if err != nil || p.RefundCents != 900 || p.DiscountReturnedCents != 50 || len(p.Lines) != 1 || p.Lines[0].DiscountCents != 100 {
+			t.Fatalf("preview: %+v %v; want 900 refunded, 100 of discount on the unit, 50 of it B's back", p, err)
+		}
+		r, err := f.returnLines("o1", "r1", rl("l1", 1))
+		if err != nil || r.RefundCents != p.RefundCents || r.DiscountReturnedCents != p.DiscountReturnedCents || !slices.Equal(r.Lines, p.Lines) {
+			t.Fatalf("return: %+v %v; want the preview's %+v", r, err, p)
+		}
+	})
+	t.Run("WhileHeld", func(t *testing.T) {
+		f := newHoldFixture(t, services.Config{})
+		a := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		cart := checkout.Cart{Lines: []pricing.Line{line("l1", 2, 1_000)}}
+		f.moneyRedeem(a, "o1", cart)
+		if _, err := f.holdCart("o1", cart, b); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.Checkout.PreviewReturnLines(f.Ctx, "o1", []checkout.ReturnLine{rl("l1", 1)})
+		if models.ErrorCode(err) != models.CodeHeld {
+			t.Fatalf("preview while a hold is pending: %v, want held", err)
+		}
+		c := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		d := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		if _, err := f.redeem(c, "o2", 1_000); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.hold("o2", 1_000, 60, d); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Checkout.PreviewReturnPart(f.Ctx, "o2", 100); models.ErrorCode(err) != models.CodeHeld {
+			t.Fatalf("preview by amount while a hold is pending: %v, want held", err)
 		}
 	})
 }

@@ -260,6 +260,73 @@ func planLineReturn(unitPrice int64, parts []storedPart, from, n int64) lineRetu
 	return p
 }
 
+// discountKey is one coupon's stored row on one line of an order.
+type discountKey struct {
+	coupon int64
+	line   int
+}
+
+// returnAsk is one line of a return by line as its plan reads it: the
+// line's unit price, the units returned before and those returned now.
+type returnAsk struct {
+	lineNo            int
+	unitPrice, before int64
+	n                 int64
+}
+
+// linesReturnPlan is what a return by line gives back: per line (by
+// line_no) its plan, per live coupon its part (back to its campaign), per
+// stored row what its returned part grows by, and the shipping discount
+// the live coupons give back when the return completes the order.
+type linesReturnPlan struct {
+	lines     map[int]lineReturnPlan
+	perCoupon map[int64]int64
+	rows      map[discountKey]int64
+	shipping  int64
+}
+
+// planLinesReturn is the one decision of a return by line, made on the
+// order's stored discounts (ds, every row: live or not) for the lines
+// asked; full says it completes the order. The return applies it under
+// the order's lock, its preview answers it (docs/returns.md).
+func planLinesReturn(asks []returnAsk, ds []returnDiscountRow, full bool) (linesReturnPlan, error) {
+	p := linesReturnPlan{lines: make(map[int]lineReturnPlan, len(asks)), perCoupon: map[int64]int64{}, rows: map[discountKey]int64{}}
+	asked := make(map[int]bool, len(asks))
+	for _, a := range asks {
+		asked[a.lineNo] = true
+	}
+	parts := make(map[int][]storedPart, len(asks))
+	for _, d := range ds {
+		if d.LineNo == ShippingLineNo {
+			if !full || !d.Live {
+				continue
+			}
+			back := d.DiscountCents - d.ReturnedDiscountCents
+			p.shipping += back
+			p.perCoupon[d.CouponID] += back
+			p.rows[discountKey{d.CouponID, d.LineNo}] += back
+			continue
+		}
+		if !asked[d.LineNo] {
+			continue
+		}
+		runs, err := DecodeUnits(d.Units)
+		if err != nil {
+			return p, err
+		}
+		parts[d.LineNo] = append(parts[d.LineNo], storedPart{couponID: d.CouponID, live: d.Live, runs: runs})
+	}
+	for _, a := range asks {
+		pl := planLineReturn(a.unitPrice, parts[a.lineNo], a.before, a.n)
+		p.lines[a.lineNo] = pl
+		for id, back := range pl.back {
+			p.perCoupon[id] += back
+			p.rows[discountKey{id, a.lineNo}] += back
+		}
+	}
+	return p, nil
+}
+
 // leftTaken is what an amount-only order's cart (one line of its amount)
 // gives away when left of it is what a new coupon may discount.
 func leftTaken(cart *pricing.Cart, left int64) pricing.Taken {
