@@ -94,6 +94,10 @@ type UseLog struct {
 	UsedAt           time.Time  `json:"used_at"`
 	UndoFlag         bool       `json:"undo_flag"`
 	UndoneAt         *time.Time `json:"undone_at,omitempty"`
+	// PayableCents is what the order paid after every coupon on it when
+	// the redemption was answered, kept for its replays; nil on the rows
+	// of confirms and on those written before it was kept.
+	PayableCents *int64 `json:"-"`
 }
 
 // TableName keeps the table name of the design.

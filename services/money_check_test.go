@@ -6,6 +6,7 @@ import (
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/pricing"
 
 	"pgregory.net/rapid"
 )
@@ -74,6 +75,7 @@ type moneyRow struct {
 	LineNo                int
 	DiscountCents         int64
 	ReturnedDiscountCents int64
+	CarriedCents          int64
 	Units                 *string
 }
 
@@ -224,13 +226,14 @@ func (m *moneyModel) checkAllocation(rt *rapid.T, o *moneyOrder, live map[int64]
 	for i, l := range o.cart.Lines {
 		perUnit[i] = make([]int64, l.Quantity)
 	}
-	sums, kept, shipping := map[int64]int64{}, map[int64]int64{}, int64(0)
+	sums, kept, carried, shipping := map[int64]int64{}, map[int64]int64{}, map[int64]int64{}, int64(0)
 	for _, r := range got.rows[o.id] {
 		c := live[r.CouponID]
 		if c == nil {
 			continue
 		}
-		sums[r.CouponID] += r.DiscountCents
+		sums[r.CouponID] += r.DiscountCents - r.CarriedCents
+		carried[r.CouponID] += r.CarriedCents
 		kept[r.CouponID] += r.DiscountCents - r.ReturnedDiscountCents
 		if r.LineNo < 0 {
 			shipping += r.DiscountCents
@@ -251,6 +254,9 @@ func (m *moneyModel) checkAllocation(rt *rapid.T, o *moneyOrder, live map[int64]
 	for id, c := range live {
 		if sums[id] != c.discount {
 			rt.Fatalf("order %s: coupon %s answered %d off, its stored lines sum to %d", o.name, c.name, c.discount, sums[id])
+		}
+		if carried[id] != c.carried {
+			rt.Fatalf("order %s: coupon %s carries %d of its earlier part, the model %d", o.name, c.name, carried[id], c.carried)
 		}
 		if c.status != mUsed {
 			continue
@@ -273,12 +279,16 @@ func (m *moneyModel) checkRuns(rt *rapid.T, o *moneyOrder, c *moneyCoupon, r mon
 		rt.Fatal(err)
 	}
 	line := o.cart.Lines[r.LineNo].ID
-	var sum int64
+	var sum, carried int64
 	for _, u := range runs {
 		if u.PerUnitCents < 0 || u.Count < 0 || u.First < 0 || u.First+u.Count > int64(len(units)) {
 			rt.Fatalf("order %s: coupon %s has run %+v on line %s of %d units", o.name, c.name, u, line, len(units))
 		}
-		if u.Count > 0 && u.PerUnitCents > 0 && u.First < c.keptFrom[r.LineNo] {
+		if u.First+u.Count <= c.keptFrom[r.LineNo] && carried+u.Count*u.PerUnitCents <= r.CarriedCents {
+			// Its earlier part, kept on units returned before it was
+			// taken again (docs/returns.md, "A refund").
+			carried += u.Count * u.PerUnitCents
+		} else if u.Count > 0 && u.PerUnitCents > 0 && u.First < c.keptFrom[r.LineNo] {
 			rt.Fatalf("order %s: coupon %s discounts unit %d of line %s, returned before it was priced (%d returned)",
 				o.name, c.name, u.First, line, c.keptFrom[r.LineNo])
 		}
@@ -287,7 +297,35 @@ func (m *moneyModel) checkRuns(rt *rapid.T, o *moneyOrder, c *moneyCoupon, r mon
 		}
 		sum += u.Count * u.PerUnitCents
 	}
-	if sum != r.DiscountCents {
-		rt.Fatalf("order %s: coupon %s's units on line %s sum to %d, the row says %d", o.name, c.name, line, sum, r.DiscountCents)
+	if sum != r.DiscountCents || carried != r.CarriedCents {
+		rt.Fatalf("order %s: coupon %s's units on line %s sum to %d (%d carried), the row says %d (%d carried)", o.name, c.name,
+			line, sum, carried, r.DiscountCents, r.CarriedCents)
 	}
+}
+
+// carried is what coupon c, taken again by the order o it was refunded off,
+// keeps of its earlier part there: its stored runs on the units returned
+// before (0 for any other coupon or order).
+func (m *moneyModel) carried(rt *rapid.T, o *moneyOrder, c *moneyCoupon) int64 {
+	rt.Helper()
+	if c.refundedFrom != o.id || !o.lined {
+		return 0
+	}
+	var rows []moneyRow
+	if err := m.f.Backends.DB.Raw("SELECT * FROM order_line_discounts WHERE order_id = ? AND coupon_id = ?", o.id, c.id).
+		Scan(&rows).Error; err != nil {
+		rt.Fatal(err)
+	}
+	var sum int64
+	for _, r := range rows {
+		if r.LineNo < 0 {
+			continue
+		}
+		runs, err := checkout.DecodeUnits(r.Units)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		sum += pricing.UnitsDiscountCents(runs, 0, o.returned[r.LineNo])
+	}
+	return sum
 }

@@ -141,6 +141,10 @@ type CheckoutRequest struct {
 	// took of what it kept: paid, but no coupon's on the order now, so
 	// the payable does not count it (orderState.settledKept).
 	settled int64
+	// carry is, per coupon of the request refunded off the order, what
+	// it keeps of its earlier part there (orderState.carried): a hold
+	// writes it beside its new part.
+	carry map[int64]map[int][]pricing.UnitRun
 	// onOrder is the templates of the coupons the order already carries
 	// (but the request's), which a hold of one more coupon of the same
 	// template refuses (addOrderCoupons): validate reads it.

@@ -239,7 +239,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 				return core.ErrRaced
 			}
 			if store {
-				if err := writeAllocation(tx, req.OrderID, c, a.shares[i], now, true); err != nil {
+				if err := writeAllocation(tx, req.OrderID, c, a.shares[i], now, true, a.carry[c.ID]); err != nil {
 					return err
 				}
 			}
@@ -256,6 +256,13 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents, ev.Actor = models.CouponUsed, req.OrderID, o.AmountCents, a.perCoupon[i], actor
 			ev.Lines, ev.ShippingDiscountCents = a.eventOf(i, c)
 			if err := s.events.EmitEvent(tx, models.EventCouponRedeemed, ev); err != nil {
+				return err
+			}
+		}
+		if parkedIn(a.rows) {
+			// The confirmed rows supersede those its coupons parked
+			// (docs/returns.md, "A refund").
+			if err := dropParked(tx, req.OrderID, p.ids()); err != nil {
 				return err
 			}
 		}

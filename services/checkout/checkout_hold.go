@@ -292,8 +292,15 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			ev.Status, ev.OrderID, ev.OrderAmountCents, ev.DiscountCents = models.CouponHeld, req.OrderID, req.OrderAmountCents, res.Coupons[i].DiscountCents
 			ev.HoldExpiresAt, ev.Actor = &expires, core.ActorName(req.Actor)
 			if req.oc.lined() {
-				// Its allocation, stored with the hold and never re-priced.
-				if err := writeAllocation(tx, req.OrderID, c, res.alloc.shares[i], now, found); err != nil {
+				// Its allocation, stored with the hold and never re-priced;
+				// its earlier rows on the order (refunded off it) parked
+				// until the hold ends.
+				if found {
+					if err := parkAllocation(tx, req.OrderID, c.ID); err != nil {
+						return err
+					}
+				}
+				if err := writeAllocation(tx, req.OrderID, c, res.alloc.shares[i], now, false, req.carry[c.ID]); err != nil {
 					return err
 				}
 				ev.Lines, ev.ShippingDiscountCents = res.alloc.eventOf(i, c)
@@ -399,7 +406,11 @@ func (s *Checkout) orderAllocation(db *gorm.DB, o *CheckoutOrder, p *priced, now
 	if err := planCoupons(st, st.cart, pcs, &r); err != nil {
 		return nil, err
 	}
-	return allocationOf(&r, st.cart, true), nil
+	a := allocationOf(&r, st.cart, true)
+	if a.carry, err = st.carriedAll(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // takenOn puts in req what the coupons and the returns of an order with

@@ -163,6 +163,9 @@ func (s *Checkout) freeHeld(tx *gorm.DB, actor, action, evType, orderID, extra s
 	if err := dropAllocation(tx, orderID, ids); err != nil {
 		return nil, err
 	}
+	if err := restoreAllocation(tx, orderID, ids); err != nil {
+		return nil, err
+	}
 	currencies, err := core.TemplateCurrenciesIn(tx, cs)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package checkout
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -49,6 +51,11 @@ type LineDiscountRow struct {
 	TemplateID            int64
 	DiscountCents         int64
 	ReturnedDiscountCents int64
+	// CarriedCents is the part of DiscountCents (and of
+	// ReturnedDiscountCents) an earlier use of the coupon on the order
+	// left on units returned before it was redeemed again (writeAllocation):
+	// the coupon's own discount on the line is the rest.
+	CarriedCents int64
 	// Units is JSON [{"first":0,"count":2,"per_unit_cents":334}], NULL for
 	// the shipping.
 	Units     *string
@@ -203,8 +210,11 @@ func loadLines(db *gorm.DB, o *CheckoutOrder) (*pricing.Cart, []int64, error) {
 // place of the rows an earlier use of the coupon on the order left (a
 // coupon refunded and redeemed again on the same order supersedes its
 // earlier discount there: docs/returns.md, "A refund"); a new order has
-// none, and no DELETE runs.
-func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.CouponResult, now time.Time, replace bool) error {
+// none, and no DELETE runs. carry is, by line, the earlier part the
+// coupon keeps on units returned before (orderState.carried): written in
+// the same rows, counted as carried and as returned.
+func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.CouponResult, now time.Time, replace bool,
+	carry map[int][]pricing.UnitRun) error {
 	if r == nil {
 		return nil
 	}
@@ -216,11 +226,11 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 	// As writeLines: the integers in the statement, the strings and the
 	// time as arguments.
 	var q []byte
-	args := make([]any, 0, (len(r.Lines)+1)*3)
-	row := func(line int, discount int64, units *string) {
+	args := make([]any, 0, (len(r.Lines)+1)*4)
+	row := func(line int, discount, carried int64, units *string) {
 		if len(args) == 0 {
-			q = make([]byte, 0, 160+(len(r.Lines)+1)*48)
-			q = append(q, `INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, actions, created_at) VALUES `...)
+			q = make([]byte, 0, 180+(len(r.Lines)+1)*56)
+			q = append(q, `INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, carried_cents, units, actions, created_at) VALUES `...)
 		} else {
 			q = append(q, ',')
 		}
@@ -231,19 +241,30 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 		q = append(q, ',')
 		q = strconv.AppendInt(q, c.TemplateID, 10)
 		q = append(q, ',')
-		q = strconv.AppendInt(q, discount, 10)
-		q = append(q, ",0,?,?,?)"...)
+		q = strconv.AppendInt(q, discount+carried, 10)
+		q = append(q, ',')
+		q = strconv.AppendInt(q, carried, 10)
+		q = append(q, ',')
+		q = strconv.AppendInt(q, carried, 10)
+		q = append(q, ",?,?,?)"...)
 		args = append(args, orderID, units, core.EncodeActionParts(r, line), now)
 	}
 	for _, ls := range r.Lines {
-		if ls.DiscountCents == 0 {
+		kept := carry[ls.Line]
+		if ls.DiscountCents == 0 && len(kept) == 0 {
 			continue
 		}
-		units := EncodeUnits(ls.Units)
-		row(ls.Line, ls.DiscountCents, &units)
+		units := EncodeUnits(append(slices.Clip(kept), ls.Units...))
+		row(ls.Line, ls.DiscountCents, runsCents(kept), &units)
+	}
+	for _, line := range slices.Sorted(maps.Keys(carry)) {
+		if !slices.ContainsFunc(r.Lines, func(ls pricing.LineShare) bool { return ls.Line == line }) {
+			units := EncodeUnits(carry[line])
+			row(line, 0, runsCents(carry[line]), &units)
+		}
 	}
 	if r.ShippingCents > 0 {
-		row(ShippingLineNo, r.ShippingCents, nil)
+		row(ShippingLineNo, r.ShippingCents, 0, nil)
 	}
 	if len(args) == 0 {
 		return nil
@@ -260,17 +281,69 @@ func dropAllocation(tx *gorm.DB, orderID string, couponIDs []int64) error {
 	return tx.Exec(`DELETE FROM order_line_discounts WHERE order_id = ? AND coupon_id IN ?`, orderID, couponIDs).Error
 }
 
+// A coupon refunded off an order and held on it again parks its earlier
+// rows while its hold is pending (parkAllocation): they stay under the
+// negated coupon id, out of every reader's way, until the hold ends. A
+// released or expired hold puts them back (restoreAllocation: the order
+// still counts them, settled); a confirm drops them (dropParked: the
+// confirmed rows supersede them, carrying their part on the units returned
+// before). docs/returns.md, "A refund".
+
+// parkAllocation parks the coupon's rows on the order inside tx, in place
+// of the DELETE of writeAllocation's replace: the order's earlier rows of
+// a coupon it holds again.
+func parkAllocation(tx *gorm.DB, orderID string, couponID int64) error {
+	return tx.Exec(`UPDATE order_line_discounts SET coupon_id = ? WHERE order_id = ? AND coupon_id = ?`, -couponID, orderID, couponID).Error
+}
+
+// restoreAllocation puts back, inside tx, the rows the coupons of a hold
+// that ends parked on the order.
+func restoreAllocation(tx *gorm.DB, orderID string, couponIDs []int64) error {
+	if len(couponIDs) == 0 {
+		return nil
+	}
+	return tx.Exec(`UPDATE order_line_discounts SET coupon_id = -coupon_id WHERE order_id = ? AND coupon_id IN ?`,
+		orderID, negated(couponIDs)).Error
+}
+
+// dropParked deletes, inside tx, the rows the coupons of a confirmed hold
+// parked on the order.
+func dropParked(tx *gorm.DB, orderID string, couponIDs []int64) error {
+	return dropAllocation(tx, orderID, negated(couponIDs))
+}
+
+// negated is the ids, negated: the coupon ids of parked rows.
+func negated(ids []int64) []int64 {
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = -id
+	}
+	return out
+}
+
+// parkedIn says whether rows read by coupon id hold parked ones.
+func parkedIn(rows map[int64][]LineDiscountRow) bool {
+	for id := range rows {
+		if id < 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // liveAllocation reads the line discounts of the order's live coupons
-// (those in order_coupons), by coupon id.
+// (those in order_coupons), by coupon id, and the rows they parked (by
+// the negated id).
 func liveAllocation(db *gorm.DB, orderID string) (map[int64][]LineDiscountRow, error) {
-	return allocationWhere(db, "order_id = ? AND coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?)", orderID, orderID)
+	return allocationWhere(db, "order_id = ? AND (coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?) OR -coupon_id IN (SELECT coupon_id FROM order_coupons WHERE order_id = ?))",
+		orderID, orderID, orderID)
 }
 
 // allocationWhere reads the order_line_discounts rows the condition
 // selects, by coupon id, in one SELECT.
 // The rows are scanned by hand, as loadLines'.
 func allocationWhere(db *gorm.DB, cond string, args ...any) (map[int64][]LineDiscountRow, error) {
-	rs, err := db.Raw(`SELECT order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, units, created_at
+	rs, err := db.Raw(`SELECT order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, carried_cents, units, created_at
 		FROM order_line_discounts WHERE `+cond+` ORDER BY coupon_id, line_no`, args...).Rows()
 	if err != nil {
 		return nil, err
@@ -279,8 +352,8 @@ func allocationWhere(db *gorm.DB, cond string, args ...any) (map[int64][]LineDis
 	out := map[int64][]LineDiscountRow{}
 	for rs.Next() {
 		var r LineDiscountRow
-		if err := rs.Scan(&r.OrderID, &r.CouponID, &r.LineNo, &r.TemplateID, &r.DiscountCents, &r.ReturnedDiscountCents, &r.Units,
-			&r.CreatedAt); err != nil {
+		if err := rs.Scan(&r.OrderID, &r.CouponID, &r.LineNo, &r.TemplateID, &r.DiscountCents, &r.ReturnedDiscountCents, &r.CarriedCents,
+			&r.Units, &r.CreatedAt); err != nil {
 			return nil, err
 		}
 		out[r.CouponID] = append(out[r.CouponID], r)
@@ -315,8 +388,12 @@ type allocation struct {
 	lines    []LineDiscount
 	shipping int64
 	total    int64
-	// rows are the stored rows read back, by coupon id.
+	// rows are the stored rows read back, by coupon id (a parked row by
+	// the negated id).
 	rows map[int64][]LineDiscountRow
+	// carry is what the coupons keep of their earlier part on the order
+	// (a late confirm's, orderState.carriedAll), by coupon id.
+	carry map[int64]map[int][]pricing.UnitRun
 }
 
 // allocationOf is the allocation a pricing result gives.
@@ -360,13 +437,13 @@ func storedAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon) (*allo
 // of what the answer shows (no units). Never re-priced (docs/checkout.md,
 // "Where a cart is kept").
 func heldAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon, cart *pricing.Cart) (*allocation, error) {
-	couponIDs := make([]int64, len(cs))
-	for i, c := range cs {
-		couponIDs[i] = c.ID
+	couponIDs := make([]int64, 0, 2*len(cs))
+	for _, c := range cs {
+		couponIDs = append(couponIDs, c.ID, -c.ID) // and the rows it parked
 	}
 	// Scanned by hand, not by gorm's reflection of the model (it still goes
 	// through gorm's chain: docs/statements.md).
-	rs, err := db.Raw(`SELECT coupon_id, line_no, discount_cents FROM order_line_discounts WHERE order_id = ? AND coupon_id IN ? ORDER BY coupon_id, line_no`,
+	rs, err := db.Raw(`SELECT coupon_id, line_no, discount_cents, carried_cents FROM order_line_discounts WHERE order_id = ? AND coupon_id IN ? ORDER BY coupon_id, line_no`,
 		o.OrderID, couponIDs).Rows()
 	if err != nil {
 		return nil, err
@@ -375,7 +452,7 @@ func heldAllocation(db *gorm.DB, o *CheckoutOrder, cs []*models.Coupon, cart *pr
 	rows := make(map[int64][]LineDiscountRow, len(cs))
 	for rs.Next() {
 		r := LineDiscountRow{OrderID: o.OrderID}
-		if err := rs.Scan(&r.CouponID, &r.LineNo, &r.DiscountCents); err != nil {
+		if err := rs.Scan(&r.CouponID, &r.LineNo, &r.DiscountCents, &r.CarriedCents); err != nil {
 			return nil, err
 		}
 		rows[r.CouponID] = append(rows[r.CouponID], r)
@@ -400,6 +477,10 @@ func allocationOfRows(o *CheckoutOrder, cs []*models.Coupon, lineIDs []string, r
 	}
 	for i, c := range cs {
 		for _, r := range rows[c.ID] {
+			r.DiscountCents -= r.CarriedCents // the coupon's own part
+			if r.DiscountCents == 0 {
+				continue
+			}
 			a.perCoupon[i] += r.DiscountCents
 			a.total += r.DiscountCents
 			if r.LineNo == ShippingLineNo {
@@ -443,8 +524,8 @@ func (a *allocation) eventOf(i int, c *models.Coupon) ([]models.EventLine, *int6
 	for _, r := range a.rows[c.ID] {
 		if r.LineNo == ShippingLineNo {
 			ship += r.DiscountCents
-		} else if r.LineNo >= 0 && r.LineNo < len(a.lines) {
-			out = append(out, models.EventLine{LineID: a.lines[r.LineNo].LineID, DiscountCents: r.DiscountCents})
+		} else if own := r.DiscountCents - r.CarriedCents; own != 0 && r.LineNo >= 0 && r.LineNo < len(a.lines) {
+			out = append(out, models.EventLine{LineID: a.lines[r.LineNo].LineID, DiscountCents: own})
 		}
 	}
 	return out, &ship

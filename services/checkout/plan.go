@@ -102,7 +102,11 @@ func (st *orderState) forRequest(req *CheckoutRequest, p *priced) (pricing.Taken
 	if err != nil {
 		return pricing.Taken{}, err
 	}
-	req.taken, req.settled = tk, settled
+	carry, err := st.carriedAll()
+	if err != nil {
+		return pricing.Taken{}, err
+	}
+	req.taken, req.settled, req.carry = tk, settled, carry
 	return tk, nil
 }
 
@@ -153,6 +157,75 @@ func planCoupons(st *orderState, cart *pricing.Cart, coupons []pricing.Coupon, o
 	return nil
 }
 
+// carried is what a coupon priced again on the order (a coupon refunded
+// off it and redeemed or held on it again) keeps of its earlier part:
+// its runs on the units of each line returned before, clipped to them.
+// Those units were paid and settled by their returns, so the earlier
+// discount on them stays the coupon's on the order; its new part covers
+// the kept units alone (docs/returns.md, "A refund"). By line; nil when
+// nothing is carried.
+func (st *orderState) carried(couponID int64) (map[int][]pricing.UnitRun, error) {
+	if st == nil || st.cart == nil {
+		return nil, nil
+	}
+	var out map[int][]pricing.UnitRun
+	for _, r := range st.superseded[couponID] {
+		if r.LineNo < 0 || r.LineNo >= len(st.returned) || st.returned[r.LineNo] == 0 {
+			continue
+		}
+		units, err := DecodeUnits(r.Units)
+		if err != nil {
+			return nil, err
+		}
+		if runs := clipRuns(units, st.returned[r.LineNo]); len(runs) > 0 {
+			if out == nil {
+				out = map[int][]pricing.UnitRun{}
+			}
+			out[r.LineNo] = runs
+		}
+	}
+	return out, nil
+}
+
+// carriedAll is carried for every coupon without took out, by coupon id
+// (nil when none carries anything).
+func (st *orderState) carriedAll() (map[int64]map[int][]pricing.UnitRun, error) {
+	var out map[int64]map[int][]pricing.UnitRun
+	for id := range st.superseded {
+		c, err := st.carried(id)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			if out == nil {
+				out = map[int64]map[int][]pricing.UnitRun{}
+			}
+			out[id] = c
+		}
+	}
+	return out, nil
+}
+
+// clipRuns is the runs' part on the units before n, runs of 0 left out.
+func clipRuns(runs []pricing.UnitRun, n int64) []pricing.UnitRun {
+	var out []pricing.UnitRun
+	for _, u := range runs {
+		if hi := min(u.First+u.Count, n); hi > u.First && u.PerUnitCents != 0 {
+			out = append(out, pricing.UnitRun{First: u.First, Count: hi - u.First, PerUnitCents: u.PerUnitCents})
+		}
+	}
+	return out
+}
+
+// runsCents is what the runs add up to.
+func runsCents(runs []pricing.UnitRun) int64 {
+	var sum int64
+	for _, u := range runs {
+		sum += u.Count * u.PerUnitCents
+	}
+	return sum
+}
+
 // storedPart is one coupon's stored discount on one line of an order, as a
 // return reads it: live when the coupon still uses the order (its use log
 // row is live); a refunded or only held coupon's part was given too.
@@ -187,6 +260,73 @@ func planLineReturn(unitPrice int64, parts []storedPart, from, n int64) lineRetu
 	p.discount = min(p.discount, price)
 	p.refund = price - p.discount
 	return p
+}
+
+// discountKey is one coupon's stored row on one line of an order.
+type discountKey struct {
+	coupon int64
+	line   int
+}
+
+// returnAsk is one line of a return by line as its plan reads it: the
+// line's unit price, the units returned before and those returned now.
+type returnAsk struct {
+	lineNo            int
+	unitPrice, before int64
+	n                 int64
+}
+
+// linesReturnPlan is what a return by line gives back: per line (by
+// line_no) its plan, per live coupon its part (back to its campaign), per
+// stored row what its returned part grows by, and the shipping discount
+// the live coupons give back when the return completes the order.
+type linesReturnPlan struct {
+	lines     map[int]lineReturnPlan
+	perCoupon map[int64]int64
+	rows      map[discountKey]int64
+	shipping  int64
+}
+
+// planLinesReturn is the one decision of a return by line, made on the
+// order's stored discounts (ds, every row: live or not) for the lines
+// asked; full says it completes the order. The return applies it under
+// the order's lock, its preview answers it (docs/returns.md).
+func planLinesReturn(asks []returnAsk, ds []returnDiscountRow, full bool) (linesReturnPlan, error) {
+	p := linesReturnPlan{lines: make(map[int]lineReturnPlan, len(asks)), perCoupon: map[int64]int64{}, rows: map[discountKey]int64{}}
+	asked := make(map[int]bool, len(asks))
+	for _, a := range asks {
+		asked[a.lineNo] = true
+	}
+	parts := make(map[int][]storedPart, len(asks))
+	for _, d := range ds {
+		if d.LineNo == ShippingLineNo {
+			if !full || !d.Live {
+				continue
+			}
+			back := d.DiscountCents - d.ReturnedDiscountCents
+			p.shipping += back
+			p.perCoupon[d.CouponID] += back
+			p.rows[discountKey{d.CouponID, d.LineNo}] += back
+			continue
+		}
+		if !asked[d.LineNo] {
+			continue
+		}
+		runs, err := DecodeUnits(d.Units)
+		if err != nil {
+			return p, err
+		}
+		parts[d.LineNo] = append(parts[d.LineNo], storedPart{couponID: d.CouponID, live: d.Live, runs: runs})
+	}
+	for _, a := range asks {
+		pl := planLineReturn(a.unitPrice, parts[a.lineNo], a.before, a.n)
+		p.lines[a.lineNo] = pl
+		for id, back := range pl.back {
+			p.perCoupon[id] += back
+			p.rows[discountKey{id, a.lineNo}] += back
+		}
+	}
+	return p, nil
 }
 
 // leftTaken is what an amount-only order's cart (one line of its amount)

@@ -230,9 +230,17 @@ func (s *Checkout) redeemOnce(ctx context.Context, t *models.Template, c *models
 		}
 		if found {
 			res.Currency = s.orderCurrency(&o)
-			// The first answer's payable: what the order pays after every
-			// coupon on it, as it stood when the coupon was redeemed (a
-			// hold counted while it held then).
+		}
+		switch {
+		case lg.PayableCents != nil:
+			// The first answer's payable, as it answered it: what the
+			// order paid after every coupon on it then (docs/checkout.md,
+			// "Replays"), whatever came to the order since.
+			res.PayableCents = *lg.PayableCents
+		case found:
+			// A row written before the payable was kept: what the order
+			// pays after every coupon on it, as it stood when the coupon
+			// was redeemed (a hold counted while it held then).
 			o.Coupons = -1
 			if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, 0, lg.UsedAt); err != nil {
 				return nil, core.DBError("order", err)
@@ -358,6 +366,7 @@ func (s *Checkout) redeemTx(ctx context.Context, t *models.Template, c *models.C
 func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req RedeemRequest, lg *models.UseLog,
 	now time.Time, newOrder bool, payable *int64, share *pricing.CouponResult, write func(tx *gorm.DB) (*models.Coupon, error)) error {
 	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var carry map[int][]pricing.UnitRun // what a coupon redeemed again keeps of its earlier part
 		// The order's row first: its lock and guarded counter refuse a
 		// coupon the order's others cannot share it with.
 		if newOrder {
@@ -385,10 +394,11 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			// Under the row's lock: priced on what the order's other
 			// coupons and returns leave of it.
 			pc := core.PricingCoupon(t, share.Code)
-			d, pay, sh, err := priceOnOrder(tx, pc, lg.CouponID, req.OrderID, &req.cart, req.oc, now)
+			d, pay, sh, kept, err := priceOnOrder(tx, pc, lg.CouponID, req.OrderID, &req.cart, req.oc, now)
 			if err != nil {
 				return err
 			}
+			carry = kept
 			lg.DiscountCents, *payable = d, pay
 			if sh != nil {
 				*share = *sh
@@ -400,8 +410,9 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 			return err
 		}
 		lg.CouponID = c.ID
+		lg.PayableCents = ptrTo(*payable) // the first answer's, for its replays
 		if req.oc.lined() {
-			if err := writeAllocation(tx, req.OrderID, c, share, now, !newOrder); err != nil {
+			if err := writeAllocation(tx, req.OrderID, c, share, now, !newOrder, carry); err != nil {
 				return err
 			}
 		}
@@ -437,9 +448,9 @@ func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
 	}
 	lg.ID = 0
 	res := tx.Exec(`UPDATE coupon_use_log SET undo_flag = ?, undone_at = NULL, user_id = ?, template_id = ?,
-		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?
+		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?, payable_cents = ?
 		WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
-		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt,
+		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt, lg.PayableCents,
 		lg.CouponID, lg.OrderID, true)
 	if res.Error != nil {
 		return res.Error
@@ -464,31 +475,37 @@ func alreadyUsed(c *models.Coupon) error {
 // allocations of its live coupons took of it (its state, read with
 // loadStateOnCart), and the coupon's share of each line is returned to be
 // stored. A coupon refunded off the order and redeemed on it again
-// (couponID) supersedes its earlier part there: the state leaves it out.
+// (couponID) supersedes its earlier part there: the state leaves it out,
+// and carry is what it keeps of it on the units returned before
+// (orderState.carried).
 // The coupon's minimums were checked on the order before. A coupon that
 // would discount nothing is refused not_combinable rather than used up.
-func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, err error) {
+func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string, cart *pricing.Cart, oc orderCart, now time.Time) (discount, payable int64, share *pricing.CouponResult, carry map[int][]pricing.UnitRun, err error) {
 	if oc.lined() {
 		st, err := loadStateOnCart(tx, orderID, oc.cart, now)
 		if err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 		st.without(couponID)
+		carry, err := st.carried(couponID)
+		if err != nil {
+			return 0, 0, nil, nil, err
+		}
 		var r pricing.Result
 		if err := planCoupons(st, oc.cart, []pricing.Coupon{pc}, &r); err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 		if d := r.Coupons[0].DiscountCents; d > 0 {
-			return d, r.PayableCents, &r.Coupons[0], nil
+			return d, r.PayableCents, &r.Coupons[0], carry, nil
 		}
 		if !st.keptUnits() {
-			return 0, 0, nil, returnedInFull(orderID)
+			return 0, 0, nil, nil, returnedInFull(orderID)
 		}
-		return 0, 0, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
+		return 0, 0, nil, nil, nothingLeft(orderID, r.PayableCents, st.keptCents())
 	}
 	row, err := readDiscounts(tx, orderID, now, []int64{couponID})
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, nil, nil, err
 	}
 	left, kept, cur := row.left(), row.Kept, row.Currency
 	if cur == "" {
@@ -496,7 +513,7 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string
 	}
 	if pc.Currency != "" && pc.Currency != cur {
 		// The order's one currency, whatever the request said.
-		return 0, 0, nil, &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
+		return 0, 0, nil, nil, &models.Error{Code: models.CodeCurrencyMismatch, Field: "currency",
 			Message: fmt.Sprintf("coupon %s is in %s, order %s in %s", pc.Code, pc.Currency, orderID, cur)}
 	}
 	if left > 0 {
@@ -504,17 +521,17 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string
 		one := pricing.OneLine(cur, left)
 		var r pricing.Result
 		if err := planCoupons(nil, &one, []pricing.Coupon{pc}, &r); err != nil {
-			return 0, 0, nil, err
+			return 0, 0, nil, nil, err
 		}
 		if d := r.DiscountCents; d > 0 {
 			// The settled discounts are no coupon's on the order now.
-			return d, left - d + min(row.Settled, kept), nil, nil
+			return d, left - d + min(row.Settled, kept), nil, nil, nil
 		}
 	}
 	if kept == 0 {
-		return 0, 0, nil, returnedInFull(orderID)
+		return 0, 0, nil, nil, returnedInFull(orderID)
 	}
-	return 0, 0, nil, nothingLeft(orderID, left, kept)
+	return 0, 0, nil, nil, nothingLeft(orderID, left, kept)
 }
 
 // returnedInFull refuses a coupon on an order whose every unit came back.

@@ -3,10 +3,11 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/core"
-	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
 // OrderItem is one line of an order with lines as a return shows it: its
@@ -87,13 +88,11 @@ func (s *Checkout) itemDiscounts(ctx context.Context, orderID string) ([]itemDis
 }
 
 // PreviewReturnLines says what ReturnLines would answer for a return of
-// these units, changing nothing: per line the money to hand back and the
-// discount taken back (each unit's stored discount,
-// pricing.UnitsDiscountCents, as ReturnLines takes it back), and, when the
-// return completes the order, the coupons' discount of the shipping. The
-// cashier reads it before recording (docs/pages.md); ReturnLines decides
-// again in its transaction. Errors: as ReturnLines's, without the return
-// id's.
+// these units, changing nothing: the return's own plan (planLinesReturn)
+// on the order as it stands, without the write. The cashier reads it
+// before recording (docs/pages.md); ReturnLines decides again in its
+// transaction. A hold pending refuses it as it refuses the return (409
+// held). Errors: as ReturnLines's, without the return id's.
 func (s *Checkout) PreviewReturnLines(ctx context.Context, orderID string, lines []ReturnLine) (*ReturnResult, error) {
 	if err := core.ValidateOrderID(orderID); err != nil {
 		return nil, err
@@ -101,69 +100,57 @@ func (s *Checkout) PreviewReturnLines(ctx context.Context, orderID string, lines
 	if err := checkReturnLines(lines); err != nil {
 		return nil, err
 	}
-	items, err := s.OrderItems(ctx, orderID)
+	o, found, err := s.ReadOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
-	if !items.Lined {
-		return nil, models.Invalid("lines", "order %s was redeemed for an amount, not a cart of lines: return it by returned_amount_cents", orderID)
+	if !found {
+		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
 	}
-	var rows []OrderLine
-	if err := s.DB.WithContext(ctx).Where("order_id = ?", orderID).Order("line_no").Find(&rows).Error; err != nil {
-		return nil, core.DBError("order lines", err)
+	now := s.Clock().Truncate(time.Microsecond)
+	if err := holdPending(&o, now); err != nil {
+		return nil, err
 	}
-	ds, err := s.itemDiscounts(ctx, orderID)
+	db := s.DB.WithContext(ctx)
+	rows, err := returnLineRows(db, orderID)
 	if err != nil {
 		return nil, err
 	}
-	res := &ReturnResult{Lined: true, Currency: items.Currency, Lines: make([]models.ReturnedLine, len(lines))}
+	asks := make([]returnAsk, len(lines))
 	asked := make(map[int]int64, len(lines))
 	for i, l := range lines {
-		row := -1
-		for j := range rows {
-			if rows[j].LineID == l.LineID {
-				row = j
-			}
-		}
-		if row < 0 {
+		k := slices.IndexFunc(rows, func(r returnLineRow) bool { return r.LineID == l.LineID })
+		if k < 0 {
 			return nil, models.Invalid(fmt.Sprintf("lines[%d].line_id", i), "order %s has no line %q", orderID, l.LineID)
 		}
-		r := rows[row]
+		r := rows[k]
 		if left := r.Quantity - r.ReturnedQuantity; l.Quantity > left {
-			return nil, &models.Error{Code: models.CodeReturnExceedsOrder, Field: fmt.Sprintf("lines[%d].quantity", i),
-				Message: fmt.Sprintf("line %s of order %s has %d of its %d units left to return, not %d",
-					r.LineID, orderID, left, r.Quantity, l.Quantity)}
+			return nil, exceedsLine(i, orderID, r, left, l.Quantity)
 		}
-		var back int64
-		for _, d := range ds {
-			if d.LineNo != r.LineNo {
-				continue
-			}
-			runs, err := DecodeUnits(d.Units)
-			if err != nil {
-				return nil, core.DBError("order line discounts", err)
-			}
-			back += pricing.UnitsDiscountCents(runs, r.ReturnedQuantity, l.Quantity)
-		}
+		asks[i] = returnAsk{lineNo: r.LineNo, unitPrice: r.UnitPriceCents, before: r.ReturnedQuantity, n: l.Quantity}
 		asked[r.LineNo] = l.Quantity
-		refund := l.Quantity*r.UnitPriceCents - back
-		res.Lines[i] = models.ReturnedLine{LineID: r.LineID, Quantity: l.Quantity, RefundCents: refund, DiscountCents: back}
-		res.RefundCents += refund
-		res.DiscountReturnedCents += back
 	}
-	res.FullRefund = true
+	full := true
 	for _, r := range rows {
-		if r.ReturnedQuantity+asked[r.LineNo] < r.Quantity {
-			res.FullRefund = false
-		}
+		full = full && r.ReturnedQuantity+asked[r.LineNo] >= r.Quantity
 	}
-	if res.FullRefund {
-		for _, d := range ds {
-			if d.LineNo == ShippingLineNo {
-				res.ShippingDiscountReturnedCents += d.DiscountCents - d.ReturnedDiscountCents
-			}
-		}
-		res.DiscountReturnedCents += res.ShippingDiscountReturnedCents
+	ds, err := returnDiscounts(db, orderID, now)
+	if err != nil {
+		return nil, core.DBError("order line discounts", err)
+	}
+	plan, err := planLinesReturn(asks, ds, full)
+	if err != nil {
+		return nil, core.DBError("order line discounts", err)
+	}
+	res := &ReturnResult{Lined: true, Currency: s.orderCurrency(&o), Lines: make([]models.ReturnedLine, len(lines)), FullRefund: full,
+		ShippingDiscountReturnedCents: plan.shipping}
+	for i, a := range asks {
+		pl := plan.lines[a.lineNo]
+		res.Lines[i] = models.ReturnedLine{LineID: lines[i].LineID, Quantity: a.n, RefundCents: pl.refund, DiscountCents: pl.discount}
+		res.RefundCents += pl.refund
+	}
+	for _, back := range plan.perCoupon {
+		res.DiscountReturnedCents += back
 	}
 	res.ClawbackCents = res.DiscountReturnedCents
 	return res, nil

@@ -13,7 +13,8 @@ import (
 // (ClawbackCents), and whether it completes the order (FullRefund). The
 // cashier reads it before confirming (docs/returns.md); ReturnPart decides
 // again in its transaction, so a return recorded meanwhile by another till
-// changes the figures it answers, never the money's sums.
+// changes the figures it answers, never the money's sums. A hold pending
+// refuses it as it refuses the return (409 held).
 //
 // Errors: as ReturnPart's, without the return id's.
 func (s *Checkout) PreviewReturnPart(ctx context.Context, orderID string, returned int64) (*ReturnResult, error) {
@@ -26,6 +27,9 @@ func (s *Checkout) PreviewReturnPart(ctx context.Context, orderID string, return
 	o, found, err := s.ReadOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
+	}
+	if err := holdPending(&o, s.Clock()); err != nil {
+		return nil, err // refused as the return is (409 held)
 	}
 	cs, ts, err := s.returnedCoupons(ctx, orderID, found)
 	if err != nil {

@@ -186,13 +186,9 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 	if err := s.holdBeforeReturn(ctx, &o, now); err != nil {
 		return nil, err
 	}
-	var rows []returnLineRow
-	if err := db.Raw(`SELECT line_no, line_id, quantity, unit_price_cents, returned_quantity FROM order_lines
-		WHERE order_id = ? ORDER BY line_no`, orderID).Scan(&rows).Error; err != nil {
-		return nil, core.DBError("order lines", err)
-	}
-	if len(rows) == 0 {
-		return nil, models.Invalid("lines", "order %s was redeemed for an amount, not a cart of lines: return it by returned_amount_cents", orderID)
+	rows, err := returnLineRows(db, orderID)
+	if err != nil {
+		return nil, err
 	}
 	byID := make(map[string]returnLineRow, len(rows))
 	for _, r := range rows {
@@ -244,9 +240,7 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 					orderID, a.row.LineNo).Scan(&left).Error; err != nil {
 					return err
 				}
-				return &models.Error{Code: models.CodeReturnExceedsOrder, Field: fmt.Sprintf("lines[%d].quantity", a.idx),
-					Message: fmt.Sprintf("line %s of order %s has %d of its %d units left to return, not %d",
-						a.row.LineID, orderID, left, a.row.Quantity, a.n)}
+				return exceedsLine(a.idx, orderID, a.row, left, a.n)
 			}
 			var after int64
 			if err := tx.Raw(`SELECT returned_quantity FROM order_lines WHERE order_id = ? AND line_no = ?`,
@@ -256,14 +250,8 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 			before[a.row.LineNo] = after - a.n
 			price += a.n * a.row.UnitPriceCents
 		}
-		// Every stored discount of the order: those of the coupons it
-		// still uses (Live) go back to their campaigns; a refunded or held
-		// coupon's part was given too, and lowers the refund (planLineReturn).
-		var ds []returnDiscountRow
-		if err := tx.Raw(`SELECT d.coupon_id, d.line_no, d.discount_cents, d.returned_discount_cents, d.units,
-			CASE WHEN l.coupon_id IS NULL THEN 0 ELSE 1 END AS live
-			FROM order_line_discounts d LEFT JOIN coupon_use_log l ON l.coupon_id = d.coupon_id AND l.order_id = d.order_id AND l.undo_flag = ?
-			WHERE d.order_id = ? ORDER BY d.coupon_id, d.line_no`, false, orderID).Scan(&ds).Error; err != nil {
+		ds, err := returnDiscounts(tx, orderID, now)
+		if err != nil {
 			return err
 		}
 		var live int64
@@ -278,47 +266,21 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 			return err
 		}
 		res.FullRefund = left == 0
-		perCoupon := map[int64]int64{} // coupon → discount returned
-		parts := make(map[int][]storedPart, len(todo))
-		type rowKey struct {
-			coupon int64
-			line   int
+		asks := make([]returnAsk, len(todo))
+		for i, a := range todo {
+			asks[i] = returnAsk{lineNo: a.row.LineNo, unitPrice: a.row.UnitPriceCents, before: before[a.row.LineNo], n: a.n}
 		}
-		backOf := map[rowKey]int64{}
-		for _, d := range ds {
-			if d.LineNo == ShippingLineNo {
-				if !res.FullRefund || !d.Live {
-					continue
-				}
-				back := d.DiscountCents - d.ReturnedDiscountCents
-				res.ShippingDiscountReturnedCents += back
-				perCoupon[d.CouponID] += back
-				backOf[rowKey{d.CouponID, d.LineNo}] += back
-				continue
-			}
-			if _, ok := before[d.LineNo]; !ok {
-				continue
-			}
-			runs, err := DecodeUnits(d.Units)
-			if err != nil {
-				return err
-			}
-			parts[d.LineNo] = append(parts[d.LineNo], storedPart{couponID: d.CouponID, live: d.Live, runs: runs})
+		plan, err := planLinesReturn(asks, ds, res.FullRefund)
+		if err != nil {
+			return err
 		}
-		plans := make(map[int]lineReturnPlan, len(todo))
-		for _, a := range todo {
-			pl := planLineReturn(a.row.UnitPriceCents, parts[a.row.LineNo], before[a.row.LineNo], a.n)
-			plans[a.row.LineNo] = pl
-			for id, back := range pl.back {
-				perCoupon[id] += back
-				backOf[rowKey{id, a.row.LineNo}] += back
-			}
-		}
-		keys := make([]rowKey, 0, len(backOf))
+		res.ShippingDiscountReturnedCents = plan.shipping
+		perCoupon, backOf, plans := plan.perCoupon, plan.rows, plan.lines
+		keys := make([]discountKey, 0, len(backOf))
 		for k := range backOf {
 			keys = append(keys, k)
 		}
-		slices.SortFunc(keys, func(a, b rowKey) int {
+		slices.SortFunc(keys, func(a, b discountKey) int {
 			return cmp.Or(cmp.Compare(a.coupon, b.coupon), cmp.Compare(a.line, b.line))
 		})
 		for _, k := range keys {
@@ -404,6 +366,44 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 		return nil, err
 	}
 	return res, nil
+}
+
+// returnLineRows reads the order's lines for a return by line, in one
+// SELECT; an order of none was redeemed for an amount (invalid_request).
+func returnLineRows(db *gorm.DB, orderID string) ([]returnLineRow, error) {
+	var rows []returnLineRow
+	if err := db.Raw(`SELECT line_no, line_id, quantity, unit_price_cents, returned_quantity FROM order_lines
+		WHERE order_id = ? ORDER BY line_no`, orderID).Scan(&rows).Error; err != nil {
+		return nil, core.DBError("order lines", err)
+	}
+	if len(rows) == 0 {
+		return nil, models.Invalid("lines", "order %s was redeemed for an amount, not a cart of lines: return it by returned_amount_cents", orderID)
+	}
+	return rows, nil
+}
+
+// exceedsLine refuses the i-th line of a return: n units of line r asked
+// where left are left to return.
+func exceedsLine(i int, orderID string, r returnLineRow, left, n int64) error {
+	return &models.Error{Code: models.CodeReturnExceedsOrder, Field: fmt.Sprintf("lines[%d].quantity", i),
+		Message: fmt.Sprintf("line %s of order %s has %d of its %d units left to return, not %d", r.LineID, orderID, left, r.Quantity, n)}
+}
+
+// returnDiscounts reads every stored discount of the order, in one SELECT:
+// those of the coupons it still uses (Live) go back to their campaigns; a
+// refunded or parked coupon's part was given too, and lowers the refund
+// (planLinesReturn). The rows of a hold past its time at now are left out
+// (expired for everyone, swept or not: a return ends it first, its preview
+// reads the order as that would leave it).
+func returnDiscounts(db *gorm.DB, orderID string, now time.Time) ([]returnDiscountRow, error) {
+	var ds []returnDiscountRow
+	err := db.Raw(`SELECT d.coupon_id, d.line_no, d.discount_cents, d.returned_discount_cents, d.units,
+		CASE WHEN l.coupon_id IS NULL THEN 0 ELSE 1 END AS live
+		FROM order_line_discounts d LEFT JOIN coupon_use_log l ON l.coupon_id = d.coupon_id AND l.order_id = d.order_id AND l.undo_flag = ?
+		WHERE d.order_id = ? AND d.coupon_id NOT IN (SELECT u.id FROM user_coupons u
+			WHERE u.order_id = ? AND u.status = ? AND u.hold_expires_at <= ?)
+		ORDER BY d.coupon_id, d.line_no`, false, orderID, orderID, models.CouponHeld, now).Scan(&ds).Error
+	return ds, err
 }
 
 // holdBeforeReturn settles the order's hold before a return: a hold past

@@ -21,13 +21,23 @@ type orderState struct {
 	returned []int64
 	live     map[int64][]LineDiscountRow
 	settled  map[int64][]LineDiscountRow
+	// superseded is the settled rows without took out: the earlier part of
+	// a coupon refunded off the order that the request prices again.
+	superseded map[int64][]LineDiscountRow
 }
 
 // without leaves the coupons out of the state: those a request prices
 // again as themselves (a coupon refunded and taken again by the same order
-// supersedes its earlier part on it).
+// supersedes its earlier part on it). Their settled rows are kept aside
+// (superseded): their part on the units returned before stays (carried).
 func (st *orderState) without(ids ...int64) {
 	for _, id := range ids {
+		if rs := st.settled[id]; len(rs) > 0 {
+			if st.superseded == nil {
+				st.superseded = map[int64][]LineDiscountRow{}
+			}
+			st.superseded[id] = rs
+		}
 		delete(st.live, id)
 		delete(st.settled, id)
 	}
@@ -95,11 +105,23 @@ func stateAllocation(db *gorm.DB, orderID string, now time.Time) (live, settled 
 		return nil, nil, err
 	}
 	live, settled = map[int64][]LineDiscountRow{}, map[int64][]LineDiscountRow{}
+	var parked []LineDiscountRow
 	for _, r := range rows {
-		if r.Live {
+		switch {
+		case r.CouponID < 0:
+			parked = append(parked, r.LineDiscountRow)
+		case r.Live:
 			live[r.CouponID] = append(live[r.CouponID], r.LineDiscountRow)
-		} else {
+		default:
 			settled[r.CouponID] = append(settled[r.CouponID], r.LineDiscountRow)
+		}
+	}
+	// The rows a coupon held again parked (lines.go) are superseded while
+	// its hold holds; once it lapsed they are settled again, for every
+	// path at once.
+	for _, r := range parked {
+		if r.CouponID = -r.CouponID; live[r.CouponID] == nil {
+			settled[r.CouponID] = append(settled[r.CouponID], r)
 		}
 	}
 	return live, settled, nil
