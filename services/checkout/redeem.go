@@ -153,6 +153,9 @@ func (r *RedeemResult) setLines(a *allocation) {
 // (field order_amount_cents: the order has another amount),
 // CodeBusy, CodeUnavailable.
 func (s *Checkout) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
+	if res, taken, err := s.redeemWithOffers(ctx, req); taken || err != nil {
+		return res, err
+	}
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
 	if shared, serr := s.readsAsShared(ctx, req.CouponCode, err); serr != nil {
 		return nil, serr
