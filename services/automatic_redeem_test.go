@@ -1,6 +1,9 @@
 package services_test
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/couponsvc/couponsvc/models"
@@ -73,6 +76,51 @@ func TestAutomaticOfferRedeem(t *testing.T) {
 		assertClaimCode(t, err, models.CodeNotFound)
 		if f.couponCount() != 0 || f.remaining() != 10 {
 			t.Fatalf("%d coupons, offer's stock %d", f.couponCount(), f.remaining())
+		}
+	})
+}
+
+// TestAutomaticOfferUsable: the usable coupons list the live offers a
+// checkout of the best coupons would take, priced with them, and none
+// the cart or the user's claims keep out (docs/automatic-offers.md).
+func TestAutomaticOfferUsable(t *testing.T) {
+	f := newAutoFixture(t, 0, 0, 10, 1)
+	combinable := f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
+	exclusive := f.template(f.campaign.ID, 10, 1, 1000)
+	a := f.MustClaim(combinable.ID, "bob", "k1").Coupon
+	b := f.MustClaim(exclusive.ID, "cy", "k2").Coupon
+	want := checkout.UsableOffer{TemplateID: f.tp.ID, CouponCode: fmt.Sprintf("AUTO-%d", f.tp.ID),
+		Stacking: models.StackingCombinable, DiscountCents: 500, Automatic: true}
+	for _, tc := range []struct {
+		name   string
+		user   string
+		amount int64
+		best   []string
+		offers []checkout.UsableOffer
+	}{
+		{"OK", "bob", 6000, []string{a.Code}, []checkout.UsableOffer{want}},
+		{"BelowOfferMinimum", "bob", 4000, []string{a.Code}, nil},
+		{"NoCouponOfHisOwn", "dan", 6000, nil, []checkout.UsableOffer{want}},
+		{"ExclusiveKeepsTheCart", "cy", 6000, []string{b.Code}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, usable := range []func(context.Context, string, int64, checkout.Cart) (*checkout.Usable, error){
+				f.Checkout.UsableForCart, f.Checkout.UsableBestForCart} {
+				u, err := usable(f.Ctx, tc.user, tc.amount, checkout.Cart{})
+				if err != nil || !slices.Equal(u.Best, tc.best) || !slices.Equal(u.Automatic, tc.offers) || u.Automatic == nil {
+					t.Fatalf("usable: %+v, %v; want best %v and offers %+v", u, err, tc.best, tc.offers)
+				}
+			}
+		})
+	}
+	t.Run("ErrUserLimitReached", func(t *testing.T) {
+		// Dan took the offer once, his limit: it is no longer listed for him.
+		if _, err := holdAuto(f.Svc, f, "o-1", "dan", 6000); err != nil {
+			t.Fatal(err)
+		}
+		u, err := f.Checkout.UsableForCart(f.Ctx, "dan", 6000, checkout.Cart{})
+		if err != nil || len(u.Automatic) != 0 || f.couponCount() != 3 || f.remaining() != 9 {
+			t.Fatalf("usable: %+v, %v; %d coupons, offer's stock %d", u, err, f.couponCount(), f.remaining())
 		}
 	})
 }
