@@ -70,6 +70,45 @@ func TestAutomaticOfferRedeem(t *testing.T) {
 			t.Fatalf("redemption: %+v, %v; %d coupons, offer's stock %d", res, err, f.couponCount(), f.remaining())
 		}
 	})
+	t.Run("SharedCode", func(t *testing.T) {
+		f := newAutoFixture(t, 0, 0, 10, 1)
+		f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) {
+			tp.CodeMode, tp.SharedCode, tp.Stacking = models.CodeModeShared, "poster42", models.StackingCombinable
+		})
+		for i, dup := range []bool{false, true} {
+			res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "POSTER42", OrderID: "r-1", OrderAmountCents: 6000, UserID: "bob"})
+			if err != nil || res.Duplicate != dup || res.DiscountCents != 300 || res.PayableCents != 5200 || res.Coupon.Status != models.CouponUsed ||
+				f.couponCount() != 2 || f.remaining() != 9 || f.ordinals("bob") != "1" {
+				t.Fatalf("redemption %d: %+v, %v; %d coupons, offer's stock %d", i, res, err, f.couponCount(), f.remaining())
+			}
+		}
+	})
+	t.Run("OfferLimitReached", func(t *testing.T) {
+		// Bob took the offer once, his limit: the code is redeemed alone.
+		f := newAutoFixture(t, 0, 0, 10, 1)
+		typed := f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
+		a := f.MustClaim(typed.ID, "bob", "k1").Coupon
+		if _, err := holdAuto(f.Svc, f, "o-0", "bob", 6000); err != nil {
+			t.Fatal(err)
+		}
+		res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: a.Code, OrderID: "r-1", OrderAmountCents: 6000, UserID: "bob"})
+		if err != nil || res.DiscountCents != 300 || res.PayableCents != 5700 || f.couponCount() != 2 || f.remaining() != 9 {
+			t.Fatalf("redemption: %+v, %v; %d coupons, offer's stock %d", res, err, f.couponCount(), f.remaining())
+		}
+	})
+	t.Run("ErrBelowMinimum", func(t *testing.T) {
+		// The offer would join, the code is refused: nothing is taken.
+		f := newAutoFixture(t, 0, 0, 10, 1)
+		typed := f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) {
+			tp.Stacking, tp.MinOrderCents = models.StackingCombinable, 7000
+		})
+		a := f.MustClaim(typed.ID, "bob", "k1").Coupon
+		_, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: a.Code, OrderID: "r-1", OrderAmountCents: 6000, UserID: "bob"})
+		assertClaimCode(t, err, models.CodeBelowMinimum)
+		if c := f.couponOf(a.Code); c.Status != models.CouponIssued || f.couponCount() != 1 || f.remaining() != 10 || f.ordinals("bob") != "" {
+			t.Fatalf("after the refusal: %s, %d coupons, offer's stock %d, ordinals %q", c.Status, f.couponCount(), f.remaining(), f.ordinals("bob"))
+		}
+	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		f := newAutoFixture(t, 0, 0, 10, 1)
 		_, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: "nosuch", OrderID: "r-1", OrderAmountCents: 6000, UserID: "bob"})
