@@ -2020,8 +2020,9 @@ type UpdateWebhookRequest struct {
 
 // UsableAnswer defines model for UsableAnswer.
 type UsableAnswer struct {
-	Best              []string `json:"best"`
-	BestDiscountCents int64    `json:"best_discount_cents"`
+	Automatic         []UsableOffer `json:"automatic"`
+	Best              []string      `json:"best"`
+	BestDiscountCents int64         `json:"best_discount_cents"`
 
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code    int64          `json:"code"`
@@ -2046,6 +2047,20 @@ type UsableCoupon struct {
 	Coupon        CouponView `json:"coupon"`
 	DiscountCents int64      `json:"discount_cents"`
 	Stacking      string     `json:"stacking"`
+}
+
+// UsableOffer defines model for UsableOffer.
+type UsableOffer struct {
+	// Automatic always true: an automatic offer
+	Automatic bool `json:"automatic"`
+
+	// CouponCode the offer's place-holder code, AUTO-<template id>; a checkout takes the offer by itself, no code needed
+	CouponCode string `json:"coupon_code"`
+
+	// DiscountCents the offer's discount priced together with the best coupons and the other offers listed
+	DiscountCents int64  `json:"discount_cents"`
+	Stacking      string `json:"stacking"`
+	TemplateID    int64  `json:"template_id"`
 }
 
 // UsableRequest defines model for UsableRequest.

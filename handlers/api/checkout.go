@@ -240,8 +240,12 @@ func respondUsable(c *gin.Context, out *checkout.Usable) {
 	if best == nil {
 		best = []string{}
 	}
+	offers := out.Automatic
+	if offers == nil {
+		offers = []checkout.UsableOffer{}
+	}
 	web.Respond(c, http.StatusOK, "ok", usableAnswer{checkout.Usable{Currency: out.Currency, Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents,
-		LeftOut: out.LeftOut}})
+		LeftOut: out.LeftOut, Automatic: offers}})
 }
 
 // holdCoupons holds every coupon of the request for the order, or none: 201

@@ -192,7 +192,9 @@ func (s *Server) Routes() []web.Route {
 				"(or none) and order again → 200 duplicate. A bearer coupon redeemed with a " +
 				"user_id becomes that user's; without one it stays anonymous. With lines (a cart, docs/checkout.md) the answer " +
 				"gives the coupon's part of each line and of the shipping, stored with the redemption; on an order that carries " +
-				"coupons it is priced on what they left of each line. Another cart than the order's → 422 idempotency_mismatch naming lines.",
+				"coupons it is priced on what they left of each line. Another cart than the order's → 422 idempotency_mismatch naming lines. " +
+				"On the order's first checkout the live automatic offers that join its cart are taken with the code, as a hold takes them; " +
+				"the answer is still the code's coupon and its discount, payable_cents what the order pays after every coupon on it.",
 			Request: web.TypeOf[redeemRequest](), Status: 200, Results: []string{"redeemed", "duplicate"}, Answer: web.TypeOf[redeemAnswer](),
 			Errors: map[int][]string{404: {web.ErrFound}, 409: {"already_used", "revoked", "not_valid_now", "held", "not_combinable",
 				"sold_out", "user_limit_reached", "budget_exhausted", "not_claimable", "in_progress", "not_eligible"},
@@ -331,7 +333,8 @@ func (s *Server) Routes() []web.Route {
 			Handler: s.usableCoupons, Tag: "coupons", Summary: "A user's coupons that apply to an order amount, best first",
 			Description: "Each coupon with its discount alone, largest first, and best: the codes of the combination the " +
 				"stacking rules allow with the largest total discount. With choose=best, best is the set the best-of search " +
-				"chooses (docs/checkout.md) and left_out lists every other usable coupon with why. A shopper sees only their own.",
+				"chooses (docs/checkout.md) and left_out lists every other usable coupon with why. automatic lists the live " +
+				"automatic offers a checkout of best would take, priced with it (docs/automatic-offers.md). A shopper sees only their own.",
 			Query: []web.Param{{Name: "order_amount_cents", Required: true, Description: "the order's amount, before any discount",
 				Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": models.MaxMoneyCents}},
 				{Name: "choose", Description: "all (default) or best: the best-of search's set, with left_out",

@@ -98,12 +98,7 @@ func (s *Checkout) addAutomatic(ctx context.Context, req *CheckoutRequest) error
 		}
 		typed = append(typed, t)
 	}
-	ptrs := make([]*models.Template, 0, len(offers))
-	for i := range offers {
-		if offers[i].Currency == req.cart.Currency || req.cart.Currency == "" {
-			ptrs = append(ptrs, &offers[i])
-		}
-	}
+	ptrs := offersIn(offers, req.cart.Currency)
 	// The offers' eligibility rules are judged on the request's facts, read
 	// once for the offers and the typed codes' templates (no read when no
 	// rule needs the customer's counts).

@@ -339,6 +339,9 @@ type Usable struct {
 	// LeftOut is, with choose best, every usable coupon the best-of choice
 	// left out of Best, with why.
 	LeftOut []LeftOutCoupon `json:"left_out,omitempty"`
+	// Automatic is the live automatic offers a checkout of Best on the
+	// cart would take (docs/automatic-offers.md).
+	Automatic []UsableOffer `json:"automatic"`
 }
 
 // UsableCoupons is UsableForCart of an amount-only order.
@@ -416,8 +419,21 @@ func (s *Checkout) usableFor(ctx context.Context, userID string, amount int64, i
 	sort.SliceStable(out.Coupons, func(a, b int) bool { return out.Coupons[a].DiscountCents > out.Coupons[b].DiscountCents })
 	if best {
 		s.chooseUsable(out, tmpl, &cart)
-		return out, nil
+	} else {
+		s.bestUsable(out, tmpl, &cart)
 	}
+	if err := s.addUsableOffers(ctx, out, tmpl, userID, &in, &cart, now); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// bestUsable puts in out the usable coupons' best combination: the best
+// combinable coupon of each template, best first, up to the cap, or the
+// best exclusive coupon alone when it gives more.
+func (s *Checkout) bestUsable(out *Usable, tmpl map[string]*models.Template, cart *pricing.Cart) {
+	var r pricing.Result
+	var pricer pricing.Pricer
 	// The best combinable coupon of each template, best first, up to the cap.
 	var combo []string
 	var comboC []pricing.Coupon
@@ -431,7 +447,7 @@ func (s *Checkout) usableFor(ctx context.Context, userID string, amount int64, i
 		combo, comboC = append(combo, u.Coupon.Code), append(comboC, core.PricingCoupon(t, u.Coupon.Code))
 	}
 	if len(combo) > 0 {
-		pricer.Price(&cart, comboC, &r)
+		pricer.Price(cart, comboC, &r)
 		out.Best, out.BestDiscountCents = combo, r.DiscountCents
 	}
 	for _, u := range out.Coupons {
@@ -439,7 +455,6 @@ func (s *Checkout) usableFor(ctx context.Context, userID string, amount int64, i
 			out.Best, out.BestDiscountCents = []string{u.Coupon.Code}, u.DiscountCents
 		}
 	}
-	return out, nil
 }
 
 // ensureOrder makes the order's row in checkout_orders, empty, unless it is

@@ -114,6 +114,9 @@ func (r *RedeemResult) setLines(a *allocation) {
 // Redeem uses a coupon on an order (see docs/flows.md). A shared code
 // claims a coupon for the user and redeems it at once (see redeemShared); a
 // bearer coupon redeemed with a user_id becomes that user's.
+// On an order's first checkout, live automatic offers that join its cart
+// are taken with the code through a hold confirmed at once
+// (redeemWithOffers, docs/automatic-offers.md).
 //
 // The code's check character, the order id, the amount and the owner are
 // checked before anything else; then, under the coupon's lock, the coupon is
@@ -153,6 +156,9 @@ func (r *RedeemResult) setLines(a *allocation) {
 // (field order_amount_cents: the order has another amount),
 // CodeBusy, CodeUnavailable.
 func (s *Checkout) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
+	if res, taken, err := s.redeemWithOffers(ctx, req); taken || err != nil {
+		return res, err
+	}
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
 	if shared, serr := s.readsAsShared(ctx, req.CouponCode, err); serr != nil {
 		return nil, serr

@@ -50,23 +50,7 @@ func (s *Checkout) RedeemSale(ctx context.Context, req CheckoutRequest, cashier 
 		}
 		return res, nil
 	}
-	req.TTLSeconds, req.Actor = saleHoldTTL, cashier
-	held, err := s.Hold(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.Confirm(ctx, ConfirmRequest{OrderID: req.OrderID, OrderAmountCents: held.OrderAmountCents,
-		Cart: req.Cart, Cashier: cashier})
-	if err != nil && !models.IsCode(err, models.CodeUnavailable) {
-		if _, rerr := s.Release(ctx, cashier, req.OrderID); rerr != nil && !models.IsCode(rerr, models.CodeNotFound) {
-			return nil, rerr
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	res.Duplicate = res.Duplicate || held.Duplicate
-	return res, nil
+	return s.holdConfirm(ctx, req, cashier)
 }
 
 // Refusal reasons of a coupon priced on a cart, as RefusalReason reads
