@@ -8,6 +8,7 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/expr-lang/expr v1.17.8
 	github.com/gin-gonic/gin v1.12.0
 	github.com/glebarez/sqlite v1.11.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
@@ -24,8 +25,6 @@ require (
 	gorm.io/gorm v1.31.2
 	pgregory.net/rapid v1.3.0
 )
-
-require github.com/expr-lang/expr v1.17.8 // indirect
 
 require (
 	filippo.io/edwards25519 v1.1.0 // indirect
