@@ -14,8 +14,9 @@ import (
 // one function (docs/pages.md, "Every coupon in words").
 //
 // A template of several actions says each action in turn (its target, unit
-// bounds and cap), then the template's minimums: "20% off your order, up
-// to $50.00, and free shipping, up to $10.00 off, on orders over $100.00".
+// bounds and cap), then the template's minimums, condition and rule: "20%
+// off your order, up to $50.00, and free shipping, up to $10.00 off, on
+// orders over $100.00".
 func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	if len(t.Actions) == 0 {
 		return describeAction(t, money, true)
@@ -34,6 +35,15 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	s := strings.Join(parts, ", and ")
 	if m := minimumWords(t, money); m != "" {
 		s += "," + m
+	}
+	// The condition, the rule and the code mode are the whole template's,
+	// said once after every action (docs/pricing.md, "Several actions").
+	if c := ConditionWords(t, money); c != "" {
+		s += ", " + c
+	}
+	s += eligibilityWords(t)
+	if t.CodeMode == CodeModeAutomatic {
+		return "Automatic: " + s
 	}
 	return s
 }

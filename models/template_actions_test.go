@@ -74,15 +74,45 @@ func TestTemplateActionsValidate(t *testing.T) {
 	})
 }
 
+// TestDescribeTemplateOfSeveralActions: the sentence says each further
+// action with its own target (and exclusions), unit bounds and cap, then
+// the template's minimums, condition and rule, once.
 func TestDescribeTemplateOfSeveralActions(t *testing.T) {
 	money := func(c int64) string { return fmt.Sprintf("$%d.%02d", c/100, c%100) }
-	tp := twentyOffAndFreeShipping()
-	tp.MinOrderCents = 10_000
-	if err := tp.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	want := "20% off your order, up to $50.00, and free shipping, up to $10.00 off, on orders over $100.00"
-	if got := models.DescribeTemplate(&tp, money); got != want {
-		t.Fatalf("got  %q\nwant %q", got, want)
+	socks := models.TemplateAction{Kind: models.KindPercent, PercentOff: 10, MaxDiscountCents: 500, AppliesTo: models.AppliesToItems,
+		Target: models.TemplateTarget{CategoryIDs: []string{"socks"}}, MaxUnitsPerOrder: 2}
+	for _, tc := range []struct {
+		name string
+		edit func(tp *models.Template)
+		want string
+	}{
+		{"minimum", func(tp *models.Template) { tp.MinOrderCents = 10_000 },
+			"20% off your order, up to $50.00, and free shipping, up to $10.00 off, on orders over $100.00"},
+		{"target and unit bounds", func(tp *models.Template) { tp.Actions = append(tp.Actions, socks) },
+			"20% off your order, up to $50.00, and free shipping, up to $10.00 off, and 10% off socks on up to 2 items, cheapest first, up to $5.00"},
+		{"exclusions, per line, dearest", func(tp *models.Template) {
+			tp.Actions = []models.TemplateAction{{Kind: models.KindFixed, FaceValueCents: 300, AppliesTo: models.AppliesToItems,
+				Target:          models.TemplateTarget{SKUs: []string{"HAT-1"}, ExcludeSKUs: []string{"HAT-9"}, ExcludeCategoryIDs: []string{"sale"}},
+				MaxUnitsPerLine: 1, UnitOrder: models.UnitsDearest, FullPriceOnly: true}}
+		}, "20% off your order, up to $50.00, and $3.00 off SKU HAT-1, not on sale items or SKU HAT-9 on full-price items only on up to 1 unit per line, dearest first"},
+		{"condition, rule, automatic", func(tp *models.Template) {
+			tp.Actions = append(tp.Actions, socks)
+			tp.MinQuantity = 3
+			tp.Condition = &models.TemplateCondition{Target: models.TemplateTarget{CategoryIDs: []string{"shoes"}, ExcludeSKUs: []string{"X"}}, MinQuantity: 1}
+			tp.Eligibility = "channel == \"web\""
+			tp.CodeMode = models.CodeModeAutomatic
+		}, "Automatic: 20% off your order, up to $50.00, and free shipping, up to $10.00 off, and 10% off socks on up to 2 items, cheapest first, up to $5.00," +
+			" with 3 or more items, when the cart has 1 item of category shoes, not SKU X, for customers who meet the rule “channel == \"web\"”"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := twentyOffAndFreeShipping()
+			tc.edit(&tp)
+			if err := tp.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got := models.DescribeTemplate(&tp, money); got != tc.want {
+				t.Fatalf("got  %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }
