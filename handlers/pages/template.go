@@ -81,7 +81,14 @@ const historyPage = 50
 type editForm struct {
 	Name, Description, ClaimStartsAt, ClaimEndsAt string
 	CodeMode, SharedCode, Stacking                string
-	Errors                                        formErrors
+	// Eligibility is the rule of who may use the coupons, as typed
+	// (docs/eligibility.md): shown filled with the template's, empty
+	// admitting everyone.
+	Eligibility string
+	// HasEligibility: the form sent its eligibility field (a form without
+	// it leaves the rule as it is).
+	HasEligibility bool
+	Errors         formErrors
 }
 
 // stockForm is the add-stock form, as typed.
@@ -149,7 +156,7 @@ func (p *Pages) renderTemplate(c *gin.Context, status int, edit *editForm, stock
 		page.Edit = *edit
 	} else {
 		page.Edit = editForm{Name: view.Name, Description: view.Description, CodeMode: view.CodeMode, SharedCode: view.SharedCode,
-			Stacking:      view.Stacking,
+			Stacking: view.Stacking, Eligibility: view.Eligibility,
 			ClaimStartsAt: p.formValue(view.ClaimStartsAt), Errors: formErrors{}}
 		if view.ClaimEndsAt != nil {
 			page.Edit.ClaimEndsAt = p.formValue(*view.ClaimEndsAt)

@@ -25,23 +25,20 @@ type templateForm struct {
 	RefundPolicy                                 string
 	CodeMode, SharedCode, Stacking               string
 	ExtendOnRefund, StartPaused                  bool
-	// What the coupon applies to and the other kinds' fields, as typed:
-	// Targets are the six target lists by field name (targetFields), each
-	// a textarea of entries one a line or separated by commas; Tiers a
-	// textarea of "min: amount" or "min: percent%" lines.
-	AppliesTo, MinQuantity, Priority, Currency            string
+	// What the coupon's own kind applies to, its target lists, full price
+	// and unit bounds (scopeForm, its fields unprefixed).
+	scopeForm
+	// The other kinds' fields, as typed: Tiers a textarea of "min:
+	// amount" or "min: percent%" lines.
+	MinQuantity, Priority, Currency                       string
 	BuyQuantity, GetQuantity, GetPercent, MaxApplications string
 	Tiers                                                 string
 	// PercentExact and GetPercentExact are percents with up to two
 	// decimals ("33.33"), the service's percent_off_bp and get_percent_bp.
 	PercentExact, GetPercentExact string
-	// FullPriceOnly: the coupon skips the items the shop marked down.
-	FullPriceOnly bool
-	// The unit bounds as typed (empty: none) and which units first.
-	MaxUnitsPerLine, MaxUnitsPerOrder, UnitOrder string
-	Targets                                      map[string]string
-	// Also is the further action (template_action_form.go).
-	Also actionForm
+	// Actions are the further actions, models.MaxActions places
+	// (template_action_form.go).
+	Actions []actionForm
 	// Condition is what the cart must hold, as typed (conditionForm).
 	Condition conditionForm
 	// Eligibility is the rule of who may use the coupons, as typed
@@ -199,8 +196,9 @@ type newTemplatePage struct {
 // showNewTemplate shows an empty create form with sensible defaults.
 func (p *Pages) showNewTemplate(c *gin.Context) {
 	f := templateForm{Kind: models.KindFixed, TotalStock: "100", PerUserLimit: "1", Validity: "days", ValidDays: "30",
-		RefundPolicy: models.RefundRestore, Stacking: models.StackingExclusive, CampaignID: c.Query("campaign"), AppliesTo: models.AppliesToOrder,
-		Priority: strconv.Itoa(models.DefaultPriority), Targets: map[string]string{}, Token: newFormToken(), Errors: formErrors{}}
+		RefundPolicy: models.RefundRestore, Stacking: models.StackingExclusive, CampaignID: c.Query("campaign"),
+		scopeForm: scopeForm{AppliesTo: models.AppliesToOrder, Targets: map[string]string{}}, Actions: newActionForms(),
+		Priority: strconv.Itoa(models.DefaultPriority), Token: newFormToken(), Errors: formErrors{}}
 	p.renderNewTemplate(c, http.StatusOK, f)
 }
 
@@ -250,8 +248,10 @@ func (p *Pages) createTemplate(c *gin.Context) {
 				return done(fmt.Sprintf("Created “%s”.", out.Name), fmt.Sprintf("/admin/templates/%d", out.ID)), nil
 			})
 		},
-		refused: func(_ models.Template, err error) bool { return templateErrors(f.Errors, err, templateFields) },
-		show:    func(status int) { p.renderNewTemplate(c, status, f) },
+		refused: func(_ models.Template, err error) bool {
+			return templateErrors(f.Errors, err, actionFieldsOf(f.Actions))
+		},
+		show: func(status int) { p.renderNewTemplate(c, status, f) },
 	})
 }
 
@@ -269,21 +269,15 @@ func readTemplateForm(c *gin.Context) templateForm {
 		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
 		Stacking:       c.PostForm("stacking"),
 		ExtendOnRefund: c.PostForm("extend_on_refund") != "", StartPaused: c.PostForm("start_paused") != "",
-		AppliesTo: c.PostForm("applies_to"), MinQuantity: c.PostForm("min_quantity"), Priority: c.PostForm("priority"),
+		scopeForm: readScopeForm(c, ""), MinQuantity: c.PostForm("min_quantity"), Priority: c.PostForm("priority"),
 		Currency: strings.ToUpper(strings.TrimSpace(c.PostForm("currency"))), BuyQuantity: c.PostForm("buy_quantity"),
 		GetQuantity: c.PostForm("get_quantity"), GetPercent: c.PostForm("get_percent"),
-		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"), Targets: map[string]string{},
+		MaxApplications: c.PostForm("max_applications"), Tiers: c.PostForm("tiers"),
 		PercentExact: c.PostForm("percent_exact"), GetPercentExact: c.PostForm("get_percent_exact"),
-		FullPriceOnly:   c.PostForm("full_price_only") != "",
-		MaxUnitsPerLine: c.PostForm("max_units_per_line"), MaxUnitsPerOrder: c.PostForm("max_units_per_order"),
-		UnitOrder: c.PostForm("unit_order"), Eligibility: strings.TrimSpace(c.PostForm("eligibility")),
+		Eligibility: strings.TrimSpace(c.PostForm("eligibility")), Actions: readActionForms(c),
 		Token: postedOrNewToken(c), Errors: formErrors{},
 		Condition: readConditionForm(c),
 	}
-	for _, tf := range targetFields {
-		f.Targets[tf.Name] = c.PostForm("target_" + tf.Name)
-	}
-	f.Also = readActionForm(c)
 	return f
 }
 
@@ -334,23 +328,11 @@ func (f *templateForm) template(p *Pages, campaignCurrency string) models.Templa
 	default:
 		e.add("kind", "Choose what the coupon takes off.")
 	}
-	if f.Kind != models.KindFreeShipping { // always the shipping
-		t.AppliesTo = f.AppliesTo
-	}
-	t.FullPriceOnly = f.FullPriceOnly && f.Kind != models.KindFreeShipping && t.AppliesTo != models.AppliesToShipping
-	if f.Kind != models.KindBuyXGetY && f.Kind != models.KindFreeShipping && t.AppliesTo != models.AppliesToShipping {
-		t.MaxUnitsPerLine = formInt(e, "max_units_per_line", f.MaxUnitsPerLine, false)
-		t.MaxUnitsPerOrder = formInt(e, "max_units_per_order", f.MaxUnitsPerOrder, false)
-		if t.MaxUnitsPerLine > 0 || t.MaxUnitsPerOrder > 0 {
-			t.UnitOrder = f.UnitOrder
-		}
-	}
-	if t.AppliesTo == models.AppliesToItems {
-		t.Target = models.TemplateTarget{SKUs: formList(f.Targets["skus"]), ProductIDs: formList(f.Targets["product_ids"]),
-			CategoryIDs: formList(f.Targets["category_ids"]), ExcludeSKUs: formList(f.Targets["exclude_skus"]),
-			ExcludeProductIDs: formList(f.Targets["exclude_product_ids"]), ExcludeCategoryIDs: formList(f.Targets["exclude_category_ids"])}
-	}
-	t.Actions = f.Also.actions(e, money)
+	var first models.TemplateAction
+	f.scope(e, f.Kind, &first)
+	t.AppliesTo, t.Target, t.FullPriceOnly = first.AppliesTo, first.Target, first.FullPriceOnly
+	t.MaxUnitsPerLine, t.MaxUnitsPerOrder, t.UnitOrder = first.MaxUnitsPerLine, first.MaxUnitsPerOrder, first.UnitOrder
+	t.Actions = actions(f.Actions, e, money)
 	t.Condition = f.Condition.condition(e, digits)
 	t.MinOrderCents = money("min_order", f.MinOrder, false)
 	t.MinQuantity = formInt(e, "min_quantity", f.MinQuantity, false)

@@ -15,20 +15,17 @@ import (
 // valid_until, which it cannot change) is shown above the form.
 var editFields = map[string]string{"name": "name", "description": "description",
 	"claim_starts_at": "claim_starts_at", "claim_ends_at": "claim_ends_at",
-	"code_mode": "code_mode", "shared_code": "shared_code", "stacking": "stacking"}
+	"code_mode": "code_mode", "shared_code": "shared_code", "stacking": "stacking", "eligibility": "eligibility"}
 
-// saveTemplate saves the name, description, claim window, code mode and
-// stacking of a template (an archived one keeps its claim window and code: the form of
+// saveTemplate saves the name, description, claim window, code mode,
+// stacking and eligibility rule of a template (an archived one keeps its claim window and code: the form of
 // an archived template sends neither).
 func (p *Pages) saveTemplate(c *gin.Context) {
 	id, ok := p.pathID(c, "template")
 	if !ok {
 		return
 	}
-	f := editForm{Name: c.PostForm("name"), Description: c.PostForm("description"),
-		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
-		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
-		Stacking: c.PostForm("stacking"), Errors: formErrors{}}
+	f := readEditForm(c)
 	handleForm(p, c, formPost[admin.TemplatePatch]{errs: f.Errors,
 		read: func() admin.TemplatePatch { return f.patch(p) },
 		// Name every mistake in this one answer, not only the dates'.
@@ -45,6 +42,16 @@ func (p *Pages) saveTemplate(c *gin.Context) {
 		refused: func(_ admin.TemplatePatch, err error) bool { return templateErrors(f.Errors, err, editFields) },
 		show:    func(status int) { p.renderTemplate(c, status, &f, nil) },
 	})
+}
+
+// readEditForm reads the edit form of a template as typed.
+func readEditForm(c *gin.Context) editForm {
+	f := editForm{Name: c.PostForm("name"), Description: c.PostForm("description"),
+		ClaimStartsAt: c.PostForm("claim_starts_at"), ClaimEndsAt: c.PostForm("claim_ends_at"),
+		CodeMode: c.PostForm("code_mode"), SharedCode: strings.TrimSpace(c.PostForm("shared_code")),
+		Stacking: c.PostForm("stacking"), Errors: formErrors{}}
+	f.Eligibility, f.HasEligibility = c.GetPostForm("eligibility")
+	return f
 }
 
 // patch converts the edit form, its mistakes going to f.Errors. Times are
@@ -73,5 +80,11 @@ func (f *editForm) patch(p *Pages) admin.TemplatePatch {
 	patch.ClaimStartsAt = p.formTime(f.Errors, "claim_starts_at", f.ClaimStartsAt)
 	patch.ClaimEndsAt = p.formTime(f.Errors, "claim_ends_at", f.ClaimEndsAt)
 	patch.ClearClaimEndsAt = strings.TrimSpace(f.ClaimEndsAt) == ""
+	if f.HasEligibility {
+		// Compiled by the service when saved: a fault comes back beside
+		// the field with its line and column (docs/eligibility.md).
+		rule := strings.TrimSpace(f.Eligibility)
+		patch.Eligibility = &rule
+	}
 	return patch
 }

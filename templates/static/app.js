@@ -530,6 +530,29 @@
     all();
   }
 
+  // toggleActions shows, in each further action of the template form, only
+  // the fields of its kind and of what it applies to (data-action-kind,
+  // data-action-applies: values separated by spaces). Without the script
+  // every field shows and the server leaves out those that do not apply.
+  function toggleActions(form) {
+    form.querySelectorAll("[data-action]").forEach(function (action) {
+      function chosen(what) {
+        var el = action.querySelector('[data-action-choice="' + what + '"]');
+        return el ? el.value : "";
+      }
+      function sync() {
+        var kind = chosen("kind"), applies = chosen("applies");
+        if (kind === "free_shipping") { applies = "shipping"; }
+        action.querySelectorAll("[data-action-kind], [data-action-applies]").forEach(function (el) {
+          var k = el.getAttribute("data-action-kind"), a = el.getAttribute("data-action-applies");
+          el.hidden = (!!k && k.split(" ").indexOf(kind) < 0) || (!!a && a.split(" ").indexOf(applies) < 0);
+        });
+      }
+      action.addEventListener("change", sync);
+      sync();
+    });
+  }
+
   // fillKept fills the form a session ended under with what was typed in
   // it, kept while the admin logged in again (docs/pages.md, "Session
   // ended"). Hidden, password and file fields keep the page's own values:
@@ -650,6 +673,7 @@
     confirms(document);
     liveRegions();
     document.querySelectorAll("form[data-template-form]").forEach(toggleFields);
+    document.querySelectorAll("form[data-template-form]").forEach(toggleActions);
     scanners();
     document.querySelectorAll("table.cart-rows").forEach(cartRows);
     focusChosen();
