@@ -192,6 +192,8 @@ func (p *Pages) funcs() template.FuncMap {
 		},
 		"int64": func(n int) int64 { return int64(n) },
 		"fe":    func(id, msg string) fieldErr { return fieldErr{ID: id, Msg: msg} },
+		// maxRule bounds the eligibility rule's fields (docs/eligibility.md).
+		"maxRule": func() int { return models.MaxEligibilityRunes },
 	}
 }
 
