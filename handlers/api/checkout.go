@@ -90,15 +90,41 @@ func optionalUserID(p *string) (string, error) {
 	return *p, nil
 }
 
-// checkoutRequest reads what a validation and a hold send alike: the user
-// (a shopper's session, which only validate admits, is always its own
-// user), the order's amount and cart, and the codes.
-func checkoutRequest(c *gin.Context, user *string, amount *int64, cart *cartFields, codes []string) (checkout.CheckoutRequest, error) {
+// checkoutBody is a validation's or a hold's request: what both send alike.
+type checkoutBody interface {
+	checkoutFields() (user *string, amount *int64, cart *cartFields, codes []string)
+}
+
+func (r *validateRequest) checkoutFields() (*string, *int64, *cartFields, []string) {
+	return r.UserID, r.OrderAmountCents, &r.cartFields, r.CouponCodes
+}
+
+func (r *holdRequest) checkoutFields() (*string, *int64, *cartFields, []string) {
+	return r.UserID, r.OrderAmountCents, &r.cartFields, r.CouponCodes
+}
+
+// bindCheckout binds a validation's or a hold's body into req and reads what
+// both send alike: the user (a shopper's session, which only validate
+// admits, is always its own user), the order's amount and cart, and the
+// codes. It answers the error itself and reports false on one.
+func bindCheckout(c *gin.Context, req checkoutBody) (checkout.CheckoutRequest, bool) {
+	if !web.BindJSON(c, req) {
+		return checkout.CheckoutRequest{}, false
+	}
+	user, amount, cart, codes := req.checkoutFields()
+	sr, err := checkoutRequest(web.Principal(c), user, amount, cart, codes)
+	if err != nil {
+		web.RespondError(c, err)
+		return checkout.CheckoutRequest{}, false
+	}
+	return sr, true
+}
+
+func checkoutRequest(p *models.Principal, user *string, amount *int64, cart *cartFields, codes []string) (checkout.CheckoutRequest, error) {
 	userID, err := optionalUserID(user)
 	if err != nil {
 		return checkout.CheckoutRequest{}, err
 	}
-	p := web.Principal(c)
 	if p.Role == models.RoleShopper {
 		if userID != "" && userID != p.UserID {
 			return checkout.CheckoutRequest{}, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
@@ -119,12 +145,8 @@ func checkoutRequest(c *gin.Context, user *string, amount *int64, cart *cartFiel
 // caller's and the user's validation limits (docs/checkout.md, "Validate").
 func (s *Server) validateCheckout(c *gin.Context) {
 	var req validateRequest
-	if !web.BindJSON(c, &req) {
-		return
-	}
-	sr, err := checkoutRequest(c, req.UserID, req.OrderAmountCents, &req.cartFields, req.CouponCodes)
-	if err != nil {
-		web.RespondError(c, err)
+	sr, ok := bindCheckout(c, &req)
+	if !ok {
 		return
 	}
 	if req.Choose != nil {
@@ -261,12 +283,8 @@ func respondUsable(c *gin.Context, out *checkout.Usable) {
 // first answer.
 func (s *Server) holdCoupons(c *gin.Context) {
 	var req holdRequest
-	if !web.BindJSON(c, &req) {
-		return
-	}
-	sr, err := checkoutRequest(c, req.UserID, req.OrderAmountCents, &req.cartFields, req.CouponCodes)
-	if err != nil {
-		web.RespondError(c, err)
+	sr, ok := bindCheckout(c, &req)
+	if !ok {
 		return
 	}
 	sr.OrderID = *req.OrderID
