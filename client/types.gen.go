@@ -399,41 +399,41 @@ type ActionRequest struct {
 	// BuyQuantity buy_x_get_y: the units bought in each set
 	BuyQuantity *int64 `json:"buy_quantity,omitempty"`
 
-	// FaceValueCents fixed, fixed_per_item: the amount off
+	// FaceValueCents fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds
 	FaceValueCents *int64 `json:"face_value_cents,omitempty"`
 
-	// FullPriceOnly true: the action skips marked-down lines
+	// FullPriceOnly true: the coupon skips the lines the shop marked down (compare_at_price_cents above unit_price_cents), as lines it does not target; not with applies_to shipping
 	FullPriceOnly *bool `json:"full_price_only,omitempty"`
 
-	// GetPercent buy_x_get_y: whole percents, at most 100 (or get_percent_bp)
+	// GetPercent buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)
 	GetPercent *int64 `json:"get_percent,omitempty"`
 
-	// GetPercentBp buy_x_get_y: basis points, at most 10000 (or get_percent)
+	// GetPercentBp buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)
 	GetPercentBp *int64 `json:"get_percent_bp,omitempty"`
 
-	// GetQuantity buy_x_get_y: the discounted units of each set
+	// GetQuantity buy_x_get_y: the cheapest units of each set that take get_percent off
 	GetQuantity *int64        `json:"get_quantity,omitempty"`
 	Kind        *TemplateKind `json:"kind,omitempty"`
 
-	// MaxApplications buy_x_get_y: the most sets (0: no limit but the cap)
+	// MaxApplications buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)
 	MaxApplications *int64 `json:"max_applications,omitempty"`
 
-	// MaxDiscountCents the action's cap: required by every kind but fixed; the template's budget value adds up its actions'
+	// MaxDiscountCents the cap of the discount, required by every kind but fixed; the coupon's budget value adds up the caps (a fixed kind's face value) of the template and its actions
 	MaxDiscountCents *int64 `json:"max_discount_cents,omitempty"`
 
-	// MaxUnitsPerLine the most units of one line the action discounts (0: no bound)
+	// MaxUnitsPerLine the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping
 	MaxUnitsPerLine *int64 `json:"max_units_per_line,omitempty"`
 
-	// MaxUnitsPerOrder the most units of the order the action discounts (0: no bound)
+	// MaxUnitsPerOrder the most units of the order the coupon discounts (0: no bound; 1 with unit_order cheapest: the cheapest item, once); not for buy_x_get_y nor the shipping
 	MaxUnitsPerOrder *int64 `json:"max_units_per_order,omitempty"`
 
-	// PercentOff percent: whole percents, at most 100 (or percent_off_bp)
+	// PercentOff percent: 1..100, whole percents (or percent_off_bp, not both)
 	PercentOff *int64 `json:"percent_off,omitempty"`
 
-	// PercentOffBp percent: basis points, at most 10000 (or percent_off)
+	// PercentOffBp percent: 1..10000 basis points, 0.01% steps (3333 is 33.33%; or percent_off, not both)
 	PercentOffBp *int64 `json:"percent_off_bp,omitempty"`
 
-	// Target with applies_to items: the lines the action applies to
+	// Target with applies_to items: the lines the coupon (or the action) applies to; each list is stored sorted without repeats
 	Target *struct {
 		// CategoryIds the lines in any of these categories
 		CategoryIds []string `json:"category_ids,omitempty"`
@@ -454,7 +454,7 @@ type ActionRequest struct {
 		Skus []string `json:"skus,omitempty"`
 	} `json:"target,omitempty"`
 
-	// Tiers tiered: the steps, as the template's tiers
+	// Tiers tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)
 	Tiers     []TierRequest `json:"tiers,omitempty"`
 	UnitOrder *UnitOrder    `json:"unit_order,omitempty"`
 }
@@ -865,7 +865,7 @@ type CreateTemplateRequest struct {
 	// MaxApplications buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)
 	MaxApplications *int64 `json:"max_applications,omitempty"`
 
-	// MaxDiscountCents the cap of the discount, and the coupon's budget value: required by every kind but fixed
+	// MaxDiscountCents the cap of the discount, required by every kind but fixed; the coupon's budget value adds up the caps (a fixed kind's face value) of the template and its actions
 	MaxDiscountCents *int64 `json:"max_discount_cents,omitempty"`
 
 	// MaxUnitsPerLine the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping
@@ -901,7 +901,7 @@ type CreateTemplateRequest struct {
 	Stacking   *Stacking       `json:"stacking,omitempty"`
 	Status     *TemplateStatus `json:"status,omitempty"`
 
-	// Target with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats
+	// Target with applies_to items: the lines the coupon (or the action) applies to; each list is stored sorted without repeats
 	Target *TemplateTarget `json:"target,omitempty"`
 
 	// Tiers tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)

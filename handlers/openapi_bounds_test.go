@@ -100,6 +100,9 @@ var boundsOfOneCase = map[string]struct{ upper bool }{
 	"CreateTemplateRequest.percent_off":    {upper: false},
 	"CreateTemplateRequest.percent_off_bp": {upper: false},
 	"CreateTemplateRequest.get_percent_bp": {upper: false},
+	"ActionRequest.percent_off":            {upper: false}, // an action's kind fields are the template's
+	"ActionRequest.percent_off_bp":         {upper: false},
+	"ActionRequest.get_percent_bp":         {upper: false},
 	"TierRequest.percent_off":              {upper: false},
 	"TierRequest.percent_off_bp":           {upper: false},
 	"TierRequest.min_cents":                {upper: false},

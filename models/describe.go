@@ -24,7 +24,7 @@ func DescribeTemplate(t *Template, money func(cents int64) string) string {
 	parts := make([]string, 0, 1+len(t.Actions))
 	for k := range 1 + len(t.Actions) {
 		a := t.Action(k)
-		at := a.asTemplate()
+		at := a.AsTemplate()
 		at.Currency = t.Currency
 		s := describeAction(&at, money, false)
 		if k > 0 && s != "" {

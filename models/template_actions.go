@@ -43,9 +43,10 @@ func (a *TemplateAction) ValueCents() int64 {
 	return a.MaxDiscountCents
 }
 
-// asTemplate is the action as a template of its fields alone, so that it
-// is checked by the template's own rules.
-func (a *TemplateAction) asTemplate() Template {
+// AsTemplate is the action as a template of its fields alone: so that it
+// is checked by the template's own rules, or to start a template whose own
+// kind fields it gives.
+func (a *TemplateAction) AsTemplate() Template {
 	return Template{Kind: a.Kind, AppliesTo: a.AppliesTo, Target: a.Target, FaceValueCents: a.FaceValueCents,
 		PercentOff: a.PercentOff, PercentOffBP: a.PercentOffBP, MaxDiscountCents: a.MaxDiscountCents,
 		BuyQuantity: a.BuyQuantity, GetQuantity: a.GetQuantity, GetPercent: a.GetPercent, GetPercentBP: a.GetPercentBP,
@@ -82,7 +83,7 @@ func (t *Template) validateActions(errs *FieldErrors) {
 	}
 	for i := range t.Actions {
 		a := &t.Actions[i]
-		at := a.asTemplate()
+		at := a.AsTemplate()
 		var own FieldErrors
 		at.validateActionFields(&own)
 		for _, fe := range own {

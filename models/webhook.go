@@ -106,20 +106,10 @@ type WebhookAttempt struct {
 // SignatureHeader is the header that carries a delivery's signature.
 const SignatureHeader = "Couponsvc-Signature"
 
-// SignWebhook returns the value of the Couponsvc-Signature header of body
-// sent at t: "t=<unix>,v1=<hex HMAC-SHA256 of "<unix>.<body>">" under secret.
-func SignWebhook(secret string, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts))
-	mac.Write([]byte{'.'})
-	mac.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
-}
-
 // VerifyWebhook checks a Couponsvc-Signature header against body and secret
 // and that its time is within tolerance of now, as a receiver does (the
-// README shows the same steps without this package).
+// README shows the same steps without this package). The service signs with
+// client/webhook's Sign; this is the tests' independent check of it.
 func VerifyWebhook(secret, header string, body []byte, now time.Time, tolerance time.Duration) bool {
 	var ts string
 	var sigs []string

@@ -23,7 +23,7 @@ var allowedImports = map[string][]string{
 	"migrations":         nil,
 	"templates":          nil,
 	"services/core":      {"lua", "migrations", "models", "services/pricing"},
-	"services/events":    {"models", "services/core"},
+	"services/events":    {"client/webhook", "models", "services/core"},
 	"services/claims":    {"lua", "models", "services/core", "services/events"},
 	"services/codes":     {"lua", "models", "services/claims", "services/core"},
 	"services/checkout":  {"models", "models/eligibility", "services/claims", "services/core", "services/events", "services/pricing"},

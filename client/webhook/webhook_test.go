@@ -9,6 +9,17 @@ import (
 	"time"
 )
 
+// TestSignKnownValue: Sign, with which the service signs its deliveries,
+// writes "t=<unix>,v1=<hex HMAC-SHA256 of "<unix>.<body>">" (the value
+// below computed with openssl).
+func TestSignKnownValue(t *testing.T) {
+	got := Sign("whsec_test_secret_123", time.Unix(1764590400, 0), []byte(`{"id":1}`))
+	const want = "t=1764590400,v1=aa53a46eb32b0d00fbbe8b40a6fd0a36cfa35d0863a71ad40f6c4dd781ee542c"
+	if got != want {
+		t.Fatalf("Sign = %s, want %s", got, want)
+	}
+}
+
 // The signatures are made by the service's own signer, so a change on
 // either side that breaks receivers fails here.
 func TestVerify(t *testing.T) {

@@ -90,35 +90,65 @@ func optionalUserID(p *string) (string, error) {
 	return *p, nil
 }
 
+// checkoutBody is a validation's or a hold's request: what both send alike.
+type checkoutBody interface {
+	checkoutFields() (user *string, amount *int64, cart *cartFields, codes []string)
+}
+
+func (r *validateRequest) checkoutFields() (*string, *int64, *cartFields, []string) {
+	return r.UserID, r.OrderAmountCents, &r.cartFields, r.CouponCodes
+}
+
+func (r *holdRequest) checkoutFields() (*string, *int64, *cartFields, []string) {
+	return r.UserID, r.OrderAmountCents, &r.cartFields, r.CouponCodes
+}
+
+// bindCheckout binds a validation's or a hold's body into req and reads what
+// both send alike: the user (a shopper's session, which only validate
+// admits, is always its own user), the order's amount and cart, and the
+// codes. It answers the error itself and reports false on one.
+func bindCheckout(c *gin.Context, req checkoutBody) (checkout.CheckoutRequest, bool) {
+	if !web.BindJSON(c, req) {
+		return checkout.CheckoutRequest{}, false
+	}
+	user, amount, cart, codes := req.checkoutFields()
+	sr, err := checkoutRequest(web.Principal(c), user, amount, cart, codes)
+	if err != nil {
+		web.RespondError(c, err)
+		return checkout.CheckoutRequest{}, false
+	}
+	return sr, true
+}
+
+func checkoutRequest(p *models.Principal, user *string, amount *int64, cart *cartFields, codes []string) (checkout.CheckoutRequest, error) {
+	userID, err := optionalUserID(user)
+	if err != nil {
+		return checkout.CheckoutRequest{}, err
+	}
+	if p.Role == models.RoleShopper {
+		if userID != "" && userID != p.UserID {
+			return checkout.CheckoutRequest{}, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
+				Message: "a shopper validates only their own coupons"}
+		}
+		userID = p.UserID
+	}
+	a, crt, err := cartRequest(amount, cart)
+	if err != nil {
+		return checkout.CheckoutRequest{}, err
+	}
+	return checkout.CheckoutRequest{OrderAmountCents: a, Cart: crt, CouponCodes: codes, UserID: userID, Actor: p.Name}, nil
+}
+
 // validateCheckout prices a cart of coupons for an order without changing
 // anything: 200 with "ok" or the word a hold would answer. A shopper's
 // session validates only its own coupons. Each code counts against the
 // caller's and the user's validation limits (docs/checkout.md, "Validate").
 func (s *Server) validateCheckout(c *gin.Context) {
 	var req validateRequest
-	if !web.BindJSON(c, &req) {
+	sr, ok := bindCheckout(c, &req)
+	if !ok {
 		return
 	}
-	userID, err := optionalUserID(req.UserID)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	if p := web.Principal(c); p.Role == models.RoleShopper {
-		if userID != "" && userID != p.UserID {
-			web.RespondError(c, &models.Error{Code: models.CodeUnauthorized, Forbidden: true, Field: "user_id",
-				Message: "a shopper validates only their own coupons"})
-			return
-		}
-		userID = p.UserID
-	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &req.cartFields)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	sr := checkout.CheckoutRequest{OrderAmountCents: amount, Cart: cart, CouponCodes: req.CouponCodes,
-		UserID: userID, Actor: web.Principal(c).Name}
 	if req.Choose != nil {
 		sr.Choose = *req.Choose
 	}
@@ -129,7 +159,7 @@ func (s *Server) validateCheckout(c *gin.Context) {
 			return
 		}
 	}
-	if err := s.admitValidate(c, userID, len(req.CouponCodes)); err != nil {
+	if err := s.admitValidate(c, sr.UserID, len(req.CouponCodes)); err != nil {
 		web.RespondError(c, err)
 		return
 	}
@@ -253,21 +283,11 @@ func respondUsable(c *gin.Context, out *checkout.Usable) {
 // first answer.
 func (s *Server) holdCoupons(c *gin.Context) {
 	var req holdRequest
-	if !web.BindJSON(c, &req) {
+	sr, ok := bindCheckout(c, &req)
+	if !ok {
 		return
 	}
-	userID, err := optionalUserID(req.UserID)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	amount, cart, err := cartRequest(req.OrderAmountCents, &req.cartFields)
-	if err != nil {
-		web.RespondError(c, err)
-		return
-	}
-	sr := checkout.CheckoutRequest{OrderID: *req.OrderID, OrderAmountCents: amount, Cart: cart,
-		CouponCodes: req.CouponCodes, UserID: userID, Actor: web.Principal(c).Name}
+	sr.OrderID = *req.OrderID
 	if req.TTLSeconds != nil {
 		if *req.TTLSeconds < 5 || *req.TTLSeconds > 86400 {
 			web.RespondError(c, models.Invalid("ttl_seconds", "must be between 5 and 86400 (or left out: 900)"))

@@ -16,47 +16,32 @@ import (
 // tell a missing field from a zero one, and times are parsed here so that a
 // malformed one is named.
 type createTemplateRequest struct {
-	CampaignID       *int64  `json:"campaign_id" binding:"required" schema:"id" doc:"the campaign the template belongs to"`
-	Name             *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
-	Description      *string `json:"description" schema:"template_description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides or U+FFFD"`
-	Kind             *string `json:"kind" binding:"required" schema:"template_kind"`
-	FaceValueCents   *int64  `json:"face_value_cents" schema:"money" doc:"fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds"`
-	PercentOff       *int64  `json:"percent_off" schema:"percent_off" doc:"percent: 1..100, whole percents (or percent_off_bp, not both)"`
-	PercentOffBP     *int64  `json:"percent_off_bp" schema:"percent_bp" doc:"percent: 1..10000 basis points, 0.01% steps (3333 is 33.33%; or percent_off, not both)"`
-	MaxDiscountCents *int64  `json:"max_discount_cents" schema:"money" doc:"the cap of the discount, and the coupon's budget value: required by every kind but fixed"`
-	MinOrderCents    *int64  `json:"min_order_cents" schema:"money" doc:"the smallest subtotal of the targeted lines the coupon applies to"`
-	// What the coupon applies to and the fields of the other kinds
-	// (docs/pricing.md, "Template fields").
-	AppliesTo        *string         `json:"applies_to" schema:"applies_to"`
-	Target           *targetRequest  `json:"target" doc:"with applies_to items: the lines the coupon applies to; each list is stored sorted without repeats"`
-	MinQuantity      *int64          `json:"min_quantity" schema:"min_quantity" doc:"the fewest targeted units the coupon applies to (0: any)"`
-	BuyQuantity      *int64          `json:"buy_quantity" schema:"set_quantity" doc:"buy_x_get_y: the units bought in each set"`
-	GetQuantity      *int64          `json:"get_quantity" schema:"set_quantity" doc:"buy_x_get_y: the cheapest units of each set that take get_percent off"`
-	GetPercent       *int64          `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)"`
-	GetPercentBP     *int64          `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)"`
-	MaxApplications  *int64          `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)"`
-	Tiers            []tierRequest   `json:"tiers" schema:"tiers" doc:"tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)"`
-	FullPriceOnly    *bool           `json:"full_price_only" doc:"true: the coupon skips the lines the shop marked down (compare_at_price_cents above unit_price_cents), as lines it does not target; not with applies_to shipping"`
-	MaxUnitsPerLine  *int64          `json:"max_units_per_line" schema:"units_bound" doc:"the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping"`
-	MaxUnitsPerOrder *int64          `json:"max_units_per_order" schema:"units_bound" doc:"the most units of the order the coupon discounts (0: no bound; 1 with unit_order cheapest: the cheapest item, once); not for buy_x_get_y nor the shipping"`
-	UnitOrder        *string         `json:"unit_order" schema:"unit_order" doc:"with a units bound: which units first, cheapest (default) or dearest (what is left of their price); only with max_units_per_line or max_units_per_order"`
-	Priority         *int64          `json:"priority" schema:"priority" doc:"the order of the coupons of one order: lower first; 100 when left out"`
-	Currency         *string         `json:"currency" schema:"currency" doc:"ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's"`
-	TotalStock       *int64          `json:"total_stock" binding:"required" schema:"total_stock" doc:"1..10,000,000"`
-	PerUserLimit     *int64          `json:"per_user_limit" binding:"required" schema:"per_user_limit" doc:"1..100"`
-	ClaimStartsAt    *string         `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
-	ClaimEndsAt      *string         `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
-	ValidFrom        *string         `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until; claim_starts_at must be before valid_until and claim_ends_at not after it"`
-	ValidUntil       *string         `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from, after it and not yet passed"`
-	ValidDays        *int64          `json:"valid_days" schema:"valid_days" doc:"1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)"`
-	RefundPolicy     *string         `json:"refund_policy" schema:"refund_policy"`
-	ExtendOnRefund   *bool           `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
-	Status           *string         `json:"status" schema:"template_status"`
-	Stacking         *string         `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
-	CodeMode         *string         `json:"code_mode" schema:"code_mode"`
-	Actions          []actionRequest `json:"actions" schema:"actions" doc:"further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums and condition apply to all of them"`
-	SharedCode       *string         `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
-	Eligibility      *string         `json:"eligibility" schema:"eligibility" doc:"a rule over customer, order, channel and now (docs/eligibility.md), such as \"vip\" in customer.tags && channel == \"web\"; compiled when saved: a fault is 400 naming eligibility with its line and column; left out: every customer"`
+	CampaignID  *int64  `json:"campaign_id" binding:"required" schema:"id" doc:"the campaign the template belongs to"`
+	Name        *string `json:"name" binding:"required" schema:"name" doc:"1-100 characters on one line, without control characters, characters that change the text direction or U+FFFD"`
+	Description *string `json:"description" schema:"template_description" doc:"at most 2000 characters; line breaks (\\n or \\r\\n) but no other control characters, nor direction overrides or U+FFFD"`
+	Kind        *string `json:"kind" binding:"required" schema:"template_kind"`
+	// What the coupon applies to and its kind's fields, as each of its
+	// actions sends them (docs/pricing.md, "Template fields").
+	kindFields
+	MinOrderCents  *int64          `json:"min_order_cents" schema:"money" doc:"the smallest subtotal of the targeted lines the coupon applies to"`
+	MinQuantity    *int64          `json:"min_quantity" schema:"min_quantity" doc:"the fewest targeted units the coupon applies to (0: any)"`
+	Priority       *int64          `json:"priority" schema:"priority" doc:"the order of the coupons of one order: lower first; 100 when left out"`
+	Currency       *string         `json:"currency" schema:"currency" doc:"ISO 4217; the deployment's (COUPON_CURRENCY) when left out; must be the campaign's"`
+	TotalStock     *int64          `json:"total_stock" binding:"required" schema:"total_stock" doc:"1..10,000,000"`
+	PerUserLimit   *int64          `json:"per_user_limit" binding:"required" schema:"per_user_limit" doc:"1..100"`
+	ClaimStartsAt  *string         `json:"claim_starts_at" format:"date-time" doc:"RFC 3339; now when left out"`
+	ClaimEndsAt    *string         `json:"claim_ends_at" nullable:"true" format:"date-time" doc:"RFC 3339; optional"`
+	ValidFrom      *string         `json:"valid_from" format:"date-time" doc:"absolute validity, with valid_until; claim_starts_at must be before valid_until and claim_ends_at not after it"`
+	ValidUntil     *string         `json:"valid_until" format:"date-time" doc:"absolute validity, with valid_from, after it and not yet passed"`
+	ValidDays      *int64          `json:"valid_days" schema:"valid_days" doc:"1..3650: a coupon claimed on day D is valid until the end of day D+N in COUPON_TIMEZONE (instead of valid_from/valid_until)"`
+	RefundPolicy   *string         `json:"refund_policy" schema:"refund_policy"`
+	ExtendOnRefund *bool           `json:"extend_on_refund" doc:"a refunded coupon's validity is extended by the time its order held it"`
+	Status         *string         `json:"status" schema:"template_status"`
+	Stacking       *string         `json:"stacking" schema:"stacking" doc:"exclusive (default): the only coupon on its order; combinable: may share an order with other combinable coupons"`
+	CodeMode       *string         `json:"code_mode" schema:"code_mode"`
+	Actions        []actionRequest `json:"actions" schema:"actions" doc:"further actions after the template's own kind (20% off + free shipping on one code): each a kind with its own applies_to, target, kind fields, cap and unit bounds, checked as the template's; priced in order, each on what the earlier ones left; the template's minimums and condition apply to all of them"`
+	SharedCode     *string         `json:"shared_code" schema:"shared_code" doc:"with code_mode shared: the code every shopper types, 4-32 letters and digits; stored upper case with dashes and spaces dropped (its normal form), unique in that form among templates that are not archived"`
+	Eligibility    *string         `json:"eligibility" schema:"eligibility" doc:"a rule over customer, order, channel and now (docs/eligibility.md), such as \"vip\" in customer.tags && channel == \"web\"; compiled when saved: a fault is 400 naming eligibility with its line and column; left out: every customer"`
 
 	// Condition is what the cart must hold, apart from the target
 	// (docs/pricing.md, "Conditions").
@@ -72,41 +57,51 @@ type tierRequest struct {
 	MinQuantity  int64 `json:"min_quantity" schema:"min_quantity" doc:"a quantity tier: the targeted units from which it applies, instead of min_cents (all tiers of one sort)"`
 }
 
-// actionRequest is models.TemplateAction as a request sends it.
-type actionRequest struct {
-	Kind             string         `json:"kind" schema:"template_kind"`
-	AppliesTo        string         `json:"applies_to" schema:"applies_to" doc:"order (default), items, or shipping (the default of free_shipping)"`
-	Target           *targetRequest `json:"target" doc:"with applies_to items: the lines the action applies to"`
-	FaceValueCents   int64          `json:"face_value_cents" schema:"money" doc:"fixed, fixed_per_item: the amount off"`
-	PercentOff       int64          `json:"percent_off" schema:"percent_off" doc:"percent: whole percents, at most 100 (or percent_off_bp)"`
-	PercentOffBP     int64          `json:"percent_off_bp" schema:"percent_bp" doc:"percent: basis points, at most 10000 (or percent_off)"`
-	MaxDiscountCents int64          `json:"max_discount_cents" schema:"money" doc:"the action's cap: required by every kind but fixed; the template's budget value adds up its actions'"`
-	BuyQuantity      int64          `json:"buy_quantity" schema:"set_quantity" doc:"buy_x_get_y: the units bought in each set"`
-	GetQuantity      int64          `json:"get_quantity" schema:"set_quantity" doc:"buy_x_get_y: the discounted units of each set"`
-	GetPercent       int64          `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: whole percents, at most 100 (or get_percent_bp)"`
-	GetPercentBP     int64          `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: basis points, at most 10000 (or get_percent)"`
-	MaxApplications  int64          `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets (0: no limit but the cap)"`
-	Tiers            []tierRequest  `json:"tiers" schema:"tiers" doc:"tiered: the steps, as the template's tiers"`
-	FullPriceOnly    bool           `json:"full_price_only" doc:"true: the action skips marked-down lines"`
-	MaxUnitsPerLine  int64          `json:"max_units_per_line" schema:"units_bound" doc:"the most units of one line the action discounts (0: no bound)"`
-	MaxUnitsPerOrder int64          `json:"max_units_per_order" schema:"units_bound" doc:"the most units of the order the action discounts (0: no bound)"`
-	UnitOrder        string         `json:"unit_order" schema:"unit_order" doc:"with a units bound: cheapest (default) or dearest first"`
+// kindFields are what a template's own kind and each of its actions send
+// alike: the kind's fields, what it applies to and its unit bounds
+// (docs/pricing.md, "Template fields" and "Several actions"). Pointers tell
+// a missing field from a zero one, as in createTemplateRequest.
+type kindFields struct {
+	AppliesTo        *string        `json:"applies_to" schema:"applies_to"`
+	Target           *targetRequest `json:"target" doc:"with applies_to items: the lines the coupon (or the action) applies to; each list is stored sorted without repeats"`
+	FaceValueCents   *int64         `json:"face_value_cents" schema:"money" doc:"fixed: the discount; fixed_per_item: the discount of each targeted unit (at most its price); 0 or left out for the other kinds"`
+	PercentOff       *int64         `json:"percent_off" schema:"percent_off" doc:"percent: 1..100, whole percents (or percent_off_bp, not both)"`
+	PercentOffBP     *int64         `json:"percent_off_bp" schema:"percent_bp" doc:"percent: 1..10000 basis points, 0.01% steps (3333 is 33.33%; or percent_off, not both)"`
+	MaxDiscountCents *int64         `json:"max_discount_cents" schema:"money" doc:"the cap of the discount, required by every kind but fixed; the coupon's budget value adds up the caps (a fixed kind's face value) of the template and its actions"`
+	BuyQuantity      *int64         `json:"buy_quantity" schema:"set_quantity" doc:"buy_x_get_y: the units bought in each set"`
+	GetQuantity      *int64         `json:"get_quantity" schema:"set_quantity" doc:"buy_x_get_y: the cheapest units of each set that take get_percent off"`
+	GetPercent       *int64         `json:"get_percent" schema:"get_percent" doc:"buy_x_get_y: the percent off each set's get_quantity cheapest units (100: free; or get_percent_bp, not both)"`
+	GetPercentBP     *int64         `json:"get_percent_bp" schema:"percent_bp" doc:"buy_x_get_y: get_percent in basis points, 1..10000 (10000: free; or get_percent, not both)"`
+	MaxApplications  *int64         `json:"max_applications" schema:"max_applications" doc:"buy_x_get_y: the most sets discounted on one order (0: no limit but max_discount_cents)"`
+	Tiers            []tierRequest  `json:"tiers" schema:"tiers" doc:"tiered: the steps, in increasing min_cents, each with off_cents or percent_off (all tiers of one sort, never decreasing)"`
+	FullPriceOnly    *bool          `json:"full_price_only" doc:"true: the coupon skips the lines the shop marked down (compare_at_price_cents above unit_price_cents), as lines it does not target; not with applies_to shipping"`
+	MaxUnitsPerLine  *int64         `json:"max_units_per_line" schema:"units_bound" doc:"the most units of one line the coupon discounts (0: no bound); not for buy_x_get_y nor the shipping"`
+	MaxUnitsPerOrder *int64         `json:"max_units_per_order" schema:"units_bound" doc:"the most units of the order the coupon discounts (0: no bound; 1 with unit_order cheapest: the cheapest item, once); not for buy_x_get_y nor the shipping"`
+	UnitOrder        *string        `json:"unit_order" schema:"unit_order" doc:"with a units bound: which units first, cheapest (default) or dearest (what is left of their price); only with max_units_per_line or max_units_per_order"`
 }
 
-// action converts the request's action; Template.Validate checks it.
-func (a *actionRequest) action() models.TemplateAction {
-	out := models.TemplateAction{Kind: a.Kind, AppliesTo: a.AppliesTo, FaceValueCents: a.FaceValueCents,
-		PercentOff: a.PercentOff, PercentOffBP: a.PercentOffBP, MaxDiscountCents: a.MaxDiscountCents,
-		BuyQuantity: a.BuyQuantity, GetQuantity: a.GetQuantity, GetPercent: a.GetPercent, GetPercentBP: a.GetPercentBP,
-		MaxApplications: a.MaxApplications, FullPriceOnly: a.FullPriceOnly,
-		MaxUnitsPerLine: a.MaxUnitsPerLine, MaxUnitsPerOrder: a.MaxUnitsPerOrder, UnitOrder: a.UnitOrder}
-	if a.Target != nil {
-		out.Target = models.TemplateTarget(*a.Target)
+// action converts the kind fields of a template or an action of kind;
+// Template.Validate checks them.
+func (k *kindFields) action(kind string) models.TemplateAction {
+	out := models.TemplateAction{Kind: kind, AppliesTo: valueOf(k.AppliesTo), FaceValueCents: valueOf(k.FaceValueCents),
+		PercentOff: valueOf(k.PercentOff), PercentOffBP: valueOf(k.PercentOffBP), MaxDiscountCents: valueOf(k.MaxDiscountCents),
+		BuyQuantity: valueOf(k.BuyQuantity), GetQuantity: valueOf(k.GetQuantity), GetPercent: valueOf(k.GetPercent),
+		GetPercentBP: valueOf(k.GetPercentBP), MaxApplications: valueOf(k.MaxApplications), FullPriceOnly: valueOf(k.FullPriceOnly),
+		MaxUnitsPerLine: valueOf(k.MaxUnitsPerLine), MaxUnitsPerOrder: valueOf(k.MaxUnitsPerOrder), UnitOrder: valueOf(k.UnitOrder)}
+	if k.Target != nil {
+		out.Target = models.TemplateTarget(*k.Target)
 	}
-	for _, tier := range a.Tiers {
+	for _, tier := range k.Tiers {
 		out.Tiers = append(out.Tiers, models.Tier(tier))
 	}
 	return out
+}
+
+// actionRequest is models.TemplateAction as a request sends it: a kind and
+// its fields, as the template's own.
+type actionRequest struct {
+	Kind string `json:"kind" schema:"template_kind"`
+	kindFields
 }
 
 // targetRequest is models.TemplateTarget as a request sends it: an unnamed
@@ -132,45 +127,28 @@ type conditionRequest = struct {
 // template converts the request (DecodeJSON saw the required fields),
 // naming the first malformed field.
 func (r *createTemplateRequest) template() (models.Template, error) {
-	var t models.Template
-	t.CampaignID, t.Name, t.Kind = *r.CampaignID, *r.Name, *r.Kind
-	t.TotalStock, t.PerUserLimit = *r.TotalStock, *r.PerUserLimit
-	set := func(dst *int64, v *int64) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&t.FaceValueCents, r.FaceValueCents)
 	if r.PercentOff != nil && r.PercentOffBP != nil {
-		return t, models.Invalid("percent_off_bp", "give percent_off (whole percents) or percent_off_bp (basis points), not both")
+		return models.Template{}, models.Invalid("percent_off_bp", "give percent_off (whole percents) or percent_off_bp (basis points), not both")
 	}
 	if r.GetPercent != nil && r.GetPercentBP != nil {
-		return t, models.Invalid("get_percent_bp", "give get_percent (whole percents) or get_percent_bp (basis points), not both")
+		return models.Template{}, models.Invalid("get_percent_bp", "give get_percent (whole percents) or get_percent_bp (basis points), not both")
 	}
-	set(&t.PercentOff, r.PercentOff)
-	set(&t.PercentOffBP, r.PercentOffBP)
-	set(&t.GetPercentBP, r.GetPercentBP)
-	set(&t.MaxDiscountCents, r.MaxDiscountCents)
-	set(&t.MinOrderCents, r.MinOrderCents)
-	set(&t.ValidDays, r.ValidDays)
-	set(&t.MinQuantity, r.MinQuantity)
-	set(&t.BuyQuantity, r.BuyQuantity)
-	set(&t.GetQuantity, r.GetQuantity)
-	set(&t.GetPercent, r.GetPercent)
-	set(&t.MaxApplications, r.MaxApplications)
-	t.Priority = models.DefaultPriority
-	set(&t.Priority, r.Priority)
 	for i, tier := range r.Tiers {
 		if tier.PercentOff != 0 && tier.PercentOffBP != 0 {
-			return t, models.Invalid(fmt.Sprintf("tiers[%d].percent_off_bp", i), "give percent_off (whole percents) or percent_off_bp (basis points), not both")
+			return models.Template{}, models.Invalid(fmt.Sprintf("tiers[%d].percent_off_bp", i), "give percent_off (whole percents) or percent_off_bp (basis points), not both")
 		}
-		t.Tiers = append(t.Tiers, models.Tier(tier))
 	}
-	if r.Target != nil {
-		t.Target = models.TemplateTarget(*r.Target)
+	own := r.action(*r.Kind)
+	t := own.AsTemplate()
+	t.CampaignID, t.Name = *r.CampaignID, *r.Name
+	t.TotalStock, t.PerUserLimit = *r.TotalStock, *r.PerUserLimit
+	t.MinOrderCents, t.MinQuantity, t.ValidDays = valueOf(r.MinOrderCents), valueOf(r.MinQuantity), valueOf(r.ValidDays)
+	t.Priority = models.DefaultPriority
+	if r.Priority != nil {
+		t.Priority = *r.Priority
 	}
 	for _, a := range r.Actions {
-		t.Actions = append(t.Actions, a.action())
+		t.Actions = append(t.Actions, a.action(a.Kind))
 	}
 	if c := r.Condition; c != nil {
 		t.Condition = &models.TemplateCondition{MinQuantity: c.MinQuantity, MinAmountCents: c.MinAmountCents, Repeat: c.Repeat}
@@ -178,44 +156,9 @@ func (r *createTemplateRequest) template() (models.Template, error) {
 			t.Condition.Target = models.TemplateTarget(*c.Target)
 		}
 	}
-	if r.AppliesTo != nil {
-		t.AppliesTo = *r.AppliesTo
-	}
-	if r.FullPriceOnly != nil {
-		t.FullPriceOnly = *r.FullPriceOnly
-	}
-	set(&t.MaxUnitsPerLine, r.MaxUnitsPerLine)
-	set(&t.MaxUnitsPerOrder, r.MaxUnitsPerOrder)
-	if r.UnitOrder != nil {
-		t.UnitOrder = *r.UnitOrder
-	}
-	if r.Currency != nil {
-		t.Currency = *r.Currency
-	}
-	if r.Description != nil {
-		t.Description = *r.Description
-	}
-	if r.RefundPolicy != nil {
-		t.RefundPolicy = *r.RefundPolicy
-	}
-	if r.ExtendOnRefund != nil {
-		t.ExtendOnRefund = *r.ExtendOnRefund
-	}
-	if r.Status != nil {
-		t.Status = *r.Status
-	}
-	if r.Stacking != nil {
-		t.Stacking = *r.Stacking
-	}
-	if r.CodeMode != nil {
-		t.CodeMode = *r.CodeMode
-	}
-	if r.SharedCode != nil {
-		t.SharedCode = *r.SharedCode
-	}
-	if r.Eligibility != nil {
-		t.Eligibility = *r.Eligibility
-	}
+	t.Currency, t.Description, t.Eligibility = valueOf(r.Currency), valueOf(r.Description), valueOf(r.Eligibility)
+	t.RefundPolicy, t.ExtendOnRefund = valueOf(r.RefundPolicy), valueOf(r.ExtendOnRefund)
+	t.Status, t.Stacking, t.CodeMode, t.SharedCode = valueOf(r.Status), valueOf(r.Stacking), valueOf(r.CodeMode), valueOf(r.SharedCode)
 	starts, err := web.ParseTime("claim_starts_at", r.ClaimStartsAt)
 	if err != nil {
 		return t, err

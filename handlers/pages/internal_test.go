@@ -184,3 +184,11 @@ func TestEveryAuditActionHasAName(t *testing.T) {
 		t.Errorf("template.delete is named %q", got)
 	}
 }
+
+func TestCouponCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 coupons", 1: "1 coupon", 2: "2 coupons", 12: "12 coupons"} {
+		if got := couponCount(n); got != want {
+			t.Errorf("couponCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,9 +1,9 @@
 package pages
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
@@ -144,8 +144,5 @@ func (p *Pages) postHold(c *gin.Context, act func(page *holdPage) (outcome, erro
 
 // couponCount says how many coupons, in words.
 func couponCount(n int) string {
-	if n == 1 {
-		return "1 coupon"
-	}
-	return strconv.Itoa(n) + " coupons"
+	return fmt.Sprintf("%d %s", n, plural(int64(n), "coupon", "coupons"))
 }

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/couponsvc/couponsvc/services/core"
-
+	"github.com/couponsvc/couponsvc/client/webhook"
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/core"
 
 	"gorm.io/gorm"
 )
@@ -196,7 +196,9 @@ func (s *Events) send(ctx context.Context, l *leased) (o outcome) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "couponsvc-webhooks/1")
-	req.Header.Set(models.SignatureHeader, models.SignWebhook(l.ep.Secret, o.at, body))
+	// The receivers' own signer (client/webhook), so that what is sent is
+	// what they verify (docs/events.md).
+	req.Header.Set(webhook.Header, webhook.Sign(l.ep.Secret, o.at, body))
 	resp, err := s.webhookClient.Do(req)
 	if err != nil {
 		o.err = truncate(err.Error(), 500)
