@@ -126,4 +126,31 @@ func TestBrowserTillAutomaticOffer(t *testing.T) {
 	if n := e.CountCoupons(t) - before; n != 1 {
 		t.Fatalf("the sale made %d coupons, want 1 (the offer's)", n)
 	}
+
+	// The next customer brings no code: a $40.00 sale is below the
+	// offer's minimum, the code is asked for; at $60.00 the offer alone
+	// is previewed and redeemed.
+	cashier.open("/pos")
+	cashier.expectFocus("code")
+	sale = cashier.value("#order_id")
+	cashier.keys(kb.Tab + kb.Tab + kb.Tab + "SCARF-1" + kb.Tab + "1" + kb.Tab + "40")
+	cashier.enter()
+	if got := cashier.text("#code-error"); got != "Enter or scan the coupon code." {
+		t.Fatalf("a $40.00 sale with no code says %q", got)
+	}
+	if n := cashier.count("[data-offer-line]"); n != 0 {
+		t.Fatalf("%d offers shown on a sale no offer joins", n)
+	}
+	cashier.fill(`[data-row="1"] input[name="unit_price"]`, "60")
+	eval[bool](cashier, `(document.getElementById("code").focus(), true)`)
+	cashier.enter()
+	cashier.waitText("[data-offer-line]", want)
+	if got := cashier.text("[data-payable]"); got != "$55.00" {
+		t.Fatalf("to pay %q, want $55.00", got)
+	}
+	cashier.enter()
+	cashier.expectPage("Redeemed on sale " + sale + ": $5.00 off (automatic offer Autumn sale −$5.00), the customer pays $55.00.")
+	if n := e.CountCoupons(t) - before; n != 2 {
+		t.Fatalf("the two sales made %d coupons, want 2 (the offer's)", n)
+	}
 }

@@ -108,16 +108,14 @@ func saleKey(f redeemForm, codes string) string {
 func (p *Pages) previewSale(c *gin.Context, codes []string) {
 	f, cart, amount := p.readSaleForm(c)
 	if len(codes) == 0 {
-		if prev := strings.TrimSpace(c.PostForm("preview_code")); prev != "" {
-			if saleKey(f, prev) == c.PostForm("preview_sale") && len(f.Errors) == 0 {
-				p.redeemSale(c, f, cart, amount, splitCodes(prev))
-				return
-			}
-			codes = splitCodes(prev)
+		// A sale previewed with no code (its automatic offers alone) has
+		// an empty preview_code and its key.
+		prev := strings.TrimSpace(c.PostForm("preview_code"))
+		if key := c.PostForm("preview_sale"); key != "" && saleKey(f, prev) == key && len(f.Errors) == 0 {
+			p.redeemSale(c, f, cart, amount, splitCodes(prev))
+			return
 		}
-	}
-	if len(codes) == 0 {
-		f.Errors.add("code", "Enter or scan the coupon code.")
+		codes = splitCodes(prev)
 	}
 	if len(codes) > p.checkout.MaxCouponCodes() {
 		f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponCodes()))
@@ -132,7 +130,14 @@ func (p *Pages) previewSale(c *gin.Context, codes []string) {
 			}
 			return outcome{}, p.showSale(c, page, res, cart, codes)
 		},
-		refused: func(_ noInput, err error) bool { return p.saleRefused(&page.Redeem, err) },
+		refused: func(_ noInput, err error) bool {
+			if len(codes) == 0 && noOfferJoins(err) {
+				// No code, and no automatic offer joins the sale.
+				page.Redeem.Errors.add("code", "Enter or scan the coupon code.")
+				return true
+			}
+			return p.saleRefused(&page.Redeem, err)
+		},
 		status: func(err error) int {
 			if models.IsCode(err, models.CodeNotFound) {
 				return http.StatusNotFound
