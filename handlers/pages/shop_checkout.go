@@ -308,6 +308,8 @@ func shopperWords(code models.Code, msg string) string {
 		return "Sold out: none of these are left."
 	case models.CodeUserLimitReached:
 		return "You already have as many of these as you may."
+	case models.CodeCampaignLimit:
+		return "You already have as many coupons of this campaign as you may."
 	case models.CodeBudgetExhausted:
 		return "This offer has ended: its budget is spent."
 	case models.CodeHeld:

@@ -11,42 +11,59 @@ import (
 )
 
 // TestPagesCheckoutOfferRefused: a shopper with no code takes the
-// automatic offer (per-user limit 1) on her first order; on her next cart
-// the service refuses the offer's claim, so the check shows it not applied
-// with the service's reason, and the order is placed at its price with no
-// second coupon.
+// automatic offer on her first order; on her next cart the service refuses
+// the offer's claim (the offer's per-user limit of 1, or its campaign's
+// per-customer cap of 1), so the check shows it not applied with the
+// service's reason in her words, and the order is placed at its price with
+// no second coupon.
 func TestPagesCheckoutOfferRefused(t *testing.T) {
-	e := testsupport.NewPageEnv(t)
-	if _, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: e.Demo.Campaign.ID,
-		Name: "Autumn sale", Kind: models.KindFixed, FaceValueCents: 500, MinOrderCents: 3000, TotalStock: 20,
-		PerUserLimit: 1, ValidDays: 30, Stacking: models.StackingCombinable, CodeMode: models.CodeModeAutomatic}); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name             string
+		perUser, perCust int64
+		reason           string
+	}{
+		{"ErrUserLimitReached", 1, 0, "You already have as many of these as you may."},
+		{"ErrCampaignLimit", 5, 1, "You already have as many coupons of this campaign as you may."},
 	}
-	shopper := e.Client(t)
-	shopper.Login("shopper")
-	// The page's text, its tags read as spaces.
-	applied := "Autumn sale · Automatic: $5 off your order on orders over $30 : −$5.00"
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testsupport.NewPageEnv(t)
+			ctx := context.Background()
+			camp, err := e.Service.CreateCampaign(ctx, "test", models.Campaign{Name: "Autumn", PerCustomerLimit: tc.perCust})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Service.CreateTemplate(ctx, "test", models.Template{CampaignID: camp.ID,
+				Name: "Autumn sale", Kind: models.KindFixed, FaceValueCents: 500, MinOrderCents: 3000, TotalStock: 20,
+				PerUserLimit: tc.perUser, ValidDays: 30, Stacking: models.StackingCombinable, CodeMode: models.CodeModeAutomatic}); err != nil {
+				t.Fatal(err)
+			}
+			shopper := e.Client(t)
+			shopper.Login("shopper")
+			// The page's text, its tags read as spaces.
+			applied := "Autumn sale · Automatic: $5 off your order on orders over $30 : −$5.00"
 
-	p := shopper.Post("/checkout/check", cartForm(t, shopper, ""))
-	if p.Status != http.StatusOK || !strings.Contains(p.Text(), applied) {
-		t.Fatalf("first check: %d, want the offer applied: %s", p.Status, p.Text())
-	}
-	p = shopper.Post("/checkout/order", cartForm(t, shopper, ""))
-	if p.Status != http.StatusOK || !strings.Contains(p.Text(), "You paid $33.50 and saved $5.00 .") || !strings.Contains(p.Text(), applied) {
-		t.Fatalf("first order: %d %s", p.Status, p.Text())
-	}
+			p := shopper.Post("/checkout/check", cartForm(t, shopper, ""))
+			if p.Status != http.StatusOK || !strings.Contains(p.Text(), applied) {
+				t.Fatalf("first check: %d, want the offer applied: %s", p.Status, p.Text())
+			}
+			p = shopper.Post("/checkout/order", cartForm(t, shopper, ""))
+			if p.Status != http.StatusOK || !strings.Contains(p.Text(), "You paid $33.50 and saved $5.00 .") || !strings.Contains(p.Text(), applied) {
+				t.Fatalf("first order: %d %s", p.Status, p.Text())
+			}
 
-	p = shopper.Post("/checkout/check", cartForm(t, shopper, ""))
-	notApplied := "Autumn sale · Automatic: $5 off your order on orders over $30 : not applied to this cart " +
-		"You already have as many of these as you may."
-	if p.Status != http.StatusOK || !strings.Contains(p.Text(), notApplied) || strings.Contains(p.Text(), "−$5.00") {
-		t.Fatalf("second check: %d, want the offer not applied with the reason: %s", p.Status, p.Text())
-	}
-	p = shopper.Post("/checkout/order", cartForm(t, shopper, ""))
-	if p.Status != http.StatusOK || !strings.Contains(p.Text(), "You paid $38.50 , no code applied.") {
-		t.Fatalf("second order: %d %s", p.Status, p.Text())
-	}
-	if mine := e.UserCoupons(t, "shopper"); len(mine) != 1 || mine[0].Status != models.CouponUsed {
-		t.Fatalf("the shopper holds %+v, want the one used coupon of her first order", mine)
+			p = shopper.Post("/checkout/check", cartForm(t, shopper, ""))
+			notApplied := "Autumn sale · Automatic: $5 off your order on orders over $30 : not applied to this cart " + tc.reason
+			if p.Status != http.StatusOK || !strings.Contains(p.Text(), notApplied) || strings.Contains(p.Text(), "−$5.00") {
+				t.Fatalf("second check: %d, want the offer not applied with the reason: %s", p.Status, p.Text())
+			}
+			p = shopper.Post("/checkout/order", cartForm(t, shopper, ""))
+			if p.Status != http.StatusOK || !strings.Contains(p.Text(), "You paid $38.50 , no code applied.") {
+				t.Fatalf("second order: %d %s", p.Status, p.Text())
+			}
+			if mine := e.UserCoupons(t, "shopper"); len(mine) != 1 || mine[0].Status != models.CouponUsed {
+				t.Fatalf("the shopper holds %+v, want the one used coupon of her first order", mine)
+			}
+		})
 	}
 }
