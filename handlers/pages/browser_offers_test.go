@@ -10,13 +10,13 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
-// autumnOffer creates an automatic offer of the demo campaign: $5.00 off
-// orders of at least $50.00, combinable.
-func autumnOffer(t *testing.T, e *testsupport.PageEnv) *models.Template {
+// autumnOffer creates the automatic offer "Autumn sale" of campaign cid:
+// $5.00 off orders of at least minOrder, combinable, perUser a user.
+func autumnOffer(t *testing.T, e *testsupport.PageEnv, cid, minOrder, perUser int64) *models.Template {
 	t.Helper()
-	tp, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: e.Demo.Campaign.ID,
-		Name: "Autumn sale", Kind: models.KindFixed, FaceValueCents: 500, MinOrderCents: 5000, TotalStock: 20,
-		PerUserLimit: 5, ValidDays: 30, Stacking: models.StackingCombinable, CodeMode: models.CodeModeAutomatic})
+	tp, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: cid,
+		Name: "Autumn sale", Kind: models.KindFixed, FaceValueCents: 500, MinOrderCents: minOrder, TotalStock: 20,
+		PerUserLimit: perUser, ValidDays: 30, Stacking: models.StackingCombinable, CodeMode: models.CodeModeAutomatic})
 	if err != nil {
 		t.Fatalf("automatic offer: %v", err)
 	}
@@ -34,7 +34,7 @@ const offerWords = "Automatic: $5 off your order on orders over $50"
 // the offer and is paid less it, and the shopper's coupon is used.
 func TestBrowserCheckoutAutomaticOffer(t *testing.T) {
 	e := testsupport.NewPageEnv(t)
-	autumnOffer(t, e)
+	autumnOffer(t, e, e.Demo.Campaign.ID, 5000, 5)
 	b := startBrowser(t, e.Srv.URL)
 	shopper := b.tab("shopper")
 	shopper.login("shopper", e.Passwords["shopper"])
@@ -94,7 +94,7 @@ func TestBrowserCheckoutAutomaticOffer(t *testing.T) {
 // discount, and the receipt after the sale names it with its amount.
 func TestBrowserTillAutomaticOffer(t *testing.T) {
 	e := testsupport.NewPageEnv(t)
-	autumnOffer(t, e)
+	autumnOffer(t, e, e.Demo.Campaign.ID, 5000, 5)
 	tp := e.Combinable(t, "Two off", 200, 0)
 	c := e.ClaimFor(t, tp.ID, "walker")
 	before := e.CountCoupons(t)

@@ -109,18 +109,6 @@ func noOfferJoins(err error) bool {
 	return asError(err, &e) && e.Code == models.CodeInvalidRequest && e.Field == "coupon_codes"
 }
 
-// offerRefused says err is the refusal of an automatic offer's claim
-// (its budget, stock, the shopper's limit or the campaign's cap), which a
-// checkout with no code answers when the offer was its only coupon.
-func offerRefused(err error) bool {
-	switch models.ErrorCode(err) {
-	case models.CodeSoldOut, models.CodeBudgetExhausted, models.CodeUserLimitReached, models.CodeCampaignLimit,
-		models.CodeNotClaimable:
-		return true
-	}
-	return false
-}
-
 // AppliedOffers are the offers the service applied to the cart: what a
 // placed order shows.
 func (c *pricedCart) AppliedOffers() []offerLine {

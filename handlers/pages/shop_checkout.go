@@ -426,12 +426,12 @@ func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checko
 	}
 	res, err := ask()
 	if err != nil {
-		if len(codes) > 0 || !noOfferJoins(err) && !offerRefused(err) {
+		if len(codes) > 0 || !noOfferJoins(err) && !checkout.ClaimRefused(err) {
 			return nil, err
 		}
 		out := p.priceRows(f, lines)
 		out.Offers = offers
-		if offerRefused(err) {
+		if checkout.ClaimRefused(err) {
 			var e *models.Error
 			asError(err, &e)
 			out.OfferHint = shopperWords(e.Code, e.Message)

@@ -28,16 +28,11 @@ func TestPagesCheckoutOfferRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := testsupport.NewPageEnv(t)
-			ctx := context.Background()
-			camp, err := e.Service.CreateCampaign(ctx, "test", models.Campaign{Name: "Autumn", PerCustomerLimit: tc.perCust})
+			camp, err := e.Service.CreateCampaign(context.Background(), "test", models.Campaign{Name: "Autumn", PerCustomerLimit: tc.perCust})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.Service.CreateTemplate(ctx, "test", models.Template{CampaignID: camp.ID,
-				Name: "Autumn sale", Kind: models.KindFixed, FaceValueCents: 500, MinOrderCents: 3000, TotalStock: 20,
-				PerUserLimit: tc.perUser, ValidDays: 30, Stacking: models.StackingCombinable, CodeMode: models.CodeModeAutomatic}); err != nil {
-				t.Fatal(err)
-			}
+			autumnOffer(t, e, camp.ID, 3000, tc.perUser)
 			shopper := e.Client(t)
 			shopper.Login("shopper")
 			// The page's text, its tags read as spaces.
