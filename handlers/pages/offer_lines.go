@@ -49,12 +49,12 @@ func (p *Pages) offerLines(ctx context.Context, res *checkout.CheckoutResult) ([
 				DiscountCents: cc.DiscountCents})
 		}
 	}
-	live, err := p.checkout.AutomaticOffers(ctx)
+	live, err := p.checkout.LiveOffers(ctx, currency)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range live {
-		if on[t.ID] || t.Currency != currency && t.Currency != "" {
+		if on[t.ID] {
 			continue
 		}
 		out = append(out, offerLine{TemplateID: t.ID, Name: t.Name, Words: p.valueText(t)})
