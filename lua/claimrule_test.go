@@ -60,6 +60,15 @@ func TestClaimRuleGoAndLuaAgree(t *testing.T) {
 		{"CampaignCapBelow", with(func(c *tmpl) { c.campaignCap, c.otherHeld = 3, "1,2" }), models.CodeOK},
 		{"UserLimitBeforeCampaignCap", with(func(c *tmpl) { c.campaignCap, c.held, c.otherHeld = 2, "1,2", "1" }), models.CodeUserLimitReached},
 		{"AnonymousHasNoCampaignCap", with(func(c *tmpl) { c.campaignCap, c.anonymous = 1, true }), models.CodeOK},
+		// The paths that give a user a coupon through the script (a claim,
+		// an issue or import job's row, a shared code, an automatic offer)
+		// meet the cap at exactly per_customer_limit coupons held.
+		{"CampaignCapCountsThisTemplate", with(func(c *tmpl) { c.campaignCap, c.limit, c.held = 2, 5, "1,2" }), models.CodeCampaignLimit},
+		{"CampaignCapOtherTemplatesOnly", with(func(c *tmpl) { c.campaignCap, c.otherHeld = 2, "1,2" }), models.CodeCampaignLimit},
+		{"CampaignCapOneBelow", with(func(c *tmpl) { c.campaignCap, c.otherHeld = 2, "1" }), models.CodeOK},
+		{"RuleBeforeCampaignCap", with(func(c *tmpl) { c.campaignCap, c.otherHeld, c.status = 2, "1,2", models.TemplatePaused }), models.CodeNotClaimable},
+		{"BudgetBeforeCampaignCap", with(func(c *tmpl) { c.campaignCap, c.otherHeld, c.budget = 2, "1,2", 0 }), models.CodeBudgetExhausted},
+		{"StockBeforeCampaignCap", with(func(c *tmpl) { c.campaignCap, c.otherHeld, c.remain = 2, "1,2", 0 }), models.CodeSoldOut},
 	}
 	luaCode := map[int64]models.Code{lua.DeductReserved: models.CodeOK, lua.DeductNotClaimable: models.CodeNotClaimable,
 		lua.DeductBudgetExhausted: models.CodeBudgetExhausted, lua.DeductSoldOut: models.CodeSoldOut, lua.DeductUserLimit: models.CodeUserLimitReached,

@@ -76,6 +76,7 @@ var importReasons = map[string]string{
 	codes.ReasonOverStock:       "no stock was left for it",
 	"budget_exhausted":          "the campaign’s budget was spent",
 	"user_limit_reached":        "the customer holds as many coupons of this template as allowed",
+	"campaign_limit":            "the customer holds as many coupons of this campaign as its per-customer cap allows",
 	"not_claimable":             "the template could not be claimed (paused, archived or outside its claim window)",
 }
 

@@ -46,6 +46,7 @@ type Admin interface {
 
 // Checkout is what this package calls of services/checkout (checkout.Checkout).
 type Checkout interface {
+	LiveOffers(ctx context.Context, currency string) ([]models.Template, error)
 	CheckRedemption(ctx context.Context, code string, orderID string, amountCents int64) (*checkout.RedemptionCheck, error)
 	CheckShared(ctx context.Context, raw, orderID string, amountCents int64) (*checkout.SharedCheck, error)
 	LiveSharedCode(ctx context.Context, raw string) (*models.Template, error)

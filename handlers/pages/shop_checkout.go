@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -65,10 +66,15 @@ type pricedCart struct {
 	ShippingCents         int64
 	ShippingDiscountCents int64
 	Codes                 []cartLine
-	AmountCents           int64
-	DiscountCents         int64
-	PayableCents          int64
-	OK                    bool
+	// Offers are the live automatic offers, those the service applied
+	// to the cart with what they take off, the others not applied; and
+	// OfferHint why none joins, when the service said it.
+	Offers        []offerLine
+	OfferHint     string
+	AmountCents   int64
+	DiscountCents int64
+	PayableCents  int64
+	OK            bool
 }
 
 // cartRowsShown is how many rows the cart form has at least: the rows
@@ -302,6 +308,8 @@ func shopperWords(code models.Code, msg string) string {
 		return "Sold out: none of these are left."
 	case models.CodeUserLimitReached:
 		return "You already have as many of these as you may."
+	case models.CodeCampaignLimit:
+		return "You already have as many coupons of this campaign as you may."
 	case models.CodeBudgetExhausted:
 		return "This offer has ended: its budget is spent."
 	case models.CodeHeld:
@@ -321,22 +329,23 @@ func (p *Pages) checkCart(c *gin.Context) {
 	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
-			res := p.priceRows(f, lines)
+			ctx, pr := c.Request.Context(), web.Principal(c)
 			if len(codes) > 0 {
-				pr := web.Principal(c)
 				if err := p.admitCheck(c, pr, len(codes)); err != nil {
 					return outcome{}, err
 				}
-				v, err := p.checkout.Validate(c.Request.Context(), checkout.CheckoutRequest{OrderID: f.OrderID,
-					CouponCodes: codes, UserID: pr.UserID, Actor: pr.Name, Cart: checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents, Channel: checkout.ChannelWeb}, OwnOnly: true})
-				if err != nil {
-					return outcome{}, err
-				}
-				res = p.pricedFrom(f, lines, v)
-				for _, cc := range v.Coupons {
-					if cc.Code != models.CodeOK {
-						f.Errors.add("codes", codeLabel(cc)+": "+shopperRefusal(cc))
-					}
+			}
+			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents, Channel: checkout.ChannelWeb}
+			res, err := p.shopCheckout(ctx, f, lines, codes, func() (*checkout.CheckoutResult, error) {
+				return p.checkout.Validate(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
+					UserID: pr.UserID, Actor: pr.Name, Cart: cart, OwnOnly: true})
+			})
+			if err != nil {
+				return outcome{}, err
+			}
+			for _, cl := range res.Codes {
+				if cl.Problem != "" {
+					f.Errors.add("codes", cl.Code+": "+cl.Problem)
 				}
 			}
 			page.Form, page.Priced = f, res
@@ -400,16 +409,56 @@ func (p *Pages) priceRows(f checkoutForm, lines []checkout.Line) *pricedCart {
 	return out
 }
 
+// shopCheckout prices the shopper's cart through ask (a validation or the
+// order's hold and confirm) and lists the automatic offers on it
+// (offerLines). With no code typed the service is asked only while an
+// offer is live; when it answers that no offer joins the cart, or refuses
+// the only offer's claim, the cart is priced as it is and that refusal is
+// the offers' hint (docs/automatic-offers.md).
+func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checkout.Line, codes []string,
+	ask func() (*checkout.CheckoutResult, error)) (*pricedCart, error) {
+	offers, err := p.offerLines(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(codes) == 0 && len(offers) == 0 {
+		return p.priceRows(f, lines), nil
+	}
+	res, err := ask()
+	if err != nil {
+		if len(codes) > 0 || !noOfferJoins(err) && !checkout.ClaimRefused(err) {
+			return nil, err
+		}
+		out := p.priceRows(f, lines)
+		out.Offers = offers
+		if checkout.ClaimRefused(err) {
+			var e *models.Error
+			asError(err, &e)
+			out.OfferHint = shopperWords(e.Code, e.Message)
+		}
+		return out, nil
+	}
+	if offers, err = p.offerLines(ctx, res); err != nil {
+		return nil, err
+	}
+	return p.pricedFrom(f, lines, res, offers), nil
+}
+
 // pricedFrom is the cart priced by a checkout answer: each row with its
-// discount and each code's part of it (itemLines), and the totals.
-func (p *Pages) pricedFrom(f checkoutForm, lines []checkout.Line, res *checkout.CheckoutResult) *pricedCart {
+// discount and each code's part of it (itemLines), the automatic offers in
+// words (offers, offerLines), and the totals.
+func (p *Pages) pricedFrom(f checkoutForm, lines []checkout.Line, res *checkout.CheckoutResult, offers []offerLine) *pricedCart {
 	out := p.priceRows(f, lines)
 	if res.ShippingDiscountCents != nil {
 		out.ShippingDiscountCents = *res.ShippingDiscountCents
 	}
 	out.OK = res.Result == models.CodeOK.Word()
-	labels := map[string]string{}
+	out.Offers = offers
+	labels := offerLabels(offers, res)
 	for _, cc := range res.Coupons {
+		if _, ok := offerOf(offers, cc); ok {
+			continue
+		}
 		line := cartLine{Code: codeLabel(cc), DiscountCents: cc.DiscountCents}
 		if cc.Code != models.CodeOK {
 			line.Problem = shopperRefusal(cc)

@@ -29,39 +29,48 @@ func (p *Pages) placeOrder(c *gin.Context) {
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
 			page.Form, page.Placed = f, true
-			if len(codes) == 0 {
-				// No code, nothing for the coupon service to record: the
-				// order is paid at its price (docs/pages.md, "Checkout").
-				page.Priced = p.priceRows(f, lines)
-				p.renderCheckout(c, http.StatusOK, page)
-				return outcome{}, nil
-			}
 			ctx, pr := c.Request.Context(), web.Principal(c)
 			// Placing an order checks its codes as a check does: from the
 			// same budgets, and only the shopper's own coupons and shared
 			// codes (docs/pages.md, "Checkout").
-			if err := p.admitCheck(c, pr, len(codes)); err != nil {
-				return outcome{}, err
+			if len(codes) > 0 {
+				if err := p.admitCheck(c, pr, len(codes)); err != nil {
+					return outcome{}, err
+				}
 			}
 			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents, Channel: checkout.ChannelWeb}
-			held, err := p.checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
-				UserID: pr.UserID, Actor: pr.Name, Cart: cart, TTLSeconds: orderHoldSeconds, OwnOnly: true})
+			var done *checkout.CheckoutResult
+			// No code and no automatic offer joining: nothing for the
+			// coupon service to record, the order is paid at its price
+			// (docs/pages.md, "Checkout").
+			priced, err := p.shopCheckout(ctx, f, lines, codes, func() (*checkout.CheckoutResult, error) {
+				held, err := p.checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
+					UserID: pr.UserID, Actor: pr.Name, Cart: cart, TTLSeconds: orderHoldSeconds, OwnOnly: true})
+				if err != nil {
+					return nil, err
+				}
+				done, err = p.checkout.Confirm(ctx, checkout.ConfirmRequest{OrderID: f.OrderID, Cart: cart, Cashier: pr.Name})
+				if err != nil {
+					if status, _ := web.StatusOf(err); status < http.StatusInternalServerError && !held.Duplicate {
+						// A confirm refused gives the coupons back at once
+						// rather than at the hold's expiry.
+						if _, rerr := p.checkout.Release(ctx, pr.Name, f.OrderID); rerr != nil {
+							return nil, rerr
+						}
+					}
+					return nil, err
+				}
+				return done, nil
+			})
 			if err != nil {
 				return outcome{}, err
 			}
-			done, err := p.checkout.Confirm(ctx, checkout.ConfirmRequest{OrderID: f.OrderID, Cart: cart, Cashier: pr.Name})
-			if err != nil {
-				if status, _ := web.StatusOf(err); status < http.StatusInternalServerError && !held.Duplicate {
-					// A confirm refused gives the coupons back at once
-					// rather than at the hold's expiry.
-					if _, rerr := p.checkout.Release(ctx, pr.Name, f.OrderID); rerr != nil {
-						return outcome{}, rerr
-					}
-				}
-				return outcome{}, err
+			page.Priced = priced
+			if done == nil {
+				p.renderCheckout(c, http.StatusOK, page)
+				return outcome{}, nil
 			}
 			page.AlreadyPlaced = done.Duplicate
-			page.Priced = p.pricedFrom(f, lines, done)
 			page.Priced.OK = true
 			// The coupons as they were used: a shared code's is its new
 			// coupon, named by the code typed.

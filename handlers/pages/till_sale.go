@@ -18,7 +18,11 @@ import (
 // does not apply, each item with what comes off it and what the customer
 // pays for it, the shipping and the totals.
 type salePreview struct {
-	Codes                 []saleCode
+	Codes []saleCode
+	// Offers are the live automatic offers, those the service applied to
+	// the sale with what they take off, the others not applied
+	// (offerLines).
+	Offers                []offerLine
 	Items                 []cartRow
 	ShippingCents         int64
 	ShippingDiscountCents int64
@@ -104,16 +108,14 @@ func saleKey(f redeemForm, codes string) string {
 func (p *Pages) previewSale(c *gin.Context, codes []string) {
 	f, cart, amount := p.readSaleForm(c)
 	if len(codes) == 0 {
-		if prev := strings.TrimSpace(c.PostForm("preview_code")); prev != "" {
-			if saleKey(f, prev) == c.PostForm("preview_sale") && len(f.Errors) == 0 {
-				p.redeemSale(c, f, cart, amount, splitCodes(prev))
-				return
-			}
-			codes = splitCodes(prev)
+		// A sale previewed with no code (its automatic offers alone) has
+		// an empty preview_code and its key.
+		prev := strings.TrimSpace(c.PostForm("preview_code"))
+		if key := c.PostForm("preview_sale"); key != "" && saleKey(f, prev) == key && len(f.Errors) == 0 {
+			p.redeemSale(c, f, cart, amount, splitCodes(prev))
+			return
 		}
-	}
-	if len(codes) == 0 {
-		f.Errors.add("code", "Enter or scan the coupon code.")
+		codes = splitCodes(prev)
 	}
 	if len(codes) > p.checkout.MaxCouponCodes() {
 		f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponCodes()))
@@ -128,7 +130,14 @@ func (p *Pages) previewSale(c *gin.Context, codes []string) {
 			}
 			return outcome{}, p.showSale(c, page, res, cart, codes)
 		},
-		refused: func(_ noInput, err error) bool { return p.saleRefused(&page.Redeem, err) },
+		refused: func(_ noInput, err error) bool {
+			if len(codes) == 0 && noOfferJoins(err) {
+				// No code, and no automatic offer joins the sale.
+				page.Redeem.Errors.add("code", "Enter or scan the coupon code.")
+				return true
+			}
+			return p.saleRefused(&page.Redeem, err)
+		},
 		status: func(err error) int {
 			if models.IsCode(err, models.CodeNotFound) {
 				return http.StatusNotFound
@@ -180,7 +189,15 @@ func (p *Pages) showSale(c *gin.Context, page *posPage, res *checkout.CheckoutRe
 	if res.ShippingDiscountCents != nil {
 		sp.ShippingDiscountCents = *res.ShippingDiscountCents
 	}
+	offers, err := p.offerLines(c.Request.Context(), res)
+	if err != nil {
+		return err
+	}
+	sp.Offers = offers
 	for _, cc := range res.Coupons {
+		if _, ok := offerOf(offers, cc); ok {
+			continue
+		}
 		sc := saleCode{Code: codeGroups(cc.CouponCode), DiscountCents: cc.DiscountCents}
 		t, err := p.core.GetTemplate(c.Request.Context(), cc.TemplateID)
 		if err != nil {
@@ -192,7 +209,7 @@ func (p *Pages) showSale(c *gin.Context, page *posPage, res *checkout.CheckoutRe
 		}
 		sp.Codes = append(sp.Codes, sc)
 	}
-	sp.Items = pricedRows(page.Redeem.Rows, cart.Lines, res.Lines)
+	sp.Items = pricedRows(page.Redeem.Rows, cart.Lines, res.Lines, offerLabels(offers, res))
 	status := http.StatusOK
 	if res.Result != models.CodeOK.Word() {
 		status = http.StatusConflict
@@ -211,8 +228,9 @@ func (p *Pages) showSale(c *gin.Context, page *posPage, res *checkout.CheckoutRe
 }
 
 // pricedRows are the rows of a sale with each line's amount, discount (and
-// each code's part) and what is left to pay for it.
-func pricedRows(rows []cartRow, lines []checkout.Line, ds []checkout.LineDiscount) []cartRow {
+// each code's part, an automatic offer's named by labels) and what is left
+// to pay for it.
+func pricedRows(rows []cartRow, lines []checkout.Line, ds []checkout.LineDiscount, labels map[string]string) []cartRow {
 	var out []cartRow
 	for i, l := range lines {
 		r := rows[i]
@@ -220,7 +238,11 @@ func pricedRows(rows []cartRow, lines []checkout.Line, ds []checkout.LineDiscoun
 		if i < len(ds) {
 			r.DiscountCents = ds[i].DiscountCents
 			for _, c := range ds[i].Coupons {
-				r.Parts = append(r.Parts, itemPart{Code: codeGroups(c.CouponCode), DiscountCents: c.DiscountCents})
+				part := itemPart{Code: codeGroups(c.CouponCode), DiscountCents: c.DiscountCents}
+				if l, ok := labels[part.Code]; ok {
+					part.Code = l
+				}
+				r.Parts = append(r.Parts, part)
 			}
 		}
 		r.Pays = r.AmountCents - r.DiscountCents
@@ -262,8 +284,13 @@ func (p *Pages) redeemSale(c *gin.Context, f redeemForm, cart checkout.Cart, amo
 			if res.Duplicate {
 				what = "Already redeemed on sale "
 			}
-			msg := fmt.Sprintf("%s%s: %s off, the customer pays %s. Further codes go on the same sale; "+
-				"Next customer starts a new one.", what, f.OrderID, p.money.format(res.DiscountCents), p.money.format(res.PayableCents))
+			offers, err := p.offerLines(c.Request.Context(), res)
+			if err != nil {
+				return outcome{}, err
+			}
+			msg := fmt.Sprintf("%s%s: %s off%s, the customer pays %s. Further codes go on the same sale; "+
+				"Next customer starts a new one.", what, f.OrderID, p.money.format(res.DiscountCents), p.offersSaid(offers),
+				p.money.format(res.PayableCents))
 			return done(msg, "/pos?"+saleQuery(f).Encode()), nil
 		},
 		refused: func(_ noInput, err error) bool { return p.saleRefused(&page.Redeem, err) },

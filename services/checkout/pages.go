@@ -29,3 +29,26 @@ func (s *Checkout) CouponCodes(ctx context.Context, ids []int64) (map[int64]stri
 	}
 	return out, nil
 }
+
+// LiveOffers returns the live automatic offers of a cart in currency (any,
+// for ""), in their order, as a checkout weighs them (offersIn): the pages
+// list each beside a priced cart, applied or not as the checkout's answer
+// says (docs/automatic-offers.md). Errors: CodeUnavailable.
+func (s *Checkout) LiveOffers(ctx context.Context, currency string) ([]models.Template, error) {
+	all, err := s.AutomaticOffers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]models.Template, 0, len(all))
+	for _, t := range offersIn(all, currency) {
+		out = append(out, *t)
+	}
+	return out, nil
+}
+
+// ClaimRefused says err is a claim's refusal (the claim rule, the
+// campaign's budget, the stock, the user's limit or the campaign's
+// per-customer cap), not a fault. A checkout with no code answers it when
+// its only automatic offer's claim was refused: the pages then show the
+// offer not applied, with that reason (docs/automatic-offers.md).
+func ClaimRefused(err error) bool { return claimRefused(err) }
