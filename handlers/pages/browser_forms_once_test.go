@@ -130,25 +130,17 @@ func TestBrowserCodeFormsForgive(t *testing.T) {
 	admin.consoleShots("codes-import-summary")
 
 	// Add stock sent twice: added once.
-	stock := func() int64 {
-		t.Helper()
-		tpl, err := e.Service.GetTemplate(context.Background(), tp.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tpl.TotalStock
-	}
-	before := stock()
+	before := e.GetTemplate(t, tp.ID).TotalStock
 	admin.open(fmt.Sprintf("/admin/templates/%d", tp.ID))
 	admin.fill("#stock-delta", "7")
 	admin.fill("#stock-reason", "a second shelf")
 	sendFormTwice(admin, `form[action$="/stock"]`)
-	if got := stock(); got != before+7 {
+	if got := e.GetTemplate(t, tp.ID).TotalStock; got != before+7 {
 		t.Fatalf("stock %d after adding 7 twice by one form, want %d", got, before+7)
 	}
 	admin.submit(`form[action$="/stock"] button[type="submit"]`)
 	admin.waitText("[data-already-created]", "Already created")
-	if got := stock(); got != before+7 {
+	if got := e.GetTemplate(t, tp.ID).TotalStock; got != before+7 {
 		t.Fatalf("stock %d after the form sent a third time, want %d", got, before+7)
 	}
 }

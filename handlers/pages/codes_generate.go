@@ -12,12 +12,8 @@ import (
 
 // startGenerate queues a job making bearer codes, then shows the job.
 func (p *Pages) startGenerate(c *gin.Context) {
-	id, ok := p.pathID(c, "template")
-	if !ok {
-		return
-	}
 	f := generateForm{Count: c.PostForm("count"), Pattern: c.PostForm("pattern"), Token: postedOrNewToken(c), Errors: formErrors{}}
-	handleForm(p, c, formPost[int64]{errs: f.Errors,
+	handleCreateOnTemplate(p, c, formPost[int64]{errs: f.Errors,
 		// Every mistake of the form in one answer: the count's and the
 		// pattern's (docs/result-codes.md, "fields").
 		read: func() int64 {
@@ -30,20 +26,23 @@ func (p *Pages) startGenerate(c *gin.Context) {
 			}
 			return count
 		},
-		act: func(count int64) (outcome, error) {
-			return p.createOnce(c, formToken(c), func() (outcome, error) {
-				j, err := p.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
-				if err != nil {
-					return outcome{}, err
-				}
-				return done(fmt.Sprintf("Making %d codes: job %d is queued.", count, j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
-			})
-		},
 		refused: func(_ int64, err error) bool {
 			return f.Errors.fromError(err, map[string]string{"count": "count", "pattern": "pattern"})
 		},
 		show: func(status int) { p.renderJobs(c, status, &f) },
+	}, func(id, count int64) (outcome, error) {
+		j, err := p.codes.StartGenerate(c.Request.Context(), web.Principal(c).Name, id, count, f.Pattern)
+		if err != nil {
+			return outcome{}, err
+		}
+		return jobQueued(j, fmt.Sprintf("Making %d codes", count)), nil
 	})
+}
+
+// jobQueued is the outcome of a form that queued job j: the job's page,
+// saying what the job does ("Making 10 codes: job 7 is queued.").
+func jobQueued(j *models.Job, doing string) outcome {
+	return done(fmt.Sprintf("%s: job %d is queued.", doing, j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID))
 }
 
 // jobResultURL is where a job's result CSV is downloaded (the API route,

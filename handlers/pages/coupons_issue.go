@@ -21,7 +21,8 @@ func (p *Pages) startIssue(c *gin.Context) {
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
 			// The list is read by the service's rule, its mistakes said as
-			// the service's are.
+			// the service's are, before the form's token is taken: so this
+			// page does not use handleCreateOnTemplate.
 			users, err := codes.ParseUserList(strings.NewReader(f.UserIDs))
 			if err != nil {
 				return outcome{}, err
@@ -31,7 +32,7 @@ func (p *Pages) startIssue(c *gin.Context) {
 				if err != nil {
 					return outcome{}, err
 				}
-				return done(fmt.Sprintf("Issuing to %d users: job %d is queued.", len(users), j.ID), fmt.Sprintf("/admin/jobs/%d", j.ID)), nil
+				return jobQueued(j, fmt.Sprintf("Issuing to %d users", len(users))), nil
 			})
 		},
 		refused: func(_ noInput, err error) bool {

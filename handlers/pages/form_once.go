@@ -114,3 +114,19 @@ func (p *Pages) createOnce(c *gin.Context, token string, create func() (outcome,
 	}
 	return out, nil
 }
+
+// handleCreateOnTemplate handles a form posted on a template, its id in the
+// address, that makes something (stock, a job): post is the form's post but
+// for its act, which is given the template's id and runs once per form
+// token (createOnce). An address without a valid id answers the not-found
+// page.
+func handleCreateOnTemplate[T any](p *Pages, c *gin.Context, post formPost[T], act func(id int64, in T) (outcome, error)) {
+	id, ok := p.pathID(c, "template")
+	if !ok {
+		return
+	}
+	post.act = func(in T) (outcome, error) {
+		return p.createOnce(c, formToken(c), func() (outcome, error) { return act(id, in) })
+	}
+	handleForm(p, c, post)
+}

@@ -21,7 +21,6 @@ type jobsPage struct {
 	Issue    issueForm
 }
 
-// generateForm, importForm and issueForm are the job forms, as typed.
 // generateForm, importForm and issueForm are the forms of a template's
 // codes page, as typed; each Token names one filling of its form
 // (createOnce), so that a form sent twice queues one job.

@@ -14,12 +14,8 @@ var stockFields = map[string]string{"delta": "delta", "reason": "reason"}
 
 // addStock adds stock to a template, with the reason kept in the audit log.
 func (p *Pages) addStock(c *gin.Context) {
-	id, ok := p.pathID(c, "template")
-	if !ok {
-		return
-	}
 	f := stockForm{Delta: c.PostForm("delta"), Reason: c.PostForm("reason"), Token: postedOrNewToken(c), Errors: formErrors{}}
-	handleForm(p, c, formPost[int64]{errs: f.Errors,
+	handleCreateOnTemplate(p, c, formPost[int64]{errs: f.Errors,
 		read: func() int64 {
 			delta := formInt(f.Errors, "delta", f.Delta, true)
 			if _, bad := f.Errors["delta"]; !bad && delta < 1 {
@@ -30,17 +26,14 @@ func (p *Pages) addStock(c *gin.Context) {
 			}
 			return delta
 		},
-		act: func(delta int64) (outcome, error) {
-			return p.createOnce(c, formToken(c), func() (outcome, error) {
-				out, err := p.admin.AddStock(c.Request.Context(), web.Principal(c).Name, id, delta, f.Reason)
-				if err != nil {
-					return outcome{}, err
-				}
-				return done(fmt.Sprintf("Added %d to “%s”: the stock is now %d.", delta, out.Name, out.TotalStock),
-					fmt.Sprintf("/admin/templates/%d", id)), nil
-			})
-		},
 		refused: func(_ int64, err error) bool { return f.Errors.fromError(err, stockFields) },
 		show:    func(status int) { p.renderTemplate(c, status, nil, &f) },
+	}, func(id, delta int64) (outcome, error) {
+		out, err := p.admin.AddStock(c.Request.Context(), web.Principal(c).Name, id, delta, f.Reason)
+		if err != nil {
+			return outcome{}, err
+		}
+		return done(fmt.Sprintf("Added %d to “%s”: the stock is now %d.", delta, out.Name, out.TotalStock),
+			fmt.Sprintf("/admin/templates/%d", id)), nil
 	})
 }

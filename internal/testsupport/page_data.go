@@ -68,14 +68,20 @@ func (e *PageEnv) Combinable(t *testing.T, name string, face, minOrder int64) *m
 	return tp
 }
 
-// TemplateStatus reads a template's status from the database.
-func (e *PageEnv) TemplateStatus(t *testing.T, id int64) string {
+// GetTemplate reads a template from the database.
+func (e *PageEnv) GetTemplate(t *testing.T, id int64) *models.Template {
 	t.Helper()
 	tp, err := e.Service.GetTemplate(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tp.Status
+	return tp
+}
+
+// TemplateStatus reads a template's status from the database.
+func (e *PageEnv) TemplateStatus(t *testing.T, id int64) string {
+	t.Helper()
+	return e.GetTemplate(t, id).Status
 }
 
 // CouponStatus reads a coupon's stored status.
