@@ -479,7 +479,7 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 			err = couponFits(c, req.UserID, req.OrderID, now)
 		}
 		if err == nil {
-			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined(), req.facts)
+			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined(), s.factsOr(req.facts))
 		}
 		if err != nil {
 			var de *models.Error
