@@ -3,13 +3,17 @@ package services_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
 	"github.com/couponsvc/couponsvc/services/checkout"
+
+	"gorm.io/gorm"
 )
 
 // autoFixture is a campaign with a budget and a per-customer cap, and one
@@ -218,4 +222,66 @@ func (f *claimFixture) instances(n int) []*services.App {
 		svcs = append(svcs, f.serviceOver(b, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}}))
 	}
 	return svcs
+}
+
+// TestAutomaticOffersRefreshOnce: when the list of offers is older than
+// the TTL by the service's clock, N requests arriving together read it
+// again with exactly one SELECT; the others answer from the old list
+// without waiting for that read (docs/automatic-offers.md).
+func TestAutomaticOffersRefreshOnce(t *testing.T) {
+	const n = 20
+	f := newAutoFixture(t, 0, 0, 10, 1)
+	if offers, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil || len(offers) != 1 {
+		t.Fatalf("offers: %+v, %v", offers, err)
+	}
+	db := f.Env.Backends.DB
+	var log statementLog
+	log.register(t, db)
+	// The one read blocks until the other n-1 requests have answered.
+	var answered atomic.Int32
+	var armed atomic.Bool
+	if err := db.Callback().Query().Before("gorm:query").Register("test:slow", func(*gorm.DB) {
+		for deadline := time.Now().Add(5 * time.Second); armed.Load() && answered.Load() < n-1 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Within the TTL by the service's clock, nothing is read.
+	if stmts := log.during(func() { _, _ = f.Checkout.AutomaticOffers(f.Ctx) }); len(stmts) != 0 {
+		t.Fatalf("a fresh list read %d statements: %q", len(stmts), stmts)
+	}
+	f.Clock.Advance(2 * time.Second) // past the default TTL of 1 s
+	armed.Store(true)
+	counts := make([]int, n)
+	errs := make([]error, n)
+	stmts := log.during(func() {
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				offers, err := f.Checkout.AutomaticOffers(f.Ctx)
+				counts[i], errs[i] = len(offers), err
+				answered.Add(1)
+			}()
+		}
+		close(start)
+		wg.Wait()
+	})
+	armed.Store(false)
+	if len(stmts) != 1 || !strings.Contains(stmts[0], "code_mode") {
+		t.Fatalf("%d requests on a stale list ran %d statements, want the one SELECT of the offers: %q", n, len(stmts), stmts)
+	}
+	for i := range n {
+		if errs[i] != nil || counts[i] != 1 {
+			t.Fatalf("request %d: %d offers, %v", i, counts[i], errs[i])
+		}
+	}
+	// The list read is fresh again: the next request reads nothing.
+	if stmts := log.during(func() { _, _ = f.Checkout.AutomaticOffers(f.Ctx) }); len(stmts) != 0 {
+		t.Fatalf("after the refresh %d statements: %q", len(stmts), stmts)
+	}
 }
