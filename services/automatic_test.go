@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -283,5 +284,57 @@ func TestAutomaticOffersRefreshOnce(t *testing.T) {
 	// The list read is fresh again: the next request reads nothing.
 	if stmts := log.during(func() { _, _ = f.Checkout.AutomaticOffers(f.Ctx) }); len(stmts) != 0 {
 		t.Fatalf("after the refresh %d statements: %q", len(stmts), stmts)
+	}
+}
+
+// TestAutomaticOffersUnreadable: when the list of offers cannot be read,
+// every checkout path that may take an offer answers unavailable (503),
+// never the business answer of a cart without offers, and takes nothing
+// (docs/automatic-offers.md, docs/failures.md).
+func TestAutomaticOffersUnreadable(t *testing.T) {
+	f := newAutoFixture(t, 0, 0, 10, 1)
+	typed := f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
+	a := f.MustClaim(typed.ID, "bob", "k1").Coupon
+	var failing atomic.Bool
+	db := f.Env.Backends.DB
+	if err := db.Callback().Query().Before("gorm:query").Register("test:offers-fail", func(tx *gorm.DB) {
+		// The read of the offers: templates joined to their campaigns.
+		if failing.Load() && tx.Statement.Table == "templates" && len(tx.Statement.Joins) > 0 {
+			_ = tx.AddError(errors.New("connection refused"))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.Clock.Advance(2 * time.Second) // the list read at the claim is stale
+	failing.Store(true)
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"HoldNoCode", func() error { _, err := holdAuto(f.Svc, f, "o-1", "bob", 6000); return err }},
+		{"ValidateNoCode", func() error {
+			_, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderID: "o-1", OrderAmountCents: 6000, UserID: "bob"})
+			return err
+		}},
+		{"Redeem", func() error {
+			_, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: a.Code, OrderID: "o-1", OrderAmountCents: 6000, UserID: "bob"})
+			return err
+		}},
+		{"TillSale", func() error {
+			_, err := f.Checkout.RedeemSale(f.Ctx, checkout.CheckoutRequest{OrderID: "o-1", OrderAmountCents: 6000, CouponCodes: []string{a.Code}}, "till")
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assertClaimCode(t, tc.call(), models.CodeUnavailable)
+			if c := f.couponOf(a.Code); c.Status != models.CouponIssued || f.couponCount() != 1 || f.remaining() != 10 {
+				t.Fatalf("after the refusal: %s, %d coupons, offer's stock %d", c.Status, f.couponCount(), f.remaining())
+			}
+		})
+	}
+	failing.Store(false)
+	res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: a.Code, OrderID: "o-1", OrderAmountCents: 6000, UserID: "bob"})
+	if err != nil || res.PayableCents != 5200 || f.couponCount() != 2 || f.remaining() != 9 {
+		t.Fatalf("once readable: %+v, %v; %d coupons, offer's stock %d", res, err, f.couponCount(), f.remaining())
 	}
 }

@@ -24,8 +24,8 @@ import (
 // Errors: those of Hold and Confirm (a field coupon_codes named
 // coupon_code), CodeUnavailable.
 func (s *Checkout) redeemWithOffers(ctx context.Context, req RedeemRequest) (res *RedeemResult, taken bool, err error) {
-	if !s.anyAutomatic(ctx) {
-		return nil, false, nil
+	if live, err := s.anyAutomatic(ctx); err != nil || !live {
+		return nil, err != nil, err
 	}
 	parsed := req
 	if err := s.parseRedeemCart(&parsed); err != nil {

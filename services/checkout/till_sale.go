@@ -35,7 +35,11 @@ func (s *Checkout) RedeemSale(ctx context.Context, req CheckoutRequest, cashier 
 	req.Cart.Channel = ChannelTill // a sale at the till is on its channel (docs/eligibility.md)
 	// With an automatic offer live the sale goes through a hold, which
 	// takes the offers the preview showed (docs/automatic-offers.md).
-	if len(req.CouponCodes) == 1 && !s.anyAutomatic(ctx) {
+	live, err := s.anyAutomatic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.CouponCodes) == 1 && !live {
 		r, err := s.Redeem(ctx, RedeemRequest{CouponCode: req.CouponCodes[0], OrderID: req.OrderID,
 			OrderAmountCents: req.OrderAmountCents, Cashier: cashier, Cart: req.Cart, Audited: true})
 		if err != nil {
