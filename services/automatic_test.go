@@ -21,13 +21,14 @@ import (
 // automatic offer of it (tp): 500 off orders of at least 5000.
 type autoFixture struct{ *sharedFixture }
 
-func newAutoFixture(t *testing.T, budget, perCustomer, stock, perUser int64) *autoFixture {
+// edit may change the offer's other fields before it is created.
+func newAutoFixture(t *testing.T, budget, perCustomer, stock, perUser int64, edit ...func(*models.Template)) *autoFixture {
 	t.Helper()
 	f := &autoFixture{&sharedFixture{claimFixture: newClaimFixture(t, services.Config{})}}
 	f.campaign = f.CreateCampaign(models.Campaign{Name: "autumn", BudgetCents: budget, PerCustomerLimit: perCustomer})
-	f.tp = f.template(f.campaign.ID, stock, perUser, 500, func(tp *models.Template) {
+	f.tp = f.template(f.campaign.ID, stock, perUser, 500, append([]func(*models.Template){func(tp *models.Template) {
 		tp.CodeMode, tp.MinOrderCents, tp.Stacking = models.CodeModeAutomatic, 5000, models.StackingCombinable
-	})
+	}}, edit...)...)
 	return f
 }
 
