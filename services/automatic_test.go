@@ -258,20 +258,11 @@ func TestAutomaticOffersRefreshOnce(t *testing.T) {
 	counts := make([]int, n)
 	errs := make([]error, n)
 	stmts := log.during(func() {
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				offers, err := f.Checkout.AutomaticOffers(f.Ctx)
-				counts[i], errs[i] = len(offers), err
-				answered.Add(1)
-			}()
-		}
-		close(start)
-		wg.Wait()
+		race(n, func(i int) {
+			offers, err := f.Checkout.AutomaticOffers(f.Ctx)
+			counts[i], errs[i] = len(offers), err
+			answered.Add(1)
+		})
 	})
 	armed.Store(false)
 	if len(stmts) != 1 || !strings.Contains(stmts[0], "code_mode") {
