@@ -206,5 +206,12 @@ func TestAutomaticOfferTillSale(t *testing.T) {
 		if f.couponCount() != 2 || f.remaining() != 9 || f.couponOf(a.Code).Status != models.CouponUsed {
 			t.Fatalf("%d coupons, offer's stock %d", f.couponCount(), f.remaining())
 		}
+		// Sent again: the first answer, the code and the offer, as a duplicate.
+		again, err := f.Checkout.RedeemSale(f.Ctx, req, "till-1")
+		first := *sale
+		first.Duplicate, first.ExpiresAt = true, again.ExpiresAt
+		if err != nil || fmt.Sprintf("%+v", *again) != fmt.Sprintf("%+v", first) || f.couponCount() != 2 || f.remaining() != 9 {
+			t.Fatalf("sale sent again: %+v, %v; want %+v", again, err, first)
+		}
 	})
 }

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/models"
@@ -48,6 +49,13 @@ func (s *Checkout) RedeemSale(ctx context.Context, req CheckoutRequest, cashier 
 	if held != nil {
 		return held, nil
 	}
+	if r.Duplicate {
+		// A replay of a sale whose code the offers joined answers, as the
+		// first time, the confirmed hold that took them together.
+		if h, ok, err := s.confirmedHoldOf(ctx, req.OrderID, r.Coupon.Code); err != nil || ok {
+			return h, err
+		}
+	}
 	res := &CheckoutResult{Result: "redeemed", Duplicate: r.Duplicate, OrderID: req.OrderID,
 		OrderAmountCents: r.OrderAmountCents, DiscountCents: r.DiscountCents, PayableCents: r.PayableCents,
 		Currency: r.Currency, Coupons: []CheckoutCoupon{{CouponCode: r.Coupon.Code, Result: "redeemed",
@@ -56,6 +64,24 @@ func (s *Checkout) RedeemSale(ctx context.Context, req CheckoutRequest, cashier 
 		res.Lines, res.ShippingDiscountCents = r.Lines, ptrTo(r.ShippingDiscountCents)
 	}
 	return res, nil
+}
+
+// confirmedHoldOf is the order's confirmed hold, as its confirm answered
+// it (a duplicate now), when it took the coupon code; ok is false when the
+// order has none or the code was redeemed apart. Errors: CodeUnavailable.
+func (s *Checkout) confirmedHoldOf(ctx context.Context, orderID, code string) (res *CheckoutResult, ok bool, err error) {
+	h, err := s.GetHold(ctx, orderID)
+	if models.IsCode(err, models.CodeNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if h.State != HoldConfirmed || !slices.ContainsFunc(h.Coupons, func(c CheckoutCoupon) bool { return c.CouponCode == code }) {
+		return nil, false, nil
+	}
+	h.Duplicate = true
+	return h, true, nil
 }
 
 // Refusal reasons of a coupon priced on a cart, as RefusalReason reads
