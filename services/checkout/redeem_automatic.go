@@ -17,10 +17,11 @@ import (
 // row and is answered by the ordinary path as the duplicate of that answer.
 //
 // held is the hold confirmed, the order's whole answer (the code and the
-// offers), for the till's sale. taken is false when the ordinary path redeems the code instead: no offer
-// is live or joins the cart, the order has a row already (its offers were
-// taken at its first checkout), or the request is one the ordinary path
-// refuses with its own words.
+// offers), for the till's sale. taken is false when the ordinary path
+// redeems the code instead: no offer is live or joins the cart, the order
+// has a row already (its offers were taken at its first checkout), or the
+// request is one the ordinary path refuses with its own words; a list of
+// offers that cannot be read is taken, with its error.
 //
 // Errors: those of Hold and Confirm (a field coupon_codes named
 // coupon_code), CodeUnavailable.
