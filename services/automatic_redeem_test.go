@@ -163,3 +163,55 @@ func TestAutomaticOfferUsable(t *testing.T) {
 		}
 	})
 }
+
+// TestAutomaticOfferTillSale: the till's sale of one code goes by the one
+// path of a redemption whether an offer is live or not: with the offer
+// below its minimum the code is redeemed (audited coupon.redeem) and the
+// offer left alone; with the offer joining, the sale answers the code and
+// the offer together, the offer's claim counted once (docs/automatic-offers.md).
+func TestAutomaticOfferTillSale(t *testing.T) {
+	t.Run("OfferBelowMinimum", func(t *testing.T) {
+		f := newAutoFixture(t, 0, 0, 10, 1)
+		typed := f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
+		a := f.MustClaim(typed.ID, "bob", "k1").Coupon
+		sale, err := f.Checkout.RedeemSale(f.Ctx, checkout.CheckoutRequest{OrderID: "t-1", OrderAmountCents: 4000, CouponCodes: []string{a.Code}}, "till-1")
+		if err != nil || sale.Result != "redeemed" || sale.DiscountCents != 300 || sale.PayableCents != 3700 || len(sale.Coupons) != 1 {
+			t.Fatalf("sale: %+v, %v", sale, err)
+		}
+		entries, err := f.Admin.ListAudit(f.Ctx, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var redeems int
+		for _, e := range entries {
+			if e.Action == "coupon.redeem" {
+				redeems++
+			}
+		}
+		if redeems != 1 || f.couponCount() != 1 || f.remaining() != 10 {
+			t.Fatalf("%d coupon.redeem entries, %d coupons, offer's stock %d", redeems, f.couponCount(), f.remaining())
+		}
+	})
+	t.Run("OfferJoins", func(t *testing.T) {
+		f := newAutoFixture(t, 0, 0, 10, 1)
+		typed := f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
+		a := f.MustClaim(typed.ID, "bob", "k1").Coupon
+		req := checkout.CheckoutRequest{OrderID: "t-1", OrderAmountCents: 6000, CouponCodes: []string{a.Code}}
+		sale, err := f.Checkout.RedeemSale(f.Ctx, req, "till-1")
+		if err != nil || sale.Duplicate || sale.DiscountCents != 800 || sale.PayableCents != 5200 || len(sale.Coupons) != 2 ||
+			sale.Coupons[0].CouponCode != a.Code || sale.Coupons[0].DiscountCents != 300 ||
+			sale.Coupons[1].TemplateID != f.tp.ID || sale.Coupons[1].DiscountCents != 500 {
+			t.Fatalf("sale: %+v, %v", sale, err)
+		}
+		if f.couponCount() != 2 || f.remaining() != 9 || f.couponOf(a.Code).Status != models.CouponUsed {
+			t.Fatalf("%d coupons, offer's stock %d", f.couponCount(), f.remaining())
+		}
+		// Sent again: the first answer, the code and the offer, as a duplicate.
+		again, err := f.Checkout.RedeemSale(f.Ctx, req, "till-1")
+		first := *sale
+		first.Duplicate, first.ExpiresAt = true, again.ExpiresAt
+		if err != nil || fmt.Sprintf("%+v", *again) != fmt.Sprintf("%+v", first) || f.couponCount() != 2 || f.remaining() != 9 {
+			t.Fatalf("sale sent again: %+v, %v; want %+v", again, err, first)
+		}
+	})
+}

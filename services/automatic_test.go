@@ -1,28 +1,34 @@
 package services_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
 	"github.com/couponsvc/couponsvc/services/checkout"
+
+	"gorm.io/gorm"
 )
 
 // autoFixture is a campaign with a budget and a per-customer cap, and one
 // automatic offer of it (tp): 500 off orders of at least 5000.
 type autoFixture struct{ *sharedFixture }
 
-func newAutoFixture(t *testing.T, budget, perCustomer, stock, perUser int64) *autoFixture {
+// edit may change the offer's other fields before it is created.
+func newAutoFixture(t *testing.T, budget, perCustomer, stock, perUser int64, edit ...func(*models.Template)) *autoFixture {
 	t.Helper()
 	f := &autoFixture{&sharedFixture{claimFixture: newClaimFixture(t, services.Config{})}}
 	f.campaign = f.CreateCampaign(models.Campaign{Name: "autumn", BudgetCents: budget, PerCustomerLimit: perCustomer})
-	f.tp = f.template(f.campaign.ID, stock, perUser, 500, func(tp *models.Template) {
+	f.tp = f.template(f.campaign.ID, stock, perUser, 500, append([]func(*models.Template){func(tp *models.Template) {
 		tp.CodeMode, tp.MinOrderCents, tp.Stacking = models.CodeModeAutomatic, 5000, models.StackingCombinable
-	})
+	}}, edit...)...)
 	return f
 }
 
@@ -218,4 +224,109 @@ func (f *claimFixture) instances(n int) []*services.App {
 		svcs = append(svcs, f.serviceOver(b, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute, DBTimeout: time.Minute}}))
 	}
 	return svcs
+}
+
+// TestAutomaticOffersRefreshOnce: when the list of offers is older than
+// the TTL by the service's clock, N requests arriving together read it
+// again with exactly one SELECT; the others answer from the old list
+// without waiting for that read (docs/automatic-offers.md).
+func TestAutomaticOffersRefreshOnce(t *testing.T) {
+	const n = 20
+	f := newAutoFixture(t, 0, 0, 10, 1)
+	if offers, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil || len(offers) != 1 {
+		t.Fatalf("offers: %+v, %v", offers, err)
+	}
+	db := f.Env.Backends.DB
+	var log statementLog
+	log.register(t, db)
+	// The one read blocks until the other n-1 requests have answered.
+	var answered atomic.Int32
+	var armed atomic.Bool
+	if err := db.Callback().Query().Before("gorm:query").Register("test:slow", func(*gorm.DB) {
+		for deadline := time.Now().Add(5 * time.Second); armed.Load() && answered.Load() < n-1 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Within the TTL by the service's clock, nothing is read.
+	if stmts := log.during(func() { _, _ = f.Checkout.AutomaticOffers(f.Ctx) }); len(stmts) != 0 {
+		t.Fatalf("a fresh list read %d statements: %q", len(stmts), stmts)
+	}
+	f.Clock.Advance(2 * time.Second) // past the default TTL of 1 s
+	armed.Store(true)
+	counts := make([]int, n)
+	errs := make([]error, n)
+	stmts := log.during(func() {
+		race(n, func(i int) {
+			offers, err := f.Checkout.AutomaticOffers(f.Ctx)
+			counts[i], errs[i] = len(offers), err
+			answered.Add(1)
+		})
+	})
+	armed.Store(false)
+	if len(stmts) != 1 || !strings.Contains(stmts[0], "code_mode") {
+		t.Fatalf("%d requests on a stale list ran %d statements, want the one SELECT of the offers: %q", n, len(stmts), stmts)
+	}
+	for i := range n {
+		if errs[i] != nil || counts[i] != 1 {
+			t.Fatalf("request %d: %d offers, %v", i, counts[i], errs[i])
+		}
+	}
+	// The list read is fresh again: the next request reads nothing.
+	if stmts := log.during(func() { _, _ = f.Checkout.AutomaticOffers(f.Ctx) }); len(stmts) != 0 {
+		t.Fatalf("after the refresh %d statements: %q", len(stmts), stmts)
+	}
+}
+
+// TestAutomaticOffersUnreadable: when the list of offers cannot be read,
+// every checkout path that may take an offer answers unavailable (503),
+// never the business answer of a cart without offers, and takes nothing
+// (docs/automatic-offers.md, docs/failures.md).
+func TestAutomaticOffersUnreadable(t *testing.T) {
+	f := newAutoFixture(t, 0, 0, 10, 1)
+	typed := f.template(f.campaign.ID, 10, 1, 300, func(tp *models.Template) { tp.Stacking = models.StackingCombinable })
+	a := f.MustClaim(typed.ID, "bob", "k1").Coupon
+	var failing atomic.Bool
+	db := f.Env.Backends.DB
+	if err := db.Callback().Query().Before("gorm:query").Register("test:offers-fail", func(tx *gorm.DB) {
+		// The read of the offers: templates joined to their campaigns.
+		if failing.Load() && tx.Statement.Table == "templates" && len(tx.Statement.Joins) > 0 {
+			_ = tx.AddError(errors.New("connection refused"))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.Clock.Advance(2 * time.Second) // the list read at the claim is stale
+	failing.Store(true)
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"HoldNoCode", func() error { _, err := holdAuto(f.Svc, f, "o-1", "bob", 6000); return err }},
+		{"ValidateNoCode", func() error {
+			_, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderID: "o-1", OrderAmountCents: 6000, UserID: "bob"})
+			return err
+		}},
+		{"Redeem", func() error {
+			_, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: a.Code, OrderID: "o-1", OrderAmountCents: 6000, UserID: "bob"})
+			return err
+		}},
+		{"TillSale", func() error {
+			_, err := f.Checkout.RedeemSale(f.Ctx, checkout.CheckoutRequest{OrderID: "o-1", OrderAmountCents: 6000, CouponCodes: []string{a.Code}}, "till")
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assertClaimCode(t, tc.call(), models.CodeUnavailable)
+			if c := f.couponOf(a.Code); c.Status != models.CouponIssued || f.couponCount() != 1 || f.remaining() != 10 {
+				t.Fatalf("after the refusal: %s, %d coupons, offer's stock %d", c.Status, f.couponCount(), f.remaining())
+			}
+		})
+	}
+	failing.Store(false)
+	res, err := f.Checkout.Redeem(f.Ctx, checkout.RedeemRequest{CouponCode: a.Code, OrderID: "o-1", OrderAmountCents: 6000, UserID: "bob"})
+	if err != nil || res.PayableCents != 5200 || f.couponCount() != 2 || f.remaining() != 9 {
+		t.Fatalf("once readable: %+v, %v; %d coupons, offer's stock %d", res, err, f.couponCount(), f.remaining())
+	}
 }

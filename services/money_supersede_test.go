@@ -7,7 +7,9 @@ import (
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
 	"github.com/couponsvc/couponsvc/services/checkout"
+	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/pricing"
+	"github.com/couponsvc/couponsvc/services/reports"
 )
 
 // A coupon refunded off an order and taken again by it supersedes its
@@ -182,4 +184,74 @@ func TestMoneyReturnPreviewIsTheReturnsPlan(t *testing.T) {
 			t.Fatalf("preview by amount while a hold is pending: %v, want held", err)
 		}
 	})
+}
+
+// A coupon of two actions (10% off the lines, then 500 off the order)
+// refunded off an order and redeemed again after a return: every row's
+// split by action adds up to the row's discount, its carried part
+// included (the first action's), and the discount report's split by
+// action adds up to the discount of the rows and to what came back, line
+// by line and in total, after a last return by line (docs/pricing.md,
+// "Several actions"; docs/returns.md, "A refund").
+func TestMoneySupersedeActionsSumToTheRow(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		first, second []checkout.ReturnLine
+	}{
+		{"FirstLineThenSecond", []checkout.ReturnLine{rl("l1", 1)}, []checkout.ReturnLine{rl("l2", 1)}},
+		{"FirstLineTwice", []checkout.ReturnLine{rl("l1", 1)}, []checkout.ReturnLine{rl("l1", 1)}},
+		{"BothLinesThenTheRest", []checkout.ReturnLine{rl("l1", 1), rl("l2", 1)}, []checkout.ReturnLine{rl("l1", 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newHoldFixture(t, services.Config{})
+			tp := f.Template(models.Template{CampaignID: f.campaign.ID}, func(tp *models.Template) {
+				tp.Stacking, tp.TotalStock, tp.PerUserLimit = models.StackingCombinable, 10, 10
+				tp.Kind, tp.PercentOff, tp.MaxDiscountCents, tp.FaceValueCents = models.KindPercent, 10, 10_000, 0
+				tp.Actions = []models.TemplateAction{{Kind: models.KindFixed, AppliesTo: models.AppliesToOrder, FaceValueCents: 500}}
+			})
+			a := f.claim(tp, "u1")
+			cart := checkout.Cart{Lines: []pricing.Line{line("l1", 3, 1_000), line("l2", 1, 3_000)}}
+			f.moneyRedeem(a, "o1", cart)
+			f.moneyReturn("o1", "r1", tc.first...)
+			f.refundCoupon(a, "o1")
+			f.moneyRedeem(a, "o1", cart)
+			f.moneyReturn("o1", "r2", tc.second...)
+			var carried, discount, returned int64
+			for _, r := range f.storedRows("o1") {
+				var actions *string
+				if err := f.Backends.DB.Raw("SELECT actions FROM order_line_discounts WHERE order_id = ? AND coupon_id = ? AND line_no = ?",
+					r.OrderID, r.CouponID, r.LineNo).Row().Scan(&actions); err != nil {
+					t.Fatal(err)
+				}
+				parts, err := core.DecodeActionParts(actions)
+				if err != nil || len(parts) != 2 {
+					t.Fatalf("line %d: parts %+v, %v", r.LineNo, parts, err)
+				}
+				if sum := parts[0].DiscountCents + parts[1].DiscountCents; sum != r.DiscountCents {
+					t.Fatalf("line %d: the actions split %d, the row says %d (%d carried)", r.LineNo, sum, r.DiscountCents, r.CarriedCents)
+				}
+				carried, discount, returned = carried+r.CarriedCents, discount+r.DiscountCents, returned+r.ReturnedDiscountCents
+			}
+			if carried == 0 {
+				t.Fatal("no row carries an earlier part: the case does not test the carried split")
+			}
+			rep, err := f.Reports.Discounts(f.Ctx, reports.DiscountRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var byAction, backByAction int64
+			for _, a := range rep.Actions {
+				byAction, backByAction = byAction+a.DiscountCents, backByAction+a.ReturnedDiscountCents
+				if a.NetDiscountCents != a.DiscountCents-a.ReturnedDiscountCents {
+					t.Fatalf("action %+v: net is not discount less returned", a)
+				}
+			}
+			if byAction != discount || backByAction != returned {
+				t.Fatalf("by action %d off, %d back; the rows %d off, %d back", byAction, backByAction, discount, returned)
+			}
+			if tl := rep.TotalsByLine; tl.DiscountCents != discount || tl.ReturnedDiscountCents != returned {
+				t.Fatalf("report by line %+v; the rows %d off, %d back", tl, discount, returned)
+			}
+		})
+	}
 }

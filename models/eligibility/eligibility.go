@@ -236,6 +236,13 @@ type cached struct {
 	err     error
 }
 
+// Len is the number of rules the cache holds.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
 // Program is the compiled rule of template id as of updated (its text
 // rule), compiled once.
 func (c *Cache) Program(id int64, updated time.Time, rule string) (*vm.Program, error) {

@@ -129,11 +129,13 @@ func noneLeft(req *CheckoutRequest, n int, refused error) error {
 	return models.Invalid("coupon_codes", "must hold 1 to %d codes: no automatic offer applies to this cart", n)
 }
 
-// anyAutomatic says an automatic offer is live (false when they cannot be
-// read: the request is then answered as without one).
-func (s *Checkout) anyAutomatic(ctx context.Context) bool {
+// anyAutomatic says an automatic offer is live. A list that cannot be read
+// is an error, never "no offer": the request is answered 503 rather than
+// decided without the offers it may take (docs/automatic-offers.md).
+// Errors: CodeUnavailable.
+func (s *Checkout) anyAutomatic(ctx context.Context) (bool, error) {
 	offers, err := s.AutomaticOffers(ctx)
-	return err == nil && len(offers) > 0
+	return len(offers) > 0, err
 }
 
 // autoAt is the automatic offer at index i of the request's codes, nil for

@@ -233,8 +233,15 @@ func (s *Checkout) parseCheckout(ctx context.Context, req *CheckoutRequest, orde
 			return err
 		}
 	}
-	if n := s.MaxCouponCodes(); len(req.CouponCodes) < 1 && !s.anyAutomatic(ctx) || len(req.CouponCodes) > n {
+	if n := s.MaxCouponCodes(); len(req.CouponCodes) > n {
 		return models.Invalid("coupon_codes", "must hold 1 to %d codes", n)
+	} else if len(req.CouponCodes) < 1 {
+		// No code typed: an automatic offer live may make the cart's.
+		if live, err := s.anyAutomatic(ctx); err != nil {
+			return err
+		} else if !live {
+			return models.Invalid("coupon_codes", "must hold 1 to %d codes", n)
+		}
 	}
 	seen := map[string]bool{}
 	codes := make([]string, len(req.CouponCodes))
@@ -479,7 +486,7 @@ func (s *Checkout) decide(p *priced, req CheckoutRequest, now time.Time) (*Check
 			err = couponFits(c, req.UserID, req.OrderID, now)
 		}
 		if err == nil {
-			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined(), req.facts)
+			err = couponRefusal(&pr.Coupons[i], p.templates[i], &req.cart, req.Cart.Lined(), s.factsOr(req.facts))
 		}
 		if err != nil {
 			var de *models.Error

@@ -120,6 +120,17 @@ func (s *Checkout) readFacts(ctx context.Context, userID string, cart *Cart, pc 
 	return f, nil
 }
 
+// factsOr is f, or when a path read none, the facts of an anonymous
+// customer with nothing said, over the service's rule cache: a rule is
+// compiled once per template version whatever the path
+// (docs/eligibility.md).
+func (s *Checkout) factsOr(f *facts) *facts {
+	if f != nil {
+		return f
+	}
+	return &facts{rules: &s.rules, log: s.Log, counts: map[int64]campaignCounts{}}
+}
+
 // tillFacts is the facts of a check at the till, which names no customer:
 // the channel till, the order and the time (no read).
 func (s *Checkout) tillFacts(pc *pricing.Cart, now time.Time) *facts {

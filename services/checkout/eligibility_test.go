@@ -6,6 +6,7 @@ import (
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/models/eligibility"
+	"github.com/couponsvc/couponsvc/services/core"
 	"github.com/couponsvc/couponsvc/services/pricing"
 )
 
@@ -58,5 +59,29 @@ func TestEligibilityInThePlan(t *testing.T) {
 				t.Fatalf("refusal %+v", de)
 			}
 		})
+	}
+}
+
+// TestEligibilityRefusalUsesTheServiceCache: a path that read no facts
+// judges a rule as an anonymous customer's over the service's own cache,
+// so the rule is compiled once, not on every call; facts without a cache
+// admit no one (docs/eligibility.md).
+func TestEligibilityRefusalUsesTheServiceCache(t *testing.T) {
+	s := &Checkout{Core: &core.Core{}}
+	vip := &models.Template{ID: 1, CampaignID: 7, Eligibility: `"vip" in customer.tags`}
+	first := &models.Template{ID: 2, CampaignID: 7, Eligibility: `customer.orders_count == 0`}
+	for i := range 3 {
+		if err := eligibilityRefusal(s.factsOr(nil), vip, "C"); models.ErrorCode(err) != models.CodeNotEligible {
+			t.Fatalf("call %d: vip rule on no facts = %v, want not_eligible", i, err)
+		}
+		if err := eligibilityRefusal(s.factsOr(nil), first, "C"); err != nil {
+			t.Fatalf("call %d: first-order rule on no facts = %v, want admitted", i, err)
+		}
+	}
+	if n := s.rules.Len(); n != 2 {
+		t.Fatalf("the service's cache holds %d rules, want 2", n)
+	}
+	if err := eligibilityRefusal(&facts{}, first, "C"); models.ErrorCode(err) != models.CodeNotEligible {
+		t.Fatalf("facts without a cache: %v, want not_eligible", err)
 	}
 }

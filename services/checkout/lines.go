@@ -227,7 +227,8 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 	// time as arguments.
 	var q []byte
 	args := make([]any, 0, (len(r.Lines)+1)*4)
-	row := func(line int, discount, carried int64, units *string) {
+	row := func(line int, discount int64, kept []pricing.UnitRun, units *string) {
+		carried := runsCents(kept)
 		if len(args) == 0 {
 			q = make([]byte, 0, 180+(len(r.Lines)+1)*56)
 			q = append(q, `INSERT INTO order_line_discounts (order_id, coupon_id, line_no, template_id, discount_cents, returned_discount_cents, carried_cents, units, actions, created_at) VALUES `...)
@@ -247,7 +248,7 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 		q = append(q, ',')
 		q = strconv.AppendInt(q, carried, 10)
 		q = append(q, ",?,?,?)"...)
-		args = append(args, orderID, units, core.EncodeActionParts(r, line), now)
+		args = append(args, orderID, units, core.EncodeActionParts(r, line, kept), now)
 	}
 	for _, ls := range r.Lines {
 		kept := carry[ls.Line]
@@ -255,16 +256,16 @@ func writeAllocation(tx *gorm.DB, orderID string, c *models.Coupon, r *pricing.C
 			continue
 		}
 		units := EncodeUnits(append(slices.Clip(kept), ls.Units...))
-		row(ls.Line, ls.DiscountCents, runsCents(kept), &units)
+		row(ls.Line, ls.DiscountCents, kept, &units)
 	}
 	for _, line := range slices.Sorted(maps.Keys(carry)) {
 		if !slices.ContainsFunc(r.Lines, func(ls pricing.LineShare) bool { return ls.Line == line }) {
 			units := EncodeUnits(carry[line])
-			row(line, 0, runsCents(carry[line]), &units)
+			row(line, 0, carry[line], &units)
 		}
 	}
 	if r.ShippingCents > 0 {
-		row(ShippingLineNo, r.ShippingCents, 0, nil)
+		row(ShippingLineNo, r.ShippingCents, nil, nil)
 	}
 	if len(args) == 0 {
 		return nil

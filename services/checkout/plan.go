@@ -413,19 +413,20 @@ func couponRefusal(r *pricing.CouponResult, t *models.Template, cart *pricing.Ca
 // the request's facts do not meet, not_eligible naming the rule
 // (docs/eligibility.md). The rule was compiled when the template was
 // saved; f's cache compiles it once per template version, never per
-// request. A rule that fails as it runs admits no one and is logged; nil
-// facts are an anonymous customer's with nothing said.
+// request. A rule that fails as it runs admits no one and is logged. Facts
+// always carry the service's cache (readFacts, factsOr): nil facts, or
+// facts without a cache, admit no one rather than compile the rule again.
 func eligibilityRefusal(f *facts, t *models.Template, code string) error {
 	if t.Eligibility == "" {
 		return nil
 	}
-	if f == nil {
-		f = &facts{rules: &eligibility.Cache{}}
-	}
-	prog, err := f.rules.Program(t.ID, t.UpdatedAt, t.Eligibility)
 	ok := false
-	if err == nil {
-		ok, err = eligibility.Eval(prog, f.envFor(t))
+	var err error
+	if f != nil && f.rules != nil {
+		prog, cerr := f.rules.Program(t.ID, t.UpdatedAt, t.Eligibility)
+		if err = cerr; err == nil {
+			ok, err = eligibility.Eval(prog, f.envFor(t))
+		}
 	}
 	if err != nil && f.log != nil {
 		f.log.Warn("eligibility rule failed", "template_id", t.ID, "err", err)

@@ -156,9 +156,25 @@ func (r *RedeemResult) setLines(a *allocation) {
 // (field order_amount_cents: the order has another amount),
 // CodeBusy, CodeUnavailable.
 func (s *Checkout) Redeem(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
-	if res, taken, err := s.redeemWithOffers(ctx, req); taken || err != nil {
-		return res, err
+	res, _, err := s.redeem(ctx, req)
+	return res, err
+}
+
+// redeem is Redeem, the one path of every redemption of one code (the
+// till's sale of one code too); held is the hold confirmed when live
+// automatic offers joined the cart (redeemWithOffers), the whole order's
+// answer with the offers, nil otherwise.
+func (s *Checkout) redeem(ctx context.Context, req RedeemRequest) (res *RedeemResult, held *CheckoutResult, err error) {
+	if res, held, taken, err := s.redeemWithOffers(ctx, req); taken || err != nil {
+		return res, held, err
 	}
+	res, err = s.redeemCode(ctx, req)
+	return res, nil, err
+}
+
+// redeemCode redeems one code with no automatic offer: a shared code's
+// claim and redemption, or a coupon's. Errors: as Redeem.
+func (s *Checkout) redeemCode(ctx context.Context, req RedeemRequest) (*RedeemResult, error) {
 	code, err := models.ParseCouponCode("coupon_code", req.CouponCode)
 	if shared, serr := s.readsAsShared(ctx, req.CouponCode, err); serr != nil {
 		return nil, serr

@@ -16,23 +16,25 @@ import (
 // what the order pays after every coupon on it; a replay finds the order's
 // row and is answered by the ordinary path as the duplicate of that answer.
 //
-// taken is false when the ordinary path redeems the code instead: no offer
-// is live or joins the cart, the order has a row already (its offers were
-// taken at its first checkout), or the request is one the ordinary path
-// refuses with its own words.
+// held is the hold confirmed, the order's whole answer (the code and the
+// offers), for the till's sale. taken is false when the ordinary path
+// redeems the code instead: no offer is live or joins the cart, the order
+// has a row already (its offers were taken at its first checkout), or the
+// request is one the ordinary path refuses with its own words; a list of
+// offers that cannot be read is taken, with its error.
 //
 // Errors: those of Hold and Confirm (a field coupon_codes named
 // coupon_code), CodeUnavailable.
-func (s *Checkout) redeemWithOffers(ctx context.Context, req RedeemRequest) (res *RedeemResult, taken bool, err error) {
-	if !s.anyAutomatic(ctx) {
-		return nil, false, nil
+func (s *Checkout) redeemWithOffers(ctx context.Context, req RedeemRequest) (res *RedeemResult, held *CheckoutResult, taken bool, err error) {
+	if live, err := s.anyAutomatic(ctx); err != nil || !live {
+		return nil, nil, err != nil, err
 	}
 	parsed := req
 	if err := s.parseRedeemCart(&parsed); err != nil {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if _, found, err := s.ReadOrder(ctx, req.OrderID); err != nil || found {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	hold := func() CheckoutRequest {
 		return CheckoutRequest{OrderID: req.OrderID, OrderAmountCents: req.OrderAmountCents, UserID: req.UserID,
@@ -40,24 +42,27 @@ func (s *Checkout) redeemWithOffers(ctx context.Context, req RedeemRequest) (res
 	}
 	creq := hold()
 	if err := s.parseCheckout(ctx, &creq, true); err != nil {
-		return nil, false, nil
+		if models.IsCode(err, models.CodeUnavailable) {
+			return nil, nil, true, err
+		}
+		return nil, nil, false, nil
 	}
 	if err := s.addAutomatic(ctx, &creq); err != nil || len(creq.CouponCodes) < 2 {
 		if models.IsCode(err, models.CodeUnavailable) {
-			return nil, true, err
+			return nil, nil, true, err
 		}
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
-	held, err := s.holdConfirm(ctx, hold(), req.Cashier)
+	held, err = s.holdConfirm(ctx, hold(), req.Cashier)
 	if err != nil {
-		return nil, true, singularCode(err)
+		return nil, nil, true, singularCode(err)
 	}
 	res, err = s.redeemClaimed(ctx, held.Coupons[0].CouponCode, parsed)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, true, err
 	}
 	res.Duplicate = held.Duplicate
-	return res, true, nil
+	return res, held, true, nil
 }
 
 // holdConfirm holds the request's codes (and the automatic offers that join

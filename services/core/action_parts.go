@@ -32,12 +32,21 @@ const shippingLine = -1
 
 // EncodeActionParts is the actions column of coupon r's row for line
 // (-1: its part of the shipping): nil for a coupon of one
-// action, whose part is the row's.
-func EncodeActionParts(r *pricing.CouponResult, line int) *string {
+// action, whose part is the row's. carried is the earlier part the row
+// keeps on units returned before (a coupon refunded and redeemed again on
+// the order: order_line_discounts.carried_cents); it is the first
+// action's (the template's own kind), on the units it was on, so that the
+// parts add up to the row's discount unit by unit (docs/pricing.md,
+// "Several actions").
+func EncodeActionParts(r *pricing.CouponResult, line int, carried []pricing.UnitRun) *string {
 	if len(r.Actions) == 0 {
 		return nil
 	}
 	parts := make([]ActionPart, len(r.Actions))
+	for _, u := range carried {
+		parts[0].DiscountCents += u.Count * u.PerUnitCents
+		parts[0].Units = append(parts[0].Units, PartRun{First: u.First, Count: u.Count, PerUnitCents: u.PerUnitCents})
+	}
 	for k := range r.Actions {
 		a := &r.Actions[k]
 		if line == shippingLine {
@@ -48,7 +57,7 @@ func EncodeActionParts(r *pricing.CouponResult, line int) *string {
 			if ls.Line != line {
 				continue
 			}
-			parts[k].DiscountCents = ls.DiscountCents
+			parts[k].DiscountCents += ls.DiscountCents
 			for _, u := range ls.Units {
 				parts[k].Units = append(parts[k].Units, PartRun{First: u.First, Count: u.Count, PerUnitCents: u.PerUnitCents})
 			}

@@ -34,29 +34,15 @@ type cachedCap struct {
 // AutomaticOffers returns the automatic offers that may apply now: code mode
 // automatic, active, in an active campaign, taking claims at now
 // (models.Template.Claimable), lower priority first, then older first. The
-// list is read from the database at most once per TemplateCacheTTL on an
-// instance, and again at once after a change of any template on it
-// (docs/automatic-offers.md). Errors: CodeUnavailable.
+// list is read from the database at most once per TemplateCacheTTL of the
+// service's clock on an instance, and again at once after a change of any
+// template on it (docs/automatic-offers.md). One request reads a stale
+// list again while the others answer from the old one; with no list at
+// all they wait for that read. Errors: CodeUnavailable.
 func (s *Core) AutomaticOffers(ctx context.Context) ([]models.Template, error) {
-	now := time.Now()
-	c := &s.Templates
-	c.mu.Lock()
-	list := c.offers
-	c.mu.Unlock()
-	if !list.ok || now.Sub(list.fetched) > c.ttl {
-		var ts []models.Template
-		// One statement: the templates joined to their campaigns.
-		err := s.DB.WithContext(ctx).Select("templates.*").
-			Joins("JOIN campaigns ON campaigns.id = templates.campaign_id AND campaigns.status <> ?", models.CampaignPaused).
-			Where("templates.code_mode = ? AND templates.status = ?", models.CodeModeAutomatic, models.TemplateActive).
-			Order("templates.priority, templates.id").Find(&ts).Error
-		if err != nil {
-			return nil, DBError("templates", err)
-		}
-		list = offerList{ts: ts, fetched: now, ok: true}
-		c.mu.Lock()
-		c.offers = list
-		c.mu.Unlock()
+	list, err := s.cachedOffers(ctx)
+	if err != nil {
+		return nil, err
 	}
 	at := s.Clock()
 	out := make([]models.Template, 0, len(list.ts))
@@ -66,6 +52,68 @@ func (s *Core) AutomaticOffers(ctx context.Context) ([]models.Template, error) {
 		}
 	}
 	return out, nil
+}
+
+// cachedOffers is the instance's list of offers, read again when it is older
+// than the TTL by one request at a time (single flight).
+func (s *Core) cachedOffers(ctx context.Context) (offerList, error) {
+	c := &s.Templates
+	for {
+		now := s.Cfg.Now()
+		c.mu.Lock()
+		list, wait := c.offers, c.refresh
+		if list.ok && now.Sub(list.fetched) <= c.ttl {
+			c.mu.Unlock()
+			return list, nil
+		}
+		if wait != nil {
+			c.mu.Unlock()
+			if list.ok {
+				return list, nil // another request is reading it again
+			}
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return offerList{}, DBError("templates", ctx.Err())
+			}
+		}
+		done, forgot := make(chan struct{}), c.forgot
+		c.refresh = done
+		c.mu.Unlock()
+		ts, err := s.readOffers(ctx)
+		c.mu.Lock()
+		c.refresh = nil
+		close(done)
+		if err == nil {
+			list = offerList{ts: ts, fetched: now, ok: true}
+			if c.forgot == forgot { // no change since the read began
+				c.offers = list
+			}
+		}
+		c.mu.Unlock()
+		return list, err
+	}
+}
+
+// readOffers reads the automatic offers that are active in active
+// campaigns, in their order, in one statement. Errors: CodeUnavailable.
+func (s *Core) readOffers(ctx context.Context) ([]models.Template, error) {
+	var ts []models.Template
+	err := s.DB.WithContext(ctx).Select("templates.*").
+		Joins("JOIN campaigns ON campaigns.id = templates.campaign_id AND campaigns.status <> ?", models.CampaignPaused).
+		Where("templates.code_mode = ? AND templates.status = ?", models.CodeModeAutomatic, models.TemplateActive).
+		Order("templates.priority, templates.id").Find(&ts).Error
+	if err != nil {
+		return nil, DBError("templates", err)
+	}
+	return ts, nil
+}
+
+// dropOffers drops the list of offers after a change; c.mu is held.
+func (c *templateCache) dropOffers() {
+	c.offers = offerList{}
+	c.forgot++
 }
 
 // CampaignCapOf returns the campaign's per-customer cap and its templates,
@@ -107,7 +155,7 @@ func (c *templateCache) ForgetCampaign(cid int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.caps, cid)
-	c.offers = offerList{}
+	c.dropOffers()
 }
 
 // CapKeys are the keys coupon_deduct.lua reads after its own seven for a

@@ -251,6 +251,11 @@ type templateCache struct {
 	// per-customer cap (automatic.go).
 	offers offerList
 	caps   map[int64]cachedCap
+	// refresh is closed when the read of the offers in flight ends (nil:
+	// none in flight); forgot counts the drops of the list, so that a read
+	// begun before a change does not store what it read (automatic.go).
+	refresh chan struct{}
+	forgot  uint64
 }
 
 type cachedShared struct {
@@ -286,7 +291,7 @@ func (c *templateCache) Forget(id int64) {
 	defer c.mu.Unlock()
 	delete(c.items, id)
 	clear(c.shared)
-	c.offers = offerList{}
+	c.dropOffers()
 	clear(c.caps)
 }
 
