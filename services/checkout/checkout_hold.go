@@ -213,6 +213,7 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 	// In the hold's order: its confirm and replays list the coupons as the
 	// hold did.
 	codes := strings.Join(list, ",")
+	var locked orderDiscounts // the order's state under its row lock (found)
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if found {
@@ -236,8 +237,13 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			return err
 		}
 		if found {
-			// Next to coupons redeemed one step at a time (docs/checkout.md).
-			if err := checkDiscounts(tx, req.OrderID, now, p.ids()); err != nil {
+			// The order's state under its row lock, before the other
+			// writes: next to coupons redeemed one step at a time, the
+			// hold fits or is refused (planFits, docs/checkout.md).
+			if locked, err = lockedDiscounts(tx, req.OrderID, now, p.ids()); err != nil {
+				return err
+			}
+			if err := planFits(req.OrderID, locked, res.DiscountCents); err != nil {
 				return err
 			}
 		}
@@ -332,11 +338,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 	if found && !req.oc.lined() && (o.Coupons > 0 || o.ReturnedCents > 0) {
 		// An amount-only order that carries other coupons or returns pays
 		// its kept amount less every discount on it (docs/checkout.md, "The
-		// order state and the plan"); a lined one's plan said so already.
-		o.Coupons = -1
-		if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, len(p.coupons), now); err != nil {
-			return nil, core.DBError("order", err)
-		}
+		// order state and the plan"), as read under its row lock; a lined
+		// one's plan said so already.
+		res.PayableCents = locked.payableWith(res.DiscountCents)
 	}
 	return res, nil
 }
