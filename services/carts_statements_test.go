@@ -269,3 +269,72 @@ func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
 	}
 	f.checkInvariants()
 }
+
+// A release or an expiry of a hold that parked nothing sends no UPDATE of
+// order_line_discounts to put parked rows back (docs/statements.md,
+// "Release and expiry"): the hold said on the order's row that it parked
+// none.
+func TestStatementsPerReleaseAndExpiry(t *testing.T) {
+	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
+	tp := f.tmpl("", 500, 0, 0)
+	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	var log statementLog
+	log.register(t, f.Backends.DB)
+	cart, _ := benchcart.New(20)
+	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
+	restores := func(stmts []string) int {
+		n := 0
+		for _, s := range stmts {
+			if strings.HasPrefix(s, "UPDATE order_line_discounts") {
+				n++
+			}
+		}
+		return n
+	}
+	count := func(name string, want int, f func()) {
+		t.Helper()
+		st := log.during(f)
+		t.Logf("%s: %d statements", name, len(st))
+		for _, s := range st {
+			t.Logf("  %s", oneLine(s))
+		}
+		if len(st) != want || restores(st) != 0 {
+			t.Errorf("%s: %d statements, %d of them putting parked rows back; want %d and none (docs/statements.md)", name, len(st), restores(st), want)
+		}
+	}
+	release := func(order string) func() {
+		return func() {
+			if res, err := f.Checkout.Release(f.Ctx, "shop", order); err != nil || res.Duplicate {
+				t.Fatalf("release %s: %+v %v", order, res, err)
+			}
+		}
+	}
+	a := f.claim(tp, "u1")
+	if _, err := f.hold("rel-a", 10_000, 600, a); err != nil {
+		t.Fatal(err)
+	}
+	count("release, amount only", 15, release("rel-a"))
+	l := f.claim(tp, "u2")
+	if _, err := f.holdCart("rel-l", lined, l); err != nil {
+		t.Fatal(err)
+	}
+	count("release, 20 lines", 16, release("rel-l"))
+	e := f.claim(tp, "u3")
+	if _, err := f.hold("exp-a", 10_000, 60, e); err != nil {
+		t.Fatal(err)
+	}
+	f.Clock.Advance(61 * time.Second)
+	count("expiry, amount only", 11, func() {
+		if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 1 {
+			t.Fatalf("sweep: %d %v", n, err)
+		}
+	})
+	for _, c := range []*models.Coupon{a, l, e} {
+		if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.OrderID != nil {
+			t.Errorf("coupon %d after its hold ended: %s", c.ID, got.Status)
+		}
+	}
+	f.checkInvariants()
+}

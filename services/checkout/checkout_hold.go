@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -219,8 +220,8 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 		if found {
 			err = s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, req.oc, now,
 				` AND (hold_state IS NULL OR hold_state IN ('released', 'expired'))`,
-				`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?`,
-				HoldHeld, codes, expires, res.DiscountCents)
+				`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?, hold_parked = ?`,
+				HoldHeld, codes, expires, res.DiscountCents, len(req.park) > 0)
 		} else {
 			// Most holds are of a new order: its row is written here, with
 			// the hold, first in the transaction like takeRoom's UPDATE.
@@ -299,9 +300,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			ev.HoldExpiresAt, ev.Actor = &expires, core.ActorName(req.Actor)
 			if req.oc.lined() {
 				// Its allocation, stored with the hold and never re-priced;
-				// its earlier rows on the order (refunded off it) parked
-				// until the hold ends.
-				if found {
+				// its earlier rows on the order (refunded off it), which
+				// the order's state showed, parked until the hold ends.
+				if slices.Contains(req.park, c.ID) {
 					if err := parkAllocation(tx, req.OrderID, c.ID); err != nil {
 						return err
 					}

@@ -107,6 +107,12 @@ func (st *orderState) forRequest(req *CheckoutRequest, p *priced) (pricing.Taken
 		return pricing.Taken{}, err
 	}
 	req.taken, req.settled, req.carry = tk, settled, carry
+	req.park = req.park[:0]
+	for _, id := range p.ids() {
+		if len(st.superseded[id]) > 0 {
+			req.park = append(req.park, id)
+		}
+	}
 	return tk, nil
 }
 
