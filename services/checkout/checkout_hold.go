@@ -71,7 +71,7 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 	if err != nil {
 		return nil, err
 	}
-	if req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, p.templates, s.Clock()); err != nil {
+	if err := s.factsFor(ctx, &req, p); err != nil {
 		return nil, err
 	}
 	release, err := s.lockCoupons(ctx, existing(p))
@@ -86,6 +86,9 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 			if p, err = s.readOwnCoupons(ctx, req.CouponCodes, claims, owner, req.OwnOnly); err != nil {
 				return err
 			}
+			if err := s.factsFor(ctx, &req, p); err != nil {
+				return err
+			}
 		}
 		first = false
 		res, err = s.holdOnce(ctx, p, req, allIssued(p))
@@ -96,6 +99,17 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 		return err
 	})
 	return res, err
+}
+
+// factsFor reads the request's facts once, when a template of its
+// coupons (p) carries an eligibility rule (ruled).
+func (s *Checkout) factsFor(ctx context.Context, req *CheckoutRequest, p *priced) error {
+	if req.facts != nil || !ruled(p.templates) {
+		return nil
+	}
+	var err error
+	req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, p.templates, s.Clock())
+	return err
 }
 
 // existing is the coupons of p that are in the database (not fresh claims).

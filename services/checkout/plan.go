@@ -466,6 +466,18 @@ func eligibilityRefusal(f *facts, t *models.Template, code string) error {
 		Message: fmt.Sprintf("coupon %s is only for customers who meet its rule: %s", code, t.Eligibility)}
 }
 
+// ruled says some template carries an eligibility rule: only then are a
+// request's facts read (readFacts); without one, eligibilityRefusal
+// judges nothing and the amount-only checkout allocates none of them.
+func ruled(ts []*models.Template) bool {
+	for _, t := range ts {
+		if t != nil && t.Eligibility != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // onShipping says the template's coupons discount the shipping.
 func onShipping(t *models.Template) bool {
 	return t.Kind == models.KindFreeShipping || t.AppliesTo == models.AppliesToShipping
