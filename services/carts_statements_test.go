@@ -224,19 +224,21 @@ func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
 	f := newHoldFixture(t, services.Config{})
 	var log statementLog
 	log.register(t, f.Backends.DB)
-	readsDiscounts := func(stmts []string) bool {
+	reads := func(stmts []string) int {
+		n := 0
 		for _, s := range stmts {
 			if strings.Contains(s, "AS kept") {
-				return true
+				n++
 			}
 		}
-		return false
+		return n
 	}
+	readsDiscounts := func(stmts []string) bool { return reads(stmts) > 0 }
 	confirm := func(order string, want int64) []string {
 		t.Helper()
 		return log.during(func() {
 			res, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: order})
-			if err != nil || res.Duplicate || res.DiscountCents != want {
+			if err != nil || res.Duplicate || res.DiscountCents != want || res.PayableCents != 600-want-map[string]int64{"alone": 0, "mixed": 100}[order] {
 				t.Fatalf("confirm %s: %+v %v", order, res, err)
 			}
 		})
@@ -256,8 +258,27 @@ func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
 	if res, err := f.redeem(step, "mixed", 600); err != nil || res.DiscountCents != 100 {
 		t.Fatalf("next to the hold: %+v %v", res, err)
 	}
-	if !readsDiscounts(confirm("mixed", 500)) {
-		t.Error("the confirm of an order that carries another coupon did not read its discounts back")
+	// Once, under the order's row lock before the writes: the answer's
+	// payable comes from that state, not from a read after the commit.
+	if n := reads(confirm("mixed", 500)); n != 1 {
+		t.Errorf("the confirm of an order that carries another coupon read its discounts %d times, want once", n)
+	}
+	// A hold next to a coupon redeemed before reads the order's discounts
+	// twice: to price on what the order leaves, and under its row lock to
+	// decide it fits; its payable comes from the second.
+	first := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+	if _, err := f.redeem(first, "next", 600); err != nil {
+		t.Fatal(err)
+	}
+	later := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	st := log.during(func() {
+		res, err := f.hold("next", 600, 60, later)
+		if err != nil || res.DiscountCents != 500 || res.PayableCents != 0 {
+			t.Fatalf("hold next to a redemption: %+v %v", res, err)
+		}
+	})
+	if n := reads(st); n != 2 {
+		t.Errorf("the hold next to a redemption read the order's discounts %d times, want 2", n)
 	}
 	for order, want := range map[string]int64{"alone": 500, "mixed": 600} {
 		if _, _, discounts, _ := f.orderFigures(order); discounts != want {
