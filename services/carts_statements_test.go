@@ -51,6 +51,44 @@ func (l *statementLog) during(f func()) []string {
 	return l.stmt
 }
 
+// newStatementFixture is the fixture of the statement counts: a template
+// of 500 cents off, the statements of its database logged, and the
+// benchmark's cart of 20 lines. The list of automatic offers is read once
+// a second per instance (docs/statements.md, "Automatic offers"): read
+// here, kept a minute.
+func newStatementFixture(t *testing.T) (*holdFixture, *models.Template, *statementLog, pricing.Cart) {
+	t.Helper()
+	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
+	tp := f.tmpl("", 500, 0, 0)
+	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	log := &statementLog{}
+	log.register(t, f.Backends.DB)
+	cart, _ := benchcart.New(20)
+	return f, tp, log, cart
+}
+
+// countWhere counts the statements that match.
+func countWhere(stmts []string, match func(string) bool) int {
+	n := 0
+	for _, s := range stmts {
+		if match(s) {
+			n++
+		}
+	}
+	return n
+}
+
+// logStatements logs the statements of one step.
+func logStatements(t *testing.T, name string, st []string) {
+	t.Helper()
+	t.Logf("%s: %d statements", name, len(st))
+	for _, s := range st {
+		t.Logf("  %s", oneLine(s))
+	}
+}
+
 // The checkout of a cart with 20 lines costs the database a fixed few
 // statements more than the amount-only checkout, whatever the number of
 // lines (BENCHMARKS.md, "Carts with lines"): the hold writes the order's
@@ -58,16 +96,7 @@ func (l *statementLog) during(f func()) []string {
 // confirm that carries the held cart reads the stored discounts back with
 // one SELECT.
 func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
-	// The list of automatic offers is read once a second per instance
-	// (docs/statements.md, "Automatic offers"): read here, kept a minute.
-	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
-	tp := f.tmpl("", 500, 0, 0)
-	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
-		t.Fatal(err)
-	}
-	var log statementLog
-	log.register(t, f.Backends.DB)
-	cart, _ := benchcart.New(20)
+	f, tp, log, cart := newStatementFixture(t)
 	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
 	total := cart.TotalCents()
 
@@ -126,16 +155,7 @@ func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
 // the rows it writes; a partial return by amount reads what it decides on
 // and re-prices the order under its row's lock (docs/statements.md).
 func TestStatementsPerRedemptionAndReturn(t *testing.T) {
-	// The list of automatic offers is read once a second per instance
-	// (docs/statements.md, "Automatic offers"): read here, kept a minute.
-	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
-	tp := f.tmpl("", 500, 0, 0)
-	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
-		t.Fatal(err)
-	}
-	var log statementLog
-	log.register(t, f.Backends.DB)
-	cart, _ := benchcart.New(20)
+	f, tp, log, cart := newStatementFixture(t)
 	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
 	redeem := func(name string, req checkout.RedeemRequest) []string {
 		t.Helper()
@@ -145,10 +165,7 @@ func TestStatementsPerRedemptionAndReturn(t *testing.T) {
 				t.Fatalf("%s: %+v, %v", name, res, err)
 			}
 		})
-		t.Logf("%s: %d statements", name, len(st))
-		for _, s := range st {
-			t.Logf("  %s", oneLine(s))
-		}
+		logStatements(t, name, st)
 		return st
 	}
 	a := f.claim(tp, "u1")
@@ -167,10 +184,7 @@ func TestStatementsPerRedemptionAndReturn(t *testing.T) {
 			t.Fatalf("return: %+v, %v", res, err)
 		}
 	})
-	t.Logf("partial return: %d statements", len(ret))
-	for _, s := range ret {
-		t.Logf("  %s", oneLine(s))
-	}
+	logStatements(t, "partial return", ret)
 	if len(ret) != 10 {
 		t.Errorf("a partial return of one coupon's order runs %d statements: want 10, its use log row kept as it was (docs/statements.md)", len(ret))
 	}
@@ -225,13 +239,7 @@ func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
 	var log statementLog
 	log.register(t, f.Backends.DB)
 	reads := func(stmts []string) int {
-		n := 0
-		for _, s := range stmts {
-			if strings.Contains(s, "AS kept") {
-				n++
-			}
-		}
-		return n
+		return countWhere(stmts, func(s string) bool { return strings.Contains(s, "AS kept") })
 	}
 	readsDiscounts := func(stmts []string) bool { return reads(stmts) > 0 }
 	confirm := func(order string, want int64) []string {
@@ -296,31 +304,15 @@ func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
 // "Release and expiry"): the hold said on the order's row that it parked
 // none.
 func TestStatementsPerReleaseAndExpiry(t *testing.T) {
-	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
-	tp := f.tmpl("", 500, 0, 0)
-	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
-		t.Fatal(err)
-	}
-	var log statementLog
-	log.register(t, f.Backends.DB)
-	cart, _ := benchcart.New(20)
+	f, tp, log, cart := newStatementFixture(t)
 	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
 	restores := func(stmts []string) int {
-		n := 0
-		for _, s := range stmts {
-			if strings.HasPrefix(s, "UPDATE order_line_discounts") {
-				n++
-			}
-		}
-		return n
+		return countWhere(stmts, func(s string) bool { return strings.HasPrefix(s, "UPDATE order_line_discounts") })
 	}
 	count := func(name string, want int, f func()) {
 		t.Helper()
 		st := log.during(f)
-		t.Logf("%s: %d statements", name, len(st))
-		for _, s := range st {
-			t.Logf("  %s", oneLine(s))
-		}
+		logStatements(t, name, st)
 		if len(st) != want || restores(st) != 0 {
 			t.Errorf("%s: %d statements, %d of them putting parked rows back; want %d and none (docs/statements.md)", name, len(st), restores(st), want)
 		}
