@@ -51,6 +51,44 @@ func (l *statementLog) during(f func()) []string {
 	return l.stmt
 }
 
+// newStatementFixture is the fixture of the statement counts: a template
+// of 500 cents off, the statements of its database logged, and the
+// benchmark's cart of 20 lines. The list of automatic offers is read once
+// a second per instance (docs/statements.md, "Automatic offers"): read
+// here, kept a minute.
+func newStatementFixture(t *testing.T) (*holdFixture, *models.Template, *statementLog, pricing.Cart) {
+	t.Helper()
+	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
+	tp := f.tmpl("", 500, 0, 0)
+	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	log := &statementLog{}
+	log.register(t, f.Backends.DB)
+	cart, _ := benchcart.New(20)
+	return f, tp, log, cart
+}
+
+// countWhere counts the statements that match.
+func countWhere(stmts []string, match func(string) bool) int {
+	n := 0
+	for _, s := range stmts {
+		if match(s) {
+			n++
+		}
+	}
+	return n
+}
+
+// logStatements logs the statements of one step.
+func logStatements(t *testing.T, name string, st []string) {
+	t.Helper()
+	t.Logf("%s: %d statements", name, len(st))
+	for _, s := range st {
+		t.Logf("  %s", oneLine(s))
+	}
+}
+
 // The checkout of a cart with 20 lines costs the database a fixed few
 // statements more than the amount-only checkout, whatever the number of
 // lines (BENCHMARKS.md, "Carts with lines"): the hold writes the order's
@@ -58,16 +96,7 @@ func (l *statementLog) during(f func()) []string {
 // confirm that carries the held cart reads the stored discounts back with
 // one SELECT.
 func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
-	// The list of automatic offers is read once a second per instance
-	// (docs/statements.md, "Automatic offers"): read here, kept a minute.
-	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
-	tp := f.tmpl("", 500, 0, 0)
-	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
-		t.Fatal(err)
-	}
-	var log statementLog
-	log.register(t, f.Backends.DB)
-	cart, _ := benchcart.New(20)
+	f, tp, log, cart := newStatementFixture(t)
 	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
 	total := cart.TotalCents()
 
@@ -126,16 +155,7 @@ func TestCartCheckoutStatementsPerHoldAndConfirm(t *testing.T) {
 // the rows it writes; a partial return by amount reads what it decides on
 // and re-prices the order under its row's lock (docs/statements.md).
 func TestStatementsPerRedemptionAndReturn(t *testing.T) {
-	// The list of automatic offers is read once a second per instance
-	// (docs/statements.md, "Automatic offers"): read here, kept a minute.
-	f := newHoldFixture(t, services.Config{CoreConfig: services.CoreConfig{TemplateCacheTTL: time.Minute}})
-	tp := f.tmpl("", 500, 0, 0)
-	if _, err := f.Checkout.AutomaticOffers(f.Ctx); err != nil {
-		t.Fatal(err)
-	}
-	var log statementLog
-	log.register(t, f.Backends.DB)
-	cart, _ := benchcart.New(20)
+	f, tp, log, cart := newStatementFixture(t)
 	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
 	redeem := func(name string, req checkout.RedeemRequest) []string {
 		t.Helper()
@@ -145,10 +165,7 @@ func TestStatementsPerRedemptionAndReturn(t *testing.T) {
 				t.Fatalf("%s: %+v, %v", name, res, err)
 			}
 		})
-		t.Logf("%s: %d statements", name, len(st))
-		for _, s := range st {
-			t.Logf("  %s", oneLine(s))
-		}
+		logStatements(t, name, st)
 		return st
 	}
 	a := f.claim(tp, "u1")
@@ -167,10 +184,7 @@ func TestStatementsPerRedemptionAndReturn(t *testing.T) {
 			t.Fatalf("return: %+v, %v", res, err)
 		}
 	})
-	t.Logf("partial return: %d statements", len(ret))
-	for _, s := range ret {
-		t.Logf("  %s", oneLine(s))
-	}
+	logStatements(t, "partial return", ret)
 	if len(ret) != 10 {
 		t.Errorf("a partial return of one coupon's order runs %d statements: want 10, its use log row kept as it was (docs/statements.md)", len(ret))
 	}
@@ -224,19 +238,15 @@ func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
 	f := newHoldFixture(t, services.Config{})
 	var log statementLog
 	log.register(t, f.Backends.DB)
-	readsDiscounts := func(stmts []string) bool {
-		for _, s := range stmts {
-			if strings.Contains(s, "AS kept") {
-				return true
-			}
-		}
-		return false
+	reads := func(stmts []string) int {
+		return countWhere(stmts, func(s string) bool { return strings.Contains(s, "AS kept") })
 	}
+	readsDiscounts := func(stmts []string) bool { return reads(stmts) > 0 }
 	confirm := func(order string, want int64) []string {
 		t.Helper()
 		return log.during(func() {
 			res, err := f.Checkout.Confirm(f.Ctx, checkout.ConfirmRequest{OrderID: order})
-			if err != nil || res.Duplicate || res.DiscountCents != want {
+			if err != nil || res.Duplicate || res.DiscountCents != want || res.PayableCents != 600-want-map[string]int64{"alone": 0, "mixed": 100}[order] {
 				t.Fatalf("confirm %s: %+v %v", order, res, err)
 			}
 		})
@@ -256,8 +266,27 @@ func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
 	if res, err := f.redeem(step, "mixed", 600); err != nil || res.DiscountCents != 100 {
 		t.Fatalf("next to the hold: %+v %v", res, err)
 	}
-	if !readsDiscounts(confirm("mixed", 500)) {
-		t.Error("the confirm of an order that carries another coupon did not read its discounts back")
+	// Once, under the order's row lock before the writes: the answer's
+	// payable comes from that state, not from a read after the commit.
+	if n := reads(confirm("mixed", 500)); n != 1 {
+		t.Errorf("the confirm of an order that carries another coupon read its discounts %d times, want once", n)
+	}
+	// A hold next to a coupon redeemed before reads the order's discounts
+	// twice: to price on what the order leaves, and under its row lock to
+	// decide it fits; its payable comes from the second.
+	first := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+	if _, err := f.redeem(first, "next", 600); err != nil {
+		t.Fatal(err)
+	}
+	later := f.claim(f.tmpl(models.StackingCombinable, 500, 0, 0), "u1")
+	st := log.during(func() {
+		res, err := f.hold("next", 600, 60, later)
+		if err != nil || res.DiscountCents != 500 || res.PayableCents != 0 {
+			t.Fatalf("hold next to a redemption: %+v %v", res, err)
+		}
+	})
+	if n := reads(st); n != 2 {
+		t.Errorf("the hold next to a redemption read the order's discounts %d times, want 2", n)
 	}
 	for order, want := range map[string]int64{"alone": 500, "mixed": 600} {
 		if _, _, discounts, _ := f.orderFigures(order); discounts != want {
@@ -266,6 +295,59 @@ func TestConfirmReadsDiscountsOnlyNextToOtherCoupons(t *testing.T) {
 	}
 	if got := f.coupon(held.ID); got.Status != models.CouponUsed || got.OrderID == nil || *got.OrderID != "mixed" {
 		t.Errorf("the held coupon after the confirm: %+v", got)
+	}
+	f.checkInvariants()
+}
+
+// A release or an expiry of a hold that parked nothing sends no UPDATE of
+// order_line_discounts to put parked rows back (docs/statements.md,
+// "Release and expiry"): the hold said on the order's row that it parked
+// none.
+func TestStatementsPerReleaseAndExpiry(t *testing.T) {
+	f, tp, log, cart := newStatementFixture(t)
+	lined := checkout.Cart{Lines: cart.Lines, ShippingCents: cart.ShippingCents}
+	restores := func(stmts []string) int {
+		return countWhere(stmts, func(s string) bool { return strings.HasPrefix(s, "UPDATE order_line_discounts") })
+	}
+	count := func(name string, want int, f func()) {
+		t.Helper()
+		st := log.during(f)
+		logStatements(t, name, st)
+		if len(st) != want || restores(st) != 0 {
+			t.Errorf("%s: %d statements, %d of them putting parked rows back; want %d and none (docs/statements.md)", name, len(st), restores(st), want)
+		}
+	}
+	release := func(order string) func() {
+		return func() {
+			if res, err := f.Checkout.Release(f.Ctx, "shop", order); err != nil || res.Duplicate {
+				t.Fatalf("release %s: %+v %v", order, res, err)
+			}
+		}
+	}
+	a := f.claim(tp, "u1")
+	if _, err := f.hold("rel-a", 10_000, 600, a); err != nil {
+		t.Fatal(err)
+	}
+	count("release, amount only", 15, release("rel-a"))
+	l := f.claim(tp, "u2")
+	if _, err := f.holdCart("rel-l", lined, l); err != nil {
+		t.Fatal(err)
+	}
+	count("release, 20 lines", 16, release("rel-l"))
+	e := f.claim(tp, "u3")
+	if _, err := f.hold("exp-a", 10_000, 60, e); err != nil {
+		t.Fatal(err)
+	}
+	f.Clock.Advance(61 * time.Second)
+	count("expiry, amount only", 11, func() {
+		if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 1 {
+			t.Fatalf("sweep: %d %v", n, err)
+		}
+	})
+	for _, c := range []*models.Coupon{a, l, e} {
+		if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.OrderID != nil {
+			t.Errorf("coupon %d after its hold ended: %s", c.ID, got.Status)
+		}
 	}
 	f.checkInvariants()
 }

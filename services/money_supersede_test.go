@@ -3,6 +3,7 @@ package services_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
@@ -23,6 +24,16 @@ func (f *holdFixture) refundCoupon(c *models.Coupon, order string) {
 	if res, err := f.Checkout.Refund(f.Ctx, checkout.RefundRequest{CouponCode: c.Code, OrderID: order, Cashier: "till"}); err != nil || res.Duplicate {
 		f.T.Fatalf("refund of %s off %s: %+v %v", c.Code, order, res, err)
 	}
+}
+
+// holdParked is the hold_parked flag of an order's row.
+func (f *holdFixture) holdParked(order string) bool {
+	f.T.Helper()
+	var o checkout.CheckoutOrder
+	if err := f.Backends.DB.Where("order_id = ?", order).First(&o).Error; err != nil {
+		f.T.Fatal(err)
+	}
+	return o.HoldParked
 }
 
 // liveUseLog is the discount of the coupon's live use log row on the order.
@@ -94,8 +105,45 @@ func TestMoneySupersedeHeldAgain(t *testing.T) {
 		if want := map[bool]int64{false: 140, true: 70}[returnFirst]; err != nil || h.DiscountCents != want {
 			t.Fatalf("hold of A again: %+v %v; want %d off", h, err, want)
 		}
+		if !f.holdParked("o1") {
+			t.Fatal("the hold that parked A's earlier rows says it parked none")
+		}
 		return f, a, refunded
 	}
+	// backAfterEnd: A's earlier rows are the order's again once the hold
+	// ended, and a last return (after B, redeemed) counts them.
+	backAfterEnd := func(t *testing.T, f *holdFixture, a *models.Coupon, refunded int64, last checkout.ReturnLine) {
+		t.Helper()
+		if sum, _ := f.moneyRowSum("o1", a.ID, 0); sum != 140 || len(f.storedRows("o1")) != 1 {
+			t.Fatalf("A's rows after the hold ended: %+v; want its earlier 140 back", f.storedRows("o1"))
+		}
+		b := f.claim(f.tmpl(models.StackingCombinable, 100, 0, 0), "u1")
+		f.moneyRedeem(b, "o1", cart)
+		if refunded += f.moneyReturn("o1", "r2", last); refunded != 1_760 {
+			t.Fatalf("refunded %d in all, paid 1760 (A's 140 and B's 100 off)", refunded)
+		}
+	}
+	t.Run("Expired", func(t *testing.T) {
+		f, a, refunded := setup(t, false)
+		f.Clock.Advance(601 * time.Second)
+		if n, err := f.Checkout.ExpireHolds(f.Ctx); err != nil || n != 1 {
+			t.Fatalf("sweep: %d %v; want the hold expired", n, err)
+		}
+		backAfterEnd(t, f, a, refunded, rl("l1", 2))
+	})
+	t.Run("LapsedAndTakenByAnotherOrder", func(t *testing.T) {
+		// The hold past its time ends when another order holds A; that
+		// path has not read o1's row, and still puts A's rows back.
+		f, a, refunded := setup(t, true)
+		f.Clock.Advance(601 * time.Second)
+		if h, err := f.hold("o2", 10_000, 60, a); err != nil || h.DiscountCents != 700 {
+			t.Fatalf("hold of A by o2: %+v %v; want 700 off", h, err)
+		}
+		if st := f.holdState("o1"); st != checkout.HoldExpired {
+			t.Fatalf("o1's hold is %s, want expired", st)
+		}
+		backAfterEnd(t, f, a, refunded, rl("l1", 1))
+	})
 	for _, tc := range []struct {
 		name        string
 		returnFirst bool

@@ -60,6 +60,11 @@ type CheckoutOrder struct {
 	CartHash      *string
 	ShippingCents int64
 	UpdatedAt     time.Time
+	// HoldParked says the order's hold parked earlier rows of its coupons
+	// (coupons refunded off the order and held on it again): a release or
+	// an expiry puts them back, and only then (docs/checkout.md, "The
+	// order state and the plan").
+	HoldParked bool
 }
 
 // Lined says the order has lines (order_lines rows).
@@ -145,6 +150,11 @@ type CheckoutRequest struct {
 	// it keeps of its earlier part there (orderState.carried): a hold
 	// writes it beside its new part.
 	carry map[int64]map[int][]pricing.UnitRun
+	// park is the request's coupons whose earlier rows on the order (they
+	// were refunded off it) a hold parks until it ends (lines.go), from
+	// the order's state: a hold that parks none ends without putting any
+	// back.
+	park []int64
 	// onOrder is the templates of the coupons the order already carries
 	// (but the request's), which a hold of one more coupon of the same
 	// template refuses (addOrderCoupons): validate reads it.
@@ -552,7 +562,7 @@ func (s *Checkout) ReadOrder(ctx context.Context, orderID string) (o CheckoutOrd
 		return o, false, nil
 	}
 	if err := rs.Scan(&o.OrderID, &o.Stacking, &o.Coupons, &o.AmountCents, &o.ReturnedCents, &o.HoldState, &o.HoldCodes,
-		&o.HoldExpiresAt, &o.DiscountCents, &o.Currency, &o.CartHash, &o.ShippingCents, &o.UpdatedAt); err != nil {
+		&o.HoldExpiresAt, &o.DiscountCents, &o.Currency, &o.CartHash, &o.ShippingCents, &o.UpdatedAt, &o.HoldParked); err != nil {
 		return CheckoutOrder{}, false, core.DBError("order", err)
 	}
 	return o, true, nil
@@ -561,7 +571,7 @@ func (s *Checkout) ReadOrder(ctx context.Context, orderID string) (o CheckoutOrd
 // OrderColumns are every column of checkout_orders, in the order ReadOrder
 // scans them (TestOrderColumnsAreTheModels holds them to CheckoutOrder).
 const OrderColumns = `order_id, stacking, coupons, amount_cents, returned_cents, hold_state, hold_codes, hold_expires_at,
-	discount_cents, currency, cart_hash, shipping_cents, updated_at`
+	discount_cents, currency, cart_hash, shipping_cents, updated_at, hold_parked`
 
 // takeRoom adds n coupons of that stacking to the order inside tx: a guarded
 // UPDATE of the order's row that matches nothing when the order has no room

@@ -88,3 +88,57 @@ func BenchmarkHoldConfirmAmount(b *testing.B) {
 	c, _ := benchcart.New(20)
 	benchHoldConfirm(b, nil, c.TotalCents())
 }
+
+// The amount-only steps alone, for their allocations per step
+// (docs/statements.md): a hold of a new order, the confirm of a hold made
+// before the timer starts, and a one-step redemption of a new order.
+//
+//	go test -run '^$' -bench 'Amount' -benchmem ./services/checkout
+func BenchmarkHoldAmount(b *testing.B) {
+	benchAmountStep(b, "hold")
+}
+
+func BenchmarkConfirmAmount(b *testing.B) {
+	benchAmountStep(b, "confirm")
+}
+
+func BenchmarkRedeemAmount(b *testing.B) {
+	benchAmountStep(b, "redeem")
+}
+
+// benchAmountStep times one step of the amount-only checkout (hold,
+// confirm or redeem) of b.N new orders of 10,000 cents, 500 off each.
+func benchAmountStep(b *testing.B, step string) {
+	app, codes := benchCoupons(b, b.N)
+	ctx := context.Background()
+	hold := func(i int) {
+		if _, err := app.Checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: fmt.Sprintf("bench-%d", i),
+			OrderAmountCents: 10_000, CouponCodes: []string{codes[i]}, TTLSeconds: 600, Actor: "shop"}); err != nil {
+			b.Fatalf("hold %d: %v", i, err)
+		}
+	}
+	if step == "confirm" {
+		for i := range b.N {
+			hold(i)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		switch step {
+		case "hold":
+			hold(i)
+		case "confirm":
+			res, err := app.Checkout.Confirm(ctx, checkout.ConfirmRequest{OrderID: fmt.Sprintf("bench-%d", i)})
+			if err != nil || res.DiscountCents != 500 || res.PayableCents != 9_500 {
+				b.Fatalf("confirm %d: %+v, %v", i, res, err)
+			}
+		case "redeem":
+			res, err := app.Checkout.Redeem(ctx, checkout.RedeemRequest{CouponCode: codes[i], OrderID: fmt.Sprintf("bench-%d", i),
+				OrderAmountCents: 10_000, Cashier: "till"})
+			if err != nil || res.DiscountCents != 500 || res.PayableCents != 9_500 {
+				b.Fatalf("redeem %d: %+v, %v", i, res, err)
+			}
+		}
+	}
+}

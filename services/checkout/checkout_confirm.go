@@ -153,7 +153,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 		if state == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
 			// The failed confirm ends the hold now rather than at the next
 			// sweep: its shared-code claims go back at once.
-			if _, err := s.expireOrder(ctx, req.OrderID, now); err != nil {
+			if _, err := s.expireOrder(ctx, req.OrderID, o.HoldParked, now); err != nil {
 				s.Log.Warn("expire a hold after a failed confirm; the sweeper will", "order", req.OrderID, "err", err)
 			}
 		}
@@ -178,8 +178,21 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 	}
 	store := o.Lined() && state == HoldExpired
 	actor := core.ActorName(req.Cashier)
+	// payable is what the order pays once confirmed, said by the state the
+	// transaction decided on (no read after it).
+	payable := o.AmountCents - a.total
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		checkOrder := len(retake) > 0 || store
+		// fits decides, on the order's state read under its row lock before
+		// the coupons' writes, whether a confirm next to coupons redeemed
+		// meanwhile fits (planFits, docs/checkout.md).
+		fits := func() error {
+			d, err := lockedDiscounts(tx, req.OrderID, now, p.ids())
+			if err != nil {
+				return err
+			}
+			payable = d.payableWith(a.total)
+			return planFits(req.OrderID, d, a.total)
+		}
 		if len(retake) > 0 {
 			oc := orderCart{currency: o.Currency, shipping: o.ShippingCents}
 			if o.CartHash != nil {
@@ -187,6 +200,9 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			}
 			if err := s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(retake), o.AmountCents, oc, now,
 				` AND hold_state = '`+state+`'`, `, hold_state = ?, discount_cents = ?`, HoldConfirmed, a.total); err != nil {
+				return err
+			}
+			if err := fits(); err != nil {
 				return err
 			}
 			if err := addOrderCoupons(tx, req.OrderID, retake, now); err != nil {
@@ -197,13 +213,14 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			// only, no return, and an amount that covers their discounts.
 			// The UPDATE's guard says so under the row's lock, which then
 			// keeps it true to the commit: the discounts cannot sum over
-			// the amount, and the read of checkDiscounts is not needed.
+			// the amount, and the order's discounts need no read.
 			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?
 				AND coupons = ? AND returned_cents = 0 AND amount_cents >= ?`,
 				HoldConfirmed, now, req.OrderID, state, len(p.coupons), a.total)
 			if r.Error != nil {
 				return r.Error
 			}
+			checkOrder := store // a late confirm's allocation priced again
 			if r.RowsAffected == 0 {
 				// Other coupons or returns on the order: confirmed
 				// under the plain guard, then checked.
@@ -215,6 +232,11 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 				}
 				if r.RowsAffected == 0 {
 					return core.ErrRaced
+				}
+			}
+			if checkOrder {
+				if err := fits(); err != nil {
+					return err
 				}
 			}
 		}
@@ -266,11 +288,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 				return err
 			}
 		}
-		if !checkOrder {
-			return nil
-		}
-		// A late confirm, next to coupons redeemed meanwhile (docs/checkout.md).
-		return checkDiscounts(tx, req.OrderID, now, p.ids())
+		return nil
 	})
 	if err := checkoutTx(err); err != nil {
 		return nil, err
@@ -279,12 +297,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 	o.DiscountCents = a.total
 	res := holdAnswerOf(&o, s.orderCurrency(&o), p, a)
 	res.Late = late
-	if late {
-		o.Coupons = -1 // what the order carries changed: read it
-	}
-	if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, len(p.coupons), now); err != nil {
-		return nil, core.DBError("order", err)
-	}
+	res.PayableCents = payable
 	return res, nil
 }
 

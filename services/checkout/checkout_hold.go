@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,7 +71,7 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 	if err != nil {
 		return nil, err
 	}
-	if req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, p.templates, s.Clock()); err != nil {
+	if err := s.factsFor(ctx, &req, p); err != nil {
 		return nil, err
 	}
 	release, err := s.lockCoupons(ctx, existing(p))
@@ -85,6 +86,9 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 			if p, err = s.readOwnCoupons(ctx, req.CouponCodes, claims, owner, req.OwnOnly); err != nil {
 				return err
 			}
+			if err := s.factsFor(ctx, &req, p); err != nil {
+				return err
+			}
 		}
 		first = false
 		res, err = s.holdOnce(ctx, p, req, allIssued(p))
@@ -95,6 +99,17 @@ func (s *Checkout) holdWith(ctx context.Context, req CheckoutRequest, claims []*
 		return err
 	})
 	return res, err
+}
+
+// factsFor reads the request's facts once, when a template of its
+// coupons (p) carries an eligibility rule (ruled).
+func (s *Checkout) factsFor(ctx context.Context, req *CheckoutRequest, p *priced) error {
+	if req.facts != nil || !ruled(p.templates) {
+		return nil
+	}
+	var err error
+	req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, p.templates, s.Clock())
+	return err
 }
 
 // existing is the coupons of p that are in the database (not fresh claims).
@@ -213,13 +228,14 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 	// In the hold's order: its confirm and replays list the coupons as the
 	// hold did.
 	codes := strings.Join(list, ",")
+	var locked orderDiscounts // the order's state under its row lock (found)
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if found {
 			err = s.takeRoom(tx, req.OrderID, stackingOf(p.templates), len(p.coupons), req.OrderAmountCents, req.oc, now,
 				` AND (hold_state IS NULL OR hold_state IN ('released', 'expired'))`,
-				`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?`,
-				HoldHeld, codes, expires, res.DiscountCents)
+				`, hold_state = ?, hold_codes = ?, hold_expires_at = ?, discount_cents = ?, hold_parked = ?`,
+				HoldHeld, codes, expires, res.DiscountCents, len(req.park) > 0)
 		} else {
 			// Most holds are of a new order: its row is written here, with
 			// the hold, first in the transaction like takeRoom's UPDATE.
@@ -236,8 +252,13 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			return err
 		}
 		if found {
-			// Next to coupons redeemed one step at a time (docs/checkout.md).
-			if err := checkDiscounts(tx, req.OrderID, now, p.ids()); err != nil {
+			// The order's state under its row lock, before the other
+			// writes: next to coupons redeemed one step at a time, the
+			// hold fits or is refused (planFits, docs/checkout.md).
+			if locked, err = lockedDiscounts(tx, req.OrderID, now, p.ids()); err != nil {
+				return err
+			}
+			if err := planFits(req.OrderID, locked, res.DiscountCents); err != nil {
 				return err
 			}
 		}
@@ -293,9 +314,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 			ev.HoldExpiresAt, ev.Actor = &expires, core.ActorName(req.Actor)
 			if req.oc.lined() {
 				// Its allocation, stored with the hold and never re-priced;
-				// its earlier rows on the order (refunded off it) parked
-				// until the hold ends.
-				if found {
+				// its earlier rows on the order (refunded off it), which
+				// the order's state showed, parked until the hold ends.
+				if slices.Contains(req.park, c.ID) {
 					if err := parkAllocation(tx, req.OrderID, c.ID); err != nil {
 						return err
 					}
@@ -332,11 +353,9 @@ func (s *Checkout) holdOnce(ctx context.Context, p *priced, req CheckoutRequest,
 	if found && !req.oc.lined() && (o.Coupons > 0 || o.ReturnedCents > 0) {
 		// An amount-only order that carries other coupons or returns pays
 		// its kept amount less every discount on it (docs/checkout.md, "The
-		// order state and the plan"); a lined one's plan said so already.
-		o.Coupons = -1
-		if res.PayableCents, err = payableAfterAll(s.DB.WithContext(ctx), &o, len(p.coupons), now); err != nil {
-			return nil, core.DBError("order", err)
-		}
+		// order state and the plan"), as read under its row lock; a lined
+		// one's plan said so already.
+		res.PayableCents = locked.payableWith(res.DiscountCents)
 	}
 	return res, nil
 }

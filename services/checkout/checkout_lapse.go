@@ -27,7 +27,12 @@ func (s *Checkout) expireLapsed(ctx context.Context, c *models.Coupon, now time.
 	if !lapsedHold(c, now) || c.OrderID == nil {
 		return heldError(c)
 	}
-	done, err := s.expireOrder(ctx, *c.OrderID, now)
+	// The order's row was not read: its hold parked nothing, as most
+	// do, or else it did.
+	done, err := s.expireOrder(ctx, *c.OrderID, false, now)
+	if err == nil && !done {
+		done, err = s.expireOrder(ctx, *c.OrderID, true, now)
+	}
 	if err != nil {
 		return core.TxOutcome("holds", err)
 	}
@@ -53,7 +58,7 @@ func (s *Checkout) endLapsedOrder(ctx context.Context, o *CheckoutOrder, now tim
 	if o.HoldState == nil || *o.HoldState != HoldHeld || o.HoldExpiresAt == nil || now.Before(*o.HoldExpiresAt) {
 		return nil
 	}
-	if _, err := s.expireOrder(ctx, o.OrderID, now); err != nil {
+	if _, err := s.expireOrder(ctx, o.OrderID, o.HoldParked, now); err != nil {
 		return core.TxOutcome("holds", err)
 	}
 	return core.ErrRetry

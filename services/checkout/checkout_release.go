@@ -73,22 +73,24 @@ func (s *Checkout) Release(ctx context.Context, actor, orderID string) (*Release
 			// Past its time the hold is expired, swept or not
 			// (docs/checkout.md): it ends now as the sweeper would end it,
 			// and the release answers as after an expiry.
-			if _, err := s.expireOrder(ctx, orderID, now); err != nil {
+			if _, err := s.expireOrder(ctx, orderID, o.HoldParked, now); err != nil {
 				return core.TxOutcome("holds", err)
 			}
 			return core.ErrRetry
 		}
 		var claims []models.Coupon
 		err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?`,
-				HoldReleased, now, orderID, HoldHeld)
+			// Guarded by what the hold parked as read: a hold that
+			// replaced it meanwhile is released on a fresh read.
+			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ? AND hold_parked = ?`,
+				HoldReleased, now, orderID, HoldHeld, o.HoldParked)
 			if r.Error != nil {
 				return r.Error
 			}
 			if r.RowsAffected == 0 {
 				return core.ErrRaced
 			}
-			claims, err = s.freeHeld(tx, core.ActorName(actor), "coupon.release", models.EventCouponReleased, orderID, "", now)
+			claims, err = s.freeHeld(tx, core.ActorName(actor), "coupon.release", models.EventCouponReleased, orderID, o.HoldParked, "", now)
 			return err
 		})
 		if err := core.TxOutcome("order", err); err != nil {
@@ -111,8 +113,10 @@ func (s *Checkout) Release(ctx context.Context, actor, orderID string) (*Release
 // with a shared code in this order gives its claim back (revoked, slot and
 // ordinal set to NULL: the caller returns them to Redis after the commit,
 // see returnClaims); any other goes back to its holder (held → issued).
-// extra narrows the guard (the expiry pass adds the time).
-func (s *Checkout) freeHeld(tx *gorm.DB, actor, action, evType, orderID, extra string, now time.Time, extraArgs ...any) (claims []models.Coupon, err error) {
+// parked says the hold parked earlier rows of its coupons
+// (checkout_orders.hold_parked): they are put back, and only then. extra
+// narrows the guard (the expiry pass adds the time).
+func (s *Checkout) freeHeld(tx *gorm.DB, actor, action, evType, orderID string, parked bool, extra string, now time.Time, extraArgs ...any) (claims []models.Coupon, err error) {
 	var cs []models.Coupon
 	q := tx.Where("status = ? AND order_id = ?", models.CouponHeld, orderID)
 	if extra != "" {
@@ -163,8 +167,10 @@ func (s *Checkout) freeHeld(tx *gorm.DB, actor, action, evType, orderID, extra s
 	if err := dropAllocation(tx, orderID, ids); err != nil {
 		return nil, err
 	}
-	if err := restoreAllocation(tx, orderID, ids); err != nil {
-		return nil, err
+	if parked {
+		if err := restoreAllocation(tx, orderID, ids); err != nil {
+			return nil, err
+		}
 	}
 	currencies, err := core.TemplateCurrenciesIn(tx, cs)
 	if err != nil {
@@ -207,14 +213,17 @@ func (s *Checkout) returnClaims(ctx context.Context, claims []models.Coupon) {
 // holds this pass released. Errors: CodeUnavailable.
 func (s *Checkout) ExpireHolds(ctx context.Context) (int, error) {
 	now := s.Clock().Truncate(time.Microsecond)
-	var orders []string
-	if err := s.DB.WithContext(ctx).Model(&CheckoutOrder{}).Where("hold_state = ? AND hold_expires_at <= ?", HoldHeld, now).
-		Order("hold_expires_at").Limit(HoldExpiryBatch).Pluck("order_id", &orders).Error; err != nil {
+	var orders []struct {
+		OrderID    string
+		HoldParked bool
+	}
+	if err := s.DB.WithContext(ctx).Model(&CheckoutOrder{}).Select("order_id, hold_parked").Where("hold_state = ? AND hold_expires_at <= ?", HoldHeld, now).
+		Order("hold_expires_at").Limit(HoldExpiryBatch).Scan(&orders).Error; err != nil {
 		return 0, core.DBError("holds", err)
 	}
 	n := 0
-	for _, orderID := range orders {
-		done, err := s.expireOrder(ctx, orderID, now)
+	for _, o := range orders {
+		done, err := s.expireOrder(ctx, o.OrderID, o.HoldParked, now)
 		if err != nil {
 			if core.IsDeadlock(err) || errors.Is(err, core.ErrRaced) {
 				continue // the next pass tries again
@@ -232,14 +241,15 @@ func (s *Checkout) ExpireHolds(ctx context.Context) (int, error) {
 }
 
 // expireOrder releases the order's hold when it is still held and past its
-// time at now, by the guarded update ExpireHolds describes, and gives its
+// time at now, and parked (checkout_orders.hold_parked) as the caller read
+// it, by the guarded update ExpireHolds describes, and gives its
 // shared-code claims back to Redis after the commit. done says this call
-// released it.
-func (s *Checkout) expireOrder(ctx context.Context, orderID string, now time.Time) (done bool, err error) {
+// released it; a hold read otherwise is left to a fresh read.
+func (s *Checkout) expireOrder(ctx context.Context, orderID string, parked bool, now time.Time) (done bool, err error) {
 	var claims []models.Coupon
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ? AND hold_expires_at <= ?`,
-			HoldExpired, now, orderID, HoldHeld, now)
+		r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ? AND hold_expires_at <= ?
+			AND hold_parked = ?`, HoldExpired, now, orderID, HoldHeld, now, parked)
 		if r.Error != nil || r.RowsAffected == 0 {
 			return r.Error
 		}
@@ -247,7 +257,7 @@ func (s *Checkout) expireOrder(ctx context.Context, orderID string, now time.Tim
 		if s.Hooks.AfterExpireOrder != nil {
 			s.Hooks.AfterExpireOrder(orderID)
 		}
-		claims, err = s.freeHeld(tx, "sweeper", "coupon.hold_expire", models.EventCouponHoldExpired, orderID, "hold_expires_at <= ?", now, now)
+		claims, err = s.freeHeld(tx, "sweeper", "coupon.hold_expire", models.EventCouponHoldExpired, orderID, parked, "hold_expires_at <= ?", now, now)
 		return err
 	})
 	if err != nil {

@@ -288,7 +288,10 @@ func dropAllocation(tx *gorm.DB, orderID string, couponIDs []int64) error {
 // released or expired hold puts them back (restoreAllocation: the order
 // still counts them, settled); a confirm drops them (dropParked: the
 // confirmed rows supersede them, carrying their part on the units returned
-// before). docs/returns.md, "A refund".
+// before). docs/returns.md, "A refund". A hold parks a coupon's rows only
+// when the order's state showed some (CheckoutRequest.park), and says so
+// on the order's row (hold_parked): a hold that parked none ends without
+// the UPDATE that puts them back (docs/checkout.md).
 
 // parkAllocation parks the coupon's rows on the order inside tx, in place
 // of the DELETE of writeAllocation's replace: the order's earlier rows of

@@ -107,6 +107,12 @@ func (st *orderState) forRequest(req *CheckoutRequest, p *priced) (pricing.Taken
 		return pricing.Taken{}, err
 	}
 	req.taken, req.settled, req.carry = tk, settled, carry
+	req.park = req.park[:0]
+	for _, id := range p.ids() {
+		if len(st.superseded[id]) > 0 {
+			req.park = append(req.park, id)
+		}
+	}
 	return tk, nil
 }
 
@@ -342,6 +348,29 @@ func leftTaken(cart *pricing.Cart, left int64) pricing.Taken {
 	return pricing.Taken{}
 }
 
+// planFits is the one decision of whether a hold or a confirm whose
+// coupons take adding cents fits on the order: d is the order's state
+// read under its row lock before the writes, the request's own coupons
+// and hold left out (lockedDiscounts). The discounts of its used coupons,
+// of a hold still held, the settled ones (at most what it kept) and the
+// new ones must not sum over what it kept: a hold or a late confirm next
+// to coupons redeemed one step at a time that left it too little is
+// refused (docs/checkout.md, "One amount per order").
+func planFits(orderID string, d orderDiscounts, adding int64) error {
+	if sum := d.Used + d.Held + min(d.Settled, d.Kept) + adding; sum > d.Kept {
+		return models.Errorf(models.CodeNotCombinable,
+			"the coupons of order %s would discount %d cents of its %d: those redeemed on it already leave too little", orderID, sum, d.Kept)
+	}
+	return nil
+}
+
+// payableWith is what the order pays after every coupon on it once the
+// request's coupons (adding cents) are on it too, d as planFits reads it:
+// the settled discounts are no coupon's on the order (not counted).
+func (d orderDiscounts) payableWith(adding int64) int64 {
+	return max(d.Kept-d.Used-d.Held-adding, 0)
+}
+
 // planHeldAmount prices the coupons of an amount-only order's hold as the
 // hold priced them, from what it stored (held, their whole discount): on
 // the order's one-line cart of which the hold saw some amount left. Each
@@ -436,6 +465,18 @@ func eligibilityRefusal(f *facts, t *models.Template, code string) error {
 	}
 	return &models.Error{Code: models.CodeNotEligible, Field: "customer",
 		Message: fmt.Sprintf("coupon %s is only for customers who meet its rule: %s", code, t.Eligibility)}
+}
+
+// ruled says some template carries an eligibility rule: only then are a
+// request's facts read (readFacts); without one, eligibilityRefusal
+// judges nothing and the amount-only checkout allocates none of them.
+func ruled(ts []*models.Template) bool {
+	for _, t := range ts {
+		if t != nil && t.Eligibility != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // onShipping says the template's coupons discount the shipping.

@@ -213,7 +213,7 @@ func (s *Checkout) redeemCoupon(ctx context.Context, c *models.Coupon, req Redee
 	if err != nil {
 		return nil, err
 	}
-	if req.facts == nil {
+	if req.facts == nil && ruled([]*models.Template{t}) {
 		if req.facts, err = s.readFacts(ctx, req.UserID, &req.Cart, &req.cart, []*models.Template{t}, s.Clock()); err != nil {
 			return nil, err
 		}

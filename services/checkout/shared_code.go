@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -383,11 +384,22 @@ func (s *Checkout) insertClaim(tx *gorm.DB, sc *sharedClaim, row *models.Coupon)
 // rebuilt from the database and the whole step starts again, a bounded
 // number of times, as a claim does.
 func (s *Checkout) withSharedClaims(ctx context.Context, req *CheckoutRequest, op func(claims []*sharedClaim) error) error {
-	codes := append([]string(nil), req.CouponCodes...)
-	shared, noSuch, auto := append([]bool(nil), req.shared...), append([]bool(nil), req.noSuch...), append([]*models.Template(nil), req.auto...)
+	// Only a step with a shared code (or an automatic offer) claims, and
+	// only a claim starts it again: the usual step of typed codes keeps
+	// no copy of its request to start from.
+	restartable := slices.Contains(req.shared, true)
+	var codes []string
+	var shared, noSuch []bool
+	var auto []*models.Template
+	if restartable {
+		codes = append([]string(nil), req.CouponCodes...)
+		shared, noSuch, auto = append([]bool(nil), req.shared...), append([]bool(nil), req.noSuch...), append([]*models.Template(nil), req.auto...)
+	}
 	for attempt := 1; ; attempt++ {
-		req.CouponCodes = append(req.CouponCodes[:0], codes...)
-		req.shared, req.noSuch, req.auto = append(req.shared[:0], shared...), append(req.noSuch[:0], noSuch...), append(req.auto[:0], auto...)
+		if restartable {
+			req.CouponCodes = append(req.CouponCodes[:0], codes...)
+			req.shared, req.noSuch, req.auto = append(req.shared[:0], shared...), append(req.noSuch[:0], noSuch...), append(req.auto[:0], auto...)
+		}
 		taken, err := s.claimSharedCodes(ctx, req, true)
 		if err != nil {
 			return err

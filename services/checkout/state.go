@@ -168,22 +168,18 @@ func discountLeft(tx *gorm.DB, orderID string, now time.Time, exclude []int64) (
 	return row.left(), row.Kept, row.Currency, nil
 }
 
-// checkDiscounts refuses, inside tx after the order's row lock was taken,
-// a hold or a confirm (of the coupons exclude) that would bring the
-// order's discounts (its used coupons', its held hold's and the settled
-// ones) over what it kept of its amount: a hold or a late confirm next to
-// coupons redeemed one step at a time (docs/checkout.md, "One amount per
-// order").
-func checkDiscounts(tx *gorm.DB, orderID string, now time.Time, exclude []int64) error {
-	row, err := readDiscounts(tx, orderID, now, exclude)
-	if err != nil {
-		return err
-	}
-	if sum := row.Used + row.Held + min(row.Settled, row.Kept); sum > row.Kept {
-		return models.Errorf(models.CodeNotCombinable,
-			"the coupons of order %s would discount %d cents of its %d: those redeemed on it already leave too little", orderID, sum, row.Kept)
-	}
-	return nil
+// lockedDiscounts reads the order's discounts inside tx, once, after the
+// request took the order's row lock and before its other writes: the
+// state the request's coupons must fit on (planFits), the settled ones
+// but those of the coupons exclude (the request's own, priced again as
+// themselves). The order's hold is then the request's own (a hold's
+// takeRoom just wrote it; a confirm's UPDATE just ended it): it is left
+// out, and the request adds its discount itself (docs/checkout.md, "The
+// order state and the plan").
+func lockedDiscounts(tx *gorm.DB, orderID string, now time.Time, exclude []int64) (orderDiscounts, error) {
+	d, err := readDiscounts(tx, orderID, now, exclude)
+	d.Held = 0
+	return d, err
 }
 
 // payableAfterAll is what the order pays after every coupon on it, read
