@@ -184,6 +184,25 @@ func TestHoldAfterValidateBestTakesWhatItSaid(t *testing.T) {
 	if st := e.CouponStatus(t, c30); st != models.CouponHeld {
 		t.Fatalf("%s is %s", c30, st)
 	}
+
+	// Confirmed and returned by line, the chosen coupon gives back what it
+	// took of each line, and the items' refunds sum to what the items were
+	// paid (10,000 less 3,000; the shipping is the shop's to refund).
+	status, done := e.Post(t, "/api/v1/holds/best-1/confirm", e.App, `{}`)
+	e.Want(t, "POST", "/api/v1/holds/{order_id}/confirm", status, done, 200, "redeemed", 3000, 7500)
+	ret := func(id, lines string, refund, returned int64) {
+		t.Helper()
+		status, out := e.Post(t, "/api/v1/refunds", e.Cashier, `{"order_id":"best-1","return_id":"`+id+`","lines":[`+lines+`]}`)
+		if status != 200 || out["refund_cents"] != float64(refund) || out["discount_returned_cents"] != float64(returned) {
+			t.Fatalf("return %s: %d %v, want refund %d, discount back %d", id, status, out, refund, returned)
+		}
+	}
+	// 30% of line b (4,998) is 1,499 of the 3,000; line a's 5,002 carry 1,501.
+	ret("r1", `{"line_id":"b","quantity":1}`, 4998-1499, 1499)
+	ret("r2", `{"line_id":"a","quantity":2}`, 5002-1501, 1501)
+	if st := e.CouponStatus(t, c30); st != models.CouponIssued {
+		t.Fatalf("%s is %s after the whole order came back, want issued again", c30, st)
+	}
 }
 
 // On an order that already carries a coupon (redeemed one step at a time),
