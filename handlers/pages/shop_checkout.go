@@ -286,19 +286,12 @@ func checkoutRefused(f *checkoutForm, err error) bool {
 	return true
 }
 
-// shopperRefusal says why a code does not apply to the cart, in a
-// shopper's words, with the true reason of a pricing refusal
-// (checkout.RefusalReason).
-func shopperRefusal(cc checkout.CheckoutCoupon) string {
-	switch checkout.RefusalReason(cc) {
-	case checkout.ReasonNotForItems:
-		return "Not for the items in your cart."
-	case checkout.ReasonNoShipping:
-		return "Your order has no shipping for this code to take off."
-	case checkout.ReasonCurrency:
-		return "This code is in another currency than your cart."
-	}
-	return shopperWords(cc.Code, cc.Message)
+// shopperReasons say the true reasons of pricing refusals
+// (checkout.RefusalReason) in a shopper's words.
+var shopperReasons = map[string]string{
+	checkout.ReasonNotForItems: "Not for the items in your cart.",
+	checkout.ReasonNoShipping:  "Your order has no shipping for this code to take off.",
+	checkout.ReasonCurrency:    "This code is in another currency than your cart.",
 }
 
 // shopperWords says why a code does not apply, in a shopper's words.
@@ -320,54 +313,71 @@ func shopperWords(code models.Code, msg string) string {
 	return inWords(code, msg)
 }
 
-// checkCart prices the cart with the typed codes for this shopper
-// (checkout.Validate, which changes nothing): the discount per item and the
-// total to pay, or why a code does not apply, beside the code field.
-func (p *Pages) checkCart(c *gin.Context) {
+// checkoutPost is what a post of the checkout form acts on: the form as
+// read, its cart lines and codes, the cart, and the shopper.
+type checkoutPost struct {
+	f     *checkoutForm
+	lines []checkout.Line
+	codes []string
+	cart  checkout.Cart
+	pr    *models.Principal
+}
+
+// postCheckout runs a post of the checkout form (a check or an order): the
+// form read and its order id checked (checkOrderID), the codes taken from
+// the check budgets (admitCheck), then act, which answers the page. Placing
+// an order checks its codes as a check does: from the same budgets, and
+// only the shopper's own coupons and shared codes (docs/pages.md,
+// "Checkout"). A refusal goes beside its field (checkoutRefused) on the
+// cart as typed.
+func (p *Pages) postCheckout(c *gin.Context, page *checkoutPage, act func(in checkoutPost) error) {
 	f, lines, codes := p.readCheckoutForm(c)
 	p.checkOrderID(c, &f)
-	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
-			ctx, pr := c.Request.Context(), web.Principal(c)
+			pr := web.Principal(c)
 			if len(codes) > 0 {
 				if err := p.admitCheck(c, pr, len(codes)); err != nil {
 					return outcome{}, err
 				}
 			}
 			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents, Channel: checkout.ChannelWeb}
-			res, err := p.shopCheckout(ctx, f, lines, codes, func() (*checkout.CheckoutResult, error) {
-				return p.checkout.Validate(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
-					UserID: pr.UserID, Actor: pr.Name, Cart: cart, OwnOnly: true})
-			})
-			if err != nil {
-				return outcome{}, err
-			}
-			for _, cl := range res.Codes {
-				if cl.Problem != "" {
-					f.Errors.add("codes", cl.Code+": "+cl.Problem)
-				}
-			}
-			page.Form, page.Priced = f, res
-			status := http.StatusOK
-			if !res.OK {
-				status = http.StatusConflict
-			}
-			p.renderCheckout(c, status, page)
-			return outcome{}, nil
+			return outcome{}, act(checkoutPost{f: &f, lines: lines, codes: codes, cart: cart, pr: pr})
 		},
 		refused: func(_ noInput, err error) bool { return checkoutRefused(&f, err) },
-		status: func(err error) int {
-			if models.IsCode(err, models.CodeNotFound) {
-				return http.StatusNotFound
-			}
-			s, _ := web.StatusOf(err)
-			return s
-		},
 		show: func(status int) {
-			page.Form = f
+			page.Form, page.Placed = f, false
 			p.renderCheckout(c, status, page)
 		},
+	})
+}
+
+// checkCart prices the cart with the typed codes for this shopper
+// (checkout.Validate, which changes nothing): the discount per item and the
+// total to pay, or why a code does not apply, beside the code field.
+func (p *Pages) checkCart(c *gin.Context) {
+	page := &checkoutPage{}
+	p.postCheckout(c, page, func(in checkoutPost) error {
+		ctx, f := c.Request.Context(), in.f
+		res, err := p.shopCheckout(ctx, *f, in.lines, in.codes, func() (*checkout.CheckoutResult, error) {
+			return p.checkout.Validate(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: in.codes,
+				UserID: in.pr.UserID, Actor: in.pr.Name, Cart: in.cart, OwnOnly: true})
+		})
+		if err != nil {
+			return err
+		}
+		for _, cl := range res.Codes {
+			if cl.Problem != "" {
+				f.Errors.add("codes", cl.Code+": "+cl.Problem)
+			}
+		}
+		page.Form, page.Priced = *f, res
+		status := http.StatusOK
+		if !res.OK {
+			status = http.StatusConflict
+		}
+		p.renderCheckout(c, status, page)
+		return nil
 	})
 }
 
@@ -461,7 +471,7 @@ func (p *Pages) pricedFrom(f checkoutForm, lines []checkout.Line, res *checkout.
 		}
 		line := cartLine{Code: codeLabel(cc), DiscountCents: cc.DiscountCents}
 		if cc.Code != models.CodeOK {
-			line.Problem = shopperRefusal(cc)
+			line.Problem = refusalWords(cc, shopperReasons, shopperWords)
 		}
 		labels[codeGroups(cc.CouponCode)] = line.Code
 		out.Codes = append(out.Codes, line)
