@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // cartLine is one code of a priced cart: its discount, or why it does not
@@ -37,6 +38,16 @@ func splitCodes(field string) []string {
 		}
 	}
 	return out
+}
+
+// refusalWords says why a code does not apply to a cart in one audience's
+// words: the true reason of a pricing refusal (checkout.RefusalReason) from
+// reasons, any other refusal in other's words.
+func refusalWords(cc checkout.CheckoutCoupon, reasons map[string]string, other func(models.Code, string) string) string {
+	if w, ok := reasons[checkout.RefusalReason(cc)]; ok {
+		return w
+	}
+	return other(cc.Code, cc.Message)
 }
 
 // inWords says a checkout answer's refusal in a cashier's words.

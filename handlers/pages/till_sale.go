@@ -205,7 +205,7 @@ func (p *Pages) showSale(c *gin.Context, page *posPage, res *checkout.CheckoutRe
 		}
 		sc.Words = p.valueText(*t)
 		if cc.Code != models.CodeOK {
-			sc.Problem = p.refusalWords(cc, t)
+			sc.Problem = p.cashierRefusal(cc, t)
 		}
 		sp.Codes = append(sp.Codes, sc)
 	}
@@ -251,21 +251,16 @@ func pricedRows(rows []cartRow, lines []checkout.Line, ds []checkout.LineDiscoun
 	return out
 }
 
-// refusalWords says in a cashier's words the true reason the service gave
-// for a code that does not apply (checkout.RefusalReason): not for these
-// items, no shipping, below this coupon's minimum, another currency.
-func (p *Pages) refusalWords(cc checkout.CheckoutCoupon, t *models.Template) string {
-	switch checkout.RefusalReason(cc) {
-	case checkout.ReasonNotForItems:
-		return "Not for these items: none of them is one this coupon applies to."
-	case checkout.ReasonNoShipping:
-		return "This sale has no shipping for this coupon to take off."
-	case checkout.ReasonMinimum:
-		return "Below the minimum of this coupon (" + p.moneyIn(t.Currency, t.MinOrderCents) + ")."
-	case checkout.ReasonCurrency:
-		return "This coupon is in " + t.Currency + ", the sale in another currency."
-	}
-	return inWords(cc.Code, cc.Message)
+// cashierRefusal says in a cashier's words the true reason the service
+// gave for a code that does not apply (refusalWords): not for these items,
+// no shipping, below this coupon's minimum, another currency.
+func (p *Pages) cashierRefusal(cc checkout.CheckoutCoupon, t *models.Template) string {
+	return refusalWords(cc, map[string]string{
+		checkout.ReasonNotForItems: "Not for these items: none of them is one this coupon applies to.",
+		checkout.ReasonNoShipping:  "This sale has no shipping for this coupon to take off.",
+		checkout.ReasonMinimum:     "Below the minimum of this coupon (" + p.moneyIn(t.Currency, t.MinOrderCents) + ").",
+		checkout.ReasonCurrency:    "This coupon is in " + t.Currency + ", the sale in another currency.",
+	}, inWords)
 }
 
 // redeemSale redeems the codes previewed on the sale (checkout.RedeemSale)
