@@ -3,7 +3,6 @@ package pages
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
@@ -291,42 +290,6 @@ func (p *Pages) redeemSale(c *gin.Context, f redeemForm, cart checkout.Cart, amo
 		refused: func(_ noInput, err error) bool { return p.saleRefused(&page.Redeem, err) },
 		show:    func(status int) { p.renderPOS(c, status, page) },
 	})
-}
-
-// saleQuery is a sale in the till's address: its number, total, shipping
-// and rows, which showPOS reads back.
-func saleQuery(f redeemForm) url.Values {
-	q := url.Values{"order_id": {f.OrderID}}
-	if f.Amount != "" {
-		q.Set("amount", f.Amount)
-	}
-	if f.Shipping != "" {
-		q.Set("shipping", f.Shipping)
-	}
-	for _, r := range f.Rows {
-		if r.SKU+r.Quantity+r.Unit+r.Category == "" {
-			continue
-		}
-		q.Add("sku", r.SKU)
-		q.Add("quantity", r.Quantity)
-		q.Add("unit_price", r.Unit)
-		q.Add("category", r.Category)
-	}
-	return q
-}
-
-// saleFromQuery reads the rows and shipping of a sale kept in the till's
-// address (saleQuery).
-func saleFromQuery(c *gin.Context, f *redeemForm) {
-	f.Shipping = truncate(strings.TrimSpace(c.Query("shipping")), 20)
-	skus, cats := c.QueryArray("sku"), c.QueryArray("category")
-	qtys, units := c.QueryArray("quantity"), c.QueryArray("unit_price")
-	var rows []cartRow
-	for i := range min(len(skus), checkout.MaxCartLines) {
-		rows = append(rows, cartRow{SKU: truncate(skus[i], 64), Category: truncate(at(cats, i), 64),
-			Quantity: truncate(at(qtys, i), 8), Unit: truncate(at(units, i), 20)})
-	}
-	f.Rows = padRowsTo(rows, saleRows)
 }
 
 // at is s[i] trimmed, or "" past its end.
