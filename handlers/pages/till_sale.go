@@ -291,11 +291,3 @@ func (p *Pages) redeemSale(c *gin.Context, f redeemForm, cart checkout.Cart, amo
 		show:    func(status int) { p.renderPOS(c, status, page) },
 	})
 }
-
-// at is s[i] trimmed, or "" past its end.
-func at(s []string, i int) string {
-	if i < len(s) {
-		return strings.TrimSpace(s[i])
-	}
-	return ""
-}
