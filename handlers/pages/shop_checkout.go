@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -144,9 +143,7 @@ func (p *Pages) readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line,
 	}
 	f.Rows = padRows(f.Rows)
 	codes := splitCodes(f.Codes)
-	if len(codes) > p.checkout.MaxCouponCodes() {
-		f.Errors.add("codes", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponCodes()))
-	}
+	p.checkCodeCount(f.Errors, "codes", codes)
 	if f.OrderID == "" || models.ValidateOrderID("order_id", f.OrderID) != nil {
 		// The page made it: a missing or broken one is a form from
 		// elsewhere. A new one starts a new order.

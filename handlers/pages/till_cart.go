@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/models"
@@ -48,6 +49,14 @@ func refusalWords(cc checkout.CheckoutCoupon, reasons map[string]string, other f
 		return w
 	}
 	return other(cc.Code, cc.Message)
+}
+
+// checkCodeCount refuses more codes than one checkout takes
+// (MaxCouponCodes), beside field.
+func (p *Pages) checkCodeCount(errs formErrors, field string, codes []string) {
+	if n := p.checkout.MaxCouponCodes(); len(codes) > n {
+		errs.add(field, fmt.Sprintf("Enter at most %d codes, separated by commas.", n))
+	}
 }
 
 // inWords says a checkout answer's refusal in a cashier's words.

@@ -116,9 +116,7 @@ func (p *Pages) previewSale(c *gin.Context, codes []string) {
 		}
 		codes = splitCodes(prev)
 	}
-	if len(codes) > p.checkout.MaxCouponCodes() {
-		f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponCodes()))
-	}
+	p.checkCodeCount(f.Errors, "code", codes)
 	page := &posPage{Redeem: f}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
