@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
@@ -45,16 +43,6 @@ type checkoutForm struct {
 	// Shipping is the shipping as typed, ShippingCents as read.
 	Shipping      string
 	ShippingCents int64
-}
-
-// cartRow is one row of the cart form, as typed.
-type cartRow struct {
-	N                   int
-	SKU, Category       string
-	Quantity, Unit      string
-	AmountCents         int64
-	DiscountCents, Pays int64
-	Parts               []itemPart
 }
 
 // pricedCart is the answer of a check: the rows with their discount, each
@@ -138,19 +126,6 @@ func (p *Pages) renderCheckout(c *gin.Context, status int, page *checkoutPage) {
 // padRows numbers the rows and adds empty ones up to cartRowsShown.
 func padRows(rows []cartRow) []cartRow { return padRowsTo(rows, cartRowsShown) }
 
-// padRowsTo numbers the rows and adds empty ones up to n, and always one
-// empty row to type the next item in.
-func padRowsTo(rows []cartRow, n int) []cartRow {
-	n = max(n, len(rows)+1)
-	for len(rows) < n {
-		rows = append(rows, cartRow{})
-	}
-	for i := range rows {
-		rows[i].N = i + 1
-	}
-	return rows
-}
-
 // readCheckoutForm reads the cart, the codes and the order id. Rows left
 // empty are dropped (the form is shown again without the gaps, so that a
 // row's number is its line's in the cart); a mistake goes beside the
@@ -168,9 +143,7 @@ func (p *Pages) readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line,
 	}
 	f.Rows = padRows(f.Rows)
 	codes := splitCodes(f.Codes)
-	if len(codes) > p.checkout.MaxCouponCodes() {
-		f.Errors.add("codes", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponCodes()))
-	}
+	p.checkCodeCount(f.Errors, "codes", codes)
 	if f.OrderID == "" || models.ValidateOrderID("order_id", f.OrderID) != nil {
 		// The page made it: a missing or broken one is a form from
 		// elsewhere. A new one starts a new order.
@@ -178,81 +151,6 @@ func (p *Pages) readCheckoutForm(c *gin.Context) (checkoutForm, []checkout.Line,
 		f.OrderID = newOrderID()
 	}
 	return f, lines, codes
-}
-
-// readCartRows reads the rows of a cart form (fields sku, category,
-// quantity, unit_price; the shop's checkout and the till's sale) as cart
-// lines, at most checkout.MaxCartLines. Rows left empty are dropped (the
-// form is shown again without the gaps, so that a row's number is its
-// line's in the cart); the first mistake goes beside the items, naming
-// its row (bad, 1-based; 0 for none).
-func (p *Pages) readCartRows(c *gin.Context, errs formErrors) (rows []cartRow, lines []checkout.Line, bad int) {
-	skus, cats := c.PostFormArray("sku"), c.PostFormArray("category")
-	qtys, units := c.PostFormArray("quantity"), c.PostFormArray("unit_price")
-	n := max(len(skus), len(qtys), len(units))
-	for i := range n {
-		r := cartRow{SKU: at(skus, i), Category: at(cats, i), Quantity: at(qtys, i), Unit: at(units, i)}
-		if r.SKU == "" && r.Category == "" && r.Quantity == "" && r.Unit == "" {
-			continue
-		}
-		if len(rows) == checkout.MaxCartLines {
-			errs.add("items", fmt.Sprintf("A cart holds at most %d items.", checkout.MaxCartLines))
-			return rows, nil, len(rows)
-		}
-		rows = append(rows, r)
-		if bad != 0 {
-			continue
-		}
-		line, msg := p.readCartRow(r, len(rows))
-		if msg != "" {
-			errs.add("items", msg)
-			bad = len(rows)
-			continue
-		}
-		lines = append(lines, line)
-	}
-	if bad == 0 {
-		lines = capCart(errs, lines, &bad)
-	}
-	return rows, lines, bad
-}
-
-// capCart refuses a cart whose total is over the API's bound on an amount
-// (models.MaxMoneyCents), naming the row that takes it over, so that no
-// sum on the page wraps.
-func capCart(errs formErrors, lines []checkout.Line, bad *int) []checkout.Line {
-	var total int64
-	for i, l := range lines {
-		total += l.Quantity * l.UnitPriceCents // each factor is bounded: no wrap
-		if total > models.MaxMoneyCents {
-			errs.add("items", fmt.Sprintf("Item %d: the cart's total would be over the most an order may be.", i+1))
-			*bad = i + 1
-			return nil
-		}
-	}
-	return lines
-}
-
-// readCartRow reads one typed row as a cart line, its price in the
-// deployment currency's own minor units; the line's id is its row number.
-// msg says what is wrong with it.
-func (p *Pages) readCartRow(r cartRow, n int) (checkout.Line, string) {
-	if r.SKU == "" {
-		return checkout.Line{}, fmt.Sprintf("Item %d: enter the item (its SKU, such as TSHIRT-M).", n)
-	}
-	qty, err := strconv.ParseInt(r.Quantity, 10, 64)
-	if err != nil || qty < 1 || qty > checkout.MaxLineQuantity {
-		return checkout.Line{}, fmt.Sprintf("Item %d: the quantity must be a whole number from 1 to %d.", n, checkout.MaxLineQuantity)
-	}
-	price, ok := parseMoneyDigits(r.Unit, p.money.digits)
-	if !ok || price < 0 || price > models.MaxMoneyCents {
-		return checkout.Line{}, fmt.Sprintf("Item %d: enter the unit price, such as %s.", n, p.money.input(p.money.example()))
-	}
-	l := checkout.Line{ID: strconv.Itoa(n), SKU: r.SKU, Quantity: qty, UnitPriceCents: price}
-	if r.Category != "" {
-		l.CategoryIDs = []string{r.Category}
-	}
-	return l, ""
 }
 
 // checkoutFields maps the service's field names to the checkout form's.
@@ -286,19 +184,12 @@ func checkoutRefused(f *checkoutForm, err error) bool {
 	return true
 }
 
-// shopperRefusal says why a code does not apply to the cart, in a
-// shopper's words, with the true reason of a pricing refusal
-// (checkout.RefusalReason).
-func shopperRefusal(cc checkout.CheckoutCoupon) string {
-	switch checkout.RefusalReason(cc) {
-	case checkout.ReasonNotForItems:
-		return "Not for the items in your cart."
-	case checkout.ReasonNoShipping:
-		return "Your order has no shipping for this code to take off."
-	case checkout.ReasonCurrency:
-		return "This code is in another currency than your cart."
-	}
-	return shopperWords(cc.Code, cc.Message)
+// shopperReasons say the true reasons of pricing refusals
+// (checkout.RefusalReason) in a shopper's words.
+var shopperReasons = map[string]string{
+	checkout.ReasonNotForItems: "Not for the items in your cart.",
+	checkout.ReasonNoShipping:  "Your order has no shipping for this code to take off.",
+	checkout.ReasonCurrency:    "This code is in another currency than your cart.",
 }
 
 // shopperWords says why a code does not apply, in a shopper's words.
@@ -320,54 +211,71 @@ func shopperWords(code models.Code, msg string) string {
 	return inWords(code, msg)
 }
 
-// checkCart prices the cart with the typed codes for this shopper
-// (checkout.Validate, which changes nothing): the discount per item and the
-// total to pay, or why a code does not apply, beside the code field.
-func (p *Pages) checkCart(c *gin.Context) {
+// checkoutPost is what a post of the checkout form acts on: the form as
+// read, its cart lines and codes, the cart, and the shopper.
+type checkoutPost struct {
+	f     *checkoutForm
+	lines []checkout.Line
+	codes []string
+	cart  checkout.Cart
+	pr    *models.Principal
+}
+
+// postCheckout runs a post of the checkout form (a check or an order): the
+// form read and its order id checked (checkOrderID), the codes taken from
+// the check budgets (admitCheck), then act, which answers the page. Placing
+// an order checks its codes as a check does: from the same budgets, and
+// only the shopper's own coupons and shared codes (docs/pages.md,
+// "Checkout"). A refusal goes beside its field (checkoutRefused) on the
+// cart as typed.
+func (p *Pages) postCheckout(c *gin.Context, page *checkoutPage, act func(in checkoutPost) error) {
 	f, lines, codes := p.readCheckoutForm(c)
 	p.checkOrderID(c, &f)
-	page := &checkoutPage{}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
-			ctx, pr := c.Request.Context(), web.Principal(c)
+			pr := web.Principal(c)
 			if len(codes) > 0 {
 				if err := p.admitCheck(c, pr, len(codes)); err != nil {
 					return outcome{}, err
 				}
 			}
 			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents, Channel: checkout.ChannelWeb}
-			res, err := p.shopCheckout(ctx, f, lines, codes, func() (*checkout.CheckoutResult, error) {
-				return p.checkout.Validate(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
-					UserID: pr.UserID, Actor: pr.Name, Cart: cart, OwnOnly: true})
-			})
-			if err != nil {
-				return outcome{}, err
-			}
-			for _, cl := range res.Codes {
-				if cl.Problem != "" {
-					f.Errors.add("codes", cl.Code+": "+cl.Problem)
-				}
-			}
-			page.Form, page.Priced = f, res
-			status := http.StatusOK
-			if !res.OK {
-				status = http.StatusConflict
-			}
-			p.renderCheckout(c, status, page)
-			return outcome{}, nil
+			return outcome{}, act(checkoutPost{f: &f, lines: lines, codes: codes, cart: cart, pr: pr})
 		},
 		refused: func(_ noInput, err error) bool { return checkoutRefused(&f, err) },
-		status: func(err error) int {
-			if models.IsCode(err, models.CodeNotFound) {
-				return http.StatusNotFound
-			}
-			s, _ := web.StatusOf(err)
-			return s
-		},
 		show: func(status int) {
-			page.Form = f
+			page.Form, page.Placed = f, false
 			p.renderCheckout(c, status, page)
 		},
+	})
+}
+
+// checkCart prices the cart with the typed codes for this shopper
+// (checkout.Validate, which changes nothing): the discount per item and the
+// total to pay, or why a code does not apply, beside the code field.
+func (p *Pages) checkCart(c *gin.Context) {
+	page := &checkoutPage{}
+	p.postCheckout(c, page, func(in checkoutPost) error {
+		ctx, f := c.Request.Context(), in.f
+		res, err := p.shopCheckout(ctx, *f, in.lines, in.codes, func() (*checkout.CheckoutResult, error) {
+			return p.checkout.Validate(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: in.codes,
+				UserID: in.pr.UserID, Actor: in.pr.Name, Cart: in.cart, OwnOnly: true})
+		})
+		if err != nil {
+			return err
+		}
+		for _, cl := range res.Codes {
+			if cl.Problem != "" {
+				f.Errors.add("codes", cl.Code+": "+cl.Problem)
+			}
+		}
+		page.Form, page.Priced = *f, res
+		status := http.StatusOK
+		if !res.OK {
+			status = http.StatusConflict
+		}
+		p.renderCheckout(c, status, page)
+		return nil
 	})
 }
 
@@ -461,7 +369,7 @@ func (p *Pages) pricedFrom(f checkoutForm, lines []checkout.Line, res *checkout.
 		}
 		line := cartLine{Code: codeLabel(cc), DiscountCents: cc.DiscountCents}
 		if cc.Code != models.CodeOK {
-			line.Problem = shopperRefusal(cc)
+			line.Problem = refusalWords(cc, shopperReasons, shopperWords)
 		}
 		labels[codeGroups(cc.CouponCode)] = line.Code
 		out.Codes = append(out.Codes, line)

@@ -23,67 +23,49 @@ const orderHoldSeconds = 300
 // was already placed, nothing used twice. A refusal is said beside the code
 // field and changes nothing; a fault answers the page saying to try again.
 func (p *Pages) placeOrder(c *gin.Context) {
-	f, lines, codes := p.readCheckoutForm(c)
-	p.checkOrderID(c, &f)
 	page := &checkoutPage{}
-	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
-		act: func(noInput) (outcome, error) {
-			page.Form, page.Placed = f, true
-			ctx, pr := c.Request.Context(), web.Principal(c)
-			// Placing an order checks its codes as a check does: from the
-			// same budgets, and only the shopper's own coupons and shared
-			// codes (docs/pages.md, "Checkout").
-			if len(codes) > 0 {
-				if err := p.admitCheck(c, pr, len(codes)); err != nil {
-					return outcome{}, err
-				}
-			}
-			cart := checkout.Cart{Lines: lines, ShippingCents: f.ShippingCents, Channel: checkout.ChannelWeb}
-			var done *checkout.CheckoutResult
-			// No code and no automatic offer joining: nothing for the
-			// coupon service to record, the order is paid at its price
-			// (docs/pages.md, "Checkout").
-			priced, err := p.shopCheckout(ctx, f, lines, codes, func() (*checkout.CheckoutResult, error) {
-				held, err := p.checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: codes,
-					UserID: pr.UserID, Actor: pr.Name, Cart: cart, TTLSeconds: orderHoldSeconds, OwnOnly: true})
-				if err != nil {
-					return nil, err
-				}
-				done, err = p.checkout.Confirm(ctx, checkout.ConfirmRequest{OrderID: f.OrderID, Cart: cart, Cashier: pr.Name})
-				if err != nil {
-					if status, _ := web.StatusOf(err); status < http.StatusInternalServerError && !held.Duplicate {
-						// A confirm refused gives the coupons back at once
-						// rather than at the hold's expiry.
-						if _, rerr := p.checkout.Release(ctx, pr.Name, f.OrderID); rerr != nil {
-							return nil, rerr
-						}
-					}
-					return nil, err
-				}
-				return done, nil
-			})
+	p.postCheckout(c, page, func(in checkoutPost) error {
+		ctx, f, pr := c.Request.Context(), *in.f, in.pr
+		page.Form, page.Placed = f, true
+		var done *checkout.CheckoutResult
+		// No code and no automatic offer joining: nothing for the
+		// coupon service to record, the order is paid at its price
+		// (docs/pages.md, "Checkout").
+		priced, err := p.shopCheckout(ctx, f, in.lines, in.codes, func() (*checkout.CheckoutResult, error) {
+			held, err := p.checkout.Hold(ctx, checkout.CheckoutRequest{OrderID: f.OrderID, CouponCodes: in.codes,
+				UserID: pr.UserID, Actor: pr.Name, Cart: in.cart, TTLSeconds: orderHoldSeconds, OwnOnly: true})
 			if err != nil {
-				return outcome{}, err
+				return nil, err
 			}
-			page.Priced = priced
-			if done == nil {
-				p.renderCheckout(c, http.StatusOK, page)
-				return outcome{}, nil
+			done, err = p.checkout.Confirm(ctx, checkout.ConfirmRequest{OrderID: f.OrderID, Cart: in.cart, Cashier: pr.Name})
+			if err != nil {
+				if status, _ := web.StatusOf(err); status < http.StatusInternalServerError && !held.Duplicate {
+					// A confirm refused gives the coupons back at once
+					// rather than at the hold's expiry.
+					if _, rerr := p.checkout.Release(ctx, pr.Name, f.OrderID); rerr != nil {
+						return nil, rerr
+					}
+				}
+				return nil, err
 			}
-			page.AlreadyPlaced = done.Duplicate
-			page.Priced.OK = true
-			// The coupons as they were used: a shared code's is its new
-			// coupon, named by the code typed.
-			for i := range page.Priced.Codes {
-				page.Priced.Codes[i].Problem = ""
-			}
+			return done, nil
+		})
+		if err != nil {
+			return err
+		}
+		page.Priced = priced
+		if done == nil {
 			p.renderCheckout(c, http.StatusOK, page)
-			return outcome{}, nil
-		},
-		refused: func(_ noInput, err error) bool { return checkoutRefused(&f, err) },
-		show: func(status int) {
-			page.Form, page.Placed = f, false
-			p.renderCheckout(c, status, page)
-		},
+			return nil
+		}
+		page.AlreadyPlaced = done.Duplicate
+		page.Priced.OK = true
+		// The coupons as they were used: a shared code's is its new
+		// coupon, named by the code typed.
+		for i := range page.Priced.Codes {
+			page.Priced.Codes[i].Problem = ""
+		}
+		p.renderCheckout(c, http.StatusOK, page)
+		return nil
 	})
 }

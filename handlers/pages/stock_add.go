@@ -1,10 +1,10 @@
 package pages
 
 import (
-	"github.com/couponsvc/couponsvc/handlers/web"
-
 	"fmt"
 	"strings"
+
+	"github.com/couponsvc/couponsvc/handlers/web"
 
 	"github.com/gin-gonic/gin"
 )

@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 	"github.com/couponsvc/couponsvc/services/core"
 
 	"github.com/gin-gonic/gin"
@@ -110,6 +112,43 @@ func (p *Pages) showPOS(c *gin.Context) {
 	}
 	saleFromQuery(c, &page.Redeem)
 	p.renderPOS(c, http.StatusOK, page)
+}
+
+// saleQuery is a sale in the till's address: its number, total, shipping
+// and rows, which showPOS reads back. A redemption goes back to it, so
+// that the sale keeps its number and items until "Next customer".
+func saleQuery(f redeemForm) url.Values {
+	q := url.Values{"order_id": {f.OrderID}}
+	if f.Amount != "" {
+		q.Set("amount", f.Amount)
+	}
+	if f.Shipping != "" {
+		q.Set("shipping", f.Shipping)
+	}
+	for _, r := range f.Rows {
+		if r.SKU+r.Quantity+r.Unit+r.Category == "" {
+			continue
+		}
+		q.Add("sku", r.SKU)
+		q.Add("quantity", r.Quantity)
+		q.Add("unit_price", r.Unit)
+		q.Add("category", r.Category)
+	}
+	return q
+}
+
+// saleFromQuery reads the rows and shipping of a sale kept in the till's
+// address (saleQuery).
+func saleFromQuery(c *gin.Context, f *redeemForm) {
+	f.Shipping = truncate(strings.TrimSpace(c.Query("shipping")), 20)
+	skus, cats := c.QueryArray("sku"), c.QueryArray("category")
+	qtys, units := c.QueryArray("quantity"), c.QueryArray("unit_price")
+	var rows []cartRow
+	for i := range min(len(skus), checkout.MaxCartLines) {
+		rows = append(rows, cartRow{SKU: truncate(skus[i], 64), Category: truncate(at(cats, i), 64),
+			Quantity: truncate(at(qtys, i), 8), Unit: truncate(at(units, i), 20)})
+	}
+	f.Rows = padRowsTo(rows, saleRows)
 }
 
 // newTillOrderID numbers a sale at the till, so that a cashier with nothing

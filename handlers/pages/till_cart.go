@@ -1,9 +1,11 @@
 package pages
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/models"
+	"github.com/couponsvc/couponsvc/services/checkout"
 )
 
 // cartLine is one code of a priced cart: its discount, or why it does not
@@ -37,6 +39,24 @@ func splitCodes(field string) []string {
 		}
 	}
 	return out
+}
+
+// refusalWords says why a code does not apply to a cart in one audience's
+// words: the true reason of a pricing refusal (checkout.RefusalReason) from
+// reasons, any other refusal in other's words.
+func refusalWords(cc checkout.CheckoutCoupon, reasons map[string]string, other func(models.Code, string) string) string {
+	if w, ok := reasons[checkout.RefusalReason(cc)]; ok {
+		return w
+	}
+	return other(cc.Code, cc.Message)
+}
+
+// checkCodeCount refuses more codes than one checkout takes
+// (MaxCouponCodes), beside field.
+func (p *Pages) checkCodeCount(errs formErrors, field string, codes []string) {
+	if n := p.checkout.MaxCouponCodes(); len(codes) > n {
+		errs.add(field, fmt.Sprintf("Enter at most %d codes, separated by commas.", n))
+	}
 }
 
 // inWords says a checkout answer's refusal in a cashier's words.

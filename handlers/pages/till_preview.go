@@ -170,7 +170,7 @@ func (p *Pages) tillAnswer(c *gin.Context, d *core.CouponDetail, code, orderID s
 	}
 	cc := res.Coupons[0]
 	if field, msg = p.refusedWords(cc.Code, d, orderID); msg == "" {
-		field, msg = "code", p.refusalWords(cc, &d.Template)
+		field, msg = "code", p.cashierRefusal(cc, &d.Template)
 	}
 	return field, msg, nil
 }

@@ -1,7 +1,6 @@
 package pages
 
 import (
-	"net/url"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
@@ -44,7 +43,7 @@ func (p *Pages) redeemCode(c *gin.Context, typed string) {
 					" off, the customer pays " + p.money.format(res.PayableCents) + "."
 			}
 			// The sale keeps its number (and total) until "Next customer".
-			return done(msg, "/pos?"+url.Values{"order_id": {f.OrderID}, "amount": {f.Amount}}.Encode()), nil
+			return done(msg, "/pos?"+saleQuery(f).Encode()), nil
 		},
 		refused: func(_ noInput, err error) bool {
 			if words[models.CodeSoldOut].msg != "" {

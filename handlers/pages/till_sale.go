@@ -3,7 +3,6 @@ package pages
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/couponsvc/couponsvc/handlers/web"
@@ -117,9 +116,7 @@ func (p *Pages) previewSale(c *gin.Context, codes []string) {
 		}
 		codes = splitCodes(prev)
 	}
-	if len(codes) > p.checkout.MaxCouponCodes() {
-		f.Errors.add("code", fmt.Sprintf("Enter at most %d codes, separated by commas.", p.checkout.MaxCouponCodes()))
-	}
+	p.checkCodeCount(f.Errors, "code", codes)
 	page := &posPage{Redeem: f}
 	handleForm(p, c, formPost[noInput]{errs: f.Errors, read: readNothing,
 		act: func(noInput) (outcome, error) {
@@ -205,7 +202,7 @@ func (p *Pages) showSale(c *gin.Context, page *posPage, res *checkout.CheckoutRe
 		}
 		sc.Words = p.valueText(*t)
 		if cc.Code != models.CodeOK {
-			sc.Problem = p.refusalWords(cc, t)
+			sc.Problem = p.cashierRefusal(cc, t)
 		}
 		sp.Codes = append(sp.Codes, sc)
 	}
@@ -251,21 +248,16 @@ func pricedRows(rows []cartRow, lines []checkout.Line, ds []checkout.LineDiscoun
 	return out
 }
 
-// refusalWords says in a cashier's words the true reason the service gave
-// for a code that does not apply (checkout.RefusalReason): not for these
-// items, no shipping, below this coupon's minimum, another currency.
-func (p *Pages) refusalWords(cc checkout.CheckoutCoupon, t *models.Template) string {
-	switch checkout.RefusalReason(cc) {
-	case checkout.ReasonNotForItems:
-		return "Not for these items: none of them is one this coupon applies to."
-	case checkout.ReasonNoShipping:
-		return "This sale has no shipping for this coupon to take off."
-	case checkout.ReasonMinimum:
-		return "Below the minimum of this coupon (" + p.moneyIn(t.Currency, t.MinOrderCents) + ")."
-	case checkout.ReasonCurrency:
-		return "This coupon is in " + t.Currency + ", the sale in another currency."
-	}
-	return inWords(cc.Code, cc.Message)
+// cashierRefusal says in a cashier's words the true reason the service
+// gave for a code that does not apply (refusalWords): not for these items,
+// no shipping, below this coupon's minimum, another currency.
+func (p *Pages) cashierRefusal(cc checkout.CheckoutCoupon, t *models.Template) string {
+	return refusalWords(cc, map[string]string{
+		checkout.ReasonNotForItems: "Not for these items: none of them is one this coupon applies to.",
+		checkout.ReasonNoShipping:  "This sale has no shipping for this coupon to take off.",
+		checkout.ReasonMinimum:     "Below the minimum of this coupon (" + p.moneyIn(t.Currency, t.MinOrderCents) + ").",
+		checkout.ReasonCurrency:    "This coupon is in " + t.Currency + ", the sale in another currency.",
+	}, inWords)
 }
 
 // redeemSale redeems the codes previewed on the sale (checkout.RedeemSale)
@@ -296,48 +288,4 @@ func (p *Pages) redeemSale(c *gin.Context, f redeemForm, cart checkout.Cart, amo
 		refused: func(_ noInput, err error) bool { return p.saleRefused(&page.Redeem, err) },
 		show:    func(status int) { p.renderPOS(c, status, page) },
 	})
-}
-
-// saleQuery is a sale in the till's address: its number, total, shipping
-// and rows, which showPOS reads back.
-func saleQuery(f redeemForm) url.Values {
-	q := url.Values{"order_id": {f.OrderID}}
-	if f.Amount != "" {
-		q.Set("amount", f.Amount)
-	}
-	if f.Shipping != "" {
-		q.Set("shipping", f.Shipping)
-	}
-	for _, r := range f.Rows {
-		if r.SKU+r.Quantity+r.Unit+r.Category == "" {
-			continue
-		}
-		q.Add("sku", r.SKU)
-		q.Add("quantity", r.Quantity)
-		q.Add("unit_price", r.Unit)
-		q.Add("category", r.Category)
-	}
-	return q
-}
-
-// saleFromQuery reads the rows and shipping of a sale kept in the till's
-// address (saleQuery).
-func saleFromQuery(c *gin.Context, f *redeemForm) {
-	f.Shipping = truncate(strings.TrimSpace(c.Query("shipping")), 20)
-	skus, cats := c.QueryArray("sku"), c.QueryArray("category")
-	qtys, units := c.QueryArray("quantity"), c.QueryArray("unit_price")
-	var rows []cartRow
-	for i := range min(len(skus), checkout.MaxCartLines) {
-		rows = append(rows, cartRow{SKU: truncate(skus[i], 64), Category: truncate(at(cats, i), 64),
-			Quantity: truncate(at(qtys, i), 8), Unit: truncate(at(units, i), 20)})
-	}
-	f.Rows = padRowsTo(rows, saleRows)
-}
-
-// at is s[i] trimmed, or "" past its end.
-func at(s []string, i int) string {
-	if i < len(s) {
-		return strings.TrimSpace(s[i])
-	}
-	return ""
 }
