@@ -20,7 +20,7 @@ type DiscountAction struct {
 	Action                int    `json:"action" doc:"0: the template's own kind; 1, 2, ...: its actions, in order"`
 	Kind                  string `json:"kind" schema:"template_kind"`
 	DiscountCents         int64  `json:"discount_cents"`
-	ReturnedDiscountCents int64  `json:"returned_discount_cents" doc:"what came back with returned units (each action's part of them), and the shipping's with a full return"`
+	ReturnedDiscountCents int64  `json:"returned_discount_cents" doc:"what came back with returned units (each action's part of them), and the shipping's with a full return; on an amount-only order, what its returns by amount took back of the action"`
 	NetDiscountCents      int64  `json:"net_discount_cents" doc:"discount_cents − returned_discount_cents"`
 }
 
