@@ -74,14 +74,7 @@ func KeepUseLogActions(stored *string, r *pricing.CouponResult) (*string, error)
 // DecodeUseLogActions reads coupon_use_log.actions: nil when the row has
 // none.
 func DecodeUseLogActions(s *string) ([]UseLogAction, error) {
-	if s == nil || *s == "" {
-		return nil, nil
-	}
-	var out []UseLogAction
-	if err := json.Unmarshal([]byte(*s), &out); err != nil {
-		return nil, fmt.Errorf("coupon_use_log.actions %q: %w", *s, err)
-	}
-	return out, nil
+	return decodeParts[UseLogAction]("coupon_use_log.actions", s)
 }
 
 func encodeUseLogActions(parts []UseLogAction) *string {
