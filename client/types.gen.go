@@ -979,7 +979,7 @@ type DiscountAction struct {
 	// NetDiscountCents discount_cents − returned_discount_cents
 	NetDiscountCents int64 `json:"net_discount_cents"`
 
-	// ReturnedDiscountCents what came back with returned units (each action's part of them), and the shipping's with a full return
+	// ReturnedDiscountCents what came back with returned units (each action's part of them), and the shipping's with a full return; on an amount-only order, what its returns by amount took back of the action
 	ReturnedDiscountCents int64 `json:"returned_discount_cents"`
 	TemplateID            int64 `json:"template_id"`
 }

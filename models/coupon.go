@@ -98,6 +98,11 @@ type UseLog struct {
 	// the redemption was answered, kept for its replays; nil on the rows
 	// of confirms and on those written before it was kept.
 	PayableCents *int64 `json:"-"`
+	// Actions is each action's part of an amount-only order's coupon, what
+	// it took and what it keeps after the order's returns by amount (JSON,
+	// docs/pricing.md, "Several actions"); nil on the rows of orders with
+	// lines and on those written before it was kept.
+	Actions *string `json:"-"`
 }
 
 // TableName keeps the table name of the design.

@@ -54,15 +54,15 @@ func TestMigrateFreshDatabase(t *testing.T) {
 	ctx := context.Background()
 	db, dialect := openUnmigrated(t, testenv.NewFresh(t), t.TempDir())
 
-	want := core.MigrationStatus{Latest: 23, Pending: []string{
-		"0001_init.up.sql", "0002_settings.up.sql", "0003_binary_identities.up.sql", "0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql", "0012_carts_with_lines.up.sql", "0013_return_lines.up.sql", "0014_order_lines_no_sku_index.up.sql", "0015_percent_basis_points.up.sql", "0016_full_price_only.up.sql", "0017_unit_selection.up.sql", "0018_template_actions.up.sql", "0019_cart_conditions.up.sql", "0020_eligibility.up.sql", "0021_automatic_offers.up.sql", "0022_superseded_parts_and_payable.up.sql", "0023_hold_parked.up.sql"}}
+	want := core.MigrationStatus{Latest: 24, Pending: []string{
+		"0001_init.up.sql", "0002_settings.up.sql", "0003_binary_identities.up.sql", "0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql", "0012_carts_with_lines.up.sql", "0013_return_lines.up.sql", "0014_order_lines_no_sku_index.up.sql", "0015_percent_basis_points.up.sql", "0016_full_price_only.up.sql", "0017_unit_selection.up.sql", "0018_template_actions.up.sql", "0019_cart_conditions.up.sql", "0020_eligibility.up.sql", "0021_automatic_offers.up.sql", "0022_superseded_parts_and_payable.up.sql", "0023_hold_parked.up.sql", "0024_use_log_actions.up.sql"}}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status before = %+v, want %+v", st, want)
 	}
 	if err := core.Migrate(ctx, db, dialect); err != nil {
 		t.Fatal(err)
 	}
-	want = core.MigrationStatus{Version: 23, Latest: 23}
+	want = core.MigrationStatus{Version: 24, Latest: 24}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status after = %+v, want %+v", st, want)
 	}
@@ -141,15 +141,15 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		want := core.MigrationStatus{Version: 2, Legacy: true, Latest: 23,
-			Pending: []string{"0003_binary_identities.up.sql", "0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql", "0012_carts_with_lines.up.sql", "0013_return_lines.up.sql", "0014_order_lines_no_sku_index.up.sql", "0015_percent_basis_points.up.sql", "0016_full_price_only.up.sql", "0017_unit_selection.up.sql", "0018_template_actions.up.sql", "0019_cart_conditions.up.sql", "0020_eligibility.up.sql", "0021_automatic_offers.up.sql", "0022_superseded_parts_and_payable.up.sql", "0023_hold_parked.up.sql"}}
+		want := core.MigrationStatus{Version: 2, Legacy: true, Latest: 24,
+			Pending: []string{"0003_binary_identities.up.sql", "0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql", "0012_carts_with_lines.up.sql", "0013_return_lines.up.sql", "0014_order_lines_no_sku_index.up.sql", "0015_percent_basis_points.up.sql", "0016_full_price_only.up.sql", "0017_unit_selection.up.sql", "0018_template_actions.up.sql", "0019_cart_conditions.up.sql", "0020_eligibility.up.sql", "0021_automatic_offers.up.sql", "0022_superseded_parts_and_payable.up.sql", "0023_hold_parked.up.sql", "0024_use_log_actions.up.sql"}}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status before = %+v, want %+v", st, want)
 		}
 		if err := core.Migrate(ctx, db, dialect); err != nil {
 			t.Fatal(err)
 		}
-		want = core.MigrationStatus{Version: 23, Latest: 23}
+		want = core.MigrationStatus{Version: 24, Latest: 24}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status after = %+v, want %+v", st, want)
 		}
@@ -175,7 +175,7 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 	t.Run("all the old runner knew applied: runs only what came after", func(t *testing.T) {
 		db, dialect := openUnmigrated(t, testenv.NewFresh(t), t.TempDir())
 		applyLikeOldRunner(t, db, dialect, "0001_init", "0002_settings", "0003_binary_identities")
-		want := core.MigrationStatus{Version: 3, Legacy: true, Latest: 23, Pending: []string{"0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql", "0012_carts_with_lines.up.sql", "0013_return_lines.up.sql", "0014_order_lines_no_sku_index.up.sql", "0015_percent_basis_points.up.sql", "0016_full_price_only.up.sql", "0017_unit_selection.up.sql", "0018_template_actions.up.sql", "0019_cart_conditions.up.sql", "0020_eligibility.up.sql", "0021_automatic_offers.up.sql", "0022_superseded_parts_and_payable.up.sql", "0023_hold_parked.up.sql"}}
+		want := core.MigrationStatus{Version: 3, Legacy: true, Latest: 24, Pending: []string{"0004_checkout.up.sql", "0005_checkout_backfill.up.sql", "0006_shared_codes.up.sql", "0007_jobs.up.sql", "0008_events.up.sql", "0009_campaign_status.up.sql", "0011_shared_code_normal_form.up.sql", "0012_carts_with_lines.up.sql", "0013_return_lines.up.sql", "0014_order_lines_no_sku_index.up.sql", "0015_percent_basis_points.up.sql", "0016_full_price_only.up.sql", "0017_unit_selection.up.sql", "0018_template_actions.up.sql", "0019_cart_conditions.up.sql", "0020_eligibility.up.sql", "0021_automatic_offers.up.sql", "0022_superseded_parts_and_payable.up.sql", "0023_hold_parked.up.sql", "0024_use_log_actions.up.sql"}}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status before = %+v, want %+v", st, want)
 		}
@@ -183,7 +183,7 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 		if err := core.Migrate(ctx, db, dialect); err != nil {
 			t.Fatal(err)
 		}
-		want = core.MigrationStatus{Version: 23, Latest: 23}
+		want = core.MigrationStatus{Version: 24, Latest: 24}
 		if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 			t.Fatalf("status after = %+v, want %+v", st, want)
 		}
@@ -194,8 +194,8 @@ func TestMigrateUpgradesDatabaseOfOldRunner(t *testing.T) {
 		if err := db.Raw("SELECT version, dirty FROM schema_version").Scan(&row).Error; err != nil {
 			t.Fatal(err)
 		}
-		if row.Version != 23 || row.Dirty {
-			t.Fatalf("schema_version = %+v, want version 23, clean", row)
+		if row.Version != 24 || row.Dirty {
+			t.Fatalf("schema_version = %+v, want version 24, clean", row)
 		}
 	})
 }
@@ -221,7 +221,7 @@ func TestMigrateConcurrentInstances(t *testing.T) {
 			t.Errorf("instance %d: %v", i, err)
 		}
 	}
-	want := core.MigrationStatus{Version: 23, Latest: 23}
+	want := core.MigrationStatus{Version: 24, Latest: 24}
 	if st := migrationStatus(t, dbs[0], dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status = %+v, want %+v", st, want)
 	}
@@ -240,18 +240,18 @@ func TestForceMigrationVersion(t *testing.T) {
 	if err := db.Exec("UPDATE schema_version SET dirty = ?", true).Error; err != nil {
 		t.Fatal(err)
 	}
-	want := core.MigrationStatus{Version: 23, Dirty: true, Latest: 23}
+	want := core.MigrationStatus{Version: 24, Dirty: true, Latest: 24}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status = %+v, want %+v", st, want)
 	}
 	err := core.Migrate(ctx, db, dialect)
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("Dirty database version %d", 23)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("Dirty database version %d", 24)) {
 		t.Fatalf("migrate of a dirty database: %v, want the dirty error", err)
 	}
-	if err := core.ForceMigrationVersion(ctx, db, dialect, 23); err != nil {
+	if err := core.ForceMigrationVersion(ctx, db, dialect, 24); err != nil {
 		t.Fatal(err)
 	}
-	want = core.MigrationStatus{Version: 23, Latest: 23}
+	want = core.MigrationStatus{Version: 24, Latest: 24}
 	if st := migrationStatus(t, db, dialect); !reflect.DeepEqual(st, want) {
 		t.Fatalf("status after force = %+v, want %+v", st, want)
 	}

@@ -31,8 +31,8 @@ func TestMigrateStatusCommand(t *testing.T) {
 		return stdout.String(), code
 	}
 
-	wantBefore := "version: none\ndirty: false\nlatest: 23\n" +
-		"pending: 0001_init.up.sql\npending: 0002_settings.up.sql\npending: 0003_binary_identities.up.sql\npending: 0004_checkout.up.sql\npending: 0005_checkout_backfill.up.sql\npending: 0006_shared_codes.up.sql\npending: 0007_jobs.up.sql\npending: 0008_events.up.sql\npending: 0009_campaign_status.up.sql\npending: 0011_shared_code_normal_form.up.sql\npending: 0012_carts_with_lines.up.sql\npending: 0013_return_lines.up.sql\npending: 0014_order_lines_no_sku_index.up.sql\npending: 0015_percent_basis_points.up.sql\npending: 0016_full_price_only.up.sql\npending: 0017_unit_selection.up.sql\npending: 0018_template_actions.up.sql\npending: 0019_cart_conditions.up.sql\npending: 0020_eligibility.up.sql\npending: 0021_automatic_offers.up.sql\npending: 0022_superseded_parts_and_payable.up.sql\npending: 0023_hold_parked.up.sql\n"
+	wantBefore := "version: none\ndirty: false\nlatest: 24\n" +
+		"pending: 0001_init.up.sql\npending: 0002_settings.up.sql\npending: 0003_binary_identities.up.sql\npending: 0004_checkout.up.sql\npending: 0005_checkout_backfill.up.sql\npending: 0006_shared_codes.up.sql\npending: 0007_jobs.up.sql\npending: 0008_events.up.sql\npending: 0009_campaign_status.up.sql\npending: 0011_shared_code_normal_form.up.sql\npending: 0012_carts_with_lines.up.sql\npending: 0013_return_lines.up.sql\npending: 0014_order_lines_no_sku_index.up.sql\npending: 0015_percent_basis_points.up.sql\npending: 0016_full_price_only.up.sql\npending: 0017_unit_selection.up.sql\npending: 0018_template_actions.up.sql\npending: 0019_cart_conditions.up.sql\npending: 0020_eligibility.up.sql\npending: 0021_automatic_offers.up.sql\npending: 0022_superseded_parts_and_payable.up.sql\npending: 0023_hold_parked.up.sql\npending: 0024_use_log_actions.up.sql\n"
 	for range 2 { // status changes nothing
 		if out, code := couponsvc("migrate", "status"); out != wantBefore || code != 0 {
 			t.Fatalf("status before: exit %d\n%s\nwant\n%s", code, out, wantBefore)
@@ -41,7 +41,7 @@ func TestMigrateStatusCommand(t *testing.T) {
 	if out, code := couponsvc("migrate"); out != "migrations applied\n" || code != 0 {
 		t.Fatalf("migrate: exit %d, %q", code, out)
 	}
-	wantAfter := "version: 23\ndirty: false\nlatest: 23\npending: none\n"
+	wantAfter := "version: 24\ndirty: false\nlatest: 24\npending: none\n"
 	if out, code := couponsvc("migrate", "status"); out != wantAfter || code != 0 {
 		t.Fatalf("status after: exit %d\n%s\nwant\n%s", code, out, wantAfter)
 	}

@@ -267,6 +267,9 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 			}
 			lg := models.UseLog{CouponID: c.ID, OrderID: req.OrderID, UserID: c.UserID, TemplateID: c.TemplateID,
 				OrderAmountCents: o.AmountCents, DiscountCents: a.perCoupon[i], Cashier: actor, UsedAt: now}
+			if !a.lined && a.shares[i] != nil {
+				lg.Actions = core.EncodeUseLogActions(a.shares[i]) // docs/pricing.md, "Several actions"
+			}
 			if err := writeUseLog(tx, &lg); err != nil {
 				return err
 			}

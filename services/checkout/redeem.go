@@ -382,7 +382,8 @@ func (s *Checkout) redeemTx(ctx context.Context, t *models.Template, c *models.C
 // the order's room (and, for a new order with lines, its lines), then
 // write, which lists the coupon on the order and writes its row used by the
 // order (returning the coupon its event tells of), then the coupon's line
-// discounts (an order with lines), the use log row and the event. share is
+// discounts (an order with lines), the use log row (on an amount-only
+// order with each action's part of share) and the event. share is
 // the coupon's allocation on a new order; on an order that has a row it is
 // priced again under the row's lock (priceOnOrder) and share takes that.
 func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req RedeemRequest, lg *models.UseLog,
@@ -438,6 +439,10 @@ func (s *Checkout) redeemTxWith(ctx context.Context, t *models.Template, req Red
 				return err
 			}
 		}
+		if !req.oc.lined() {
+			// Each action's part of the one plan (docs/pricing.md, "Several actions").
+			lg.Actions = core.EncodeUseLogActions(share)
+		}
 		if err := writeUseLog(tx, lg); err != nil {
 			return err
 		}
@@ -470,9 +475,9 @@ func writeUseLog(tx *gorm.DB, lg *models.UseLog) error {
 	}
 	lg.ID = 0
 	res := tx.Exec(`UPDATE coupon_use_log SET undo_flag = ?, undone_at = NULL, user_id = ?, template_id = ?,
-		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?, payable_cents = ?
+		order_amount_cents = ?, discount_cents = ?, cashier = ?, used_at = ?, payable_cents = ?, actions = ?
 		WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
-		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt, lg.PayableCents,
+		false, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt, lg.PayableCents, lg.Actions,
 		lg.CouponID, lg.OrderID, true)
 	if res.Error != nil {
 		return res.Error
@@ -496,7 +501,8 @@ func alreadyUsed(c *models.Coupon) error {
 // order with lines leaves each kept unit's price less what the stored
 // allocations of its live coupons took of it (its state, read with
 // loadStateOnCart), and the coupon's share of each line is returned to be
-// stored. A coupon refunded off the order and redeemed on it again
+// stored; on an amount-only order its result is returned, whose actions'
+// parts its use log row keeps (docs/pricing.md, "Several actions"). A coupon refunded off the order and redeemed on it again
 // (couponID) supersedes its earlier part there: the state leaves it out,
 // and carry is what it keeps of it on the units returned before
 // (orderState.carried).
@@ -547,7 +553,7 @@ func priceOnOrder(tx *gorm.DB, pc pricing.Coupon, couponID int64, orderID string
 		}
 		if d := r.DiscountCents; d > 0 {
 			// The settled discounts are no coupon's on the order now.
-			return d, left - d + min(row.Settled, kept), nil, nil, nil
+			return d, left - d + min(row.Settled, kept), &r.Coupons[0], nil, nil
 		}
 	}
 	if kept == 0 {

@@ -213,11 +213,16 @@ func (s *Checkout) returnOnce(ctx context.Context, actor, orderID, returnID stri
 			if !ok {
 				return core.ErrRaced // refunded meanwhile: decide again
 			}
-			if lg.DiscountCents == pr.Coupons[i].DiscountCents {
+			// Each action keeps its part of the plan (docs/pricing.md, "Returns").
+			actions, err := core.KeepUseLogActions(lg.Actions, &pr.Coupons[i])
+			if err != nil {
+				return err
+			}
+			if lg.DiscountCents == pr.Coupons[i].DiscountCents && sameText(lg.Actions, actions) {
 				continue // kept as it was: its row, read under the order's lock, stays right
 			}
-			if err := tx.Exec(`UPDATE coupon_use_log SET discount_cents = ? WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
-				pr.Coupons[i].DiscountCents, c.ID, orderID, false).Error; err != nil {
+			if err := tx.Exec(`UPDATE coupon_use_log SET discount_cents = ?, actions = ? WHERE coupon_id = ? AND order_id = ? AND undo_flag = ?`,
+				pr.Coupons[i].DiscountCents, actions, c.ID, orderID, false).Error; err != nil {
 				return err
 			}
 		}
@@ -319,4 +324,12 @@ func (s *Checkout) returnedCoupons(ctx context.Context, orderID string, found bo
 		}
 	}
 	return cs, ts, nil
+}
+
+// sameText reports whether two nullable columns hold the same text.
+func sameText(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }

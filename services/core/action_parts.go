@@ -71,12 +71,17 @@ func EncodeActionParts(r *pricing.CouponResult, line int, carried []pricing.Unit
 // DecodeActionParts reads the actions column of order_line_discounts:
 // nil for a coupon of one action.
 func DecodeActionParts(s *string) ([]ActionPart, error) {
+	return decodeParts[ActionPart]("order_line_discounts.actions", s)
+}
+
+// decodeParts reads a JSON list kept in column: nil when it holds none.
+func decodeParts[T any](column string, s *string) ([]T, error) {
 	if s == nil || *s == "" {
 		return nil, nil
 	}
-	var out []ActionPart
+	var out []T
 	if err := json.Unmarshal([]byte(*s), &out); err != nil {
-		return nil, fmt.Errorf("order_line_discounts.actions %q: %w", *s, err)
+		return nil, fmt.Errorf("%s %q: %w", column, *s, err)
 	}
 	return out, nil
 }

@@ -31,10 +31,10 @@ func InsertRow(tx *gorm.DB, sql string, args ...any) (int64, error) {
 // models.UseLog, written out (InsertRow).
 func InsertUseLog(tx *gorm.DB, lg *models.UseLog) error {
 	id, err := InsertRow(tx, `INSERT INTO coupon_use_log
-		(coupon_id, order_id, user_id, template_id, order_amount_cents, discount_cents, cashier, used_at, undo_flag, undone_at, payable_cents)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(coupon_id, order_id, user_id, template_id, order_amount_cents, discount_cents, cashier, used_at, undo_flag, undone_at, payable_cents, actions)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		lg.CouponID, lg.OrderID, lg.UserID, lg.TemplateID, lg.OrderAmountCents, lg.DiscountCents, lg.Cashier, lg.UsedAt,
-		lg.UndoFlag, lg.UndoneAt, lg.PayableCents)
+		lg.UndoFlag, lg.UndoneAt, lg.PayableCents, lg.Actions)
 	if err != nil {
 		return err
 	}

@@ -12,14 +12,15 @@ import (
 
 // DiscountAction is one action of one template in the discount report
 // (docs/reports.md): the discount its coupons' action took, on the lines
-// and on the shipping, and the part of it returned. A template of one
+// and on the shipping and off amount-only orders, and the part of it
+// returned. A template of one
 // action has one, its action 0.
 type DiscountAction struct {
 	TemplateID            int64  `json:"template_id"`
 	Action                int    `json:"action" doc:"0: the template's own kind; 1, 2, ...: its actions, in order"`
 	Kind                  string `json:"kind" schema:"template_kind"`
 	DiscountCents         int64  `json:"discount_cents"`
-	ReturnedDiscountCents int64  `json:"returned_discount_cents" doc:"what came back with returned units (each action's part of them), and the shipping's with a full return"`
+	ReturnedDiscountCents int64  `json:"returned_discount_cents" doc:"what came back with returned units (each action's part of them), and the shipping's with a full return; on an amount-only order, what its returns by amount took back of the action"`
 	NetDiscountCents      int64  `json:"net_discount_cents" doc:"discount_cents − returned_discount_cents"`
 }
 
@@ -35,8 +36,9 @@ type actionRow struct {
 	TemplateActions       *string
 }
 
-// discountActions splits the report's discounts by template and action.
-// A coupon of one action's row is its action 0's; a coupon of several
+// discountActions splits the report's discounts by template and action:
+// those of orders with lines (order_line_discounts) and those of
+// amount-only orders (amountOnlyActions). A coupon of one action's row is its action 0's; a coupon of several
 // keeps each action's part (order_line_discounts.actions), and a line's
 // returned units give back each action its own part of them. The
 // shipping's part comes back whole with the order's last units, so each
@@ -108,6 +110,9 @@ func (s *Reports) discountActions(ctx context.Context, q DiscountQuery) ([]Disco
 	if err := rows.Err(); err != nil {
 		return nil, core.DBError("order lines", err)
 	}
+	if err := s.amountOnlyActions(ctx, q, add); err != nil {
+		return nil, err
+	}
 	out := make([]DiscountAction, 0, len(by)) // [] rather than null in the answer
 	for _, a := range by {
 		out = append(out, *a)
@@ -116,6 +121,44 @@ func (s *Reports) discountActions(ctx context.Context, q DiscountQuery) ([]Disco
 		return cmp.Or(cmp.Compare(a.TemplateID, b.TemplateID), cmp.Compare(a.Action, b.Action))
 	})
 	return out, nil
+}
+
+// amountOnlyActions adds to the split the coupons of amount-only orders
+// redeemed within the range and still used: each action's part as its use
+// log row keeps it (coupon_use_log.actions), what it took and what came
+// back with the order's returns by amount (docs/reports.md). Rows written
+// before the parts were kept have none and are left out.
+func (s *Reports) amountOnlyActions(ctx context.Context, q DiscountQuery, add func(r *actionRow, k int, discount, returned int64) error) error {
+	stmt := `SELECT l.template_id, l.actions, t.kind, t.actions
+		FROM coupon_use_log l
+		JOIN templates t ON t.id = l.template_id
+		JOIN checkout_orders o ON o.order_id = l.order_id
+		WHERE l.undo_flag = ? AND l.actions IS NOT NULL AND l.used_at >= ? AND l.used_at < ? AND o.currency = ?`
+	stmt, args := q.narrow(stmt, []any{false, q.Range.Start, q.Range.End, q.Currency})
+	rows, err := s.DB.WithContext(ctx).Raw(stmt, args...).Rows()
+	if err != nil {
+		return core.DBError("use log", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r actionRow
+		if err := rows.Scan(&r.TemplateID, &r.Parts, &r.Kind, &r.TemplateActions); err != nil {
+			return core.DBError("use log", err)
+		}
+		parts, err := core.DecodeUseLogActions(r.Parts)
+		if err != nil {
+			return core.DBError("use log", err)
+		}
+		for k, p := range parts {
+			if err := add(&r, k, p.DiscountCents, p.ReturnedCents()); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return core.DBError("use log", err)
+	}
+	return nil
 }
 
 // actionKind is the kind of a row's template's action k.

@@ -230,7 +230,7 @@ func (q *DiscountQuery) narrow(stmt string, args []any) (string, []any) {
 		args = append(args, q.CampaignID)
 	}
 	if q.TemplateID != 0 {
-		stmt += ` AND d.template_id = ?`
+		stmt += ` AND t.id = ?`
 		args = append(args, q.TemplateID)
 	}
 	return stmt, args
