@@ -93,6 +93,9 @@ func (s *Checkout) Release(ctx context.Context, actor, orderID string) (*Release
 			return core.ErrRetry
 		}
 		end := endOf(&o)
+		if s.Hooks.BeforeReleaseOrder != nil {
+			s.Hooks.BeforeReleaseOrder(orderID)
+		}
 		var claims []models.Coupon
 		err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			// Guarded by the order as read: a hold that ended or was
