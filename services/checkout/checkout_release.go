@@ -98,8 +98,10 @@ func (s *Checkout) Release(ctx context.Context, actor, orderID string) (*Release
 		}
 		var claims []models.Coupon
 		err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			// Guarded by the order as read: a hold that ended or was
-			// replaced meanwhile is released on a fresh read.
+			// Guarded by the order as read: a hold that ended meanwhile
+			// (or was replaced by one that parked otherwise, or a cart
+			// given to a row without one) matches nothing and is decided
+			// again on a fresh read.
 			guard, args := end.guard()
 			r := tx.Exec(`UPDATE checkout_orders SET hold_state = ?, updated_at = ? WHERE order_id = ? AND hold_state = ?`+guard,
 				append([]any{HoldReleased, now, orderID, HoldHeld}, args...)...)
