@@ -227,3 +227,47 @@ func TestLapsedHoldExpiredBeforeSweep(t *testing.T) {
 		f.checkInvariants()
 	})
 }
+
+// A release decides on the order's row read once, before its coupons'
+// locks; a hold that the sweeper expired after that read makes the
+// release's guarded UPDATE match nothing, and the release reads the row
+// again and answers as after an expiry (docs/statements.md, "Release and
+// expiry").
+func TestReleaseRacedByExpiry(t *testing.T) {
+	f := newHoldFixture(t, services.Config{})
+	c := f.claim(f.tmpl(models.StackingExclusive, 500, 0, 0), "u1")
+	if _, err := f.hold("a", 10_000, 60, c); err != nil {
+		t.Fatal(err)
+	}
+	releaser := f.Env.NewService(services.Config{CoreConfig: services.CoreConfig{Now: f.Clock.Now}})
+	swept := 0
+	releaser.SetBeforeRelease(func(order string) {
+		if swept > 0 {
+			return
+		}
+		f.Clock.Advance(61 * time.Second)
+		n, err := f.Checkout.ExpireHolds(f.Ctx)
+		if err != nil || n != 1 {
+			t.Errorf("sweep before the release's transaction: %d %v", n, err)
+		}
+		swept++
+	})
+	rel, err := releaser.Release(f.Ctx, "shop", "a")
+	if err != nil || !rel.Duplicate || rel.Hold == nil || rel.Hold.State != checkout.HoldExpired ||
+		len(rel.Hold.Coupons) != 1 || rel.Hold.Coupons[0].CouponCode != c.Code {
+		t.Fatalf("release raced by an expiry: %+v %v, want duplicate, expired, its coupon", rel, err)
+	}
+	if swept != 1 {
+		t.Fatalf("the hook ran %d times, want 1", swept)
+	}
+	if n, m := f.audits("coupon.release"), f.audits("coupon.hold_expire"); n != 0 || m != 1 {
+		t.Fatalf("%d release and %d expiry audits, want 0 and 1", n, m)
+	}
+	if got := f.coupon(c.ID); got.Status != models.CouponIssued || got.OrderID != nil {
+		t.Fatalf("coupon %+v, want issued and on no order", got)
+	}
+	if s := f.holdState("a"); s != checkout.HoldExpired {
+		t.Fatalf("hold state %s, want expired", s)
+	}
+	f.checkInvariants()
+}

@@ -32,6 +32,11 @@ func (s *App) SetCheckoutHooks(afterConfirm, afterExpire func(orderID string)) {
 	s.Hooks.AfterConfirmOrder, s.Hooks.AfterExpireOrder = afterConfirm, afterExpire
 }
 
+// SetBeforeRelease makes Release call fn with the order id once it decided
+// to release the hold it read, right before its transaction, so that a
+// test can end the hold there. Call it before s serves any request.
+func (s *App) SetBeforeRelease(fn func(orderID string)) { s.Hooks.BeforeReleaseOrder = fn }
+
 // SetReturnHook makes a return that completed its order call afterCommit
 // right after its commit, before it refunds the order's coupons; when it
 // returns true the return stops there, as a killed process would.

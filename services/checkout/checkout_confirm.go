@@ -153,7 +153,7 @@ func (s *Checkout) confirmOnce(ctx context.Context, p *priced, o CheckoutOrder, 
 		if state == HoldHeld && o.HoldExpiresAt != nil && !now.Before(*o.HoldExpiresAt) {
 			// The failed confirm ends the hold now rather than at the next
 			// sweep: its shared-code claims go back at once.
-			if _, err := s.expireOrder(ctx, req.OrderID, o.HoldParked, now); err != nil {
+			if _, err := s.expireOrder(ctx, req.OrderID, endOf(&o), now); err != nil {
 				s.Log.Warn("expire a hold after a failed confirm; the sweeper will", "order", req.OrderID, "err", err)
 			}
 		}

@@ -371,6 +371,13 @@ func (s *Checkout) holdAnswer(ctx context.Context, o *CheckoutOrder) (*CheckoutR
 	if err != nil {
 		return nil, err
 	}
+	return s.holdAnswerOn(ctx, o, p)
+}
+
+// holdAnswerOn is holdAnswer with the hold's coupons in hand (p, read by
+// the order's hold codes): only their codes, templates and shared-code
+// claims are answered, which no change of their state alters.
+func (s *Checkout) holdAnswerOn(ctx context.Context, o *CheckoutOrder, p *priced) (*CheckoutResult, error) {
 	a, err := s.orderAllocation(s.DB.WithContext(ctx), o, p, s.Clock())
 	if err != nil {
 		return nil, core.DBError("order", err)

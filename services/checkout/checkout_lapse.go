@@ -28,10 +28,11 @@ func (s *Checkout) expireLapsed(ctx context.Context, c *models.Coupon, now time.
 		return heldError(c)
 	}
 	// The order's row was not read: its hold parked nothing, as most
-	// do, or else it did.
-	done, err := s.expireOrder(ctx, *c.OrderID, false, now)
+	// do, or else it did; whether it has lines is not known, so its line
+	// discounts are dropped as if it had (holdEnd).
+	done, err := s.expireOrder(ctx, *c.OrderID, holdEnd{lined: true}, now)
 	if err == nil && !done {
-		done, err = s.expireOrder(ctx, *c.OrderID, true, now)
+		done, err = s.expireOrder(ctx, *c.OrderID, holdEnd{parked: true, lined: true}, now)
 	}
 	if err != nil {
 		return core.TxOutcome("holds", err)
@@ -58,7 +59,7 @@ func (s *Checkout) endLapsedOrder(ctx context.Context, o *CheckoutOrder, now tim
 	if o.HoldState == nil || *o.HoldState != HoldHeld || o.HoldExpiresAt == nil || now.Before(*o.HoldExpiresAt) {
 		return nil
 	}
-	if _, err := s.expireOrder(ctx, o.OrderID, o.HoldParked, now); err != nil {
+	if _, err := s.expireOrder(ctx, o.OrderID, endOf(o), now); err != nil {
 		return core.TxOutcome("holds", err)
 	}
 	return core.ErrRetry

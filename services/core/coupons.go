@@ -391,6 +391,17 @@ func DropOrderCoupons(tx *gorm.DB, orderID string, ids []int64, now time.Time) e
 	if err := lockOrder(tx, orderID, now); err != nil {
 		return err
 	}
+	return DropLockedOrderCoupons(tx, orderID, ids, now)
+}
+
+// DropLockedOrderCoupons is DropOrderCoupons inside a tx that holds the
+// order's row lock already: its first statement was a guarded UPDATE of
+// the row (a release, an expiry), so no second UPDATE takes it again
+// (docs/statements.md, "Release and expiry").
+func DropLockedOrderCoupons(tx *gorm.DB, orderID string, ids []int64, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	res := tx.Exec(`DELETE FROM order_coupons WHERE order_id = ? AND coupon_id IN ?`, orderID, ids)
 	if res.Error != nil {
 		return res.Error

@@ -145,6 +145,9 @@ type TestHooks struct {
 	// ExpireHolds, inside the transaction right after the guarded UPDATE of
 	// the order's row (which then holds its lock).
 	AfterConfirmOrder, AfterExpireOrder func(orderID string)
+	// BeforeReleaseOrder is called by Release with the order id once it
+	// decided to release the hold it read, right before its transaction.
+	BeforeReleaseOrder func(orderID string)
 	// AfterReturnCommit is called by a return that completed its order,
 	// right after its transaction committed and before it refunds the
 	// order's coupons; when it returns true the return stops there, as a
