@@ -2,6 +2,7 @@ package pages
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -55,7 +56,7 @@ func (p *Pages) showWallet(c *gin.Context) {
 		p.fail(c, err)
 		return
 	}
-	views, err := p.core.ListTemplates(ctx, false)
+	tmpl, err := p.templatesByID(ctx)
 	if err != nil {
 		p.fail(c, err)
 		return
@@ -70,10 +71,6 @@ func (p *Pages) showWallet(c *gin.Context) {
 	if err != nil {
 		p.fail(c, err)
 		return
-	}
-	tmpl := map[int64]models.Template{}
-	for _, v := range views {
-		tmpl[v.ID] = v.Template
 	}
 	groups := []walletGroup{
 		{Title: statusWord(models.CouponIssued), Status: models.CouponIssued},
@@ -136,4 +133,15 @@ func calendarDays(a, b time.Time) int {
 	da := time.Date(a.Year(), a.Month(), a.Day(), 0, 0, 0, 0, time.UTC)
 	db := time.Date(b.Year(), b.Month(), b.Day(), 0, 0, 0, 0, time.UTC)
 	return int(db.Sub(da) / (24 * time.Hour))
+}
+
+// templatesByID reads every template (offered or not: a wallet keeps the
+// coupons of templates no longer offered), keyed by id.
+func (p *Pages) templatesByID(ctx context.Context) (map[int64]models.Template, error) {
+	views, err := p.core.ListTemplates(ctx, false)
+	out := make(map[int64]models.Template, len(views))
+	for _, v := range views {
+		out[v.ID] = v.Template
+	}
+	return out, err
 }
