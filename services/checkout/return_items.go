@@ -46,12 +46,9 @@ func (s *Checkout) OrderItems(ctx context.Context, orderID string) (*OrderItems,
 	if err := core.ValidateOrderID(orderID); err != nil {
 		return nil, err
 	}
-	o, found, err := s.ReadOrder(ctx, orderID)
+	o, err := s.readReturnableOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
-	}
-	if !found {
-		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
 	}
 	db := s.DB.WithContext(ctx)
 	var lines []OrderLine
@@ -74,6 +71,16 @@ func (s *Checkout) OrderItems(ctx context.Context, orderID string) (*OrderItems,
 		out.Items = append(out.Items, it)
 	}
 	return out, nil
+}
+
+// readReturnableOrder reads the order a return or its preview is of: one
+// the service never saw has nothing to return (CodeNotRedeemed).
+func (s *Checkout) readReturnableOrder(ctx context.Context, orderID string) (CheckoutOrder, error) {
+	o, found, err := s.ReadOrder(ctx, orderID)
+	if err == nil && !found {
+		err = models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
+	}
+	return o, err
 }
 
 // itemDiscounts reads the discounts of the coupons the order still uses.
@@ -100,12 +107,9 @@ func (s *Checkout) PreviewReturnLines(ctx context.Context, orderID string, lines
 	if err := checkReturnLines(lines); err != nil {
 		return nil, err
 	}
-	o, found, err := s.ReadOrder(ctx, orderID)
+	o, err := s.readReturnableOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
-	}
-	if !found {
-		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
 	}
 	now := s.Clock().Truncate(time.Microsecond)
 	if err := holdPending(&o, now); err != nil {

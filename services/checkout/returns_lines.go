@@ -175,12 +175,9 @@ func (s *Checkout) returnLinesOnce(ctx context.Context, actor, orderID, returnID
 	if prev.ID != 0 {
 		return replayReturn(&prev, orderID, returnID, lines)
 	}
-	o, found, err := s.ReadOrder(ctx, orderID)
+	o, err := s.readReturnableOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
-	}
-	if !found {
-		return nil, models.Errorf(models.CodeNotRedeemed, "order %s has no redeemed coupons to return", orderID)
 	}
 	now := s.Clock().Truncate(time.Microsecond)
 	if err := s.holdBeforeReturn(ctx, &o, now); err != nil {
