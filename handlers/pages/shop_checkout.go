@@ -417,7 +417,7 @@ func (p *Pages) priceRows(f checkoutForm, lines []checkout.Line) *pricedCart {
 // the offers' hint (docs/automatic-offers.md).
 func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checkout.Line, codes []string,
 	ask func() (*checkout.CheckoutResult, error)) (*pricedCart, error) {
-	offers, err := p.offerLines(ctx, nil)
+	offers, err := p.offerLines(ctx, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +430,9 @@ func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checko
 			return nil, err
 		}
 		out := p.priceRows(f, lines)
-		out.Offers = offers
+		if out.Offers, err = p.offerLines(ctx, nil, checkout.NotAppliedOf(err)); err != nil {
+			return nil, err
+		}
 		if checkout.ClaimRefused(err) {
 			var e *models.Error
 			asError(err, &e)
@@ -438,7 +440,7 @@ func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checko
 		}
 		return out, nil
 	}
-	if offers, err = p.offerLines(ctx, res); err != nil {
+	if offers, err = p.offerLines(ctx, res, nil); err != nil {
 		return nil, err
 	}
 	return p.pricedFrom(f, lines, res, offers), nil

@@ -49,7 +49,8 @@ func TestChooseAutomatic(t *testing.T) {
 		{"SameTemplateTyped", []*models.Template{offer(9, 500, 0, comb)}, []*models.Template{offer(9, 100, 0, comb)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ids(chooseAutomatic(tc.offers, tc.typed, &cart, true, 5, nil))
+			chosen, _ := chooseAutomatic(tc.offers, tc.typed, &cart, true, 5, nil)
+			got := ids(chosen)
 			if len(got) != len(tc.want) {
 				t.Fatalf("chose %v, want %v", got, tc.want)
 			}
@@ -81,7 +82,7 @@ func TestChooseAutomaticProperties(t *testing.T) {
 		offers, typed := mk("offer", 1), mk("typed", 100)
 		cart := cartOf(rapid.Int64Range(1, 4000).Draw(r, "p1"), rapid.Int64Range(1, 4000).Draw(r, "p2"))
 		maxPer := rapid.IntRange(1, 5).Draw(r, "max")
-		chosen := chooseAutomatic(offers, typed, &cart, true, maxPer, nil)
+		chosen, _ := chooseAutomatic(offers, typed, &cart, true, maxPer, nil)
 		set := append(append([]*models.Template(nil), typed...), chosen...)
 		if len(chosen) > 0 && stackingError(set, maxPer) != nil {
 			r.Fatalf("chose %d offers the stacking rules refuse with the typed ones", len(chosen))
