@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services/core"
@@ -30,11 +31,15 @@ type OfferNotApplied struct {
 	Message    string `json:"message" doc:"why, for people, e.g. needs 2 items of category trousers, the cart has 1"`
 }
 
-// notApplied is the answer's line of offer t left out by err.
+// notApplied is the answer's line of offer t left out by err. The offer
+// has no code a shopper knows: a refusal that names it by its place-holder
+// code says "this offer", and one that starts with it says what the offer
+// needs alone ("needs 2 items of category trousers, the cart has 1").
 func notApplied(t *models.Template, err error) OfferNotApplied {
 	var e *models.Error
 	if errors.As(err, &e) {
-		return OfferNotApplied{TemplateID: t.ID, Name: t.Name, Reason: e.Code.Word(), Message: e.Message}
+		msg := strings.ReplaceAll(e.Message, "coupon "+autoCode(t), "this offer")
+		return OfferNotApplied{TemplateID: t.ID, Name: t.Name, Reason: e.Code.Word(), Message: strings.TrimPrefix(msg, "this offer ")}
 	}
 	return OfferNotApplied{TemplateID: t.ID, Name: t.Name, Reason: models.ErrorCode(err).Word(), Message: err.Error()}
 }
@@ -56,7 +61,11 @@ func chooseAutomatic(offers, typed []*models.Template, cart *pricing.Cart, lined
 	refusals := func(set []*models.Template) []error {
 		pcs := make([]pricing.Coupon, len(set))
 		for i, st := range set {
-			pcs[i] = core.PricingCoupon(st, "c"+strconv.Itoa(i))
+			code := "c" + strconv.Itoa(i)
+			if i >= len(typed) {
+				code = autoCode(st) // an offer's refusal names it by its place-holder (notApplied)
+			}
+			pcs[i] = core.PricingCoupon(st, code)
 		}
 		r := pricing.Price(cart, pcs)
 		out := make([]error, len(set))
