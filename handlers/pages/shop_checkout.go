@@ -430,8 +430,15 @@ func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checko
 			return nil, err
 		}
 		out := p.priceRows(f, lines)
-		if out.Offers, err = p.offerLines(ctx, nil, checkout.NotAppliedOf(err)); err != nil {
-			return nil, err
+		// A claim's refusal is said once, under the offers (OfferHint);
+		// any other refusal carries each offer's reason for its line.
+		var left []checkout.OfferNotApplied
+		if !checkout.ClaimRefused(err) {
+			left = checkout.NotAppliedOf(err)
+		}
+		var lerr error
+		if out.Offers, lerr = p.offerLines(ctx, nil, left); lerr != nil {
+			return nil, lerr
 		}
 		if checkout.ClaimRefused(err) {
 			var e *models.Error
