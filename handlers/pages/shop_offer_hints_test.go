@@ -30,8 +30,8 @@ func TestShopCheckoutOfferHint(t *testing.T) {
 			}
 			mug, err := e.Service.CreateTemplate(context.Background(), "test", models.Template{CampaignID: e.Demo.Campaign.ID,
 				Name: "Mug deal", Kind: models.KindPercent, PercentOff: 10, MaxDiscountCents: 10000, AppliesTo: models.AppliesToItems,
-				Target:    models.TemplateTarget{CategoryIDs: []string{"home"}},
-				Condition: &models.TemplateCondition{Target: models.TemplateTarget{CategoryIDs: []string{"clothing"}}, MinQuantity: 3},
+				Target:     models.TemplateTarget{CategoryIDs: []string{"home"}},
+				Condition:  &models.TemplateCondition{Target: models.TemplateTarget{CategoryIDs: []string{"clothing"}}, MinQuantity: 3},
 				TotalStock: 20, PerUserLimit: 5, ValidDays: 30, Stacking: models.StackingCombinable, CodeMode: models.CodeModeAutomatic})
 			if err != nil {
 				t.Fatal(err)
