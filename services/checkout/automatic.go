@@ -160,20 +160,23 @@ func (s *Checkout) addAutomatic(ctx context.Context, req *CheckoutRequest) error
 	return withNotApplied(noneLeft(req, s.MaxCouponCodes(), nil), req.notApplied)
 }
 
-// OffersNotAppliedError is the refusal of a request with no code that no
-// automatic offer joins (or whose only offer's claim was refused),
-// carrying why each live offer of its cart's currency is left out, so
-// that a page can say it (docs/automatic-offers.md). It unwraps to the
-// refusal (*models.Error), which the API answers as it is.
+// OffersNotAppliedError is the cause (models.Error.Err) of the refusal of
+// a request with no code that no automatic offer joins (or whose only
+// offer's claim was refused): why each live offer of its cart's currency
+// is left out, so that a page can say it (docs/automatic-offers.md). The
+// refusal stays the *models.Error the API answers as it is.
 type OffersNotAppliedError struct {
-	Err        error
 	NotApplied []OfferNotApplied
+	// Err is the refusal's own cause, if any.
+	Err error
 }
 
-// Error is the refusal's.
-func (e *OffersNotAppliedError) Error() string { return e.Err.Error() }
+// Error says how many offers are left out.
+func (e *OffersNotAppliedError) Error() string {
+	return strconv.Itoa(len(e.NotApplied)) + " automatic offers not applied"
+}
 
-// Unwrap returns the refusal.
+// Unwrap returns the refusal's own cause.
 func (e *OffersNotAppliedError) Unwrap() error { return e.Err }
 
 // NotAppliedOf returns the offers left out that a checkout's refusal
@@ -186,13 +189,16 @@ func NotAppliedOf(err error) []OfferNotApplied {
 	return nil
 }
 
-// withNotApplied is err carrying the offers left out (err as it is when
-// nil or none is).
+// withNotApplied is err carrying the offers left out as its cause (err as
+// it is when nil, not a *models.Error, or none is left out).
 func withNotApplied(err error, left []OfferNotApplied) error {
-	if err == nil || len(left) == 0 {
+	e, ok := err.(*models.Error) // only the refusal itself: a wrapped one is left as it is
+	if len(left) == 0 || !ok {
 		return err
 	}
-	return &OffersNotAppliedError{Err: err, NotApplied: left}
+	out := *e
+	out.Err = &OffersNotAppliedError{NotApplied: left, Err: e.Err}
+	return &out
 }
 
 // noneLeft refuses a request left with no code: none was typed and no
