@@ -6,11 +6,12 @@ import (
 
 	"github.com/couponsvc/couponsvc/models"
 	"github.com/couponsvc/couponsvc/services"
+	"github.com/couponsvc/couponsvc/services/checkout"
 	"github.com/couponsvc/couponsvc/services/testenv"
 )
 
-// TestOfferCachesReadTheServiceClock: the template cache and the campaign
-// caps an instance keeps for TemplateCacheTTL are aged by the service's
+// TestOfferCachesReadTheServiceClock: the template and shared-code caches
+// and the campaign caps an instance keeps for TemplateCacheTTL are aged by the service's
 // clock (Config.Now), so a test moves them on with the clock
 // (docs/automatic-offers.md, "The live offers, in memory").
 func TestOfferCachesReadTheServiceClock(t *testing.T) {
@@ -32,6 +33,30 @@ func TestOfferCachesReadTheServiceClock(t *testing.T) {
 		f.Clock.Advance(2 * time.Second)
 		if got, err := f.Core.Template(f.Ctx, tp.ID); err != nil || got.Name != "after" {
 			t.Fatalf("2 s later on the service's clock: %q, %v; want \"after\"", got.Name, err)
+		}
+	})
+	t.Run("SharedCode", func(t *testing.T) {
+		shared := f.Template(models.Template{CampaignID: camp.ID, CodeMode: models.CodeModeShared, SharedCode: "POSTER42"})
+		validate := func() string {
+			t.Helper()
+			res, err := f.Checkout.Validate(f.Ctx, checkout.CheckoutRequest{OrderAmountCents: 6000, UserID: "ann", CouponCodes: []string{"POSTER42"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Result
+		}
+		if got := validate(); got != "ok" {
+			t.Fatalf("the shared code validates %q, want ok", got)
+		}
+		if err := db.Model(&models.Template{}).Where("id = ?", shared.ID).Update("shared_code", "POSTER43").Error; err != nil {
+			t.Fatal(err)
+		}
+		if got := validate(); got != "ok" {
+			t.Fatalf("within the second: %q, want the cached ok", got)
+		}
+		f.Clock.Advance(2 * time.Second)
+		if got := validate(); got != "not_found" {
+			t.Fatalf("2 s later on the service's clock: %q, want not_found", got)
 		}
 	})
 	t.Run("CampaignCap", func(t *testing.T) {
