@@ -597,6 +597,9 @@ type Channel string
 
 // CheckoutAnswer defines model for CheckoutAnswer.
 type CheckoutAnswer struct {
+	// AutomaticNotApplied validate: every live automatic offer of the cart's currency that does not join the cart, with why, in the offers' order; absent when none is left out
+	AutomaticNotApplied []OfferNotApplied `json:"automatic_not_applied,omitempty"`
+
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code    int64            `json:"code"`
 	Coupons []CheckoutCoupon `json:"coupons"`
@@ -1288,6 +1291,17 @@ type NoPayload struct {
 	Result string `json:"result"`
 }
 
+// OfferNotApplied defines model for OfferNotApplied.
+type OfferNotApplied struct {
+	// Message why, for people, e.g. needs 2 items of category trousers, the cart has 1
+	Message string `json:"message"`
+	Name    string `json:"name"`
+
+	// Reason the result word of why the offer does not join the cart, e.g. condition_not_met, below_minimum, not_eligible, not_for_items, not_combinable, user_limit_reached
+	Reason     string `json:"reason"`
+	TemplateID int64  `json:"template_id"`
+}
+
 // OrderReturnEvent defines model for OrderReturnEvent.
 type OrderReturnEvent struct {
 	Actor         *string `json:"actor,omitempty"`
@@ -1492,6 +1506,9 @@ type RefundRequest struct {
 
 // ReleaseAnswer defines model for ReleaseAnswer.
 type ReleaseAnswer struct {
+	// AutomaticNotApplied validate: every live automatic offer of the cart's currency that does not join the cart, with why, in the offers' order; absent when none is left out
+	AutomaticNotApplied []OfferNotApplied `json:"automatic_not_applied,omitempty"`
+
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code    int64            `json:"code"`
 	Coupons []CheckoutCoupon `json:"coupons,omitempty"`
@@ -2020,9 +2037,10 @@ type UpdateWebhookRequest struct {
 
 // UsableAnswer defines model for UsableAnswer.
 type UsableAnswer struct {
-	Automatic         []UsableOffer `json:"automatic"`
-	Best              []string      `json:"best"`
-	BestDiscountCents int64         `json:"best_discount_cents"`
+	Automatic           []UsableOffer     `json:"automatic"`
+	AutomaticNotApplied []OfferNotApplied `json:"automatic_not_applied"`
+	Best                []string          `json:"best"`
+	BestDiscountCents   int64             `json:"best_discount_cents"`
 
 	// Code 0 done, 1 duplicate (a replay, answered with the first answer)
 	Code    int64          `json:"code"`

@@ -55,6 +55,8 @@ type checkoutAnswer struct {
 	PayableCents     int64                     `json:"payable_cents" doc:"order amount − discount"`
 	cartAnswer
 	LeftOut []checkout.LeftOutCoupon `json:"left_out,omitempty" doc:"validate with choose best: every coupon weighed and left out, with why, in the order of the codes"`
+	// AutomaticNotApplied is the service's answer as it is (docs/automatic-offers.md).
+	AutomaticNotApplied []checkout.OfferNotApplied `json:"automatic_not_applied,omitempty" doc:"validate: every live automatic offer of the cart's currency that does not join the cart, with why, in the offers' order; absent when none is left out"`
 }
 
 // releaseAnswer is a release's answer: the hold released, or nothing when
@@ -67,7 +69,8 @@ type releaseAnswer struct {
 func checkoutPayload(r *checkout.CheckoutResult) checkoutAnswer {
 	h := checkoutAnswer{OrderID: r.OrderID, State: r.State, Late: r.Late, Coupons: r.Coupons,
 		OrderAmountCents: r.OrderAmountCents, DiscountCents: r.DiscountCents, PayableCents: r.PayableCents,
-		cartAnswer: cartAnswer{Currency: r.Currency, Lines: r.Lines, ShippingDiscountCents: r.ShippingDiscountCents}, LeftOut: r.LeftOut}
+		cartAnswer: cartAnswer{Currency: r.Currency, Lines: r.Lines, ShippingDiscountCents: r.ShippingDiscountCents}, LeftOut: r.LeftOut,
+		AutomaticNotApplied: r.AutomaticNotApplied}
 	if r.Coupons == nil {
 		h.Coupons = []checkout.CheckoutCoupon{}
 	}
@@ -274,8 +277,12 @@ func respondUsable(c *gin.Context, out *checkout.Usable) {
 	if offers == nil {
 		offers = []checkout.UsableOffer{}
 	}
+	left := out.AutomaticNotApplied
+	if left == nil {
+		left = []checkout.OfferNotApplied{}
+	}
 	web.Respond(c, http.StatusOK, "ok", usableAnswer{checkout.Usable{Currency: out.Currency, Coupons: coupons, Best: best, BestDiscountCents: out.BestDiscountCents,
-		LeftOut: out.LeftOut, Automatic: offers}})
+		LeftOut: out.LeftOut, Automatic: offers, AutomaticNotApplied: left}})
 }
 
 // holdCoupons holds every coupon of the request for the order, or none: 201

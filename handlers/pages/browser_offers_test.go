@@ -30,8 +30,9 @@ const offerWords = "Automatic: $5 off your order on orders over $50"
 // TestBrowserCheckoutAutomaticOffer: the shop's checkout, with no code
 // typed, shows the automatic offer the service applied to the cart, by
 // name and sentence, with what it takes off; a cart below the offer's
-// minimum shows it not applied and nothing off; the order placed names
-// the offer and is paid less it, and the shopper's coupon is used.
+// minimum shows it not applied with the service's reason and nothing
+// off; the order placed names the offer and is paid less it, and the
+// shopper's coupon is used.
 func TestBrowserCheckoutAutomaticOffer(t *testing.T) {
 	e := testsupport.NewPageEnv(t)
 	autumnOffer(t, e, e.Demo.Campaign.ID, 5000, 5)
@@ -61,7 +62,7 @@ func TestBrowserCheckoutAutomaticOffer(t *testing.T) {
 		shopper.fill(`[data-row="3"] input[name="`+f+`"]`, "")
 	}
 	shopper.submit("#check-codes")
-	want = "Autumn sale · " + offerWords + ": not applied to this cart"
+	want = "Autumn sale · " + offerWords + ": not applied: needs at least 5000 cents of the lines it applies to" // the service's reason
 	if got := shopper.text("[data-offer-line]"); got != want {
 		t.Fatalf("the small cart's offer says %q, want %q", got, want)
 	}

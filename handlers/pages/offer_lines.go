@@ -16,18 +16,24 @@ type offerLine struct {
 	Name, Words   string
 	Applied       bool
 	DiscountCents int64
+	// Hint is why the service left the offer out, in the shopper's words
+	// ("" when it gave no reason).
+	Hint string
 }
 
 // offerLines are the automatic offers of a checkout answer (nil: no answer,
 // the cart priced without the service) in words: each offer on res applied
 // with the discount res gives it, then every other live offer of the
-// cart's currency not applied. The page decides nothing: which offers
-// joined and what they take off is the service's answer.
-func (p *Pages) offerLines(ctx context.Context, res *checkout.CheckoutResult) ([]offerLine, error) {
+// cart's currency not applied, with why when the service said it (left:
+// the answer's automatic_not_applied, or a refusal's). The page decides
+// nothing: which offers joined, what they take off and why the others do
+// not is the service's answer.
+func (p *Pages) offerLines(ctx context.Context, res *checkout.CheckoutResult, left []checkout.OfferNotApplied) ([]offerLine, error) {
 	var out []offerLine
 	on := map[int64]bool{}
 	currency := p.money.code
 	if res != nil {
+		left = res.AutomaticNotApplied
 		if res.Currency != "" {
 			currency = res.Currency
 		}
@@ -53,13 +59,31 @@ func (p *Pages) offerLines(ctx context.Context, res *checkout.CheckoutResult) ([
 	if err != nil {
 		return nil, err
 	}
+	hints := map[int64]string{}
+	for _, o := range left {
+		hints[o.TemplateID] = offerHint(o)
+	}
 	for _, t := range live {
 		if on[t.ID] {
 			continue
 		}
-		out = append(out, offerLine{TemplateID: t.ID, Name: t.Name, Words: p.valueText(t)})
+		out = append(out, offerLine{TemplateID: t.ID, Name: t.Name, Words: p.valueText(t), Hint: hints[t.ID]})
 	}
 	return out, nil
+}
+
+// offerHint is the service's reason an offer is not applied in the
+// shopper's words: its claim's refusal as the shop says it elsewhere
+// (shopperWords), any other reason its message ("needs 2 items of
+// category trousers, the cart has 1").
+func offerHint(o checkout.OfferNotApplied) string {
+	for _, code := range []models.Code{models.CodeSoldOut, models.CodeBudgetExhausted, models.CodeUserLimitReached,
+		models.CodeCampaignLimit} {
+		if o.Reason == code.Word() {
+			return shopperWords(code, o.Message)
+		}
+	}
+	return o.Message
 }
 
 // offerLabels maps the codes of a checkout answer's automatic offers (as

@@ -325,7 +325,7 @@ func (p *Pages) priceRows(f checkoutForm, lines []checkout.Line) *pricedCart {
 // the offers' hint (docs/automatic-offers.md).
 func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checkout.Line, codes []string,
 	ask func() (*checkout.CheckoutResult, error)) (*pricedCart, error) {
-	offers, err := p.offerLines(ctx, nil)
+	offers, err := p.offerLines(ctx, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +338,16 @@ func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checko
 			return nil, err
 		}
 		out := p.priceRows(f, lines)
-		out.Offers = offers
+		// A claim's refusal is said once, under the offers (OfferHint);
+		// any other refusal carries each offer's reason for its line.
+		var left []checkout.OfferNotApplied
+		if !checkout.ClaimRefused(err) {
+			left = checkout.NotAppliedOf(err)
+		}
+		var lerr error
+		if out.Offers, lerr = p.offerLines(ctx, nil, left); lerr != nil {
+			return nil, lerr
+		}
 		if checkout.ClaimRefused(err) {
 			var e *models.Error
 			asError(err, &e)
@@ -346,7 +355,7 @@ func (p *Pages) shopCheckout(ctx context.Context, f checkoutForm, lines []checko
 		}
 		return out, nil
 	}
-	if offers, err = p.offerLines(ctx, res); err != nil {
+	if offers, err = p.offerLines(ctx, res, nil); err != nil {
 		return nil, err
 	}
 	return p.pricedFrom(f, lines, res, offers), nil

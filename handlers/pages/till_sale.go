@@ -186,7 +186,7 @@ func (p *Pages) showSale(c *gin.Context, page *posPage, res *checkout.CheckoutRe
 	if res.ShippingDiscountCents != nil {
 		sp.ShippingDiscountCents = *res.ShippingDiscountCents
 	}
-	offers, err := p.offerLines(c.Request.Context(), res)
+	offers, err := p.offerLines(c.Request.Context(), res, nil)
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func (p *Pages) redeemSale(c *gin.Context, f redeemForm, cart checkout.Cart, amo
 			if res.Duplicate {
 				what = "Already redeemed on sale "
 			}
-			offers, err := p.offerLines(c.Request.Context(), res)
+			offers, err := p.offerLines(c.Request.Context(), res, nil)
 			if err != nil {
 				return outcome{}, err
 			}

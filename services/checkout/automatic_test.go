@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/couponsvc/couponsvc/models"
@@ -49,7 +50,8 @@ func TestChooseAutomatic(t *testing.T) {
 		{"SameTemplateTyped", []*models.Template{offer(9, 500, 0, comb)}, []*models.Template{offer(9, 100, 0, comb)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ids(chooseAutomatic(tc.offers, tc.typed, &cart, true, 5, nil))
+			chosen, _ := chooseAutomatic(tc.offers, tc.typed, &cart, true, 5, nil)
+			got := ids(chosen)
 			if len(got) != len(tc.want) {
 				t.Fatalf("chose %v, want %v", got, tc.want)
 			}
@@ -81,7 +83,7 @@ func TestChooseAutomaticProperties(t *testing.T) {
 		offers, typed := mk("offer", 1), mk("typed", 100)
 		cart := cartOf(rapid.Int64Range(1, 4000).Draw(r, "p1"), rapid.Int64Range(1, 4000).Draw(r, "p2"))
 		maxPer := rapid.IntRange(1, 5).Draw(r, "max")
-		chosen := chooseAutomatic(offers, typed, &cart, true, maxPer, nil)
+		chosen, _ := chooseAutomatic(offers, typed, &cart, true, maxPer, nil)
 		set := append(append([]*models.Template(nil), typed...), chosen...)
 		if len(chosen) > 0 && stackingError(set, maxPer) != nil {
 			r.Fatalf("chose %d offers the stacking rules refuse with the typed ones", len(chosen))
@@ -99,4 +101,54 @@ func TestChooseAutomaticProperties(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestChooseAutomaticNotApplied: every offer that does not join the cart
+// is answered with why, in the offers' order (docs/automatic-offers.md,
+// "Why an offer is not applied").
+func TestChooseAutomaticNotApplied(t *testing.T) {
+	comb, excl := models.StackingCombinable, models.StackingExclusive
+	cart := pricing.Cart{Lines: []pricing.Line{
+		{ID: "t", SKU: "T", CategoryIDs: []string{"trousers"}, Quantity: 1, UnitPriceCents: 4_000},
+		{ID: "j", SKU: "J", CategoryIDs: []string{"jackets"}, Quantity: 1, UnitPriceCents: 12_000},
+	}}
+	jackets := &models.Template{ID: 3, Name: "Jackets deal", Kind: models.KindPercent, PercentOffBP: 1_000, AppliesTo: models.AppliesToItems,
+		Target:    models.TemplateTarget{CategoryIDs: []string{"jackets"}},
+		Condition: &models.TemplateCondition{Target: models.TemplateTarget{CategoryIDs: []string{"trousers"}}, MinQuantity: 2},
+		Stacking:  comb, CodeMode: models.CodeModeAutomatic}
+	named := func(tp *models.Template, name string) *models.Template { tp.Name = name; return tp }
+	for _, tc := range []struct {
+		name          string
+		offers, typed []*models.Template
+		chosen        []int64
+		left          []OfferNotApplied
+	}{
+		{"AllJoin", []*models.Template{named(offer(1, 500, 0, comb), "A"), named(offer(2, 300, 0, comb), "B")}, nil, []int64{1, 2}, nil},
+		{"Condition", []*models.Template{named(offer(1, 500, 0, comb), "A"), jackets}, nil, []int64{1},
+			[]OfferNotApplied{{TemplateID: 3, Name: "Jackets deal", Reason: "condition_not_met",
+				Message: "needs 2 items of category trousers, the cart has 1"}}},
+		{"BelowMinimum", []*models.Template{named(offer(1, 500, 20_000, comb), "A")}, nil, nil,
+			[]OfferNotApplied{{TemplateID: 1, Name: "A", Reason: "below_minimum",
+				Message: "needs at least 20000 cents of the lines it applies to"}}},
+		{"Stacking", []*models.Template{named(offer(1, 500, 0, comb), "A"), named(offer(2, 300, 0, excl), "B")}, nil, []int64{1},
+			[]OfferNotApplied{{TemplateID: 2, Name: "B", Reason: "not_combinable",
+				Message: "a coupon of template 2 is exclusive: it is the only coupon on its order"}}},
+		{"TypedExclusive", []*models.Template{named(offer(1, 500, 0, comb), "A")}, []*models.Template{offer(9, 100, 0, excl)}, nil,
+			[]OfferNotApplied{{TemplateID: 1, Name: "A", Reason: "not_combinable",
+				Message: "a coupon of template 9 is exclusive: it is the only coupon on its order"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			chosen, left := chooseAutomatic(tc.offers, tc.typed, &cart, true, 5, nil)
+			var got []int64
+			for _, c := range chosen {
+				got = append(got, c.ID)
+			}
+			if !slices.Equal(got, tc.chosen) {
+				t.Fatalf("chose %v, want %v", got, tc.chosen)
+			}
+			if !slices.Equal(left, tc.left) {
+				t.Fatalf("left out %+v, want %+v", left, tc.left)
+			}
+		})
+	}
 }

@@ -129,6 +129,9 @@ type CheckoutRequest struct {
 	// auto holds, at the place of an automatic offer addAutomatic added,
 	// its template (nil elsewhere; docs/automatic-offers.md).
 	auto []*models.Template
+	// notApplied is every live offer of the cart's currency left out of
+	// the request, with why (addAutomatic, claimSharedCodes).
+	notApplied []OfferNotApplied
 	// noSuch marks the codes Validate answers as codes no coupon has, on
 	// their lines (checkout_validate.go); with answerNoSuch, parseCheckout
 	// marks a code no coupon can have (a mistyped one) instead of refusing.
@@ -197,6 +200,10 @@ type CheckoutResult struct {
 	// LeftOut is, for a validation that chose the best coupons, every
 	// coupon it weighed and left out, with why (checkout_best.go).
 	LeftOut []LeftOutCoupon `json:"left_out,omitempty"`
+	// AutomaticNotApplied is, for a validation, every live automatic
+	// offer of the cart's currency that does not join the cart, with why
+	// (docs/automatic-offers.md); absent when none is left out.
+	AutomaticNotApplied []OfferNotApplied `json:"automatic_not_applied,omitempty"`
 	// alloc is the pricing decide made (nil when read back).
 	alloc *allocation
 }

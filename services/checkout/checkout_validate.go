@@ -89,11 +89,14 @@ func (s *Checkout) Validate(ctx context.Context, req CheckoutRequest) (*Checkout
 		}
 	}
 	if best {
-		return s.decideBest(p, req, now), nil
+		res := s.decideBest(p, req, now)
+		res.AutomaticNotApplied = req.notApplied
+		return res, nil
 	}
 	res, _ := s.decide(p, req, now)
 	markStacking(res, p.templates, s.maxPerOrder())
 	answerNoSuch(res, &req)
+	res.AutomaticNotApplied = req.notApplied
 	return res, nil
 }
 
@@ -342,6 +345,10 @@ type Usable struct {
 	// Automatic is the live automatic offers a checkout of Best on the
 	// cart would take (docs/automatic-offers.md).
 	Automatic []UsableOffer `json:"automatic"`
+	// AutomaticNotApplied is every other live offer of the cart's
+	// currency, with why a checkout of Best would not take it
+	// (docs/automatic-offers.md); [] when none is left out.
+	AutomaticNotApplied []OfferNotApplied `json:"automatic_not_applied"`
 }
 
 // UsableCoupons is UsableForCart of an amount-only order.

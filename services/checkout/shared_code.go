@@ -63,11 +63,11 @@ func sharedRequestPrefix(tid int64, user, order string) string {
 // without any other read. Errors: CodeNotFound, CodeUnavailable.
 func (s *Checkout) sharedTemplate(ctx context.Context, code string) (*models.Template, error) {
 	notFound := models.Errorf(models.CodeNotFound, "no coupon and no shared code %s", code)
-	if id, ok := s.Templates.GetShared(code, time.Now()); ok {
+	if id, ok := s.Templates.GetShared(code, s.Clock()); ok {
 		if id == 0 {
 			return nil, notFound
 		}
-		if t, ok := s.Templates.Get(id, time.Now()); ok && t.CodeMode == models.CodeModeShared &&
+		if t, ok := s.Templates.Get(id, s.Clock()); ok && t.CodeMode == models.CodeModeShared &&
 			t.SharedCode == code && t.Status != models.TemplateArchived {
 			return &t, nil
 		}
@@ -78,7 +78,7 @@ func (s *Checkout) sharedTemplate(ctx context.Context, code string) (*models.Tem
 	if err != nil {
 		return nil, core.DBError("template", err)
 	}
-	now := time.Now()
+	now := s.Clock()
 	s.Templates.PutShared(code, t.ID, now)
 	if t.ID == 0 {
 		return nil, notFound
@@ -310,6 +310,7 @@ func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, t
 				drop = make([]bool, len(req.CouponCodes))
 			}
 			drop[i] = true
+			req.notApplied = append(req.notApplied, notApplied(t, refused))
 			continue
 		}
 		if err != nil {
@@ -325,7 +326,7 @@ func (s *Checkout) claimSharedCodes(ctx context.Context, req *CheckoutRequest, t
 		claims = req.dropRefusedOffers(claims, drop)
 		if err := noneLeft(req, s.MaxCouponCodes(), refused); err != nil {
 			s.dropClaims(ctx, claims)
-			return nil, err
+			return nil, withNotApplied(err, req.notApplied)
 		}
 	}
 	return claims, nil

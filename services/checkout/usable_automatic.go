@@ -40,7 +40,7 @@ func offersIn(offers []models.Template, currency string) []*models.Template {
 // Errors: CodeUnavailable.
 func (s *Checkout) addUsableOffers(ctx context.Context, out *Usable, tmpl map[string]*models.Template, userID string,
 	in *Cart, cart *pricing.Cart, now time.Time) error {
-	out.Automatic = []UsableOffer{}
+	out.Automatic, out.AutomaticNotApplied = []UsableOffer{}, []OfferNotApplied{}
 	all, err := s.AutomaticOffers(ctx)
 	if err != nil || len(all) == 0 {
 		return err
@@ -55,13 +55,17 @@ func (s *Checkout) addUsableOffers(ctx context.Context, out *Usable, tmpl map[st
 		return err
 	}
 	var kept []*models.Template
-	for _, t := range chooseAutomatic(offers, typed, cart, in.Lined(), s.maxPerOrder(), f) {
+	chosen, left := chooseAutomatic(offers, typed, cart, in.Lined(), s.maxPerOrder(), f)
+	out.AutomaticNotApplied = append(out.AutomaticNotApplied, left...)
+	for _, t := range chosen {
 		refusal, err := s.wouldClaim(ctx, t, userID, now)
 		if err != nil {
 			return err
 		}
 		if refusal == nil {
 			kept = append(kept, t)
+		} else {
+			out.AutomaticNotApplied = append(out.AutomaticNotApplied, notApplied(t, refusal))
 		}
 	}
 	if len(kept) == 0 {

@@ -121,7 +121,7 @@ func (c *templateCache) dropOffers() {
 // after a change of a template or campaign on it). Errors: CodeNotFound,
 // CodeUnavailable.
 func (s *Core) CampaignCapOf(ctx context.Context, cid int64) (CampaignCap, error) {
-	now := time.Now()
+	now := s.Clock() // the service's clock: a test sets it (docs/automatic-offers.md)
 	c := &s.Templates
 	c.mu.Lock()
 	it, ok := c.caps[cid]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
@@ -19,13 +18,13 @@ func (s *Core) GetTemplate(ctx context.Context, id int64) (*models.Template, err
 	if err != nil {
 		return nil, err
 	}
-	s.Templates.Put(*t, time.Now())
+	s.Templates.Put(*t, s.Clock())
 	return t, nil
 }
 
 // Template returns a template for the hot paths, from the short-lived cache.
 func (s *Core) Template(ctx context.Context, id int64) (*models.Template, error) {
-	if t, ok := s.Templates.Get(id, time.Now()); ok {
+	if t, ok := s.Templates.Get(id, s.Clock()); ok {
 		return &t, nil
 	}
 	return s.GetTemplate(ctx, id)
